@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var g globalFlags
+	fs := newFlagSet("index", "index [flags]\n\nBuilds or refreshes the persistent index under --data-dir. Only new and\nchanged tools are embedded again; progress goes to stderr.", stderr)
+	g.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("index takes no arguments, got %q", pos)
+	}
+	log, err := g.logger(stderr)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	eng, store, st, err := g.openEngine(ctx, stderr, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cat := eng.Catalog()
+	fmt.Fprintf(stdout, "indexed %d tools in %d domains into %s (%s)\n", cat.Len(), len(cat.Domains()), store.Dir(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "keyword (bm25): %s\n", st.Keyword)
+	fmt.Fprintf(stdout, "vectors (%s): %s\n", eng.EmbedderName(), st.Vectors)
+	return nil
+}

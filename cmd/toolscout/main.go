@@ -1,0 +1,88 @@
+// Command toolscout is an MCP server that finds the right tool among
+// thousands: it indexes tool catalogs and upstream MCP servers twice (BM25
+// and vectors) and exposes discover_tools, get_tool_schema and
+// execute_tool.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError marks errors in how the command was called (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "toolscout:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "serve the meta-tools over MCP (stdio, or Streamable HTTP with --http)", runServe},
+		{"index", "build or refresh the persistent index", runIndex},
+		{"search", "rank tools for a request: toolscout search \"open a ticket\"", runSearch},
+		{"eval", "measure ranking strategies on labelled queries", runEval},
+		{"tokens", "count what a client pays for tools/list, eager against meta", runTokens},
+		{"doctor", "check the config, upstream servers, Ollama and the data dir", runDoctor},
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stderr)
+		if len(args) == 0 {
+			return usagef("no command given")
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	printUsage(stderr)
+	return usagef("unknown command %q", args[0])
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: toolscout COMMAND [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'toolscout COMMAND --help' for the flags of a command.")
+}

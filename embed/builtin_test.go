@@ -1,0 +1,130 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func TestBuiltinVectors(t *testing.T) {
+	ctx := context.Background()
+	b := NewBuiltin(BuiltinOptions{Dims: 256})
+	if info := b.Info(); info.Provider != "builtin" || info.Model != BuiltinModel || info.Dims != 256 {
+		t.Errorf("Info() = %+v", info)
+	}
+	vs, err := b.EmbedDocuments(ctx, []string{"Send a message to a Slack channel", "Send a message to a Slack channel", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 3 || len(vs[0]) != 256 {
+		t.Fatalf("EmbedDocuments returned %d vectors of %d dims", len(vs), len(vs[0]))
+	}
+	if n := dot(vs[0], vs[0]); math.Abs(n-1) > 1e-5 {
+		t.Errorf("|v|² = %f, want 1 (L2-normalised)", n)
+	}
+	if dot(vs[0], vs[1]) < 0.99999 {
+		t.Error("the same text gave different vectors: not deterministic")
+	}
+	q, err := b.EmbedQuery(ctx, "...")
+	if err != nil || math.Abs(dot(q, q)-1) > 1e-5 {
+		t.Errorf("EmbedQuery of a text with no words = %v, %v; want a unit vector", q, err)
+	}
+}
+
+// The built-in embedder must rank a paraphrase's tool above unrelated ones.
+func TestBuiltinRanksParaphrases(t *testing.T) {
+	ctx := context.Background()
+	docs := []string{
+		"list oncalls. List who is on call now or in a time range, per schedule and escalation policy.",
+		"post message. Send a message to a Slack channel or direct message.",
+		"create issue. Open a new issue in a GitHub repository.",
+		"get forecast. Get the daily or hourly weather forecast for up to 10 days.",
+		"create refund. Refund a payment in full or in part.",
+		"send email. Send an email to one or more recipients.",
+		"find free slots. Find times when all given people are free for a meeting.",
+	}
+	b := NewBuiltin(BuiltinOptions{})
+	b.Fit(docs)
+	dv, _ := b.EmbedDocuments(ctx, docs)
+	tests := []struct {
+		query string
+		want  int
+	}{
+		{"who is on call tonight", 0},
+		{"ping the team in chat", 1},
+		{"file a bug ticket", 2},
+		{"will it rain tomorrow", 3},
+		{"give the customer their money back", 4},
+		{"mail the report to Ana", 5},
+		{"when can we all meet", 6},
+		{"weahter forcast", 3},  // misspelt
+		{"enviar un correo", 5}, // Spanish
+		{"Wetter morgen", 3},    // German
+		{"创建问题", 2},             // Chinese: create issue
+	}
+	for _, tc := range tests {
+		q, err := b.EmbedQuery(ctx, tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, bestSim := -1, -2.0
+		for i, d := range dv {
+			if s := dot(q, d); s > bestSim {
+				best, bestSim = i, s
+			}
+		}
+		if best != tc.want {
+			t.Errorf("EmbedQuery(%q) is nearest to %q, want %q", tc.query, docs[best], docs[tc.want])
+		}
+	}
+}
+
+func TestBuiltinCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b := NewBuiltin(BuiltinOptions{})
+	if _, err := b.EmbedDocuments(ctx, []string{"a"}); err == nil {
+		t.Error("EmbedDocuments ignored a cancelled context")
+	}
+}
+
+func benchTexts(n int) []string {
+	r := rand.New(rand.NewSource(1))
+	words := strings.Fields("create list update delete issue message channel file folder payment invoice customer calendar event meeting search query database table pod deployment weather forecast repository branch commit review comment user team")
+	out := make([]string, n)
+	for i := range out {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "%s %s. ", words[r.Intn(len(words))], words[r.Intn(len(words))])
+		for j := 0; j < 25; j++ {
+			sb.WriteString(words[r.Intn(len(words))])
+			sb.WriteByte(' ')
+		}
+		out[i] = sb.String()
+	}
+	return out
+}
+
+// BenchmarkBuiltinEmbedDocuments reports texts/s on one goroutine.
+func BenchmarkBuiltinEmbedDocuments(b *testing.B) {
+	texts := benchTexts(1000)
+	e := NewBuiltin(BuiltinOptions{})
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.EmbedDocuments(ctx, texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "texts/s")
+}

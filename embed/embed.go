@@ -1,0 +1,55 @@
+package embed
+
+import (
+	"context"
+	"errors"
+)
+
+// Embedder turns texts into vectors. Implementations are safe for
+// concurrent use.
+type Embedder interface {
+	// EmbedDocuments embeds texts to be indexed, one vector per text.
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	// EmbedQuery embeds a search query.
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+	// Info names the embedder. Dims may be 0 until the first call for
+	// embedders that learn it from their server.
+	Info() Info
+}
+
+// Info describes an embedder.
+type Info struct {
+	Provider string `json:"provider"` // "ollama" or "builtin"
+	Model    string `json:"model"`
+	Dims     int    `json:"dims"`
+}
+
+// String is "provider/model", the form results and logs show.
+func (i Info) String() string { return i.Provider + "/" + i.Model }
+
+// Fitter is implemented by embedders that learn term statistics from the
+// indexed documents (the built-in embedder's IDF weights).
+type Fitter interface {
+	Fit(docs []string)
+}
+
+// Checker is implemented by embedders that depend on a server: Check
+// verifies it answers and has the model, and learns the dimension.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// Fingerprinter is implemented by embedders whose vectors change with
+// data they carry (the built-in embedder's lexicon): stored vectors are
+// kept per fingerprint.
+type Fingerprinter interface {
+	Fingerprint() string
+}
+
+// Sentinel errors callers branch on with errors.Is.
+var (
+	// ErrUnavailable means the embedding server cannot be reached.
+	ErrUnavailable = errors.New("embedding server unavailable")
+	// ErrModelNotFound means the server does not have the model.
+	ErrModelNotFound = errors.New("embedding model not found")
+)

@@ -1,0 +1,2 @@
+// Package eval measures ranking strategies on labelled queries.
+package eval

@@ -1,0 +1,392 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/camelcase"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/regexp"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+)
+
+// Keyword index field names.
+const (
+	FieldQualifiedName = "qname"
+	FieldName          = "name"
+	FieldNameWords     = "name_words"
+	FieldTitle         = "title"
+	FieldDescription   = "description"
+	FieldParamNames    = "param_names"
+	FieldParamDesc     = "param_desc"
+	FieldDomainText    = "domain_text"
+	FieldGroupText     = "group_text"
+	FieldTags          = "tags"
+	fieldDomain        = "domain"
+	fieldGroup         = "group"
+)
+
+// TextAnalyzer is the analyzer of the keyword index's text fields: words of
+// letters and digits, split at camelCase, lower-cased, English stop words
+// removed, Porter-stemmed.
+const TextAnalyzer = "toolscout_text"
+
+// FieldWeights are the query-time boosts of the keyword index's fields. A
+// zero weight leaves the field out of the query.
+type FieldWeights map[string]float64
+
+// DefaultFieldWeights returns the field boosts toolscout ships with (chosen
+// on the built-in eval dataset; see BENCHMARKS.md).
+func DefaultFieldWeights() FieldWeights {
+	return FieldWeights{
+		FieldQualifiedName: 6,
+		FieldName:          6,
+		FieldNameWords:     3,
+		FieldTitle:         2,
+		FieldDescription:   1,
+		FieldParamNames:    0.5,
+		FieldParamDesc:     0.3,
+		FieldDomainText:    1,
+		FieldGroupText:     1,
+		FieldTags:          1,
+	}
+}
+
+const manifestKey = "toolscout_manifest"
+
+// KeywordIndex is the Bleve BM25 index of a catalog's tools.
+type KeywordIndex struct {
+	idx bleve.Index
+}
+
+// SyncStats counts what a Sync changed.
+type SyncStats struct {
+	Added, Changed, Removed, Unchanged int
+}
+
+func (s SyncStats) String() string {
+	return fmt.Sprintf("%d added, %d changed, %d removed, %d unchanged", s.Added, s.Changed, s.Removed, s.Unchanged)
+}
+
+// NewKeywordMapping returns the Bleve index mapping: BM25 scoring, the
+// identifier-aware text analyzer for text fields, exact keyword fields for
+// names, domain and group.
+func NewKeywordMapping() (*mapping.IndexMappingImpl, error) {
+	im := bleve.NewIndexMapping()
+	im.ScoringModel = bleveindex.BM25Scoring
+	if err := im.AddCustomTokenizer("toolscout_words", map[string]any{
+		"type":   regexp.Name,
+		"regexp": `[\p{L}\p{N}]+`,
+	}); err != nil {
+		return nil, err
+	}
+	if err := im.AddCustomAnalyzer(TextAnalyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     "toolscout_words",
+		"token_filters": []any{camelcase.Name, lowercase.Name, en.StopName, porter.Name},
+	}); err != nil {
+		return nil, err
+	}
+	doc := bleve.NewDocumentStaticMapping()
+	text := func() *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = TextAnalyzer
+		f.Store = false
+		f.IncludeInAll = false
+		f.IncludeTermVectors = false
+		return f
+	}
+	exact := func() *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = keyword.Name
+		f.Store = false
+		f.IncludeInAll = false
+		f.IncludeTermVectors = false
+		return f
+	}
+	for _, name := range []string{FieldNameWords, FieldTitle, FieldDescription, FieldParamNames, FieldParamDesc, FieldDomainText, FieldGroupText, FieldTags} {
+		doc.AddFieldMappingsAt(name, text())
+	}
+	for _, name := range []string{FieldQualifiedName, FieldName, fieldDomain, fieldGroup} {
+		doc.AddFieldMappingsAt(name, exact())
+	}
+	im.DefaultMapping = doc
+	im.DefaultAnalyzer = TextAnalyzer
+	return im, nil
+}
+
+// OpenKeyword opens the keyword index stored at path, creating it when
+// missing. An empty path keeps the index in memory (scorch, BM25).
+func OpenKeyword(path string) (*KeywordIndex, error) {
+	im, err := NewKeywordMapping()
+	if err != nil {
+		return nil, fmt.Errorf("keyword mapping: %w", err)
+	}
+	if path == "" {
+		// bleve.NewMemOnly would silently score with TF-IDF: use scorch.
+		idx, err := bleve.NewUsing("", im, scorch.Name, scorch.Name, nil)
+		if err != nil {
+			return nil, fmt.Errorf("create in-memory keyword index: %w", err)
+		}
+		return &KeywordIndex{idx: idx}, nil
+	}
+	if _, err := os.Stat(path); err == nil {
+		idx, err := bleve.OpenUsing(path, map[string]any{"bolt_timeout": "3s"})
+		if err != nil {
+			if strings.Contains(err.Error(), "timeout") {
+				return nil, fmt.Errorf("open keyword index %s: in use by another toolscout process (use another --data-dir): %w", path, err)
+			}
+			return nil, fmt.Errorf("open keyword index %s: %w (delete the folder to rebuild it)", path, err)
+		}
+		return &KeywordIndex{idx: idx}, nil
+	}
+	idx, err := bleve.New(path, im)
+	if err != nil {
+		return nil, fmt.Errorf("create keyword index %s: %w", path, err)
+	}
+	return &KeywordIndex{idx: idx}, nil
+}
+
+// Close closes the index.
+func (k *KeywordIndex) Close() error { return k.idx.Close() }
+
+// Count returns the number of indexed tools.
+func (k *KeywordIndex) Count() (uint64, error) { return k.idx.DocCount() }
+
+type keywordDoc struct {
+	QName       string `json:"qname"`
+	Name        string `json:"name"`
+	NameWords   string `json:"name_words"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	ParamNames  string `json:"param_names"`
+	ParamDesc   string `json:"param_desc"`
+	DomainText  string `json:"domain_text"`
+	GroupText   string `json:"group_text"`
+	Tags        string `json:"tags"`
+	Domain      string `json:"domain"`
+	Group       string `json:"group"`
+}
+
+func newKeywordDoc(t *Tool, domainDesc string) keywordDoc {
+	var pn, pd []string
+	for _, p := range t.params {
+		pn = append(pn, NameWords(p.Name))
+		if p.Description != "" {
+			pd = append(pd, p.Description)
+		}
+	}
+	return keywordDoc{
+		QName:       strings.ToLower(t.QualifiedName),
+		Name:        strings.ToLower(t.Name),
+		NameWords:   NameWords(t.Name),
+		Title:       t.Title,
+		Description: t.Description,
+		ParamNames:  strings.Join(pn, " "),
+		ParamDesc:   strings.Join(pd, " "),
+		DomainText:  NameWords(t.Domain) + " " + domainDesc,
+		GroupText:   NameWords(t.Group),
+		Tags:        strings.Join(t.Tags, " "),
+		Domain:      t.Domain,
+		Group:       t.Group,
+	}
+}
+
+func (k *KeywordIndex) manifest() (map[string]string, error) {
+	raw, err := k.idx.GetInternal([]byte(manifestKey))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	if len(raw) == 0 {
+		return m, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("keyword index manifest: %w", err)
+	}
+	return m, nil
+}
+
+// Sync makes the index hold exactly cat's tools: new and changed tools are
+// (re)indexed, removed ones deleted, unchanged ones left alone. The changes
+// and the new manifest go in one batch.
+func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error) {
+	var st SyncStats
+	old, err := k.manifest()
+	if err != nil {
+		return st, err
+	}
+	next := make(map[string]string, cat.Len())
+	b := k.idx.NewBatch()
+	for _, d := range cat.Domains() {
+		for _, t := range d.Tools {
+			next[t.QualifiedName] = t.Hash
+			h, ok := old[t.QualifiedName]
+			switch {
+			case !ok:
+				st.Added++
+			case h != t.Hash:
+				st.Changed++
+			default:
+				st.Unchanged++
+				continue
+			}
+			if err := b.Index(t.QualifiedName, newKeywordDoc(t, d.Description)); err != nil {
+				return st, fmt.Errorf("index %s: %w", t.QualifiedName, err)
+			}
+		}
+	}
+	for id := range old {
+		if _, ok := next[id]; !ok {
+			b.Delete(id)
+			st.Removed++
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	if st.Added+st.Changed+st.Removed == 0 {
+		return st, nil
+	}
+	raw, err := json.Marshal(next)
+	if err != nil {
+		return st, err
+	}
+	b.SetInternal([]byte(manifestKey), raw)
+	if err := k.idx.Batch(b); err != nil {
+		return st, fmt.Errorf("write keyword index: %w", err)
+	}
+	return st, nil
+}
+
+// KeywordQuery is a BM25 query over the keyword index.
+type KeywordQuery struct {
+	Text    string
+	Domain  string // optional filter
+	Group   string // optional filter, with Domain
+	Size    int    // number of hits; 10 when zero
+	Weights FieldWeights
+	// Fuzzy, when > 0, adds edit-distance-1 matches on name words and
+	// descriptions with this boost, for misspelt queries.
+	Fuzzy   float64
+	Explain bool
+}
+
+// KeywordHit is one keyword match.
+type KeywordHit struct {
+	ID    string // qualified name
+	Score float64
+	// Explanation is Bleve's score explanation, when requested.
+	Explanation string
+}
+
+// ErrEmptyQuery is returned for a query with no searchable words.
+var ErrEmptyQuery = errors.New("empty query")
+
+// Search runs q and returns hits by descending BM25 score.
+func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit, error) {
+	text := strings.TrimSpace(q.Text)
+	if text == "" {
+		return nil, ErrEmptyQuery
+	}
+	weights := q.Weights
+	if weights == nil {
+		weights = DefaultFieldWeights()
+	}
+	fields := make([]string, 0, len(weights))
+	for f := range weights {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields) // deterministic query structure
+	var should []query.Query
+	for _, f := range fields {
+		w := weights[f]
+		if w <= 0 {
+			continue
+		}
+		var mq *query.MatchQuery
+		switch f {
+		case FieldName, FieldQualifiedName:
+			mq = bleve.NewMatchQuery(strings.ToLower(text))
+		default:
+			mq = bleve.NewMatchQuery(text)
+		}
+		mq.SetField(f)
+		mq.SetBoost(w)
+		should = append(should, mq)
+	}
+	if q.Fuzzy > 0 {
+		for _, f := range []string{FieldNameWords, FieldDescription} {
+			mq := bleve.NewMatchQuery(text)
+			mq.SetField(f)
+			mq.SetFuzziness(1)
+			mq.SetPrefix(2)
+			mq.SetBoost(q.Fuzzy)
+			should = append(should, mq)
+		}
+	}
+	if len(should) == 0 {
+		return nil, errors.New("keyword query: every field weight is zero")
+	}
+	var top query.Query = bleve.NewDisjunctionQuery(should...)
+	if q.Domain != "" || q.Group != "" {
+		bq := bleve.NewBooleanQuery()
+		bq.AddMust(top)
+		if q.Domain != "" {
+			tq := bleve.NewTermQuery(q.Domain)
+			tq.SetField(fieldDomain)
+			bq.AddFilter(tq)
+		}
+		if q.Group != "" {
+			tq := bleve.NewTermQuery(q.Group)
+			tq.SetField(fieldGroup)
+			bq.AddFilter(tq)
+		}
+		top = bq
+	}
+	size := q.Size
+	if size <= 0 {
+		size = 10
+	}
+	req := bleve.NewSearchRequestOptions(top, size, 0, q.Explain)
+	res, err := k.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	hits := make([]KeywordHit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		kh := KeywordHit{ID: h.ID, Score: h.Score}
+		if q.Explain && h.Expl != nil {
+			kh.Explanation = h.Expl.String()
+		}
+		hits = append(hits, kh)
+	}
+	return hits, nil
+}
+
+// Analyze returns the terms the text analyzer makes of s, for tests and
+// explanations.
+func (k *KeywordIndex) Analyze(s string) []string {
+	a := k.idx.Mapping().AnalyzerNamed(TextAnalyzer)
+	if a == nil {
+		return nil
+	}
+	var out []string
+	for _, tok := range a.Analyze([]byte(s)) {
+		out = append(out, string(tok.Term))
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package index
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/mapping"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+)
+
+const smallCatalog = `{"domains":[
+ {"name":"github","description":"GitHub repositories and issues","tools":[
+  {"name":"getFileContents","description":"Read a file from a repository.","group":"repos","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"File path"}}}},
+  {"name":"create_issue","description":"Open a new issue in a repository.","group":"issues","inputSchema":{"type":"object"}},
+  {"name":"list_issues","description":"List the issues of a repository.","group":"issues","inputSchema":{"type":"object"}}]},
+ {"name":"slack","description":"Slack chat","tools":[
+  {"name":"post_message","description":"Send a message to a channel.","inputSchema":{"type":"object","properties":{"channel_id":{"type":"string"}}}},
+  {"name":"search_messages","description":"Search messages in the workspace.","inputSchema":{"type":"object"}}]},
+ {"name":"jira","description":"Jira tickets","tools":[
+  {"name":"create_issue","description":"Create a ticket in a project.","inputSchema":{"type":"object"}}]}]}`
+
+func TestAnalyzer(t *testing.T) {
+	kw, err := OpenKeyword("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	tests := []struct{ in, want string }{
+		{"getFileContents", "get file content"},
+		{"search repositories", "search repositori"},
+		{"the running messages", "run messag"},
+		{"list_issues", "list issu"},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(kw.Analyze(tc.in), " "); got != tc.want {
+			t.Errorf("Analyze(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func ids(hits []KeywordHit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+func TestKeywordSearch(t *testing.T) {
+	ctx := context.Background()
+	cat := mustCatalog(t, smallCatalog)
+	kw, err := OpenKeyword("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	st, err := kw.Sync(ctx, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Added != 6 {
+		t.Errorf("Sync stats = %v, want 6 added", st)
+	}
+	tests := []struct {
+		name, query, domain, group string
+		wantFirst                  string
+		wantCount                  int // -1: don't check
+	}{
+		{"stemmed description", "sending messages", "", "", "slack__post_message", -1},
+		{"split name", "file contents", "", "", "github__getFileContents", -1},
+		{"exact name field", "getFileContents", "", "", "github__getFileContents", -1},
+		{"domain filter", "create issue", "jira", "", "jira__create_issue", 1},
+		{"group filter", "issue", "github", "issues", "", 2},
+		{"parameter name", "channel id", "", "", "slack__post_message", -1},
+		{"domain description", "tickets", "", "", "jira__create_issue", -1},
+		{"no match", "weather forecast", "", "", "", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hits, err := kw.Search(ctx, KeywordQuery{Text: tc.query, Domain: tc.domain, Group: tc.group, Size: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantFirst != "" && (len(hits) == 0 || hits[0].ID != tc.wantFirst) {
+				t.Errorf("Search(%q) = %v, want %s first", tc.query, ids(hits), tc.wantFirst)
+			}
+			if tc.wantCount >= 0 && len(hits) != tc.wantCount {
+				t.Errorf("Search(%q) = %v, want %d hits", tc.query, ids(hits), tc.wantCount)
+			}
+			for _, h := range hits {
+				tool := cat.Tool(h.ID)
+				if tc.domain != "" && tool.Domain != tc.domain || tc.group != "" && tool.Group != tc.group {
+					t.Errorf("hit %s is outside domain %q group %q", h.ID, tc.domain, tc.group)
+				}
+			}
+		})
+	}
+	if _, err := kw.Search(ctx, KeywordQuery{Text: "  "}); err != ErrEmptyQuery {
+		t.Errorf("empty query error = %v, want ErrEmptyQuery", err)
+	}
+	hits, err := kw.Search(ctx, KeywordQuery{Text: "messges", Fuzzy: 1})
+	if err != nil || len(hits) == 0 {
+		t.Errorf("fuzzy Search(messges) = %v, %v; want matches", ids(hits), err)
+	}
+	hits, err = kw.Search(ctx, KeywordQuery{Text: "message", Explain: true, Size: 1})
+	if err != nil || len(hits) != 1 || hits[0].Explanation == "" {
+		t.Errorf("Search with Explain = %+v, %v; want an explanation", hits, err)
+	}
+}
+
+func TestKeywordIndexPersistsBM25AndSyncsIncrementally(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "kw.bleve")
+	kw, err := OpenKeyword(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kw.Sync(ctx, mustCatalog(t, smallCatalog)); err != nil {
+		t.Fatal(err)
+	}
+	kw.Close()
+
+	kw, err = OpenKeyword(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	if im, ok := kw.idx.Mapping().(*mapping.IndexMappingImpl); !ok || im.ScoringModel != bleveindex.BM25Scoring {
+		t.Errorf("scoring model after reopen = %+v, want bm25", kw.idx.Mapping())
+	}
+	// Same catalog again: nothing to do.
+	st, err := kw.Sync(ctx, mustCatalog(t, smallCatalog))
+	if err != nil || st.Unchanged != 6 || st.Added+st.Changed+st.Removed != 0 {
+		t.Fatalf("re-sync = %v, %v; want 6 unchanged", st, err)
+	}
+	// One changed description, one tool removed (jira domain gone).
+	changed := strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
+	changed = changed[:strings.Index(changed, `,
+ {"name":"jira"`)] + "]}"
+	st, err = kw.Sync(ctx, mustCatalog(t, changed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Changed != 1 || st.Removed != 1 || st.Unchanged != 4 {
+		t.Errorf("sync after change = %v, want 1 changed, 1 removed, 4 unchanged", st)
+	}
+	hits, _ := kw.Search(ctx, KeywordQuery{Text: "room"})
+	if len(hits) != 1 || hits[0].ID != "slack__post_message" {
+		t.Errorf("Search(room) = %v, want the updated post_message", ids(hits))
+	}
+	hits, _ = kw.Search(ctx, KeywordQuery{Text: "ticket"})
+	if len(hits) != 0 {
+		t.Errorf("Search(ticket) = %v, want nothing after jira was removed", ids(hits))
+	}
+	if n, _ := kw.Count(); n != 5 {
+		t.Errorf("Count() = %d, want 5", n)
+	}
+}
+
+func TestBM25NotTFIDF(t *testing.T) {
+	// The explanation of a BM25 score names the model's k1 and b; TF-IDF's
+	// does not. In memory, bleve.NewMemOnly would silently use TF-IDF.
+	for _, path := range []string{"", filepath.Join(t.TempDir(), "kw.bleve")} {
+		kw, err := OpenKeyword(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kw.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := kw.Search(context.Background(), KeywordQuery{Text: "message", Explain: true, Size: 1})
+		kw.Close()
+		if err != nil || len(hits) == 0 {
+			t.Fatalf("Search = %v, %v", hits, err)
+		}
+		if !strings.Contains(hits[0].Explanation, "k1") {
+			t.Errorf("index %q: explanation %s does not show BM25 (k1, b)", path, hits[0].Explanation)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+package index
+
+import (
+	_ "embed"
+	"sync"
+)
+
+//go:generate go run ../internal/gencatalog -in builtin/catalog.src -out builtin/catalog.json
+
+//go:embed builtin/catalog.json
+var builtinCatalogJSON []byte
+
+// BuiltinCatalogJSON returns the built-in catalog file's bytes.
+func BuiltinCatalogJSON() []byte { return builtinCatalogJSON }
+
+var builtinOnce = sync.OnceValues(func() (*Catalog, error) {
+	specs, err := ParseCatalog("builtin", builtinCatalogJSON)
+	if err != nil {
+		return nil, err
+	}
+	return NewCatalog(specs)
+})
+
+// BuiltinCatalog returns the catalog that ships inside the binary: over 300
+// tools across 26 domains modelled on the MCP servers people run.
+func BuiltinCatalog() (*Catalog, error) { return builtinOnce() }

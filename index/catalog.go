@@ -1,0 +1,416 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// ErrToolNotFound is returned when a tool name matches no tool.
+var ErrToolNotFound = errors.New("tool not found")
+
+// CatalogError describes bad catalog input: the file, the JSON path inside it
+// and the reason.
+type CatalogError struct {
+	File   string // file name, or a label such as "builtin"
+	Path   string // JSON path, e.g. domains[2].tools[5].inputSchema
+	Reason string
+}
+
+func (e *CatalogError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// DomainSpec is a domain as a catalog file or an upstream server describes it.
+type DomainSpec struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Tools       []ToolSpec `json:"tools"`
+	// Source names where the domain came from (a file, a server) for errors.
+	Source string `json:"-"`
+}
+
+// ToolSpec is one tool as tools/list returns it, plus group and tags.
+type ToolSpec struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Group        string          `json:"group,omitempty"`
+	Tags         []string        `json:"tags,omitempty"`
+}
+
+// Catalog is a validated set of domains and their tools. It is immutable
+// once built and safe for concurrent use.
+type Catalog struct {
+	domains []*Domain
+	tools   []*Tool
+	byQName map[string]*Tool
+	byName  map[string][]*Tool
+	byKey   map[string]*Tool // "domain/tool"
+	hash    string
+}
+
+// ParseCatalog parses and validates one catalog.json document. file labels
+// errors.
+func ParseCatalog(file string, data []byte) ([]DomainSpec, error) {
+	var top struct {
+		Domains []json.RawMessage `json:"domains"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, jsonError(file, "", data, err)
+	}
+	if top.Domains == nil {
+		return nil, &CatalogError{File: file, Path: "domains", Reason: `missing: a catalog is {"domains": [...]}`}
+	}
+	specs := make([]DomainSpec, 0, len(top.Domains))
+	for i, raw := range top.Domains {
+		path := fmt.Sprintf("domains[%d]", i)
+		var d struct {
+			Name        string            `json:"name"`
+			Description string            `json:"description"`
+			Tools       []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, jsonError(file, path, raw, err)
+		}
+		spec := DomainSpec{Name: d.Name, Description: d.Description, Source: file}
+		for j, rawTool := range d.Tools {
+			var ts ToolSpec
+			if err := json.Unmarshal(rawTool, &ts); err != nil {
+				return nil, jsonError(file, fmt.Sprintf("%s.tools[%d]", path, j), rawTool, err)
+			}
+			spec.Tools = append(spec.Tools, ts)
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+func jsonError(file, path string, data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		line, col := lineCol(data, syn.Offset)
+		reason := fmt.Sprintf("invalid JSON at line %d, column %d: %v", line, col, syn)
+		return &CatalogError{File: file, Path: path, Reason: reason}
+	case errors.As(err, &typ):
+		p := path
+		if typ.Field != "" {
+			if p != "" {
+				p += "."
+			}
+			p += typ.Field
+		}
+		return &CatalogError{File: file, Path: p, Reason: fmt.Sprintf("expected %s, found JSON %s", typ.Type, typ.Value)}
+	default:
+		return &CatalogError{File: file, Path: path, Reason: err.Error()}
+	}
+}
+
+func lineCol(data []byte, offset int64) (int, int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// LoadCatalogFiles reads, parses and validates catalog files. Either every
+// file loads or an error names the first problem; nothing is half-loaded.
+func LoadCatalogFiles(paths []string) (*Catalog, error) {
+	var all []DomainSpec
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("load catalog %s: %w", p, err)
+		}
+		specs, err := ParseCatalog(p, data)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, specs...)
+	}
+	return NewCatalog(all)
+}
+
+// NewCatalog validates domain specs and builds a catalog. Errors are
+// *CatalogError values naming the source, the JSON path and the reason.
+func NewCatalog(specs []DomainSpec) (*Catalog, error) {
+	c := &Catalog{
+		byQName: make(map[string]*Tool),
+		byName:  make(map[string][]*Tool),
+		byKey:   make(map[string]*Tool),
+	}
+	seenDomain := make(map[string]string)
+	for i, ds := range specs {
+		path := fmt.Sprintf("domains[%d]", i)
+		if ds.Source != "" {
+			// Report paths relative to the domain's own file where we can.
+			path = fmt.Sprintf("domains[%d]", indexInSource(specs, i))
+		}
+		if !ValidDomainName(ds.Name) {
+			return nil, &CatalogError{File: ds.Source, Path: path + ".name",
+				Reason: fmt.Sprintf("invalid domain name %q: use 1-32 characters from a-z, 0-9, '_' and '-'", ds.Name)}
+		}
+		if prev, ok := seenDomain[ds.Name]; ok {
+			return nil, &CatalogError{File: ds.Source, Path: path + ".name",
+				Reason: fmt.Sprintf("duplicate domain %q (also defined in %s): merge the two or rename one", ds.Name, prev)}
+		}
+		src := ds.Source
+		if src == "" {
+			src = path
+		}
+		seenDomain[ds.Name] = src
+		d := &Domain{Name: ds.Name, Description: strings.TrimSpace(ds.Description)}
+		seenTool := make(map[string]int)
+		groups := make(map[string]bool)
+		for j, ts := range ds.Tools {
+			tpath := fmt.Sprintf("%s.tools[%d]", path, j)
+			t, err := newTool(d, ts)
+			if err != nil {
+				var ce *CatalogError
+				if errors.As(err, &ce) {
+					ce.File = ds.Source
+					ce.Path = tpath + ce.Path
+					return nil, ce
+				}
+				return nil, err
+			}
+			if k, ok := seenTool[ts.Name]; ok {
+				return nil, &CatalogError{File: ds.Source, Path: tpath + ".name",
+					Reason: fmt.Sprintf("duplicate tool %q in domain %q (first at tools[%d])", ts.Name, ds.Name, k)}
+			}
+			seenTool[ts.Name] = j
+			if _, clash := c.byQName[t.QualifiedName]; clash {
+				t.QualifiedName = QualifiedName(ds.Name, ts.Name+"#"+fmt.Sprint(j))
+			}
+			t.Hash = t.computeHash(d.Description)
+			d.Tools = append(d.Tools, t)
+			c.tools = append(c.tools, t)
+			c.byQName[t.QualifiedName] = t
+			c.byName[t.Name] = append(c.byName[t.Name], t)
+			c.byKey[t.Domain+"/"+t.Name] = t
+			if t.Group != "" {
+				groups[t.Group] = true
+			}
+		}
+		for g := range groups {
+			d.Groups = append(d.Groups, g)
+		}
+		sort.Strings(d.Groups)
+		c.domains = append(c.domains, d)
+	}
+	sort.Slice(c.domains, func(i, j int) bool { return c.domains[i].Name < c.domains[j].Name })
+	hashes := make([]string, len(c.tools))
+	for i, t := range c.tools {
+		hashes[i] = t.QualifiedName + "=" + t.Hash
+	}
+	sort.Strings(hashes)
+	c.hash = shortHash(strings.Join(hashes, "\n"))
+	return c, nil
+}
+
+// indexInSource returns the position of specs[i] among the specs that came
+// from the same source, so error paths match the file the user edits.
+func indexInSource(specs []DomainSpec, i int) int {
+	n := 0
+	for k := 0; k < i; k++ {
+		if specs[k].Source == specs[i].Source {
+			n++
+		}
+	}
+	return n
+}
+
+func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
+	name := ts.Name
+	if strings.TrimSpace(name) == "" {
+		return nil, &CatalogError{Path: ".name", Reason: "missing tool name"}
+	}
+	if len(name) > 128 || strings.ContainsAny(name, " \t\r\n") {
+		return nil, &CatalogError{Path: ".name", Reason: fmt.Sprintf("invalid tool name %q: at most 128 characters, no white space", name)}
+	}
+	schema, params, err := checkObjectSchema(ts.InputSchema)
+	if err != nil {
+		return nil, &CatalogError{Path: ".inputSchema", Reason: err.Error()}
+	}
+	var out json.RawMessage
+	if len(ts.OutputSchema) > 0 && string(ts.OutputSchema) != "null" {
+		o, _, err := checkObjectSchema(ts.OutputSchema)
+		if err != nil {
+			return nil, &CatalogError{Path: ".outputSchema", Reason: err.Error()}
+		}
+		out = o
+	}
+	if ts.Group != "" && (len(ts.Group) > 64 || strings.TrimSpace(ts.Group) != ts.Group) {
+		return nil, &CatalogError{Path: ".group", Reason: fmt.Sprintf("invalid group %q: at most 64 characters, no surrounding space", ts.Group)}
+	}
+	var ann json.RawMessage
+	if len(ts.Annotations) > 0 && string(ts.Annotations) != "null" {
+		if !json.Valid(ts.Annotations) || bytes.TrimSpace(ts.Annotations)[0] != '{' {
+			return nil, &CatalogError{Path: ".annotations", Reason: "annotations must be a JSON object"}
+		}
+		ann = compactJSON(ts.Annotations)
+	}
+	t := &Tool{
+		Domain:        d.Name,
+		Name:          name,
+		QualifiedName: QualifiedName(d.Name, name),
+		Title:         strings.TrimSpace(ts.Title),
+		Description:   strings.TrimSpace(ts.Description),
+		Group:         ts.Group,
+		Tags:          slices.Clone(ts.Tags),
+		InputSchema:   schema,
+		OutputSchema:  out,
+		Annotations:   ann,
+		params:        params,
+	}
+	t.Summary = Summarize(t.Description)
+	if t.Summary == "" {
+		t.Summary = Summarize(t.Title)
+	}
+	return t, nil
+}
+
+// checkObjectSchema checks that raw is a JSON object schema ("type":
+// "object") and returns it re-encoded canonically (sorted keys, compact)
+// together with its top-level parameters.
+func checkObjectSchema(raw json.RawMessage) (json.RawMessage, []Param, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
+		return nil, nil, errors.New(`missing: every tool needs an object schema such as {"type": "object"}`)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, fmt.Errorf("not a JSON object schema: %v", err)
+	}
+	typ, ok := m["type"]
+	if !ok {
+		return nil, nil, errors.New(`not an object schema: "type" is missing (want "object")`)
+	}
+	if typ != "object" {
+		return nil, nil, fmt.Errorf(`not an object schema: "type" is %s (want "object")`, compactJSON(mustMarshal(typ)))
+	}
+	var params []Param
+	if props, ok := m["properties"]; ok {
+		pm, ok := props.(map[string]any)
+		if !ok {
+			return nil, nil, errors.New(`"properties" must be an object`)
+		}
+		required := map[string]bool{}
+		if req, ok := m["required"].([]any); ok {
+			for _, r := range req {
+				if s, ok := r.(string); ok {
+					required[s] = true
+				}
+			}
+		}
+		for name, p := range pm {
+			desc := ""
+			if ps, ok := p.(map[string]any); ok {
+				desc, _ = ps["description"].(string)
+			}
+			params = append(params, Param{Name: name, Description: desc, Required: required[name]})
+		}
+		sort.Slice(params, func(i, j int) bool { return params[i].Name < params[j].Name })
+	}
+	return mustMarshal(m), params, nil
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // values decoded from JSON always encode again
+	}
+	return b
+}
+
+func compactJSON(raw []byte) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// Domains returns the catalog's domains sorted by name.
+func (c *Catalog) Domains() []*Domain { return c.domains }
+
+// Domain returns the named domain, or nil.
+func (c *Catalog) Domain(name string) *Domain {
+	i, ok := slices.BinarySearchFunc(c.domains, name, func(d *Domain, n string) int { return strings.Compare(d.Name, n) })
+	if !ok {
+		return nil
+	}
+	return c.domains[i]
+}
+
+// Tools returns every tool, in catalog order.
+func (c *Catalog) Tools() []*Tool { return c.tools }
+
+// Len returns the number of tools.
+func (c *Catalog) Len() int { return len(c.tools) }
+
+// Hash returns a fingerprint of the whole catalog's content.
+func (c *Catalog) Hash() string { return c.hash }
+
+// Tool returns the tool with the given qualified name, or nil.
+func (c *Catalog) Tool(qualifiedName string) *Tool { return c.byQName[qualifiedName] }
+
+// ToolByKey returns the tool named "domain/tool" (the dataset form), or nil.
+func (c *Catalog) ToolByKey(key string) *Tool { return c.byKey[key] }
+
+// Resolve finds a tool by qualified name, by "domain/tool", or by bare tool
+// name when exactly one domain has it. When the bare name is ambiguous it
+// returns the candidates and an *AmbiguousError; when nothing matches it
+// returns an error wrapping ErrToolNotFound.
+func (c *Catalog) Resolve(name string) (*Tool, error) {
+	if t := c.byQName[name]; t != nil {
+		return t, nil
+	}
+	if t := c.byKey[name]; t != nil {
+		return t, nil
+	}
+	switch ts := c.byName[name]; len(ts) {
+	case 0:
+		return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
+	case 1:
+		return ts[0], nil
+	default:
+		return nil, &AmbiguousError{Name: name, Candidates: slices.Clone(ts)}
+	}
+}
+
+// AmbiguousError says that a bare tool name exists in several domains.
+type AmbiguousError struct {
+	Name       string
+	Candidates []*Tool
+}
+
+func (e *AmbiguousError) Error() string {
+	names := make([]string, len(e.Candidates))
+	for i, t := range e.Candidates {
+		names[i] = t.QualifiedName
+	}
+	return fmt.Sprintf("tool name %q is ambiguous: use one of %s", e.Name, strings.Join(names, ", "))
+}

@@ -1,0 +1,16 @@
+// Package index holds toolscout's tool model and its two indexes.
+//
+// A [Catalog] is loaded from one or more catalog.json files (or built from
+// upstream MCP servers) and validated as a whole: nothing half-loaded is ever
+// indexed. Every tool is then indexed twice: a Bleve index scored with BM25
+// ([KeywordIndex]) and a chromem-go vector store ([VectorStore]) that keeps one
+// collection per embedder, model and dimension. Both re-index incrementally by
+// comparing per-tool content hashes.
+//
+//	cat, err := index.LoadCatalogFiles([]string{"catalog.json"})
+//	if err != nil { ... }
+//	kw, err := index.OpenKeyword("")  // "" keeps the index in memory
+//	if err != nil { ... }
+//	if _, err := kw.Sync(ctx, cat.Tools()); err != nil { ... }
+//	hits, err := kw.Search(ctx, index.KeywordQuery{Text: "open a ticket", Size: 5})
+package index

@@ -1,0 +1,34 @@
+package index
+
+import "strings"
+
+// DocumentText is the text embedded for a tool in the vector index: name
+// words, title, description and parameter names. It is built here and only
+// here, so that every embedder sees the same text.
+func DocumentText(t *Tool) string {
+	parts := []string{NameWords(t.Name)}
+	if t.Title != "" {
+		parts = append(parts, t.Title)
+	}
+	if t.Description != "" {
+		parts = append(parts, t.Description)
+	}
+	if len(t.params) > 0 {
+		names := make([]string, len(t.params))
+		for i, p := range t.params {
+			names[i] = NameWords(p.Name)
+		}
+		parts = append(parts, "Parameters: "+strings.Join(names, ", "))
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p)
+		if !strings.HasSuffix(p, ".") && !strings.HasSuffix(p, "?") && !strings.HasSuffix(p, "!") {
+			b.WriteByte('.')
+		}
+	}
+	return b.String()
+}

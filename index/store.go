@@ -1,0 +1,73 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Store is the on-disk (or in-memory) home of both indexes.
+type Store struct {
+	Keyword *KeywordIndex
+	Vectors *VectorStore
+	dir     string
+}
+
+// OpenStore opens the indexes under dir (keyword.bleve and vectors/),
+// creating them when missing. An empty dir keeps both in memory.
+func OpenStore(dir string) (*Store, error) {
+	var kwPath, vecPath string
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		kwPath = filepath.Join(dir, "keyword.bleve")
+		vecPath = filepath.Join(dir, "vectors")
+	}
+	kw, err := OpenKeyword(kwPath)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := OpenVectors(vecPath)
+	if err != nil {
+		kw.Close()
+		return nil, err
+	}
+	return &Store{Keyword: kw, Vectors: vs, dir: dir}, nil
+}
+
+// Dir returns the data dir ("" in memory).
+func (s *Store) Dir() string { return s.dir }
+
+// Close closes the indexes.
+func (s *Store) Close() error { return s.Keyword.Close() }
+
+// ErrNoDimension means the embedder does not know its vector size yet.
+var ErrNoDimension = errors.New("embedder dimension unknown")
+
+// SyncStats for both indexes.
+type StoreStats struct {
+	Keyword SyncStats
+	Vectors SyncStats
+}
+
+// Sync brings both indexes to cat: keyword first (cheap), then vectors for
+// col when emb is not nil.
+func (s *Store) Sync(ctx context.Context, cat *Catalog, emb DocumentEmbedder, col Collection, opts VectorSyncOptions) (StoreStats, error) {
+	var st StoreStats
+	var err error
+	st.Keyword, err = s.Keyword.Sync(ctx, cat)
+	if err != nil {
+		return st, err
+	}
+	if emb == nil {
+		return st, nil
+	}
+	if col.Dims <= 0 {
+		return st, ErrNoDimension
+	}
+	st.Vectors, err = s.Vectors.Sync(ctx, col, cat, emb, opts)
+	return st, err
+}

@@ -1,0 +1,129 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Tool is one tool of a catalog: the MCP Tool fields as tools/list returns
+// them, plus the domain it belongs to, its optional group and tags, and the
+// values toolscout derives from them.
+type Tool struct {
+	// Domain is the name of the upstream server or catalog domain.
+	Domain string `json:"domain"`
+	// Name is the tool's name inside its domain.
+	Name string `json:"name"`
+	// QualifiedName is unique across the catalog and valid as a tool name for
+	// the strictest clients (^[a-zA-Z0-9_-]{1,64}$).
+	QualifiedName string `json:"qualified_name"`
+	Title         string `json:"title,omitempty"`
+	Description   string `json:"description,omitempty"`
+	// Summary is a one-line summary of Description, at most 80 characters.
+	Summary      string          `json:"summary,omitempty"`
+	Group        string          `json:"group,omitempty"`
+	Tags         []string        `json:"tags,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Hash is the content hash of everything that affects indexing.
+	Hash string `json:"hash"`
+
+	params []Param
+}
+
+// Param is one top-level property of a tool's input schema.
+type Param struct {
+	Name        string
+	Description string
+	Required    bool
+}
+
+// Params returns the top-level properties of the tool's input schema, sorted
+// by name.
+func (t *Tool) Params() []Param { return t.params }
+
+// Domain is an upstream server or a catalog domain.
+type Domain struct {
+	Name        string
+	Description string
+	// Groups lists the distinct groups of the domain's tools, sorted.
+	Groups []string
+	Tools  []*Tool
+}
+
+var domainRE = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+
+// ValidDomainName reports whether name is a valid domain name
+// ([a-z0-9_-]{1,32}).
+func ValidDomainName(name string) bool { return domainRE.MatchString(name) }
+
+// SanitizeDomainName turns an arbitrary server name (an mcpServers key) into a
+// valid domain name: lower case, other characters replaced by '-', at most 32
+// characters.
+func SanitizeDomainName(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if s == "" {
+		s = "server"
+	}
+	if len(s) > 32 {
+		s = s[:32]
+	}
+	return s
+}
+
+const maxQualifiedName = 64
+
+// QualifiedName derives the qualified name of tool in domain: "domain__tool",
+// with characters outside [a-zA-Z0-9_-] replaced by '_' and, when the result
+// would exceed 64 characters, cut and given a short hash suffix so that it
+// stays unique and stable.
+func QualifiedName(domain, tool string) string {
+	var b strings.Builder
+	b.WriteString(domain)
+	b.WriteString("__")
+	for _, r := range tool {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	q := b.String()
+	if len(q) <= maxQualifiedName && q == domain+"__"+tool {
+		return q
+	}
+	if len(q) <= maxQualifiedName {
+		// Sanitised: add the hash anyway so that "a.b" and "a_b" stay distinct.
+		if len(q)+9 <= maxQualifiedName {
+			return q + "_" + shortHash(domain+"/"+tool)
+		}
+	}
+	return q[:maxQualifiedName-9] + "_" + shortHash(domain+"/"+tool)
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
+}
+
+// computeHash returns the content hash of everything that affects how t is
+// indexed. domainDesc is included because the keyword index matches it.
+func (t *Tool) computeHash(domainDesc string) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode([]any{t.Domain, domainDesc, t.Name, t.QualifiedName, t.Title, t.Description, t.Group, t.Tags, t.InputSchema})
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

@@ -1,0 +1,50 @@
+// Package text holds the word splitting that the index and the built-in
+// embedder share, so both see the same words.
+package text
+
+import (
+	"strings"
+	"unicode"
+)
+
+// SplitIdentifier splits a tool or parameter name into lower-case words at
+// snake_case, kebab-case, dots, slashes, camelCase boundaries, and before
+// an upper-case letter that follows a digit: "getUserByID" gives [get user by id], "s3_put-object.v2" gives
+// [s3 put object v2], "HTMLParser" gives [html parser].
+func SplitIdentifier(s string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush()
+			continue
+		}
+		if len(cur) > 0 {
+			prev := cur[len(cur)-1]
+			switch {
+			case unicode.IsLower(prev) && unicode.IsUpper(r):
+				// fooBar
+				flush()
+			case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+				// HTMLParser: split before the P
+				flush()
+			case unicode.IsDigit(prev) && unicode.IsUpper(r):
+				// EC2Instances → ec2 instances; s3, oauth2 and 2fa stay whole
+				flush()
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return words
+}
+
+// NameWords returns an identifier split into words and joined by spaces.
+func NameWords(name string) string { return strings.Join(SplitIdentifier(name), " ") }

@@ -1,0 +1,386 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+)
+
+// Mode is a ranking mode.
+type Mode string
+
+// The ranking modes.
+const (
+	Keyword  Mode = "keyword"
+	Semantic Mode = "semantic"
+	Hybrid   Mode = "hybrid"
+)
+
+// Modes lists the valid modes.
+var Modes = []Mode{Keyword, Semantic, Hybrid}
+
+// ParseMode parses a mode name; "" gives Hybrid.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "":
+		return Hybrid, nil
+	case Keyword, Semantic, Hybrid:
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: unknown search mode %q: use keyword, semantic or hybrid", ErrInvalidRequest, s)
+}
+
+// ErrInvalidRequest wraps every error caused by the request itself (unknown
+// mode, domain or group, empty query).
+var ErrInvalidRequest = errors.New("invalid search request")
+
+// MaxLimit is the most results one request returns.
+const MaxLimit = 100
+
+// Request is one search.
+type Request struct {
+	Query   string
+	Mode    Mode // Hybrid when empty
+	Domain  string
+	Group   string // needs Domain
+	Limit   int    // 10 when zero
+	Explain bool
+	// Params overrides the engine's parameters for this request (nil: the
+	// engine's). Eval uses it to compare strategies on one index.
+	Params *Params
+}
+
+// Response is a ranked answer.
+type Response struct {
+	Query string `json:"query"`
+	// Mode is the mode actually used: keyword when semantic ranking failed.
+	Mode Mode `json:"search_mode"`
+	// Embedder names the embedder that ranked the semantic list
+	// ("builtin/hash-v1", "ollama/nomic-embed-text"), or "none".
+	Embedder string `json:"embedder"`
+	// Notice says why the mode differs from the one asked for.
+	Notice  string   `json:"notice,omitempty"`
+	Results []Result `json:"results"`
+}
+
+// Result is one ranked tool.
+type Result struct {
+	Tool  *index.Tool
+	Score float64
+	// Explanation, when requested.
+	Explanation *Explanation
+}
+
+// Explanation tells how a result was ranked.
+type Explanation struct {
+	KeywordRank   int     `json:"keyword_rank,omitempty"` // 1-based; 0: not in the list
+	KeywordScore  float64 `json:"keyword_score,omitempty"`
+	SemanticRank  int     `json:"semantic_rank,omitempty"`
+	SemanticScore float64 `json:"semantic_score,omitempty"`
+	ExactName     bool    `json:"exact_name,omitempty"`
+	BM25          string  `json:"bm25,omitempty"`
+}
+
+// Options builds an Engine. Catalog and Keyword are required; without
+// Vectors or Embedder, semantic and hybrid requests fall back to keyword.
+type Options struct {
+	Catalog  *index.Catalog
+	Keyword  *index.KeywordIndex
+	Vectors  *index.VectorStore
+	Embedder embed.Embedder
+	Params   Params
+	// CacheSize is the number of query embeddings kept (256 when zero,
+	// none when negative).
+	CacheSize int
+	Logger    *slog.Logger
+}
+
+// Engine answers searches. It is safe for concurrent use; SetCatalog swaps
+// the catalog after a re-index.
+type Engine struct {
+	kw     *index.KeywordIndex
+	vs     *index.VectorStore
+	emb    embed.Embedder
+	params Params
+	cache  *vectorCache
+	log    *slog.Logger
+
+	mu  sync.RWMutex
+	cat *index.Catalog
+}
+
+// NewEngine returns an engine over already-synced indexes.
+func NewEngine(opts Options) *Engine {
+	size := opts.CacheSize
+	if size == 0 {
+		size = 256
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Engine{
+		kw:     opts.Keyword,
+		vs:     opts.Vectors,
+		emb:    opts.Embedder,
+		params: opts.Params.withDefaults(),
+		cache:  newVectorCache(size),
+		log:    log,
+		cat:    opts.Catalog,
+	}
+}
+
+// Catalog returns the catalog being searched.
+func (e *Engine) Catalog() *index.Catalog {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.cat
+}
+
+// SetCatalog replaces the catalog once both indexes hold its tools.
+func (e *Engine) SetCatalog(cat *index.Catalog) {
+	e.mu.Lock()
+	e.cat = cat
+	e.mu.Unlock()
+}
+
+// Params returns the engine's ranking parameters.
+func (e *Engine) Params() Params { return e.params }
+
+// EmbedderName names the engine's embedder, or "none".
+func (e *Engine) EmbedderName() string {
+	if e.emb == nil {
+		return "none"
+	}
+	return e.emb.Info().String()
+}
+
+// CheckScope validates a domain and group against the catalog, with errors
+// that list the valid names.
+func CheckScope(cat *index.Catalog, domain, group string) error {
+	if group != "" && domain == "" {
+		return fmt.Errorf("%w: group %q needs a domain: pass domain as well (groups belong to domains)", ErrInvalidRequest, group)
+	}
+	if domain == "" {
+		return nil
+	}
+	d := cat.Domain(domain)
+	if d == nil {
+		names := make([]string, 0, len(cat.Domains()))
+		for _, d := range cat.Domains() {
+			names = append(names, d.Name)
+		}
+		msg := fmt.Sprintf("unknown domain %q", domain)
+		if s := closest(domain, names, 1); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+		return fmt.Errorf("%w: %s; valid domains: %s", ErrInvalidRequest, msg, strings.Join(names, ", "))
+	}
+	if group != "" && !slices.Contains(d.Groups, group) {
+		if len(d.Groups) == 0 {
+			return fmt.Errorf("%w: unknown group %q: domain %q has no groups", ErrInvalidRequest, group, domain)
+		}
+		return fmt.Errorf("%w: unknown group %q in domain %q; valid groups: %s", ErrInvalidRequest, group, domain, strings.Join(d.Groups, ", "))
+	}
+	return nil
+}
+
+// Search ranks tools for req.
+func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
+	cat := e.Catalog()
+	q := strings.TrimSpace(req.Query)
+	if q == "" {
+		return nil, fmt.Errorf("%w: empty query: describe the task in words", ErrInvalidRequest)
+	}
+	mode := req.Mode
+	if mode == "" {
+		mode = Hybrid
+	}
+	if _, err := ParseMode(string(mode)); err != nil {
+		return nil, err
+	}
+	if err := CheckScope(cat, req.Domain, req.Group); err != nil {
+		return nil, err
+	}
+	p := e.params
+	if req.Params != nil {
+		p = req.Params.withDefaults()
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	limit = min(limit, MaxLimit)
+	depth := max(limit, p.Candidates)
+	resp := &Response{Query: q, Mode: mode, Embedder: "none"}
+
+	var vec []VectorList
+	if mode != Keyword {
+		hits, err := e.semantic(ctx, q, depth, req.Domain, req.Group)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			resp.Notice = fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", mode, err)
+			e.log.Warn("semantic ranking failed; keyword fallback", "err", err)
+			mode = Keyword
+			resp.Mode = Keyword
+		} else {
+			vec = []VectorList{hits}
+			resp.Embedder = e.emb.Info().String()
+		}
+	}
+	var kwHits []index.KeywordHit
+	if mode != Semantic {
+		var err error
+		kwHits, err = e.kw.Search(ctx, index.KeywordQuery{
+			Text: q, Domain: req.Domain, Group: req.Group, Size: depth,
+			Weights: p.Fields, Fuzzy: p.Fuzzy, Explain: req.Explain,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	switch mode {
+	case Keyword:
+		for i, h := range kwHits {
+			t := cat.Tool(h.ID)
+			if t == nil {
+				continue
+			}
+			r := Result{Tool: t, Score: h.Score}
+			if req.Explain {
+				r.Explanation = &Explanation{KeywordRank: i + 1, KeywordScore: h.Score, BM25: h.Explanation}
+			}
+			resp.Results = append(resp.Results, r)
+		}
+	case Semantic:
+		for i, h := range vec[0] {
+			t := cat.Tool(h.ID)
+			if t == nil {
+				continue
+			}
+			r := Result{Tool: t, Score: float64(h.Similarity)}
+			if req.Explain {
+				r.Explanation = &Explanation{SemanticRank: i + 1, SemanticScore: float64(h.Similarity)}
+			}
+			resp.Results = append(resp.Results, r)
+		}
+	case Hybrid:
+		resp.Results = e.fuse(cat, q, req, p, kwHits, vec[0])
+	}
+	if len(resp.Results) > limit {
+		resp.Results = resp.Results[:limit]
+	}
+	return resp, nil
+}
+
+// VectorList is the semantic list of a search.
+type VectorList = []index.VectorHit
+
+func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, group string) ([]index.VectorHit, error) {
+	if e.emb == nil || e.vs == nil {
+		return nil, errors.New("no embedder configured")
+	}
+	info := e.emb.Info()
+	key := info.String() + "\x00" + q
+	v, ok := e.cache.get(key)
+	if !ok {
+		var err error
+		v, err = e.emb.EmbedQuery(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		e.cache.put(key, v)
+	}
+	col := collectionOf(e.emb, len(v))
+	return e.vs.Query(ctx, col, v, depth, domain, group)
+}
+
+func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []index.KeywordHit, vec []index.VectorHit) []Result {
+	kwIDs := make([]string, len(kw))
+	for i, h := range kw {
+		kwIDs[i] = h.ID
+	}
+	vecIDs := make([]string, len(vec))
+	for i, h := range vec {
+		vecIDs[i] = h.ID
+	}
+	fused := FuseRRF(p.RRFK,
+		RankedList{IDs: kwIDs, Weight: p.KeywordWeight},
+		RankedList{IDs: vecIDs, Weight: p.SemanticWeight})
+
+	exact := exactMatches(cat, q, req.Domain, req.Group)
+	if len(exact) > 0 {
+		seen := map[string]bool{}
+		for i := range fused {
+			if exact[fused[i].ID] {
+				fused[i].Score += p.ExactBoost
+				seen[fused[i].ID] = true
+			}
+		}
+		for id := range exact {
+			if !seen[id] {
+				fused = append(fused, Fused{ID: id, Score: p.ExactBoost, Ranks: make([]int, 2)})
+			}
+		}
+		slices.SortStableFunc(fused, func(a, b Fused) int {
+			switch {
+			case a.Score > b.Score:
+				return -1
+			case a.Score < b.Score:
+				return 1
+			}
+			return 0
+		})
+	}
+	out := make([]Result, 0, len(fused))
+	for _, f := range fused {
+		t := cat.Tool(f.ID)
+		if t == nil {
+			continue
+		}
+		r := Result{Tool: t, Score: f.Score}
+		if req.Explain {
+			x := &Explanation{KeywordRank: f.Ranks[0], SemanticRank: f.Ranks[1], ExactName: exact[f.ID]}
+			if f.Ranks[0] > 0 {
+				x.KeywordScore = kw[f.Ranks[0]-1].Score
+				x.BM25 = kw[f.Ranks[0]-1].Explanation
+			}
+			if f.Ranks[1] > 0 {
+				x.SemanticScore = float64(vec[f.Ranks[1]-1].Similarity)
+			}
+			r.Explanation = x
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// exactMatches returns the tools (inside the scope) whose name or
+// qualified name the query is, ignoring case and the form of separators.
+func exactMatches(cat *index.Catalog, q, domain, group string) map[string]bool {
+	norm := func(s string) string { return strings.Join(index.SplitIdentifier(s), " ") }
+	nq := norm(q)
+	if nq == "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, t := range cat.Tools() {
+		if domain != "" && t.Domain != domain || group != "" && t.Group != group {
+			continue
+		}
+		if strings.EqualFold(q, t.QualifiedName) || nq == norm(t.Name) || nq == norm(t.Domain+" "+t.Name) {
+			out[t.QualifiedName] = true
+		}
+	}
+	return out
+}

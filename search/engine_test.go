@@ -1,0 +1,231 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+)
+
+const testCatalog = `{"domains":[
+ {"name":"github","description":"GitHub repositories and issues","tools":[
+  {"name":"create_issue","description":"Open a new issue in a repository.","group":"issues","inputSchema":{"type":"object"}},
+  {"name":"list_issues","description":"List the issues of a repository.","group":"issues","inputSchema":{"type":"object"}},
+  {"name":"get_file_contents","description":"Read a file from a repository.","group":"repos","inputSchema":{"type":"object"}}]},
+ {"name":"slack","description":"Slack chat","tools":[
+  {"name":"post_message","description":"Send a message to a channel.","inputSchema":{"type":"object"}},
+  {"name":"search_messages","description":"Search messages in the workspace.","inputSchema":{"type":"object"}}]},
+ {"name":"pagerduty","description":"Incidents and on-call","tools":[
+  {"name":"list_oncalls","description":"List who is on call now, per schedule.","inputSchema":{"type":"object"}}]},
+ {"name":"weather","description":"Weather","tools":[
+  {"name":"get_forecast","description":"Get the weather forecast for a city.","inputSchema":{"type":"object"}}]}]}`
+
+func newTestEngine(t *testing.T, emb embed.Embedder) *Engine {
+	t.Helper()
+	specs, err := index.ParseCatalog("test", []byte(testCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := index.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	eng, _, err := Build(context.Background(), BuildOptions{Store: store, Catalog: cat, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+func names(rs []Result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Tool.QualifiedName
+	}
+	return out
+}
+
+func TestSearchModes(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		req    Request
+		first  string
+		mode   Mode
+		maxLen int
+	}{
+		{"keyword", Request{Query: "send a message", Mode: Keyword}, "slack__post_message", Keyword, 10},
+		{"semantic paraphrase", Request{Query: "who is on call tonight", Mode: Semantic}, "pagerduty__list_oncalls", Semantic, 10},
+		{"hybrid default", Request{Query: "will it rain tomorrow"}, "weather__get_forecast", Hybrid, 10},
+		{"exact name", Request{Query: "list_issues"}, "github__list_issues", Hybrid, 10},
+		{"domain filter", Request{Query: "search", Domain: "slack"}, "slack__search_messages", Hybrid, 2},
+		{"group filter", Request{Query: "issue", Domain: "github", Group: "issues", Limit: 5}, "", Hybrid, 2},
+		{"limit", Request{Query: "repository", Limit: 1}, "", Hybrid, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := eng.Search(ctx, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Mode != tc.mode {
+				t.Errorf("Mode = %s, want %s", resp.Mode, tc.mode)
+			}
+			if tc.mode != Keyword && resp.Embedder != "builtin/hash-v1" {
+				t.Errorf("Embedder = %q, want builtin/hash-v1", resp.Embedder)
+			}
+			if len(resp.Results) == 0 || len(resp.Results) > tc.maxLen {
+				t.Fatalf("Search(%q) = %v, want 1 to %d results", tc.req.Query, names(resp.Results), tc.maxLen)
+			}
+			if tc.first != "" && resp.Results[0].Tool.QualifiedName != tc.first {
+				t.Errorf("Search(%q) = %v, want %s first", tc.req.Query, names(resp.Results), tc.first)
+			}
+			for _, r := range resp.Results {
+				if tc.req.Domain != "" && r.Tool.Domain != tc.req.Domain || tc.req.Group != "" && r.Tool.Group != tc.req.Group {
+					t.Errorf("result %s is outside the filter", r.Tool.QualifiedName)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchExplain(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	resp, err := eng.Search(context.Background(), Request{Query: "post_message", Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := resp.Results[0].Explanation
+	if x == nil || !x.ExactName || x.KeywordRank != 1 || x.SemanticRank == 0 || x.BM25 == "" {
+		t.Errorf("Explanation = %+v, want exact name, keyword rank 1, a semantic rank and BM25 details", x)
+	}
+	// The fused score is the hand-computed RRF plus the exact boost.
+	p := DefaultParams()
+	want := p.KeywordWeight/(p.RRFK+float64(x.KeywordRank)) + p.SemanticWeight/(p.RRFK+float64(x.SemanticRank)) + p.ExactBoost
+	if got := resp.Results[0].Score; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("Score = %f, want %f", got, want)
+	}
+}
+
+// failingEmbedder fails every query, like Ollama going away after indexing.
+type failingEmbedder struct{ *embed.Builtin }
+
+func (failingEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
+	return nil, errors.Join(embed.ErrUnavailable, errors.New("connection refused"))
+}
+
+func TestSearchFallsBackToKeyword(t *testing.T) {
+	eng := newTestEngine(t, failingEmbedder{embed.NewBuiltin(embed.BuiltinOptions{})})
+	for _, mode := range []Mode{Semantic, Hybrid} {
+		resp, err := eng.Search(context.Background(), Request{Query: "send a message", Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Mode != Keyword || resp.Embedder != "none" {
+			t.Errorf("%s: Mode = %s, Embedder = %s; want keyword, none", mode, resp.Mode, resp.Embedder)
+		}
+		if !strings.Contains(resp.Notice, "ranked by keyword") || !strings.Contains(resp.Notice, "unavailable") {
+			t.Errorf("%s: Notice = %q, want the cause and the fallback", mode, resp.Notice)
+		}
+		if len(resp.Results) == 0 || resp.Results[0].Tool.QualifiedName != "slack__post_message" {
+			t.Errorf("%s: results = %v", mode, names(resp.Results))
+		}
+	}
+	// No embedder at all.
+	eng = newTestEngine(t, nil)
+	resp, err := eng.Search(context.Background(), Request{Query: "message"})
+	if err != nil || resp.Mode != Keyword || resp.Notice == "" {
+		t.Errorf("no embedder: %+v, %v; want keyword with a notice", resp, err)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	eng := newTestEngine(t, nil)
+	tests := []struct {
+		name string
+		req  Request
+		want string
+	}{
+		{"empty", Request{Query: " "}, "empty query"},
+		{"mode", Request{Query: "x", Mode: "fuzzy"}, "keyword, semantic or hybrid"},
+		{"domain", Request{Query: "x", Domain: "githb"}, `did you mean "github"?`},
+		{"domain list", Request{Query: "x", Domain: "nope"}, "valid domains: github, pagerduty, slack, weather"},
+		{"group without domain", Request{Query: "x", Group: "issues"}, "needs a domain"},
+		{"group", Request{Query: "x", Domain: "github", Group: "pulls"}, "valid groups: issues, repos"},
+		{"domain without groups", Request{Query: "x", Domain: "slack", Group: "a"}, "has no groups"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := eng.Search(context.Background(), tc.req)
+			if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Search(%+v) error = %v, want ErrInvalidRequest containing %q", tc.req, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestQueryEmbeddingCache(t *testing.T) {
+	c := &countingQueries{Builtin: embed.NewBuiltin(embed.BuiltinOptions{})}
+	eng := newTestEngine(t, c)
+	for i := 0; i < 3; i++ {
+		if _, err := eng.Search(context.Background(), Request{Query: "weather"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.n != 1 {
+		t.Errorf("3 identical queries embedded %d times, want 1", c.n)
+	}
+	lru := newVectorCache(2)
+	lru.put("a", []float32{1})
+	lru.put("b", []float32{2})
+	lru.get("a")
+	lru.put("c", []float32{3})
+	if _, ok := lru.get("b"); ok || lru.len() != 2 {
+		t.Error("LRU kept the least recently used entry")
+	}
+	if v, ok := lru.get("a"); !ok || v[0] != 1 {
+		t.Error("LRU dropped a recently used entry")
+	}
+}
+
+type countingQueries struct {
+	*embed.Builtin
+	n int
+}
+
+func (c *countingQueries) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
+	c.n++
+	return c.Builtin.EmbedQuery(ctx, q)
+}
+
+func TestSuggest(t *testing.T) {
+	eng := newTestEngine(t, nil)
+	cat := eng.Catalog()
+	tests := []struct {
+		in    string
+		first string
+	}{
+		{"post_mesage", "slack__post_message"},
+		{"issue_create", "github__create_issue"},
+		{"slack__post_msg", "slack__post_message"},
+		{"get_forcast", "weather__get_forecast"},
+	}
+	for _, tc := range tests {
+		got := Suggest(cat, tc.in, 3)
+		if len(got) == 0 || got[0] != tc.first || len(got) > 3 {
+			t.Errorf("Suggest(%q) = %v, want %s first, at most 3", tc.in, got, tc.first)
+		}
+	}
+	if got := Suggest(cat, "zzzzzzzzzzzzzz", 3); len(got) != 0 {
+		t.Errorf("Suggest(zzz…) = %v, want nothing", got)
+	}
+}

@@ -1,0 +1,70 @@
+package search
+
+import "github.com/toolscout/toolscout/index"
+
+// Params are the ranking parameters. The zero value of a field means its
+// default (see DefaultParams).
+type Params struct {
+	// RRFK is the k of Reciprocal Rank Fusion: 1/(k+rank).
+	RRFK float64 `json:"rrf_k,omitempty"`
+	// KeywordWeight and SemanticWeight weight the two lists in the fusion.
+	KeywordWeight  float64 `json:"keyword_weight,omitempty"`
+	SemanticWeight float64 `json:"semantic_weight,omitempty"`
+	// Candidates is how deep each list is read before fusion.
+	Candidates int `json:"candidates,omitempty"`
+	// ExactBoost is added to the fused score of a tool the query names
+	// exactly (its name or qualified name).
+	ExactBoost float64 `json:"exact_boost,omitempty"`
+	// Fuzzy is the boost of edit-distance-1 keyword matches (0 turns
+	// them off; negative values are treated as 0).
+	Fuzzy float64 `json:"fuzzy,omitempty"`
+	// Fields are the keyword index's field boosts.
+	Fields index.FieldWeights `json:"fields,omitempty"`
+}
+
+// DefaultParams returns the shipped parameters, chosen by the grid run in
+// BENCHMARKS.md.
+func DefaultParams() Params {
+	return Params{
+		RRFK:           60,
+		KeywordWeight:  1,
+		SemanticWeight: 1,
+		Candidates:     50,
+		ExactBoost:     1,
+		Fuzzy:          0.2,
+		Fields:         index.DefaultFieldWeights(),
+	}
+}
+
+// withDefaults fills zero fields from DefaultParams.
+func (p Params) withDefaults() Params {
+	d := DefaultParams()
+	if p.RRFK <= 0 {
+		p.RRFK = d.RRFK
+	}
+	if p.KeywordWeight == 0 && p.SemanticWeight == 0 {
+		p.KeywordWeight, p.SemanticWeight = d.KeywordWeight, d.SemanticWeight
+	}
+	if p.Candidates <= 0 {
+		p.Candidates = d.Candidates
+	}
+	if p.ExactBoost == 0 {
+		p.ExactBoost = d.ExactBoost
+	}
+	if p.Fuzzy == 0 {
+		p.Fuzzy = d.Fuzzy
+	}
+	if p.Fuzzy < 0 {
+		p.Fuzzy = 0
+	}
+	if p.Fields == nil {
+		p.Fields = d.Fields
+	} else {
+		merged := d.Fields
+		for k, v := range p.Fields {
+			merged[k] = v
+		}
+		p.Fields = merged
+	}
+	return p
+}
