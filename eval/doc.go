@@ -1,2 +1,12 @@
-// Package eval measures ranking strategies on labelled queries.
+// Package eval measures how well ranking strategies find the right tools.
+//
+// A [Dataset] is a catalog plus labelled queries (a folder holding
+// catalog.json and queries.jsonl, or the built-in one). [Evaluate] indexes
+// the catalog once per embedder, runs every query through the search package
+// exactly as the server does, and reports recall@k, MRR, nDCG@10 and
+// latency per run; [Compare] gives each run's difference from a baseline
+// with a paired bootstrap confidence interval.
+//
+//	ds, _ := eval.Builtin()
+//	rep, err := eval.Evaluate(ctx, []*eval.Dataset{ds}, eval.Options{Runs: eval.ModeRuns(search.Modes)})
 package eval

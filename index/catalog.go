@@ -65,6 +65,7 @@ type Catalog struct {
 	byQName map[string]*Tool
 	byName  map[string][]*Tool
 	byKey   map[string]*Tool // "domain/tool"
+	byWords map[string][]*Tool
 	hash    string
 }
 
@@ -161,6 +162,7 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 		byQName: make(map[string]*Tool),
 		byName:  make(map[string][]*Tool),
 		byKey:   make(map[string]*Tool),
+		byWords: make(map[string][]*Tool),
 	}
 	seenDomain := make(map[string]string)
 	for i, ds := range specs {
@@ -211,6 +213,11 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 			c.byQName[t.QualifiedName] = t
 			c.byName[t.Name] = append(c.byName[t.Name], t)
 			c.byKey[t.Domain+"/"+t.Name] = t
+			for _, form := range []string{NameWords(t.Name), NameWords(t.Domain + " " + t.Name), NameWords(t.QualifiedName)} {
+				if l := c.byWords[form]; len(l) == 0 || l[len(l)-1] != t {
+					c.byWords[form] = append(l, t)
+				}
+			}
 			if t.Group != "" {
 				groups[t.Group] = true
 			}
@@ -379,6 +386,13 @@ func (c *Catalog) Tool(qualifiedName string) *Tool { return c.byQName[qualifiedN
 
 // ToolByKey returns the tool named "domain/tool" (the dataset form), or nil.
 func (c *Catalog) ToolByKey(key string) *Tool { return c.byKey[key] }
+
+// ToolsNamed returns the tools that q names exactly: their name, "domain
+// name" or qualified name, compared word by word so that "list issues",
+// "listIssues" and "github__list_issues" all match.
+func (c *Catalog) ToolsNamed(q string) []*Tool {
+	return c.byWords[NameWords(q)]
+}
 
 // Resolve finds a tool by qualified name, by "domain/tool", or by bare tool
 // name when exactly one domain has it. When the bare name is ambiguous it

@@ -19,21 +19,29 @@ type DocumentEmbedder interface {
 
 // VectorStore is the chromem-go store of tool vectors: one collection per
 // embedder, model and dimension, so switching models never mixes vectors.
+//
+// chromem-go is the store of record (persistence, adds, deletes). Queries
+// scan a contiguous copy of a collection's vectors, rebuilt after each Sync:
+// chromem's own query path sends every document through a channel and a
+// lock, which costs more than the dot products at 10k tools (BENCHMARKS.md).
 type VectorStore struct {
 	db *chromem.DB
+
+	mu    sync.Mutex
+	snaps map[string]*snapshot
 }
 
 // OpenVectors opens the persistent vector store in dir, creating it when
 // missing. An empty dir keeps the vectors in memory.
 func OpenVectors(dir string) (*VectorStore, error) {
 	if dir == "" {
-		return &VectorStore{db: chromem.NewDB()}, nil
+		return &VectorStore{db: chromem.NewDB(), snaps: map[string]*snapshot{}}, nil
 	}
 	db, err := chromem.NewPersistentDB(dir, false)
 	if err != nil {
 		return nil, fmt.Errorf("open vector store %s: %w (delete the folder to rebuild it)", dir, err)
 	}
-	return &VectorStore{db: db}, nil
+	return &VectorStore{db: db, snaps: map[string]*snapshot{}}, nil
 }
 
 // Collection identifies the vectors of one embedder, model and dimension.
@@ -97,6 +105,7 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	if err != nil {
 		return st, err
 	}
+	defer v.invalidate(col)
 	existing, err := listHashes(ctx, c, col.Dims)
 	if err != nil {
 		return st, err
@@ -214,12 +223,22 @@ type VectorHit struct {
 	Similarity float32
 }
 
-// Query returns up to k tools of the collection nearest to vec, optionally
-// inside a domain and group.
+// Query returns up to k tools of the collection nearest to vec (by cosine
+// similarity), optionally inside a domain and group.
 func (v *VectorStore) Query(ctx context.Context, col Collection, vec []float32, k int, domain, group string) ([]VectorHit, error) {
 	if len(vec) != col.Dims {
 		return nil, fmt.Errorf("vector search: query has %d dimensions, collection %s has %d", len(vec), col.Name(), col.Dims)
 	}
+	snap, err := v.snapshot(ctx, col)
+	if err != nil || snap == nil || k <= 0 {
+		return nil, err
+	}
+	return snap.query(normalized(vec), k, domain, group), nil
+}
+
+// QueryChromem answers like Query through chromem-go's own query path. It
+// exists to measure the two against each other.
+func (v *VectorStore) QueryChromem(ctx context.Context, col Collection, vec []float32, k int, domain, group string) ([]VectorHit, error) {
 	c := v.db.GetCollection(col.Name(), noEmbed)
 	if c == nil || c.Count() == 0 || k <= 0 {
 		return nil, nil

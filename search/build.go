@@ -19,19 +19,22 @@ type BuildOptions struct {
 	Progress func(done, total int)
 	// Concurrency bounds embedding calls in flight.
 	Concurrency int
-	Logger      *slog.Logger
+	// CacheSize is the query embedding cache size (see Options).
+	CacheSize int
+	Logger    *slog.Logger
 }
 
 // Build syncs the store's indexes with the catalog (incrementally: only new
 // and changed tools are indexed and embedded) and returns an engine.
 func Build(ctx context.Context, opts BuildOptions) (*Engine, index.StoreStats, error) {
 	e := NewEngine(Options{
-		Catalog:  opts.Catalog,
-		Keyword:  opts.Store.Keyword,
-		Vectors:  opts.Store.Vectors,
-		Embedder: opts.Embedder,
-		Params:   opts.Params,
-		Logger:   opts.Logger,
+		Catalog:   opts.Catalog,
+		Keyword:   opts.Store.Keyword,
+		Vectors:   opts.Store.Vectors,
+		Embedder:  opts.Embedder,
+		Params:    opts.Params,
+		CacheSize: opts.CacheSize,
+		Logger:    opts.Logger,
 	})
 	st, err := e.reindex(ctx, opts.Store, opts.Catalog, opts.Progress, opts.Concurrency)
 	if err != nil {

@@ -221,33 +221,52 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	depth := max(limit, p.Candidates)
 	resp := &Response{Query: q, Mode: mode, Embedder: "none"}
 
-	var vec []VectorList
+	// Hybrid runs both lists at once: on two cores the slower one bounds
+	// the latency instead of their sum.
+	var (
+		vecHits []index.VectorHit
+		vecErr  error
+		wg      sync.WaitGroup
+	)
 	if mode != Keyword {
-		hits, err := e.semantic(ctx, q, depth, req.Domain, req.Group)
-		if err != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vecHits, vecErr = e.semantic(ctx, q, depth, req.Domain, req.Group)
+		}()
+	}
+	var kwHits []index.KeywordHit
+	var kwErr error
+	kwQuery := index.KeywordQuery{
+		Text: q, Domain: req.Domain, Group: req.Group, Size: depth,
+		Weights: p.Fields, Fuzzy: p.Fuzzy, Explain: req.Explain,
+	}
+	if mode == Hybrid {
+		kwHits, kwErr = e.kw.Search(ctx, kwQuery)
+	}
+	wg.Wait()
+	if mode != Keyword {
+		if vecErr != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			resp.Notice = fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", mode, err)
-			e.log.Warn("semantic ranking failed; keyword fallback", "err", err)
+			resp.Notice = fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", mode, vecErr)
+			e.log.Warn("semantic ranking failed; keyword fallback", "err", vecErr)
+			if mode == Semantic {
+				kwHits, kwErr = e.kw.Search(ctx, kwQuery)
+			}
 			mode = Keyword
 			resp.Mode = Keyword
 		} else {
-			vec = []VectorList{hits}
 			resp.Embedder = e.emb.Info().String()
 		}
+	} else {
+		kwHits, kwErr = e.kw.Search(ctx, kwQuery)
 	}
-	var kwHits []index.KeywordHit
-	if mode != Semantic {
-		var err error
-		kwHits, err = e.kw.Search(ctx, index.KeywordQuery{
-			Text: q, Domain: req.Domain, Group: req.Group, Size: depth,
-			Weights: p.Fields, Fuzzy: p.Fuzzy, Explain: req.Explain,
-		})
-		if err != nil {
-			return nil, err
-		}
+	if kwErr != nil {
+		return nil, kwErr
 	}
+	vec := [][]index.VectorHit{vecHits}
 
 	switch mode {
 	case Keyword:
@@ -282,9 +301,6 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	return resp, nil
 }
-
-// VectorList is the semantic list of a search.
-type VectorList = []index.VectorHit
 
 func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, group string) ([]index.VectorHit, error) {
 	if e.emb == nil || e.vs == nil {
@@ -368,19 +384,15 @@ func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []
 // exactMatches returns the tools (inside the scope) whose name or
 // qualified name the query is, ignoring case and the form of separators.
 func exactMatches(cat *index.Catalog, q, domain, group string) map[string]bool {
-	norm := func(s string) string { return strings.Join(index.SplitIdentifier(s), " ") }
-	nq := norm(q)
-	if nq == "" {
-		return nil
-	}
-	out := map[string]bool{}
-	for _, t := range cat.Tools() {
+	var out map[string]bool
+	for _, t := range cat.ToolsNamed(q) {
 		if domain != "" && t.Domain != domain || group != "" && t.Group != group {
 			continue
 		}
-		if strings.EqualFold(q, t.QualifiedName) || nq == norm(t.Name) || nq == norm(t.Domain+" "+t.Name) {
-			out[t.QualifiedName] = true
+		if out == nil {
+			out = map[string]bool{}
 		}
+		out[t.QualifiedName] = true
 	}
 	return out
 }

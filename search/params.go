@@ -13,7 +13,7 @@ type Params struct {
 	// Candidates is how deep each list is read before fusion.
 	Candidates int `json:"candidates,omitempty"`
 	// ExactBoost is added to the fused score of a tool the query names
-	// exactly (its name or qualified name).
+	// exactly (its name or qualified name); negative turns it off.
 	ExactBoost float64 `json:"exact_boost,omitempty"`
 	// Fuzzy is the boost of edit-distance-1 keyword matches (0 turns
 	// them off; negative values are treated as 0).
@@ -56,6 +56,9 @@ func (p Params) withDefaults() Params {
 	}
 	if p.Fuzzy < 0 {
 		p.Fuzzy = 0
+	}
+	if p.ExactBoost < 0 {
+		p.ExactBoost = 0
 	}
 	if p.Fields == nil {
 		p.Fields = d.Fields

@@ -9,9 +9,6 @@ import (
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return errors.New("serve: not built yet")
 }
-func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("eval: not built yet")
-}
 func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return errors.New("tokens: not built yet")
 }

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/eval"
+	"github.com/toolscout/toolscout/search"
+)
+
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var g globalFlags
+	fs := newFlagSet("eval", "eval [flags]\n\nMeasures ranking strategies on labelled queries (the built-in dataset by\ndefault): recall@k, MRR, nDCG@10 and latency per run.", stderr)
+	g.register(fs)
+	var datasets stringList
+	fs.Var(&datasets, "dataset", "dataset `DIR` holding catalog.json and queries.jsonl (repeatable; default: built-in)")
+	modes := fs.String("modes", "keyword,semantic,hybrid", "comma-separated modes to run (ignored with --grid)")
+	ksFlag := fs.String("k", "1,5,10", "comma-separated cut-offs for recall@k")
+	gridPath := fs.String("grid", "", "grid `FILE` (JSON or YAML) of runs to compare")
+	format := fs.String("format", "table", "output: table, markdown or json")
+	out := fs.String("out", "", "write the report to `FILE` instead of stdout")
+	misses := fs.Int("misses", 0, "list the N worst queries of each run")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("eval takes no arguments, got %q", pos)
+	}
+	switch *format {
+	case "table", "markdown", "json":
+	default:
+		return usagef("--format %q: use table, markdown or json", *format)
+	}
+	var ks []int
+	for _, s := range strings.Split(*ksFlag, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 1 {
+			return usagef("--k %q: want positive whole numbers separated by commas", *ksFlag)
+		}
+		ks = append(ks, k)
+	}
+	if *misses < 0 {
+		return usagef("--misses %d: want 0 or more", *misses)
+	}
+	log, err := g.logger(stderr)
+	if err != nil {
+		return err
+	}
+
+	var runs []eval.RunSpec
+	baseline := 0
+	embedders := map[string]embed.Embedder{}
+	if *gridPath != "" {
+		grid, err := eval.LoadGrid(*gridPath)
+		if err != nil {
+			return err
+		}
+		for i, r := range grid.Runs {
+			runs = append(runs, r.Spec())
+			if r.Label == grid.Baseline {
+				baseline = i
+			}
+			key := r.EmbedderKey()
+			if key == "" || embedders[key] != nil {
+				continue
+			}
+			sub := g
+			sub.embedder, sub.model = r.Embedder, r.Model
+			if sub.model == "" {
+				sub.model = g.model
+			}
+			e, err := sub.newEmbedder(ctx, log)
+			if err != nil {
+				return fmt.Errorf("grid run %s: %w", r.Label, err)
+			}
+			embedders[key] = e
+		}
+	} else {
+		for _, m := range strings.Split(*modes, ",") {
+			mode, err := search.ParseMode(m)
+			if err != nil || strings.TrimSpace(m) == "" {
+				return usagef("--modes %q: use keyword, semantic and hybrid, separated by commas", *modes)
+			}
+			runs = append(runs, eval.RunSpec{Mode: mode})
+		}
+	}
+	emb, err := g.newEmbedder(ctx, log)
+	if err != nil {
+		return err
+	}
+
+	var dss []*eval.Dataset
+	if len(datasets) == 0 {
+		ds, err := eval.Builtin()
+		if err != nil {
+			return err
+		}
+		dss = append(dss, ds)
+	}
+	for _, dir := range datasets {
+		ds, err := eval.LoadDir(dir)
+		if err != nil {
+			return err
+		}
+		dss = append(dss, ds)
+	}
+	start := time.Now()
+	bars := map[string]*progress{}
+	rep, err := eval.Evaluate(ctx, dss, eval.Options{
+		Runs: runs, Ks: ks, Embedder: emb, Embedders: embedders, Logger: log,
+		Progress: func(label string, done, total int) {
+			b := bars[label]
+			if b == nil {
+				b = newProgress(stderr, label)
+				bars[label] = b
+			}
+			b.update(done, total)
+			if done == total {
+				b.finish()
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	metrics := eval.MetricNames(ks)
+	if len(runs) > 1 {
+		eval.Compare(rep, baseline, metrics)
+	}
+	fmt.Fprintf(stderr, "evaluated %d runs in %s\n", len(runs), time.Since(start).Round(time.Millisecond))
+
+	var buf bytes.Buffer
+	switch *format {
+	case "json":
+		err = rep.WriteJSON(&buf)
+	default:
+		err = rep.WriteTable(&buf, metrics, *format == "markdown")
+	}
+	if err != nil {
+		return err
+	}
+	if *misses > 0 {
+		rep.WriteMisses(&buf, *misses)
+	}
+	if *out == "" {
+		_, err = stdout.Write(buf.Bytes())
+		return err
+	}
+	return writeFileAtomic(*out, buf.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it into place, so a failure never leaves a half-written file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

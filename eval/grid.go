@@ -1,0 +1,112 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toolscout/toolscout/search"
+)
+
+// Grid is a grid file: runs to compare and the baseline they are compared
+// against.
+type Grid struct {
+	// Baseline is the label (or mode) of the run the others are compared
+	// with; the first run when empty.
+	Baseline string    `json:"baseline" yaml:"baseline"`
+	Runs     []GridRun `json:"runs" yaml:"runs"`
+}
+
+// GridRun is one run of a grid file.
+type GridRun struct {
+	Label          string             `json:"label" yaml:"label"`
+	Mode           string             `json:"mode" yaml:"mode"`
+	RRFK           float64            `json:"rrf_k" yaml:"rrf_k"`
+	KeywordWeight  float64            `json:"keyword_weight" yaml:"keyword_weight"`
+	SemanticWeight float64            `json:"semantic_weight" yaml:"semantic_weight"`
+	ExactBoost     float64            `json:"exact_boost" yaml:"exact_boost"`
+	Fuzzy          float64            `json:"fuzzy" yaml:"fuzzy"`
+	Candidates     int                `json:"candidates" yaml:"candidates"`
+	Fields         map[string]float64 `json:"fields" yaml:"fields"`
+	// Embedder is "builtin" or "ollama" (empty: the command's --embedder);
+	// Model names the Ollama model.
+	Embedder string `json:"embedder" yaml:"embedder"`
+	Model    string `json:"model" yaml:"model"`
+}
+
+// LoadGrid reads a grid file, JSON or YAML by extension (.yaml, .yml).
+func LoadGrid(path string) (*Grid, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("grid: %w", err)
+	}
+	var g Grid
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml":
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&g); err != nil {
+			return nil, fmt.Errorf("grid %s: %w", path, err)
+		}
+	default:
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&g); err != nil {
+			return nil, fmt.Errorf("grid %s: %w", path, err)
+		}
+	}
+	if len(g.Runs) == 0 {
+		return nil, fmt.Errorf("grid %s: no runs", path)
+	}
+	labels := map[string]bool{}
+	for i, r := range g.Runs {
+		if _, err := search.ParseMode(r.Mode); err != nil || r.Mode == "" {
+			return nil, fmt.Errorf("grid %s: runs[%d].mode %q: use keyword, semantic or hybrid", path, i, r.Mode)
+		}
+		switch r.Embedder {
+		case "", "builtin", "ollama":
+		default:
+			return nil, fmt.Errorf("grid %s: runs[%d].embedder %q: use builtin or ollama", path, i, r.Embedder)
+		}
+		if r.Label == "" {
+			g.Runs[i].Label = fmt.Sprintf("%s#%d", r.Mode, i+1)
+		}
+		if labels[g.Runs[i].Label] {
+			return nil, fmt.Errorf("grid %s: runs[%d].label %q is used twice", path, i, g.Runs[i].Label)
+		}
+		labels[g.Runs[i].Label] = true
+	}
+	if g.Baseline != "" && !labels[g.Baseline] {
+		return nil, fmt.Errorf("grid %s: baseline %q is not the label of a run", path, g.Baseline)
+	}
+	return &g, nil
+}
+
+// EmbedderKey is the key of a grid run's embedder in Options.Embedders.
+func (r GridRun) EmbedderKey() string {
+	switch r.Embedder {
+	case "":
+		return ""
+	case "ollama":
+		return "ollama:" + r.Model
+	}
+	return r.Embedder
+}
+
+// Spec turns the grid run into a RunSpec.
+func (r GridRun) Spec() RunSpec {
+	return RunSpec{
+		Label:    r.Label,
+		Mode:     search.Mode(r.Mode),
+		Embedder: r.EmbedderKey(),
+		Params: search.Params{
+			RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
+			ExactBoost: r.ExactBoost, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields,
+		},
+	}
+}

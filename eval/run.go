@@ -1,0 +1,373 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+)
+
+// RunSpec is one strategy to measure.
+type RunSpec struct {
+	// Label names the run in reports; derived from the mode when empty.
+	Label string      `json:"label,omitempty"`
+	Mode  search.Mode `json:"mode"`
+	// Embedder is a key of Options.Embedders ("" is Options.Embedder).
+	Embedder string `json:"embedder,omitempty"`
+	// Params override the defaults; zero fields keep them.
+	Params search.Params `json:"params,omitempty"`
+}
+
+// ModeRuns returns one default run per mode.
+func ModeRuns(modes []search.Mode) []RunSpec {
+	runs := make([]RunSpec, len(modes))
+	for i, m := range modes {
+		runs[i] = RunSpec{Mode: m}
+	}
+	return runs
+}
+
+// Options configures Evaluate.
+type Options struct {
+	Runs []RunSpec
+	// Ks are the cut-offs of recall@k (1, 5, 10 when empty).
+	Ks []int
+	// Embedder is the default embedder; Embedders holds others by key.
+	Embedder  embed.Embedder
+	Embedders map[string]embed.Embedder
+	// DataDir caches indexes by catalog content and embedder; "" keeps
+	// them in memory.
+	DataDir string
+	// Progress reports indexing and querying on a label.
+	Progress func(label string, done, total int)
+	Logger   *slog.Logger
+}
+
+// Report is the outcome of Evaluate, in the JSON shape of DESIGN.md.
+type Report struct {
+	Datasets []*DatasetReport `json:"datasets"`
+}
+
+// DatasetReport holds the runs on one dataset (or split).
+type DatasetReport struct {
+	Name    string       `json:"name"`
+	Tools   int          `json:"tools"`
+	Queries int          `json:"queries"`
+	Runs    []*RunReport `json:"runs"`
+	// Comparisons against the baseline run, when Compare filled them.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+
+	queries []Query
+}
+
+// RunReport is one run's averaged metrics and latency.
+type RunReport struct {
+	Label     string             `json:"label,omitempty"`
+	Mode      search.Mode        `json:"mode"`
+	Embedder  string             `json:"embedder"`
+	Params    map[string]any     `json:"params"`
+	Metrics   map[string]float64 `json:"metrics"`
+	LatencyMs map[string]float64 `json:"latency_ms"`
+	// Fallbacks counts queries answered by keyword because semantic
+	// ranking failed.
+	Fallbacks int `json:"fallbacks,omitempty"`
+
+	perQuery []queryResult
+}
+
+type queryResult struct {
+	metrics map[string]float64
+	ranked  []string // domain/tool, best first
+	latency float64  // ms
+}
+
+// MetricNames returns the metric keys for the cut-offs ks, in report order.
+func MetricNames(ks []int) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, "recall@"+strconv.Itoa(k))
+	}
+	return append(out, "mrr", "ndcg@10")
+}
+
+// Evaluate indexes each dataset's catalog once per embedder and runs every
+// query of every run through search.Engine.Search, as the server does.
+func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, error) {
+	ks := opts.Ks
+	if len(ks) == 0 {
+		ks = []int{1, 5, 10}
+	}
+	limit := 10
+	for _, k := range ks {
+		if k < 1 {
+			return nil, fmt.Errorf("k must be ≥ 1, got %d", k)
+		}
+		limit = max(limit, k)
+	}
+	if len(opts.Runs) == 0 {
+		return nil, fmt.Errorf("no runs to evaluate")
+	}
+	for _, r := range opts.Runs {
+		if _, err := search.ParseMode(string(r.Mode)); err != nil || r.Mode == "" {
+			return nil, fmt.Errorf("run %q: unknown mode %q: use keyword, semantic or hybrid", r.Label, r.Mode)
+		}
+		if r.Embedder != "" && opts.Embedders[r.Embedder] == nil {
+			return nil, fmt.Errorf("run %q: unknown embedder %q", r.Label, r.Embedder)
+		}
+	}
+	rep := &Report{}
+	for _, ds := range datasets {
+		engines := map[string]*search.Engine{}
+		var closers []*index.Store
+		engineFor := func(key string) (*search.Engine, error) {
+			if e, ok := engines[key]; ok {
+				return e, nil
+			}
+			emb := opts.Embedder
+			if key != "" {
+				emb = opts.Embedders[key]
+			}
+			dir := ""
+			if opts.DataDir != "" {
+				name := "none"
+				if emb != nil {
+					name = emb.Info().Provider + "-" + emb.Info().Model
+				}
+				dir = fmt.Sprintf("%s/eval-%s-%s", opts.DataDir, ds.Catalog.Hash(), sanitize(name))
+			}
+			store, err := index.OpenStore(dir)
+			if err != nil {
+				return nil, err
+			}
+			closers = append(closers, store)
+			label := "index " + ds.Name
+			eng, _, err := search.Build(ctx, search.BuildOptions{
+				Store: store, Catalog: ds.Catalog, Embedder: emb, CacheSize: -1, Logger: opts.Logger,
+				Progress: func(done, total int) {
+					if opts.Progress != nil {
+						opts.Progress(label, done, total)
+					}
+				},
+			})
+			if err != nil {
+				return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
+			}
+			engines[key] = eng
+			return eng, nil
+		}
+		results := make([]*RunReport, len(opts.Runs))
+		for ri, spec := range opts.Runs {
+			eng, err := engineFor(spec.Embedder)
+			if err != nil {
+				closeAll(closers)
+				return nil, err
+			}
+			rr, err := runOne(ctx, eng, ds, spec, ks, limit, opts.Progress)
+			if err != nil {
+				closeAll(closers)
+				return nil, err
+			}
+			results[ri] = rr
+		}
+		closeAll(closers)
+		// The whole dataset, then each split.
+		parts := []*Dataset{ds}
+		if splits := ds.Splits(); len(splits) > 1 {
+			parts = append(parts, splits...)
+		}
+		for _, part := range parts {
+			rep.Datasets = append(rep.Datasets, subset(part, ds, results, ks))
+		}
+	}
+	return rep, nil
+}
+
+func closeAll(stores []*index.Store) {
+	for _, s := range stores {
+		s.Close()
+	}
+}
+
+func sanitize(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, ks []int, limit int, progress func(string, int, int)) (*RunReport, error) {
+	params := spec.Params
+	label := spec.Label
+	if label == "" {
+		label = string(spec.Mode)
+	}
+	rr := &RunReport{Label: spec.Label, Mode: spec.Mode, Embedder: "none", perQuery: make([]queryResult, len(ds.Queries))}
+	for i := range ds.Queries {
+		q := &ds.Queries[i]
+		start := time.Now()
+		resp, err := eng.Search(ctx, search.Request{Query: q.Query, Mode: spec.Mode, Limit: limit, Params: &params})
+		elapsed := float64(time.Since(start).Microseconds()) / 1000
+		if err != nil {
+			return nil, fmt.Errorf("run %s, query %s (%q): %w", label, q.ID, q.Query, err)
+		}
+		if resp.Mode != spec.Mode {
+			rr.Fallbacks++
+		}
+		if resp.Embedder != "none" {
+			rr.Embedder = resp.Embedder
+		}
+		ranked := make([]string, len(resp.Results))
+		for j, r := range resp.Results {
+			ranked[j] = r.Tool.Domain + "/" + r.Tool.Name
+		}
+		m := map[string]float64{}
+		for _, k := range ks {
+			m["recall@"+strconv.Itoa(k)] = RecallAt(q, ranked, k)
+		}
+		m["mrr"] = ReciprocalRank(q, ranked)
+		m["ndcg@10"] = NDCGAt(q, ranked, 10)
+		rr.perQuery[i] = queryResult{metrics: m, ranked: ranked, latency: elapsed}
+		if progress != nil && (i%50 == 49 || i == len(ds.Queries)-1) {
+			progress("query "+ds.Name+" "+label, i+1, len(ds.Queries))
+		}
+	}
+	rr.Params = paramsMap(spec.Mode, eng.Params(), spec.Params)
+	return rr, nil
+}
+
+// paramsMap lists the parameters that shape a mode's ranking.
+func paramsMap(mode search.Mode, engine search.Params, override search.Params) map[string]any {
+	p := engine
+	if override.RRFK > 0 {
+		p.RRFK = override.RRFK
+	}
+	if override.KeywordWeight != 0 || override.SemanticWeight != 0 {
+		p.KeywordWeight, p.SemanticWeight = override.KeywordWeight, override.SemanticWeight
+	}
+	if override.ExactBoost != 0 {
+		p.ExactBoost = max(override.ExactBoost, 0)
+	}
+	if override.Fuzzy != 0 {
+		p.Fuzzy = max(override.Fuzzy, 0)
+	}
+	if override.Candidates > 0 {
+		p.Candidates = override.Candidates
+	}
+	out := map[string]any{}
+	switch mode {
+	case search.Hybrid:
+		out["rrf_k"] = p.RRFK
+		out["keyword_weight"] = p.KeywordWeight
+		out["semantic_weight"] = p.SemanticWeight
+		out["exact_boost"] = p.ExactBoost
+		out["candidates"] = p.Candidates
+		out["fuzzy"] = p.Fuzzy
+	case search.Keyword:
+		out["fuzzy"] = p.Fuzzy
+	}
+	if mode != search.Semantic && len(override.Fields) > 0 {
+		out["fields"] = override.Fields
+	}
+	return out
+}
+
+// subset builds the report of part (a split of ds, or ds itself) from the
+// per-query results of the runs on ds.
+func subset(part, ds *Dataset, runs []*RunReport, ks []int) *DatasetReport {
+	pos := map[string]int{}
+	for i, q := range ds.Queries {
+		pos[q.ID] = i
+	}
+	dr := &DatasetReport{Name: part.Name, Tools: ds.Catalog.Len(), Queries: len(part.Queries), queries: part.Queries}
+	for _, full := range runs {
+		rr := &RunReport{Label: full.Label, Mode: full.Mode, Embedder: full.Embedder, Params: full.Params, Metrics: map[string]float64{}}
+		var lat []float64
+		for _, q := range part.Queries {
+			r := full.perQuery[pos[q.ID]]
+			rr.perQuery = append(rr.perQuery, r)
+			lat = append(lat, r.latency)
+			for k, v := range r.metrics {
+				rr.Metrics[k] += v
+			}
+		}
+		for k := range rr.Metrics {
+			rr.Metrics[k] = round4(rr.Metrics[k] / float64(len(part.Queries)))
+		}
+		rr.LatencyMs = map[string]float64{"p50": round4(percentile(lat, 50)), "p95": round4(percentile(lat, 95))}
+		if part == ds {
+			rr.Fallbacks = full.Fallbacks
+		}
+		dr.Runs = append(dr.Runs, rr)
+	}
+	return dr
+}
+
+func round4(x float64) float64 { return math.Round(x*10000) / 10000 }
+
+// RunName is the label a report shows for a run.
+func (r *RunReport) RunName() string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return string(r.Mode)
+}
+
+// Miss is one of a run's worst queries.
+type Miss struct {
+	ID       string   `json:"id"`
+	Query    string   `json:"query"`
+	NDCG     float64  `json:"ndcg@10"`
+	Relevant []string `json:"relevant"`
+	// RelevantRanks holds each relevant tool's 1-based rank (0: not in the
+	// results).
+	RelevantRanks []int `json:"relevant_ranks"`
+	// Above lists what ranked above the first relevant tool (at most 3).
+	Above []string `json:"above"`
+}
+
+// Misses returns the n queries of a run with the lowest nDCG@10.
+func (d *DatasetReport) Misses(run, n int) []Miss {
+	rr := d.Runs[run]
+	idx := make([]int, len(rr.perQuery))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ma, mb := rr.perQuery[idx[a]].metrics, rr.perQuery[idx[b]].metrics
+		if ma["ndcg@10"] != mb["ndcg@10"] {
+			return ma["ndcg@10"] < mb["ndcg@10"]
+		}
+		return ma["mrr"] < mb["mrr"]
+	})
+	var out []Miss
+	for _, i := range idx[:min(n, len(idx))] {
+		q := d.queries[i]
+		r := rr.perQuery[i]
+		m := Miss{ID: q.ID, Query: q.Query, NDCG: round4(r.metrics["ndcg@10"]), Relevant: q.Relevant}
+		first := len(r.ranked)
+		for _, rel := range q.Relevant {
+			rank := 0
+			for j, x := range r.ranked {
+				if x == rel {
+					rank = j + 1
+					first = min(first, j)
+					break
+				}
+			}
+			m.RelevantRanks = append(m.RelevantRanks, rank)
+		}
+		m.Above = append([]string{}, r.ranked[:min(first, 3)]...)
+		out = append(out, m)
+	}
+	return out
+}

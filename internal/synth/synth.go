@@ -1,0 +1,67 @@
+// Package synth generates seeded synthetic tool catalogs of any size for
+// benchmarks: realistic names, descriptions and schemas, the same for the
+// same seed.
+package synth
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strings"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+var (
+	verbs = strings.Fields("create list get update delete search find send read write move copy archive restore assign close open export import sync schedule cancel approve merge deploy restart scale tag label share")
+	nouns = strings.Fields("issue ticket message channel file folder document page database table row record invoice payment customer subscription refund event meeting calendar contact deal lead pipeline build job pod deployment service bucket object image container volume secret user team project release alert incident schedule comment review branch commit report dashboard metric log trace note task")
+	adjs  = strings.Fields("open closed recent archived shared private public draft pending failed active stale large new old upcoming assigned")
+	words = strings.Fields("repository workspace account organization region cluster namespace environment production staging owner status priority label filter range date time zone limit cursor page size query text body title summary description amount currency email name identifier version format")
+)
+
+// Catalog returns a catalog of n tools spread over about n/40 domains.
+func Catalog(n int, seed int64) (*index.Catalog, error) {
+	r := rand.New(rand.NewSource(seed))
+	nd := max(1, n/40)
+	specs := make([]index.DomainSpec, nd)
+	for d := range specs {
+		specs[d] = index.DomainSpec{
+			Name:        fmt.Sprintf("svc%03d", d),
+			Description: fmt.Sprintf("Service %d: %s and %s management", d, pick(r, nouns), pick(r, nouns)),
+		}
+	}
+	for i := 0; i < n; i++ {
+		d := &specs[i%nd]
+		verb, noun := pick(r, verbs), pick(r, nouns)
+		name := fmt.Sprintf("%s_%s_%d", verb, noun, i)
+		desc := fmt.Sprintf("%s %s %s in the %s. Use it to %s %s by %s and %s.",
+			strings.ToUpper(verb[:1])+verb[1:], pick(r, adjs), noun+"s", pick(r, words),
+			pick(r, verbs), pick(r, nouns), pick(r, words), pick(r, words))
+		props := map[string]any{}
+		var required []string
+		for p := 0; p < 1+r.Intn(5); p++ {
+			pn := pick(r, words) + "_" + pick(r, words)
+			props[pn] = map[string]any{"type": "string", "description": "The " + strings.ReplaceAll(pn, "_", " ")}
+			if p == 0 {
+				required = append(required, pn)
+			}
+		}
+		schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
+		d.Tools = append(d.Tools, index.ToolSpec{
+			Name: name, Description: desc, InputSchema: schema, Group: noun,
+		})
+	}
+	return index.NewCatalog(specs)
+}
+
+// Queries returns n seeded queries in the catalog's vocabulary.
+func Queries(n int, seed int64) []string {
+	r := rand.New(rand.NewSource(seed))
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s the %s %s for my %s", pick(r, verbs), pick(r, adjs), pick(r, nouns), pick(r, words))
+	}
+	return out
+}
+
+func pick(r *rand.Rand, xs []string) string { return xs[r.Intn(len(xs))] }

@@ -1,0 +1,76 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/synth"
+)
+
+var benchSizes = []int{100, 1000, 10000}
+
+// BenchmarkBuild indexes a synthetic catalog (keyword + built-in vectors)
+// into a fresh on-disk store; it reports the heap the indexes keep.
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range benchSizes {
+		cat, err := synth.Catalog(n, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			var heap uint64
+			for i := 0; i < b.N; i++ {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				store, err := index.OpenStore(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _, err = Build(context.Background(), BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})})
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				heap = after.HeapAlloc - min(before.HeapAlloc, after.HeapAlloc)
+				store.Close()
+			}
+			b.ReportMetric(float64(heap)/(1<<20), "MiB-heap")
+		})
+	}
+}
+
+// BenchmarkQuery measures one search per mode at each size, with the
+// built-in embedder and the query embedding cache off.
+func BenchmarkQuery(b *testing.B) {
+	for _, n := range benchSizes {
+		cat, err := synth.Catalog(n, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		store, err := index.OpenStore("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng, _, err := Build(context.Background(), BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		queries := synth.Queries(256, 2)
+		for _, mode := range Modes {
+			b.Run(fmt.Sprintf("mode=%s/tools=%d", mode, n), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if _, err := eng.Search(context.Background(), Request{Query: queries[i%len(queries)], Mode: mode, Limit: 10}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		store.Close()
+	}
+}
