@@ -12,9 +12,9 @@ func TestMetrics(t *testing.T) {
 	graded := &Query{Relevant: []string{"a/x", "b/y"}, Grades: map[string]float64{"a/x": 2}}
 	one := &Query{Relevant: []string{"a/x"}}
 	tests := []struct {
-		name                string
-		q                   *Query
-		ranked              []string
+		name               string
+		q                  *Query
+		ranked             []string
 		r1, r5, rr, ndcg10 float64
 	}{
 		{"first hit at 1", one, []string{"a/x", "c/z"}, 1, 1, 1, 1},
