@@ -197,9 +197,9 @@ func normalize(v []float32) float64 {
 // Feature weights.
 const (
 	wWord    = 1.0
-	wConcept = 0.5
+	wConcept = 1.0
 	wBigram  = 0.4
-	wTrigram = 0.12
+	wTrigram = 0.25
 )
 
 // features calls emit with the hash and weight of every feature of s.

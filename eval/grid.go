@@ -30,6 +30,7 @@ type GridRun struct {
 	KeywordWeight  float64            `json:"keyword_weight" yaml:"keyword_weight"`
 	SemanticWeight float64            `json:"semantic_weight" yaml:"semantic_weight"`
 	ExactBoost     float64            `json:"exact_boost" yaml:"exact_boost"`
+	DomainBoost    float64            `json:"domain_boost" yaml:"domain_boost"`
 	Fuzzy          float64            `json:"fuzzy" yaml:"fuzzy"`
 	Candidates     int                `json:"candidates" yaml:"candidates"`
 	Fields         map[string]float64 `json:"fields" yaml:"fields"`
@@ -106,7 +107,7 @@ func (r GridRun) Spec() RunSpec {
 		Embedder: r.EmbedderKey(),
 		Params: search.Params{
 			RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
-			ExactBoost: r.ExactBoost, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields,
+			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields,
 		},
 	}
 }

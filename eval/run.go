@@ -257,6 +257,9 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	if override.ExactBoost != 0 {
 		p.ExactBoost = max(override.ExactBoost, 0)
 	}
+	if override.DomainBoost != 0 {
+		p.DomainBoost = max(override.DomainBoost, 0)
+	}
 	if override.Fuzzy != 0 {
 		p.Fuzzy = max(override.Fuzzy, 0)
 	}
@@ -270,6 +273,7 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 		out["keyword_weight"] = p.KeywordWeight
 		out["semantic_weight"] = p.SemanticWeight
 		out["exact_boost"] = p.ExactBoost
+		out["domain_boost"] = p.DomainBoost
 		out["candidates"] = p.Candidates
 		out["fuzzy"] = p.Fuzzy
 	case search.Keyword:

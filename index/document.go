@@ -2,11 +2,15 @@ package index
 
 import "strings"
 
-// DocumentText is the text embedded for a tool in the vector index: name
-// words, title, description and parameter names. It is built here and only
-// here, so that every embedder sees the same text.
+// documentTextVersion is part of every tool's content hash: change it when
+// DocumentText changes, so that stored vectors are rebuilt.
+const documentTextVersion = "2"
+
+// DocumentText is the text embedded for a tool in the vector index: domain,
+// name words, title, description and parameter names. It is built here and
+// only here, so that every embedder sees the same text.
 func DocumentText(t *Tool) string {
-	parts := []string{NameWords(t.Name)}
+	parts := []string{NameWords(t.Domain) + ": " + NameWords(t.Name)}
 	if t.Title != "" {
 		parts = append(parts, t.Title)
 	}

@@ -124,6 +124,6 @@ func shortHash(s string) string {
 func (t *Tool) computeHash(domainDesc string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{t.Domain, domainDesc, t.Name, t.QualifiedName, t.Title, t.Description, t.Group, t.Tags, t.InputSchema})
+	_ = enc.Encode([]any{documentTextVersion, t.Domain, domainDesc, t.Name, t.QualifiedName, t.Title, t.Description, t.Group, t.Tags, t.InputSchema})
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

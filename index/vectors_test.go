@@ -159,7 +159,7 @@ func TestVectorQuery(t *testing.T) {
 func TestDocumentText(t *testing.T) {
 	cat := mustCatalog(t, smallCatalog)
 	got := DocumentText(cat.Tool("github__getFileContents"))
-	want := "get file contents. Read a file from a repository. Parameters: path."
+	want := "github: get file contents. Read a file from a repository. Parameters: path."
 	if got != want {
 		t.Errorf("DocumentText = %q, want %q", got, want)
 	}

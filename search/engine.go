@@ -85,6 +85,7 @@ type Explanation struct {
 	SemanticRank  int     `json:"semantic_rank,omitempty"`
 	SemanticScore float64 `json:"semantic_score,omitempty"`
 	ExactName     bool    `json:"exact_name,omitempty"`
+	DomainNamed   bool    `json:"domain_named,omitempty"`
 	BM25          string  `json:"bm25,omitempty"`
 }
 
@@ -335,12 +336,19 @@ func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []
 		RankedList{IDs: vecIDs, Weight: p.SemanticWeight})
 
 	exact := exactMatches(cat, q, req.Domain, req.Group)
-	if len(exact) > 0 {
+	named := map[string]bool{}
+	if req.Domain == "" && p.DomainBoost > 0 {
+		named = namedDomains(cat, q)
+	}
+	if len(exact) > 0 || len(named) > 0 {
 		seen := map[string]bool{}
 		for i := range fused {
 			if exact[fused[i].ID] {
 				fused[i].Score += p.ExactBoost
 				seen[fused[i].ID] = true
+			}
+			if t := cat.Tool(fused[i].ID); t != nil && named[t.Domain] {
+				fused[i].Score += p.DomainBoost
 			}
 		}
 		for id := range exact {
@@ -366,7 +374,7 @@ func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []
 		}
 		r := Result{Tool: t, Score: f.Score}
 		if req.Explain {
-			x := &Explanation{KeywordRank: f.Ranks[0], SemanticRank: f.Ranks[1], ExactName: exact[f.ID]}
+			x := &Explanation{KeywordRank: f.Ranks[0], SemanticRank: f.Ranks[1], ExactName: exact[f.ID], DomainNamed: named[t.Domain]}
 			if f.Ranks[0] > 0 {
 				x.KeywordScore = kw[f.Ranks[0]-1].Score
 				x.BM25 = kw[f.Ranks[0]-1].Explanation
@@ -393,6 +401,25 @@ func exactMatches(cat *index.Catalog, q, domain, group string) map[string]bool {
 			out = map[string]bool{}
 		}
 		out[t.QualifiedName] = true
+	}
+	return out
+}
+
+// namedDomains returns the domains whose name the query contains as words
+// ("gitlab" in "reopen gitlab issue 14", "aws s3" or "s3" for aws-s3).
+func namedDomains(cat *index.Catalog, q string) map[string]bool {
+	words := map[string]bool{}
+	for _, w := range index.SplitIdentifier(q) {
+		words[w] = true
+	}
+	out := map[string]bool{}
+	for _, d := range cat.Domains() {
+		for _, w := range index.SplitIdentifier(d.Name) {
+			if len(w) >= 2 && words[w] {
+				out[d.Name] = true
+				break
+			}
+		}
 	}
 	return out
 }

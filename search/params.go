@@ -15,6 +15,9 @@ type Params struct {
 	// ExactBoost is added to the fused score of a tool the query names
 	// exactly (its name or qualified name); negative turns it off.
 	ExactBoost float64 `json:"exact_boost,omitempty"`
+	// DomainBoost is added to the fused score of the tools of a domain the
+	// query names ("reopen gitlab issue 14"); negative turns it off.
+	DomainBoost float64 `json:"domain_boost,omitempty"`
 	// Fuzzy is the boost of edit-distance-1 keyword matches (0 turns
 	// them off; negative values are treated as 0).
 	Fuzzy float64 `json:"fuzzy,omitempty"`
@@ -26,11 +29,12 @@ type Params struct {
 // BENCHMARKS.md.
 func DefaultParams() Params {
 	return Params{
-		RRFK:           60,
+		RRFK:           20,
 		KeywordWeight:  1,
-		SemanticWeight: 1,
+		SemanticWeight: 1.5,
 		Candidates:     50,
 		ExactBoost:     1,
+		DomainBoost:    0.02,
 		Fuzzy:          0.2,
 		Fields:         index.DefaultFieldWeights(),
 	}
@@ -59,6 +63,12 @@ func (p Params) withDefaults() Params {
 	}
 	if p.ExactBoost < 0 {
 		p.ExactBoost = 0
+	}
+	if p.DomainBoost == 0 {
+		p.DomainBoost = d.DomainBoost
+	}
+	if p.DomainBoost < 0 {
+		p.DomainBoost = 0
 	}
 	if p.Fields == nil {
 		p.Fields = d.Fields
