@@ -3,18 +3,27 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test vet fmt-check race unit bench generate clean
+.PHONY: all build run test vet fmt-check unit npm bench eval generate clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/toolscout
 
-# The main job on embedded defaults: the built-in catalog, no config, no Ollama.
+# The main job on embedded defaults: serve the built-in catalog over
+# Streamable HTTP on localhost (no config; Ollama is used only if it runs).
+ADDR ?= 127.0.0.1:8080
 run: build
-	$(BIN) search "who is on call for payments tonight"
+	$(BIN) serve --http $(ADDR)
 
-test: fmt-check vet unit
+# Everything CI runs. npm ci installs the real MCP peers the end-to-end and
+# gateway tests talk to (versions pinned in package-lock.json).
+test: fmt-check vet npm eval unit
+
+npm: node_modules/.package-lock.json
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -29,6 +38,10 @@ unit:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./index ./search ./embed
+
+# The quality table on the built-in dataset (the gate itself is TestBaseline).
+eval: build
+	$(BIN) eval --embedder builtin
 
 generate:
 	$(GO) generate ./index

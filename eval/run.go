@@ -275,7 +275,6 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 		out["exact_boost"] = p.ExactBoost
 		out["domain_boost"] = p.DomainBoost
 		out["candidates"] = p.Candidates
-		out["fuzzy"] = p.Fuzzy
 	case search.Keyword:
 		out["fuzzy"] = p.Fuzzy
 	}

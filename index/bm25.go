@@ -362,6 +362,9 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 		size = 10
 	}
 	req := bleve.NewSearchRequestOptions(top, size, 0, q.Explain)
+	// Ties in score go by ID, so that rankings do not depend on the order
+	// in which a batch happened to index documents.
+	req.SortBy([]string{"-_score", "_id"})
 	res, err := k.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)

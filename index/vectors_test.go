@@ -164,3 +164,26 @@ func TestDocumentText(t *testing.T) {
 		t.Errorf("DocumentText = %q, want %q", got, want)
 	}
 }
+
+func TestSnapshotMatchesChromem(t *testing.T) {
+	ctx := context.Background()
+	vs, _ := OpenVectors("")
+	cat := mustCatalog(t, smallCatalog)
+	if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"issue", "message channel", "file repository contents"} {
+		for _, scope := range [][2]string{{"", ""}, {"github", ""}, {"github", "issues"}} {
+			a, err1 := vs.Query(ctx, testCol, hashVec(q), 4, scope[0], scope[1])
+			b, err2 := vs.QueryChromem(ctx, testCol, hashVec(q), 4, scope[0], scope[1])
+			if err1 != nil || err2 != nil || len(a) != len(b) {
+				t.Fatalf("Query(%q, %v) = %v, %v; chromem %v, %v", q, scope, a, err1, b, err2)
+			}
+			for i := range a {
+				if a[i].Similarity-b[i].Similarity > 1e-5 || b[i].Similarity-a[i].Similarity > 1e-5 {
+					t.Errorf("Query(%q, %v)[%d] similarity %f, chromem %f", q, scope, i, a[i].Similarity, b[i].Similarity)
+				}
+			}
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sort"
 	"testing"
+	"time"
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
@@ -31,13 +33,18 @@ func BenchmarkBuild(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				_, _, err = Build(context.Background(), BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})})
+				eng, _, err := Build(context.Background(), BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})})
 				if err != nil {
+					b.Fatal(err)
+				}
+				// Load the vector snapshot too, as the first query would.
+				if _, err := eng.Search(context.Background(), Request{Query: "warm up"}); err != nil {
 					b.Fatal(err)
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&after)
 				heap = after.HeapAlloc - min(before.HeapAlloc, after.HeapAlloc)
+				runtime.KeepAlive(eng)
 				store.Close()
 			}
 			b.ReportMetric(float64(heap)/(1<<20), "MiB-heap")
@@ -64,11 +71,17 @@ func BenchmarkQuery(b *testing.B) {
 		queries := synth.Queries(256, 2)
 		for _, mode := range Modes {
 			b.Run(fmt.Sprintf("mode=%s/tools=%d", mode, n), func(b *testing.B) {
+				lat := make([]float64, 0, b.N)
 				for i := 0; i < b.N; i++ {
+					start := time.Now()
 					if _, err := eng.Search(context.Background(), Request{Query: queries[i%len(queries)], Mode: mode, Limit: 10}); err != nil {
 						b.Fatal(err)
 					}
+					lat = append(lat, float64(time.Since(start).Microseconds())/1000)
 				}
+				sort.Float64s(lat)
+				b.ReportMetric(lat[len(lat)/2], "p50-ms")
+				b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
 			})
 		}
 		store.Close()

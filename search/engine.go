@@ -240,11 +240,15 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	var kwErr error
 	kwQuery := index.KeywordQuery{
 		Text: q, Domain: req.Domain, Group: req.Group, Size: depth,
-		Weights: p.Fields, Fuzzy: p.Fuzzy, Explain: req.Explain,
+		Weights: p.Fields, Explain: req.Explain,
 	}
 	if mode == Hybrid {
+		// No fuzzy matching in hybrid: the semantic list's character
+		// trigrams already catch misspellings, and fuzzy term expansion
+		// triples the keyword cost (BENCHMARKS.md).
 		kwHits, kwErr = e.kw.Search(ctx, kwQuery)
 	}
+	kwQuery.Fuzzy = p.Fuzzy
 	wg.Wait()
 	if mode != Keyword {
 		if vecErr != nil {

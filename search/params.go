@@ -18,8 +18,8 @@ type Params struct {
 	// DomainBoost is added to the fused score of the tools of a domain the
 	// query names ("reopen gitlab issue 14"); negative turns it off.
 	DomainBoost float64 `json:"domain_boost,omitempty"`
-	// Fuzzy is the boost of edit-distance-1 keyword matches (0 turns
-	// them off; negative values are treated as 0).
+	// Fuzzy is the boost of edit-distance-1 matches in keyword mode
+	// (negative turns them off). Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
 	// Fields are the keyword index's field boosts.
 	Fields index.FieldWeights `json:"fields,omitempty"`

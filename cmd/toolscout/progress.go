@@ -48,7 +48,12 @@ func (p *progress) update(done, total int) {
 		p.drawn = true
 		return
 	}
-	if d := done * 10 / total; d > p.last {
+	// Off a terminal, stay quiet for short jobs: report every 10% only once
+	// the job has run for two seconds.
+	if time.Since(p.start) < 2*time.Second && done < total {
+		return
+	}
+	if d := done * 10 / total; d > p.last && time.Since(p.start) >= 2*time.Second {
 		p.last = d
 		fmt.Fprintf(p.w, "%s: %d/%d\n", p.label, done, total)
 	}

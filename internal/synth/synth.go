@@ -65,3 +65,38 @@ func Queries(n int, seed int64) []string {
 }
 
 func pick(r *rand.Rand, xs []string) string { return xs[r.Intn(len(xs))] }
+
+// LabelledQuery is a synthetic query and the tool it was written from.
+type LabelledQuery struct {
+	Query string
+	Tool  *index.Tool
+}
+
+// LabelledQueries returns n seeded queries, each built from one tool's
+// description with some of its words replaced by others of the vocabulary,
+// so that keyword and semantic ranking both have work to do.
+func LabelledQueries(cat *index.Catalog, n int, seed int64) []LabelledQuery {
+	r := rand.New(rand.NewSource(seed))
+	tools := cat.Tools()
+	out := make([]LabelledQuery, n)
+	for i := range out {
+		t := tools[r.Intn(len(tools))]
+		ws := strings.Fields(strings.ToLower(strings.Trim(t.Description, ".")))
+		var q []string
+		for _, w := range ws {
+			switch x := r.Float64(); {
+			case x < 0.35:
+				continue // dropped
+			case x < 0.5:
+				q = append(q, pick(r, words)) // noise
+			default:
+				q = append(q, strings.Trim(w, ".,"))
+			}
+			if len(q) == 8 {
+				break
+			}
+		}
+		out[i] = LabelledQuery{Query: strings.Join(q, " "), Tool: t}
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildBinary builds toolscout once per test run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "toolscout")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// nodeClient returns the path of the TypeScript SDK client script, or
+// skips the test when npm packages are not installed (outside CI only).
+func nodeClient(t *testing.T) string {
+	t.Helper()
+	root, _ := filepath.Abs("../..")
+	if _, err := exec.LookPath("node"); err != nil {
+		needNode(t, "node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(root, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		needNode(t, "npm packages are missing: run `npm ci` (make test does)")
+	}
+	return filepath.Join(root, "cmd", "toolscout", "testdata", "e2e_client.mjs")
+}
+
+func needNode(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+type e2eOutput struct {
+	Server       map[string]any `json:"server"`
+	Instructions string         `json:"instructions"`
+	Tools        []struct {
+		Name        string         `json:"name"`
+		Annotations map[string]any `json:"annotations"`
+	} `json:"tools"`
+	Contents struct {
+		Domains []struct {
+			Name      string `json:"name"`
+			ToolCount int    `json:"tool_count"`
+		} `json:"domains"`
+		TotalTools int `json:"total_tools"`
+	} `json:"contents"`
+	Query struct {
+		SearchMode string `json:"search_mode"`
+		Embedder   string `json:"embedder"`
+		Results    []struct {
+			Name, Domain, Group, Summary string
+		} `json:"results"`
+	} `json:"query"`
+	Domain struct {
+		Domain string                  `json:"domain"`
+		Tools  []struct{ Name string } `json:"tools"`
+	} `json:"domain"`
+	Schema struct {
+		Tools []struct {
+			Name        string         `json:"name"`
+			InputSchema map[string]any `json:"inputSchema"`
+		} `json:"tools"`
+	} `json:"schema"`
+	Unknown struct {
+		IsError bool                    `json:"isError"`
+		Content []struct{ Text string } `json:"content"`
+	} `json:"unknown"`
+}
+
+func checkE2E(t *testing.T, raw []byte) {
+	t.Helper()
+	var out e2eOutput
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("client output %q: %v", raw, err)
+	}
+	var names []string
+	for _, tool := range out.Tools {
+		names = append(names, tool.Name)
+	}
+	if strings.Join(names, ",") != "discover_tools,execute_tool,get_tool_schema" {
+		t.Errorf("tools/list = %v, want exactly the three meta-tools", names)
+	}
+	if out.Server["name"] != "toolscout" || !strings.Contains(out.Instructions, "discover_tools") {
+		t.Errorf("server %v, instructions %q", out.Server, out.Instructions)
+	}
+	if out.Contents.TotalTools < 300 || len(out.Contents.Domains) < 15 {
+		t.Errorf("contents: %d tools in %d domains", out.Contents.TotalTools, len(out.Contents.Domains))
+	}
+	if out.Query.SearchMode != "hybrid" || out.Query.Embedder != "builtin/hash-v1" || len(out.Query.Results) != 3 ||
+		out.Query.Results[0].Name != "kubernetes__rollout_restart" || out.Query.Results[0].Summary == "" {
+		t.Errorf("query answer = %+v", out.Query)
+	}
+	if out.Domain.Domain != "weather" || len(out.Domain.Tools) != 5 {
+		t.Errorf("domain answer = %+v", out.Domain)
+	}
+	if len(out.Schema.Tools) != 1 || out.Schema.Tools[0].InputSchema["type"] != "object" {
+		t.Errorf("schema answer = %+v", out.Schema)
+	}
+	if !out.Unknown.IsError || len(out.Unknown.Content) == 0 || !strings.Contains(out.Unknown.Content[0].Text, "did you mean kubernetes__rollout_restart") {
+		t.Errorf("unknown tool answer = %+v", out.Unknown)
+	}
+}
+
+func TestEndToEndStdio(t *testing.T) {
+	client := nodeClient(t)
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", client, "stdio", bin, "serve", "--embedder", "builtin", "--data-dir", t.TempDir())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client over stdio: %v\n%s", err, out)
+	}
+	checkE2E(t, out)
+}
+
+func TestEndToEndHTTP(t *testing.T) {
+	client := nodeClient(t)
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--embedder", "builtin", "--data-dir", t.TempDir())
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+	}()
+	urlRE := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
+	sc := bufio.NewScanner(stderr)
+	url := ""
+	for sc.Scan() {
+		if m := urlRE.FindString(sc.Text()); m != "" {
+			url = m
+			break
+		}
+	}
+	if url == "" {
+		t.Fatal("serve --http printed no URL")
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	out, err := exec.CommandContext(ctx, "node", client, "http", url).Output()
+	if err != nil {
+		t.Fatalf("node client over HTTP: %v\n%s", err, out)
+	}
+	checkE2E(t, out)
+}

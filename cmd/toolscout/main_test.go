@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), args, &stdout, &stderr)
+	code := exitCode(err, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, c.name, "--help")
+			if code != 0 || !strings.Contains(stderr, "Usage: toolscout "+c.name) || !strings.Contains(stderr, "-data-dir") {
+				t.Errorf("%s --help: exit %d, stderr %q", c.name, code, stderr)
+			}
+		})
+	}
+	_, stderr, code := runCLI(t, "--help")
+	if code != 0 || !strings.Contains(stderr, "Commands:") {
+		t.Errorf("--help: exit %d, %q", code, stderr)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command given"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"search", "--data-dir", dir}, "search needs a QUERY"},
+		{[]string{"search", "--data-dir", dir, "--mode", "vector", "x"}, "keyword, semantic or hybrid"},
+		{[]string{"search", "--data-dir", dir, "--limit", "0", "x"}, "--limit 0"},
+		{[]string{"search", "--data-dir", dir, "--embedder", "gpt", "x"}, `--embedder "gpt"`},
+		{[]string{"search", "--nope", "x"}, "flag provided but not defined"},
+		{[]string{"eval", "--format", "pdf"}, `--format "pdf"`},
+		{[]string{"eval", "--k", "1,x"}, "--k"},
+		{[]string{"index", "extra"}, "takes no arguments"},
+		{[]string{"serve", "--expose", "eager"}, "--expose"},
+	}
+	for _, tc := range tests {
+		_, stderr, code := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("toolscout %v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestSearchCommand(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := runCLI(t, "index", "--data-dir", dir, "--embedder", "builtin")
+	if code != 0 || !strings.Contains(stdout, "302 added") {
+		t.Fatalf("index: exit %d, %s %s", code, stdout, stderr)
+	}
+	stdout, _, _ = runCLI(t, "index", "--data-dir", dir, "--embedder", "builtin")
+	if !strings.Contains(stdout, "0 added, 0 changed, 0 removed, 302 unchanged") {
+		t.Errorf("second index run re-indexed: %s", stdout)
+	}
+	stdout, stderr, code = runCLI(t, "search", "--data-dir", dir, "--embedder", "builtin", "--json", "--explain", "--limit", "3", "restart the web deployment")
+	if code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Mode     string `json:"search_mode"`
+		Embedder string `json:"embedder"`
+		Results  []struct {
+			Name, Domain, Group, Summary string
+			Score                        float64
+			Explanation                  map[string]any
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("search --json output %q: %v", stdout, err)
+	}
+	if out.Mode != "hybrid" || out.Embedder != "builtin/hash-v1" || len(out.Results) != 3 {
+		t.Fatalf("search --json = %+v", out)
+	}
+	r := out.Results[0]
+	if r.Name != "kubernetes__rollout_restart" || r.Domain != "kubernetes" || r.Group != "workloads" || r.Score <= 0 || r.Explanation == nil {
+		t.Errorf("first result = %+v", r)
+	}
+	stdout, _, code = runCLI(t, "search", "--data-dir", dir, "--embedder", "builtin", "--mode", "keyword", "--domain", "github", "pull request")
+	if code != 0 || !strings.Contains(stdout, "github__") || strings.Contains(stdout, "gitlab__") {
+		t.Errorf("search --domain github: %s", stdout)
+	}
+}
+
+func TestCatalogErrorsReachTheUser(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "cat.json")
+	os.WriteFile(bad, []byte(`{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"string"}}]}]}`), 0o644)
+	_, stderr, code := runCLI(t, "search", "--data-dir", filepath.Join(dir, "data"), "--catalog", bad, "x")
+	if code != 1 || !strings.Contains(stderr, "cat.json: domains[0].tools[0].inputSchema") {
+		t.Errorf("bad catalog: exit %d, %q", code, stderr)
+	}
+}
+
+func TestEvalCommandJSON(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.json")
+	_, stderr, code := runCLI(t, "eval", "--embedder", "builtin", "--modes", "keyword,hybrid", "--format", "json", "--out", out)
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Datasets []struct {
+			Name string
+			Runs []struct {
+				Mode    string
+				Metrics map[string]float64
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Datasets) != 3 || rep.Datasets[0].Name != "builtin" || len(rep.Datasets[0].Runs) != 2 || rep.Datasets[0].Runs[1].Metrics["ndcg@10"] <= 0 {
+		t.Errorf("report = %+v", rep)
+	}
+}

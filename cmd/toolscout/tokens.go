@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/toolscout/toolscout/server"
+)
+
+func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var g globalFlags
+	fs := newFlagSet("tokens", "tokens [flags]\n\nCounts what a client pays in context tokens (o200k_base): tools/list with\nevery tool's schema (eager) against toolscout's three meta-tools, and typical\nanswers.", stderr)
+	g.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	query := fs.String("query", "create an issue for a bug", "query for the typical discover and schema answers")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("tokens takes no arguments, got %q", pos)
+	}
+	log, err := g.logger(stderr)
+	if err != nil {
+		return err
+	}
+	eng, store, _, err := g.openEngine(ctx, stderr, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	rep, err := server.New(server.Options{Engine: eng, Version: version}).CountTokens(ctx, *query)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(stdout, "%d tools in %d domains, tokens counted with %s\n\n", rep.Tools, rep.Domains, rep.Encoding)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "tools/list, eager (every tool with its schema)\t%d\t\n", rep.EagerToolsList)
+	fmt.Fprintf(tw, "tools/list, toolscout meta-tools\t%d\t\n", rep.MetaToolsList)
+	fmt.Fprintf(tw, "server instructions\t%d\t\n", rep.Instructions)
+	fmt.Fprintf(tw, "discover_tools, no arguments\t%d\t\n", rep.DiscoverContents)
+	fmt.Fprintf(tw, "discover_tools, query %q, limit 5\t%d\t\n", *query, rep.DiscoverQuery)
+	fmt.Fprintf(tw, "get_tool_schema, one tool\t%d\t\n", rep.GetToolSchema)
+	tw.Flush()
+	fmt.Fprintf(stdout, "\nmeta mode saves %.1f%% of the up-front tools/list cost\n", rep.Saved*100)
+	return nil
+}

@@ -1,0 +1,58 @@
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/synth"
+)
+
+type randomEmbedder struct{ dims int }
+
+func (r randomEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
+	rng := rand.New(rand.NewSource(int64(len(texts))))
+	out := make([][]float32, len(texts))
+	for i := range out {
+		v := make([]float32, r.dims)
+		for j := range v {
+			v[j] = rng.Float32() - 0.5
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// BenchmarkVectorQuery compares chromem-go's query path with the snapshot
+// scan toolscout uses, at 384 dimensions (the built-in embedder's size).
+func BenchmarkVectorQuery(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		cat, err := synth.Catalog(n, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vs, _ := index.OpenVectors("")
+		col := index.Collection{Provider: "bench", Model: "random", Dims: 384}
+		if _, err := vs.Sync(context.Background(), col, cat, randomEmbedder{384}, index.VectorSyncOptions{BatchSize: 500}); err != nil {
+			b.Fatal(err)
+		}
+		q, _ := randomEmbedder{384}.EmbedDocuments(context.Background(), []string{"q"})
+		for _, path := range []string{"chromem", "snapshot"} {
+			b.Run(fmt.Sprintf("path=%s/tools=%d", path, n), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					var err error
+					if path == "chromem" {
+						_, err = vs.QueryChromem(context.Background(), col, q[0], 50, "", "")
+					} else {
+						_, err = vs.Query(context.Background(), col, q[0], 50, "", "")
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

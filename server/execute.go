@@ -1,0 +1,78 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+// ExecuteArgs are execute_tool's arguments.
+type ExecuteArgs struct {
+	ToolName  string         `json:"tool_name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs) (*mcp.CallToolResult, any, error) {
+	if args.ToolName == "" {
+		return nil, nil, errors.New("pass tool_name; find names with discover_tools")
+	}
+	t, serr := resolve(s.eng.Catalog(), args.ToolName)
+	if serr != nil {
+		return nil, nil, errors.New(serr.Error)
+	}
+	if args.Arguments == nil {
+		args.Arguments = map[string]any{}
+	}
+	if err := ValidateArguments(t, args.Arguments); err != nil {
+		return nil, nil, err
+	}
+	if s.exec == nil {
+		return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it. Connect its server with --config to run it.", t.QualifiedName), nil, nil
+	}
+	res, err := s.exec.Execute(ctx, req, t, args.Arguments)
+	if err != nil {
+		if errors.Is(err, ErrNotExecutable) {
+			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), nil, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return errorResult("%s failed: %v", t.QualifiedName, err), nil, nil
+	}
+	return res, nil, nil
+}
+
+// ValidateArguments checks args against the tool's input schema and says
+// which field is wrong and why. Schemas the validator cannot read (another
+// JSON Schema draft, remote references) are not enforced: the upstream
+// server still validates.
+func ValidateArguments(t *index.Tool, args map[string]any) error {
+	rs, err := resolvedSchema(t)
+	if err != nil || rs == nil {
+		return nil
+	}
+	if err := rs.Validate(args); err != nil {
+		return fmt.Errorf("invalid arguments for %s: %v. Call get_tool_schema for its schema", t.QualifiedName, err)
+	}
+	return nil
+}
+
+func resolvedSchema(t *index.Tool) (*jsonschema.Resolved, error) {
+	var raw map[string]any
+	if err := json.Unmarshal(t.InputSchema, &raw); err != nil {
+		return nil, err
+	}
+	delete(raw, "$schema") // draft-07 schemas validate the same for tool arguments
+	data, _ := json.Marshal(raw)
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(data, &sch); err != nil {
+		return nil, err
+	}
+	return sch.Resolve(nil)
+}

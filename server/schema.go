@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+)
+
+// SchemaArgs are get_tool_schema's arguments.
+type SchemaArgs struct {
+	ToolName  string   `json:"tool_name,omitempty"`
+	ToolNames []string `json:"tool_names,omitempty"`
+}
+
+// ToolSchema is one tool's full description.
+type ToolSchema struct {
+	Name         string          `json:"name"`
+	Domain       string          `json:"domain"`
+	Group        string          `json:"group,omitempty"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// SchemaError is a name get_tool_schema could not resolve.
+type SchemaError struct {
+	ToolName   string   `json:"tool_name"`
+	Error      string   `json:"error"`
+	Candidates []string `json:"candidates,omitempty"`
+}
+
+// SchemaAnswer is get_tool_schema's answer.
+type SchemaAnswer struct {
+	Tools  []ToolSchema  `json:"tools"`
+	Errors []SchemaError `json:"errors,omitempty"`
+}
+
+// MaxBatch is the most tools one get_tool_schema call describes.
+const MaxBatch = 20
+
+func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args SchemaArgs) (*mcp.CallToolResult, any, error) {
+	names := args.ToolNames
+	if args.ToolName != "" {
+		names = append([]string{args.ToolName}, names...)
+	}
+	if len(names) == 0 {
+		return nil, nil, errors.New("pass tool_name (one tool) or tool_names (several); find names with discover_tools")
+	}
+	if len(names) > MaxBatch {
+		return nil, nil, fmt.Errorf("%d tool names: ask for at most %d at a time", len(names), MaxBatch)
+	}
+	cat := s.eng.Catalog()
+	out := SchemaAnswer{Tools: []ToolSchema{}}
+	for _, name := range names {
+		t, serr := resolve(cat, name)
+		if serr != nil {
+			out.Errors = append(out.Errors, *serr)
+			continue
+		}
+		out.Tools = append(out.Tools, ToolSchema{
+			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
+			Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+		})
+	}
+	if len(out.Tools) == 0 {
+		msgs := make([]string, len(out.Errors))
+		for i, e := range out.Errors {
+			msgs[i] = e.Error
+		}
+		return nil, nil, errors.New(strings.Join(msgs, "\n"))
+	}
+	return nil, out, nil
+}
+
+// resolve finds a tool by qualified name, domain/tool or unique bare name,
+// or says why not: did-you-mean names for unknown ones, the qualified
+// candidates for ambiguous ones.
+func resolve(cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
+	t, err := cat.Resolve(name)
+	if err == nil {
+		return t, nil
+	}
+	var amb *index.AmbiguousError
+	if errors.As(err, &amb) {
+		var cands []string
+		for _, c := range amb.Candidates {
+			cands = append(cands, c.QualifiedName)
+		}
+		return nil, &SchemaError{ToolName: name, Candidates: cands,
+			Error: fmt.Sprintf("tool %q exists in %d domains: use one of %s", name, len(cands), strings.Join(cands, ", "))}
+	}
+	sugg := search.Suggest(cat, name, 3)
+	msg := fmt.Sprintf("unknown tool %q", name)
+	if len(sugg) > 0 {
+		msg += fmt.Sprintf("; did you mean %s?", strings.Join(sugg, ", "))
+	}
+	msg += " Search with discover_tools and a query to find tools."
+	return nil, &SchemaError{ToolName: name, Error: msg, Candidates: sugg}
+}

@@ -1,0 +1,346 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+)
+
+const testCatalog = `{"domains":[
+ {"name":"github","description":"GitHub repositories and issues","tools":[
+  {"name":"create_issue","description":"Open a new issue in a repository. Labels and assignees are optional.","group":"issues",
+   "inputSchema":{"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string","minLength":1},"labels":{"type":"array","items":{"type":"string"}}},"required":["repo","title"]}},
+  {"name":"list_issues","description":"List the issues of a repository.","group":"issues","inputSchema":{"type":"object"}},
+  {"name":"get_file_contents","description":"Read a file from a repository.","group":"repos","inputSchema":{"type":"object"},
+   "outputSchema":{"type":"object","properties":{"content":{"type":"string"}}}}]},
+ {"name":"jira","description":"Jira tickets","tools":[
+  {"name":"create_issue","description":"Create a Jira ticket.","inputSchema":{"type":"object","properties":{"summary":{"type":"string"}}}}]},
+ {"name":"weather","description":"Weather forecasts","tools":[
+  {"name":"get_forecast","description":"Get the weather forecast for a city.","inputSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"annotations":{"readOnlyHint":true}}]}]}`
+
+func testEngine(t *testing.T, js string, emb embed.Embedder) *search.Engine {
+	t.Helper()
+	specs, err := index.ParseCatalog("test", []byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := index.OpenStore("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+// connect runs srv on in-memory transports and returns a client session.
+func connect(t *testing.T, srv *Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(%s, %v): %v", name, args, err)
+	}
+	return res
+}
+
+// structured returns the structured content as JSON with sorted keys.
+func structured(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// normalize re-encodes JSON with sorted keys.
+func normalize(t *testing.T, js string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatalf("bad JSON %s: %v", js, err)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func TestToolsList(t *testing.T) {
+	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if tool.Annotations == nil {
+			t.Errorf("%s has no annotations", tool.Name)
+		}
+	}
+	if strings.Join(names, ",") != "discover_tools,execute_tool,get_tool_schema" {
+		t.Errorf("tools/list = %v, want exactly the three meta-tools", names)
+	}
+	for _, tool := range res.Tools {
+		ro := tool.Annotations.ReadOnlyHint
+		if (tool.Name == ExecuteTool) == ro {
+			t.Errorf("%s readOnlyHint = %v", tool.Name, ro)
+		}
+	}
+	init := cs.InitializeResult()
+	if !strings.Contains(init.Instructions, "discover_tools") || !strings.Contains(init.Instructions, "github, jira, weather") {
+		t.Errorf("instructions = %q, want the workflow and the domains", init.Instructions)
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))}))
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"contents", map[string]any{},
+			`{"domains":[{"name":"github","description":"GitHub repositories and issues","tool_count":3,"groups":["issues","repos"]},{"name":"jira","description":"Jira tickets","tool_count":1},{"name":"weather","description":"Weather forecasts","tool_count":1}],"total_tools":5}`},
+		{"domain", map[string]any{"domain": "github"},
+			`{"domain":"github","tools":[{"name":"github__create_issue","group":"issues","summary":"Open a new issue in a repository."},{"name":"github__list_issues","group":"issues","summary":"List the issues of a repository."},{"name":"github__get_file_contents","group":"repos","summary":"Read a file from a repository."}]}`},
+		{"domain and group", map[string]any{"domain": "github", "group": "repos"},
+			`{"domain":"github","group":"repos","tools":[{"name":"github__get_file_contents","group":"repos","summary":"Read a file from a repository."}]}`},
+		{"domain with limit", map[string]any{"domain": "github", "limit": 1},
+			`{"domain":"github","tools":[{"name":"github__create_issue","group":"issues","summary":"Open a new issue in a repository."}],"total":3}`},
+		{"query in keyword mode", map[string]any{"query": "weather forecast", "search_mode": "keyword", "limit": 1},
+			`{"query":"weather forecast","search_mode":"keyword","embedder":"none","results":[{"name":"weather__get_forecast","domain":"weather","summary":"Get the weather forecast for a city."}]}`},
+		{"query in a domain", map[string]any{"query": "open a ticket", "domain": "jira"},
+			`{"query":"open a ticket","search_mode":"hybrid","embedder":"builtin/hash-v1","results":[{"name":"jira__create_issue","domain":"jira","summary":"Create a Jira ticket."}]}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, cs, DiscoverTools, tc.args)
+			if res.IsError {
+				t.Fatalf("error: %s", text(res))
+			}
+			if got := structured(t, res); got != normalize(t, tc.want) {
+				t.Errorf("structuredContent =\n%s\nwant\n%s", got, tc.want)
+			}
+			if text(res) != tc.want {
+				t.Errorf("text content = %s, want the same compact JSON", text(res))
+			}
+		})
+	}
+}
+
+func TestDiscoverHybridFallback(t *testing.T) {
+	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	res := call(t, cs, DiscoverTools, map[string]any{"query": "will it rain", "search_mode": "semantic"})
+	var got SearchAnswer
+	json.Unmarshal([]byte(structured(t, res)), &got)
+	if got.SearchMode != "keyword" || !strings.Contains(got.Notice, "ranked by keyword") {
+		t.Errorf("answer = %+v, want keyword mode with a notice", got)
+	}
+}
+
+func TestDiscoverErrors(t *testing.T) {
+	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	tests := []struct {
+		name string
+		args map[string]any
+		want []string
+	}{
+		{"unknown domain", map[string]any{"domain": "githubb"}, []string{`unknown domain "githubb"`, `did you mean "github"`, "valid domains: github, jira, weather"}},
+		{"unknown group", map[string]any{"domain": "github", "group": "wiki"}, []string{`unknown group "wiki"`, "valid groups: issues, repos"}},
+		{"group without domain", map[string]any{"group": "issues"}, []string{"needs a domain"}},
+		{"bad mode", map[string]any{"query": "x", "search_mode": "vector"}, []string{"search_mode", "hybrid keyword semantic"}},
+		{"mode without query", map[string]any{"search_mode": "keyword"}, []string{"needs a query"}},
+		{"limit out of range", map[string]any{"query": "x", "limit": 1000}, []string{"limit", "maximum"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, cs, DiscoverTools, tc.args)
+			if !res.IsError {
+				t.Fatalf("no error for %v: %s", tc.args, text(res))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(text(res), w) {
+					t.Errorf("error %q does not contain %q", text(res), w)
+				}
+			}
+		})
+	}
+}
+
+func TestGetToolSchema(t *testing.T) {
+	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	res := call(t, cs, GetToolSchema, map[string]any{"tool_name": "get_forecast"})
+	want := `{"tools":[{"name":"weather__get_forecast","domain":"weather","description":"Get the weather forecast for a city.","inputSchema":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"},"annotations":{"readOnlyHint":true}}]}`
+	if text(res) != want {
+		t.Errorf("text content = %s, want %s", text(res), want)
+	}
+	if got := structured(t, res); got != normalize(t, want) {
+		t.Errorf("single schema =\n%s\nwant\n%s", got, want)
+	}
+	// Batch with an output schema, a typo and an ambiguous name.
+	res = call(t, cs, GetToolSchema, map[string]any{"tool_names": []string{"github__get_file_contents", "get_forcast", "create_issue"}})
+	if res.IsError {
+		t.Fatalf("batch with one good name is an error: %s", text(res))
+	}
+	var got SchemaAnswer
+	json.Unmarshal([]byte(structured(t, res)), &got)
+	if len(got.Tools) != 1 || string(got.Tools[0].OutputSchema) != `{"properties":{"content":{"type":"string"}},"type":"object"}` {
+		t.Errorf("batch tools = %+v, want get_file_contents with its output schema", got.Tools)
+	}
+	if len(got.Errors) != 2 || got.Errors[0].Candidates[0] != "weather__get_forecast" ||
+		strings.Join(got.Errors[1].Candidates, ",") != "github__create_issue,jira__create_issue" {
+		t.Errorf("batch errors = %+v, want a did-you-mean and the ambiguous candidates", got.Errors)
+	}
+	res = call(t, cs, GetToolSchema, map[string]any{"tool_name": "jira/create_issue"})
+	if res.IsError || !strings.Contains(structured(t, res), `"name":"jira__create_issue"`) {
+		t.Errorf("domain/tool form: %s", text(res))
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"tool_name": "zzzzzzzzzzzzzzzz"}, "discover_tools"},
+		{map[string]any{"tool_name": "create_issue"}, "use one of github__create_issue, jira__create_issue"},
+		{map[string]any{}, "pass tool_name"},
+		{map[string]any{"tool_name": "list_isues"}, "did you mean github__list_issues"},
+	} {
+		res := call(t, cs, GetToolSchema, tc.args)
+		if !res.IsError || !strings.Contains(text(res), tc.want) {
+			t.Errorf("get_tool_schema(%v) = %v %q, want an error containing %q", tc.args, res.IsError, text(res), tc.want)
+		}
+	}
+}
+
+// fakeExecutor runs every tool by echoing its arguments; it refuses the
+// jira domain like a catalog-only domain.
+type fakeExecutor struct{ calls int }
+
+func (f *fakeExecutor) Execute(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+	if t.Domain == "jira" {
+		return nil, ErrNotExecutable
+	}
+	if t.Domain == "weather" {
+		return nil, errors.New("upstream weather is unavailable; other domains still work")
+	}
+	f.calls++
+	b, _ := json.Marshal(args)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.QualifiedName + " " + string(b)}}, StructuredContent: args}, nil
+}
+
+func TestExecuteTool(t *testing.T) {
+	ex := &fakeExecutor{}
+	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil), Executor: ex}))
+	res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "github__create_issue", "arguments": map[string]any{"repo": "a/b", "title": "Crash"}})
+	if res.IsError || text(res) != `github__create_issue {"repo":"a/b","title":"Crash"}` || structured(t, res) != `{"repo":"a/b","title":"Crash"}` {
+		t.Errorf("execute = %v %q %s", res.IsError, text(res), structured(t, res))
+	}
+	tests := []struct {
+		name string
+		args map[string]any
+		want []string
+	}{
+		{"missing required", map[string]any{"tool_name": "github__create_issue", "arguments": map[string]any{"repo": "a/b"}}, []string{"invalid arguments for github__create_issue", "title", "get_tool_schema"}},
+		{"wrong type", map[string]any{"tool_name": "github__create_issue", "arguments": map[string]any{"repo": 5, "title": "x"}}, []string{"repo", "string"}},
+		{"constraint", map[string]any{"tool_name": "github__create_issue", "arguments": map[string]any{"repo": "a", "title": ""}}, []string{"title"}},
+		{"no arguments", map[string]any{"tool_name": "weather__get_forecast"}, []string{"city"}},
+		{"unknown tool", map[string]any{"tool_name": "github__create_isue"}, []string{"did you mean github__create_issue"}},
+		{"ambiguous", map[string]any{"tool_name": "create_issue", "arguments": map[string]any{}}, []string{"use one of"}},
+		{"catalog only", map[string]any{"tool_name": "jira__create_issue", "arguments": map[string]any{}}, []string{"listed from a catalog and cannot run"}},
+		{"upstream failure", map[string]any{"tool_name": "weather__get_forecast", "arguments": map[string]any{"city": "Oslo"}}, []string{"unavailable", "other domains still work"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := ex.calls
+			res := call(t, cs, ExecuteTool, tc.args)
+			if !res.IsError {
+				t.Fatalf("execute(%v) succeeded: %s", tc.args, text(res))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(text(res), w) {
+					t.Errorf("error %q does not contain %q", text(res), w)
+				}
+			}
+			if ex.calls != before {
+				t.Error("the executor ran although the call was rejected")
+			}
+		})
+	}
+	// No executor at all: catalog-only server.
+	cs = connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	res = call(t, cs, ExecuteTool, map[string]any{"tool_name": "weather__get_forecast", "arguments": map[string]any{"city": "Oslo"}})
+	if !res.IsError || !strings.Contains(text(res), "cannot run here") {
+		t.Errorf("catalog-only execute = %v %q", res.IsError, text(res))
+	}
+}
+
+func TestTokenBudget(t *testing.T) {
+	cat, err := index.BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := index.OpenStore("")
+	defer store.Close()
+	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := New(Options{Engine: eng}).CountTokens(context.Background(), "create an issue for a bug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.MetaToolsList > 350 {
+		t.Errorf("meta tools/list = %d tokens, want ≤ 350", rep.MetaToolsList)
+	}
+	if rep.Instructions > 150 {
+		t.Errorf("instructions = %d tokens, want ≤ 150", rep.Instructions)
+	}
+	if rep.EagerToolsList < 20*rep.MetaToolsList {
+		t.Errorf("eager tools/list = %d tokens, meta = %d: the built-in catalog should cost far more eagerly", rep.EagerToolsList, rep.MetaToolsList)
+	}
+	if rep.DiscoverQuery == 0 || rep.GetToolSchema == 0 || rep.DiscoverContents == 0 {
+		t.Errorf("typical answers not counted: %+v", rep)
+	}
+}

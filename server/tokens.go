@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+)
+
+func searchRequest(q string) search.Request { return search.Request{Query: q, Limit: 1} }
+
+// TokenReport is what a client pays in context tokens, counted with the
+// o200k_base BPE vocabulary (compiled into the binary, no download).
+type TokenReport struct {
+	Encoding string `json:"encoding"`
+	Tools    int    `json:"tools"`
+	Domains  int    `json:"domains"`
+	// EagerToolsList is tools/list with every tool and its full schema.
+	EagerToolsList int `json:"eager_tools_list"`
+	// MetaToolsList is toolscout's tools/list: the three meta-tools.
+	MetaToolsList int `json:"meta_tools_list"`
+	Instructions  int `json:"instructions"`
+	// Typical responses.
+	DiscoverContents int `json:"discover_contents"`
+	DiscoverQuery    int `json:"discover_query"`
+	GetToolSchema    int `json:"get_tool_schema"`
+	// Saved is the fraction of the eager tools/list that meta mode saves,
+	// counting the instructions against it.
+	Saved float64 `json:"saved"`
+	// Extra holds named additions, such as the tools an exposure mode lists
+	// directly.
+	Extra map[string]int `json:"extra,omitempty"`
+}
+
+// EagerTools returns every catalog tool as an MCP tool under its qualified
+// name, as an aggregating proxy would list it.
+func EagerTools(cat *index.Catalog) []*mcp.Tool {
+	out := make([]*mcp.Tool, 0, cat.Len())
+	for _, t := range cat.Tools() {
+		out = append(out, MCPTool(t))
+	}
+	return out
+}
+
+// MCPTool turns a catalog tool into the MCP tool listed under its qualified
+// name.
+func MCPTool(t *index.Tool) *mcp.Tool {
+	mt := &mcp.Tool{Name: t.QualifiedName, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+	if len(t.OutputSchema) > 0 {
+		mt.OutputSchema = t.OutputSchema
+	}
+	if len(t.Annotations) > 0 {
+		var a mcp.ToolAnnotations
+		if json.Unmarshal(t.Annotations, &a) == nil {
+			mt.Annotations = &a
+		}
+	}
+	return mt
+}
+
+// CountTokens measures the server's own tools/list and typical answers
+// through an in-memory client, and the eager alternative.
+func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, error) {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return nil, err
+	}
+	count := func(v any) (int, error) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return 0, err
+		}
+		return enc.Count(string(b))
+	}
+	cat := s.eng.Catalog()
+	rep := &TokenReport{Encoding: string(tokenizer.O200kBase), Tools: cat.Len(), Domains: len(cat.Domains())}
+	if rep.EagerToolsList, err = count(&mcp.ListToolsResult{Tools: EagerTools(cat)}); err != nil {
+		return nil, err
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.mcp.Connect(ctx, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolscout-tokens", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if rep.MetaToolsList, err = count(list); err != nil {
+		return nil, err
+	}
+	if rep.Instructions, err = enc.Count(cs.InitializeResult().Instructions); err != nil {
+		return nil, err
+	}
+	answer := func(name string, args map[string]any) (int, error) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			return 0, err
+		}
+		if res.IsError {
+			return 0, fmt.Errorf("%s: tool error", name)
+		}
+		// The model reads the content; structuredContent carries the same JSON.
+		return count(res.Content)
+	}
+	if rep.DiscoverContents, err = answer(DiscoverTools, map[string]any{}); err != nil {
+		return nil, err
+	}
+	if rep.DiscoverQuery, err = answer(DiscoverTools, map[string]any{"query": query, "limit": 5}); err != nil {
+		return nil, err
+	}
+	resp, err := s.eng.Search(ctx, searchRequest(query))
+	if err == nil && len(resp.Results) > 0 {
+		rep.GetToolSchema, err = answer(GetToolSchema, map[string]any{"tool_name": resp.Results[0].Tool.QualifiedName})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if rep.EagerToolsList > 0 {
+		rep.Saved = 1 - float64(rep.MetaToolsList+rep.Instructions)/float64(rep.EagerToolsList)
+	}
+	return rep, nil
+}
