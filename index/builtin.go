@@ -14,12 +14,15 @@ var builtinCatalogJSON []byte
 func BuiltinCatalogJSON() []byte { return builtinCatalogJSON }
 
 var builtinOnce = sync.OnceValues(func() (*Catalog, error) {
-	specs, err := ParseCatalog("builtin", builtinCatalogJSON)
+	specs, err := BuiltinSpecs()
 	if err != nil {
 		return nil, err
 	}
 	return NewCatalog(specs)
 })
+
+// BuiltinSpecs returns the built-in catalog's domains, to merge with others.
+func BuiltinSpecs() ([]DomainSpec, error) { return ParseCatalog("builtin", builtinCatalogJSON) }
 
 // BuiltinCatalog returns the catalog that ships inside the binary: over 300
 // tools across 26 domains modelled on the MCP servers people run.

@@ -140,6 +140,16 @@ func lineCol(data []byte, offset int64) (int, int) {
 // LoadCatalogFiles reads, parses and validates catalog files. Either every
 // file loads or an error names the first problem; nothing is half-loaded.
 func LoadCatalogFiles(paths []string) (*Catalog, error) {
+	specs, err := LoadCatalogSpecs(paths)
+	if err != nil {
+		return nil, err
+	}
+	return NewCatalog(specs)
+}
+
+// LoadCatalogSpecs reads and parses catalog files, and checks that together
+// they make a valid catalog, returning their domains to merge with others.
+func LoadCatalogSpecs(paths []string) ([]DomainSpec, error) {
 	var all []DomainSpec
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -152,7 +162,10 @@ func LoadCatalogFiles(paths []string) (*Catalog, error) {
 		}
 		all = append(all, specs...)
 	}
-	return NewCatalog(all)
+	if _, err := NewCatalog(all); err != nil {
+		return nil, err
+	}
+	return all, nil
 }
 
 // NewCatalog validates domain specs and builds a catalog. Errors are

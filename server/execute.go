@@ -26,26 +26,34 @@ func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args Exe
 	if serr != nil {
 		return nil, nil, errors.New(serr.Error)
 	}
-	if args.Arguments == nil {
-		args.Arguments = map[string]any{}
+	res, err := s.run(ctx, req, t, args.Arguments)
+	return res, nil, err
+}
+
+// run validates arguments and runs a resolved tool. Tool failures come
+// back as IsError results; the error is for protocol faults and bad
+// arguments (which the typed handler turns into IsError too).
+func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+	if args == nil {
+		args = map[string]any{}
 	}
-	if err := ValidateArguments(t, args.Arguments); err != nil {
-		return nil, nil, err
+	if err := ValidateArguments(t, args); err != nil {
+		return nil, err
 	}
 	if s.exec == nil {
-		return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it. Connect its server with --config to run it.", t.QualifiedName), nil, nil
+		return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it. Connect its server with --config to run it.", t.QualifiedName), nil
 	}
-	res, err := s.exec.Execute(ctx, req, t, args.Arguments)
+	res, err := s.exec.Execute(ctx, req, t, args)
 	if err != nil {
 		if errors.Is(err, ErrNotExecutable) {
-			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), nil, nil
+			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), nil
 		}
 		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return errorResult("%s failed: %v", t.QualifiedName, err), nil, nil
+		return errorResult("%s failed: %v", t.QualifiedName, err), nil
 	}
-	return res, nil, nil
+	return res, nil
 }
 
 // ValidateArguments checks args against the tool's input schema and says

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,8 +36,16 @@ var ErrNotExecutable = errors.New("tool has no upstream server")
 // Options configures a Server.
 type Options struct {
 	Engine *search.Engine
-	// Executor runs tools; nil means every tool is catalog-only.
+	// Executor runs tools; nil means every tool is catalog-only. A Gateway
+	// given here is also followed: when its tools change, the server
+	// re-indexes (into Store) and updates what tools/list shows.
 	Executor Executor
+	Store    *index.Store
+	// Expose chooses what tools/list shows besides the meta-tools.
+	Expose Exposure
+	// Domains, when set, are the domains the instructions name (a gateway
+	// knows its servers before their tools are listed).
+	Domains []string
 	// Name and Version identify the server to clients.
 	Name, Version string
 	Logger        *slog.Logger
@@ -44,10 +53,16 @@ type Options struct {
 
 // Server is toolscout's MCP server.
 type Server struct {
-	mcp  *mcp.Server
-	eng  *search.Engine
-	exec Executor
-	log  *slog.Logger
+	mcp    *mcp.Server
+	eng    *search.Engine
+	exec   Executor
+	store  *index.Store
+	expose Exposure
+	log    *slog.Logger
+
+	mu      sync.Mutex        // guards direct, enabled and reloads
+	direct  map[string]string // qualified name → hash of tools listed directly
+	enabled map[string]bool   // dynamic mode: "domain" or "domain/group"
 }
 
 // New builds the MCP server with its meta-tools and instructions generated
@@ -64,13 +79,47 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{eng: opts.Engine, exec: opts.Executor, log: log}
+	s := &Server{eng: opts.Engine, exec: opts.Executor, store: opts.Store, expose: opts.Expose, log: log,
+		direct: map[string]string{}, enabled: map[string]bool{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Title: "toolscout", Version: version}, &mcp.ServerOptions{
-		Instructions: Instructions(opts.Engine.Catalog()),
+		Instructions: instructions(opts.Engine.Catalog(), opts.Domains, opts.Expose.Mode),
 		Logger:       log,
 	})
 	s.addMetaTools()
+	if s.expose.Mode == ExposeDynamic {
+		s.addDynamicTools()
+	}
+	s.syncDirectTools()
+	if gw, ok := opts.Executor.(*Gateway); ok {
+		gw.SetOnChange(func() {
+			if err := s.Reload(context.Background(), gw.Specs()); err != nil {
+				s.log.Error("re-index after upstream change failed", "err", err)
+			}
+		})
+	}
 	return s
+}
+
+// Reload re-indexes the server's catalog from domain specs (incrementally:
+// only new and changed tools are embedded) and updates the tools listed
+// directly, which notifies clients with tools/list_changed.
+func (s *Server) Reload(ctx context.Context, specs []index.DomainSpec) error {
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.store == nil {
+		return errors.New("no store to re-index into")
+	}
+	st, err := s.eng.Reindex(ctx, s.store, cat, nil)
+	if err != nil {
+		return err
+	}
+	s.log.Info("re-indexed", "tools", cat.Len(), "keyword", st.Keyword.String(), "vectors", st.Vectors.String())
+	s.syncDirectToolsLocked()
+	return nil
 }
 
 // MCP returns the underlying go-sdk server, to run on a transport.
@@ -78,22 +127,35 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // Instructions tells the client how to use the meta-tools and which domains
 // exist, in about 150 tokens or less.
-func Instructions(cat *index.Catalog) string {
+func Instructions(cat *index.Catalog) string { return instructions(cat, nil, ExposeMeta) }
+
+func instructions(cat *index.Catalog, domains []string, mode string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "This server finds and runs tools from a catalog of %d tools in %d domains. ", cat.Len(), len(cat.Domains()))
+	if domains == nil {
+		for _, d := range cat.Domains() {
+			domains = append(domains, d.Name)
+		}
+		fmt.Fprintf(&b, "This server finds and runs tools from a catalog of %d tools in %d domains. ", cat.Len(), len(domains))
+	} else {
+		fmt.Fprintf(&b, "This server finds and runs tools of %d domains. ", len(domains))
+	}
 	b.WriteString("Workflow: 1) discover_tools with a query describing the task (or a domain to browse); ")
 	b.WriteString("2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments. ")
-	b.WriteString("Skip discovery for tools you have already seen. Domains: ")
+	b.WriteString("Skip discovery for tools you have already seen. ")
+	if mode == ExposeDynamic {
+		b.WriteString("enable_domain lists a domain's tools directly. ")
+	}
+	b.WriteString("Domains: ")
 	const maxListed = 40
-	for i, d := range cat.Domains() {
+	for i, d := range domains {
 		if i == maxListed {
-			fmt.Fprintf(&b, " and %d more", len(cat.Domains())-maxListed)
+			fmt.Fprintf(&b, " and %d more", len(domains)-maxListed)
 			break
 		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(d.Name)
+		b.WriteString(d)
 	}
 	b.WriteString(".")
 	return b.String()

@@ -63,6 +63,34 @@ func MCPTool(t *index.Tool) *mcp.Tool {
 	return mt
 }
 
+// CountToolsList counts the tokens of the server's tools/list answer.
+func (s *Server) CountToolsList(ctx context.Context) (int, error) {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return 0, err
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.mcp.Connect(ctx, st, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolscout-tokens", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		return 0, err
+	}
+	return enc.Count(string(b))
+}
+
 // CountTokens measures the server's own tools/list and typical answers
 // through an in-memory client, and the eager alternative.
 func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, error) {

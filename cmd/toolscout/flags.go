@@ -15,6 +15,7 @@ import (
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server"
 )
 
 // stringList is a repeatable string flag.
@@ -91,12 +92,25 @@ func (g *globalFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), nil
 }
 
+// baseSpecs returns the domains of --catalog files; with neither --catalog
+// nor --config, the built-in catalog's.
+func (g *globalFlags) baseSpecs() ([]index.DomainSpec, error) {
+	if len(g.catalogs) > 0 {
+		return index.LoadCatalogSpecs(g.catalogs)
+	}
+	if len(g.configs) > 0 {
+		return nil, nil
+	}
+	return index.BuiltinSpecs()
+}
+
 // loadCatalog loads --catalog files, or the built-in catalog.
 func (g *globalFlags) loadCatalog() (*index.Catalog, error) {
-	if len(g.catalogs) == 0 {
-		return index.BuiltinCatalog()
+	specs, err := g.baseSpecs()
+	if err != nil {
+		return nil, err
 	}
-	return index.LoadCatalogFiles(g.catalogs)
+	return index.NewCatalog(specs)
 }
 
 // newEmbedder picks the embedder for --embedder.
@@ -147,29 +161,88 @@ func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger) (embed.
 	return nil, usagef("--embedder %q: use auto, ollama or builtin", g.embedder)
 }
 
-// openEngine loads the catalog, picks the embedder, syncs the persistent
-// index and returns a search engine over it.
-func (g *globalFlags) openEngine(ctx context.Context, stderr io.Writer, log *slog.Logger) (*search.Engine, *index.Store, index.StoreStats, error) {
-	cat, err := g.loadCatalog()
+// app is what a command works with: the engine over a synced store and,
+// with --config, the gateway to the upstream servers.
+type app struct {
+	eng    *search.Engine
+	store  *index.Store
+	gw     *server.Gateway // nil without --config
+	gc     *gatewayConfig
+	stats  index.StoreStats
+	domain []string // configured domains, base first
+}
+
+func (a *app) Close() {
+	if a.gw != nil {
+		a.gw.Close()
+	}
+	a.store.Close()
+}
+
+// open loads the catalog files and --config, picks the embedder, syncs the
+// persistent index and returns an engine over it. With waitUpstreams it
+// first connects to every upstream server (each within its connect
+// timeout) so that their tools are indexed; otherwise the gateway is
+// returned unstarted, for serve to start once its server follows it.
+func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logger, waitUpstreams bool) (*app, error) {
+	base, err := g.baseSpecs()
 	if err != nil {
-		return nil, nil, index.StoreStats{}, err
+		return nil, err
+	}
+	a := &app{}
+	for _, d := range base {
+		a.domain = append(a.domain, d.Name)
+	}
+	if len(g.configs) > 0 {
+		gc, err := loadConfigs(g.configs)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range gc.Upstreams {
+			for _, d := range base {
+				if d.Name == u.Domain {
+					return nil, fmt.Errorf("domain %q is both an upstream server in --config and a domain of --catalog %s: rename one", u.Domain, d.Source)
+				}
+			}
+			a.domain = append(a.domain, u.Domain)
+		}
+		a.gc = gc
+		a.gw = server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Base: base, Version: version, Logger: log})
+		if waitUpstreams {
+			a.gw.Start(ctx)
+			a.gw.WaitReady(ctx)
+			base = a.gw.Specs()
+		}
+	}
+	cat, err := index.NewCatalog(base)
+	if err != nil {
+		a.closeGateway()
+		return nil, err
 	}
 	emb, err := g.newEmbedder(ctx, log)
 	if err != nil {
-		return nil, nil, index.StoreStats{}, err
+		a.closeGateway()
+		return nil, err
 	}
-	store, err := index.OpenStore(g.dataDir)
+	a.store, err = index.OpenStore(g.dataDir)
 	if err != nil {
-		return nil, nil, index.StoreStats{}, err
+		a.closeGateway()
+		return nil, err
 	}
 	bar := newProgress(stderr, "embedding "+emb.Info().String())
-	eng, st, err := search.Build(ctx, search.BuildOptions{
-		Store: store, Catalog: cat, Embedder: emb, Progress: bar.update, Logger: log,
+	a.eng, a.stats, err = search.Build(ctx, search.BuildOptions{
+		Store: a.store, Catalog: cat, Embedder: emb, Progress: bar.update, Logger: log,
 	})
 	bar.finish()
 	if err != nil {
-		store.Close()
-		return nil, nil, st, err
+		a.Close()
+		return nil, err
 	}
-	return eng, store, st, nil
+	return a, nil
+}
+
+func (a *app) closeGateway() {
+	if a.gw != nil {
+		a.gw.Close()
+	}
 }

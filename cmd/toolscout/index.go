@@ -23,14 +23,15 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	start := time.Now()
-	eng, store, st, err := g.openEngine(ctx, stderr, log)
+	a, err := g.open(ctx, stderr, log, true)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	cat := eng.Catalog()
-	fmt.Fprintf(stdout, "indexed %d tools in %d domains into %s (%s)\n", cat.Len(), len(cat.Domains()), store.Dir(), time.Since(start).Round(time.Millisecond))
-	fmt.Fprintf(stdout, "keyword (bm25): %s\n", st.Keyword)
-	fmt.Fprintf(stdout, "vectors (%s): %s\n", eng.EmbedderName(), st.Vectors)
+	defer a.Close()
+	cat := a.eng.Catalog()
+	reportUpstreams(stdout, a)
+	fmt.Fprintf(stdout, "indexed %d tools in %d domains into %s (%s)\n", cat.Len(), len(cat.Domains()), a.store.Dir(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "keyword (bm25): %s\n", a.stats.Keyword)
+	fmt.Fprintf(stdout, "vectors (%s): %s\n", a.eng.EmbedderName(), a.stats.Vectors)
 	return nil
 }

@@ -49,7 +49,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"eval", "--format", "pdf"}, `--format "pdf"`},
 		{[]string{"eval", "--k", "1,x"}, "--k"},
 		{[]string{"index", "extra"}, "takes no arguments"},
-		{[]string{"serve", "--expose", "eager"}, "--expose"},
+		{[]string{"serve", "--expose", "everything"}, "--expose"},
+		{[]string{"serve", "--data-dir", dir, "--expose", "core"}, "needs tools to pin"},
 	}
 	for _, tc := range tests {
 		_, stderr, code := runCLI(t, tc.args...)

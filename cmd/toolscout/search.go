@@ -50,12 +50,12 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	eng, store, _, err := g.openEngine(ctx, stderr, log)
+	a, err := g.open(ctx, stderr, log, true)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	resp, err := eng.Search(ctx, search.Request{
+	defer a.Close()
+	resp, err := a.eng.Search(ctx, search.Request{
 		Query: strings.Join(pos, " "), Mode: m, Domain: *domain, Group: *group, Limit: *limit, Explain: *explain,
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,10 +19,12 @@ const version = "0.1.0"
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http.", stderr)
+	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come.", stderr)
 	g.register(fs)
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
-	expose := fs.String("expose", "meta", "what tools/list shows: meta (the three meta-tools)")
+	expose := fs.String("expose", "", "what tools/list shows: "+strings.Join(server.ExposeModes, ", ")+" (default meta, or the config's toolscout.expose)")
+	var pins stringList
+	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or glob to list directly (repeatable)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -29,29 +32,54 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return usagef("serve takes no arguments, got %q", pos)
 	}
-	if *expose != "meta" {
-		return usagef("--expose %q: only meta is available without upstream servers", *expose)
+	if *expose != "" && !validExpose(*expose) {
+		return usagef("--expose %q: use %s", *expose, strings.Join(server.ExposeModes, ", "))
 	}
 	log, err := g.logger(stderr)
 	if err != nil {
 		return err
 	}
-	eng, store, _, err := g.openEngine(ctx, stderr, log)
+	a, err := g.open(ctx, stderr, log, false)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	srv := server.New(server.Options{Engine: eng, Version: version, Logger: log})
-	cat := eng.Catalog()
+	defer a.Close()
+	exp := server.Exposure{Mode: *expose, Pinned: pins}
+	if a.gc != nil {
+		if exp.Mode == "" {
+			exp.Mode = a.gc.Expose
+		}
+		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
+	}
+	if exp.Mode == "" {
+		exp.Mode = server.ExposeMeta
+	}
+	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
+		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
+	}
+	opts := server.Options{Engine: a.eng, Store: a.store, Expose: exp, Version: version, Logger: log}
+	if a.gw != nil {
+		opts.Executor = a.gw
+		opts.Domains = a.domain
+	}
+	srv := server.New(opts)
+	if a.gw != nil {
+		a.gw.Start(ctx)
+	}
+	cat := a.eng.Catalog()
+	what := fmt.Sprintf("%d tools in %d domains, embedder %s, expose %s", cat.Len(), len(cat.Domains()), a.eng.EmbedderName(), exp.Mode)
+	if a.gw != nil {
+		what += fmt.Sprintf(", %d upstream servers connecting", len(a.gc.Upstreams))
+	}
 	if *httpAddr == "" {
-		log.Info("serving over stdio", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", eng.EmbedderName())
+		log.Info("serving over stdio: " + what)
 		err := srv.MCP().Run(ctx, &mcp.StdioTransport{})
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	return serveHTTP(ctx, *httpAddr, srv.MCP(), stderr, fmt.Sprintf("%d tools in %d domains, embedder %s", cat.Len(), len(cat.Domains()), eng.EmbedderName()))
+	return serveHTTP(ctx, *httpAddr, srv.MCP(), stderr, what)
 }
 
 // serveHTTP serves the MCP server over Streamable HTTP at /mcp until ctx is

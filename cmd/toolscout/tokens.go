@@ -27,14 +27,19 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	eng, store, _, err := g.openEngine(ctx, stderr, log)
+	a, err := g.open(ctx, stderr, log, true)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	rep, err := server.New(server.Options{Engine: eng, Version: version}).CountTokens(ctx, *query)
+	defer a.Close()
+	rep, err := server.New(server.Options{Engine: a.eng, Version: version}).CountTokens(ctx, *query)
 	if err != nil {
 		return err
+	}
+	if a.gc != nil {
+		if err := exposureCosts(ctx, a, rep); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -49,7 +54,27 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(tw, "discover_tools, no arguments\t%d\t\n", rep.DiscoverContents)
 	fmt.Fprintf(tw, "discover_tools, query %q, limit 5\t%d\t\n", *query, rep.DiscoverQuery)
 	fmt.Fprintf(tw, "get_tool_schema, one tool\t%d\t\n", rep.GetToolSchema)
+	for _, mode := range server.ExposeModes {
+		if n, ok := rep.Extra["tools_list_"+mode]; ok {
+			fmt.Fprintf(tw, "tools/list with --expose %s\t%d\t\n", mode, n)
+		}
+	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nmeta mode saves %.1f%% of the up-front tools/list cost\n", rep.Saved*100)
+	return nil
+}
+
+// exposureCosts adds what tools/list costs in each exposure mode: core with
+// the config's pinned tools, dynamic before any domain is enabled.
+func exposureCosts(ctx context.Context, a *app, rep *server.TokenReport) error {
+	rep.Extra = map[string]int{}
+	for _, mode := range server.ExposeModes {
+		srv := server.New(server.Options{Engine: a.eng, Version: version, Expose: server.Exposure{Mode: mode, Pinned: a.gc.Pinned}})
+		n, err := srv.CountToolsList(ctx)
+		if err != nil {
+			return err
+		}
+		rep.Extra["tools_list_"+mode] = n
+	}
 	return nil
 }

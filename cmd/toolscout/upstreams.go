@@ -1,11 +1,54 @@
 package main
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
 
-// checkUpstreams checks each upstream server of --config.
+	"github.com/toolscout/toolscout/server"
+)
+
+// checkUpstreams connects to each upstream server of --config and reports
+// its tool count and latency, or what is wrong.
 func (g *globalFlags) checkUpstreams(ctx context.Context) []check {
 	if len(g.configs) == 0 {
 		return nil
 	}
-	return []check{{name: "config", detail: "upstream servers are not supported yet", fix: "remove --config"}}
+	gc, err := loadConfigs(g.configs)
+	if err != nil {
+		return []check{{name: "config", detail: err.Error(), fix: "fix the field named"}}
+	}
+	checks := []check{{name: "config", detail: fmt.Sprintf("%d servers (%d disabled)", len(gc.Upstreams), len(gc.Disabled))}}
+	gw := server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Version: version})
+	gw.Start(ctx)
+	gw.WaitReady(ctx)
+	defer gw.Close()
+	for _, st := range gw.Status() {
+		c := check{name: "upstream", detail: fmt.Sprintf("%s: %d tools in %s", st.Domain, st.Tools, st.Latency.Round(time.Millisecond))}
+		if len(st.Skipped) > 0 {
+			c.detail += fmt.Sprintf(" (%d skipped: %s)", len(st.Skipped), strings.Join(st.Skipped, "; "))
+		}
+		if st.State != "up" {
+			c.detail = fmt.Sprintf("%s: %v", st.Domain, st.Err)
+			c.fix = "check the command or URL of " + st.Domain + " (run it by hand to see its errors)"
+		}
+		checks = append(checks, c)
+	}
+	return checks
+}
+
+// reportUpstreams prints one line per upstream server.
+func reportUpstreams(w io.Writer, a *app) {
+	if a.gw == nil {
+		return
+	}
+	for _, st := range a.gw.Status() {
+		if st.State == "up" {
+			fmt.Fprintf(w, "upstream %s: %d tools\n", st.Domain, st.Tools)
+		} else {
+			fmt.Fprintf(w, "upstream %s: unavailable: %v\n", st.Domain, st.Err)
+		}
+	}
 }

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/server"
+)
+
+// ConfigError is bad config input: the file, the server and field, the
+// reason.
+type ConfigError struct {
+	File, Path, Reason string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Path == "" {
+		return e.File + ": " + e.Reason
+	}
+	return e.File + ": " + e.Path + ": " + e.Reason
+}
+
+// serverEntry is one mcpServers entry: the keys Claude Desktop, Cursor and
+// Claude Code use, plus toolscout's own.
+type serverEntry struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	Cwd     string            `json:"cwd"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Type    string            `json:"type"`
+	// toolscout's keys.
+	Description string            `json:"description"`
+	Groups      map[string]string `json:"groups"`
+	Disabled    bool              `json:"disabled"`
+	Timeout     float64           `json:"timeout"`
+}
+
+// gatewayConfig is what the config files say.
+type gatewayConfig struct {
+	Upstreams []server.UpstreamConfig
+	Expose    string   // "" when no file sets it
+	Pinned    []string // core mode
+	Disabled  []string // domains switched off
+}
+
+var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// parseConfig parses one mcpServers file. getenv looks up ${VAR}s.
+func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (*gatewayConfig, error) {
+	var top struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		Toolscout  *struct {
+			Expose string   `json:"expose"`
+			Pinned []string `json:"pinned"`
+		} `json:"toolscout"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			line := bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n")) + 1
+			return nil, &ConfigError{File: file, Reason: fmt.Sprintf("invalid JSON on line %d: %v", line, err)}
+		}
+		return nil, &ConfigError{File: file, Reason: err.Error()}
+	}
+	if top.MCPServers == nil {
+		return nil, &ConfigError{File: file, Path: "mcpServers", Reason: `missing: a config is {"mcpServers": {"name": {"command": ...} or {"url": ...}}}`}
+	}
+	gc := &gatewayConfig{}
+	if top.Toolscout != nil {
+		gc.Expose, gc.Pinned = top.Toolscout.Expose, top.Toolscout.Pinned
+		if gc.Expose != "" && !validExpose(gc.Expose) {
+			return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: fmt.Sprintf("%q: use %s", gc.Expose, strings.Join(server.ExposeModes, ", "))}
+		}
+	}
+	keys := make([]string, 0, len(top.MCPServers))
+	for k := range top.MCPServers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	domains := map[string]string{}
+	for _, key := range keys {
+		path := "mcpServers." + key
+		var e serverEntry
+		dec := json.NewDecoder(bytes.NewReader(top.MCPServers[key]))
+		if err := dec.Decode(&e); err != nil {
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &typ) {
+				return nil, &ConfigError{File: file, Path: path + "." + typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", typ.Type, typ.Value)}
+			}
+			return nil, &ConfigError{File: file, Path: path, Reason: err.Error()}
+		}
+		dom := index.SanitizeDomainName(key)
+		if prev, ok := domains[dom]; ok {
+			return nil, &ConfigError{File: file, Path: path, Reason: fmt.Sprintf("server names %q and %q both become domain %q: rename one", prev, key, dom)}
+		}
+		domains[dom] = key
+		if e.Disabled {
+			gc.Disabled = append(gc.Disabled, dom)
+			continue
+		}
+		uc := server.UpstreamConfig{Domain: dom, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Description: e.Description, Groups: e.Groups}
+		switch {
+		case e.Command != "" && e.URL != "":
+			return nil, &ConfigError{File: file, Path: path, Reason: `has both "command" and "url": a server is either started (command) or reached (url)`}
+		case e.Command == "" && e.URL == "":
+			return nil, &ConfigError{File: file, Path: path, Reason: `needs "command" (a stdio server) or "url" (a remote server)`}
+		}
+		switch e.Type {
+		case "", "stdio":
+			if e.Type == "stdio" && e.Command == "" {
+				return nil, &ConfigError{File: file, Path: path + ".type", Reason: `"stdio" needs "command"`}
+			}
+		case "sse":
+			uc.Transport = "sse"
+		case "http", "streamable-http", "streamableHttp":
+			uc.Transport = "http"
+		default:
+			return nil, &ConfigError{File: file, Path: path + ".type", Reason: fmt.Sprintf("%q: use stdio, http or sse", e.Type)}
+		}
+		if e.Timeout < 0 {
+			return nil, &ConfigError{File: file, Path: path + ".timeout", Reason: "must be a number of seconds ≥ 0"}
+		}
+		uc.Timeout = time.Duration(e.Timeout * float64(time.Second))
+		var err error
+		expand := func(field, s string) string {
+			if err != nil {
+				return s
+			}
+			return varRE.ReplaceAllStringFunc(s, func(m string) string {
+				name := varRE.FindStringSubmatch(m)[1]
+				v, ok := getenv(name)
+				if !ok && err == nil {
+					err = &ConfigError{File: file, Path: path + "." + field, Reason: fmt.Sprintf("${%s} is not set in the environment", name)}
+				}
+				return v
+			})
+		}
+		if e.URL != "" {
+			uc.URL = expand("url", e.URL)
+			if err == nil {
+				if u, perr := url.Parse(uc.URL); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					err = &ConfigError{File: file, Path: path + ".url", Reason: fmt.Sprintf("%q is not an http(s) URL", uc.URL)}
+				}
+			}
+		}
+		if len(e.Headers) > 0 {
+			uc.Headers = map[string]string{}
+			for k, v := range e.Headers {
+				uc.Headers[k] = expand("headers."+k, v)
+			}
+		}
+		if len(e.Env) > 0 {
+			uc.Env = map[string]string{}
+			for k, v := range e.Env {
+				uc.Env[k] = expand("env."+k, v)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		gc.Upstreams = append(gc.Upstreams, uc)
+	}
+	return gc, nil
+}
+
+func validExpose(m string) bool {
+	for _, v := range server.ExposeModes {
+		if m == v {
+			return true
+		}
+	}
+	return false
+}
+
+// loadConfigs reads every --config file into one gateway config.
+func loadConfigs(paths []string) (*gatewayConfig, error) {
+	all := &gatewayConfig{}
+	seen := map[string]string{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		gc, err := parseConfig(p, data, os.LookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range gc.Upstreams {
+			if prev, ok := seen[u.Domain]; ok {
+				return nil, &ConfigError{File: p, Path: "mcpServers." + u.Domain, Reason: "also defined in " + prev}
+			}
+			seen[u.Domain] = p
+		}
+		all.Upstreams = append(all.Upstreams, gc.Upstreams...)
+		all.Disabled = append(all.Disabled, gc.Disabled...)
+		if gc.Expose != "" {
+			all.Expose = gc.Expose
+		}
+		all.Pinned = append(all.Pinned, gc.Pinned...)
+	}
+	return all, nil
+}

@@ -1,0 +1,227 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+// Exposure modes: what tools/list shows besides the three meta-tools.
+const (
+	ExposeMeta    = "meta"    // nothing else
+	ExposeEager   = "eager"   // every tool, under its qualified name
+	ExposeCore    = "core"    // the pinned tools
+	ExposeDynamic = "dynamic" // the tools of domains the model enabled
+)
+
+// ExposeModes lists the valid modes.
+var ExposeModes = []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic}
+
+// Exposure chooses what tools/list shows.
+type Exposure struct {
+	Mode string
+	// Pinned lists qualified names or globs ("github__*") for core mode.
+	Pinned []string
+}
+
+// Dynamic-mode tool names.
+const (
+	EnableDomain  = "enable_domain"
+	DisableDomain = "disable_domain"
+)
+
+// wanted returns the catalog tools that the exposure lists directly.
+func (s *Server) wanted(cat *index.Catalog) []*index.Tool {
+	var out []*index.Tool
+	for _, t := range cat.Tools() {
+		switch s.expose.Mode {
+		case ExposeEager:
+			out = append(out, t)
+		case ExposeCore:
+			for _, p := range s.expose.Pinned {
+				if ok, _ := path.Match(p, t.QualifiedName); ok || p == t.QualifiedName {
+					out = append(out, t)
+					break
+				}
+			}
+		case ExposeDynamic:
+			if s.enabled[t.Domain] || t.Group != "" && s.enabled[t.Domain+"/"+t.Group] {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) syncDirectTools() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncDirectToolsLocked()
+}
+
+// syncDirectToolsLocked adds and removes directly listed tools so that
+// they match the exposure and the current catalog. The SDK tells clients
+// with notifications/tools/list_changed.
+func (s *Server) syncDirectToolsLocked() {
+	if s.expose.Mode == "" || s.expose.Mode == ExposeMeta {
+		return
+	}
+	want := map[string]*index.Tool{}
+	for _, t := range s.wanted(s.eng.Catalog()) {
+		if t.QualifiedName == DiscoverTools || t.QualifiedName == GetToolSchema || t.QualifiedName == ExecuteTool {
+			continue
+		}
+		want[t.QualifiedName] = t
+	}
+	var remove []string
+	for name, hash := range s.direct {
+		if t, ok := want[name]; !ok || t.Hash != hash {
+			remove = append(remove, name)
+			delete(s.direct, name)
+		}
+	}
+	if len(remove) > 0 {
+		s.mcp.RemoveTools(remove...)
+	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		if _, ok := s.direct[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t := want[name]
+		s.mcp.AddTool(MCPTool(t), s.directHandler(name))
+		s.direct[name] = t.Hash
+	}
+}
+
+// directHandler runs a directly listed tool, looked up by name at call
+// time so that a re-index never leaves a stale tool behind.
+func (s *Server) directHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		t := s.eng.Catalog().Tool(name)
+		if t == nil {
+			return errorResult("tool %s is no longer available; search with discover_tools", name), nil
+		}
+		args := map[string]any{}
+		if req.Params != nil && len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return errorResult("arguments for %s must be a JSON object: %v", name, err), nil
+			}
+		}
+		res, err := s.run(ctx, req, t, args)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return errorResult("%v", err), nil
+		}
+		return res, nil
+	}
+}
+
+// DomainArgs are enable_domain's and disable_domain's arguments.
+type DomainArgs struct {
+	Domain string `json:"domain"`
+	Group  string `json:"group,omitempty"`
+}
+
+// EnableAnswer says what a dynamic-mode call changed.
+type EnableAnswer struct {
+	Enabled []string    `json:"enabled"`
+	Tools   []ToolEntry `json:"tools,omitempty"`
+	Note    string      `json:"note,omitempty"`
+}
+
+func (s *Server) addDynamicTools() {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"domain": map[string]any{"type": "string"},
+		"group":  map[string]any{"type": "string"},
+	}, "required": []string{"domain"}}
+	ann := &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false), DestructiveHint: boolPtr(false)}
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name.", InputSchema: schema, Annotations: ann},
+		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
+			return s.setEnabled(args, true)
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: schema, Annotations: ann},
+		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
+			return s.setEnabled(args, false)
+		})
+}
+
+func (s *Server) setEnabled(args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
+	cat := s.eng.Catalog()
+	if args.Domain == "" {
+		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
+	}
+	if err := checkScope(cat, args.Domain, args.Group); err != nil {
+		return nil, nil, err
+	}
+	key := args.Domain
+	if args.Group != "" {
+		key += "/" + args.Group
+	}
+	s.mu.Lock()
+	if on {
+		s.enabled[key] = true
+	} else {
+		delete(s.enabled, key)
+	}
+	s.syncDirectToolsLocked()
+	out := EnableAnswer{Enabled: []string{}}
+	for k := range s.enabled {
+		out.Enabled = append(out.Enabled, k)
+	}
+	s.mu.Unlock()
+	sort.Strings(out.Enabled)
+	if on {
+		// For clients that ignore tools/list_changed: the names work with
+		// execute_tool as well.
+		for _, t := range cat.Domain(args.Domain).Tools {
+			if args.Group == "" || t.Group == args.Group {
+				out.Tools = append(out.Tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary})
+			}
+		}
+		out.Note = "These tools are now in tools/list. If your client does not refresh its list, call them through execute_tool."
+	}
+	return nil, out, nil
+}
+
+// checkScope is search.CheckScope without the error prefix.
+func checkScope(cat *index.Catalog, domain, group string) error {
+	if err := searchCheckScope(cat, domain, group); err != nil {
+		return requestError(err)
+	}
+	return nil
+}
+
+// MatchPinned reports which patterns match no tool, for config errors.
+func MatchPinned(cat *index.Catalog, patterns []string) []string {
+	var none []string
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			none = append(none, p+" (bad pattern: "+err.Error()+")")
+			continue
+		}
+		found := false
+		for _, t := range cat.Tools() {
+			if ok, _ := path.Match(p, t.QualifiedName); ok || strings.EqualFold(p, t.QualifiedName) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			none = append(none, p)
+		}
+	}
+	return none
+}

@@ -1,0 +1,399 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+// GatewayOptions configures a Gateway.
+type GatewayOptions struct {
+	Upstreams []UpstreamConfig
+	// Base holds domains from catalog files: listed, never executed.
+	Base []index.DomainSpec
+	// OnChange is called, one call at a time, after the tools of an
+	// upstream changed (connected, re-listed after list_changed).
+	OnChange func()
+	// MinBackoff and MaxBackoff bound the wait between reconnection
+	// attempts (1 s and 60 s when zero).
+	MinBackoff, MaxBackoff time.Duration
+	Version                string
+	Logger                 *slog.Logger
+}
+
+// UpstreamStatus describes one upstream for doctor and logs.
+type UpstreamStatus struct {
+	Domain  string
+	State   string // "connecting", "up" or "down"
+	Tools   int
+	Err     error
+	Latency time.Duration // of the last successful connect + list
+	Skipped []string      // tools left out, with the reason
+}
+
+// Gateway keeps a session to every upstream MCP server: it connects to all
+// of them concurrently, lists their tools, follows list_changed, restarts
+// crashed servers with backoff and routes tool calls.
+type Gateway struct {
+	opts   GatewayOptions
+	log    *slog.Logger
+	ups    []*upstream
+	byDom  map[string]*upstream
+	change chan struct{}
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	progMu  sync.Mutex
+	progSeq atomic.Int64
+	prog    map[string]progressRoute
+}
+
+type progressRoute struct {
+	session *mcp.ServerSession
+	token   any
+}
+
+type upstream struct {
+	cfg   UpstreamConfig
+	ready chan struct{} // closed after the first connection attempt
+
+	mu      sync.Mutex
+	state   string
+	err     error
+	session *mcp.ClientSession
+	tools   []index.ToolSpec
+	title   string
+	skipped []string
+	latency time.Duration
+}
+
+var _ Executor = (*Gateway)(nil)
+
+// NewGateway returns a gateway; Start connects it.
+func NewGateway(opts GatewayOptions) *Gateway {
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = time.Second
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = time.Minute
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), prog: map[string]progressRoute{}}
+	for _, c := range opts.Upstreams {
+		u := &upstream{cfg: c, ready: make(chan struct{}), state: "connecting"}
+		g.ups = append(g.ups, u)
+		g.byDom[c.Domain] = u
+	}
+	return g
+}
+
+// SetOnChange sets the function called after upstream tools changed. Call
+// it before Start.
+func (g *Gateway) SetOnChange(f func()) { g.opts.OnChange = f }
+
+// Start connects to every upstream in the background and returns at once.
+func (g *Gateway) Start(ctx context.Context) {
+	ctx, g.cancel = context.WithCancel(ctx)
+	for _, u := range g.ups {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.keep(ctx, u)
+		}()
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-g.change:
+				if g.opts.OnChange != nil {
+					g.opts.OnChange()
+				}
+			}
+		}
+	}()
+}
+
+// WaitReady waits until every upstream has finished its first connection
+// attempt (successful or not) or ctx is done.
+func (g *Gateway) WaitReady(ctx context.Context) {
+	for _, u := range g.ups {
+		select {
+		case <-u.ready:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Close disconnects from every upstream and stops restarting them.
+func (g *Gateway) Close() {
+	if g.cancel != nil {
+		g.cancel()
+	}
+	for _, u := range g.ups {
+		u.mu.Lock()
+		s := u.session
+		u.mu.Unlock()
+		if s != nil {
+			s.Close()
+		}
+	}
+	g.wg.Wait()
+}
+
+func (g *Gateway) notify() {
+	select {
+	case g.change <- struct{}{}:
+	default:
+	}
+}
+
+// keep connects u and reconnects it whenever its session ends, with
+// exponential backoff, until ctx is done.
+func (g *Gateway) keep(ctx context.Context, u *upstream) {
+	backoff := g.opts.MinBackoff
+	defer u.readyOnce()
+	for ctx.Err() == nil {
+		start := time.Now()
+		session, err := g.connect(ctx, u)
+		if err != nil {
+			u.setDown(err)
+			g.log.Warn("upstream unavailable", "domain", u.cfg.Domain, "err", err, "retry_in", backoff)
+			if first := u.readyOnce(); first {
+				g.notify()
+			}
+		} else {
+			u.mu.Lock()
+			u.latency = time.Since(start)
+			u.mu.Unlock()
+			u.readyOnce()
+			g.log.Info("upstream connected", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()), "latency", time.Since(start).Round(time.Millisecond))
+			g.notify()
+			backoff = g.opts.MinBackoff
+			werr := session.Wait()
+			if ctx.Err() != nil {
+				return
+			}
+			if werr == nil {
+				werr = errors.New("connection closed")
+			}
+			u.setDown(fmt.Errorf("server stopped: %w", werr))
+			g.log.Warn("upstream stopped; restarting", "domain", u.cfg.Domain, "err", werr, "retry_in", backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, g.opts.MaxBackoff)
+	}
+}
+
+// readyOnce closes u.ready the first time; it reports whether it did.
+func (u *upstream) readyOnce() bool {
+	select {
+	case <-u.ready:
+		return false
+	default:
+		close(u.ready)
+		return true
+	}
+}
+
+func (u *upstream) setDown(err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.state, u.err, u.session = "down", err, nil
+}
+
+func (u *upstream) toolsCopy() []index.ToolSpec {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tools
+}
+
+// connect opens a session (trying each transport in turn) and lists the
+// tools, all within the connect timeout.
+func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession, error) {
+	cctx, cancel := context.WithTimeout(ctx, u.cfg.connectTimeout())
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolscout", Version: g.opts.Version}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+			go g.relist(u, req.Session)
+		},
+		ProgressNotificationHandler: g.forwardProgress,
+	})
+	var errs []error
+	for _, tr := range u.cfg.transports() {
+		session, err := client.Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := g.list(cctx, u, session); err != nil {
+			session.Close()
+			errs = append(errs, err)
+			continue
+		}
+		return session, nil
+	}
+	err := errors.Join(errs...)
+	if cctx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("no answer within %s (connect and list tools): %w", u.cfg.connectTimeout(), err)
+	}
+	return nil, err
+}
+
+// list lists session's tools (all pages) into u and marks it up.
+func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSession) error {
+	var tools []*mcp.Tool
+	for t, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
+		tools = append(tools, t)
+	}
+	specs, skipped := toolSpecs(&u.cfg, tools)
+	for _, s := range skipped {
+		g.log.Warn("upstream tool skipped", "domain", u.cfg.Domain, "tool", s)
+	}
+	title := ""
+	if ir := session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+		title = ir.ServerInfo.Title
+		if title == "" {
+			title = ir.ServerInfo.Name
+		}
+	}
+	u.mu.Lock()
+	u.state, u.err, u.session, u.tools, u.skipped, u.title = "up", nil, session, specs, skipped, title
+	u.mu.Unlock()
+	return nil
+}
+
+// relist follows notifications/tools/list_changed.
+func (g *Gateway) relist(u *upstream, session *mcp.ClientSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), u.cfg.connectTimeout())
+	defer cancel()
+	if err := g.list(ctx, u, session); err != nil {
+		g.log.Warn("re-listing upstream tools failed", "domain", u.cfg.Domain, "err", err)
+		return
+	}
+	g.log.Info("upstream tools changed", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()))
+	g.notify()
+}
+
+// Specs returns the domains to index: the base catalog's, then every
+// upstream's last known tools (kept while a server is down, so they stay
+// discoverable).
+func (g *Gateway) Specs() []index.DomainSpec {
+	specs := append([]index.DomainSpec{}, g.opts.Base...)
+	for _, u := range g.ups {
+		u.mu.Lock()
+		tools, title := u.tools, u.title
+		u.mu.Unlock()
+		if tools == nil {
+			continue
+		}
+		desc := u.cfg.Description
+		if desc == "" {
+			desc = title
+		}
+		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, Tools: tools, Source: "upstream " + u.cfg.Domain})
+	}
+	return specs
+}
+
+// Status reports every upstream.
+func (g *Gateway) Status() []UpstreamStatus {
+	out := make([]UpstreamStatus, 0, len(g.ups))
+	for _, u := range g.ups {
+		u.mu.Lock()
+		out = append(out, UpstreamStatus{Domain: u.cfg.Domain, State: u.state, Tools: len(u.tools), Err: u.err, Latency: u.latency, Skipped: u.skipped})
+		u.mu.Unlock()
+	}
+	return out
+}
+
+// Execute calls the tool on its upstream with the per-server timeout and
+// the client's cancellation, and returns the upstream result untouched but
+// for its _meta.
+func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+	u := g.byDom[t.Domain]
+	if u == nil {
+		return nil, ErrNotExecutable
+	}
+	u.mu.Lock()
+	session, state, uerr := u.session, u.state, u.err
+	u.mu.Unlock()
+	if session == nil {
+		reason := state
+		if uerr != nil {
+			reason = uerr.Error()
+		}
+		return nil, fmt.Errorf("server %q is unavailable (%s); toolscout keeps reconnecting it. Tools of other domains still work", t.Domain, reason)
+	}
+	cctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	defer cancel()
+	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
+	if req != nil && req.Params != nil && req.Session != nil {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			id := fmt.Sprintf("toolscout-%d", g.progSeq.Add(1))
+			g.progMu.Lock()
+			g.prog[id] = progressRoute{session: req.Session, token: tok}
+			g.progMu.Unlock()
+			defer func() {
+				g.progMu.Lock()
+				delete(g.prog, id)
+				g.progMu.Unlock()
+			}()
+			params.SetProgressToken(id)
+		}
+	}
+	res, err := session.CallTool(cctx, params)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("server %q did not answer within %s (its timeout); tools of other domains still work", t.Domain, u.cfg.timeout())
+		}
+		if errors.Is(err, mcp.ErrConnectionClosed) || strings.Contains(err.Error(), "closed") {
+			return nil, fmt.Errorf("server %q stopped during the call (%v); toolscout is restarting it. Tools of other domains still work", t.Domain, err)
+		}
+		return nil, fmt.Errorf("server %q: %w", t.Domain, err)
+	}
+	res.Meta = nil // the upstream's serverInfo must not leak through
+	return res, nil
+}
+
+// forwardProgress relays an upstream's progress notification to the client
+// whose call it belongs to.
+func (g *Gateway) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	id, _ := req.Params.ProgressToken.(string)
+	g.progMu.Lock()
+	route, ok := g.prog[id]
+	g.progMu.Unlock()
+	if !ok {
+		return
+	}
+	p := *req.Params
+	p.ProgressToken = route.token
+	p.Meta = nil
+	_ = route.session.NotifyProgress(ctx, &p)
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+// UpstreamConfig is one upstream MCP server, as an mcpServers entry
+// describes it (already validated, ${VAR}s expanded).
+type UpstreamConfig struct {
+	// Domain is the domain name its tools are listed under.
+	Domain string
+	// Command, Args, Env and Cwd start a stdio server.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	// URL and Headers reach a remote server. Transport is "" (Streamable
+	// HTTP, then SSE when the server only speaks that), "http" or "sse".
+	URL       string
+	Headers   map[string]string
+	Transport string
+	// Description describes the domain (default: the server's own title).
+	Description string
+	// Groups maps tool names to groups.
+	Groups map[string]string
+	// Timeout bounds each tool call (60 s when zero).
+	Timeout time.Duration
+	// ConnectTimeout bounds connecting and listing tools (15 s when zero).
+	ConnectTimeout time.Duration
+}
+
+// upstreamProtocol is the protocol version toolscout asks upstreams for:
+// go-sdk's newer default sends server/discover first, which some stdio
+// servers do not survive (go-sdk issue #1177).
+const upstreamProtocol = "2025-11-25"
+
+func (c *UpstreamConfig) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return 60 * time.Second
+}
+
+func (c *UpstreamConfig) connectTimeout() time.Duration {
+	if c.ConnectTimeout > 0 {
+		return c.ConnectTimeout
+	}
+	return 15 * time.Second
+}
+
+// transports returns the transports to try, in order.
+func (c *UpstreamConfig) transports() []mcp.Transport {
+	if c.Command != "" {
+		cmd := exec.Command(c.Command, c.Args...)
+		cmd.Dir = c.Cwd
+		cmd.Env = os.Environ()
+		for k, v := range c.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = nil // the server's stderr is not ours to print on
+		return []mcp.Transport{&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
+	}
+	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
+	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
+	sse := &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}
+	switch c.Transport {
+	case "sse":
+		return []mcp.Transport{sse}
+	case "http":
+		return []mcp.Transport{streamable}
+	}
+	return []mcp.Transport{streamable, sse}
+}
+
+// headerTransport adds configured headers to every request.
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return h.base.RoundTrip(r)
+}
+
+// toolSpecs converts an upstream's tools into catalog specs, cleaning what
+// the SDK and the catalog would refuse. Tools that cannot be cleaned are
+// skipped and reported, not the whole server.
+func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []string) {
+	var specs []index.ToolSpec
+	var skipped []string
+	seen := map[string]bool{}
+	for _, t := range tools {
+		if t == nil || t.Name == "" || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		in, err := cleanSchema(t.InputSchema)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: input schema %v", t.Name, err))
+			continue
+		}
+		spec := index.ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, Group: cfg.Groups[t.Name]}
+		if t.OutputSchema != nil {
+			if out, err := cleanSchema(t.OutputSchema); err == nil {
+				spec.OutputSchema = out
+			}
+		}
+		if t.Annotations != nil {
+			spec.Annotations, _ = json.Marshal(t.Annotations)
+			if spec.Title == "" {
+				spec.Title = t.Annotations.Title
+			}
+		}
+		specs = append(specs, spec)
+	}
+	return specs, skipped
+}
+
+// cleanSchema returns s as an object schema: a missing schema becomes
+// {"type": "object"}, a schema with properties but no type gets "type":
+// "object"; any other type is an error.
+func cleanSchema(s any) (json.RawMessage, error) {
+	if s == nil {
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errors.New("is not a JSON object")
+	}
+	if m == nil {
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	switch typ := m["type"]; typ {
+	case nil:
+		m["type"] = "object"
+	case "object":
+	default:
+		return nil, fmt.Errorf("has type %v, not object", typ)
+	}
+	return json.Marshal(m)
+}
