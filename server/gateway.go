@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -229,10 +230,12 @@ func (u *upstream) toolsCopy() []index.ToolSpec {
 }
 
 // connect opens a session (trying each transport in turn) and lists the
-// tools, all within the connect timeout.
+// tools, all within the connect timeout. The session's context outlives the
+// timeout (the SSE transport holds its stream on it) and ends with the
+// session.
 func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession, error) {
-	cctx, cancel := context.WithTimeout(ctx, u.cfg.connectTimeout())
-	defer cancel()
+	cctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(u.cfg.connectTimeout(), cancel)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolscout", Version: g.opts.Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
 			go g.relist(u, req.Session)
@@ -251,10 +254,20 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 			errs = append(errs, err)
 			continue
 		}
+		if !timer.Stop() {
+			session.Close()
+			break
+		}
+		go func() {
+			session.Wait()
+			cancel()
+		}()
 		return session, nil
 	}
+	timedOut := !timer.Stop()
+	cancel()
 	err := errors.Join(errs...)
-	if cctx.Err() != nil && ctx.Err() == nil {
+	if timedOut && ctx.Err() == nil {
 		err = fmt.Errorf("no answer within %s (connect and list tools): %w", u.cfg.connectTimeout(), err)
 	}
 	return nil, err
@@ -373,7 +386,7 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("server %q did not answer within %s (its timeout); tools of other domains still work", t.Domain, u.cfg.timeout())
 		}
-		if errors.Is(err, mcp.ErrConnectionClosed) || strings.Contains(err.Error(), "closed") {
+		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || strings.Contains(err.Error(), "closed") {
 			return nil, fmt.Errorf("server %q stopped during the call (%v); toolscout is restarting it. Tools of other domains still work", t.Domain, err)
 		}
 		return nil, fmt.Errorf("server %q: %w", t.Domain, err)

@@ -40,9 +40,12 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 
 	cat, err := g.loadCatalog()
-	if err == nil {
+	switch {
+	case err == nil && len(g.catalogs) == 0 && len(g.configs) > 0:
+		add("catalog", "no catalog files: tools come from --config", nil, "")
+	case err == nil:
 		add("catalog", fmt.Sprintf("%d tools in %d domains", cat.Len(), len(cat.Domains())), nil, "")
-	} else {
+	default:
 		add("catalog", "", err, "fix the file at the JSON path shown")
 	}
 	checks = append(checks, g.checkUpstreams(ctx)...)

@@ -135,3 +135,50 @@ func TestEvalCommandJSON(t *testing.T) {
 		t.Errorf("report = %+v", rep)
 	}
 }
+
+func TestGatewayCommands(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	memory := filepath.Join(root, "node_modules", ".bin", "mcp-server-memory")
+	if _, err := os.Stat(memory); err != nil {
+		needNode(t, "npm packages are missing: run `npm ci` (make test does)")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {
+	  "memory": {"command": "`+memory+`", "env": {"MEMORY_FILE_PATH": "`+filepath.Join(dir, "m.jsonl")+`"}},
+	  "broken": {"command": "/nonexistent/server"},
+	  "later": {"command": "x", "disabled": true}}}`), 0o644)
+
+	stdout, stderr, code := runCLI(t, "index", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin")
+	if code != 0 || !strings.Contains(stdout, "upstream memory: 9 tools") || !strings.Contains(stdout, "upstream broken: unavailable") ||
+		!strings.Contains(stdout, "indexed 9 tools in 1 domains") {
+		t.Errorf("index --config: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, _, code = runCLI(t, "search", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--json", "--limit", "1", "add facts to an entity")
+	if code != 0 || !strings.Contains(stdout, `"name": "memory__add_observations"`) {
+		t.Errorf("search --config: exit %d\n%s", code, stdout)
+	}
+	stdout, _, code = runCLI(t, "doctor", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin")
+	if code != 1 || !strings.Contains(stdout, "ok    upstream   memory: 9 tools") || !strings.Contains(stdout, "FAIL  upstream   broken") ||
+		!strings.Contains(stdout, "1 disabled") {
+		t.Errorf("doctor --config: exit %d\n%s", code, stdout)
+	}
+	stdout, _, code = runCLI(t, "tokens", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--json")
+	var rep struct {
+		Eager int            `json:"eager_tools_list"`
+		Meta  int            `json:"meta_tools_list"`
+		Extra map[string]int `json:"extra"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
+		t.Fatalf("tokens --json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if rep.Extra["tools_list_eager"] <= rep.Eager || rep.Extra["tools_list_meta"] != rep.Meta || rep.Extra["tools_list_dynamic"] <= rep.Meta {
+		t.Errorf("exposure costs = %+v", rep)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"mcpServers": {"x": {"url": "${NOT_SET_ANYWHERE}"}}}`), 0o644)
+	_, stderr, code = runCLI(t, "index", "--config", bad, "--data-dir", filepath.Join(dir, "data2"))
+	if code != 1 || !strings.Contains(stderr, "bad.json: mcpServers.x.url: ${NOT_SET_ANYWHERE} is not set") {
+		t.Errorf("bad config: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func TestParseConfig(t *testing.T) {
+	data := `{"mcpServers": {
+	  "GitHub Server": {"command": "npx", "args": ["-y", "@x/github"], "env": {"TOKEN": "${GH_TOKEN}"}, "cwd": "/tmp",
+	                    "description": "GitHub", "groups": {"create_issue": "issues"}, "timeout": 2.5},
+	  "remote": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+	  "old": {"url": "http://localhost:9/sse", "type": "sse"},
+	  "off": {"command": "x", "disabled": true}
+	}, "toolscout": {"expose": "core", "pinned": ["github-server__*"]}}`
+	gc, err := parseConfig("c.json", []byte(data), env(map[string]string{"GH_TOKEN": "ghp_1", "TOKEN": "t0k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gc.Upstreams) != 3 || gc.Expose != "core" || len(gc.Pinned) != 1 || len(gc.Disabled) != 1 || gc.Disabled[0] != "off" {
+		t.Fatalf("config = %+v", gc)
+	}
+	gh := gc.Upstreams[0]
+	if gh.Domain != "github-server" || gh.Command != "npx" || gh.Env["TOKEN"] != "ghp_1" || gh.Cwd != "/tmp" ||
+		gh.Groups["create_issue"] != "issues" || gh.Timeout != 2500*time.Millisecond || gh.Description != "GitHub" {
+		t.Errorf("github entry = %+v", gh)
+	}
+	if r := gc.Upstreams[2]; r.Domain != "remote" || r.Headers["Authorization"] != "Bearer t0k" || r.Transport != "" {
+		t.Errorf("remote entry = %+v", r)
+	}
+	if o := gc.Upstreams[1]; o.Domain != "old" || o.Transport != "sse" {
+		t.Errorf("old entry = %+v", o)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct{ name, in, path, reason string }{
+		{"invalid json", "{\"mcpServers\": {\n\"a\": }", "", "line 2"},
+		{"no mcpServers", `{"servers": {}}`, "mcpServers", "missing"},
+		{"neither", `{"mcpServers": {"a": {}}}`, "mcpServers.a", `needs "command"`},
+		{"both", `{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}`, "mcpServers.a", "both"},
+		{"bad type", `{"mcpServers": {"a": {"command": "x", "type": "ws"}}}`, "mcpServers.a.type", "stdio, http or sse"},
+		{"bad url", `{"mcpServers": {"a": {"url": "ftp://h"}}}`, "mcpServers.a.url", "not an http(s) URL"},
+		{"unset var", `{"mcpServers": {"a": {"url": "http://h", "headers": {"X": "${NOPE}"}}}}`, "mcpServers.a.headers.X", "${NOPE} is not set"},
+		{"unset var in env", `{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}}}`, "mcpServers.a.env.K", "${NOPE}"},
+		{"negative timeout", `{"mcpServers": {"a": {"command": "x", "timeout": -1}}}`, "mcpServers.a.timeout", "≥ 0"},
+		{"wrong field type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, "mcpServers.a.args", "expected"},
+		{"name clash", `{"mcpServers": {"My Server": {"command": "x"}, "my-server": {"command": "y"}}}`, "mcpServers.my-server", "both become domain"},
+		{"bad expose", `{"mcpServers": {}, "toolscout": {"expose": "all"}}`, "toolscout.expose", "meta, eager, core, dynamic"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig("c.json", []byte(tc.in), env(nil))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("parseConfig(%s) = %v, want a ConfigError", tc.in, err)
+			}
+			if ce.File != "c.json" || ce.Path != tc.path || !strings.Contains(ce.Reason, tc.reason) {
+				t.Errorf("error = %q (path %q), want path %q and a reason containing %q", err, ce.Path, tc.path, tc.reason)
+			}
+		})
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["-y"], "env": {"A": "${B}"}}}}`))
+	f.Add([]byte(`{"mcpServers": {"b": {"url": "https://h/mcp", "headers": {"H": "v"}, "type": "http"}}, "toolscout": {"expose": "eager"}}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		gc, err := parseConfig("fuzz.json", data, env(map[string]string{"B": "b"}))
+		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T is not a ConfigError: %v", err, err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, u := range gc.Upstreams {
+			if (u.Command == "") == (u.URL == "") || seen[u.Domain] || u.Domain == "" || len(u.Domain) > 32 {
+				t.Fatalf("bad upstream %+v", u)
+			}
+			seen[u.Domain] = true
+		}
+	})
+}

@@ -1,0 +1,405 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+)
+
+type gatewayEnv struct {
+	srv *Server
+	gw  *Gateway
+	cs  *mcp.ClientSession
+	// listChanged counts tools/list_changed notifications the client got.
+	listChanged atomic.Int32
+}
+
+// startGateway serves the upstreams through toolscout and connects a
+// client to it, like `toolscout serve --config` does.
+func startGateway(t *testing.T, ups []UpstreamConfig, exp Exposure) *gatewayEnv {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store, err := index.OpenStore("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, _ := index.NewCatalog(nil)
+	eng, _, err := search.Build(ctx, search.BuildOptions{Store: store, Catalog: empty, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := NewGateway(GatewayOptions{Upstreams: ups, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond})
+	env := &gatewayEnv{gw: gw}
+	env.srv = New(Options{Engine: eng, Store: store, Executor: gw, Expose: exp})
+	gw.Start(ctx)
+	t.Cleanup(func() { gw.Close(); store.Close() })
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := env.srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { env.listChanged.Add(1) },
+	})
+	env.cs, err = client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.cs.Close() })
+	return env
+}
+
+// waitFor polls cond until it holds or 30 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (e *gatewayEnv) hasTool(name string) bool { return e.srv.eng.Catalog().Tool(name) != nil }
+
+func npmBin(t *testing.T, name string) string {
+	t.Helper()
+	p, _ := filepath.Abs(filepath.Join("..", "node_modules", ".bin", name))
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed: run npm ci (make test does)", name)
+		}
+		t.Skipf("%s is not installed: run npm ci (make test does)", name)
+	}
+	return p
+}
+
+func TestGatewayReferenceServers(t *testing.T) {
+	root := t.TempDir()
+	env := startGateway(t, []UpstreamConfig{
+		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
+		{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
+		{Domain: "files", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
+	}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "tools of all three servers", func() bool {
+		return env.hasTool("memory__create_entities") && env.hasTool("everything__echo") && env.hasTool("files__write_file")
+	})
+
+	// Discover across all three.
+	res := call(t, env.cs, DiscoverTools, map[string]any{})
+	var toc Contents
+	json.Unmarshal([]byte(text(res)), &toc)
+	if len(toc.Domains) != 3 || toc.TotalTools < 30 {
+		t.Errorf("contents = %+v, want 3 domains", toc)
+	}
+	for q, want := range map[string]string{
+		"create entities in the knowledge graph":    "memory__",
+		"write text to a file on disk":              "files__",
+		"add two numbers":                           "everything__get-sum",
+	} {
+		res := call(t, env.cs, DiscoverTools, map[string]any{"query": q, "limit": 3})
+		if !strings.Contains(text(res), `"name":"`+want) {
+			t.Errorf("discover %q = %s, want %s among the top 3", q, text(res), want)
+		}
+	}
+
+	// Memory: create entities, read them back.
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "memory__create_entities", "arguments": map[string]any{
+		"entities": []any{map[string]any{"name": "Ana", "entityType": "person", "observations": []any{"leads project Atlas"}}}}})
+	if res.IsError {
+		t.Fatalf("create_entities: %s", text(res))
+	}
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "memory__open_nodes", "arguments": map[string]any{"names": []any{"Ana"}}})
+	if res.IsError || !strings.Contains(text(res), "leads project Atlas") {
+		t.Errorf("open_nodes = %s, want the observation back", text(res))
+	}
+
+	// Filesystem: write then read a file in the temp dir.
+	file := filepath.Join(root, "note.txt")
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "files__write_file", "arguments": map[string]any{"path": file, "content": "hello from toolscout"}})
+	if res.IsError {
+		t.Fatalf("write_file: %s", text(res))
+	}
+	if b, _ := os.ReadFile(file); string(b) != "hello from toolscout" {
+		t.Errorf("file holds %q", b)
+	}
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "files__read_text_file", "arguments": map[string]any{"path": file}})
+	if res.IsError || !strings.Contains(text(res), "hello from toolscout") {
+		t.Errorf("read_text_file = %s", text(res))
+	}
+
+	// Everything: non-text content, structured content and resource links
+	// pass through exactly as the upstream sends them.
+	direct := directClient(t, npmBin(t, "mcp-server-everything"))
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"get-tiny-image", map[string]any{}},
+		{"get-structured-content", map[string]any{"location": "New York"}},
+		{"get-resource-links", map[string]any{"count": 2}},
+		{"get-annotated-message", map[string]any{"messageType": "error", "includeImage": true}},
+	} {
+		want, err := direct.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "everything__" + tc.tool, "arguments": tc.args})
+		// Compare what the tool said; _meta and resultType belong to each
+		// server's protocol envelope.
+		wj, _ := json.Marshal(payload(want))
+		gj, _ := json.Marshal(payload(got))
+		if string(wj) != string(gj) {
+			t.Errorf("%s through toolscout:\n%s\nstraight from the server:\n%s", tc.tool, gj, wj)
+		}
+	}
+}
+
+func payload(r *mcp.CallToolResult) any {
+	return map[string]any{"content": r.Content, "structuredContent": r.StructuredContent, "isError": r.IsError}
+}
+
+// directClient connects straight to an upstream, to compare results.
+func directClient(t *testing.T, bin string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.CommandTransport{Command: exec.Command(bin, args...)}, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestGatewayStreamableHTTPUpstream(t *testing.T) {
+	bin := npmBin(t, "mcp-server-everything")
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(bin, "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+itoa(port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := "http://127.0.0.1:" + itoa(port) + "/mcp"
+	waitFor(t, "the HTTP server to listen", func() bool {
+		c, err := net.Dial("tcp", "127.0.0.1:"+itoa(port))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	env := startGateway(t, []UpstreamConfig{{Domain: "remote", URL: url, Headers: map[string]string{"X-Test": "1"}}}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "the remote server's tools", func() bool { return env.hasTool("remote__get-sum") })
+	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "remote__get-sum", "arguments": map[string]any{"a": 2, "b": 3}})
+	if res.IsError || !strings.Contains(text(res), "5") {
+		t.Errorf("get-sum over Streamable HTTP = %s", text(res))
+	}
+}
+
+func TestGatewaySSEUpstreamFallback(t *testing.T) {
+	// A go-sdk server that only speaks the old SSE transport: with no
+	// "type", toolscout tries Streamable HTTP first, then SSE.
+	up := mcp.NewServer(&mcp.Implementation{Name: "sse-only", Version: "1"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "shout", Description: "Upper-case a word."}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		Word string `json:"word"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(in.Word)}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(hs.Close)
+	env := startGateway(t, []UpstreamConfig{{Domain: "old", URL: hs.URL, ConnectTimeout: 10 * time.Second}}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "the SSE server's tools", func() bool { return env.hasTool("old__shout") })
+	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "old__shout", "arguments": map[string]any{"word": "hi"}})
+	if res.IsError || text(res) != "HI" {
+		t.Errorf("shout over SSE = %v %s", res.IsError, text(res))
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestGatewayFaults(t *testing.T) {
+	hang := fakeConfig(t, "hang", "hang")
+	hang.ConnectTimeout = time.Second
+	env := startGateway(t, []UpstreamConfig{hang, fakeConfig(t, "fake", "ok"), fakeConfig(t, "broken", "broken")}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "the working fakes", func() bool { return env.hasTool("fake__echo") && env.hasTool("broken__echo") })
+
+	// A server that never answers initialize: down with the reason, never
+	// blocking the others.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	env.gw.WaitReady(ctx)
+	cancel()
+	for _, st := range env.gw.Status() {
+		if st.Domain == "hang" && (st.State != "down" || st.Err == nil || !strings.Contains(st.Err.Error(), "no answer within 1s")) {
+			t.Errorf("hang status = %+v, want down with a timeout", st)
+		}
+	}
+
+	// Broken schemas: a missing type is mended, a missing schema becomes an
+	// empty object schema, a string schema is skipped with a reason.
+	cat := env.srv.eng.Catalog()
+	if tl := cat.Tool("broken__no_type"); tl == nil || !strings.Contains(string(tl.InputSchema), `"type":"object"`) {
+		t.Errorf("no_type = %v, want it indexed with type object", tl)
+	}
+	if tl := cat.Tool("broken__no_schema"); tl == nil || string(tl.InputSchema) != `{"type":"object"}` {
+		t.Errorf("no_schema = %v", tl)
+	}
+	if cat.Tool("broken__string_schema") != nil {
+		t.Error("string_schema was indexed")
+	}
+	for _, st := range env.gw.Status() {
+		if st.Domain == "broken" && (len(st.Skipped) != 1 || !strings.Contains(st.Skipped[0], "string_schema")) {
+			t.Errorf("broken status skipped = %v", st.Skipped)
+		}
+	}
+
+	// Results pass through, _meta cleared; isError passes through.
+	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "fake__echo", "arguments": map[string]any{"text": "hi"}})
+	if res.IsError || text(res) != "hi" || structured(t, res) != `{"echoed":"hi"}` || res.Meta["fake"] != nil {
+		t.Errorf("echo = %v %q %s meta %v", res.IsError, text(res), structured(t, res), res.Meta)
+	}
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "fake__fail"})
+	if !res.IsError || text(res) != "upstream says no" {
+		t.Errorf("fail = %v %q, want the upstream's error result untouched", res.IsError, text(res))
+	}
+
+	// list_changed: a tool added upstream becomes discoverable without a restart.
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "fake__add_tool"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	waitFor(t, "the tool announced by list_changed", func() bool { return env.hasTool("fake__second") })
+	res = call(t, env.cs, DiscoverTools, map[string]any{"query": "klingon poetry", "limit": 1})
+	if !strings.Contains(text(res), "fake__second") {
+		t.Errorf("discover after list_changed = %s", text(res))
+	}
+
+	// A crash mid-call: an error result, the server restarted, its tools
+	// kept discoverable meanwhile, then working again.
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "fake__crash"})
+	if !res.IsError || !strings.Contains(text(res), "other domains still work") {
+		t.Errorf("crash = %v %q", res.IsError, text(res))
+	}
+	if !env.hasTool("fake__echo") {
+		t.Error("the crashed server's tools left the catalog")
+	}
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "broken__echo", "arguments": map[string]any{"text": "still here"}})
+	if res.IsError {
+		t.Errorf("another domain failed while one crashed: %s", text(res))
+	}
+	waitFor(t, "the crashed server to restart", func() bool {
+		res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "fake__echo", "arguments": map[string]any{"text": "back"}})
+		return !res.IsError && text(res) == "back"
+	})
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "hang__anything"})
+	if !res.IsError {
+		t.Errorf("a tool of a server that never connected ran: %s", text(res))
+	}
+}
+
+func TestExposureModes(t *testing.T) {
+	list := func(env *gatewayEnv) []string {
+		res, err := env.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
+	}
+	meta := []string{"discover_tools", "execute_tool", "get_tool_schema"}
+
+	t.Run("meta", func(t *testing.T) {
+		env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeMeta})
+		waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
+		if got := list(env); !reflect.DeepEqual(got, meta) {
+			t.Errorf("tools/list = %v, want %v", got, meta)
+		}
+	})
+	t.Run("eager", func(t *testing.T) {
+		env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeEager})
+		waitFor(t, "tools listed", func() bool { return len(list(env)) == 7 })
+		want := []string{"discover_tools", "execute_tool", "fake__add_tool", "fake__crash", "fake__echo", "fake__fail", "get_tool_schema"}
+		if got := list(env); !reflect.DeepEqual(got, want) {
+			t.Errorf("tools/list = %v, want %v", got, want)
+		}
+		res := call(t, env.cs, "fake__echo", map[string]any{"text": "direct"})
+		if res.IsError || text(res) != "direct" {
+			t.Errorf("direct call = %v %q", res.IsError, text(res))
+		}
+		res = call(t, env.cs, "fake__echo", map[string]any{})
+		if !res.IsError || !strings.Contains(text(res), "text") {
+			t.Errorf("direct call without a required argument = %v %q", res.IsError, text(res))
+		}
+		// A tool added upstream is listed too, and the client is told.
+		before := env.listChanged.Load()
+		call(t, env.cs, "fake__add_tool", map[string]any{})
+		waitFor(t, "second listed", func() bool { return len(list(env)) == 8 })
+		waitFor(t, "list_changed", func() bool { return env.listChanged.Load() > before })
+	})
+	t.Run("core", func(t *testing.T) {
+		env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeCore, Pinned: []string{"fake__e*", "fake__fail"}})
+		waitFor(t, "pinned tools listed", func() bool { return len(list(env)) == 5 })
+		want := []string{"discover_tools", "execute_tool", "fake__echo", "fake__fail", "get_tool_schema"}
+		if got := list(env); !reflect.DeepEqual(got, want) {
+			t.Errorf("tools/list = %v, want %v", got, want)
+		}
+		res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "fake__add_tool"})
+		if res.IsError {
+			t.Errorf("an unpinned tool is not callable through execute_tool: %s", text(res))
+		}
+	})
+	t.Run("dynamic", func(t *testing.T) {
+		env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok"), fakeConfig(t, "other", "ok")}, Exposure{Mode: ExposeDynamic})
+		waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") && env.hasTool("other__echo") })
+		base := []string{"disable_domain", "discover_tools", "enable_domain", "execute_tool", "get_tool_schema"}
+		if got := list(env); !reflect.DeepEqual(got, base) {
+			t.Fatalf("tools/list = %v, want %v", got, base)
+		}
+		before := env.listChanged.Load()
+		res := call(t, env.cs, EnableDomain, map[string]any{"domain": "fake"})
+		if res.IsError || !strings.Contains(text(res), `"enabled":["fake"]`) || !strings.Contains(text(res), "fake__echo") {
+			t.Fatalf("enable_domain = %s", text(res))
+		}
+		waitFor(t, "list_changed after enable_domain", func() bool { return env.listChanged.Load() > before })
+		if got := list(env); len(got) != 9 || !strings.Contains(strings.Join(got, ","), "fake__echo") || strings.Contains(strings.Join(got, ","), "other__") {
+			t.Errorf("tools/list after enabling fake = %v", got)
+		}
+		res = call(t, env.cs, "fake__echo", map[string]any{"text": "enabled"})
+		if res.IsError || text(res) != "enabled" {
+			t.Errorf("enabled tool call = %s", text(res))
+		}
+		before = env.listChanged.Load()
+		call(t, env.cs, DisableDomain, map[string]any{"domain": "fake"})
+		waitFor(t, "list_changed after disable_domain", func() bool { return env.listChanged.Load() > before })
+		if got := list(env); !reflect.DeepEqual(got, base) {
+			t.Errorf("tools/list after disabling = %v", got)
+		}
+		res = call(t, env.cs, EnableDomain, map[string]any{"domain": "nope"})
+		if !res.IsError || !strings.Contains(text(res), "valid domains: fake, other") {
+			t.Errorf("enable unknown domain = %s", text(res))
+		}
+	})
+}
