@@ -112,9 +112,9 @@ func TestGatewayReferenceServers(t *testing.T) {
 		t.Errorf("contents = %+v, want 3 domains", toc)
 	}
 	for q, want := range map[string]string{
-		"create entities in the knowledge graph":    "memory__",
-		"write text to a file on disk":              "files__",
-		"add two numbers":                           "everything__get-sum",
+		"create entities in the knowledge graph": "memory__",
+		"write text to a file on disk":           "files__",
+		"add two numbers":                        "everything__get-sum",
 	} {
 		res := call(t, env.cs, DiscoverTools, map[string]any{"query": q, "limit": 3})
 		if !strings.Contains(text(res), `"name":"`+want) {
