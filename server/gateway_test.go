@@ -28,6 +28,8 @@ type gatewayEnv struct {
 	cs  *mcp.ClientSession
 	// listChanged counts tools/list_changed notifications the client got.
 	listChanged atomic.Int32
+	// progress records the tokens of progress notifications the client got.
+	progress chan any
 }
 
 // startGateway serves the upstreams through toolscout and connects a
@@ -46,7 +48,7 @@ func startGateway(t *testing.T, ups []UpstreamConfig, exp Exposure) *gatewayEnv 
 		t.Fatal(err)
 	}
 	gw := NewGateway(GatewayOptions{Upstreams: ups, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond})
-	env := &gatewayEnv{gw: gw}
+	env := &gatewayEnv{gw: gw, progress: make(chan any, 100)}
 	env.srv = New(Options{Engine: eng, Store: store, Executor: gw, Expose: exp})
 	gw.Start(ctx)
 	t.Cleanup(func() { gw.Close(); store.Close() })
@@ -58,6 +60,9 @@ func startGateway(t *testing.T, ups []UpstreamConfig, exp Exposure) *gatewayEnv 
 	t.Cleanup(func() { ss.Close() })
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { env.listChanged.Add(1) },
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			env.progress <- req.Params.ProgressToken
+		},
 	})
 	env.cs, err = client.Connect(ctx, ct, nil)
 	if err != nil {
@@ -188,6 +193,44 @@ func directClient(t *testing.T, bin string, args ...string) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+func TestGatewayProgressAndCancellation(t *testing.T) {
+	env := startGateway(t, []UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "tools", func() bool { return env.hasTool("everything__trigger-long-running-operation") })
+
+	// Progress notifications reach the client under the client's own token.
+	params := &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{
+		"tool_name": "everything__trigger-long-running-operation", "arguments": map[string]any{"duration": 0.6, "steps": 3}}}
+	params.SetProgressToken("client-token-7")
+	res, err := env.cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("long-running operation: %v %v", err, res)
+	}
+	got := 0
+	for len(env.progress) > 0 {
+		if tok := <-env.progress; tok != "client-token-7" {
+			t.Errorf("progress token %v, want the client's", tok)
+		}
+		got++
+	}
+	if got < 2 {
+		t.Errorf("%d progress notifications reached the client, want 3", got)
+	}
+
+	// Cancelling the call ends it at once; the upstream stays usable.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = env.cs.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{
+		"tool_name": "everything__trigger-long-running-operation", "arguments": map[string]any{"duration": 20, "steps": 2}}})
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Errorf("cancelled call returned %v after %s", err, time.Since(start))
+	}
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "everything__get-sum", "arguments": map[string]any{"a": 1, "b": 2}})
+	if res.IsError || !strings.Contains(text(res), "3") {
+		t.Errorf("get-sum after a cancelled call = %s", text(res))
+	}
 }
 
 func TestGatewayStreamableHTTPUpstream(t *testing.T) {
