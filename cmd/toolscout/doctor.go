@@ -27,8 +27,8 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("doctor takes no arguments, got %q", pos)
+	if err := noArgs("doctor", pos); err != nil {
+		return err
 	}
 	var checks []check
 	add := func(name, detail string, err error, fix string) {

@@ -32,8 +32,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("eval takes no arguments, got %q", pos)
+	if err := noArgs("eval", pos); err != nil {
+		return err
 	}
 	switch *format {
 	case "table", "markdown", "json":

@@ -241,6 +241,25 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 	return a, nil
 }
 
+// openApp sets up logging and opens the app: the prelude every command
+// that searches shares.
+func (g *globalFlags) openApp(ctx context.Context, stderr io.Writer, waitUpstreams bool) (*app, *slog.Logger, error) {
+	log, err := g.logger(stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := g.open(ctx, stderr, log, waitUpstreams)
+	return a, log, err
+}
+
+// noArgs rejects positional arguments for commands that take none.
+func noArgs(cmd string, pos []string) error {
+	if len(pos) > 0 {
+		return usagef("%s takes no arguments, got %q", cmd, pos)
+	}
+	return nil
+}
+
 func (a *app) closeGateway() {
 	if a.gw != nil {
 		a.gw.Close()

@@ -15,15 +15,11 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("index takes no arguments, got %q", pos)
-	}
-	log, err := g.logger(stderr)
-	if err != nil {
+	if err := noArgs("index", pos); err != nil {
 		return err
 	}
 	start := time.Now()
-	a, err := g.open(ctx, stderr, log, true)
+	a, _, err := g.openApp(ctx, stderr, true)
 	if err != nil {
 		return err
 	}

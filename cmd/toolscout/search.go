@@ -46,11 +46,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *limit < 1 || *limit > search.MaxLimit {
 		return usagef("--limit %d: use 1 to %d", *limit, search.MaxLimit)
 	}
-	log, err := g.logger(stderr)
-	if err != nil {
-		return err
-	}
-	a, err := g.open(ctx, stderr, log, true)
+	a, _, err := g.openApp(ctx, stderr, true)
 	if err != nil {
 		return err
 	}

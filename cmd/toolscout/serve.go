@@ -29,17 +29,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("serve takes no arguments, got %q", pos)
+	if err := noArgs("serve", pos); err != nil {
+		return err
 	}
 	if *expose != "" && !validExpose(*expose) {
 		return usagef("--expose %q: use %s", *expose, strings.Join(server.ExposeModes, ", "))
 	}
-	log, err := g.logger(stderr)
-	if err != nil {
-		return err
-	}
-	a, err := g.open(ctx, stderr, log, false)
+	a, log, err := g.openApp(ctx, stderr, false)
 	if err != nil {
 		return err
 	}

@@ -20,14 +20,10 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("tokens takes no arguments, got %q", pos)
-	}
-	log, err := g.logger(stderr)
-	if err != nil {
+	if err := noArgs("tokens", pos); err != nil {
 		return err
 	}
-	a, err := g.open(ctx, stderr, log, true)
+	a, _, err := g.openApp(ctx, stderr, true)
 	if err != nil {
 		return err
 	}
