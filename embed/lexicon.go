@@ -8,7 +8,7 @@ package embed
 // the sense a tool request uses them. A word may stand in several lines.
 const conceptGroups = `
 create make new add open start spawn generate build compose draft register provision insert
-delete remove erase destroy drop purge trash discard uninstall wipe cancel revoke
+delete remove erase destroy drop purge trash discard uninstall wipe cancel revoke forget
 update edit change modify set alter patch rename adjust amend rewrite configure
 list enumerate show all browse index catalog inventory
 get fetch retrieve read load obtain lookup look view see inspect display detail
@@ -20,7 +20,7 @@ calendar schedule event meeting appointment invite availability booking agenda s
 user member person people account profile teammate colleague employee contact
 team group org organization organisation workspace company
 channel room thread conversation
-file document doc attachment upload blob object asset
+file document doc attachment upload blob object asset readme
 folder directory dir path tree
 repository repo project codebase source
 issue ticket bug task defect incident problem story epic card item
@@ -46,18 +46,18 @@ secret credential token key password apikey
 permission access role acl grant privilege share
 bucket storage s3 blob object
 weather forecast temperature rain snow wind climate sunny cloudy umbrella storm
-map maps location place address geocode coordinates direction route distance navigation
+map maps location place address geocode coordinates direction route distance navigation restaurant cafe shop venue business
 web internet online website page site url link browse
 screenshot capture snapshot screen picture image photo
 click press tap button select
 type fill input enter form field
 navigate goto visit open browse
-memory remember knowledge graph entity relation observation fact recall
+memory remember know knowledge graph entity relation observation fact recall
 task todo assignment job work item chore
 status state health progress condition
 summary summarize digest overview recap brief
 download export save backup dump archive
-upload import attach ingest
+upload import attach ingest store put
 copy duplicate clone fork
 move transfer relocate migrate
 close resolve finish complete done archive
@@ -96,6 +96,7 @@ old previous past earlier history
 big large heavy
 slow latency performance speed
 cheap cheaper cheapest
+request call api endpoint network http traffic
 refund reimburse chargeback money
 forecast prediction outlook upcoming tomorrow
 `

@@ -54,9 +54,9 @@ func DefaultFieldWeights() FieldWeights {
 	return FieldWeights{
 		FieldQualifiedName: 6,
 		FieldName:          6,
-		FieldNameWords:     3,
+		FieldNameWords:     1.5,
 		FieldTitle:         2,
-		FieldDescription:   1,
+		FieldDescription:   2,
 		FieldParamNames:    0.5,
 		FieldParamDesc:     0.3,
 		FieldDomainText:    1,

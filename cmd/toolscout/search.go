@@ -15,7 +15,7 @@ import (
 type searchResultJSON struct {
 	Name        string              `json:"name"`
 	Domain      string              `json:"domain"`
-	Group       string              `json:"group,omitempty"`
+	Group       string              `json:"group"`
 	Summary     string              `json:"summary"`
 	Score       float64             `json:"score"`
 	Explanation *search.Explanation `json:"explanation,omitempty"`
