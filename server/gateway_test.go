@@ -163,6 +163,8 @@ func TestGatewayReferenceServers(t *testing.T) {
 		{"get-structured-content", map[string]any{"location": "New York"}},
 		{"get-resource-links", map[string]any{"count": 2}},
 		{"get-annotated-message", map[string]any{"messageType": "error", "includeImage": true}},
+		// An error result: the server fetches a loopback port nobody listens on.
+		{"gzip-file-as-resource", map[string]any{"name": "x.gz", "data": "http://127.0.0.1:1/nothing"}},
 	} {
 		want, err := direct.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
 		if err != nil {
@@ -175,6 +177,9 @@ func TestGatewayReferenceServers(t *testing.T) {
 		gj, _ := json.Marshal(payload(got))
 		if string(wj) != string(gj) {
 			t.Errorf("%s through toolscout:\n%s\nstraight from the server:\n%s", tc.tool, gj, wj)
+		}
+		if tc.tool == "gzip-file-as-resource" && !got.IsError {
+			t.Errorf("%s: want the upstream's error result, got %s", tc.tool, gj)
 		}
 	}
 }

@@ -115,8 +115,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	start := time.Now()
 	bars := map[string]*progress{}
+	// Ollama embeddings are slow to make: keep them between runs, keyed by
+	// catalog content and model. The built-in embedder indexes in memory.
+	cacheDir := ""
+	for _, e := range append([]embed.Embedder{emb}, values(embedders)...) {
+		if e.Info().Provider != "builtin" {
+			cacheDir = filepath.Join(g.dataDir, "eval")
+		}
+	}
 	rep, err := eval.Evaluate(ctx, dss, eval.Options{
-		Runs: runs, Ks: ks, Embedder: emb, Embedders: embedders, Logger: log,
+		Runs: runs, Ks: ks, Embedder: emb, Embedders: embedders, Logger: log, DataDir: cacheDir,
 		Progress: func(label string, done, total int) {
 			b := bars[label]
 			if b == nil {
@@ -175,4 +183,12 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+func values(m map[string]embed.Embedder) []embed.Embedder {
+	out := make([]embed.Embedder, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
 }

@@ -42,7 +42,12 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.embedder, "embedder", "auto", "embedder: auto (Ollama when it answers, else built-in), ollama or builtin")
 	fs.StringVar(&g.model, "model", embed.DefaultOllamaModel, "Ollama embedding model")
 	fs.Var(&g.prompts, "prompt", "query/document prompts of a model: `MODEL=QUERY_PREFIX|DOC_PREFIX` (repeatable)")
-	fs.StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	level := "warn"
+	if strings.HasSuffix(fs.Name(), " serve") {
+		// A server says which embedder it picked and which upstreams came up.
+		level = "info"
+	}
+	fs.StringVar(&g.logLevel, "log-level", level, "log level on stderr: debug, info, warn or error")
 }
 
 func defaultDataDir() string {
@@ -152,10 +157,10 @@ func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger) (embed.
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		if err := o.Check(cctx); err != nil {
-			log.Info("using the built-in embedder", "reason", err)
+			log.Info("embedder: built-in (Ollama not used)", "reason", err)
 			return embed.NewBuiltin(embed.BuiltinOptions{}), nil
 		}
-		log.Info("using ollama", "host", o.Host(), "model", g.model)
+		log.Info("embedder: ollama", "host", o.Host(), "model", g.model)
 		return o, nil
 	}
 	return nil, usagef("--embedder %q: use auto, ollama or builtin", g.embedder)
