@@ -67,6 +67,9 @@ func DefaultFieldWeights() FieldWeights {
 
 const manifestKey = "toolscout_manifest"
 
+// ErrLocked means another process has the on-disk keyword index open.
+var ErrLocked = errors.New("keyword index in use")
+
 // KeywordIndex is the Bleve BM25 index of a catalog's tools.
 type KeywordIndex struct {
 	idx bleve.Index
@@ -144,10 +147,10 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		return &KeywordIndex{idx: idx}, nil
 	}
 	if _, err := os.Stat(path); err == nil {
-		idx, err := bleve.OpenUsing(path, map[string]any{"bolt_timeout": "3s"})
+		idx, err := bleve.OpenUsing(path, map[string]any{"bolt_timeout": "1s"})
 		if err != nil {
 			if strings.Contains(err.Error(), "timeout") {
-				return nil, fmt.Errorf("open keyword index %s: in use by another toolscout process (use another --data-dir): %w", path, err)
+				return nil, fmt.Errorf("open keyword index %s: %w (another toolscout process holds it)", path, ErrLocked)
 			}
 			return nil, fmt.Errorf("open keyword index %s: %w (delete the folder to rebuild it)", path, err)
 		}

@@ -12,11 +12,19 @@ import (
 type Store struct {
 	Keyword *KeywordIndex
 	Vectors *VectorStore
-	dir     string
+	// MemoryKeyword is true when the on-disk keyword index was in use by
+	// another process and this store keeps its own in memory.
+	MemoryKeyword bool
+	dir           string
 }
 
 // OpenStore opens the indexes under dir (keyword.bleve and vectors/),
 // creating them when missing. An empty dir keeps both in memory.
+//
+// When another process holds the keyword index (two clients each starting
+// toolscout on the same data dir), this one keeps its keyword index in
+// memory: it is rebuilt from the catalog in milliseconds, while the
+// vectors, the costly part, are still shared on disk. Shared reports it.
 func OpenStore(dir string) (*Store, error) {
 	var kwPath, vecPath string
 	if dir != "" {
@@ -27,6 +35,11 @@ func OpenStore(dir string) (*Store, error) {
 		vecPath = filepath.Join(dir, "vectors")
 	}
 	kw, err := OpenKeyword(kwPath)
+	memoryKeyword := false
+	if errors.Is(err, ErrLocked) {
+		kw, err = OpenKeyword("")
+		memoryKeyword = true
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +48,7 @@ func OpenStore(dir string) (*Store, error) {
 		kw.Close()
 		return nil, err
 	}
-	return &Store{Keyword: kw, Vectors: vs, dir: dir}, nil
+	return &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword}, nil
 }
 
 // Dir returns the data dir ("" in memory).

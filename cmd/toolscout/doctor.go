@@ -84,11 +84,15 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		f.Close()
 		os.Remove(f.Name())
 		store, err := index.OpenStore(g.dataDir)
-		if err == nil {
+		switch {
+		case err == nil && store.MemoryKeyword:
+			store.Close()
+			add("data dir", fmt.Sprintf("%s writable; its keyword index is in use by another toolscout process (a second one keeps its own in memory)", filepath.Clean(g.dataDir)), nil, "")
+		case err == nil:
 			n, _ := store.Keyword.Count()
 			store.Close()
 			add("data dir", fmt.Sprintf("%s writable; keyword index holds %d tools", filepath.Clean(g.dataDir), n), nil, "")
-		} else {
+		default:
 			add("data dir", "", err, "stop the other toolscout process, or delete the folder to rebuild it")
 		}
 	}

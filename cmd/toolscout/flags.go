@@ -234,6 +234,9 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 		a.closeGateway()
 		return nil, err
 	}
+	if a.store.MemoryKeyword {
+		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", g.dataDir)
+	}
 	bar := newProgress(stderr, "embedding "+emb.Info().String())
 	a.eng, a.stats, err = search.Build(ctx, search.BuildOptions{
 		Store: a.store, Catalog: cat, Embedder: emb, Progress: bar.update, Logger: log,
