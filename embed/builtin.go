@@ -247,12 +247,16 @@ func (b *Builtin) features(s string, query bool, emit func(h uint64, w float32))
 		prev = ""
 	}
 	words := text.SplitIdentifier(s)
-	for i, w := range words {
-		// "on call" → "oncall", "log in" → "login", "e mail" → "email":
-		// a pair that the lexicon knows as one word counts as that word too.
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		// "on call" → "oncall", "log in" → "login", "e mail" → "email": a
+		// pair that the lexicon knows as one word counts as that word, not
+		// as its parts ("call" alone would pull in phone-call tools).
 		if i+1 < len(words) {
 			if joined := w + words[i+1]; b.known(joined) {
 				word(joined, 1)
+				i++
+				continue
 			}
 		}
 		if hasCJK(w) {
