@@ -80,6 +80,7 @@ type SyncStats struct {
 	Added, Changed, Removed, Unchanged int
 }
 
+// String reads "N added, N changed, N removed, N unchanged".
 func (s SyncStats) String() string {
 	return fmt.Sprintf("%d added, %d changed, %d removed, %d unchanged", s.Added, s.Changed, s.Removed, s.Unchanged)
 }

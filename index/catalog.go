@@ -22,6 +22,7 @@ type CatalogError struct {
 	Reason string
 }
 
+// Error reads "file: path: reason".
 func (e *CatalogError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
@@ -434,6 +435,7 @@ type AmbiguousError struct {
 	Candidates []*Tool
 }
 
+// Error lists the qualified names to choose from.
 func (e *AmbiguousError) Error() string {
 	names := make([]string, len(e.Candidates))
 	for i, t := range e.Candidates {

@@ -22,6 +22,7 @@ type ConfigError struct {
 	File, Path, Reason string
 }
 
+// Error reads "file: path: reason".
 func (e *ConfigError) Error() string {
 	if e.Path == "" {
 		return e.File + ": " + e.Reason
