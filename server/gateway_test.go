@@ -451,3 +451,27 @@ func TestExposureModes(t *testing.T) {
 		}
 	})
 }
+
+func TestReloadLeavesOutABadDomain(t *testing.T) {
+	env := startGateway(t, nil, Exposure{Mode: ExposeMeta})
+	good := index.DomainSpec{Name: "good", Tools: []index.ToolSpec{{Name: "ok", InputSchema: []byte(`{"type":"object"}`)}}}
+	bad := index.DomainSpec{Name: "bad", Tools: []index.ToolSpec{{Name: "x", InputSchema: []byte(`{"type":"object"}`), Group: " padded "}}}
+	if err := env.srv.Reload(context.Background(), []index.DomainSpec{good, bad}); err != nil {
+		t.Fatal(err)
+	}
+	if !env.hasTool("good__ok") || env.hasTool("bad__x") {
+		t.Errorf("catalog after reload: good %v, bad %v; want only the good domain", env.hasTool("good__ok"), env.hasTool("bad__x"))
+	}
+}
+
+func TestToolSpecsSkipsBadNames(t *testing.T) {
+	specs, skipped := toolSpecs(&UpstreamConfig{Groups: map[string]string{"a": " g "}}, []*mcp.Tool{
+		{Name: "a", InputSchema: map[string]any{"type": "object"}},
+		{Name: "has space", InputSchema: map[string]any{"type": "object"}},
+		{Name: "a", InputSchema: map[string]any{"type": "object"}},
+		{Name: "b", InputSchema: map[string]any{"type": "array"}},
+	})
+	if len(specs) != 1 || specs[0].Group != "g" || len(skipped) != 2 {
+		t.Errorf("specs %+v, skipped %v", specs, skipped)
+	}
+}

@@ -106,7 +106,19 @@ func New(opts Options) *Server {
 func (s *Server) Reload(ctx context.Context, specs []index.DomainSpec) error {
 	cat, err := index.NewCatalog(specs)
 	if err != nil {
-		return err
+		// One bad domain must not hold back the others: keep those that
+		// are valid on their own, and say which were left out.
+		var keep []index.DomainSpec
+		for _, d := range specs {
+			if _, derr := index.NewCatalog([]index.DomainSpec{d}); derr != nil {
+				s.log.Error("domain left out of the index", "domain", d.Name, "err", derr)
+				continue
+			}
+			keep = append(keep, d)
+		}
+		if cat, err = index.NewCatalog(keep); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

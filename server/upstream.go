@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,12 +111,16 @@ func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []stri
 			continue
 		}
 		seen[t.Name] = true
+		if len(t.Name) > 128 || strings.ContainsAny(t.Name, " \t\r\n") {
+			skipped = append(skipped, fmt.Sprintf("%q: the name has white space or is over 128 characters", t.Name))
+			continue
+		}
 		in, err := cleanSchema(t.InputSchema)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: input schema %v", t.Name, err))
 			continue
 		}
-		spec := index.ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, Group: cfg.Groups[t.Name]}
+		spec := index.ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, Group: strings.TrimSpace(cfg.Groups[t.Name])}
 		if t.OutputSchema != nil {
 			if out, err := cleanSchema(t.OutputSchema); err == nil {
 				spec.OutputSchema = out
