@@ -35,6 +35,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := noArgs("eval", pos); err != nil {
 		return err
 	}
+	if len(g.catalogs) > 0 || len(g.configs) > 0 {
+		fmt.Fprintln(stderr, "toolscout eval: --catalog and --config are not used: a dataset folder (--dataset) brings its own catalog.json")
+	}
 	switch *format {
 	case "table", "markdown", "json":
 	default:
