@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	chromem "github.com/philippgille/chromem-go"
@@ -78,6 +79,28 @@ func (v *VectorStore) Count(col Collection) int {
 		return 0
 	}
 	return c.Count()
+}
+
+// Prune deletes the collections of provider other than keep, and returns
+// their names. The built-in embedder's collections are named after its
+// lexicon fingerprint, so each lexicon change would otherwise leave one
+// behind.
+func (v *VectorStore) Prune(provider string, keep Collection) ([]string, error) {
+	var gone []string
+	for name := range v.db.ListCollections() {
+		if strings.HasPrefix(name, provider+":") && name != keep.Name() {
+			if err := v.db.DeleteCollection(name); err != nil {
+				return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
+			}
+			gone = append(gone, name)
+		}
+	}
+	v.mu.Lock()
+	for _, name := range gone {
+		delete(v.snaps, name)
+	}
+	v.mu.Unlock()
+	return gone, nil
 }
 
 // VectorSyncOptions tunes VectorStore.Sync.

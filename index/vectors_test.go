@@ -187,3 +187,24 @@ func TestSnapshotMatchesChromem(t *testing.T) {
 		}
 	}
 }
+
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	vs, _ := OpenVectors(filepath.Join(t.TempDir(), "v"))
+	cat := mustCatalog(t, smallCatalog)
+	old := Collection{Provider: "builtin", Model: "hash-v1@old", Dims: 16}
+	cur := Collection{Provider: "builtin", Model: "hash-v1@new", Dims: 16}
+	other := Collection{Provider: "ollama", Model: "m", Dims: 16}
+	for _, c := range []Collection{old, cur, other} {
+		if _, err := vs.Sync(ctx, c, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, err := vs.Prune("builtin", cur)
+	if err != nil || len(gone) != 1 || gone[0] != old.Name() {
+		t.Fatalf("Prune = %v, %v; want only %s", gone, err, old.Name())
+	}
+	if vs.Count(old) != 0 || vs.Count(cur) != 6 || vs.Count(other) != 6 {
+		t.Errorf("counts after prune: old %d, current %d, other provider %d", vs.Count(old), vs.Count(cur), vs.Count(other))
+	}
+}

@@ -77,6 +77,14 @@ func (e *Engine) reindex(ctx context.Context, store *index.Store, cat *index.Cat
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
+	if _, ok := e.emb.(embed.Fingerprinter); ok {
+		// Vectors of an older lexicon are never read again.
+		if gone, err := store.Vectors.Prune(col.Provider, col); err != nil {
+			e.log.Warn("could not delete old vectors", "err", err)
+		} else if len(gone) > 0 {
+			e.log.Info("deleted vectors of an older built-in lexicon", "collections", gone)
+		}
+	}
 	return st, nil
 }
 
