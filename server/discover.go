@@ -101,6 +101,7 @@ func (s *Server) addMetaTools() {
 }
 
 func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
+	s.waitReady(ctx)
 	cat := s.eng.Catalog()
 	if args.Limit < 0 || args.Limit > search.MaxLimit {
 		return nil, nil, fmt.Errorf("limit %d is out of range: use 1 to %d", args.Limit, search.MaxLimit)

@@ -19,6 +19,7 @@ type ExecuteArgs struct {
 }
 
 func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs) (*mcp.CallToolResult, any, error) {
+	s.waitReady(ctx)
 	if args.ToolName == "" {
 		return nil, nil, errors.New("pass tool_name; find names with discover_tools")
 	}

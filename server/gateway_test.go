@@ -475,3 +475,18 @@ func TestToolSpecsSkipsBadNames(t *testing.T) {
 		t.Errorf("specs %+v, skipped %v", specs, skipped)
 	}
 }
+
+func TestFirstCallWaitsForStartup(t *testing.T) {
+	hang := fakeConfig(t, "hang", "hang")
+	hang.ConnectTimeout = time.Second
+	start := time.Now()
+	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok"), hang}, Exposure{Mode: ExposeMeta})
+	// No waiting here: the first call itself waits for the startup round.
+	res := call(t, env.cs, DiscoverTools, map[string]any{"query": "echo the text back", "limit": 1})
+	if !strings.Contains(text(res), "fake__echo") {
+		t.Errorf("first discover = %s, want the upstream's tool", text(res))
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("first call took %s: the hanging server should cost at most its 1 s connect timeout", d)
+	}
+}

@@ -48,6 +48,7 @@ type SchemaAnswer struct {
 const MaxBatch = 20
 
 func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args SchemaArgs) (*mcp.CallToolResult, any, error) {
+	s.waitReady(ctx)
 	names := args.ToolNames
 	if args.ToolName != "" {
 		names = append([]string{args.ToolName}, names...)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -60,6 +61,7 @@ type Server struct {
 	expose Exposure
 	log    *slog.Logger
 
+	ready   chan struct{}     // closed once startup indexing is done
 	mu      sync.Mutex        // guards direct, enabled and reloads
 	direct  map[string]string // qualified name → hash of tools listed directly
 	enabled map[string]bool   // dynamic mode: "domain" or "domain/group"
@@ -80,7 +82,7 @@ func New(opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{eng: opts.Engine, exec: opts.Executor, store: opts.Store, expose: opts.Expose, log: log,
-		direct: map[string]string{}, enabled: map[string]bool{}}
+		direct: map[string]string{}, enabled: map[string]bool{}, ready: make(chan struct{})}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Title: "toolscout", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(opts.Engine.Catalog(), opts.Domains, opts.Expose.Mode),
 		Logger:       log,
@@ -96,8 +98,34 @@ func New(opts Options) *Server {
 				s.log.Error("re-index after upstream change failed", "err", err)
 			}
 		})
+		// The client's initialize never waits for upstreams; its first
+		// meta-tool call does, until every server has answered or failed
+		// once and their tools are indexed (each within its connect timeout).
+		go func() {
+			gw.WaitReady(context.Background())
+			if err := s.Reload(context.Background(), gw.Specs()); err != nil {
+				s.log.Error("index after connecting upstreams failed", "err", err)
+			}
+			close(s.ready)
+		}()
+	} else {
+		close(s.ready)
 	}
 	return s
+}
+
+// MaxStartupWait bounds how long a meta-tool call waits for upstream
+// servers that are still connecting at startup.
+const MaxStartupWait = 30 * time.Second
+
+// waitReady blocks until the first round of upstream connections is
+// indexed, MaxStartupWait passes or ctx ends.
+func (s *Server) waitReady(ctx context.Context) {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+	case <-time.After(MaxStartupWait):
+	}
 }
 
 // Reload re-indexes the server's catalog from domain specs (incrementally:
