@@ -59,7 +59,7 @@ type SearchAnswer struct {
 	Results    []ToolEntry `json:"results"`
 }
 
-func (s *Server) addMetaTools() {
+func (s *Server) addMetaTools(srv *mcp.Server) {
 	schema := func(props map[string]any, required ...string) map[string]any {
 		m := map[string]any{"type": "object", "properties": props}
 		if len(required) > 0 {
@@ -68,7 +68,7 @@ func (s *Server) addMetaTools() {
 		return m
 	}
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	mcp.AddTool(srv, &mcp.Tool{
 		Name:        DiscoverTools,
 		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",
 		InputSchema: schema(map[string]any{
@@ -80,7 +80,7 @@ func (s *Server) addMetaTools() {
 		}),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, s.discover)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	mcp.AddTool(srv, &mcp.Tool{
 		Name:        GetToolSchema,
 		Description: "Full description and input schema of one tool (tool_name) or several (tool_names).",
 		InputSchema: schema(map[string]any{
@@ -89,7 +89,7 @@ func (s *Server) addMetaTools() {
 		}),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, s.getSchema)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ExecuteTool,
 		Description: "Run a tool with arguments that match its schema.",
 		InputSchema: schema(map[string]any{

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,8 +38,49 @@ const (
 	DisableDomain = "disable_domain"
 )
 
-// wanted returns the catalog tools that the exposure lists directly.
-func (s *Server) wanted(cat *index.Catalog) []*index.Tool {
+// view is one MCP server over the shared engine: the primary one, or one
+// per HTTP session in dynamic mode. Each has its own directly listed tools.
+type view struct {
+	mcp     *mcp.Server
+	direct  map[string]string // qualified name → hash of tools listed directly
+	enabled map[string]bool   // dynamic mode: "domain" or "domain/group"
+	created time.Time
+}
+
+// newViewLocked makes a view with the meta-tools (and, in dynamic mode,
+// enable_domain and disable_domain) and its direct tools. s.mu is held.
+func (s *Server) newViewLocked() *view {
+	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, created: time.Now()}
+	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Instructions: s.instr, Logger: s.log})
+	s.addMetaTools(v.mcp)
+	if s.expose.Mode == ExposeDynamic {
+		s.addDynamicTools(v)
+	}
+	s.syncViewLocked(v)
+	s.views = append(s.views, v)
+	return v
+}
+
+// pruneViewsLocked forgets per-session views whose sessions have ended (a
+// view gets a minute to see its first session). s.mu is held.
+func (s *Server) pruneViewsLocked() {
+	keep := s.views[:0]
+	for _, v := range s.views {
+		live := v == s.primary || time.Since(v.created) < time.Minute
+		for range v.mcp.Sessions() {
+			live = true
+			break
+		}
+		if live {
+			keep = append(keep, v)
+		}
+	}
+	clear(s.views[len(keep):])
+	s.views = keep
+}
+
+// wanted returns the catalog tools that the exposure lists directly in v.
+func (s *Server) wanted(cat *index.Catalog, v *view) []*index.Tool {
 	var out []*index.Tool
 	for _, t := range cat.Tools() {
 		switch s.expose.Mode {
@@ -52,7 +94,7 @@ func (s *Server) wanted(cat *index.Catalog) []*index.Tool {
 				}
 			}
 		case ExposeDynamic:
-			if s.enabled[t.Domain] || t.Group != "" && s.enabled[t.Domain+"/"+t.Group] {
+			if v.enabled[t.Domain] || t.Group != "" && v.enabled[t.Domain+"/"+t.Group] {
 				out = append(out, t)
 			}
 		}
@@ -60,47 +102,50 @@ func (s *Server) wanted(cat *index.Catalog) []*index.Tool {
 	return out
 }
 
-func (s *Server) syncDirectTools() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.syncDirectToolsLocked()
+// syncDirectToolsLocked brings every view's directly listed tools up to
+// date. s.mu is held.
+func (s *Server) syncDirectToolsLocked() {
+	s.pruneViewsLocked()
+	for _, v := range s.views {
+		s.syncViewLocked(v)
+	}
 }
 
-// syncDirectToolsLocked adds and removes directly listed tools so that
-// they match the exposure and the current catalog. The SDK tells clients
-// with notifications/tools/list_changed.
-func (s *Server) syncDirectToolsLocked() {
+// syncViewLocked adds and removes v's directly listed tools so that they
+// match the exposure and the current catalog. The SDK tells the view's
+// clients with notifications/tools/list_changed. s.mu is held.
+func (s *Server) syncViewLocked(v *view) {
 	if s.expose.Mode == "" || s.expose.Mode == ExposeMeta {
 		return
 	}
 	want := map[string]*index.Tool{}
-	for _, t := range s.wanted(s.eng.Catalog()) {
+	for _, t := range s.wanted(s.eng.Catalog(), v) {
 		if t.QualifiedName == DiscoverTools || t.QualifiedName == GetToolSchema || t.QualifiedName == ExecuteTool {
 			continue
 		}
 		want[t.QualifiedName] = t
 	}
 	var remove []string
-	for name, hash := range s.direct {
+	for name, hash := range v.direct {
 		if t, ok := want[name]; !ok || t.Hash != hash {
 			remove = append(remove, name)
-			delete(s.direct, name)
+			delete(v.direct, name)
 		}
 	}
 	if len(remove) > 0 {
-		s.mcp.RemoveTools(remove...)
+		v.mcp.RemoveTools(remove...)
 	}
 	names := make([]string, 0, len(want))
 	for name := range want {
-		if _, ok := s.direct[name]; !ok {
+		if _, ok := v.direct[name]; !ok {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		t := want[name]
-		s.mcp.AddTool(MCPTool(t), s.directHandler(name))
-		s.direct[name] = t.Hash
+		v.mcp.AddTool(MCPTool(t), s.directHandler(name))
+		v.direct[name] = t.Hash
 	}
 }
 
@@ -142,23 +187,23 @@ type EnableAnswer struct {
 	Note    string      `json:"note,omitempty"`
 }
 
-func (s *Server) addDynamicTools() {
+func (s *Server) addDynamicTools(v *view) {
 	schema := map[string]any{"type": "object", "properties": map[string]any{
 		"domain": map[string]any{"type": "string"},
 		"group":  map[string]any{"type": "string"},
 	}, "required": []string{"domain"}}
 	ann := &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false), DestructiveHint: boolPtr(false)}
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name.", InputSchema: schema, Annotations: ann},
+	mcp.AddTool(v.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name.", InputSchema: schema, Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
-			return s.setEnabled(args, true)
+			return s.setEnabled(v, args, true)
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: schema, Annotations: ann},
+	mcp.AddTool(v.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: schema, Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
-			return s.setEnabled(args, false)
+			return s.setEnabled(v, args, false)
 		})
 }
 
-func (s *Server) setEnabled(args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
+func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
 	cat := s.eng.Catalog()
 	if args.Domain == "" {
 		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
@@ -172,13 +217,13 @@ func (s *Server) setEnabled(args DomainArgs, on bool) (*mcp.CallToolResult, any,
 	}
 	s.mu.Lock()
 	if on {
-		s.enabled[key] = true
+		v.enabled[key] = true
 	} else {
-		delete(s.enabled, key)
+		delete(v.enabled, key)
 	}
-	s.syncDirectToolsLocked()
+	s.syncViewLocked(v)
 	out := EnableAnswer{Enabled: []string{}}
-	for k := range s.enabled {
+	for k := range v.enabled {
 		out.Enabled = append(out.Enabled, k)
 	}
 	s.mu.Unlock()

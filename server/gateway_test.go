@@ -490,3 +490,42 @@ func TestFirstCallWaitsForStartup(t *testing.T) {
 		t.Errorf("first call took %s: the hanging server should cost at most its 1 s connect timeout", d)
 	}
 }
+
+func TestDynamicModeIsPerHTTPSession(t *testing.T) {
+	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeDynamic})
+	waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
+	hs := httptest.NewServer(env.srv.HTTPHandler())
+	t.Cleanup(hs.Close)
+	connectHTTP := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	count := func(cs *mcp.ClientSession) int {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Tools)
+	}
+	a, b := connectHTTP(), connectHTTP()
+	if res := call(t, a, EnableDomain, map[string]any{"domain": "fake"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	if na, nb := count(a), count(b); na != 9 || nb != 5 {
+		t.Errorf("after A enabled fake: A lists %d tools, B %d; want 9 and 5", na, nb)
+	}
+	if res := call(t, a, "fake__echo", map[string]any{"text": "a"}); res.IsError || text(res) != "a" {
+		t.Errorf("A's direct call = %s", text(res))
+	}
+	// A tool added upstream reaches the session that enabled its domain.
+	call(t, a, "fake__add_tool", map[string]any{})
+	waitFor(t, "second listed for A", func() bool { return count(a) == 10 })
+	if nb := count(b); nb != 5 {
+		t.Errorf("B lists %d tools after the upstream changed, want 5", nb)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -54,17 +55,18 @@ type Options struct {
 
 // Server is toolscout's MCP server.
 type Server struct {
-	mcp    *mcp.Server
 	eng    *search.Engine
 	exec   Executor
 	store  *index.Store
 	expose Exposure
 	log    *slog.Logger
+	impl   *mcp.Implementation
+	instr  string
 
-	ready   chan struct{}     // closed once startup indexing is done
-	mu      sync.Mutex        // guards direct, enabled and reloads
-	direct  map[string]string // qualified name → hash of tools listed directly
-	enabled map[string]bool   // dynamic mode: "domain" or "domain/group"
+	ready   chan struct{} // closed once startup indexing is done
+	mu      sync.Mutex    // guards views, their tools and reloads
+	primary *view         // the stdio (or shared HTTP) server
+	views   []*view       // primary first, then one per HTTP session in dynamic mode
 }
 
 // New builds the MCP server with its meta-tools and instructions generated
@@ -81,17 +83,12 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{eng: opts.Engine, exec: opts.Executor, store: opts.Store, expose: opts.Expose, log: log,
-		direct: map[string]string{}, enabled: map[string]bool{}, ready: make(chan struct{})}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Title: "toolscout", Version: version}, &mcp.ServerOptions{
-		Instructions: instructions(opts.Engine.Catalog(), opts.Domains, opts.Expose.Mode),
-		Logger:       log,
-	})
-	s.addMetaTools()
-	if s.expose.Mode == ExposeDynamic {
-		s.addDynamicTools()
-	}
-	s.syncDirectTools()
+	s := &Server{eng: opts.Engine, exec: opts.Executor, store: opts.Store, expose: opts.Expose, log: log, ready: make(chan struct{}),
+		impl:  &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
+		instr: instructions(opts.Engine.Catalog(), opts.Domains, opts.Expose.Mode)}
+	s.mu.Lock()
+	s.primary = s.newViewLocked()
+	s.mu.Unlock()
 	if gw, ok := opts.Executor.(*Gateway); ok {
 		gw.SetOnChange(func() {
 			if err := s.Reload(context.Background(), gw.Specs()); err != nil {
@@ -163,7 +160,22 @@ func (s *Server) Reload(ctx context.Context, specs []index.DomainSpec) error {
 }
 
 // MCP returns the underlying go-sdk server, to run on a transport.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
+func (s *Server) MCP() *mcp.Server { return s.primary.mcp }
+
+// HTTPHandler serves Streamable HTTP. In dynamic mode every session gets
+// its own view, so that one client's enable_domain does not change what
+// the others see; otherwise all sessions share the primary server.
+func (s *Server) HTTPHandler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		if s.expose.Mode != ExposeDynamic {
+			return s.primary.mcp
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.pruneViewsLocked()
+		return s.newViewLocked().mcp
+	}, nil)
+}
 
 // Instructions tells the client how to use the meta-tools and which domains
 // exist, in about 150 tokens or less.

@@ -75,18 +75,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
-	return serveHTTP(ctx, *httpAddr, srv.MCP(), stderr, what)
+	return serveHTTP(ctx, *httpAddr, srv.HTTPHandler(), stderr, what)
 }
 
 // serveHTTP serves the MCP server over Streamable HTTP at /mcp until ctx is
 // done.
-func serveHTTP(ctx context.Context, addr string, srv *mcp.Server, stderr io.Writer, what string) error {
+func serveHTTP(ctx context.Context, addr string, handler http.Handler, stderr io.Writer, what string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	mux.Handle("/mcp", handler)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolscout speaks MCP (Streamable HTTP) at /mcp", http.StatusNotFound)
 	})
