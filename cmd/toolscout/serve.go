@@ -24,7 +24,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	expose := fs.String("expose", "", "what tools/list shows: "+strings.Join(server.ExposeModes, ", ")+" (default meta, or the config's toolscout.expose)")
 	var pins stringList
-	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or glob to list directly (repeatable)")
+	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or `GLOB` to list directly (repeatable)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
