@@ -156,6 +156,9 @@ func TestBaseline(t *testing.T) {
 		t.Fatalf("no %s run", m)
 		return nil
 	}
+	if c := mode(byName["builtin"], search.Hybrid).Categories["non-English"]; c.Queries != 45 || c.NDCG10 <= 0 {
+		t.Errorf("non-English category = %+v, want 45 queries with a score", c)
+	}
 	if h, k := mode(dev, search.Hybrid).Metrics["ndcg@10"], mode(dev, search.Keyword).Metrics["ndcg@10"]; h < k {
 		t.Errorf("dev nDCG@10: hybrid %.4f < keyword %.4f", h, k)
 	}

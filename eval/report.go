@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 )
@@ -42,6 +43,7 @@ func (r *Report) WriteTable(w io.Writer, metrics []string, markdown bool) error 
 			rows = append(rows, row)
 		}
 		writeRows(w, cols, rows, markdown)
+		writeCategories(w, d, markdown)
 		if len(d.Comparisons) > 0 {
 			fmt.Fprintf(w, "\nagainst %s (paired bootstrap, 95%% CI; * = interval excludes 0):\n\n", d.Comparisons[0].Baseline)
 			var crow [][]string
@@ -85,4 +87,31 @@ func (r *Report) WriteMisses(w io.Writer, n int) {
 			}
 		}
 	}
+}
+
+// writeCategories prints nDCG@10 per query category and run, for the
+// whole dataset only (splits would repeat it).
+func writeCategories(w io.Writer, d *DatasetReport, markdown bool) {
+	if strings.Contains(d.Name, "/") || len(d.Runs) == 0 || len(d.Runs[0].Categories) == 0 {
+		return
+	}
+	var names []string
+	for name := range d.Runs[0].Categories {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	cols := []string{"category", "queries"}
+	for _, run := range d.Runs {
+		cols = append(cols, run.RunName())
+	}
+	var rows [][]string
+	for _, name := range names {
+		row := []string{name, fmt.Sprint(d.Runs[0].Categories[name].Queries)}
+		for _, run := range d.Runs {
+			row = append(row, fmt.Sprintf("%.3f", run.Categories[name].NDCG10))
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintf(w, "\nnDCG@10 by query category:\n\n")
+	writeRows(w, cols, rows, markdown)
 }

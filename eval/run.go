@@ -78,8 +78,18 @@ type RunReport struct {
 	// Fallbacks counts queries answered by keyword because semantic
 	// ranking failed.
 	Fallbacks int `json:"fallbacks,omitempty"`
+	// Categories breaks nDCG@10 and MRR down by the queries' category, when
+	// the dataset labels them.
+	Categories map[string]CategoryMetrics `json:"categories,omitempty"`
 
 	perQuery []queryResult
+}
+
+// CategoryMetrics are a run's averages over the queries of one category.
+type CategoryMetrics struct {
+	Queries int     `json:"queries"`
+	NDCG10  float64 `json:"ndcg@10"`
+	MRR     float64 `json:"mrr"`
 }
 
 type queryResult struct {
@@ -295,12 +305,29 @@ func subset(part, ds *Dataset, runs []*RunReport, ks []int) *DatasetReport {
 	for _, full := range runs {
 		rr := &RunReport{Label: full.Label, Mode: full.Mode, Embedder: full.Embedder, Params: full.Params, Metrics: map[string]float64{}}
 		var lat []float64
+		cats := map[string]*CategoryMetrics{}
 		for _, q := range part.Queries {
 			r := full.perQuery[pos[q.ID]]
 			rr.perQuery = append(rr.perQuery, r)
 			lat = append(lat, r.latency)
 			for k, v := range r.metrics {
 				rr.Metrics[k] += v
+			}
+			if q.Category != "" {
+				c := cats[q.Category]
+				if c == nil {
+					c = &CategoryMetrics{}
+					cats[q.Category] = c
+				}
+				c.Queries++
+				c.NDCG10 += r.metrics["ndcg@10"]
+				c.MRR += r.metrics["mrr"]
+			}
+		}
+		if len(cats) > 1 {
+			rr.Categories = map[string]CategoryMetrics{}
+			for name, c := range cats {
+				rr.Categories[name] = CategoryMetrics{Queries: c.Queries, NDCG10: round4(c.NDCG10 / float64(c.Queries)), MRR: round4(c.MRR / float64(c.Queries))}
 			}
 		}
 		for k := range rr.Metrics {
