@@ -370,11 +370,13 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 			g.progMu.Lock()
 			g.prog[id] = progressRoute{session: req.Session, token: tok}
 			g.progMu.Unlock()
-			defer func() {
+			// Notifications are handled asynchronously and the last one
+			// may be handled after the result: keep the route a moment.
+			defer time.AfterFunc(progressGrace, func() {
 				g.progMu.Lock()
 				delete(g.prog, id)
 				g.progMu.Unlock()
-			}()
+			})
 			params.SetProgressToken(id)
 		}
 	}
@@ -394,6 +396,9 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 	res.Meta = nil // the upstream's serverInfo must not leak through
 	return res, nil
 }
+
+// progressGrace is how long a call's progress route outlives the call.
+const progressGrace = 2 * time.Second
 
 // forwardProgress relays an upstream's progress notification to the client
 // whose call it belongs to.
