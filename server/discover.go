@@ -149,8 +149,6 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 	return nil, out, nil
 }
 
-var searchCheckScope = search.CheckScope
-
 // requestError strips the sentinel prefix from a search request error: the
 // model needs the reason and the valid options, not our error taxonomy.
 func requestError(err error) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
 )
 
 // Exposure modes: what tools/list shows besides the three meta-tools.
@@ -243,7 +244,7 @@ func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolRes
 
 // checkScope is search.CheckScope without the error prefix.
 func checkScope(cat *index.Catalog, domain, group string) error {
-	if err := searchCheckScope(cat, domain, group); err != nil {
+	if err := search.CheckScope(cat, domain, group); err != nil {
 		return requestError(err)
 	}
 	return nil
