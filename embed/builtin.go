@@ -368,7 +368,7 @@ var stopwords = func() map[string]bool {
 const stopwordList = `a an the and or of to in on for from by with at as is are was were be been
 		it its this that these those i me my we our you your he she they them their what which who whom
 		do does did can could would should will shall may might must please want need like just also
-		all any some into about over than then there here so if not no yes up out get s t`
+		all any some into about over than then there here so if not no yes up out get s t called named`
 
 // stopword reports whether w carries no meaning for ranking. "get", "all"
 // and "who" are kept out of documents and queries alike.
