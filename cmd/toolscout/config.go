@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -53,6 +55,7 @@ type gatewayConfig struct {
 	Expose    string   // "" when no file sets it
 	Pinned    []string // core mode
 	Disabled  []string // domains switched off
+	Skipped   []string // servers that are toolscout itself
 }
 
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -167,12 +170,51 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 				uc.Env[k] = expand("env."+k, v)
 			}
 		}
+		// Claude Code expands ${VAR} in command and args as well.
+		if e.Command != "" {
+			uc.Command = expand("command", e.Command)
+			uc.Args = make([]string, len(e.Args))
+			for i, a := range e.Args {
+				uc.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
+			}
+		}
+		if err == nil && e.Command != "" && strings.TrimSpace(uc.Command) == "" {
+			err = &ConfigError{File: file, Path: path + ".command", Reason: fmt.Sprintf("%q is empty once ${VAR}s are expanded", e.Command)}
+		}
 		if err != nil {
 			return nil, err
+		}
+		if isToolscout(uc.Command) {
+			// A Claude Desktop config that lists toolscout itself: starting
+			// it from here would start toolscout again, and again.
+			gc.Skipped = append(gc.Skipped, dom)
+			continue
 		}
 		gc.Upstreams = append(gc.Upstreams, uc)
 	}
 	return gc, nil
+}
+
+// isToolscout reports whether command starts toolscout itself.
+func isToolscout(command string) bool {
+	if command == "" {
+		return false
+	}
+	base := filepath.Base(command)
+	if base == "toolscout" || base == "toolscout.exe" {
+		return true
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	path, err := exec.LookPath(command)
+	if err != nil {
+		return false
+	}
+	a, err1 := filepath.EvalSymlinks(self)
+	b, err2 := filepath.EvalSymlinks(path)
+	return err1 == nil && err2 == nil && a == b
 }
 
 func validExpose(m string) bool {
@@ -205,6 +247,7 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		all.Upstreams = append(all.Upstreams, gc.Upstreams...)
 		all.Disabled = append(all.Disabled, gc.Disabled...)
+		all.Skipped = append(all.Skipped, gc.Skipped...)
 		if gc.Expose != "" {
 			all.Expose = gc.Expose
 		}

@@ -39,6 +39,22 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+func TestParseConfigSkipsToolscoutAndExpandsArgs(t *testing.T) {
+	data := `{"mcpServers": {
+	  "toolscout": {"command": "/opt/bin/toolscout", "args": ["serve"]},
+	  "fs": {"command": "${NODE_BIN}/mcp-server-filesystem", "args": ["${HOME_DIR}/notes"]}}}`
+	gc, err := parseConfig("c.json", []byte(data), env(map[string]string{"NODE_BIN": "/n", "HOME_DIR": "/home/ana"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gc.Upstreams) != 1 || len(gc.Skipped) != 1 || gc.Skipped[0] != "toolscout" {
+		t.Fatalf("config = %+v, want fs kept and toolscout skipped", gc)
+	}
+	if fs := gc.Upstreams[0]; fs.Command != "/n/mcp-server-filesystem" || fs.Args[0] != "/home/ana/notes" {
+		t.Errorf("fs = %+v, want ${VAR}s expanded in command and args", fs)
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct{ name, in, path, reason string }{
 		{"invalid json", "{\"mcpServers\": {\n\"a\": }", "", "line 2"},

@@ -212,6 +212,9 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 			a.domain = append(a.domain, u.Domain)
 		}
 		a.gc = gc
+		for _, d := range gc.Skipped {
+			log.Warn("skipping an upstream server that is toolscout itself", "server", d)
+		}
 		a.gw = server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Base: base, Version: version, Logger: log})
 		if waitUpstreams {
 			a.gw.Start(ctx)

@@ -20,7 +20,11 @@ func (g *globalFlags) checkUpstreams(ctx context.Context) []check {
 	if err != nil {
 		return []check{{name: "config", detail: err.Error(), fix: "fix the field named"}}
 	}
-	checks := []check{{name: "config", detail: fmt.Sprintf("%d servers (%d disabled)", len(gc.Upstreams), len(gc.Disabled))}}
+	detail := fmt.Sprintf("%d servers (%d disabled)", len(gc.Upstreams), len(gc.Disabled))
+	if len(gc.Skipped) > 0 {
+		detail += fmt.Sprintf("; skipped %s: it is toolscout itself", strings.Join(gc.Skipped, ", "))
+	}
+	checks := []check{{name: "config", detail: detail}}
 	gw := server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Version: version})
 	gw.Start(ctx)
 	gw.WaitReady(ctx)
