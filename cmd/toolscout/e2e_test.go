@@ -170,3 +170,47 @@ func TestEndToEndHTTP(t *testing.T) {
 	}
 	checkE2E(t, out)
 }
+
+func TestEndToEndGateway(t *testing.T) {
+	nodeClient(t)
+	root, _ := filepath.Abs("../..")
+	memory := filepath.Join(root, "node_modules", ".bin", "mcp-server-memory")
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"memory": {"command": "`+memory+`", "env": {"MEMORY_FILE_PATH": "`+filepath.Join(dir, "m.jsonl")+`"}}}}`), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "cmd", "toolscout", "testdata", "e2e_gateway.mjs"),
+		bin, "serve", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"))
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node gateway client: %v\n%s", err, raw)
+	}
+	var out struct {
+		Tools    []string `json:"tools"`
+		Discover struct {
+			Results []struct{ Name string } `json:"results"`
+		} `json:"discover"`
+		Create struct {
+			IsError bool `json:"isError"`
+		} `json:"create"`
+		Read struct {
+			IsError bool                    `json:"isError"`
+			Content []struct{ Text string } `json:"content"`
+		} `json:"read"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if strings.Join(out.Tools, ",") != "discover_tools,execute_tool,get_tool_schema" {
+		t.Errorf("tools/list = %v", out.Tools)
+	}
+	if len(out.Discover.Results) == 0 || !strings.HasPrefix(out.Discover.Results[0].Name, "memory__") {
+		t.Errorf("first discover (right after initialize) = %+v, want memory tools", out.Discover)
+	}
+	if out.Create.IsError || out.Read.IsError || len(out.Read.Content) == 0 || !strings.Contains(out.Read.Content[0].Text, "owns the billing service") {
+		t.Errorf("create/read through the gateway: %+v / %+v", out.Create, out.Read)
+	}
+}
