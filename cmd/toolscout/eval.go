@@ -166,7 +166,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		_, err = stdout.Write(buf.Bytes())
 		return err
 	}
-	return writeFileAtomic(*out, buf.Bytes())
+	if err := writeFileAtomic(*out, buf.Bytes()); err != nil {
+		return fmt.Errorf("write the report to --out %s: %w", *out, err)
+	}
+	return nil
 }
 
 // writeFileAtomic writes data to a temporary file beside path and renames
