@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test vet fmt-check unit npm bench eval generate clean
+.PHONY: all build run test tracked vet fmt-check unit npm bench eval generate clean
 
 all: build
 
@@ -18,12 +18,16 @@ run: build
 
 # Everything CI runs. npm ci installs the real MCP peers the end-to-end and
 # gateway tests talk to (versions pinned in package-lock.json).
-test: fmt-check vet npm eval unit
+test: tracked fmt-check vet npm eval unit
 
 npm: node_modules/.package-lock.json
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
+
+# No executables, object files or files over 5 MB in the repository.
+tracked:
+	@bash .ci/check-tracked
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
