@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -372,7 +373,10 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 	}
 	hits := make([]KeywordHit, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		kh := KeywordHit{ID: h.ID, Score: h.Score}
+		// Bleve sums the terms of a fuzzy expansion in map order, so equal
+		// scores can differ in their last bits from run to run: rounding
+		// lets the ID break those ties, and keyword rankings repeat exactly.
+		kh := KeywordHit{ID: h.ID, Score: math.Round(h.Score*1e9) / 1e9}
 		if q.Explain && h.Expl != nil {
 			kh.Explanation = h.Expl.String()
 		}
