@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test tracked vet fmt-check unit npm bench eval generate clean
+.PHONY: all build run test tracked vet fmt-check unit npm bench eval generate wordvectors longtasks clean
 
 all: build
 
@@ -49,6 +49,20 @@ eval: build
 
 generate:
 	$(GO) generate ./index
+
+# The built-in embedder's word vectors, learned from Debian's English
+# package descriptions (apt's lists) and, when the files exist, npm and PyPI
+# package summaries (tab-separated, a "summary" column). Deterministic for
+# a given corpus; the corpus SHA-256 it prints is recorded in BENCHMARKS.md.
+CORPUS_TSV ?= $(wildcard ../.library/env/packages/pypi.tsv ../.library/env/packages/npm.tsv)
+wordvectors:
+	apt-get update -o Acquire::Languages=en >/dev/null
+	$(GO) run ./internal/genvectors -out embed/wordvectors.bin $(foreach f,$(CORPUS_TSV),-tsv $(f):summary)
+
+# The built-in dataset's long-task queries, composed (seeded) from its
+# single-tool queries.
+longtasks:
+	$(GO) run ./internal/genlongtasks
 
 clean:
 	rm -rf bin

@@ -9,21 +9,37 @@ import (
 	"sync"
 	"unicode"
 
-	porterstemmer "github.com/blevesearch/go-porterstemmer"
 	"github.com/toolscout/toolscout/internal/text"
 )
 
-// BuiltinModel names the built-in embedder's feature scheme. Bump it when
-// the feature code changes; the lexicon's fingerprint is added to the model
-// name by Info, so stored vectors of an older scheme are never mixed with
-// new ones.
-const BuiltinModel = "hash-v1"
+// BuiltinModel names the built-in embedder's feature scheme: learned word
+// vectors plus hashed features. Bump it when the feature code changes; the
+// fingerprint of the lexicon and the word vectors is added to the
+// collection name, so stored vectors of an older scheme are never mixed
+// with new ones.
+const BuiltinModel = "wordvec-v2"
 
 // BuiltinOptions configures the built-in embedder.
 type BuiltinOptions struct {
-	// Dims is the vector dimension (384 when zero).
+	// Dims is the dimension of the hashed part (384 when zero); the
+	// learned part adds the word vectors' dimension.
 	Dims int
+	// Learned is the learned part's share of the cosine similarity, in
+	// [0, 1] (DefaultLearnedShare when zero, none when negative: hashed
+	// features only, model "hash-v2").
+	Learned float64
+	// NoLexicon leaves out the hand-written concept and translation
+	// tables (model "wordvec-v2-nolexicon"), to measure what they add.
+	NoLexicon bool
 }
+
+// DefaultLearnedShare is the learned word vectors' share of the built-in
+// embedder's similarity, chosen on metatool-dev (BENCHMARKS.md).
+const DefaultLearnedShare = 0.5
+
+// sifA is the smoothing of the learned part's word weights a/(a+p(w)),
+// p(w) the word's corpus frequency (Arora, Liang and Ma, ICLR 2017).
+const sifA = 1e-3
 
 // Builtin is an offline embedder that needs no model: it hashes features
 // that carry meaning across wordings into a fixed-size vector.
@@ -36,10 +52,15 @@ type BuiltinOptions struct {
 // stay valid as the catalog changes; queries are weighted by inverse
 // document frequency learned by Fit, so rare, telling features count most.
 type Builtin struct {
-	dims     int
+	dims     int // hashed part
+	wv       *WordVectors
+	wl, wh   float32             // scale of the learned and hashed parts
 	concepts map[string][]uint32 // stem → concept ids
 	trans    map[string]string   // foreign word → English words
 	cjk      []cjkEntry
+
+	model       string
+	fingerprint string
 
 	mu  sync.RWMutex
 	idf map[uint64]float32
@@ -62,8 +83,33 @@ func NewBuiltin(opts BuiltinOptions) *Builtin {
 		dims:     dims,
 		concepts: map[string][]uint32{},
 		trans:    map[string]string{},
+		wh:       1,
 	}
-	for i, line := range strings.Split(strings.TrimSpace(conceptGroups), "\n") {
+	cg, tr := conceptGroups, translations
+	b.model = BuiltinModel
+	if opts.NoLexicon {
+		cg, tr = "", ""
+		b.model += "-nolexicon"
+	}
+	share := opts.Learned
+	if share == 0 {
+		share = DefaultLearnedShare
+	}
+	if share < 0 {
+		b.model = strings.Replace(b.model, "wordvec", "hash", 1)
+	}
+	if share > 0 {
+		wv, err := builtinWordVectors()
+		if err != nil {
+			panic(err) // the embedded file is part of the binary
+		}
+		b.wv = wv
+		share = min(share, 1)
+		b.wl = float32(math.Sqrt(share))
+		b.wh = float32(math.Sqrt(1 - share))
+	}
+	b.fingerprint = fingerprint(cg, tr, max(share, 0))
+	for i, line := range strings.Split(strings.TrimSpace(cg), "\n") {
 		for _, w := range strings.Fields(line) {
 			s := stem(w)
 			ids := b.concepts[s]
@@ -72,7 +118,7 @@ func NewBuiltin(opts BuiltinOptions) *Builtin {
 			}
 		}
 	}
-	for _, pair := range strings.Fields(translations) {
+	for _, pair := range strings.Fields(tr) {
 		from, to, ok := strings.Cut(pair, ":")
 		if !ok {
 			continue
@@ -86,23 +132,29 @@ func NewBuiltin(opts BuiltinOptions) *Builtin {
 	return b
 }
 
-// Info reports provider "builtin" and model "hash-v1". The vector
-// collection name carries Fingerprint as well.
-func (b *Builtin) Info() Info { return Info{Provider: "builtin", Model: BuiltinModel, Dims: b.dims} }
+// Info reports provider "builtin" and model BuiltinModel ("wordvec-v2"),
+// or the name of a research variant ("hash-v2", "wordvec-v2-nolexicon").
+// The vector collection name carries Fingerprint as well.
+func (b *Builtin) Info() Info {
+	return Info{Provider: "builtin", Model: b.model, Dims: b.totalDims()}
+}
 
-// Fingerprint identifies the lexicon and feature weights, so that stored
-// vectors are rebuilt when either changes.
-func (b *Builtin) Fingerprint() string { return lexiconFingerprint }
+// Fingerprint identifies the lexicon, the word vectors and the feature
+// weights, so that stored vectors are rebuilt when any of them changes.
+func (b *Builtin) Fingerprint() string { return b.fingerprint }
 
-var lexiconFingerprint = func() string {
-	h := fnvAdd(fnvOffset, conceptGroups)
+func fingerprint(concepts, translations string, share float64) string {
+	h := fnvAdd(fnvOffset, concepts)
 	h = fnvAdd(h, translations)
 	for _, p := range entityPatterns {
 		h = fnvAdd(h, p.re.String()+strings.Join(p.words, ","))
 	}
-	h = fnvAdd(h, fmt.Sprint(wWord, wConcept, wBigram, wTrigram, stopwordList))
+	h = fnvAdd(h, fmt.Sprint(wWord, wConcept, wBigram, wTrigram, sifA, share, text.StopwordList))
+	if share > 0 {
+		h = fnvAdd(h, string(wordVectorsFile))
+	}
 	return fmt.Sprintf("%08x", uint32(mix(h)))
-}()
+}
 
 // Fit learns inverse document frequencies of features from the indexed
 // documents. Queries embedded afterwards weight features by them; document
@@ -117,7 +169,7 @@ func (b *Builtin) Fit(docs []string) {
 				seen[h] = true
 				df[h]++
 			}
-		})
+		}, nil)
 	}
 	n := float64(len(docs))
 	idf := make(map[uint64]float32, len(df))
@@ -138,9 +190,9 @@ func (b *Builtin) EmbedDocuments(ctx context.Context, texts []string) ([][]float
 				return nil, err
 			}
 		}
-		v := make([]float32, b.dims)
-		b.features(t, false, func(h uint64, w float32) { b.add(v, h, w) })
-		normalize(v)
+		v := make([]float32, b.totalDims())
+		b.features(t, false, func(h uint64, w float32) { b.add(v, h, w) }, b.learner(v))
+		b.finish(v)
 		out[i] = v
 	}
 	return out, nil
@@ -154,7 +206,7 @@ func (b *Builtin) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
 	b.mu.RLock()
 	idf := b.idf
 	b.mu.RUnlock()
-	v := make([]float32, b.dims)
+	v := make([]float32, b.totalDims())
 	b.features(q, true, func(h uint64, w float32) {
 		if idf != nil {
 			// A feature no document has can only match by hash collision:
@@ -166,13 +218,58 @@ func (b *Builtin) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
 			w *= i
 		}
 		b.add(v, h, w)
-	})
-	if normalize(v) == 0 {
+	}, b.learner(v))
+	if b.finish(v) == 0 {
 		// Nothing recognisable: a fixed unit vector keeps the store happy
 		// and ranks nothing high.
 		v[0] = 1
 	}
 	return v, nil
+}
+
+func (b *Builtin) totalDims() int {
+	if b.wv == nil {
+		return b.dims
+	}
+	return b.dims + b.wv.Dims
+}
+
+// learner returns the function that adds a word's learned vector to v's
+// learned part, weighted a/(a+p(w)) by the word's corpus frequency, for
+// queries and documents alike. (Weighting query words by their IDF in the
+// catalog as well measured no better on metatool-dev: BENCHMARKS.md.)
+func (b *Builtin) learner(v []float32) func(string, float32) {
+	if b.wv == nil {
+		return nil
+	}
+	part := v[b.dims:]
+	return func(st string, w float32) {
+		vec, p, ok := b.wv.Lookup(st)
+		if !ok {
+			return
+		}
+		w *= sifA / (sifA + p)
+		for j, x := range vec {
+			part[j] += w * x
+		}
+	}
+}
+
+// finish normalises the hashed and learned parts apart and scales them by
+// their shares, so that the cosine of two vectors is the shares' weighted
+// sum of the parts' cosines. It returns the squared norm before scaling.
+func (b *Builtin) finish(v []float32) float64 {
+	s := normalize(v[:b.dims])
+	for i := range v[:b.dims] {
+		v[i] *= b.wh
+	}
+	if b.wv != nil {
+		s += normalize(v[b.dims:])
+		for i := b.dims; i < len(v); i++ {
+			v[i] *= b.wl
+		}
+	}
+	return s
 }
 
 func (b *Builtin) add(v []float32, h uint64, w float32) {
@@ -208,7 +305,7 @@ const (
 
 // features calls emit with the hash and weight of every feature of s, a
 // query or a document.
-func (b *Builtin) features(s string, query bool, emit func(h uint64, w float32)) {
+func (b *Builtin) features(s string, query bool, emit func(h uint64, w float32), learn func(stem string, w float32)) {
 	var prev string
 	word := func(raw string, weight float32) {
 		if stopword(raw) {
@@ -217,6 +314,9 @@ func (b *Builtin) features(s string, query bool, emit func(h uint64, w float32))
 		}
 		st := stem(raw)
 		emit(fnv2("w", st), wWord*weight)
+		if learn != nil {
+			learn(st, weight)
+		}
 		for _, c := range b.concepts[st] {
 			emit(fnvConcept(c), wConcept*weight)
 		}
@@ -311,12 +411,7 @@ func hasCJK(s string) bool {
 	return false
 }
 
-func stem(w string) string {
-	if len(w) <= 3 {
-		return w
-	}
-	return porterstemmer.StemString(w)
-}
+func stem(w string) string { return text.Stem(w) }
 
 const (
 	fnvOffset = 14695981039346656037
@@ -357,19 +452,6 @@ func mix(h uint64) uint64 {
 	return h
 }
 
-var stopwords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(stopwordList) {
-		m[w] = true
-	}
-	return m
-}()
-
-const stopwordList = `a an the and or of to in on for from by with at as is are was were be been
-		it its this that these those i me my we our you your he she they them their what which who whom
-		do does did can could would should will shall may might must please want need like just also
-		all any some into about over than then there here so if not no yes up out get s t called named`
-
 // stopword reports whether w carries no meaning for ranking. "get", "all"
 // and "who" are kept out of documents and queries alike.
-func stopword(w string) bool { return stopwords[w] }
+func stopword(w string) bool { return text.Stopword(w) }

@@ -20,14 +20,19 @@ func dot(a, b []float32) float64 {
 func TestBuiltinVectors(t *testing.T) {
 	ctx := context.Background()
 	b := NewBuiltin(BuiltinOptions{Dims: 256})
-	if info := b.Info(); info.Provider != "builtin" || info.Model != BuiltinModel || info.Dims != 256 {
-		t.Errorf("Info() = %+v", info)
+	wv, err := builtinWordVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 256 + wv.Dims
+	if info := b.Info(); info.Provider != "builtin" || info.Model != BuiltinModel || info.Dims != want {
+		t.Errorf("Info() = %+v, want builtin/%s with %d dims", info, BuiltinModel, want)
 	}
 	vs, err := b.EmbedDocuments(ctx, []string{"Send a message to a Slack channel", "Send a message to a Slack channel", ""})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != 3 || len(vs[0]) != 256 {
+	if len(vs) != 3 || len(vs[0]) != want {
 		t.Fatalf("EmbedDocuments returned %d vectors of %d dims", len(vs), len(vs[0]))
 	}
 	if n := dot(vs[0], vs[0]); math.Abs(n-1) > 1e-5 {

@@ -45,25 +45,33 @@ type Dataset struct {
 	Queries []Query
 }
 
-//go:embed datasets/builtin/queries.jsonl
+//go:embed datasets/builtin/queries.jsonl datasets/builtin/longtasks.jsonl
 var builtinFS embed.FS
 
 // Builtin returns the built-in dataset: the built-in catalog and its
 // labelled queries.
-func Builtin() (*Dataset, error) {
+func Builtin() (*Dataset, error) { return builtinDataset("builtin", "queries.jsonl") }
+
+// BuiltinLong returns the built-in long-task dataset: 200 multi-step task
+// paragraphs over the built-in catalog, each joined mechanically from 2 to
+// 4 single-tool queries of the built-in dataset and labelled with the
+// union of their tools (internal/genlongtasks writes them, seeded).
+func BuiltinLong() (*Dataset, error) { return builtinDataset("builtin-long", "longtasks.jsonl") }
+
+func builtinDataset(name, file string) (*Dataset, error) {
 	cat, err := index.BuiltinCatalog()
 	if err != nil {
 		return nil, err
 	}
-	data, err := builtinFS.ReadFile("datasets/builtin/queries.jsonl")
+	data, err := builtinFS.ReadFile("datasets/builtin/" + file)
 	if err != nil {
 		return nil, err
 	}
-	qs, err := ParseQueries("builtin queries.jsonl", data, cat)
+	qs, err := ParseQueries("builtin "+file, data, cat)
 	if err != nil {
 		return nil, err
 	}
-	return &Dataset{Name: "builtin", Catalog: cat, Queries: qs}, nil
+	return &Dataset{Name: name, Catalog: cat, Queries: qs}, nil
 }
 
 // LoadDir loads a dataset folder holding catalog.json and queries.jsonl.

@@ -26,6 +26,7 @@ type Grid struct {
 type GridRun struct {
 	Label          string             `json:"label" yaml:"label"`
 	Mode           string             `json:"mode" yaml:"mode"`
+	Fusion         string             `json:"fusion" yaml:"fusion"`
 	RRFK           float64            `json:"rrf_k" yaml:"rrf_k"`
 	KeywordWeight  float64            `json:"keyword_weight" yaml:"keyword_weight"`
 	SemanticWeight float64            `json:"semantic_weight" yaml:"semantic_weight"`
@@ -34,7 +35,9 @@ type GridRun struct {
 	Fuzzy          float64            `json:"fuzzy" yaml:"fuzzy"`
 	Candidates     int                `json:"candidates" yaml:"candidates"`
 	Fields         map[string]float64 `json:"fields" yaml:"fields"`
-	// Embedder is "builtin" or "ollama" (empty: the command's --embedder);
+	// Embedder is "builtin", "ollama", or a research variant of the built-in
+	// embedder: "builtin-hashed" (no learned vectors), "builtin-nolexicon"
+	// (no hand-written lexicon). Empty: the command's --embedder.
 	// Model names the Ollama model.
 	Embedder string `json:"embedder" yaml:"embedder"`
 	Model    string `json:"model" yaml:"model"`
@@ -70,9 +73,17 @@ func LoadGrid(path string) (*Grid, error) {
 			return nil, fmt.Errorf("grid %s: runs[%d].mode %q: use keyword, semantic or hybrid", path, i, r.Mode)
 		}
 		switch r.Embedder {
-		case "", "builtin", "ollama":
+		case "", "builtin", "builtin-hashed", "builtin-nolexicon", "ollama":
 		default:
-			return nil, fmt.Errorf("grid %s: runs[%d].embedder %q: use builtin or ollama", path, i, r.Embedder)
+			return nil, fmt.Errorf("grid %s: runs[%d].embedder %q: use builtin, builtin-hashed, builtin-nolexicon or ollama", path, i, r.Embedder)
+		}
+		switch r.Fusion {
+		case "", search.FusionRRF, search.FusionConvex:
+		default:
+			return nil, fmt.Errorf("grid %s: runs[%d].fusion %q: use rrf or convex", path, i, r.Fusion)
+		}
+		if r.RRFK < 0 || r.KeywordWeight < 0 || r.SemanticWeight < 0 || r.Candidates < 0 {
+			return nil, fmt.Errorf("grid %s: runs[%d]: rrf_k, keyword_weight, semantic_weight and candidates must not be negative", path, i)
 		}
 		if r.Label == "" {
 			g.Runs[i].Label = fmt.Sprintf("%s#%d", r.Mode, i+1)
@@ -106,7 +117,7 @@ func (r GridRun) Spec() RunSpec {
 		Mode:     search.Mode(r.Mode),
 		Embedder: r.EmbedderKey(),
 		Params: search.Params{
-			RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
+			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
 			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields,
 		},
 	}

@@ -47,6 +47,8 @@ runs:
 		{"bad baseline", "g.json", `{"baseline": "x", "runs": [{"mode": "keyword"}]}`, `baseline "x"`},
 		{"duplicate label", "g.yml", "runs:\n  - {label: a, mode: keyword}\n  - {label: a, mode: hybrid}\n", "used twice"},
 		{"bad embedder", "g.yml", "runs:\n  - {mode: semantic, embedder: openai}\n", "runs[0].embedder"},
+		{"bad fusion", "g.json", `{"runs": [{"mode": "hybrid", "fusion": "max"}]}`, "runs[0].fusion"},
+		{"negative rrf_k", "g.json", `{"runs": [{"mode": "hybrid", "rrf_k": -3}]}`, "must not be negative"},
 	}
 	for _, tc := range tests {
 		p := filepath.Join(dir, tc.file)

@@ -258,6 +258,9 @@ func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, 
 // paramsMap lists the parameters that shape a mode's ranking.
 func paramsMap(mode search.Mode, engine search.Params, override search.Params) map[string]any {
 	p := engine
+	if override.Fusion != "" {
+		p.Fusion = override.Fusion
+	}
 	if override.RRFK > 0 {
 		p.RRFK = override.RRFK
 	}
@@ -279,7 +282,10 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	out := map[string]any{}
 	switch mode {
 	case search.Hybrid:
-		out["rrf_k"] = p.RRFK
+		out["fusion"] = p.Fusion
+		if p.Fusion != search.FusionConvex {
+			out["rrf_k"] = p.RRFK
+		}
 		out["keyword_weight"] = p.KeywordWeight
 		out["semantic_weight"] = p.SemanticWeight
 		out["exact_boost"] = p.ExactBoost

@@ -63,7 +63,7 @@ type Response struct {
 	// Mode is the mode actually used: keyword when semantic ranking failed.
 	Mode Mode `json:"search_mode"`
 	// Embedder names the embedder that ranked the semantic list
-	// ("builtin/hash-v1", "ollama/nomic-embed-text"), or "none".
+	// ("builtin/wordvec-v2", "ollama/nomic-embed-text"), or "none".
 	Embedder string `json:"embedder"`
 	// Notice says why the mode differs from the one asked for.
 	Notice  string   `json:"notice,omitempty"`
@@ -311,12 +311,72 @@ func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, grou
 	if e.emb == nil || e.vs == nil {
 		return nil, errors.New("no embedder configured")
 	}
+	hits, err := e.nearest(ctx, q, depth, domain, group)
+	if err != nil {
+		return nil, err
+	}
+	parts := Sentences(q)
+	if len(parts) < 2 {
+		return hits, nil
+	}
+	// A task of several sentences asks for several tools, and one vector
+	// of the whole blurs them: each sentence is searched as well, and a
+	// tool scores the mean of its similarity to the whole and to its best
+	// sentence (chosen on metatool-dev over the best match alone, which
+	// lost 0.004 nDCG@10 there; BENCHMARKS.md). A tool outside the whole
+	// query's candidates counts 0 for the whole.
+	best := map[string]float32{}
+	for _, h := range hits {
+		best[h.ID] = h.Similarity
+	}
+	partBest := map[string]float32{}
+	for _, part := range parts {
+		ph, err := e.nearest(ctx, part, depth, domain, group)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range ph {
+			if s, ok := partBest[h.ID]; !ok || h.Similarity > s {
+				partBest[h.ID] = h.Similarity
+			}
+		}
+	}
+	for id, s := range partBest {
+		best[id] = 0.5*best[id] + 0.5*s
+	}
+	for id := range best {
+		if _, ok := partBest[id]; !ok {
+			best[id] *= 0.5
+		}
+	}
+	out := make([]index.VectorHit, 0, len(best))
+	for id, s := range best {
+		out = append(out, index.VectorHit{ID: id, Similarity: s})
+	}
+	slices.SortFunc(out, func(a, b index.VectorHit) int {
+		switch {
+		case a.Similarity > b.Similarity:
+			return -1
+		case a.Similarity < b.Similarity:
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if len(out) > depth {
+		out = out[:depth]
+	}
+	return out, nil
+}
+
+// nearest embeds text (through the cache) and returns its depth nearest
+// tools.
+func (e *Engine) nearest(ctx context.Context, text string, depth int, domain, group string) ([]index.VectorHit, error) {
 	info := e.emb.Info()
-	key := info.String() + "\x00" + q
+	key := info.String() + "\x00" + text
 	v, ok := e.cache.get(key)
 	if !ok {
 		var err error
-		v, err = e.emb.EmbedQuery(ctx, q)
+		v, err = e.emb.EmbedQuery(ctx, text)
 		if err != nil {
 			return nil, err
 		}
@@ -326,18 +386,41 @@ func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, grou
 	return e.vs.Query(ctx, col, v, depth, domain, group)
 }
 
+// Sentences splits a request into its sentences of three words or more
+// (at . ! ? ; and line breaks), for requests that describe several steps.
+func Sentences(q string) []string {
+	var out []string
+	for _, s := range strings.FieldsFunc(q, func(r rune) bool {
+		return r == '.' || r == '!' || r == '?' || r == ';' || r == '\n' || r == '。'
+	}) {
+		if len(strings.Fields(s)) >= 3 {
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	return out
+}
+
 func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []index.KeywordHit, vec []index.VectorHit) []Result {
 	kwIDs := make([]string, len(kw))
+	kwScores := make([]float64, len(kw))
 	for i, h := range kw {
-		kwIDs[i] = h.ID
+		kwIDs[i], kwScores[i] = h.ID, h.Score
 	}
 	vecIDs := make([]string, len(vec))
+	vecScores := make([]float64, len(vec))
 	for i, h := range vec {
-		vecIDs[i] = h.ID
+		vecIDs[i], vecScores[i] = h.ID, float64(h.Similarity)
 	}
-	fused := FuseRRF(p.RRFK,
-		RankedList{IDs: kwIDs, Weight: p.KeywordWeight},
-		RankedList{IDs: vecIDs, Weight: p.SemanticWeight})
+	var fused []Fused
+	if p.Fusion == FusionConvex {
+		fused = FuseConvex(
+			ScoredList{IDs: kwIDs, Scores: kwScores, Weight: p.KeywordWeight},
+			ScoredList{IDs: vecIDs, Scores: vecScores, Weight: p.SemanticWeight})
+	} else {
+		fused = FuseRRF(p.RRFK,
+			RankedList{IDs: kwIDs, Weight: p.KeywordWeight},
+			RankedList{IDs: vecIDs, Weight: p.SemanticWeight})
+	}
 
 	exact := exactMatches(cat, q, req.Domain, req.Group)
 	named := map[string]bool{}

@@ -80,8 +80,8 @@ func TestSearchModes(t *testing.T) {
 			if resp.Mode != tc.mode {
 				t.Errorf("Mode = %s, want %s", resp.Mode, tc.mode)
 			}
-			if tc.mode != Keyword && resp.Embedder != "builtin/hash-v1" {
-				t.Errorf("Embedder = %q, want builtin/hash-v1", resp.Embedder)
+			if tc.mode != Keyword && resp.Embedder != "builtin/wordvec-v2" {
+				t.Errorf("Embedder = %q, want builtin/wordvec-v2", resp.Embedder)
 			}
 			if len(resp.Results) == 0 || len(resp.Results) > tc.maxLen {
 				t.Fatalf("Search(%q) = %v, want 1 to %d results", tc.req.Query, names(resp.Results), tc.maxLen)

@@ -24,7 +24,7 @@ func Example() {
 	fmt.Println(resp.Mode, resp.Embedder)
 	fmt.Println(resp.Results[0].Tool.QualifiedName)
 	// Output:
-	// hybrid builtin/hash-v1
+	// hybrid builtin/wordvec-v2
 	// kubernetes__rollout_restart
 }
 

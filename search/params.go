@@ -21,6 +21,10 @@ type Params struct {
 	// Fuzzy is the boost of edit-distance-1 matches in keyword mode
 	// (negative turns them off). Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
+	// Fusion is how hybrid mode fuses the two lists: "rrf" (weighted
+	// Reciprocal Rank Fusion, the default) or "convex" (min-max normalised
+	// scores, weighted by KeywordWeight and SemanticWeight).
+	Fusion string `json:"fusion,omitempty"`
 	// Fields are the keyword index's field boosts.
 	Fields index.FieldWeights `json:"fields,omitempty"`
 }
@@ -29,13 +33,14 @@ type Params struct {
 // BENCHMARKS.md.
 func DefaultParams() Params {
 	return Params{
-		RRFK:           20,
+		RRFK:           10,
 		KeywordWeight:  1,
 		SemanticWeight: 1.5,
 		Candidates:     50,
 		ExactBoost:     1,
 		DomainBoost:    0.02,
 		Fuzzy:          0.2,
+		Fusion:         FusionRRF,
 		Fields:         index.DefaultFieldWeights(),
 	}
 }
@@ -70,6 +75,9 @@ func (p Params) withDefaults() Params {
 	if p.DomainBoost < 0 {
 		p.DomainBoost = 0
 	}
+	if p.Fusion == "" {
+		p.Fusion = d.Fusion
+	}
 	if p.Fields == nil {
 		p.Fields = d.Fields
 	} else {
@@ -81,3 +89,9 @@ func (p Params) withDefaults() Params {
 	}
 	return p
 }
+
+// The fusion methods of hybrid mode.
+const (
+	FusionRRF    = "rrf"
+	FusionConvex = "convex"
+)

@@ -153,7 +153,7 @@ func TestDiscover(t *testing.T) {
 		{"query in keyword mode", map[string]any{"query": "weather forecast", "search_mode": "keyword", "limit": 1},
 			`{"query":"weather forecast","search_mode":"keyword","embedder":"none","results":[{"name":"weather__get_forecast","domain":"weather","summary":"Get the weather forecast for a city."}]}`},
 		{"query in a domain", map[string]any{"query": "open a ticket", "domain": "jira"},
-			`{"query":"open a ticket","search_mode":"hybrid","embedder":"builtin/hash-v1","results":[{"name":"jira__create_issue","domain":"jira","summary":"Create a Jira ticket."}]}`},
+			`{"query":"open a ticket","search_mode":"hybrid","embedder":"builtin/wordvec-v2","results":[{"name":"jira__create_issue","domain":"jira","summary":"Create a Jira ticket."}]}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -102,7 +102,7 @@ func checkE2E(t *testing.T, raw []byte) {
 	if out.Contents.TotalTools < 300 || len(out.Contents.Domains) < 15 {
 		t.Errorf("contents: %d tools in %d domains", out.Contents.TotalTools, len(out.Contents.Domains))
 	}
-	if out.Query.SearchMode != "hybrid" || out.Query.Embedder != "builtin/hash-v1" || len(out.Query.Results) != 3 ||
+	if out.Query.SearchMode != "hybrid" || out.Query.Embedder != "builtin/wordvec-v2" || len(out.Query.Results) != 3 ||
 		out.Query.Results[0].Name != "kubernetes__rollout_restart" || out.Query.Results[0].Summary == "" {
 		t.Errorf("query answer = %+v", out.Query)
 	}

@@ -18,7 +18,7 @@ import (
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("eval", "eval [flags]\n\nMeasures ranking strategies on labelled queries (the built-in dataset by\ndefault): recall@k, MRR, nDCG@10 and latency per run.", stderr)
+	fs := newFlagSet("eval", "eval [flags]\n\nMeasures ranking strategies on labelled queries (the built-in dataset and\nits generated long-task set by default): recall@k, MRR, nDCG@10 and latency per run.", stderr)
 	g.register(fs)
 	var datasets stringList
 	fs.Var(&datasets, "dataset", "dataset `DIR` holding catalog.json and queries.jsonl (repeatable; default: built-in)")
@@ -103,11 +103,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	var dss []*eval.Dataset
 	if len(datasets) == 0 {
-		ds, err := eval.Builtin()
-		if err != nil {
-			return err
+		for _, load := range []func() (*eval.Dataset, error){eval.Builtin, eval.BuiltinLong} {
+			ds, err := load()
+			if err != nil {
+				return err
+			}
+			dss = append(dss, ds)
 		}
-		dss = append(dss, ds)
 	}
 	for _, dir := range datasets {
 		ds, err := eval.LoadDir(dir)

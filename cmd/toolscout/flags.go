@@ -138,6 +138,12 @@ func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger) (embed.
 	switch g.embedder {
 	case "builtin":
 		return embed.NewBuiltin(embed.BuiltinOptions{}), nil
+	case "builtin-hashed":
+		// Research variants for eval grids: hashed features only, or
+		// without the hand-written lexicon.
+		return embed.NewBuiltin(embed.BuiltinOptions{Learned: -1}), nil
+	case "builtin-nolexicon":
+		return embed.NewBuiltin(embed.BuiltinOptions{NoLexicon: true}), nil
 	case "ollama":
 		o, err := newOllama()
 		if err != nil {

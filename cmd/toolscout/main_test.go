@@ -86,7 +86,7 @@ func TestSearchCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("search --json output %q: %v", stdout, err)
 	}
-	if out.Mode != "hybrid" || out.Embedder != "builtin/hash-v1" || len(out.Results) != 3 {
+	if out.Mode != "hybrid" || out.Embedder != "builtin/wordvec-v2" || len(out.Results) != 3 {
 		t.Fatalf("search --json = %+v", out)
 	}
 	r := out.Results[0]
@@ -131,7 +131,12 @@ func TestEvalCommandJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Datasets) != 3 || rep.Datasets[0].Name != "builtin" || len(rep.Datasets[0].Runs) != 2 || rep.Datasets[0].Runs[1].Metrics["ndcg@10"] <= 0 {
+	var names []string
+	for _, d := range rep.Datasets {
+		names = append(names, d.Name)
+	}
+	if got := strings.Join(names, " "); got != "builtin builtin/test builtin/dev builtin-long builtin-long/dev builtin-long/test" ||
+		len(rep.Datasets[0].Runs) != 2 || rep.Datasets[0].Runs[1].Metrics["ndcg@10"] <= 0 {
 		t.Errorf("report = %+v", rep)
 	}
 }
@@ -154,7 +159,7 @@ func TestGatewayCommands(t *testing.T) {
 		!strings.Contains(stdout, "indexed 9 tools in 1 domains") {
 		t.Errorf("index --config: exit %d\n%s%s", code, stdout, stderr)
 	}
-	stdout, _, code = runCLI(t, "search", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--json", "--limit", "1", "add facts to an entity")
+	stdout, _, code = runCLI(t, "search", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--json", "--limit", "3", "add facts to an entity")
 	if code != 0 || !strings.Contains(stdout, `"name": "memory__add_observations"`) {
 		t.Errorf("search --config: exit %d\n%s", code, stdout)
 	}
