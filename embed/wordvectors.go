@@ -144,3 +144,15 @@ func (w *WordVectors) Words() []string {
 	}
 	return out
 }
+
+// CorpusFrequency returns a stem's relative frequency in the corpus the
+// built-in word vectors were learned from, and whether the stem is in
+// their vocabulary. Rare words say more about a text than common ones.
+func CorpusFrequency(stem string) (float64, bool) {
+	wv, err := builtinWordVectors()
+	if err != nil {
+		return 0, false
+	}
+	_, p, ok := wv.Lookup(stem)
+	return float64(p), ok
+}

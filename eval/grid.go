@@ -32,6 +32,7 @@ type GridRun struct {
 	SemanticWeight float64            `json:"semantic_weight" yaml:"semantic_weight"`
 	ExactBoost     float64            `json:"exact_boost" yaml:"exact_boost"`
 	DomainBoost    float64            `json:"domain_boost" yaml:"domain_boost"`
+	DomainWeight   float64            `json:"domain_weight" yaml:"domain_weight"`
 	Fuzzy          float64            `json:"fuzzy" yaml:"fuzzy"`
 	Candidates     int                `json:"candidates" yaml:"candidates"`
 	Fields         map[string]float64 `json:"fields" yaml:"fields"`
@@ -118,7 +119,7 @@ func (r GridRun) Spec() RunSpec {
 		Embedder: r.EmbedderKey(),
 		Params: search.Params{
 			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
-			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields,
+			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields,
 		},
 	}
 }

@@ -273,6 +273,9 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	if override.DomainBoost != 0 {
 		p.DomainBoost = max(override.DomainBoost, 0)
 	}
+	if override.DomainWeight != 0 {
+		p.DomainWeight = max(override.DomainWeight, 0)
+	}
 	if override.Fuzzy != 0 {
 		p.Fuzzy = max(override.Fuzzy, 0)
 	}
@@ -290,6 +293,7 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 		out["semantic_weight"] = p.SemanticWeight
 		out["exact_boost"] = p.ExactBoost
 		out["domain_boost"] = p.DomainBoost
+		out["domain_weight"] = p.DomainWeight
 		out["candidates"] = p.Candidates
 	case search.Keyword:
 		out["fuzzy"] = p.Fuzzy

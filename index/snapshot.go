@@ -17,6 +17,31 @@ type snapshot struct {
 	domain []string
 	group  []string
 	mat    []float32 // len(ids) × dims, rows L2-normalised
+
+	centroidsOnce sync.Once
+	centroids     map[string][]float32 // domain → normalised mean of its rows
+}
+
+// domainCentroids returns each domain's centroid: the normalised mean of
+// its tools' vectors, computed once per snapshot.
+func (s *snapshot) domainCentroids() map[string][]float32 {
+	s.centroidsOnce.Do(func() {
+		s.centroids = map[string][]float32{}
+		for i, d := range s.domain {
+			c := s.centroids[d]
+			if c == nil {
+				c = make([]float32, s.dims)
+				s.centroids[d] = c
+			}
+			for j, x := range s.mat[i*s.dims : (i+1)*s.dims] {
+				c[j] += x
+			}
+		}
+		for d, c := range s.centroids {
+			s.centroids[d] = normalized(c)
+		}
+	})
+	return s.centroids
 }
 
 func (v *VectorStore) invalidate(col Collection) {

@@ -259,6 +259,29 @@ func (v *VectorStore) Query(ctx context.Context, col Collection, vec []float32, 
 	return snap.query(normalized(vec), k, domain, group), nil
 }
 
+// DomainSimilarity returns the cosine similarity of vec to each domain's
+// centroid in the collection (the normalised mean of its tools' vectors):
+// how well the domain as a whole matches a query.
+func (v *VectorStore) DomainSimilarity(ctx context.Context, col Collection, vec []float32) (map[string]float32, error) {
+	if len(vec) != col.Dims {
+		return nil, fmt.Errorf("vector search: query has %d dimensions, collection %s has %d", len(vec), col.Name(), col.Dims)
+	}
+	snap, err := v.snapshot(ctx, col)
+	if err != nil || snap == nil {
+		return nil, err
+	}
+	q := normalized(vec)
+	out := map[string]float32{}
+	for d, c := range snap.domainCentroids() {
+		var dot float32
+		for j, x := range q {
+			dot += x * c[j]
+		}
+		out[d] = dot
+	}
+	return out, nil
+}
+
 // QueryChromem answers like Query through chromem-go's own query path. It
 // exists to measure the two against each other.
 func (v *VectorStore) QueryChromem(ctx context.Context, col Collection, vec []float32, k int, domain, group string) ([]VectorHit, error) {

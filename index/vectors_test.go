@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -153,6 +154,45 @@ func TestVectorQuery(t *testing.T) {
 	}
 	if hits, err := vs.Query(ctx, Collection{Provider: "none", Model: "x", Dims: 16}, hashVec("x"), 5, "", ""); err != nil || hits != nil {
 		t.Errorf("Query on an empty collection = %v, %v; want nothing", hits, err)
+	}
+}
+
+func TestDomainSimilarity(t *testing.T) {
+	ctx := context.Background()
+	vs, _ := OpenVectors("")
+	cat := mustCatalog(t, smallCatalog)
+	if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	q := hashVec(DocumentText(cat.Tool("slack__post_message")))
+	sims, err := vs.DomainSimilarity(ctx, testCol, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sims) != len(cat.Domains()) {
+		t.Fatalf("DomainSimilarity gave %d domains, want %d", len(sims), len(cat.Domains()))
+	}
+	// By hand: the cosine of q to the mean of each domain's tool vectors.
+	for _, d := range cat.Domains() {
+		mean := make([]float64, testCol.Dims)
+		for _, tool := range d.Tools {
+			for j, x := range normalized(hashVec(DocumentText(tool))) {
+				mean[j] += float64(x)
+			}
+		}
+		var dot, nm, nq float64
+		for j, x := range q {
+			dot += float64(x) * mean[j]
+			nm += mean[j] * mean[j]
+			nq += float64(x) * float64(x)
+		}
+		want := dot / math.Sqrt(nm*nq)
+		if got := float64(sims[d.Name]); math.Abs(got-want) > 1e-4 {
+			t.Errorf("DomainSimilarity[%s] = %.5f, want %.5f", d.Name, got, want)
+		}
+	}
+	if _, err := vs.DomainSimilarity(ctx, testCol, make([]float32, 3)); err == nil {
+		t.Error("DomainSimilarity with a 3-dimensional vector succeeded on a 16-dimensional collection")
 	}
 }
 

@@ -86,7 +86,10 @@ type Explanation struct {
 	SemanticScore float64 `json:"semantic_score,omitempty"`
 	ExactName     bool    `json:"exact_name,omitempty"`
 	DomainNamed   bool    `json:"domain_named,omitempty"`
-	BM25          string  `json:"bm25,omitempty"`
+	// DomainRank is the rank of the tool's domain by how well the domain
+	// as a whole matches the query (hybrid mode; 0: not used).
+	DomainRank int    `json:"domain_rank,omitempty"`
+	BM25       string `json:"bm25,omitempty"`
 }
 
 // Options builds an Engine. Catalog and Keyword are required; without
@@ -226,6 +229,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	// the latency instead of their sum.
 	var (
 		vecHits []index.VectorHit
+		domSim  map[string]float32
 		vecErr  error
 		wg      sync.WaitGroup
 	)
@@ -233,7 +237,8 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vecHits, vecErr = e.semantic(ctx, q, depth, req.Domain, req.Group)
+			wantDomains := mode == Hybrid && req.Domain == "" && p.DomainWeight > 0
+			vecHits, domSim, vecErr = e.semantic(ctx, q, depth, req.Domain, req.Group, wantDomains)
 		}()
 	}
 	var kwHits []index.KeywordHit
@@ -299,7 +304,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 			resp.Results = append(resp.Results, r)
 		}
 	case Hybrid:
-		resp.Results = e.fuse(cat, q, req, p, kwHits, vec[0])
+		resp.Results = e.fuse(cat, q, req, p, kwHits, vec[0], domSim)
 	}
 	if len(resp.Results) > limit {
 		resp.Results = resp.Results[:limit]
@@ -307,17 +312,25 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	return resp, nil
 }
 
-func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, group string) ([]index.VectorHit, error) {
+// semantic returns the depth nearest tools to q and, when domains is set,
+// the similarity of q to each domain's centroid.
+func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, group string, domains bool) ([]index.VectorHit, map[string]float32, error) {
 	if e.emb == nil || e.vs == nil {
-		return nil, errors.New("no embedder configured")
+		return nil, nil, errors.New("no embedder configured")
 	}
-	hits, err := e.nearest(ctx, q, depth, domain, group)
+	hits, v, err := e.nearest(ctx, q, depth, domain, group)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var domSim map[string]float32
+	if domains {
+		if domSim, err = e.vs.DomainSimilarity(ctx, collectionOf(e.emb, len(v)), v); err != nil {
+			return nil, nil, err
+		}
 	}
 	parts := Sentences(q)
 	if len(parts) < 2 {
-		return hits, nil
+		return hits, domSim, nil
 	}
 	// A task of several sentences asks for several tools, and one vector
 	// of the whole blurs them: each sentence is searched as well, and a
@@ -331,9 +344,9 @@ func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, grou
 	}
 	partBest := map[string]float32{}
 	for _, part := range parts {
-		ph, err := e.nearest(ctx, part, depth, domain, group)
+		ph, _, err := e.nearest(ctx, part, depth, domain, group)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, h := range ph {
 			if s, ok := partBest[h.ID]; !ok || h.Similarity > s {
@@ -365,12 +378,12 @@ func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, grou
 	if len(out) > depth {
 		out = out[:depth]
 	}
-	return out, nil
+	return out, domSim, nil
 }
 
 // nearest embeds text (through the cache) and returns its depth nearest
-// tools.
-func (e *Engine) nearest(ctx context.Context, text string, depth int, domain, group string) ([]index.VectorHit, error) {
+// tools and the text's vector.
+func (e *Engine) nearest(ctx context.Context, text string, depth int, domain, group string) ([]index.VectorHit, []float32, error) {
 	info := e.emb.Info()
 	key := info.String() + "\x00" + text
 	v, ok := e.cache.get(key)
@@ -378,12 +391,12 @@ func (e *Engine) nearest(ctx context.Context, text string, depth int, domain, gr
 		var err error
 		v, err = e.emb.EmbedQuery(ctx, text)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		e.cache.put(key, v)
 	}
-	col := collectionOf(e.emb, len(v))
-	return e.vs.Query(ctx, col, v, depth, domain, group)
+	hits, err := e.vs.Query(ctx, collectionOf(e.emb, len(v)), v, depth, domain, group)
+	return hits, v, err
 }
 
 // Sentences splits a request into its sentences of three words or more
@@ -400,7 +413,7 @@ func Sentences(q string) []string {
 	return out
 }
 
-func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []index.KeywordHit, vec []index.VectorHit) []Result {
+func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []index.KeywordHit, vec []index.VectorHit, domSim map[string]float32) []Result {
 	kwIDs := make([]string, len(kw))
 	kwScores := make([]float64, len(kw))
 	for i, h := range kw {
@@ -427,7 +440,18 @@ func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []
 	if req.Domain == "" && p.DomainBoost > 0 {
 		named = namedDomains(cat, q)
 	}
-	if len(exact) > 0 || len(named) > 0 {
+	domRank := rankDomains(domSim)
+	if len(domRank) > 1 {
+		// Domain-level ranking: the domains, ranked by how well each as a
+		// whole (the centroid of its tools) matches the query, act as a
+		// third RRF list in which every tool takes its domain's rank.
+		for i := range fused {
+			if t := cat.Tool(fused[i].ID); t != nil && domRank[t.Domain] > 0 {
+				fused[i].Score += p.DomainWeight / (p.RRFK + float64(domRank[t.Domain]))
+			}
+		}
+	}
+	if len(exact) > 0 || len(named) > 0 || len(domRank) > 1 {
 		seen := map[string]bool{}
 		for i := range fused {
 			if exact[fused[i].ID] {
@@ -462,6 +486,9 @@ func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []
 		r := Result{Tool: t, Score: f.Score}
 		if req.Explain {
 			x := &Explanation{KeywordRank: f.Ranks[0], SemanticRank: f.Ranks[1], ExactName: exact[f.ID], DomainNamed: named[t.Domain]}
+			if len(domRank) > 1 {
+				x.DomainRank = domRank[t.Domain]
+			}
 			if f.Ranks[0] > 0 {
 				x.KeywordScore = kw[f.Ranks[0]-1].Score
 				x.BM25 = kw[f.Ranks[0]-1].Explanation
@@ -472,6 +499,32 @@ func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []
 			r.Explanation = x
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// rankDomains returns each domain's 1-based rank by similarity, ties by
+// name.
+func rankDomains(sim map[string]float32) map[string]int {
+	if len(sim) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(sim))
+	for d := range sim {
+		names = append(names, d)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		switch {
+		case sim[a] > sim[b]:
+			return -1
+		case sim[a] < sim[b]:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	out := make(map[string]int, len(names))
+	for i, d := range names {
+		out[d] = i + 1
 	}
 	return out
 }

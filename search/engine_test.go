@@ -105,12 +105,14 @@ func TestSearchExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := resp.Results[0].Explanation
-	if x == nil || !x.ExactName || x.KeywordRank != 1 || x.SemanticRank == 0 || x.BM25 == "" {
-		t.Errorf("Explanation = %+v, want exact name, keyword rank 1, a semantic rank and BM25 details", x)
+	if x == nil || !x.ExactName || x.KeywordRank != 1 || x.SemanticRank == 0 || x.BM25 == "" || x.DomainRank == 0 {
+		t.Errorf("Explanation = %+v, want exact name, keyword rank 1, a semantic rank, a domain rank and BM25 details", x)
 	}
-	// The fused score is the hand-computed RRF plus the exact boost.
+	// The fused score is the hand-computed RRF of the keyword, semantic and
+	// domain ranks plus the exact boost.
 	p := DefaultParams()
-	want := p.KeywordWeight/(p.RRFK+float64(x.KeywordRank)) + p.SemanticWeight/(p.RRFK+float64(x.SemanticRank)) + p.ExactBoost
+	want := p.KeywordWeight/(p.RRFK+float64(x.KeywordRank)) + p.SemanticWeight/(p.RRFK+float64(x.SemanticRank)) +
+		p.DomainWeight/(p.RRFK+float64(x.DomainRank)) + p.ExactBoost
 	if got := resp.Results[0].Score; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("Score = %f, want %f", got, want)
 	}
@@ -227,5 +229,35 @@ func TestSuggest(t *testing.T) {
 	}
 	if got := Suggest(cat, "zzzzzzzzzzzzzz", 3); len(got) != 0 {
 		t.Errorf("Suggest(zzz…) = %v, want nothing", got)
+	}
+}
+
+// Domain ranking lifts the tools of the domain that matches as a whole:
+// with the keyword and semantic lists weighted out, the order of the
+// results is the order of their domains.
+func TestDomainRanking(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	only := Params{KeywordWeight: 1e-9, SemanticWeight: 1e-9, DomainWeight: 1, ExactBoost: -1, DomainBoost: -1}
+	resp, err := eng.Search(context.Background(), Request{Query: "open an issue in a repository", Params: &only, Explain: true, Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := resp.Results[0].Tool.Domain; d != "github" {
+		t.Errorf("first result is in %s, want github: %v", d, names(resp.Results))
+	}
+	prev := 0
+	for _, r := range resp.Results {
+		if r.Explanation.DomainRank < prev {
+			t.Errorf("results not in domain order: %v", names(resp.Results))
+		}
+		prev = r.Explanation.DomainRank
+	}
+	off := Params{DomainWeight: -1}
+	resp, err = eng.Search(context.Background(), Request{Query: "open an issue in a repository", Params: &off, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := resp.Results[0].Explanation; x.DomainRank != 0 {
+		t.Errorf("domain_weight -1: DomainRank = %d, want 0 (off)", x.DomainRank)
 	}
 }

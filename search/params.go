@@ -18,6 +18,11 @@ type Params struct {
 	// DomainBoost is added to the fused score of the tools of a domain the
 	// query names ("reopen gitlab issue 14"); negative turns it off.
 	DomainBoost float64 `json:"domain_boost,omitempty"`
+	// DomainWeight is the weight, in hybrid mode, of the domain ranking: the
+	// domains ranked by the similarity of the query to the centroid of each
+	// domain's tool vectors, a third RRF list in which a tool takes its
+	// domain's rank. Negative turns it off.
+	DomainWeight float64 `json:"domain_weight,omitempty"`
 	// Fuzzy is the boost of edit-distance-1 matches in keyword mode
 	// (negative turns them off). Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
@@ -39,6 +44,7 @@ func DefaultParams() Params {
 		Candidates:     50,
 		ExactBoost:     1,
 		DomainBoost:    0.02,
+		DomainWeight:   0.5,
 		Fuzzy:          0.2,
 		Fusion:         FusionRRF,
 		Fields:         index.DefaultFieldWeights(),
@@ -74,6 +80,12 @@ func (p Params) withDefaults() Params {
 	}
 	if p.DomainBoost < 0 {
 		p.DomainBoost = 0
+	}
+	if p.DomainWeight == 0 {
+		p.DomainWeight = d.DomainWeight
+	}
+	if p.DomainWeight < 0 {
+		p.DomainWeight = 0
 	}
 	if p.Fusion == "" {
 		p.Fusion = d.Fusion

@@ -73,6 +73,7 @@ type upstream struct {
 	session *mcp.ClientSession
 	tools   []index.ToolSpec
 	title   string
+	instr   string // the server's instructions
 	skipped []string
 	latency time.Duration
 }
@@ -286,15 +287,18 @@ func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSess
 	for _, s := range skipped {
 		g.log.Warn("upstream tool skipped", "domain", u.cfg.Domain, "tool", s)
 	}
-	title := ""
-	if ir := session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
-		title = ir.ServerInfo.Title
-		if title == "" {
-			title = ir.ServerInfo.Name
+	title, instr := "", ""
+	if ir := session.InitializeResult(); ir != nil {
+		if ir.ServerInfo != nil {
+			title = ir.ServerInfo.Title
+			if title == "" {
+				title = ir.ServerInfo.Name
+			}
 		}
+		instr = ir.Instructions
 	}
 	u.mu.Lock()
-	u.state, u.err, u.session, u.tools, u.skipped, u.title = "up", nil, session, specs, skipped, title
+	u.state, u.err, u.session, u.tools, u.skipped, u.title, u.instr = "up", nil, session, specs, skipped, title, instr
 	u.mu.Unlock()
 	return nil
 }
@@ -318,14 +322,14 @@ func (g *Gateway) Specs() []index.DomainSpec {
 	specs := append([]index.DomainSpec{}, g.opts.Base...)
 	for _, u := range g.ups {
 		u.mu.Lock()
-		tools, title := u.tools, u.title
+		tools, title, instr := u.tools, u.title, u.instr
 		u.mu.Unlock()
 		if tools == nil {
 			continue
 		}
 		desc := u.cfg.Description
 		if desc == "" {
-			desc = title
+			desc = describeUpstream(title, instr, tools)
 		}
 		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, Tools: tools, Source: "upstream " + u.cfg.Domain})
 	}

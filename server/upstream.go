@@ -30,7 +30,9 @@ type UpstreamConfig struct {
 	URL       string
 	Headers   map[string]string
 	Transport string
-	// Description describes the domain (default: the server's own title).
+	// Description describes the domain (default: derived from the server's
+	// title, the first sentence of its instructions and the words its
+	// tools share).
 	Description string
 	// Groups maps tool names to groups.
 	Groups map[string]string
