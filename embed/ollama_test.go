@@ -2,88 +2,20 @@ package embed
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
+	"github.com/toolscout/toolscout/internal/ollamafake"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// fakeOllama speaks Ollama's /api/embed as Ollama v0.17 does: the same
-// request and response bodies, status codes and error bodies.
-type fakeOllama struct {
-	models map[string]int // model → dimension
-	mu     sync.Mutex
-	reqs   []embedRequest
-}
-
-type embedRequest struct {
-	Model      string   `json:"model"`
-	Input      []string `json:"input"`
-	Truncate   *bool    `json:"truncate"`
-	KeepAlive  any      `json:"keep_alive"`
-	Dimensions int      `json:"dimensions"`
-}
-
-func (f *fakeOllama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	writeJSON := func(code int, v any) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(v)
-	}
-	if r.URL.Path != "/api/embed" || r.Method != http.MethodPost {
-		http.NotFound(w, r)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var req embedRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeJSON(http.StatusBadRequest, map[string]string{"error": err.Error()})
-		return
-	}
-	f.mu.Lock()
-	f.reqs = append(f.reqs, req)
-	f.mu.Unlock()
-	if req.Model == "" {
-		writeJSON(http.StatusInternalServerError, map[string]string{"error": "model is required"})
-		return
-	}
-	dims, ok := f.models[req.Model]
-	if !ok {
-		writeJSON(http.StatusNotFound, map[string]string{"error": fmt.Sprintf("model %q not found, try pulling it first", req.Model)})
-		return
-	}
-	for _, in := range req.Input {
-		if len(in) > 2000 && req.Truncate != nil && !*req.Truncate {
-			writeJSON(http.StatusBadRequest, map[string]string{"error": "the input length exceeds the context length"})
-			return
-		}
-	}
-	if req.Dimensions > 0 {
-		dims = req.Dimensions
-	}
-	embs := make([][]float32, len(req.Input))
-	for i, in := range req.Input {
-		v := make([]float32, dims)
-		v[len(in)%dims] = 1 // unit vector, as Ollama returns L2-normalised ones
-		embs[i] = v
-	}
-	writeJSON(http.StatusOK, map[string]any{
-		"model": req.Model, "embeddings": embs,
-		"total_duration": 14143917, "load_duration": 1019500, "prompt_eval_count": 8,
-	})
-}
-
-func newFake(t *testing.T) (*fakeOllama, *url.URL) {
-	f := &fakeOllama{models: map[string]int{"nomic-embed-text:latest": 8, "nomic-embed-text": 8, "all-minilm": 4}}
+func newFake(t *testing.T) (*ollamafake.Server, *url.URL) {
+	f := &ollamafake.Server{Models: map[string]int{"nomic-embed-text:latest": 8, "nomic-embed-text": 8, "all-minilm": 4}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
@@ -108,10 +40,10 @@ func TestOllamaEmbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Check + 2 document batches + 1 query.
-	if len(f.reqs) != 4 {
-		t.Fatalf("%d requests, want 4 (check, two batches of at most 2, query)", len(f.reqs))
+	if len(f.Requests()) != 4 {
+		t.Fatalf("%d requests, want 4 (check, two batches of at most 2, query)", len(f.Requests()))
 	}
-	doc, query := f.reqs[1], f.reqs[3]
+	doc, query := f.Requests()[1], f.Requests()[3]
 	if len(doc.Input) != 2 || doc.Input[0] != "search_document: a" {
 		t.Errorf("document request input = %q, want the search_document: prompt in batches of 2", doc.Input)
 	}
@@ -132,7 +64,7 @@ func TestOllamaModelWithoutPrompts(t *testing.T) {
 	if _, err := o.EmbedQuery(context.Background(), "plain"); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.reqs[0]; got.Input[0] != "plain" || got.Dimensions != 2 {
+	if got := f.Requests()[0]; got.Input[0] != "plain" || got.Dimensions != 2 {
 		t.Errorf("request = %+v, want no prompt and dimensions 2", got)
 	}
 }
@@ -240,5 +172,61 @@ func TestOllamaLive(t *testing.T) {
 	}
 	if dot(q, docs[1]) <= dot(q, docs[0]) {
 		t.Errorf("live model ranks the chat tool above the weather tool for a weather query")
+	}
+}
+
+func TestListEmbeddingModels(t *testing.T) {
+	ctx := context.Background()
+	f, u := newFake(t)
+	f.Installed = map[string][]string{
+		"nomic-embed-text:latest": {"embedding"},
+		"llama3.2:latest":         {"completion", "tools"},
+		"tiny-embed:latest":       {"embedding"},
+		"qwen3-embedding:0.6b":    {"embedding"},
+		"gemma3:4b":               {"completion", "vision"},
+	}
+	got, err := ListEmbeddingModels(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"nomic-embed-text", "qwen3-embedding:0.6b", "tiny-embed"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ListEmbeddingModels = %q, want %q", got, want)
+	}
+	if f.Shows() != 5 {
+		t.Errorf("%d /api/show calls, want one per installed model (5)", f.Shows())
+	}
+	f.Installed = map[string][]string{}
+	if got, err := ListEmbeddingModels(ctx, u, nil); err != nil || len(got) != 0 {
+		t.Errorf("no models: ListEmbeddingModels = %q, %v; want none", got, err)
+	}
+	down, _ := url.Parse("http://127.0.0.1:9")
+	if _, err := ListEmbeddingModels(ctx, down, nil); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("unreachable server: error %v, want ErrUnavailable", err)
+	}
+}
+
+func TestChooseOllamaModel(t *testing.T) {
+	tests := []struct {
+		name                  string
+		installed             []string
+		requested, configured string
+		want                  string
+		reason                string
+		ok                    bool
+	}{
+		{"flag wins", []string{"nomic-embed-text"}, "mine", "cfg", "mine", "--model", true},
+		{"config next", []string{"nomic-embed-text"}, "", "cfg", "cfg", "configured", true},
+		{"preference order", []string{"all-minilm", "mxbai-embed-large", "nomic-embed-text"}, "", "", "mxbai-embed-large", "preferred", true},
+		{"preferred with a tag", []string{"aaa-embed", "qwen3-embedding:0.6b"}, "", "", "qwen3-embedding:0.6b", "preferred", true},
+		{"unknown model only", []string{"tiny-embed"}, "", "", "tiny-embed", "installed", true},
+		{"nothing installed", nil, "", "", "", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ok := ChooseOllamaModel(tc.installed, tc.requested, tc.configured)
+			if ok != tc.ok || c.Model != tc.want || c.Reason != tc.reason {
+				t.Errorf("ChooseOllamaModel(%q, %q, %q) = %+v, %v; want %s (%s), %v", tc.installed, tc.requested, tc.configured, c, ok, tc.want, tc.reason, tc.ok)
+			}
+		})
 	}
 }

@@ -54,6 +54,7 @@ type gatewayConfig struct {
 	Upstreams []server.UpstreamConfig
 	Expose    string   // "" when no file sets it
 	Pinned    []string // core mode
+	Model     string   // Ollama embedding model ("" when no file sets it)
 	Disabled  []string // domains switched off
 	Skipped   []string // servers that are toolscout itself
 }
@@ -67,6 +68,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		Toolscout  *struct {
 			Expose string   `json:"expose"`
 			Pinned []string `json:"pinned"`
+			Model  string   `json:"model"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -82,7 +84,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 	}
 	gc := &gatewayConfig{}
 	if top.Toolscout != nil {
-		gc.Expose, gc.Pinned = top.Toolscout.Expose, top.Toolscout.Pinned
+		gc.Expose, gc.Pinned, gc.Model = top.Toolscout.Expose, top.Toolscout.Pinned, strings.TrimSpace(top.Toolscout.Model)
 		if gc.Expose != "" && !validExpose(gc.Expose) {
 			return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: fmt.Sprintf("%q: use %s", gc.Expose, strings.Join(server.ExposeModes, ", "))}
 		}
@@ -250,6 +252,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		all.Skipped = append(all.Skipped, gc.Skipped...)
 		if gc.Expose != "" {
 			all.Expose = gc.Expose
+		}
+		if gc.Model != "" {
+			all.Model = gc.Model
 		}
 		all.Pinned = append(all.Pinned, gc.Pinned...)
 	}

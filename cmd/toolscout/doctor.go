@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/toolscout/toolscout/embed"
@@ -14,9 +15,11 @@ import (
 )
 
 // check is one doctor check: what it looked at, and the problem with what
-// to do about it, or "" when it works.
+// to do about it, or "" when it works. A note is advice that is not a
+// failure (the built-in embedder serves when Ollama cannot).
 type check struct {
 	name, detail, fix string
+	note              bool
 }
 
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -33,10 +36,10 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var checks []check
 	add := func(name, detail string, err error, fix string) {
 		if err != nil {
-			checks = append(checks, check{name, err.Error(), fix})
+			checks = append(checks, check{name: name, detail: err.Error(), fix: fix})
 			return
 		}
-		checks = append(checks, check{name, detail, ""})
+		checks = append(checks, check{name: name, detail: detail})
 	}
 
 	cat, err := g.loadCatalog()
@@ -51,29 +54,10 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	checks = append(checks, g.checkUpstreams(ctx)...)
 
 	switch g.embedder {
-	case "builtin":
+	case "builtin", "builtin-hashed", "builtin-nolexicon":
 		add("embedder", "built-in (offline); Ollama not checked", nil, "")
 	default:
-		host, herr := embed.ParseOllamaHost(os.Getenv("OLLAMA_HOST"))
-		if herr != nil {
-			add("ollama", "", herr, "fix OLLAMA_HOST")
-			break
-		}
-		o := embed.NewOllama(embed.OllamaOptions{Host: host, Model: g.model})
-		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		start := time.Now()
-		err := o.Check(cctx)
-		cancel()
-		fix := ""
-		switch {
-		case errors.Is(err, embed.ErrUnavailable):
-			fix = "start Ollama with `ollama serve` (or set OLLAMA_HOST); until then --embedder auto uses the built-in embedder"
-		case errors.Is(err, embed.ErrModelNotFound):
-			fix = fmt.Sprintf("run `ollama pull %s`", g.model)
-		case err != nil:
-			fix = "see the message from Ollama"
-		}
-		add("ollama", fmt.Sprintf("%s at %s answers: %d dimensions in %s", g.model, host, o.Info().Dims, time.Since(start).Round(time.Millisecond)), err, fix)
+		checks = append(checks, g.checkOllama(ctx)...)
 	}
 
 	if err := os.MkdirAll(g.dataDir, 0o755); err != nil {
@@ -99,8 +83,12 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	failed := 0
 	for _, c := range checks {
-		if c.fix == "" {
+		switch {
+		case c.fix == "":
 			fmt.Fprintf(stdout, "ok    %-10s %s\n", c.name, c.detail)
+			continue
+		case c.note:
+			fmt.Fprintf(stdout, "note  %-10s %s\n      advice: %s\n", c.name, c.detail, c.fix)
 			continue
 		}
 		failed++
@@ -110,4 +98,57 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%d of %d checks failed", failed, len(checks))
 	}
 	return nil
+}
+
+// checkOllama lists the server's embedding models, names the one the
+// embedder would use and measures it. With --embedder auto a missing
+// server or model is a note: the built-in embedder serves.
+func (g *globalFlags) checkOllama(ctx context.Context) []check {
+	host, err := g.ollamaHost()
+	if err != nil {
+		return []check{{"ollama", err.Error(), "fix OLLAMA_HOST", false}}
+	}
+	auto := g.embedder != "ollama"
+	fallback := ""
+	if auto {
+		fallback = "; until then --embedder auto ranks with the built-in embedder"
+	}
+	lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	installed, err := embed.ListEmbeddingModels(lctx, host, nil)
+	cancel()
+	if err != nil {
+		return []check{{"ollama", err.Error(), "start Ollama with `ollama serve` (or set OLLAMA_HOST)" + fallback, auto}}
+	}
+	var out []check
+	list := "none"
+	if len(installed) > 0 {
+		list = strings.Join(installed, ", ")
+	}
+	out = append(out, check{name: "ollama", detail: fmt.Sprintf("%s answers; embedding models: %s", host, list)})
+	choice, ok := embed.ChooseOllamaModel(installed, g.model, "")
+	if !ok {
+		return append(out, check{"model", "no embedding model installed", fmt.Sprintf("run `ollama pull %s` (or another embedding model)%s", embed.DefaultOllamaModel, fallback), auto})
+	}
+	o, err := g.newOllama(host, choice.Model, nil)
+	if err != nil {
+		return append(out, check{"model", err.Error(), "fix --prompt", false})
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	start := time.Now()
+	err = o.Check(cctx)
+	cancel()
+	if err != nil {
+		fix := "see the message from Ollama"
+		if errors.Is(err, embed.ErrModelNotFound) {
+			fix = fmt.Sprintf("run `ollama pull %s`, or drop --model to use an installed one", choice.Model)
+		}
+		// A model the user named must work; a missing one while others
+		// are installed is advice in auto mode.
+		return append(out, check{"model", err.Error(), fix + fallback, auto && len(installed) > 0 && choice.Reason != "--model"})
+	}
+	who := map[string]string{"--model": "named by --model", "preferred": "preferred of the installed", "installed": "the only kind installed"}[choice.Reason]
+	if choice.Reason == "installed" {
+		who = "first installed (not in the preference list: no prompts unless --prompt)"
+	}
+	return append(out, check{name: "model", detail: fmt.Sprintf("ollama/%s (%s): %d dimensions, %s per query", choice.Model, who, o.Info().Dims, time.Since(start).Round(time.Millisecond))})
 }

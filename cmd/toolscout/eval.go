@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +29,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	format := fs.String("format", "table", "output: table, markdown or json")
 	out := fs.String("out", "", "write the report to `FILE` instead of stdout")
 	misses := fs.Int("misses", 0, "list the N worst queries of each run")
+	models := fs.String("models", "", "compare Ollama embedding `MODELS` (comma-separated, or all-installed) with the built-in embedder: semantic and hybrid runs for each, against keyword")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -62,7 +64,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var runs []eval.RunSpec
 	baseline := 0
 	embedders := map[string]embed.Embedder{}
-	if *gridPath != "" {
+	if *models != "" && *gridPath != "" {
+		return usagef("--models and --grid: give one of them (a grid names its embedders per run)")
+	}
+	if *models != "" {
+		var err error
+		runs, err = g.modelRuns(ctx, log, *models, embedders)
+		if err != nil {
+			return err
+		}
+	} else if *gridPath != "" {
 		grid, err := eval.LoadGrid(*gridPath)
 		if err != nil {
 			return err
@@ -81,7 +92,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			if sub.model == "" {
 				sub.model = g.model
 			}
-			e, err := sub.newEmbedder(ctx, log)
+			e, err := sub.newEmbedder(ctx, log, "")
 			if err != nil {
 				return fmt.Errorf("grid run %s: %w", r.Label, err)
 			}
@@ -96,7 +107,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			runs = append(runs, eval.RunSpec{Mode: mode})
 		}
 	}
-	emb, err := g.newEmbedder(ctx, log)
+	emb, err := g.newEmbedder(ctx, log, "")
 	if err != nil {
 		return err
 	}
@@ -199,4 +210,53 @@ func values(m map[string]embed.Embedder) []embed.Embedder {
 		out = append(out, v)
 	}
 	return out
+}
+
+// modelRuns builds the runs of --models: keyword, then semantic and hybrid
+// with the built-in embedder and with each Ollama model named (all the
+// installed embedding models for "all-installed").
+func (g *globalFlags) modelRuns(ctx context.Context, log *slog.Logger, list string, embedders map[string]embed.Embedder) ([]eval.RunSpec, error) {
+	host, err := g.ollamaHost()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	if strings.TrimSpace(list) == "all-installed" {
+		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		names, err = embed.ListEmbeddingModels(lctx, host, nil)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("--models all-installed: %w", err)
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("--models all-installed: ollama at %s has no embedding model: run `ollama pull %s`", host, embed.DefaultOllamaModel)
+		}
+	} else {
+		for _, m := range strings.Split(list, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				names = append(names, m)
+			}
+		}
+	}
+	embedders["builtin"] = embed.NewBuiltin(embed.BuiltinOptions{})
+	runs := []eval.RunSpec{{Label: "keyword", Mode: search.Keyword},
+		{Label: "semantic builtin", Mode: search.Semantic, Embedder: "builtin"},
+		{Label: "hybrid builtin", Mode: search.Hybrid, Embedder: "builtin"}}
+	for _, m := range names {
+		o, err := g.newOllama(host, m, log)
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = o.Check(cctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("--models %s: %w", m, err)
+		}
+		key := "ollama:" + m
+		embedders[key] = o
+		runs = append(runs, eval.RunSpec{Label: "semantic " + m, Mode: search.Semantic, Embedder: key},
+			eval.RunSpec{Label: "hybrid " + m, Mode: search.Hybrid, Embedder: key})
+	}
+	return runs, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.Var(&g.catalogs, "catalog", "catalog.json `FILE` to load (repeatable; default: the built-in catalog)")
 	fs.Var(&g.configs, "config", "mcpServers config `FILE` (repeatable)")
 	fs.StringVar(&g.embedder, "embedder", "auto", "embedder: auto (Ollama when it answers, else built-in), ollama or builtin")
-	fs.StringVar(&g.model, "model", embed.DefaultOllamaModel, "Ollama embedding model")
+	fs.StringVar(&g.model, "model", "", "Ollama embedding `MODEL` (default: the config's toolscout.model, else the best installed embedding model)")
 	fs.Var(&g.prompts, "prompt", "query/document prompts of a model: `MODEL=QUERY_PREFIX|DOC_PREFIX` (repeatable)")
 	level := "warn"
 	if strings.HasSuffix(fs.Name(), " serve") {
@@ -118,23 +119,9 @@ func (g *globalFlags) loadCatalog() (*index.Catalog, error) {
 	return index.NewCatalog(specs)
 }
 
-// newEmbedder picks the embedder for --embedder.
-func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger) (embed.Embedder, error) {
-	prompts := embed.KnownPrompts()
-	for _, p := range g.prompts {
-		model, pr, err := embed.ParsePrompt(p)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		prompts[model] = pr
-	}
-	newOllama := func() (*embed.Ollama, error) {
-		host, err := embed.ParseOllamaHost(os.Getenv("OLLAMA_HOST"))
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return embed.NewOllama(embed.OllamaOptions{Host: host, Model: g.model, Prompts: prompts, Logger: log}), nil
-	}
+// newEmbedder picks the embedder for --embedder. configured is the
+// model a config file names ("" for none).
+func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger, configured string) (embed.Embedder, error) {
 	switch g.embedder {
 	case "builtin":
 		return embed.NewBuiltin(embed.BuiltinOptions{}), nil
@@ -145,7 +132,28 @@ func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger) (embed.
 	case "builtin-nolexicon":
 		return embed.NewBuiltin(embed.BuiltinOptions{NoLexicon: true}), nil
 	case "ollama":
-		o, err := newOllama()
+		host, err := g.ollamaHost()
+		if err != nil {
+			return nil, err
+		}
+		model := g.model
+		if model == "" {
+			model = configured
+		}
+		if model == "" {
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			installed, err := embed.ListEmbeddingModels(lctx, host, nil)
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			c, ok := embed.ChooseOllamaModel(installed, "", "")
+			if !ok {
+				return nil, fmt.Errorf("%w: ollama at %s has no embedding model: run `ollama pull %s`", embed.ErrModelNotFound, host, embed.DefaultOllamaModel)
+			}
+			model = c.Model
+		}
+		o, err := g.newOllama(host, model, log)
 		if err != nil {
 			return nil, err
 		}
@@ -156,20 +164,67 @@ func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger) (embed.
 		}
 		return o, nil
 	case "auto", "":
-		o, err := newOllama()
+		host, err := g.ollamaHost()
 		if err != nil {
 			return nil, err
 		}
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-		if err := o.Check(cctx); err != nil {
-			log.Info("embedder: built-in (Ollama not used)", "reason", err)
+		choice, reason := g.autoModel(ctx, host, configured)
+		if reason != "" {
+			log.Warn(reason)
 			return embed.NewBuiltin(embed.BuiltinOptions{}), nil
 		}
-		log.Info("embedder: ollama", "host", o.Host(), "model", g.model)
+		o, err := g.newOllama(host, choice.Model, log)
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := o.Check(cctx); err != nil {
+			log.Warn(fmt.Sprintf("ranking with the built-in embedder: %v", err))
+			return embed.NewBuiltin(embed.BuiltinOptions{}), nil
+		}
+		log.Info("embedder: ollama", "host", o.Host(), "model", choice.Model, "chosen_by", choice.Reason)
 		return o, nil
 	}
 	return nil, usagef("--embedder %q: use auto, ollama or builtin", g.embedder)
+}
+
+// autoModel picks the Ollama model auto mode uses, or says in one line why
+// it uses the built-in embedder instead.
+func (g *globalFlags) autoModel(ctx context.Context, host *url.URL, configured string) (embed.ModelChoice, string) {
+	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	installed, err := embed.ListEmbeddingModels(lctx, host, nil)
+	cancel()
+	if err != nil {
+		return embed.ModelChoice{}, fmt.Sprintf("Ollama not reachable at %s; ranking with the built-in embedder (start `ollama serve` for better ranking, or pass --embedder builtin)", host)
+	}
+	c, ok := embed.ChooseOllamaModel(installed, g.model, configured)
+	if !ok {
+		return c, fmt.Sprintf("Ollama at %s answers but has no embedding model; ranking with the built-in embedder (run `ollama pull %s` for better ranking)", host, embed.DefaultOllamaModel)
+	}
+	return c, ""
+}
+
+func (g *globalFlags) ollamaHost() (*url.URL, error) {
+	host, err := embed.ParseOllamaHost(os.Getenv("OLLAMA_HOST"))
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return host, nil
+}
+
+// newOllama returns the Ollama embedder of model with the known prompts
+// and the --prompt ones.
+func (g *globalFlags) newOllama(host *url.URL, model string, log *slog.Logger) (*embed.Ollama, error) {
+	prompts := embed.KnownPrompts()
+	for _, p := range g.prompts {
+		m, pr, err := embed.ParsePrompt(p)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		prompts[m] = pr
+	}
+	return embed.NewOllama(embed.OllamaOptions{Host: host, Model: model, Prompts: prompts, Logger: log}), nil
 }
 
 // app is what a command works with: the engine over a synced store and,
@@ -233,7 +288,11 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 		a.closeGateway()
 		return nil, err
 	}
-	emb, err := g.newEmbedder(ctx, log)
+	configured := ""
+	if a.gc != nil {
+		configured = a.gc.Model
+	}
+	emb, err := g.newEmbedder(ctx, log, configured)
 	if err != nil {
 		a.closeGateway()
 		return nil, err

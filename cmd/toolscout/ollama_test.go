@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolscout/toolscout/internal/ollamafake"
+)
+
+// fakeOllamaHost starts a fake Ollama v0.17.4 holding the given models
+// (name → capabilities; embedding models embed in 64 dims) and points
+// OLLAMA_HOST at it.
+func fakeOllamaHost(t *testing.T, installed map[string][]string) *ollamafake.Server {
+	t.Helper()
+	f := &ollamafake.Server{Models: map[string]int{}, Installed: installed, Vector: ollamafake.BagOfWords}
+	for name, caps := range installed {
+		for _, c := range caps {
+			if c == "embedding" {
+				f.Models[name] = 64
+				f.Models[strings.TrimSuffix(name, ":latest")] = 64
+			}
+		}
+	}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	return f
+}
+
+func TestAutoUsesTheInstalledEmbeddingModel(t *testing.T) {
+	f := fakeOllamaHost(t, map[string][]string{
+		"tiny-embed:latest": {"embedding"},
+		"llama3.2:latest":   {"completion", "tools"},
+	})
+	dir := t.TempDir()
+	stdout, stderr, code := runCLI(t, "search", "--data-dir", dir, "--json", "--limit", "3", "send an email to the team")
+	if code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	var out struct {
+		Embedder string `json:"embedder"`
+		Results  []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if out.Embedder != "ollama/tiny-embed" || len(out.Results) != 3 {
+		t.Errorf("search with no flags ranked with %q (%d results), want ollama/tiny-embed", out.Embedder, len(out.Results))
+	}
+	if strings.Contains(stderr, "built-in embedder") {
+		t.Errorf("search fell back although an embedding model is installed:\n%s", stderr)
+	}
+	// An unknown model gets no prompt prefixes.
+	for _, r := range f.Requests() {
+		if r.Model != "tiny-embed" || strings.HasPrefix(r.Input[0], "search_") {
+			t.Errorf("embed request %q %q: want model tiny-embed without prompts", r.Model, r.Input[0])
+			break
+		}
+	}
+	stdout, _, code = runCLI(t, "doctor", "--data-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "embedding models: tiny-embed") || !strings.Contains(stdout, "ok    model      ollama/tiny-embed") ||
+		!strings.Contains(stdout, "64 dimensions") {
+		t.Errorf("doctor: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestAutoFallsBackWithAReason(t *testing.T) {
+	fakeOllamaHost(t, map[string][]string{"llama3.2:latest": {"completion", "tools"}})
+	dir := t.TempDir()
+	stdout, stderr, code := runCLI(t, "search", "--data-dir", dir, "--json", "--limit", "1", "send an email")
+	if code != 0 || !strings.Contains(stdout, `"embedder": "builtin/`) {
+		t.Fatalf("search: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "answers but has no embedding model"); n != 1 || !strings.Contains(stderr, "ollama pull nomic-embed-text") {
+		t.Errorf("stderr says why %d times, want once with what to pull:\n%s", n, stderr)
+	}
+	stdout, _, code = runCLI(t, "doctor", "--data-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "note  model      no embedding model installed") || !strings.Contains(stdout, "run `ollama pull nomic-embed-text`") {
+		t.Errorf("doctor: exit %d, want 0 with a note saying what to pull\n%s", code, stdout)
+	}
+	// --embedder ollama makes the same a failure.
+	stdout, _, code = runCLI(t, "doctor", "--data-dir", dir, "--embedder", "ollama")
+	if code != 1 || !strings.Contains(stdout, "FAIL  model") {
+		t.Errorf("doctor --embedder ollama: exit %d, want 1\n%s", code, stdout)
+	}
+}
+
+func TestDoctorOllamaDownIsANoteInAuto(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	dir := t.TempDir()
+	stdout, _, code := runCLI(t, "doctor", "--data-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "note  ollama") || !strings.Contains(stdout, "ollama serve") {
+		t.Errorf("doctor with Ollama down: exit %d, want 0 with a note\n%s", code, stdout)
+	}
+	_, stderr, _ := runCLI(t, "search", "--data-dir", dir, "--limit", "1", "send an email")
+	if !strings.Contains(stderr, "Ollama not reachable at http://127.0.0.1:9") {
+		t.Errorf("search with Ollama down: stderr %q, want the reason", stderr)
+	}
+}
+
+func TestEvalComparesInstalledModels(t *testing.T) {
+	fakeOllamaHost(t, map[string][]string{
+		"tiny-embed:latest":       {"embedding"},
+		"nomic-embed-text:latest": {"embedding"},
+		"llama3.2:latest":         {"completion"},
+	})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	_, stderr, code := runCLI(t, "eval", "--data-dir", dir, "--models", "all-installed", "--format", "json", "--out", out)
+	if code != 0 {
+		t.Fatalf("eval --models all-installed: exit %d\n%s", code, stderr)
+	}
+	rep := readReport(t, out)
+	var got []string
+	for _, r := range rep.Datasets[0].Runs {
+		got = append(got, r.Label+"="+r.Embedder)
+	}
+	want := "keyword=none semantic builtin=builtin/wordvec-v2 hybrid builtin=builtin/wordvec-v2 " +
+		"semantic nomic-embed-text=ollama/nomic-embed-text hybrid nomic-embed-text=ollama/nomic-embed-text " +
+		"semantic tiny-embed=ollama/tiny-embed hybrid tiny-embed=ollama/tiny-embed"
+	if strings.Join(got, " ") != want {
+		t.Errorf("runs = %q\nwant %q", strings.Join(got, " "), want)
+	}
+	if _, stderr, code := runCLI(t, "eval", "--data-dir", dir, "--models", "x", "--grid", "g.json"); code != 2 || !strings.Contains(stderr, "--models and --grid") {
+		t.Errorf("--models with --grid: exit %d, %q", code, stderr)
+	}
+}
+
+type evalReport struct {
+	Datasets []struct {
+		Name string
+		Runs []struct {
+			Label    string
+			Mode     string
+			Embedder string
+		}
+	}
+}
+
+func readReport(t *testing.T, path string) evalReport {
+	t.Helper()
+	var rep evalReport
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
