@@ -169,6 +169,12 @@ func (e *Engine) EmbedderName() string {
 // CheckScope validates a domain and group against the catalog, with errors
 // that list the valid names.
 func CheckScope(cat *index.Catalog, domain, group string) error {
+	if err := checkName("domain", domain); err != nil {
+		return err
+	}
+	if err := checkName("group", group); err != nil {
+		return err
+	}
 	if group != "" && domain == "" {
 		return fmt.Errorf("%w: group %q needs a domain: pass domain as well (groups belong to domains)", ErrInvalidRequest, group)
 	}
@@ -199,7 +205,7 @@ func CheckScope(cat *index.Catalog, domain, group string) error {
 // Search ranks tools for req.
 func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	cat := e.Catalog()
-	q := strings.TrimSpace(req.Query)
+	q, cutNotice := boundQuery(strings.TrimSpace(req.Query))
 	if q == "" {
 		return nil, fmt.Errorf("%w: empty query: describe the task in words", ErrInvalidRequest)
 	}
@@ -223,7 +229,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	limit = min(limit, MaxLimit)
 	depth := max(limit, p.Candidates)
-	resp := &Response{Query: q, Mode: mode, Embedder: "none"}
+	resp := &Response{Query: q, Mode: mode, Embedder: "none", Notice: cutNotice}
 
 	// Hybrid runs both lists at once: on two cores the slower one bounds
 	// the latency instead of their sum.
@@ -260,7 +266,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			resp.Notice = fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", mode, vecErr)
+			resp.Notice = joinNotice(resp.Notice, fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", mode, vecErr))
 			e.log.Warn("semantic ranking failed; keyword fallback", "err", vecErr)
 			if mode == Semantic {
 				kwHits, kwErr = e.kw.Search(ctx, kwQuery)
@@ -331,6 +337,9 @@ func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, grou
 	parts := Sentences(q)
 	if len(parts) < 2 {
 		return hits, domSim, nil
+	}
+	if len(parts) > maxSentences {
+		parts = parts[:maxSentences]
 	}
 	// A task of several sentences asks for several tools, and one vector
 	// of the whole blurs them: each sentence is searched as well, and a
@@ -501,6 +510,13 @@ func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []
 		out = append(out, r)
 	}
 	return out
+}
+
+func joinNotice(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // rankDomains returns each domain's 1-based rank by similarity, ties by

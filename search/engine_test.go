@@ -261,3 +261,43 @@ func TestDomainRanking(t *testing.T) {
 		t.Errorf("domain_weight -1: DomainRank = %d, want 0 (off)", x.DomainRank)
 	}
 }
+
+func TestRequestBounds(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	ctx := context.Background()
+	long := strings.Repeat("weather forecast for a city. ", 200000) // 5.8 MB, 1.2M words
+	for _, mode := range Modes {
+		resp, err := eng.Search(ctx, Request{Query: long, Mode: mode, Limit: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if len(resp.Query) > MaxQueryBytes || len(strings.Fields(resp.Query)) > MaxQueryWords {
+			t.Errorf("%s: ranked a query of %d bytes, %d words; want at most %d and %d", mode, len(resp.Query), len(strings.Fields(resp.Query)), MaxQueryBytes, MaxQueryWords)
+		}
+		if !strings.Contains(resp.Notice, "query cut to its first") || resp.Results[0].Tool.QualifiedName != "weather__get_forecast" {
+			t.Errorf("%s: notice %q, first %s; want the cut said and the forecast tool", mode, resp.Notice, resp.Results[0].Tool.QualifiedName)
+		}
+	}
+	// One word longer than the byte bound, and invalid UTF-8.
+	resp, err := eng.Search(ctx, Request{Query: strings.Repeat("x", 3*MaxQueryBytes) + " \xff\xfe weather", Mode: Keyword})
+	if err != nil || len(resp.Query) > MaxQueryBytes {
+		t.Errorf("giant word: %v, query of %d bytes", err, len(resp.Query))
+	}
+	if resp, _ := eng.Search(ctx, Request{Query: "weather in lisbon", Limit: 1}); resp.Notice != "" {
+		t.Errorf("a short query got a notice: %q", resp.Notice)
+	}
+	huge := strings.Repeat("d", 1<<20)
+	_, err = eng.Search(ctx, Request{Query: "x", Domain: huge})
+	if !errors.Is(err, ErrInvalidRequest) || len(err.Error()) > 400 || !strings.Contains(err.Error(), "longer than 256 bytes") {
+		t.Errorf("1 MB domain: error of %d bytes: %.300v", len(err.Error()), err)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	if got := Quote("short", 100); got != `"short"` {
+		t.Errorf("Quote(short) = %s", got)
+	}
+	if got := Quote(strings.Repeat("é", 100), 11); got != `"ééééé"… (200 bytes)` {
+		t.Errorf("Quote cut inside a rune: %s", got)
+	}
+}

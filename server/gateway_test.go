@@ -498,7 +498,7 @@ func TestFirstCallWaitsForStartup(t *testing.T) {
 func TestDynamicModeIsPerHTTPSession(t *testing.T) {
 	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeDynamic})
 	waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
-	hs := httptest.NewServer(env.srv.HTTPHandler())
+	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
 	connectHTTP := func() *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "1"}, nil).Connect(context.Background(),
@@ -517,6 +517,13 @@ func TestDynamicModeIsPerHTTPSession(t *testing.T) {
 		return len(res.Tools)
 	}
 	a, b := connectHTTP(), connectHTTP()
+	views := env.srv.ViewCount()
+	for i := 0; i < 30; i++ {
+		call(t, a, DiscoverTools, map[string]any{"query": "echo", "limit": 1})
+	}
+	if n := env.srv.ViewCount(); n != views {
+		t.Errorf("30 calls on one session took the views from %d to %d: want one view per session", views, n)
+	}
 	if res := call(t, a, EnableDomain, map[string]any{"domain": "fake"}); res.IsError {
 		t.Fatal(text(res))
 	}

@@ -86,6 +86,11 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 // or says why not: did-you-mean names for unknown ones, the qualified
 // candidates for ambiguous ones.
 func resolve(cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
+	if len(name) > search.MaxNameBytes {
+		// No tool has such a name: say so without echoing it whole or
+		// comparing it with every tool name.
+		return nil, &SchemaError{ToolName: search.Quote(name, 100), Error: fmt.Sprintf("unknown tool %s: tool names are at most 64 characters; find names with discover_tools", search.Quote(name, 100))}
+	}
 	t, err := cat.Resolve(name)
 	if err == nil {
 		return t, nil

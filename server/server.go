@@ -162,19 +162,61 @@ func (s *Server) Reload(ctx context.Context, specs []index.DomainSpec) error {
 // MCP returns the underlying go-sdk server, to run on a transport.
 func (s *Server) MCP() *mcp.Server { return s.primary.mcp }
 
+// HTTPOptions configures HTTPHandler.
+type HTTPOptions struct {
+	// SessionIdle closes a session after this long without a request
+	// (never when zero).
+	SessionIdle time.Duration
+}
+
 // HTTPHandler serves Streamable HTTP. In dynamic mode every session gets
 // its own view, so that one client's enable_domain does not change what
 // the others see; otherwise all sessions share the primary server.
-func (s *Server) HTTPHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+//
+// The go-sdk asks for the server on every request, not once per session
+// (once more to learn the protocol versions), so a request that names its
+// session (Mcp-Session-Id) gets that session's view back, and only a
+// request without one (an initialize) makes a new view. Views that no
+// session took are dropped after a minute.
+func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s.expose.Mode != ExposeDynamic {
 			return s.primary.mcp
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			if v := s.viewOfSessionLocked(id); v != nil {
+				return v.mcp
+			}
+			// An unknown or ended session: the SDK answers it with 404
+			// and only reads this server's protocol versions.
+			return s.primary.mcp
+		}
 		s.pruneViewsLocked()
 		return s.newViewLocked().mcp
-	}, nil)
+	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: s.log})
+}
+
+// viewOfSessionLocked returns the view serving session id, or nil. s.mu
+// is held.
+func (s *Server) viewOfSessionLocked(id string) *view {
+	for _, v := range s.views {
+		for ss := range v.mcp.Sessions() {
+			if ss.ID() == id {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
+// ViewCount returns the number of server views (the primary one, and one
+// per session in dynamic mode over HTTP).
+func (s *Server) ViewCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.views)
 }
 
 // Instructions tells the client how to use the meta-tools and which domains

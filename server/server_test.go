@@ -194,12 +194,16 @@ func TestDiscoverErrors(t *testing.T) {
 		{"bad mode", map[string]any{"query": "x", "search_mode": "vector"}, []string{"search_mode", "hybrid keyword semantic"}},
 		{"mode without query", map[string]any{"search_mode": "keyword"}, []string{"needs a query"}},
 		{"limit out of range", map[string]any{"query": "x", "limit": 1000}, []string{"limit", "maximum"}},
+		{"huge domain", map[string]any{"domain": strings.Repeat("g", 4<<20)}, []string{"longer than 256 bytes", "(4194304 bytes)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			res := call(t, cs, DiscoverTools, tc.args)
 			if !res.IsError {
-				t.Fatalf("no error for %v: %s", tc.args, text(res))
+				t.Fatalf("no error for %.200v: %s", tc.args, text(res))
+			}
+			if len(text(res)) > 1000 {
+				t.Errorf("error of %d bytes: errors must not echo huge input", len(text(res)))
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(text(res), w) {
@@ -212,6 +216,10 @@ func TestDiscoverErrors(t *testing.T) {
 
 func TestGetToolSchema(t *testing.T) {
 	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	huge20 := make([]string, 20)
+	for i := range huge20 {
+		huge20[i] = strings.Repeat("create_issue", 16000) // 190 KB each
+	}
 	res := call(t, cs, GetToolSchema, map[string]any{"tool_name": "get_forecast"})
 	want := `{"tools":[{"name":"weather__get_forecast","domain":"weather","description":"Get the weather forecast for a city.","inputSchema":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"},"annotations":{"readOnlyHint":true}}]}`
 	if text(res) != want {
@@ -246,10 +254,11 @@ func TestGetToolSchema(t *testing.T) {
 		{map[string]any{"tool_name": "create_issue"}, "use one of github__create_issue, jira__create_issue"},
 		{map[string]any{}, "pass tool_name"},
 		{map[string]any{"tool_name": "list_isues"}, "did you mean github__list_issues"},
+		{map[string]any{"tool_names": huge20}, "tool names are at most 64 characters"},
 	} {
 		res := call(t, cs, GetToolSchema, tc.args)
-		if !res.IsError || !strings.Contains(text(res), tc.want) {
-			t.Errorf("get_tool_schema(%v) = %v %q, want an error containing %q", tc.args, res.IsError, text(res), tc.want)
+		if !res.IsError || !strings.Contains(text(res), tc.want) || len(text(res)) > 20*400 {
+			t.Errorf("get_tool_schema(%.200v) = %v %.300q (%d bytes), want a bounded error containing %q", tc.args, res.IsError, text(res), len(text(res)), tc.want)
 		}
 	}
 }

@@ -7,10 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/server"
 )
@@ -25,6 +24,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	expose := fs.String("expose", "", "what tools/list shows: "+strings.Join(server.ExposeModes, ", ")+" (default meta, or the config's toolscout.expose)")
 	var pins stringList
 	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or `GLOB` to list directly (repeatable)")
+	var origins stringList
+	fs.Var(&origins, "allow-origin", "with --http: also accept browser requests from `ORIGIN` (scheme://host[:port], or *; repeatable); loopback origins are always accepted")
+	tokenFile := fs.String("auth-token-file", "", "with --http: require \"Authorization: Bearer TOKEN\", the token read from `FILE` (or set TOOLSCOUT_AUTH_TOKEN)")
+	insecure := fs.Bool("insecure", false, "with --http: allow a non-loopback address without a token")
+	idle := fs.Duration("session-idle", 30*time.Minute, "with --http: close a session after this long without a request (0: never)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -34,6 +38,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *expose != "" && !validExpose(*expose) {
 		return usagef("--expose %q: use %s", *expose, strings.Join(server.ExposeModes, ", "))
+	}
+	var guard server.GuardOptions
+	if *httpAddr != "" {
+		if guard, err = httpGuard(*httpAddr, origins, *tokenFile, *insecure); err != nil {
+			return err
+		}
 	}
 	a, log, err := g.openApp(ctx, stderr, false)
 	if err != nil {
@@ -69,18 +79,50 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *httpAddr == "" {
 		log.Info("serving over stdio: " + what)
-		err := srv.MCP().Run(ctx, &mcp.StdioTransport{})
+		err := srv.MCP().Run(ctx, server.NewStdioTransport(os.Stdin, os.Stdout, log))
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	return serveHTTP(ctx, *httpAddr, srv.HTTPHandler(), stderr, what)
+	handler := server.Guard(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle}), guard)
+	return serveHTTP(ctx, *httpAddr, handler, stderr, what, guard.Token != "")
+}
+
+// httpGuard reads the token (file first, then TOOLSCOUT_AUTH_TOKEN) and
+// refuses a non-loopback address without one unless insecure is set.
+func httpGuard(addr string, origins []string, tokenFile string, insecure bool) (server.GuardOptions, error) {
+	o := server.GuardOptions{AllowedOrigins: origins}
+	for _, or := range origins {
+		if or != "*" && !strings.Contains(or, "://") {
+			return o, usagef("--allow-origin %q: an origin is scheme://host[:port], e.g. https://app.example", or)
+		}
+	}
+	if tokenFile != "" {
+		data, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return o, fmt.Errorf("--auth-token-file: %w", err)
+		}
+		o.Token = strings.TrimSpace(string(data))
+		if o.Token == "" {
+			return o, fmt.Errorf("--auth-token-file %s is empty: put the token in it", tokenFile)
+		}
+	} else {
+		o.Token = strings.TrimSpace(os.Getenv("TOOLSCOUT_AUTH_TOKEN"))
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return o, usagef("--http %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	}
+	if !server.IsLoopbackHost(host) && o.Token == "" && !insecure {
+		return o, usagef("--http %s is reachable from other machines and toolscout has no token: set TOOLSCOUT_AUTH_TOKEN or --auth-token-file, or pass --insecure to serve without authentication", addr)
+	}
+	return o, nil
 }
 
 // serveHTTP serves the MCP server over Streamable HTTP at /mcp until ctx is
 // done.
-func serveHTTP(ctx context.Context, addr string, handler http.Handler, stderr io.Writer, what string) error {
+func serveHTTP(ctx context.Context, addr string, handler http.Handler, stderr io.Writer, what string, authenticated bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -90,12 +132,25 @@ func serveHTTP(ctx context.Context, addr string, handler http.Handler, stderr io
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolscout speaks MCP (Streamable HTTP) at /mcp", http.StatusNotFound)
 	})
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	url := "http://" + ln.Addr().String() + "/mcp"
+	// Stalled clients cannot hold connections: headers and bodies must
+	// arrive in time (SSE streams are responses, which this does not bound).
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	ip := net.ParseIP(host)
+	clientHost := host
+	if ip != nil && ip.IsUnspecified() {
+		// 0.0.0.0 and [::] are not addresses a client can dial.
+		clientHost = "127.0.0.1"
+	}
+	url := "http://" + net.JoinHostPort(clientHost, port) + "/mcp"
 	fmt.Fprintf(stderr, "toolscout serving %s over Streamable HTTP at %s\n", what, url)
 	fmt.Fprintf(stderr, "connect a client, e.g.: claude mcp add --transport http toolscout %s\n", url)
-	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
-		fmt.Fprintf(stderr, "warning: %s is reachable from other machines; toolscout has no authentication\n", ln.Addr())
+	if ip == nil || !ip.IsLoopback() {
+		if authenticated {
+			fmt.Fprintf(stderr, "listening on %s: reachable from other machines (with the bearer token), at this machine's addresses\n", ln.Addr())
+		} else {
+			fmt.Fprintf(stderr, "warning: %s is reachable from other machines WITHOUT authentication (--insecure)\n", ln.Addr())
+		}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

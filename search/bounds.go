@@ -1,0 +1,85 @@
+package search
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds on a request, so that one request's cost stays bounded whatever
+// a client sends (BENCHMARKS.md measures the largest accepted request).
+const (
+	// MaxQueryBytes and MaxQueryWords bound the query that is ranked;
+	// longer queries are cut at a word boundary, with a notice.
+	MaxQueryBytes = 2048
+	MaxQueryWords = 64
+	// MaxNameBytes bounds a domain, group or tool name: longer ones are
+	// rejected (real names are at most 64 bytes).
+	MaxNameBytes = 256
+	// maxSentences bounds the sentences searched one by one.
+	maxSentences = 8
+)
+
+// boundQuery cuts q to MaxQueryWords words and MaxQueryBytes bytes, at a
+// word boundary, and says so when it cut.
+func boundQuery(q string) (string, string) {
+	if !utf8.ValidString(q) {
+		q = strings.ToValidUTF8(q, " ")
+	}
+	orig := len(q)
+	cut := false
+	words := 0
+	inWord := false
+	for i, r := range q {
+		if i >= MaxQueryBytes {
+			cut = true
+			q = q[:i]
+			break
+		}
+		if unicode.IsSpace(r) {
+			inWord = false
+			continue
+		}
+		if !inWord {
+			inWord = true
+			words++
+			if words > MaxQueryWords {
+				cut = true
+				q = q[:i]
+				break
+			}
+		}
+	}
+	if !cut {
+		return q, ""
+	}
+	// Do not end inside a word that the cut split.
+	if i := strings.LastIndexFunc(q, unicode.IsSpace); i > 0 && len(q) >= MaxQueryBytes {
+		q = q[:i]
+	}
+	q = strings.TrimSpace(q)
+	return q, fmt.Sprintf("query cut to its first %d words (%d of %d bytes): rank with a shorter description of the task", len(strings.Fields(q)), len(q), orig)
+}
+
+// Quote returns s quoted for an error message, cut to at most n bytes
+// (at a rune boundary) with "…" when longer, so that errors never echo a
+// huge input.
+func Quote(s string, n int) string {
+	if len(s) <= n {
+		return fmt.Sprintf("%q", s)
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:i], len(s))
+}
+
+// checkName rejects an over-long domain, group or tool name.
+func checkName(kind, s string) error {
+	if len(s) > MaxNameBytes {
+		return fmt.Errorf("%w: %s %s is longer than %d bytes: no %s is", ErrInvalidRequest, kind, Quote(s, 100), MaxNameBytes, kind)
+	}
+	return nil
+}
