@@ -74,6 +74,8 @@ var ErrLocked = errors.New("keyword index in use")
 // KeywordIndex is the Bleve BM25 index of a catalog's tools.
 type KeywordIndex struct {
 	idx bleve.Index
+	// healed says what OpenKeyword rebuilt, when it did.
+	healed string
 }
 
 // SyncStats counts what a Sync changed.
@@ -148,21 +150,27 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		}
 		return &KeywordIndex{idx: idx}, nil
 	}
+	healed := ""
 	if _, err := os.Stat(path); err == nil {
-		idx, err := bleve.OpenUsing(path, map[string]any{"bolt_timeout": "1s"})
-		if err != nil {
-			if strings.Contains(err.Error(), "timeout") {
-				return nil, fmt.Errorf("open keyword index %s: %w (another toolscout process holds it)", path, ErrLocked)
-			}
-			return nil, fmt.Errorf("open keyword index %s: %w (delete the folder to rebuild it)", path, err)
+		idx, err := openBleve(path)
+		if err == nil {
+			return &KeywordIndex{idx: idx}, nil
 		}
-		return &KeywordIndex{idx: idx}, nil
+		if strings.Contains(err.Error(), "timeout") {
+			return nil, fmt.Errorf("open keyword index %s: %w (another toolscout process holds it)", path, ErrLocked)
+		}
+		// Damaged (a kill mid-write, a corrupt segment): the keyword index
+		// is rebuilt from the catalog in well under a second, so start over.
+		if rerr := os.RemoveAll(path); rerr != nil {
+			return nil, fmt.Errorf("open keyword index %s: %w; removing it to rebuild failed: %v", path, err, rerr)
+		}
+		healed = fmt.Sprintf("keyword index %s could not be read (%v); rebuilt from the catalog", path, err)
 	}
 	idx, err := bleve.New(path, im)
 	if err != nil {
 		return nil, fmt.Errorf("create keyword index %s: %w", path, err)
 	}
-	return &KeywordIndex{idx: idx}, nil
+	return &KeywordIndex{idx: idx, healed: healed}, nil
 }
 
 // Close closes the index.
@@ -367,7 +375,12 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 		size = 10
 	}
 	req := bleve.NewSearchRequestOptions(top, size, 0, q.Explain)
-	res, err := k.idx.SearchInContext(ctx, req)
+	var res *bleve.SearchResult
+	err := guard("keyword search", func() error {
+		var err error
+		res, err = k.idx.SearchInContext(ctx, req)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)
 	}

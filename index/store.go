@@ -15,7 +15,11 @@ type Store struct {
 	// MemoryKeyword is true when the on-disk keyword index was in use by
 	// another process and this store keeps its own in memory.
 	MemoryKeyword bool
-	dir           string
+	// Healed says, one line each, what could not be read on open and was
+	// removed to be rebuilt from the catalog by the next Sync (a kill
+	// during a write, a corrupt file). Callers log it.
+	Healed []string
+	dir    string
 }
 
 // OpenStore opens the indexes under dir (keyword.bleve and vectors/),
@@ -24,7 +28,11 @@ type Store struct {
 // When another process holds the keyword index (two clients each starting
 // toolscout on the same data dir), this one keeps its keyword index in
 // memory: it is rebuilt from the catalog in milliseconds, while the
-// vectors, the costly part, are still shared on disk. Shared reports it.
+// vectors, the costly part, are still shared on disk. MemoryKeyword
+// reports it.
+//
+// A damaged index is not an error: what cannot be read is removed and
+// rebuilt by the next Sync, and Healed says what.
 func OpenStore(dir string) (*Store, error) {
 	var kwPath, vecPath string
 	if dir != "" {
@@ -48,7 +56,12 @@ func OpenStore(dir string) (*Store, error) {
 		kw.Close()
 		return nil, err
 	}
-	return &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword}, nil
+	st := &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword}
+	if kw.healed != "" {
+		st.Healed = append(st.Healed, kw.healed)
+	}
+	st.Healed = append(st.Healed, vs.healed...)
+	return st, nil
 }
 
 // Dir returns the data dir ("" in memory).

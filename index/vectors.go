@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,8 @@ type DocumentEmbedder interface {
 // lock, which costs more than the dot products at 10k tools (BENCHMARKS.md).
 type VectorStore struct {
 	db *chromem.DB
+	// healed says what OpenVectors repaired, when it did.
+	healed []string
 
 	mu    sync.Mutex
 	snaps map[string]*snapshot
@@ -38,11 +41,28 @@ func OpenVectors(dir string) (*VectorStore, error) {
 	if dir == "" {
 		return &VectorStore{db: chromem.NewDB(), snaps: map[string]*snapshot{}}, nil
 	}
-	db, err := chromem.NewPersistentDB(dir, false)
-	if err != nil {
-		return nil, fmt.Errorf("open vector store %s: %w (delete the folder to rebuild it)", dir, err)
+	db, err := openChromem(dir)
+	if err == nil {
+		return &VectorStore{db: db, snaps: map[string]*snapshot{}}, nil
 	}
-	return &VectorStore{db: db, snaps: map[string]*snapshot{}}, nil
+	// A kill while chromem-go wrote a file leaves it empty or cut, and
+	// chromem-go then refuses the whole folder: remove what cannot be read
+	// (the next sync embeds those tools again), or, failing that, start
+	// the folder over.
+	removed, herr := healVectorDir(dir)
+	if herr == nil {
+		if db, err2 := openChromem(dir); err2 == nil {
+			return &VectorStore{db: db, snaps: map[string]*snapshot{}, healed: []string{fmt.Sprintf("vector store %s could not be read (%v); removed %d damaged files (%s), their tools are embedded again", dir, err, len(removed), strings.Join(firstN(removed, 3), ", "))}}, nil
+		}
+	}
+	if rerr := os.RemoveAll(dir); rerr != nil {
+		return nil, fmt.Errorf("open vector store %s: %w; removing it to rebuild failed: %v", dir, err, rerr)
+	}
+	db, err2 := openChromem(dir)
+	if err2 != nil {
+		return nil, fmt.Errorf("open vector store %s: %w", dir, err2)
+	}
+	return &VectorStore{db: db, snaps: map[string]*snapshot{}, healed: []string{fmt.Sprintf("vector store %s could not be read (%v); started over, every tool is embedded again", dir, err)}}, nil
 }
 
 // Collection identifies the vectors of one embedder, model and dimension.
@@ -51,6 +71,8 @@ type Collection struct {
 	Model    string
 	Dims     int
 }
+
+func firstN(s []string, n int) []string { return s[:min(n, len(s))] }
 
 // Name is the chromem-go collection name.
 func (c Collection) Name() string {

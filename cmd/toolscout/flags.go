@@ -302,6 +302,9 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 		a.closeGateway()
 		return nil, err
 	}
+	for _, h := range a.store.Healed {
+		log.Warn(h)
+	}
 	if a.store.MemoryKeyword {
 		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", g.dataDir)
 	}
