@@ -311,6 +311,7 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 	if t.Summary == "" {
 		t.Summary = Summarize(t.Title)
 	}
+	t.Warnings = ScanTool(t.Title, t.Description, t.InputSchema, t.OutputSchema)
 	return t, nil
 }
 

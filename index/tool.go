@@ -30,6 +30,9 @@ type Tool struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	// Hash is the content hash of everything that affects indexing.
 	Hash string `json:"hash"`
+	// Warnings are the tool's poisoning flags (ScanTool): text in its
+	// description or schema that looks like an injection.
+	Warnings []string `json:"warnings,omitempty"`
 
 	params []Param
 }

@@ -39,6 +39,9 @@ type ToolEntry struct {
 	Domain  string `json:"domain,omitempty"`
 	Group   string `json:"group,omitempty"`
 	Summary string `json:"summary,omitempty"`
+	// Warnings are the tool's poisoning flags: read its full description
+	// with care before using it.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DomainListing is discover_tools' answer for a domain (and group).
@@ -117,7 +120,7 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		}
 		out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Results: []ToolEntry{}}
 		for _, r := range resp.Results {
-			out.Results = append(out.Results, ToolEntry{Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group, Summary: r.Tool.Summary})
+			out.Results = append(out.Results, ToolEntry{Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group, Summary: r.Tool.Summary, Warnings: r.Tool.Warnings})
 		}
 		return nil, out, nil
 	}
@@ -140,7 +143,7 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		if args.Group != "" && t.Group != args.Group {
 			continue
 		}
-		out.Tools = append(out.Tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary})
+		out.Tools = append(out.Tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings})
 	}
 	if args.Limit > 0 && len(out.Tools) > args.Limit {
 		out.Total = len(out.Tools)

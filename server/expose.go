@@ -234,7 +234,7 @@ func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolRes
 		// execute_tool as well.
 		for _, t := range cat.Domain(args.Domain).Tools {
 			if args.Group == "" || t.Group == args.Group {
-				out.Tools = append(out.Tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary})
+				out.Tools = append(out.Tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings})
 			}
 		}
 		out.Note = "These tools are now in tools/list. If your client does not refresh its list, call them through execute_tool."

@@ -29,6 +29,8 @@ type ToolSchema struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Warnings are the tool's poisoning flags, when it has any.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SchemaError is a name get_tool_schema could not resolve.
@@ -70,6 +72,7 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 		out.Tools = append(out.Tools, ToolSchema{
 			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
 			Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+			Warnings: t.Warnings,
 		})
 	}
 	if len(out.Tools) == 0 {

@@ -48,6 +48,9 @@ type Options struct {
 	// Domains, when set, are the domains the instructions name (a gateway
 	// knows its servers before their tools are listed).
 	Domains []string
+	// Quarantine leaves the tools with poisoning flags (index.ScanTool)
+	// out of every re-index.
+	Quarantine bool
 	// Name and Version identify the server to clients.
 	Name, Version string
 	Logger        *slog.Logger
@@ -59,6 +62,7 @@ type Server struct {
 	exec   Executor
 	store  *index.Store
 	expose Exposure
+	quar   bool
 	log    *slog.Logger
 	impl   *mcp.Implementation
 	instr  string
@@ -83,7 +87,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{eng: opts.Engine, exec: opts.Executor, store: opts.Store, expose: opts.Expose, log: log, ready: make(chan struct{}),
+	s := &Server{eng: opts.Engine, exec: opts.Executor, store: opts.Store, expose: opts.Expose, quar: opts.Quarantine, log: log, ready: make(chan struct{}),
 		impl:  &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		instr: instructions(opts.Engine.Catalog(), opts.Domains, opts.Expose.Mode)}
 	s.mu.Lock()
@@ -129,6 +133,12 @@ func (s *Server) waitReady(ctx context.Context) {
 // only new and changed tools are embedded) and updates the tools listed
 // directly, which notifies clients with tools/list_changed.
 func (s *Server) Reload(ctx context.Context, specs []index.DomainSpec) error {
+	if s.quar {
+		var dropped []string
+		if specs, dropped = index.Quarantine(specs); len(dropped) > 0 {
+			s.log.Warn("quarantined tools with poisoning flags", "tools", dropped)
+		}
+	}
 	cat, err := index.NewCatalog(specs)
 	if err != nil {
 		// One bad domain must not hold back the others: keep those that

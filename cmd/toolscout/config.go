@@ -55,8 +55,10 @@ type gatewayConfig struct {
 	Expose    string   // "" when no file sets it
 	Pinned    []string // core mode
 	Model     string   // Ollama embedding model ("" when no file sets it)
-	Disabled  []string // domains switched off
-	Skipped   []string // servers that are toolscout itself
+	// Quarantine hides tools with poisoning flags (any file may set it).
+	Quarantine bool
+	Disabled   []string // domains switched off
+	Skipped    []string // servers that are toolscout itself
 }
 
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -66,9 +68,10 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 	var top struct {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		Toolscout  *struct {
-			Expose string   `json:"expose"`
-			Pinned []string `json:"pinned"`
-			Model  string   `json:"model"`
+			Expose     string   `json:"expose"`
+			Pinned     []string `json:"pinned"`
+			Model      string   `json:"model"`
+			Quarantine bool     `json:"quarantine"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -85,6 +88,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 	gc := &gatewayConfig{}
 	if top.Toolscout != nil {
 		gc.Expose, gc.Pinned, gc.Model = top.Toolscout.Expose, top.Toolscout.Pinned, strings.TrimSpace(top.Toolscout.Model)
+		gc.Quarantine = top.Toolscout.Quarantine
 		if gc.Expose != "" && !validExpose(gc.Expose) {
 			return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: fmt.Sprintf("%q: use %s", gc.Expose, strings.Join(server.ExposeModes, ", "))}
 		}
@@ -256,6 +260,7 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		if gc.Model != "" {
 			all.Model = gc.Model
 		}
+		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)
 	}
 	return all, nil

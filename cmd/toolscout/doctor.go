@@ -51,6 +51,14 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	default:
 		add("catalog", "", err, "fix the file at the JSON path shown")
 	}
+	if cat != nil {
+		for _, t := range cat.Tools() {
+			if len(t.Warnings) > 0 {
+				checks = append(checks, check{name: "poisoning", detail: fmt.Sprintf("%s/%s: %s", t.Domain, t.Name, strings.Join(t.Warnings, "; ")),
+					fix: "read its description before trusting the tool; fix or remove it in the catalog file", note: true})
+			}
+		}
+	}
 	checks = append(checks, g.checkUpstreams(ctx)...)
 
 	switch g.embedder {

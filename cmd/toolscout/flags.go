@@ -283,6 +283,12 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 			base = a.gw.Specs()
 		}
 	}
+	if a.gc != nil && a.gc.Quarantine {
+		var dropped []string
+		if base, dropped = index.Quarantine(base); len(dropped) > 0 {
+			log.Warn("quarantined tools with poisoning flags (toolscout.quarantine)", "tools", dropped)
+		}
+	}
 	cat, err := index.NewCatalog(base)
 	if err != nil {
 		a.closeGateway()

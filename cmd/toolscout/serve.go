@@ -67,6 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.gw != nil {
 		opts.Executor = a.gw
 		opts.Domains = a.domain
+		opts.Quarantine = a.gc.Quarantine
 	}
 	srv := server.New(opts)
 	if a.gw != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server"
 )
 
@@ -39,6 +40,26 @@ func (g *globalFlags) checkUpstreams(ctx context.Context) []check {
 			c.fix = "check the command or URL of " + st.Domain + " (run it by hand to see its errors)"
 		}
 		checks = append(checks, c)
+	}
+	return append(checks, poisonChecks(gw.Specs(), gc.Quarantine)...)
+}
+
+// poisonChecks lists the tools with poisoning flags, as notes: the tools
+// still work, but their descriptions deserve a read (or quarantine).
+func poisonChecks(specs []index.DomainSpec, quarantined bool) []check {
+	var checks []check
+	for _, d := range specs {
+		for _, t := range d.Tools {
+			flags := index.ScanTool(t.Title, t.Description, t.InputSchema, t.OutputSchema)
+			if len(flags) == 0 {
+				continue
+			}
+			advice := `read its description; to hide such tools, set "toolscout": {"quarantine": true} in the config`
+			if quarantined {
+				advice = "quarantined: it is not indexed (toolscout.quarantine)"
+			}
+			checks = append(checks, check{name: "poisoning", detail: fmt.Sprintf("%s/%s: %s", d.Name, t.Name, strings.Join(flags, "; ")), fix: advice, note: true})
+		}
 	}
 	return checks
 }
