@@ -75,7 +75,11 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		f.Close()
 		os.Remove(f.Name())
-		store, err := index.OpenStore(g.dataDir)
+		dir, err := g.storeDir()
+		var store *index.Store
+		if err == nil {
+			store, err = index.OpenStore(dir)
+		}
 		switch {
 		case err == nil && store.MemoryKeyword:
 			store.Close()
@@ -83,7 +87,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		case err == nil:
 			n, _ := store.Keyword.Count()
 			store.Close()
-			add("data dir", fmt.Sprintf("%s writable; keyword index holds %d tools", filepath.Clean(g.dataDir), n), nil, "")
+			add("data dir", fmt.Sprintf("%s writable; this catalog set's keyword index (%s) holds %d tools", filepath.Clean(g.dataDir), dir, n), nil, "")
 		default:
 			add("data dir", "", err, "stop the other toolscout process, or delete the folder to rebuild it")
 		}

@@ -303,7 +303,12 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 		a.closeGateway()
 		return nil, err
 	}
-	a.store, err = index.OpenStore(g.dataDir)
+	dir, err := g.storeDir()
+	if err != nil {
+		a.closeGateway()
+		return nil, err
+	}
+	a.store, err = index.OpenStore(dir)
 	if err != nil {
 		a.closeGateway()
 		return nil, err
@@ -312,7 +317,7 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 		log.Warn(h)
 	}
 	if a.store.MemoryKeyword {
-		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", g.dataDir)
+		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
 	}
 	bar := newProgress(stderr, "embedding "+emb.Info().String())
 	a.eng, a.stats, err = search.Build(ctx, search.BuildOptions{

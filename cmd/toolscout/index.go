@@ -9,8 +9,9 @@ import (
 
 func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("index", "index [flags]\n\nBuilds or refreshes the persistent index under --data-dir. Only new and\nchanged tools are embedded again; progress goes to stderr.", stderr)
+	fs := newFlagSet("index", "index [flags]\n\nBuilds or refreshes the persistent index under --data-dir. Only new and\nchanged tools are embedded again; progress goes to stderr. Each catalog set\n(the built-in catalog, or a set of --catalog / --config files) has its own\nindexes under DATA_DIR/sets/, so sets never overwrite each other.", stderr)
 	g.register(fs)
+	prune := fs.Bool("prune", false, "then remove the indexes of other catalog sets whose files are gone or that were unused for 30 days")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -29,5 +30,17 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "indexed %d tools in %d domains into %s (%s)\n", cat.Len(), len(cat.Domains()), a.store.Dir(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "keyword (bm25): %s\n", a.stats.Keyword)
 	fmt.Fprintf(stdout, "vectors (%s): %s\n", a.eng.EmbedderName(), a.stats.Vectors)
+	if *prune {
+		removed, err := g.prune(a.store.Dir())
+		for _, r := range removed {
+			fmt.Fprintf(stdout, "pruned %s\n", r)
+		}
+		if err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+		if len(removed) == 0 {
+			fmt.Fprintln(stdout, "pruned nothing: every other catalog set is in use")
+		}
+	}
 	return nil
 }
