@@ -65,7 +65,7 @@ func TestParseQueriesErrors(t *testing.T) {
 	}
 }
 
-// TestReportJSONShape checks the JSON output against DESIGN.md's shape,
+// TestReportJSONShape checks the JSON output against the documented shape,
 // key by key, on a dataset folder written to disk.
 func TestReportJSONShape(t *testing.T) {
 	dir := t.TempDir()
@@ -228,6 +228,22 @@ func TestKeywordDeterministic(t *testing.T) {
 			first = got
 		} else if !reflect.DeepEqual(got, first) {
 			t.Fatalf("run %d: keyword metrics %v, first run %v", i+1, got, first)
+		}
+	}
+}
+
+func TestRanksText(t *testing.T) {
+	for _, tc := range []struct {
+		ranks []int
+		want  string
+	}{
+		{[]int{0}, "not found"},
+		{[]int{4}, "at rank 4"},
+		{[]int{2, 0}, "at ranks 2, not found"},
+		{[]int{0, 0}, "not found"},
+	} {
+		if got := ranksText(tc.ranks); got != tc.want {
+			t.Errorf("ranksText(%v) = %q, want %q", tc.ranks, got, tc.want)
 		}
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"text/tabwriter"
 )
 
-// WriteJSON writes the report in DESIGN.md's shape.
+// WriteJSON writes the report in the JSON shape README.md documents
+// ("toolscout eval --format json").
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -43,6 +44,9 @@ func (r *Report) WriteTable(w io.Writer, metrics []string, markdown bool) error 
 			rows = append(rows, row)
 		}
 		writeRows(w, cols, rows, markdown)
+		if len(d.Runs) > 1 {
+			fmt.Fprintln(w, "\n* = best in its column")
+		}
 		writeCategories(w, d, markdown)
 		if len(d.Comparisons) > 0 {
 			fmt.Fprintf(w, "\nagainst %s (paired bootstrap, 95%% CI; * = interval excludes 0):\n\n", d.Comparisons[0].Baseline)
@@ -83,7 +87,7 @@ func (r *Report) WriteMisses(w io.Writer, n int) {
 		for ri, run := range d.Runs {
 			fmt.Fprintf(w, "\nworst %d queries of %s on %s:\n", n, run.RunName(), d.Name)
 			for _, m := range d.Misses(ri, n) {
-				fmt.Fprintf(w, "  %s ndcg@10=%.3f %q\n    relevant %v at ranks %v; above: %s\n", m.ID, m.NDCG, m.Query, m.Relevant, m.RelevantRanks, strings.Join(m.Above, ", "))
+				fmt.Fprintf(w, "  %s ndcg@10=%.3f %q\n    relevant %v %s; above: %s\n", m.ID, m.NDCG, m.Query, m.Relevant, ranksText(m.RelevantRanks), strings.Join(m.Above, ", "))
 			}
 		}
 	}
@@ -114,4 +118,26 @@ func writeCategories(w io.Writer, d *DatasetReport, markdown bool) {
 	}
 	fmt.Fprintf(w, "\nnDCG@10 by query category:\n\n")
 	writeRows(w, cols, rows, markdown)
+}
+
+// ranksText says where the relevant tools ranked: "at rank 4", "at ranks 2
+// and not found", "not found" (0 = not in the results).
+func ranksText(ranks []int) string {
+	parts := make([]string, len(ranks))
+	found := 0
+	for i, r := range ranks {
+		if r == 0 {
+			parts[i] = "not found"
+		} else {
+			parts[i] = fmt.Sprint(r)
+			found++
+		}
+	}
+	switch {
+	case found == 0:
+		return "not found"
+	case len(ranks) == 1:
+		return "at rank " + parts[0]
+	}
+	return "at ranks " + strings.Join(parts, ", ")
 }

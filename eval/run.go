@@ -50,7 +50,8 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// Report is the outcome of Evaluate, in the JSON shape of DESIGN.md.
+// Report is the outcome of Evaluate, in the JSON shape README.md
+// documents.
 type Report struct {
 	Datasets []*DatasetReport `json:"datasets"`
 }

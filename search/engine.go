@@ -197,7 +197,11 @@ func CheckScope(cat *index.Catalog, domain, group string) error {
 		if len(d.Groups) == 0 {
 			return fmt.Errorf("%w: unknown group %q: domain %q has no groups", ErrInvalidRequest, group, domain)
 		}
-		return fmt.Errorf("%w: unknown group %q in domain %q; valid groups: %s", ErrInvalidRequest, group, domain, strings.Join(d.Groups, ", "))
+		msg := fmt.Sprintf("unknown group %q in domain %q", group, domain)
+		if s := closest(group, d.Groups, 1); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+		return fmt.Errorf("%w: %s; valid groups: %s", ErrInvalidRequest, msg, strings.Join(d.Groups, ", "))
 	}
 	return nil
 }

@@ -190,6 +190,7 @@ func TestDiscoverErrors(t *testing.T) {
 	}{
 		{"unknown domain", map[string]any{"domain": "githubb"}, []string{`unknown domain "githubb"`, `did you mean "github"`, "valid domains: github, jira, weather"}},
 		{"unknown group", map[string]any{"domain": "github", "group": "wiki"}, []string{`unknown group "wiki"`, "valid groups: issues, repos"}},
+		{"misspelt group", map[string]any{"domain": "github", "group": "isues"}, []string{`did you mean "issues"`}},
 		{"group without domain", map[string]any{"group": "issues"}, []string{"needs a domain"}},
 		{"bad mode", map[string]any{"query": "x", "search_mode": "vector"}, []string{"search_mode", "hybrid keyword semantic"}},
 		{"mode without query", map[string]any{"search_mode": "keyword"}, []string{"needs a query"}},

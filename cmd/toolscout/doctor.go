@@ -47,7 +47,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case err == nil && len(g.catalogs) == 0 && len(g.configs) > 0:
 		add("catalog", "no catalog files: tools come from --config", nil, "")
 	case err == nil:
-		add("catalog", fmt.Sprintf("%d tools in %d domains", cat.Len(), len(cat.Domains())), nil, "")
+		add("catalog", fmt.Sprintf("%s in %s", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain")), nil, "")
 	default:
 		add("catalog", "", err, "fix the file at the JSON path shown")
 	}

@@ -20,3 +20,17 @@ func TestDoctorListsPoisonedTools(t *testing.T) {
 		t.Errorf("doctor: exit %d, want 0 with calc/add flagged (a note) and calc/sub not\n%s", code, stdout)
 	}
 }
+
+func TestSmallCLIPolish(t *testing.T) {
+	stdout, _, code := runCLI(t, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "toolscout "+version) {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+	_, stderr, code := runCLI(t, "eval", "--out", filepath.Join(t.TempDir(), "missing", "r.json"))
+	if code != 2 || !strings.Contains(stderr, "does not exist: create it first") {
+		t.Errorf("eval --out into a missing folder: exit %d, %q (want a usage error before the run)", code, stderr)
+	}
+	if got := plural(1, "domain") + ", " + plural(2, "run"); got != "1 domain, 2 runs" {
+		t.Errorf("plural = %q", got)
+	}
+}

@@ -56,6 +56,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *misses < 0 {
 		return usagef("--misses %d: want 0 or more", *misses)
 	}
+	if *out != "" {
+		// Say so before a run that may take minutes, not after it.
+		if fi, err := os.Stat(filepath.Dir(*out)); err != nil || !fi.IsDir() {
+			return usagef("--out %s: folder %s does not exist: create it first", *out, filepath.Dir(*out))
+		}
+	}
 	log, err := g.logger(stderr)
 	if err != nil {
 		return err
@@ -160,7 +166,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(runs) > 1 {
 		eval.Compare(rep, baseline, metrics)
 	}
-	fmt.Fprintf(stderr, "evaluated %d runs in %s\n", len(runs), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "evaluated %s in %s\n", plural(len(runs), "run"), time.Since(start).Round(time.Millisecond))
 
 	var buf bytes.Buffer
 	switch *format {

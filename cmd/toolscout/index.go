@@ -27,7 +27,7 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer a.Close()
 	cat := a.eng.Catalog()
 	reportUpstreams(stdout, a)
-	fmt.Fprintf(stdout, "indexed %d tools in %d domains into %s (%s)\n", cat.Len(), len(cat.Domains()), a.store.Dir(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "indexed %s in %s into %s (%s)\n", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain"), a.store.Dir(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "keyword (bm25): %s\n", a.stats.Keyword)
 	fmt.Fprintf(stdout, "vectors (%s): %s\n", a.eng.EmbedderName(), a.stats.Vectors)
 	if *prune {

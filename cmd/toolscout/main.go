@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -20,6 +21,47 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// version is the release this source tree is; buildVersion adds what the
+// Go toolchain recorded (module version, VCS revision).
+const version = "0.2.0"
+
+// buildVersion returns the version with the module version and VCS
+// revision the binary was built from, when the build recorded them.
+func buildVersion() string {
+	v := version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if mv := bi.Main.Version; mv != "" && mv != "(devel)" {
+		v += " (module " + mv + ")"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		v += " commit " + rev[:min(12, len(rev))]
+		if dirty {
+			v += "+changes"
+		}
+	}
+	return v + ", " + bi.GoVersion
+}
+
+// plural returns "1 tool" or "2 tools".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // usageError marks errors in how the command was called (exit status 2).
@@ -60,6 +102,10 @@ func commands() []command {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(stdout, "toolscout", buildVersion())
+		return nil
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stderr)
 		if len(args) == 0 {
@@ -84,5 +130,5 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'toolscout COMMAND --help' for the flags of a command.")
+	fmt.Fprintln(w, "Run 'toolscout COMMAND --help' for the flags of a command, 'toolscout --version' for the version.")
 }

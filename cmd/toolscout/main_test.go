@@ -156,7 +156,7 @@ func TestGatewayCommands(t *testing.T) {
 
 	stdout, stderr, code := runCLI(t, "index", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin")
 	if code != 0 || !strings.Contains(stdout, "upstream memory: 9 tools") || !strings.Contains(stdout, "upstream broken: unavailable") ||
-		!strings.Contains(stdout, "indexed 9 tools in 1 domains") {
+		!strings.Contains(stdout, "indexed 9 tools in 1 domain into") {
 		t.Errorf("index --config: exit %d\n%s%s", code, stdout, stderr)
 	}
 	stdout, _, code = runCLI(t, "search", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--json", "--limit", "3", "add facts to an entity")

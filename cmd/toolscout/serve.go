@@ -14,8 +14,6 @@ import (
 	"github.com/toolscout/toolscout/server"
 )
 
-const version = "0.1.0"
-
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come.", stderr)
@@ -74,9 +72,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		a.gw.Start(ctx)
 	}
 	cat := a.eng.Catalog()
-	what := fmt.Sprintf("%d tools in %d domains, embedder %s, expose %s", cat.Len(), len(cat.Domains()), a.eng.EmbedderName(), exp.Mode)
+	what := fmt.Sprintf("%s in %s, embedder %s, expose %s", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain"), a.eng.EmbedderName(), exp.Mode)
 	if a.gw != nil {
-		what += fmt.Sprintf(", %d upstream servers connecting", len(a.gc.Upstreams))
+		what += fmt.Sprintf(", %s connecting", plural(len(a.gc.Upstreams), "upstream server"))
 	}
 	if *httpAddr == "" {
 		log.Info("serving over stdio: " + what)

@@ -42,7 +42,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(stdout, "%d tools in %d domains, tokens counted with %s\n\n", rep.Tools, rep.Domains, rep.Encoding)
+	fmt.Fprintf(stdout, "%s in %s, tokens counted with %s\n\n", plural(rep.Tools, "tool"), plural(rep.Domains, "domain"), rep.Encoding)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "tools/list, eager (every tool with its schema)\t%d\t\n", rep.EagerToolsList)
 	fmt.Fprintf(tw, "tools/list, toolscout meta-tools\t%d\t\n", rep.MetaToolsList)

@@ -21,7 +21,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context) []check {
 	if err != nil {
 		return []check{{name: "config", detail: err.Error(), fix: "fix the field named"}}
 	}
-	detail := fmt.Sprintf("%d servers (%d disabled)", len(gc.Upstreams), len(gc.Disabled))
+	detail := fmt.Sprintf("%s (%d disabled)", plural(len(gc.Upstreams), "server"), len(gc.Disabled))
 	if len(gc.Skipped) > 0 {
 		detail += fmt.Sprintf("; skipped %s: it is toolscout itself", strings.Join(gc.Skipped, ", "))
 	}
@@ -31,7 +31,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context) []check {
 	gw.WaitReady(ctx)
 	defer gw.Close()
 	for _, st := range gw.Status() {
-		c := check{name: "upstream", detail: fmt.Sprintf("%s: %d tools in %s", st.Domain, st.Tools, st.Latency.Round(time.Millisecond))}
+		c := check{name: "upstream", detail: fmt.Sprintf("%s: %s in %s", st.Domain, plural(st.Tools, "tool"), st.Latency.Round(time.Millisecond))}
 		if len(st.Skipped) > 0 {
 			c.detail += fmt.Sprintf(" (%d skipped: %s)", len(st.Skipped), strings.Join(st.Skipped, "; "))
 		}
@@ -71,7 +71,7 @@ func reportUpstreams(w io.Writer, a *app) {
 	}
 	for _, st := range a.gw.Status() {
 		if st.State == "up" {
-			fmt.Fprintf(w, "upstream %s: %d tools\n", st.Domain, st.Tools)
+			fmt.Fprintf(w, "upstream %s: %s\n", st.Domain, plural(st.Tools, "tool"))
 		} else {
 			fmt.Fprintf(w, "upstream %s: unavailable: %v\n", st.Domain, st.Err)
 		}
