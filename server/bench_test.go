@@ -3,7 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,5 +75,120 @@ func BenchmarkMetaTools(b *testing.B) {
 		cs.Close()
 		ss.Close()
 		store.Close()
+	}
+}
+
+// BenchmarkHTTPSessions measures discover_tools (hybrid, built-in catalog
+// and embedder) over Streamable HTTP on loopback, from 1, 4 and 16
+// concurrent client sessions, in meta and dynamic exposure: throughput
+// (calls/s) and latency percentiles across all sessions.
+func BenchmarkHTTPSessions(b *testing.B) {
+	cat, err := index.BuiltinCatalog()
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, _ := index.OpenStore("")
+	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	queries := synth.Queries(256, 3)
+	for _, mode := range []string{ExposeMeta, ExposeDynamic} {
+		srv := New(Options{Engine: eng, Expose: Exposure{Mode: mode}})
+		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+		for _, sessions := range []int{1, 4, 16} {
+			b.Run(fmt.Sprintf("expose=%s/sessions=%d", mode, sessions), func(b *testing.B) {
+				css := make([]*mcp.ClientSession, sessions)
+				for i := range css {
+					cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
+						&mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer cs.Close()
+					css[i] = cs
+				}
+				var mu sync.Mutex
+				lat := make([]float64, 0, b.N)
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				start := time.Now()
+				for _, cs := range css {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1) - 1
+							if i >= int64(b.N) {
+								return
+							}
+							t0 := time.Now()
+							res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DiscoverTools,
+								Arguments: map[string]any{"query": queries[i%int64(len(queries))], "limit": 5}})
+							if err != nil || res.IsError {
+								b.Error(err)
+								return
+							}
+							d := float64(time.Since(t0).Microseconds()) / 1000
+							mu.Lock()
+							lat = append(lat, d)
+							mu.Unlock()
+						}
+					}()
+				}
+				wg.Wait()
+				elapsed := time.Since(start)
+				sort.Float64s(lat)
+				if len(lat) > 0 {
+					b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "calls/s")
+					b.ReportMetric(lat[len(lat)/2], "p50-ms")
+					b.ReportMetric(lat[len(lat)*99/100], "p99-ms")
+				}
+			})
+		}
+		hs.Close()
+	}
+}
+
+// BenchmarkHTTPSessionMemory measures the heap that one open, idle
+// Streamable HTTP session holds, in meta and dynamic exposure.
+func BenchmarkHTTPSessionMemory(b *testing.B) {
+	cat, _ := index.BuiltinCatalog()
+	store, _ := index.OpenStore("")
+	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const open = 200
+	for _, mode := range []string{ExposeMeta, ExposeDynamic} {
+		b.Run("expose="+mode, func(b *testing.B) {
+			for it := 0; it < b.N; it++ {
+				srv := New(Options{Engine: eng, Expose: Exposure{Mode: mode}})
+				hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+				heap := func() uint64 {
+					runtime.GC()
+					var m runtime.MemStats
+					runtime.ReadMemStats(&m)
+					return m.HeapAlloc
+				}
+				before := heap()
+				var css []*mcp.ClientSession
+				for i := 0; i < open; i++ {
+					cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
+						&mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					css = append(css, cs)
+				}
+				after := heap()
+				b.ReportMetric(float64(after-before)/open/1024, "KiB/session")
+				for _, cs := range css {
+					cs.Close()
+				}
+				hs.Close()
+			}
+		})
 	}
 }
