@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestGuard(t *testing.T) {
@@ -51,4 +55,40 @@ func TestGuard(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestMaxSessions(t *testing.T) {
+	srv := New(Options{Engine: testEngine(t, testCatalog, nil)})
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{MaxSessions: 2}))
+	t.Cleanup(hs.Close)
+	connect := func() (*mcp.ClientSession, error) {
+		return mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	}
+	a, err := connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connect(); err == nil || !strings.Contains(err.Error(), "503") && !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("third session: %v, want 503", err)
+	}
+	// Open sessions keep working; closing one makes room.
+	if res := call(t, a, DiscoverTools, map[string]any{}); res.IsError {
+		t.Errorf("call on an open session: %s", text(res))
+	}
+	a.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.SessionCount() >= 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	c, err := connect()
+	if err != nil {
+		t.Errorf("a session after one closed: %v", err)
+	} else {
+		c.Close()
+	}
+	b.Close()
 }

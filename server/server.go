@@ -177,6 +177,9 @@ type HTTPOptions struct {
 	// SessionIdle closes a session after this long without a request
 	// (never when zero).
 	SessionIdle time.Duration
+	// MaxSessions bounds the open sessions: a request that would start
+	// another gets 503 (no bound when zero).
+	MaxSessions int
 }
 
 // HTTPHandler serves Streamable HTTP. In dynamic mode every session gets
@@ -189,7 +192,7 @@ type HTTPOptions struct {
 // request without one (an initialize) makes a new view. Views that no
 // session took are dropped after a minute.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s.expose.Mode != ExposeDynamic {
 			return s.primary.mcp
 		}
@@ -206,6 +209,30 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		s.pruneViewsLocked()
 		return s.newViewLocked().mcp
 	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: s.log})
+	if o.MaxSessions <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.SessionCount() >= o.MaxSessions {
+			w.Header().Set("Retry-After", "30")
+			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server takes (--max-sessions); close one or retry later", o.MaxSessions), http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// SessionCount returns the number of open client sessions.
+func (s *Server) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, v := range s.views {
+		for range v.mcp.Sessions() {
+			n++
+		}
+	}
+	return n
 }
 
 // viewOfSessionLocked returns the view serving session id, or nil. s.mu

@@ -27,6 +27,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenFile := fs.String("auth-token-file", "", "with --http: require \"Authorization: Bearer TOKEN\", the token read from `FILE` (or set TOOLSCOUT_AUTH_TOKEN)")
 	insecure := fs.Bool("insecure", false, "with --http: allow a non-loopback address without a token")
 	idle := fs.Duration("session-idle", 30*time.Minute, "with --http: close a session after this long without a request (0: never)")
+	maxSessions := fs.Int("max-sessions", 1000, "with --http: the most sessions open at once; more get 503 (0: no limit)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
-	handler := server.Guard(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle}), guard)
+	handler := server.Guard(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard)
 	return serveHTTP(ctx, *httpAddr, handler, stderr, what, guard.Token != "")
 }
 
