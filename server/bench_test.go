@@ -34,11 +34,7 @@ func BenchmarkMetaTools(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		store, _ := index.OpenStore("")
-		eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
+		eng := benchEngine(b, cat, embed.NewBuiltin(embed.BuiltinOptions{}))
 		srv := New(Options{Engine: eng})
 		st, ct := mcp.NewInMemoryTransports()
 		ss, _ := srv.MCP().Connect(context.Background(), st, nil)
@@ -74,7 +70,6 @@ func BenchmarkMetaTools(b *testing.B) {
 		}
 		cs.Close()
 		ss.Close()
-		store.Close()
 	}
 }
 
@@ -87,11 +82,7 @@ func BenchmarkHTTPSessions(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store, _ := index.OpenStore("")
-	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	eng := benchEngine(b, cat, embed.NewBuiltin(embed.BuiltinOptions{}))
 	queries := synth.Queries(256, 3)
 	for _, mode := range []string{ExposeMeta, ExposeDynamic} {
 		srv := New(Options{Engine: eng, Expose: Exposure{Mode: mode}})
@@ -155,11 +146,7 @@ func BenchmarkHTTPSessions(b *testing.B) {
 // Streamable HTTP session holds, in meta and dynamic exposure.
 func BenchmarkHTTPSessionMemory(b *testing.B) {
 	cat, _ := index.BuiltinCatalog()
-	store, _ := index.OpenStore("")
-	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat})
-	if err != nil {
-		b.Fatal(err)
-	}
+	eng := benchEngine(b, cat, nil)
 	const open = 200
 	for _, mode := range []string{ExposeMeta, ExposeDynamic} {
 		b.Run("expose="+mode, func(b *testing.B) {
@@ -191,4 +178,20 @@ func BenchmarkHTTPSessionMemory(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchEngine indexes cat in memory (vectors too when emb is set) and
+// returns an engine over it without a query cache.
+func benchEngine(b *testing.B, cat *index.Catalog, emb embed.Embedder) *search.Engine {
+	b.Helper()
+	store, err := index.OpenStore("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat, Embedder: emb, CacheSize: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return eng
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -20,26 +19,10 @@ func writeSynthCatalog(t *testing.T, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type tool struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Group       string          `json:"group,omitempty"`
-		InputSchema json.RawMessage `json:"inputSchema"`
+	data, err := synth.CatalogJSON(cat)
+	if err != nil {
+		t.Fatal(err)
 	}
-	type domain struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-		Tools       []tool `json:"tools"`
-	}
-	var doms []domain
-	for _, d := range cat.Domains() {
-		dd := domain{Name: d.Name, Description: d.Description}
-		for _, tl := range d.Tools {
-			dd.Tools = append(dd.Tools, tool{tl.Name, tl.Description, tl.Group, tl.InputSchema})
-		}
-		doms = append(doms, dd)
-	}
-	data, _ := json.Marshal(map[string]any{"domains": doms})
 	path := filepath.Join(t.TempDir(), "catalog.json")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)

@@ -38,26 +38,7 @@ func run(nTools, nQueries int, seed int64, out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	type tool struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Group       string          `json:"group,omitempty"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	type domain struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-		Tools       []tool `json:"tools"`
-	}
-	var doms []domain
-	for _, d := range cat.Domains() {
-		dd := domain{Name: d.Name, Description: d.Description}
-		for _, t := range d.Tools {
-			dd.Tools = append(dd.Tools, tool{t.Name, t.Description, t.Group, t.InputSchema})
-		}
-		doms = append(doms, dd)
-	}
-	data, err := json.Marshal(map[string]any{"domains": doms})
+	data, err := synth.CatalogJSON(cat)
 	if err != nil {
 		return err
 	}

@@ -100,3 +100,28 @@ func LabelledQueries(cat *index.Catalog, n int, seed int64) []LabelledQuery {
 	}
 	return out
 }
+
+// CatalogJSON returns cat as a catalog file (catalog.json): domains with
+// their tools' names, descriptions, groups and input schemas.
+func CatalogJSON(cat *index.Catalog) ([]byte, error) {
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Group       string          `json:"group,omitempty"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	type domain struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Tools       []tool `json:"tools"`
+	}
+	var doms []domain
+	for _, d := range cat.Domains() {
+		dd := domain{Name: d.Name, Description: d.Description}
+		for _, t := range d.Tools {
+			dd.Tools = append(dd.Tools, tool{t.Name, t.Description, t.Group, t.InputSchema})
+		}
+		doms = append(doms, dd)
+	}
+	return json.Marshal(map[string]any{"domains": doms})
+}
