@@ -136,7 +136,7 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 	rep := &Report{}
 	for _, ds := range datasets {
 		engines := map[string]*search.Engine{}
-		var closers []*index.Store
+		var closers []*search.Live
 		engineFor := func(key string) (*search.Engine, error) {
 			if e, ok := engines[key]; ok {
 				return e, nil
@@ -157,21 +157,22 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 			if err != nil {
 				return nil, err
 			}
-			closers = append(closers, store)
 			label := "index " + ds.Name
-			eng, _, err := search.Build(ctx, search.BuildOptions{
-				Store: store, Catalog: ds.Catalog, Embedder: emb, CacheSize: -1, Logger: opts.Logger,
+			live, _, err := search.Open(ctx, search.LiveOptions{
+				Store: store, Embedder: emb, CacheSize: -1, Logger: opts.Logger,
 				Progress: func(done, total int) {
 					if opts.Progress != nil {
 						opts.Progress(label, done, total)
 					}
 				},
-			})
+			}, ds.Catalog.Specs())
 			if err != nil {
+				store.Close()
 				return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
 			}
-			engines[key] = eng
-			return eng, nil
+			closers = append(closers, live)
+			engines[key] = live.Engine()
+			return live.Engine(), nil
 		}
 		results := make([]*RunReport, len(opts.Runs))
 		for ri, spec := range opts.Runs {
@@ -200,9 +201,9 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 	return rep, nil
 }
 
-func closeAll(stores []*index.Store) {
-	for _, s := range stores {
-		s.Close()
+func closeAll(lives []*search.Live) {
+	for _, l := range lives {
+		l.Close()
 	}
 }
 

@@ -68,6 +68,7 @@ type Catalog struct {
 	byKey   map[string]*Tool // "domain/tool"
 	byWords map[string][]*Tool
 	hash    string
+	specs   []DomainSpec
 }
 
 // ParseCatalog parses and validates one catalog.json document. file labels
@@ -177,6 +178,7 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 		byName:  make(map[string][]*Tool),
 		byKey:   make(map[string]*Tool),
 		byWords: make(map[string][]*Tool),
+		specs:   specs,
 	}
 	seenDomain := make(map[string]string)
 	for i, ds := range specs {
@@ -395,6 +397,9 @@ func (c *Catalog) Len() int { return len(c.tools) }
 
 // Hash returns a fingerprint of the whole catalog's content.
 func (c *Catalog) Hash() string { return c.hash }
+
+// Specs returns the domain specs the catalog was built from.
+func (c *Catalog) Specs() []DomainSpec { return c.specs }
 
 // Tool returns the tool with the given qualified name, or nil.
 func (c *Catalog) Tool(qualifiedName string) *Tool { return c.byQName[qualifiedName] }

@@ -33,10 +33,11 @@ func BenchmarkBuild(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				eng, _, err := Build(context.Background(), BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})})
+				live, _, err := Open(context.Background(), LiveOptions{Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, cat.Specs())
 				if err != nil {
 					b.Fatal(err)
 				}
+				eng := live.Engine()
 				// Load the vector snapshot too, as the first query would.
 				if _, err := eng.Search(context.Background(), Request{Query: "warm up"}); err != nil {
 					b.Fatal(err)
@@ -45,7 +46,7 @@ func BenchmarkBuild(b *testing.B) {
 				runtime.ReadMemStats(&after)
 				heap = after.HeapAlloc - min(before.HeapAlloc, after.HeapAlloc)
 				runtime.KeepAlive(eng)
-				store.Close()
+				live.Close()
 			}
 			b.ReportMetric(float64(heap)/(1<<20), "MiB-heap")
 		})
@@ -64,10 +65,11 @@ func BenchmarkQuery(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		eng, _, err := Build(context.Background(), BuildOptions{Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1})
+		live, _, err := Open(context.Background(), LiveOptions{Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1}, cat.Specs())
 		if err != nil {
 			b.Fatal(err)
 		}
+		eng := live.Engine()
 		queries := synth.Queries(256, 2)
 		for _, mode := range Modes {
 			b.Run(fmt.Sprintf("mode=%s/tools=%d", mode, n), func(b *testing.B) {
@@ -84,6 +86,6 @@ func BenchmarkQuery(b *testing.B) {
 				b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
 			})
 		}
-		store.Close()
+		live.Close()
 	}
 }

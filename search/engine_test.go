@@ -29,20 +29,16 @@ func newTestEngine(t *testing.T, emb embed.Embedder) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := index.NewCatalog(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	store, err := index.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
-	eng, _, err := Build(context.Background(), BuildOptions{Store: store, Catalog: cat, Embedder: emb})
+	live, _, err := Open(context.Background(), LiveOptions{Store: store, Embedder: emb}, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eng
+	t.Cleanup(func() { live.Close() })
+	return live.Engine()
 }
 
 func names(rs []Result) []string {

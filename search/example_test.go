@@ -11,16 +11,16 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	cat, _ := index.BuiltinCatalog()
+	specs, _ := index.BuiltinSpecs()
 	store, _ := index.OpenStore("") // in memory
-	defer store.Close()
-	eng, _, err := search.Build(ctx, search.BuildOptions{
-		Store: store, Catalog: cat, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}),
-	})
+	live, _, err := search.Open(ctx, search.LiveOptions{
+		Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}),
+	}, specs)
 	if err != nil {
 		panic(err)
 	}
-	resp, _ := eng.Search(ctx, search.Request{Query: "restart the web deployment", Limit: 1})
+	defer live.Close()
+	resp, _ := live.Engine().Search(ctx, search.Request{Query: "restart the web deployment", Limit: 1})
 	fmt.Println(resp.Mode, resp.Embedder)
 	fmt.Println(resp.Results[0].Tool.QualifiedName)
 	// Output:

@@ -34,8 +34,8 @@ func BenchmarkMetaTools(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		eng := benchEngine(b, cat, embed.NewBuiltin(embed.BuiltinOptions{}))
-		srv := New(Options{Engine: eng})
+		live := benchLive(b, cat, embed.NewBuiltin(embed.BuiltinOptions{}))
+		srv := New(Options{Live: live})
 		st, ct := mcp.NewInMemoryTransports()
 		ss, _ := srv.MCP().Connect(context.Background(), st, nil)
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), ct, nil)
@@ -82,10 +82,10 @@ func BenchmarkHTTPSessions(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng := benchEngine(b, cat, embed.NewBuiltin(embed.BuiltinOptions{}))
+	live := benchLive(b, cat, embed.NewBuiltin(embed.BuiltinOptions{}))
 	queries := synth.Queries(256, 3)
 	for _, mode := range []string{ExposeMeta, ExposeDynamic} {
-		srv := New(Options{Engine: eng, Expose: Exposure{Mode: mode}})
+		srv := New(Options{Live: live, Expose: Exposure{Mode: mode}})
 		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 		for _, sessions := range []int{1, 4, 16} {
 			b.Run(fmt.Sprintf("expose=%s/sessions=%d", mode, sessions), func(b *testing.B) {
@@ -146,12 +146,12 @@ func BenchmarkHTTPSessions(b *testing.B) {
 // Streamable HTTP session holds, in meta and dynamic exposure.
 func BenchmarkHTTPSessionMemory(b *testing.B) {
 	cat, _ := index.BuiltinCatalog()
-	eng := benchEngine(b, cat, nil)
+	live := benchLive(b, cat, nil)
 	const open = 200
 	for _, mode := range []string{ExposeMeta, ExposeDynamic} {
 		b.Run("expose="+mode, func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
-				srv := New(Options{Engine: eng, Expose: Exposure{Mode: mode}})
+				srv := New(Options{Live: live, Expose: Exposure{Mode: mode}})
 				hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 				heap := func() uint64 {
 					runtime.GC()
@@ -180,18 +180,18 @@ func BenchmarkHTTPSessionMemory(b *testing.B) {
 	}
 }
 
-// benchEngine indexes cat in memory (vectors too when emb is set) and
-// returns an engine over it without a query cache.
-func benchEngine(b *testing.B, cat *index.Catalog, emb embed.Embedder) *search.Engine {
+// benchLive indexes cat in memory (vectors too when emb is set) without
+// a query cache.
+func benchLive(b *testing.B, cat *index.Catalog, emb embed.Embedder) *search.Live {
 	b.Helper()
 	store, err := index.OpenStore("")
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { store.Close() })
-	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat, Embedder: emb, CacheSize: -1})
+	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: store, Embedder: emb, CacheSize: -1}, cat.Specs())
 	if err != nil {
 		b.Fatal(err)
 	}
-	return eng
+	b.Cleanup(func() { live.Close() })
+	return live
 }

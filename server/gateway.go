@@ -21,9 +21,6 @@ type GatewayOptions struct {
 	Upstreams []UpstreamConfig
 	// Base holds domains from catalog files: listed, never executed.
 	Base []index.DomainSpec
-	// OnChange is called, one call at a time, after the tools of an
-	// upstream changed (connected, re-listed after list_changed).
-	OnChange func()
 	// MinBackoff and MaxBackoff bound the wait between reconnection
 	// attempts (1 s and 60 s when zero).
 	MinBackoff, MaxBackoff time.Duration
@@ -101,9 +98,10 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	return g
 }
 
-// SetOnChange sets the function called after upstream tools changed. Call
-// it before Start.
-func (g *Gateway) SetOnChange(f func()) { g.opts.OnChange = f }
+// Changed receives after the tools of an upstream changed (connected,
+// re-listed after list_changed, went down). Notices coalesce: one receive
+// may stand for several changes, and Specs has them all.
+func (g *Gateway) Changed() <-chan struct{} { return g.change }
 
 // Start connects to every upstream in the background and returns at once.
 func (g *Gateway) Start(ctx context.Context) {
@@ -115,20 +113,6 @@ func (g *Gateway) Start(ctx context.Context) {
 			g.keep(ctx, u)
 		}()
 	}
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-g.change:
-				if g.opts.OnChange != nil {
-					g.opts.OnChange()
-				}
-			}
-		}
-	}()
 }
 
 // WaitReady waits until every upstream has finished its first connection

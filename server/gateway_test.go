@@ -42,16 +42,16 @@ func startGateway(t *testing.T, ups []UpstreamConfig, exp Exposure) *gatewayEnv 
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty, _ := index.NewCatalog(nil)
-	eng, _, err := search.Build(ctx, search.BuildOptions{Store: store, Catalog: empty, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})})
+	live, _, err := search.Open(ctx, search.LiveOptions{Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gw := NewGateway(GatewayOptions{Upstreams: ups, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond})
 	env := &gatewayEnv{gw: gw, progress: make(chan any, 100)}
-	env.srv = New(Options{Engine: eng, Store: store, Executor: gw, Expose: exp})
+	live.Follow(ctx, gw)
+	env.srv = New(Options{Live: live, Executor: gw, Expose: exp})
 	gw.Start(ctx)
-	t.Cleanup(func() { gw.Close(); store.Close() })
+	t.Cleanup(func() { gw.Close(); live.Close() })
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := env.srv.MCP().Connect(ctx, st, nil)
 	if err != nil {
@@ -454,18 +454,6 @@ func TestExposureModes(t *testing.T) {
 			t.Errorf("enable unknown domain = %s", text(res))
 		}
 	})
-}
-
-func TestReloadLeavesOutABadDomain(t *testing.T) {
-	env := startGateway(t, nil, Exposure{Mode: ExposeMeta})
-	good := index.DomainSpec{Name: "good", Tools: []index.ToolSpec{{Name: "ok", InputSchema: []byte(`{"type":"object"}`)}}}
-	bad := index.DomainSpec{Name: "bad", Tools: []index.ToolSpec{{Name: "x", InputSchema: []byte(`{"type":"object"}`), Group: " padded "}}}
-	if err := env.srv.Reload(context.Background(), []index.DomainSpec{good, bad}); err != nil {
-		t.Fatal(err)
-	}
-	if !env.hasTool("good__ok") || env.hasTool("bad__x") {
-		t.Errorf("catalog after reload: good %v, bad %v; want only the good domain", env.hasTool("good__ok"), env.hasTool("bad__x"))
-	}
 }
 
 func TestToolSpecsSkipsBadNames(t *testing.T) {

@@ -58,7 +58,7 @@ func TestGuard(t *testing.T) {
 }
 
 func TestMaxSessions(t *testing.T) {
-	srv := New(Options{Engine: testEngine(t, testCatalog, nil)})
+	srv := New(Options{Live: testLive(t, testCatalog, nil)})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{MaxSessions: 2}))
 	t.Cleanup(hs.Close)
 	connect := func() (*mcp.ClientSession, error) {

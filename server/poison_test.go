@@ -1,13 +1,9 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/search"
 )
 
 const poisonedCatalog = `{"domains":[{"name":"calc","description":"Arithmetic","tools":[
@@ -17,7 +13,7 @@ const poisonedCatalog = `{"domains":[{"name":"calc","description":"Arithmetic","
 // A poisoned description is flagged wherever the tool is shown, even where
 // its summary (the harmless first sentence) hides the injection.
 func TestPoisoningWarnings(t *testing.T) {
-	cs := connect(t, New(Options{Engine: testEngine(t, poisonedCatalog, nil)}))
+	cs := connect(t, New(Options{Live: testLive(t, poisonedCatalog, nil)}))
 	var listing DomainListing
 	json.Unmarshal([]byte(structured(t, call(t, cs, DiscoverTools, map[string]any{"domain": "calc"}))), &listing)
 	if len(listing.Tools) != 2 || listing.Tools[0].Summary != "Adds two numbers." || len(listing.Tools[0].Warnings) != 4 || listing.Tools[1].Warnings != nil {
@@ -32,31 +28,5 @@ func TestPoisoningWarnings(t *testing.T) {
 	json.Unmarshal([]byte(structured(t, call(t, cs, GetToolSchema, map[string]any{"tool_name": "add"}))), &schema)
 	if len(schema.Tools) != 1 || !strings.Contains(strings.Join(schema.Tools[0].Warnings, "|"), "ignore its instructions") {
 		t.Errorf("get_tool_schema = %+v, want the warnings", schema.Tools)
-	}
-}
-
-func TestQuarantineOnReload(t *testing.T) {
-	store, err := index.OpenStore("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	specs, _ := index.ParseCatalog("test", []byte(poisonedCatalog))
-	clean, _ := index.NewCatalog([]index.DomainSpec{{Name: "calc", Tools: specs[0].Tools[1:]}})
-	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: clean})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(Options{Engine: eng, Store: store, Quarantine: true})
-	if err := srv.Reload(context.Background(), specs); err != nil {
-		t.Fatal(err)
-	}
-	if eng.Catalog().Tool("calc__add") != nil || eng.Catalog().Tool("calc__multiply") == nil {
-		t.Error("Reload with Quarantine indexed the poisoned tool (or lost the clean one)")
-	}
-	srv = New(Options{Engine: eng, Store: store})
-	srv.Reload(context.Background(), specs)
-	if eng.Catalog().Tool("calc__add") == nil {
-		t.Error("Reload without Quarantine left the flagged tool out")
 	}
 }

@@ -37,20 +37,17 @@ var ErrNotExecutable = errors.New("tool has no upstream server")
 
 // Options configures a Server.
 type Options struct {
-	Engine *search.Engine
-	// Executor runs tools; nil means every tool is catalog-only. A Gateway
-	// given here is also followed: when its tools change, the server
-	// re-indexes (into Store) and updates what tools/list shows.
+	// Live is the index the server searches; after each of its refreshes
+	// the server updates what tools/list shows. Its Ready channel holds
+	// meta-tool calls at startup (see MaxStartupWait).
+	Live *search.Live
+	// Executor runs tools; nil means every tool is catalog-only.
 	Executor Executor
-	Store    *index.Store
 	// Expose chooses what tools/list shows besides the meta-tools.
 	Expose Exposure
 	// Domains, when set, are the domains the instructions name (a gateway
 	// knows its servers before their tools are listed).
 	Domains []string
-	// Quarantine leaves the tools with poisoning flags (index.ScanTool)
-	// out of every re-index.
-	Quarantine bool
 	// Name and Version identify the server to clients.
 	Name, Version string
 	Logger        *slog.Logger
@@ -58,23 +55,21 @@ type Options struct {
 
 // Server is toolscout's MCP server.
 type Server struct {
+	live   *search.Live
 	eng    *search.Engine
 	exec   Executor
-	store  *index.Store
 	expose Exposure
-	quar   bool
 	log    *slog.Logger
 	impl   *mcp.Implementation
 	instr  string
 
-	ready   chan struct{} // closed once startup indexing is done
-	mu      sync.Mutex    // guards views, their tools and reloads
-	primary *view         // the stdio (or shared HTTP) server
-	views   []*view       // primary first, then one per HTTP session in dynamic mode
+	mu      sync.Mutex // guards views and their tools
+	primary *view      // the stdio (or shared HTTP) server
+	views   []*view    // primary first, then one per HTTP session in dynamic mode
 }
 
 // New builds the MCP server with its meta-tools and instructions generated
-// from the engine's catalog.
+// from the live index's catalog.
 func New(opts Options) *Server {
 	name, version := opts.Name, opts.Version
 	if name == "" {
@@ -87,31 +82,18 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{eng: opts.Engine, exec: opts.Executor, store: opts.Store, expose: opts.Expose, quar: opts.Quarantine, log: log, ready: make(chan struct{}),
+	eng := opts.Live.Engine()
+	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log,
 		impl:  &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
-		instr: instructions(opts.Engine.Catalog(), opts.Domains, opts.Expose.Mode)}
+		instr: instructions(eng.Catalog(), opts.Domains, opts.Expose.Mode)}
 	s.mu.Lock()
 	s.primary = s.newViewLocked()
 	s.mu.Unlock()
-	if gw, ok := opts.Executor.(*Gateway); ok {
-		gw.SetOnChange(func() {
-			if err := s.Reload(context.Background(), gw.Specs()); err != nil {
-				s.log.Error("re-index after upstream change failed", "err", err)
-			}
-		})
-		// The client's initialize never waits for upstreams; its first
-		// meta-tool call does, until every server has answered or failed
-		// once and their tools are indexed (each within its connect timeout).
-		go func() {
-			gw.WaitReady(context.Background())
-			if err := s.Reload(context.Background(), gw.Specs()); err != nil {
-				s.log.Error("index after connecting upstreams failed", "err", err)
-			}
-			close(s.ready)
-		}()
-	} else {
-		close(s.ready)
-	}
+	opts.Live.Subscribe(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.syncDirectToolsLocked()
+	})
 	return s
 }
 
@@ -119,54 +101,15 @@ func New(opts Options) *Server {
 // servers that are still connecting at startup.
 const MaxStartupWait = 30 * time.Second
 
-// waitReady blocks until the first round of upstream connections is
-// indexed, MaxStartupWait passes or ctx ends.
+// waitReady blocks until the live index holds the upstreams' first round
+// of tools, MaxStartupWait passes or ctx ends: the client's initialize
+// never waits for upstreams, its first meta-tool call does.
 func (s *Server) waitReady(ctx context.Context) {
 	select {
-	case <-s.ready:
+	case <-s.live.Ready():
 	case <-ctx.Done():
 	case <-time.After(MaxStartupWait):
 	}
-}
-
-// Reload re-indexes the server's catalog from domain specs (incrementally:
-// only new and changed tools are embedded) and updates the tools listed
-// directly, which notifies clients with tools/list_changed.
-func (s *Server) Reload(ctx context.Context, specs []index.DomainSpec) error {
-	if s.quar {
-		var dropped []string
-		if specs, dropped = index.Quarantine(specs); len(dropped) > 0 {
-			s.log.Warn("quarantined tools with poisoning flags", "tools", dropped)
-		}
-	}
-	cat, err := index.NewCatalog(specs)
-	if err != nil {
-		// One bad domain must not hold back the others: keep those that
-		// are valid on their own, and say which were left out.
-		var keep []index.DomainSpec
-		for _, d := range specs {
-			if _, derr := index.NewCatalog([]index.DomainSpec{d}); derr != nil {
-				s.log.Error("domain left out of the index", "domain", d.Name, "err", derr)
-				continue
-			}
-			keep = append(keep, d)
-		}
-		if cat, err = index.NewCatalog(keep); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.store == nil {
-		return errors.New("no store to re-index into")
-	}
-	st, err := s.eng.Reindex(ctx, s.store, cat, nil)
-	if err != nil {
-		return err
-	}
-	s.log.Info("re-indexed", "tools", cat.Len(), "keyword", st.Keyword.String(), "vectors", st.Vectors.String())
-	s.syncDirectToolsLocked()
-	return nil
 }
 
 // MCP returns the underlying go-sdk server, to run on a transport.

@@ -26,13 +26,10 @@ const testCatalog = `{"domains":[
  {"name":"weather","description":"Weather forecasts","tools":[
   {"name":"get_forecast","description":"Get the weather forecast for a city.","inputSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"annotations":{"readOnlyHint":true}}]}]}`
 
-func testEngine(t *testing.T, js string, emb embed.Embedder) *search.Engine {
+// testLive indexes the catalog js in memory (vectors too when emb is set).
+func testLive(t *testing.T, js string, emb embed.Embedder) *search.Live {
 	t.Helper()
 	specs, err := index.ParseCatalog("test", []byte(js))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := index.NewCatalog(specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +37,12 @@ func testEngine(t *testing.T, js string, emb embed.Embedder) *search.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
-	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat, Embedder: emb})
+	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: store, Embedder: emb}, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eng
+	t.Cleanup(func() { live.Close() })
+	return live
 }
 
 // connect runs srv on in-memory transports and returns a client session.
@@ -108,7 +105,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +133,7 @@ func TestToolsList(t *testing.T) {
 }
 
 func TestDiscover(t *testing.T) {
-	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))}))
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))}))
 	tests := []struct {
 		name string
 		args map[string]any
@@ -172,7 +169,7 @@ func TestDiscover(t *testing.T) {
 }
 
 func TestDiscoverHybridFallback(t *testing.T) {
-	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	res := call(t, cs, DiscoverTools, map[string]any{"query": "will it rain", "search_mode": "semantic"})
 	var got SearchAnswer
 	json.Unmarshal([]byte(structured(t, res)), &got)
@@ -182,7 +179,7 @@ func TestDiscoverHybridFallback(t *testing.T) {
 }
 
 func TestDiscoverErrors(t *testing.T) {
-	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	tests := []struct {
 		name string
 		args map[string]any
@@ -216,7 +213,7 @@ func TestDiscoverErrors(t *testing.T) {
 }
 
 func TestGetToolSchema(t *testing.T) {
-	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	huge20 := make([]string, 20)
 	for i := range huge20 {
 		huge20[i] = strings.Repeat("create_issue", 16000) // 190 KB each
@@ -282,7 +279,7 @@ func (f *fakeExecutor) Execute(ctx context.Context, req *mcp.CallToolRequest, t 
 
 func TestExecuteTool(t *testing.T) {
 	ex := &fakeExecutor{}
-	cs := connect(t, New(Options{Engine: testEngine(t, testCatalog, nil), Executor: ex}))
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Executor: ex}))
 	res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "github__create_issue", "arguments": map[string]any{"repo": "a/b", "title": "Crash"}})
 	if res.IsError || text(res) != `github__create_issue {"repo":"a/b","title":"Crash"}` || structured(t, res) != `{"repo":"a/b","title":"Crash"}` {
 		t.Errorf("execute = %v %q %s", res.IsError, text(res), structured(t, res))
@@ -319,7 +316,7 @@ func TestExecuteTool(t *testing.T) {
 		})
 	}
 	// No executor at all: catalog-only server.
-	cs = connect(t, New(Options{Engine: testEngine(t, testCatalog, nil)}))
+	cs = connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	res = call(t, cs, ExecuteTool, map[string]any{"tool_name": "weather__get_forecast", "arguments": map[string]any{"city": "Oslo"}})
 	if !res.IsError || !strings.Contains(text(res), "cannot run here") {
 		t.Errorf("catalog-only execute = %v %q", res.IsError, text(res))
@@ -332,12 +329,12 @@ func TestTokenBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	store, _ := index.OpenStore("")
-	defer store.Close()
-	eng, _, err := search.Build(context.Background(), search.BuildOptions{Store: store, Catalog: cat})
+	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: store}, cat.Specs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := New(Options{Engine: eng}).CountTokens(context.Background(), "create an issue for a bug")
+	defer live.Close()
+	rep, err := New(Options{Live: live}).CountTokens(context.Background(), "create an issue for a bug")
 	if err != nil {
 		t.Fatal(err)
 	}

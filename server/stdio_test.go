@@ -14,7 +14,7 @@ import (
 // The stdio server answers every malformed line with a JSON-RPC error and
 // keeps serving: the next request succeeds.
 func TestStdioSurvivesBadLines(t *testing.T) {
-	srv := New(Options{Engine: testEngine(t, testCatalog, nil)})
+	srv := New(Options{Live: testLive(t, testCatalog, nil)})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

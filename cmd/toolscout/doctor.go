@@ -25,7 +25,7 @@ type check struct {
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("doctor", "doctor [flags]\n\nChecks the catalog, the config's upstream servers, Ollama and the data dir,\nand prints what to fix. Exits 0 only when every check passes.", stderr)
-	g.register(fs)
+	g.register(fs, "warn")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ import (
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("eval", "eval [flags]\n\nMeasures ranking strategies on labelled queries (the built-in dataset and\nits generated long-task set by default): recall@k, MRR, nDCG@10 and latency per run.", stderr)
-	g.register(fs)
+	g.register(fs, "warn")
 	var datasets stringList
 	fs.Var(&datasets, "dataset", "dataset `DIR` holding catalog.json and queries.jsonl (repeatable; default: built-in)")
 	modes := fs.String("modes", "keyword,semantic,hybrid", "comma-separated modes to run (ignored with --grid)")

@@ -10,7 +10,7 @@ import (
 func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("index", "index [flags]\n\nBuilds or refreshes the persistent index under --data-dir. Only new and\nchanged tools are embedded again; progress goes to stderr. Each catalog set\n(the built-in catalog, or a set of --catalog / --config files) has its own\nindexes under DATA_DIR/sets/, so sets never overwrite each other.", stderr)
-	g.register(fs)
+	g.register(fs, "warn")
 	prune := fs.Bool("prune", false, "then remove the indexes of other catalog sets whose files are gone or that were unused for 30 days")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -27,11 +27,11 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer a.Close()
 	cat := a.eng.Catalog()
 	reportUpstreams(stdout, a)
-	fmt.Fprintf(stdout, "indexed %s in %s into %s (%s)\n", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain"), a.store.Dir(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "indexed %s in %s into %s (%s)\n", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain"), a.live.Store().Dir(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "keyword (bm25): %s\n", a.stats.Keyword)
 	fmt.Fprintf(stdout, "vectors (%s): %s\n", a.eng.EmbedderName(), a.stats.Vectors)
 	if *prune {
-		removed, err := g.prune(a.store.Dir())
+		removed, err := g.prune(a.live.Store().Dir())
 		for _, r := range removed {
 			fmt.Fprintf(stdout, "pruned %s\n", r)
 		}

@@ -24,7 +24,7 @@ type searchResultJSON struct {
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("search", "search [flags] QUERY\n\nRanks the catalog's tools for a request in natural language.", stderr)
-	g.register(fs)
+	g.register(fs, "warn")
 	mode := fs.String("mode", "hybrid", "ranking: keyword, semantic or hybrid")
 	domain := fs.String("domain", "", "only tools of this domain")
 	group := fs.String("group", "", "only tools of this group (with --domain)")

@@ -17,7 +17,7 @@ import (
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come.", stderr)
-	g.register(fs)
+	g.register(fs, "info")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	expose := fs.String("expose", "", "what tools/list shows: "+strings.Join(server.ExposeModes, ", ")+" (default meta, or the config's toolscout.expose)")
 	var pins stringList
@@ -62,11 +62,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
 	}
-	opts := server.Options{Engine: a.eng, Store: a.store, Expose: exp, Version: version, Logger: log}
+	opts := server.Options{Live: a.live, Expose: exp, Version: version, Logger: log}
 	if a.gw != nil {
 		opts.Executor = a.gw
 		opts.Domains = a.domain
-		opts.Quarantine = a.gc.Quarantine
+		// The live index re-indexes when the gateway's tools change; the
+		// server follows the live index.
+		a.live.Follow(ctx, a.gw)
 	}
 	srv := server.New(opts)
 	if a.gw != nil {

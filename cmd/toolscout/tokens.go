@@ -13,7 +13,7 @@ import (
 func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("tokens", "tokens [flags]\n\nCounts what a client pays in context tokens (o200k_base): tools/list with\nevery tool's schema (eager) against toolscout's three meta-tools, and typical\nanswers.", stderr)
-	g.register(fs)
+	g.register(fs, "warn")
 	asJSON := fs.Bool("json", false, "print JSON")
 	query := fs.String("query", "create an issue for a bug", "query for the typical discover and schema answers")
 	pos, err := parseFlags(fs, args)
@@ -28,7 +28,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer a.Close()
-	rep, err := server.New(server.Options{Engine: a.eng, Version: version}).CountTokens(ctx, *query)
+	rep, err := server.New(server.Options{Live: a.live, Version: version}).CountTokens(ctx, *query)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func exposureCosts(ctx context.Context, a *app, rep *server.TokenReport) error {
 	rep.Extra = map[string]int{}
 	for _, mode := range server.ExposeModes {
-		srv := server.New(server.Options{Engine: a.eng, Version: version, Expose: server.Exposure{Mode: mode, Pinned: a.gc.Pinned}})
+		srv := server.New(server.Options{Live: a.live, Version: version, Expose: server.Exposure{Mode: mode, Pinned: a.gc.Pinned}})
 		n, err := srv.CountToolsList(ctx)
 		if err != nil {
 			return err

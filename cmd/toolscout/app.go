@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server"
+)
+
+// This file is the composition root: it turns flags and config files into
+// the embedder, the gateway and the live index the commands work with.
+
+// app is what a command works with: the live index over a synced store
+// and, with --config, the gateway to the upstream servers.
+type app struct {
+	live   *search.Live
+	eng    *search.Engine
+	gw     *server.Gateway // nil without --config
+	gc     *gatewayConfig
+	stats  index.StoreStats
+	domain []string // configured domains, base first
+}
+
+// Close stops the gateway, then the live index and its store.
+func (a *app) Close() {
+	a.closeGateway()
+	a.live.Close()
+}
+
+func (a *app) closeGateway() {
+	if a.gw != nil {
+		a.gw.Close()
+	}
+}
+
+// open loads the catalog files and --config, picks the embedder, syncs the
+// persistent index and returns the live index over it. With waitUpstreams
+// it first connects to every upstream server (each within its connect
+// timeout) so that their tools are indexed; otherwise the gateway is
+// returned unstarted, for serve to follow and start.
+func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logger, waitUpstreams bool) (*app, error) {
+	base, err := g.baseSpecs()
+	if err != nil {
+		return nil, err
+	}
+	a := &app{}
+	for _, d := range base {
+		a.domain = append(a.domain, d.Name)
+	}
+	if len(g.configs) > 0 {
+		gc, err := loadConfigs(g.configs)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range gc.Upstreams {
+			for _, d := range base {
+				if d.Name == u.Domain {
+					return nil, fmt.Errorf("domain %q is both an upstream server in --config and a domain of --catalog %s: rename one", u.Domain, d.Source)
+				}
+			}
+			a.domain = append(a.domain, u.Domain)
+		}
+		a.gc = gc
+		for _, d := range gc.Skipped {
+			log.Warn("skipping an upstream server that is toolscout itself", "server", d)
+		}
+		a.gw = server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Base: base, Version: version, Logger: log})
+		if waitUpstreams {
+			a.gw.Start(ctx)
+			a.gw.WaitReady(ctx)
+			base = a.gw.Specs()
+		}
+	}
+	configured := ""
+	if a.gc != nil {
+		configured = a.gc.Model
+	}
+	emb, err := g.newEmbedder(ctx, log, configured)
+	if err != nil {
+		a.closeGateway()
+		return nil, err
+	}
+	dir, err := g.storeDir()
+	if err != nil {
+		a.closeGateway()
+		return nil, err
+	}
+	store, err := index.OpenStore(dir)
+	if err != nil {
+		a.closeGateway()
+		return nil, err
+	}
+	for _, h := range store.Healed {
+		log.Warn(h)
+	}
+	if store.MemoryKeyword {
+		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
+	}
+	bar := newProgress(stderr, "embedding "+emb.Info().String())
+	a.live, a.stats, err = search.Open(ctx, search.LiveOptions{
+		Store: store, Embedder: emb, Quarantine: a.gc != nil && a.gc.Quarantine,
+		Progress: bar.update, Logger: log,
+	}, base)
+	bar.finish()
+	if err != nil {
+		store.Close()
+		a.closeGateway()
+		return nil, err
+	}
+	a.eng = a.live.Engine()
+	return a, nil
+}
+
+// openApp sets up logging and opens the app: the prelude every command
+// that searches shares.
+func (g *globalFlags) openApp(ctx context.Context, stderr io.Writer, waitUpstreams bool) (*app, *slog.Logger, error) {
+	log, err := g.logger(stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := g.open(ctx, stderr, log, waitUpstreams)
+	return a, log, err
+}
+
+// newEmbedder picks the embedder for --embedder. configured is the
+// model a config file names ("" for none).
+func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger, configured string) (embed.Embedder, error) {
+	switch g.embedder {
+	case "builtin":
+		return embed.NewBuiltin(embed.BuiltinOptions{}), nil
+	case "builtin-hashed":
+		// Research variants for eval grids: hashed features only, or
+		// without the hand-written lexicon.
+		return embed.NewBuiltin(embed.BuiltinOptions{Learned: -1}), nil
+	case "builtin-nolexicon":
+		return embed.NewBuiltin(embed.BuiltinOptions{NoLexicon: true}), nil
+	case "ollama":
+		host, err := g.ollamaHost()
+		if err != nil {
+			return nil, err
+		}
+		model := g.model
+		if model == "" {
+			model = configured
+		}
+		if model == "" {
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			installed, err := embed.ListEmbeddingModels(lctx, host, nil)
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			c, ok := embed.ChooseOllamaModel(installed, "", "")
+			if !ok {
+				return nil, fmt.Errorf("%w: ollama at %s has no embedding model: run `ollama pull %s`", embed.ErrModelNotFound, host, embed.DefaultOllamaModel)
+			}
+			model = c.Model
+		}
+		o, err := g.newOllama(host, model, log)
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := o.Check(cctx); err != nil {
+			return nil, err
+		}
+		return o, nil
+	case "auto", "":
+		host, err := g.ollamaHost()
+		if err != nil {
+			return nil, err
+		}
+		choice, reason := g.autoModel(ctx, host, configured)
+		if reason != "" {
+			log.Warn(reason)
+			return embed.NewBuiltin(embed.BuiltinOptions{}), nil
+		}
+		o, err := g.newOllama(host, choice.Model, log)
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := o.Check(cctx); err != nil {
+			log.Warn(fmt.Sprintf("ranking with the built-in embedder: %v", err))
+			return embed.NewBuiltin(embed.BuiltinOptions{}), nil
+		}
+		log.Info("embedder: ollama", "host", o.Host(), "model", choice.Model, "chosen_by", choice.Reason)
+		return o, nil
+	}
+	return nil, usagef("--embedder %q: use auto, ollama or builtin", g.embedder)
+}
+
+// autoModel picks the Ollama model auto mode uses, or says in one line why
+// it uses the built-in embedder instead.
+func (g *globalFlags) autoModel(ctx context.Context, host *url.URL, configured string) (embed.ModelChoice, string) {
+	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	installed, err := embed.ListEmbeddingModels(lctx, host, nil)
+	cancel()
+	if err != nil {
+		return embed.ModelChoice{}, fmt.Sprintf("Ollama not reachable at %s; ranking with the built-in embedder (start `ollama serve` for better ranking, or pass --embedder builtin)", host)
+	}
+	c, ok := embed.ChooseOllamaModel(installed, g.model, configured)
+	if !ok {
+		return c, fmt.Sprintf("Ollama at %s answers but has no embedding model; ranking with the built-in embedder (run `ollama pull %s` for better ranking)", host, embed.DefaultOllamaModel)
+	}
+	return c, ""
+}
+
+func (g *globalFlags) ollamaHost() (*url.URL, error) {
+	host, err := embed.ParseOllamaHost(os.Getenv("OLLAMA_HOST"))
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return host, nil
+}
+
+// newOllama returns the Ollama embedder of model with the known prompts
+// and the --prompt ones.
+func (g *globalFlags) newOllama(host *url.URL, model string, log *slog.Logger) (*embed.Ollama, error) {
+	prompts := embed.KnownPrompts()
+	for _, p := range g.prompts {
+		m, pr, err := embed.ParsePrompt(p)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		prompts[m] = pr
+	}
+	return embed.NewOllama(embed.OllamaOptions{Host: host, Model: model, Prompts: prompts, Logger: log}), nil
+}

@@ -1,0 +1,254 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+)
+
+// LiveOptions configures a Live index.
+type LiveOptions struct {
+	// Store holds both indexes; the Live index owns it and closes it.
+	Store    *index.Store
+	Embedder embed.Embedder // nil: keyword only
+	Params   Params
+	// Quarantine leaves the tools with poisoning flags (index.ScanTool)
+	// out of every catalog.
+	Quarantine bool
+	// Progress reports vector embedding progress of the first build (Open).
+	Progress func(done, total int)
+	// Concurrency bounds embedding calls in flight (the embedder's default
+	// when zero).
+	Concurrency int
+	// CacheSize is the query embedding cache size (see Options).
+	CacheSize int
+	Logger    *slog.Logger
+}
+
+// Source is a set of domains that changes: the gateway's upstream servers.
+type Source interface {
+	// Specs returns the current domains.
+	Specs() []index.DomainSpec
+	// Changed receives after the domains changed.
+	Changed() <-chan struct{}
+	// WaitReady returns once the first round of specs is known (every
+	// upstream answered or failed once) or ctx ends.
+	WaitReady(ctx context.Context)
+}
+
+// Live owns the indexed state: it is the one path from domain specs to a
+// searchable engine. Each refresh builds the catalog (quarantine applied),
+// syncs the store incrementally (the built-in embedder fitted, only new
+// and changed tools embedded, vectors of older fingerprints pruned), swaps
+// the catalog into the engine, then tells subscribers. Refreshes run one
+// at a time; searches keep using the previous catalog until the swap.
+type Live struct {
+	store *index.Store
+	eng   *Engine
+	emb   embed.Embedder
+	quar  bool
+	conc  int
+	log   *slog.Logger
+
+	mu   sync.Mutex // serialises refreshes and guards subs
+	subs []func()
+
+	readyMu sync.Mutex
+	ready   chan struct{}
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// Open builds the catalog of specs, brings the store's indexes to it and
+// returns the Live index. Specs that do not make a valid catalog are an
+// error here (they come from files the user can fix), while Update leaves
+// invalid domains out.
+func Open(ctx context.Context, opts LiveOptions, specs []index.DomainSpec) (*Live, index.StoreStats, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	l := &Live{store: opts.Store, emb: opts.Embedder, quar: opts.Quarantine, conc: opts.Concurrency, log: log, ready: closedChan()}
+	cat, err := index.NewCatalog(l.quarantine(specs))
+	if err != nil {
+		return nil, index.StoreStats{}, err
+	}
+	l.eng = NewEngine(Options{
+		Catalog: cat, Keyword: opts.Store.Keyword, Vectors: opts.Store.Vectors,
+		Embedder: opts.Embedder, Params: opts.Params, CacheSize: opts.CacheSize, Logger: log,
+	})
+	st, err := l.sync(ctx, cat, opts.Progress)
+	if err != nil {
+		return nil, st, err
+	}
+	return l, st, nil
+}
+
+// Engine returns the engine over the live catalog.
+func (l *Live) Engine() *Engine { return l.eng }
+
+// Store returns the store the Live index keeps in sync.
+func (l *Live) Store() *index.Store { return l.store }
+
+// Subscribe registers f, called after each refresh has swapped in a new
+// catalog (one call at a time, in the refreshing goroutine; f must not
+// call Update).
+func (l *Live) Subscribe(f func()) {
+	l.mu.Lock()
+	l.subs = append(l.subs, f)
+	l.mu.Unlock()
+}
+
+// Update re-indexes from specs: only new and changed tools are embedded.
+// One invalid domain does not hold back the others: it is left out and
+// logged.
+func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.StoreStats, error) {
+	specs = l.quarantine(specs)
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		var keep []index.DomainSpec
+		for _, d := range specs {
+			if _, derr := index.NewCatalog([]index.DomainSpec{d}); derr != nil {
+				l.log.Error("domain left out of the index", "domain", d.Name, "err", derr)
+				continue
+			}
+			keep = append(keep, d)
+		}
+		if cat, err = index.NewCatalog(keep); err != nil {
+			return index.StoreStats{}, err
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st, err := l.sync(ctx, cat, nil)
+	if err != nil {
+		return st, err
+	}
+	l.eng.SetCatalog(cat)
+	l.log.Info("re-indexed", "tools", cat.Len(), "keyword", st.Keyword.String(), "vectors", st.Vectors.String())
+	for _, f := range l.subs {
+		f()
+	}
+	return st, nil
+}
+
+// Follow re-indexes from src in the background: once src is ready, then
+// after each change, until ctx ends or Close. Ready is open until the
+// first of these refreshes is done.
+func (l *Live) Follow(ctx context.Context, src Source) {
+	ctx, cancel := context.WithCancel(ctx)
+	ready := make(chan struct{})
+	l.readyMu.Lock()
+	l.ready, l.stop = ready, cancel
+	l.readyMu.Unlock()
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		src.WaitReady(ctx)
+		if ctx.Err() == nil {
+			if _, err := l.Update(ctx, src.Specs()); err != nil {
+				l.log.Error("index after connecting upstreams failed", "err", err)
+			}
+		}
+		close(ready)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-src.Changed():
+				if _, err := l.Update(ctx, src.Specs()); err != nil && ctx.Err() == nil {
+					l.log.Error("re-index after upstream change failed", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+// Ready is closed once the index holds what its source had at start (at
+// once without a source).
+func (l *Live) Ready() <-chan struct{} {
+	l.readyMu.Lock()
+	defer l.readyMu.Unlock()
+	return l.ready
+}
+
+// Close stops following the source and closes the store.
+func (l *Live) Close() error {
+	l.readyMu.Lock()
+	stop := l.stop
+	l.readyMu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	l.wg.Wait()
+	return l.store.Close()
+}
+
+func (l *Live) quarantine(specs []index.DomainSpec) []index.DomainSpec {
+	if !l.quar {
+		return specs
+	}
+	kept, dropped := index.Quarantine(specs)
+	if len(dropped) > 0 {
+		l.log.Warn("quarantined tools with poisoning flags (toolscout.quarantine)", "tools", dropped)
+	}
+	return kept
+}
+
+// sync brings the store to cat: the built-in embedder is fitted to the
+// catalog, an embedder of unknown size is checked, and vectors of older
+// fingerprints are deleted.
+func (l *Live) sync(ctx context.Context, cat *index.Catalog, progress func(done, total int)) (index.StoreStats, error) {
+	var col index.Collection
+	var docEmb index.DocumentEmbedder
+	if l.emb != nil {
+		if f, ok := l.emb.(embed.Fitter); ok {
+			docs := make([]string, 0, cat.Len())
+			for _, t := range cat.Tools() {
+				docs = append(docs, index.DocumentText(t))
+			}
+			f.Fit(docs)
+		}
+		if c, ok := l.emb.(embed.Checker); ok && l.emb.Info().Dims == 0 {
+			if err := c.Check(ctx); err != nil {
+				return index.StoreStats{}, err
+			}
+		}
+		col = collectionOf(l.emb, l.emb.Info().Dims)
+		docEmb = l.emb
+	}
+	st, err := l.store.Sync(ctx, cat, docEmb, col, index.VectorSyncOptions{Progress: progress, Concurrency: l.conc})
+	if err != nil {
+		return st, fmt.Errorf("index catalog: %w", err)
+	}
+	if _, ok := l.emb.(embed.Fingerprinter); ok {
+		// Vectors of an older lexicon are never read again.
+		if gone, err := l.store.Vectors.Prune(col.Provider, col); err != nil {
+			l.log.Warn("could not delete old vectors", "err", err)
+		} else if len(gone) > 0 {
+			l.log.Info("deleted vectors of an older built-in lexicon", "collections", gone)
+		}
+	}
+	return st, nil
+}
+
+// collectionOf names the vector collection of an embedder's vectors of
+// dimension dims.
+func collectionOf(emb embed.Embedder, dims int) index.Collection {
+	info := emb.Info()
+	model := info.Model
+	if f, ok := emb.(embed.Fingerprinter); ok {
+		model += "@" + f.Fingerprint()
+	}
+	return index.Collection{Provider: info.Provider, Model: model, Dims: dims}
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
