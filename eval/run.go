@@ -117,8 +117,8 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 	}
 	limit := 10
 	for _, k := range ks {
-		if k < 1 {
-			return nil, fmt.Errorf("k must be ≥ 1, got %d", k)
+		if k < 1 || k > search.MaxLimit {
+			return nil, fmt.Errorf("k %d is out of range: use 1 to %d", k, search.MaxLimit)
 		}
 		limit = max(limit, k)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // Keyword index field names.
@@ -156,7 +157,8 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		if err == nil {
 			return &KeywordIndex{idx: idx}, nil
 		}
-		if strings.Contains(err.Error(), "timeout") {
+		if errors.Is(err, bbolt.ErrTimeout) {
+			// Bleve's scorch holds its root.bolt with an exclusive lock.
 			return nil, fmt.Errorf("open keyword index %s: %w (another toolscout process holds it)", path, ErrLocked)
 		}
 		// Damaged (a kill mid-write, a corrupt segment): the keyword index

@@ -79,7 +79,7 @@ func Quote(s string, n int) string {
 // checkName rejects an over-long domain, group or tool name.
 func checkName(kind, s string) error {
 	if len(s) > MaxNameBytes {
-		return fmt.Errorf("%w: %s %s is longer than %d bytes: no %s is", ErrInvalidRequest, kind, Quote(s, 100), MaxNameBytes, kind)
+		return invalidf("%s %s is longer than %d bytes: no %s is", kind, Quote(s, 100), MaxNameBytes, kind)
 	}
 	return nil
 }

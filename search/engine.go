@@ -34,15 +34,33 @@ func ParseMode(s string) (Mode, error) {
 	case Keyword, Semantic, Hybrid:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: unknown search mode %q: use keyword, semantic or hybrid", ErrInvalidRequest, s)
+	return "", invalidf("unknown search mode %q: use keyword, semantic or hybrid", s)
 }
 
-// ErrInvalidRequest wraps every error caused by the request itself (unknown
-// mode, domain or group, empty query).
+// ErrInvalidRequest matches (errors.Is) every error caused by the request
+// itself: unknown mode, domain or group, empty query, limit out of range.
 var ErrInvalidRequest = errors.New("invalid search request")
 
-// MaxLimit is the most results one request returns.
-const MaxLimit = 100
+// RequestError is an error caused by the request. Its message is the
+// reason and what to do, fit to show the model as is; errors.Is matches
+// it to ErrInvalidRequest.
+type RequestError struct{ Reason string }
+
+func (e *RequestError) Error() string { return e.Reason }
+
+// Is reports whether target is ErrInvalidRequest.
+func (e *RequestError) Is(target error) bool { return target == ErrInvalidRequest }
+
+func invalidf(format string, args ...any) error {
+	return &RequestError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// DefaultLimit is the number of results of a request without a limit, and
+// MaxLimit the most one request returns.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 100
+)
 
 // Request is one search.
 type Request struct {
@@ -50,7 +68,7 @@ type Request struct {
 	Mode    Mode // Hybrid when empty
 	Domain  string
 	Group   string // needs Domain
-	Limit   int    // 10 when zero
+	Limit   int    // 1 to MaxLimit; DefaultLimit when zero
 	Explain bool
 	// Params overrides the engine's parameters for this request (nil: the
 	// engine's). Eval uses it to compare strategies on one index.
@@ -176,7 +194,7 @@ func CheckScope(cat *index.Catalog, domain, group string) error {
 		return err
 	}
 	if group != "" && domain == "" {
-		return fmt.Errorf("%w: group %q needs a domain: pass domain as well (groups belong to domains)", ErrInvalidRequest, group)
+		return invalidf("group %q needs a domain: pass domain as well (groups belong to domains)", group)
 	}
 	if domain == "" {
 		return nil
@@ -191,135 +209,201 @@ func CheckScope(cat *index.Catalog, domain, group string) error {
 		if s := closest(domain, names, 1); len(s) > 0 {
 			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 		}
-		return fmt.Errorf("%w: %s; valid domains: %s", ErrInvalidRequest, msg, strings.Join(names, ", "))
+		return invalidf("%s; valid domains: %s", msg, strings.Join(names, ", "))
 	}
 	if group != "" && !slices.Contains(d.Groups, group) {
 		if len(d.Groups) == 0 {
-			return fmt.Errorf("%w: unknown group %q: domain %q has no groups", ErrInvalidRequest, group, domain)
+			return invalidf("unknown group %q: domain %q has no groups", group, domain)
 		}
 		msg := fmt.Sprintf("unknown group %q in domain %q", group, domain)
 		if s := closest(group, d.Groups, 1); len(s) > 0 {
 			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 		}
-		return fmt.Errorf("%w: %s; valid groups: %s", ErrInvalidRequest, msg, strings.Join(d.Groups, ", "))
+		return invalidf("%s; valid groups: %s", msg, strings.Join(d.Groups, ", "))
 	}
 	return nil
 }
 
-// Search ranks tools for req.
-func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
+// CheckLimit validates a request's limit (zero aside, which means
+// DefaultLimit).
+func CheckLimit(n int) error {
+	if n < 1 || n > MaxLimit {
+		return invalidf("limit %d is out of range: use 1 to %d", n, MaxLimit)
+	}
+	return nil
+}
+
+// plan is a validated request: every check happens once, here.
+type plan struct {
+	req    Request
+	q      string
+	mode   Mode
+	p      Params
+	limit  int
+	depth  int
+	notice string
+	cat    *index.Catalog
+}
+
+// plan validates req against the engine's catalog: the query (bounded),
+// the mode, the scope and the limit.
+func (e *Engine) plan(req Request) (plan, error) {
 	cat := e.Catalog()
-	q, cutNotice := boundQuery(strings.TrimSpace(req.Query))
+	q, notice := boundQuery(strings.TrimSpace(req.Query))
 	if q == "" {
-		return nil, fmt.Errorf("%w: empty query: describe the task in words", ErrInvalidRequest)
+		return plan{}, invalidf("empty query: describe the task in words")
 	}
-	mode := req.Mode
-	if mode == "" {
-		mode = Hybrid
-	}
-	if _, err := ParseMode(string(mode)); err != nil {
-		return nil, err
+	mode, err := ParseMode(string(req.Mode))
+	if err != nil {
+		return plan{}, err
 	}
 	if err := CheckScope(cat, req.Domain, req.Group); err != nil {
-		return nil, err
+		return plan{}, err
+	}
+	limit := req.Limit
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	if err := CheckLimit(limit); err != nil {
+		return plan{}, err
 	}
 	p := e.params
 	if req.Params != nil {
 		p = req.Params.withDefaults()
 	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = 10
-	}
-	limit = min(limit, MaxLimit)
-	depth := max(limit, p.Candidates)
-	resp := &Response{Query: q, Mode: mode, Embedder: "none", Notice: cutNotice}
+	return plan{req: req, q: q, mode: mode, p: p, limit: limit, depth: max(limit, p.Candidates), notice: notice, cat: cat}, nil
+}
 
-	// Hybrid runs both lists at once: on two cores the slower one bounds
-	// the latency instead of their sum.
+// Search ranks tools for req: the request is validated once, then the
+// mode picks the keyword list, the semantic list or their fusion. When
+// semantic ranking fails, the answer is exactly the keyword request's, with
+// a notice saying why.
+func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
+	pl, err := e.plan(req)
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{Query: pl.q, Mode: pl.mode, Embedder: "none", Notice: pl.notice}
+	var results []Result
+	switch pl.mode {
+	case Keyword:
+		results, err = e.keywordResults(ctx, pl)
+	case Semantic:
+		results, err = e.semanticResults(ctx, pl)
+	case Hybrid:
+		results, err = e.hybridResults(ctx, pl)
+	}
+	var unavailable semanticError
+	if errors.As(err, &unavailable) && ctx.Err() == nil {
+		e.log.Warn("semantic ranking failed; keyword fallback", "err", unavailable.err)
+		resp.Notice = joinNotice(resp.Notice, fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", pl.mode, unavailable.err))
+		resp.Mode = Keyword
+		results, err = e.keywordResults(ctx, pl)
+	} else if err == nil && pl.mode != Keyword {
+		resp.Embedder = e.emb.Info().String()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if len(results) > pl.limit {
+		results = results[:pl.limit]
+	}
+	resp.Results = results
+	return resp, nil
+}
+
+// semanticError marks a failure of the semantic list, which a request
+// survives by falling back to keyword ranking.
+type semanticError struct{ err error }
+
+func (s semanticError) Error() string { return s.err.Error() }
+func (s semanticError) Unwrap() error { return s.err }
+
+// keywordHits runs the keyword list; fuzzy adds edit-distance-1 matches.
+func (e *Engine) keywordHits(ctx context.Context, pl plan, fuzzy bool) ([]index.KeywordHit, error) {
+	kq := index.KeywordQuery{
+		Text: pl.q, Domain: pl.req.Domain, Group: pl.req.Group, Size: pl.depth,
+		Weights: pl.p.Fields, Explain: pl.req.Explain,
+	}
+	if fuzzy {
+		kq.Fuzzy = pl.p.Fuzzy
+	}
+	return e.kw.Search(ctx, kq)
+}
+
+// keywordResults answers in keyword mode (and every fallback): BM25 with
+// fuzzy matching.
+func (e *Engine) keywordResults(ctx context.Context, pl plan) ([]Result, error) {
+	hits, err := e.keywordHits(ctx, pl, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(hits))
+	for i, h := range hits {
+		t := pl.cat.Tool(h.ID)
+		if t == nil {
+			continue
+		}
+		r := Result{Tool: t, Score: h.Score}
+		if pl.req.Explain {
+			r.Explanation = &Explanation{KeywordRank: i + 1, KeywordScore: h.Score, BM25: h.Explanation}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// semanticResults answers in semantic mode.
+func (e *Engine) semanticResults(ctx context.Context, pl plan) ([]Result, error) {
+	hits, _, err := e.semantic(ctx, pl.q, pl.depth, pl.req.Domain, pl.req.Group, false)
+	if err != nil {
+		return nil, semanticError{err}
+	}
+	out := make([]Result, 0, len(hits))
+	for i, h := range hits {
+		t := pl.cat.Tool(h.ID)
+		if t == nil {
+			continue
+		}
+		r := Result{Tool: t, Score: float64(h.Similarity)}
+		if pl.req.Explain {
+			r.Explanation = &Explanation{SemanticRank: i + 1, SemanticScore: float64(h.Similarity)}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// hybridResults answers in hybrid mode: both lists at once (on two cores
+// the slower bounds the latency instead of their sum), then the fusion.
+// The keyword list has no fuzzy matching here: the semantic list's
+// character trigrams already catch misspellings, and fuzzy term expansion
+// triples the keyword cost (BENCHMARKS.md).
+func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 	var (
 		vecHits []index.VectorHit
 		domSim  map[string]float32
 		vecErr  error
 		wg      sync.WaitGroup
 	)
-	if mode != Keyword {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wantDomains := mode == Hybrid && req.Domain == "" && p.DomainWeight > 0
-			vecHits, domSim, vecErr = e.semantic(ctx, q, depth, req.Domain, req.Group, wantDomains)
-		}()
-	}
-	var kwHits []index.KeywordHit
-	var kwErr error
-	kwQuery := index.KeywordQuery{
-		Text: q, Domain: req.Domain, Group: req.Group, Size: depth,
-		Weights: p.Fields, Explain: req.Explain,
-	}
-	if mode == Hybrid {
-		// No fuzzy matching in hybrid: the semantic list's character
-		// trigrams already catch misspellings, and fuzzy term expansion
-		// triples the keyword cost (BENCHMARKS.md).
-		kwHits, kwErr = e.kw.Search(ctx, kwQuery)
-	}
-	kwQuery.Fuzzy = p.Fuzzy
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		wantDomains := pl.req.Domain == "" && pl.p.DomainWeight > 0
+		vecHits, domSim, vecErr = e.semantic(ctx, pl.q, pl.depth, pl.req.Domain, pl.req.Group, wantDomains)
+	}()
+	kwHits, kwErr := e.keywordHits(ctx, pl, false)
 	wg.Wait()
-	if mode != Keyword {
-		if vecErr != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			resp.Notice = joinNotice(resp.Notice, fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", mode, vecErr))
-			e.log.Warn("semantic ranking failed; keyword fallback", "err", vecErr)
-			if mode == Semantic {
-				kwHits, kwErr = e.kw.Search(ctx, kwQuery)
-			}
-			mode = Keyword
-			resp.Mode = Keyword
-		} else {
-			resp.Embedder = e.emb.Info().String()
-		}
-	} else {
-		kwHits, kwErr = e.kw.Search(ctx, kwQuery)
+	if vecErr != nil {
+		return nil, semanticError{vecErr}
 	}
 	if kwErr != nil {
 		return nil, kwErr
 	}
-	vec := [][]index.VectorHit{vecHits}
-
-	switch mode {
-	case Keyword:
-		for i, h := range kwHits {
-			t := cat.Tool(h.ID)
-			if t == nil {
-				continue
-			}
-			r := Result{Tool: t, Score: h.Score}
-			if req.Explain {
-				r.Explanation = &Explanation{KeywordRank: i + 1, KeywordScore: h.Score, BM25: h.Explanation}
-			}
-			resp.Results = append(resp.Results, r)
-		}
-	case Semantic:
-		for i, h := range vec[0] {
-			t := cat.Tool(h.ID)
-			if t == nil {
-				continue
-			}
-			r := Result{Tool: t, Score: float64(h.Similarity)}
-			if req.Explain {
-				r.Explanation = &Explanation{SemanticRank: i + 1, SemanticScore: float64(h.Similarity)}
-			}
-			resp.Results = append(resp.Results, r)
-		}
-	case Hybrid:
-		resp.Results = e.fuse(cat, q, req, p, kwHits, vec[0], domSim)
-	}
-	if len(resp.Results) > limit {
-		resp.Results = resp.Results[:limit]
-	}
-	return resp, nil
+	return e.fuse(pl, kwHits, vecHits, domSim), nil
 }
 
 // semantic returns the depth nearest tools to q and, when domains is set,
@@ -426,7 +510,8 @@ func Sentences(q string) []string {
 	return out
 }
 
-func (e *Engine) fuse(cat *index.Catalog, q string, req Request, p Params, kw []index.KeywordHit, vec []index.VectorHit, domSim map[string]float32) []Result {
+func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, domSim map[string]float32) []Result {
+	cat, q, req, p := pl.cat, pl.q, pl.req, pl.p
 	kwIDs := make([]string, len(kw))
 	kwScores := make([]float64, len(kw))
 	for i, h := range kw {

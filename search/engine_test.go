@@ -146,6 +146,39 @@ func TestSearchFallsBackToKeyword(t *testing.T) {
 	}
 }
 
+// TestFallbackRanksLikeKeyword: an answer that fell back to keyword is
+// ranked exactly as a keyword request (fuzzy matching included), not by
+// the hybrid mode's non-fuzzy keyword leg.
+func TestFallbackRanksLikeKeyword(t *testing.T) {
+	eng := newTestEngine(t, failingEmbedder{embed.NewBuiltin(embed.BuiltinOptions{})})
+	ctx := context.Background()
+	for _, q := range []string{"post a mesage to the chanel", "forcast weather", "who is on call"} {
+		kw, err := eng.Search(ctx, Request{Query: q, Mode: Keyword, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kw.Results) == 0 {
+			t.Fatalf("%q: keyword found nothing; the test needs a query that matches", q)
+		}
+		for _, mode := range []Mode{Semantic, Hybrid} {
+			fb, err := eng.Search(ctx, Request{Query: q, Mode: mode, Explain: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fb.Results) != len(kw.Results) {
+				t.Errorf("%q %s fallback: %v, keyword: %v", q, mode, names(fb.Results), names(kw.Results))
+				continue
+			}
+			for i := range kw.Results {
+				a, b := fb.Results[i], kw.Results[i]
+				if a.Tool != b.Tool || a.Score != b.Score || *a.Explanation != *b.Explanation {
+					t.Errorf("%q %s fallback result %d = %s %.4f, keyword request = %s %.4f", q, mode, i, a.Tool.QualifiedName, a.Score, b.Tool.QualifiedName, b.Score)
+				}
+			}
+		}
+	}
+}
+
 func TestSearchErrors(t *testing.T) {
 	eng := newTestEngine(t, nil)
 	tests := []struct {
@@ -160,6 +193,8 @@ func TestSearchErrors(t *testing.T) {
 		{"group without domain", Request{Query: "x", Group: "issues"}, "needs a domain"},
 		{"group", Request{Query: "x", Domain: "github", Group: "pulls"}, "valid groups: issues, repos"},
 		{"domain without groups", Request{Query: "x", Domain: "slack", Group: "a"}, "has no groups"},
+		{"limit too high", Request{Query: "x", Limit: MaxLimit + 1}, "limit 101 is out of range: use 1 to 100"},
+		{"negative limit", Request{Query: "x", Limit: -1}, "out of range"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

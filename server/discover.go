@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,17 +105,10 @@ func (s *Server) addMetaTools(srv *mcp.Server) {
 func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 	s.waitReady(ctx)
 	cat := s.eng.Catalog()
-	if args.Limit < 0 || args.Limit > search.MaxLimit {
-		return nil, nil, fmt.Errorf("limit %d is out of range: use 1 to %d", args.Limit, search.MaxLimit)
-	}
 	if args.Query != "" {
-		mode, err := search.ParseMode(args.SearchMode)
+		resp, err := s.eng.Search(ctx, search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit})
 		if err != nil {
-			return nil, nil, requestError(err)
-		}
-		resp, err := s.eng.Search(ctx, search.Request{Query: args.Query, Mode: mode, Domain: args.Domain, Group: args.Group, Limit: args.Limit})
-		if err != nil {
-			return nil, nil, requestError(err)
+			return nil, nil, err
 		}
 		out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Results: []ToolEntry{}}
 		for _, r := range resp.Results {
@@ -135,7 +127,7 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		return nil, out, nil
 	}
 	if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
-		return nil, nil, requestError(err)
+		return nil, nil, err
 	}
 	d := cat.Domain(args.Domain)
 	out := DomainListing{Domain: d.Name, Group: args.Group, Tools: []ToolEntry{}}
@@ -150,17 +142,4 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		out.Tools = out.Tools[:args.Limit]
 	}
 	return nil, out, nil
-}
-
-// requestError strips the sentinel prefix from a search request error: the
-// model needs the reason and the valid options, not our error taxonomy.
-func requestError(err error) error {
-	if errors.Is(err, search.ErrInvalidRequest) {
-		msg := err.Error()
-		prefix := search.ErrInvalidRequest.Error() + ": "
-		if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
-			return errors.New(msg[len(prefix):])
-		}
-	}
-	return err
 }

@@ -209,7 +209,7 @@ func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolRes
 	if args.Domain == "" {
 		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
 	}
-	if err := checkScope(cat, args.Domain, args.Group); err != nil {
+	if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
 		return nil, nil, err
 	}
 	key := args.Domain
@@ -240,14 +240,6 @@ func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolRes
 		out.Note = "These tools are now in tools/list. If your client does not refresh its list, call them through execute_tool."
 	}
 	return nil, out, nil
-}
-
-// checkScope is search.CheckScope without the error prefix.
-func checkScope(cat *index.Catalog, domain, group string) error {
-	if err := search.CheckScope(cat, domain, group); err != nil {
-		return requestError(err)
-	}
-	return nil
 }
 
 // MatchPinned reports which patterns match no tool, for config errors.

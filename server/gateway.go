@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
+	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
@@ -376,13 +378,32 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("server %q did not answer within %s (its timeout); tools of other domains still work", t.Domain, u.cfg.timeout())
 		}
-		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || strings.Contains(err.Error(), "closed") {
+		if connectionLost(err) {
 			return nil, fmt.Errorf("server %q stopped during the call (%v); toolscout is restarting it. Tools of other domains still work", t.Domain, err)
 		}
 		return nil, fmt.Errorf("server %q: %w", t.Domain, err)
 	}
 	res.Meta = nil // the upstream's serverInfo must not leak through
 	return res, nil
+}
+
+// The go-sdk's JSON-RPC codes for a call cut short because its own end
+// of the connection is closing (internal/jsonrpc2: ErrClientClosing,
+// ErrServerClosing).
+const (
+	codeClientClosing = -32003
+	codeServerClosing = -32004
+)
+
+// connectionLost reports whether a call failed because the session to
+// the upstream ended (the server exited or closed its pipe).
+func connectionLost(err error) bool {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr.Code == codeClientClosing || werr.Code == codeServerClosing
+	}
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed)
 }
 
 // progressGrace is how long a call's progress route outlives the call.

@@ -349,8 +349,8 @@ func TestGatewayFaults(t *testing.T) {
 	// A crash mid-call: an error result, the server restarted, its tools
 	// kept discoverable meanwhile, then working again.
 	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "fake__crash"})
-	if !res.IsError || !strings.Contains(text(res), "other domains still work") {
-		t.Errorf("crash = %v %q", res.IsError, text(res))
+	if !res.IsError || !strings.Contains(text(res), "stopped during the call") {
+		t.Errorf("crash = %v %q, want the server named as stopped", res.IsError, text(res))
 	}
 	if !env.hasTool("fake__echo") {
 		t.Error("the crashed server's tools left the catalog")

@@ -43,7 +43,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageError{err}
 	}
-	if *limit < 1 || *limit > search.MaxLimit {
+	if search.CheckLimit(*limit) != nil {
+		// Checked before the index is opened: a typo costs nothing.
 		return usagef("--limit %d: use 1 to %d", *limit, search.MaxLimit)
 	}
 	a, _, err := g.openApp(ctx, stderr, true)
