@@ -78,13 +78,8 @@ func LoadGrid(path string) (*Grid, error) {
 		default:
 			return nil, fmt.Errorf("grid %s: runs[%d].embedder %q: use builtin, builtin-hashed, builtin-nolexicon or ollama", path, i, r.Embedder)
 		}
-		switch r.Fusion {
-		case "", search.FusionRRF, search.FusionConvex:
-		default:
-			return nil, fmt.Errorf("grid %s: runs[%d].fusion %q: use rrf or convex", path, i, r.Fusion)
-		}
-		if r.RRFK < 0 || r.KeywordWeight < 0 || r.SemanticWeight < 0 || r.Candidates < 0 {
-			return nil, fmt.Errorf("grid %s: runs[%d]: rrf_k, keyword_weight, semantic_weight and candidates must not be negative", path, i)
+		if err := r.Spec().Params.Check(); err != nil {
+			return nil, fmt.Errorf("grid %s: runs[%d].%w", path, i, err)
 		}
 		if r.Label == "" {
 			g.Runs[i].Label = fmt.Sprintf("%s#%d", r.Mode, i+1)

@@ -48,7 +48,8 @@ runs:
 		{"duplicate label", "g.yml", "runs:\n  - {label: a, mode: keyword}\n  - {label: a, mode: hybrid}\n", "used twice"},
 		{"bad embedder", "g.yml", "runs:\n  - {mode: semantic, embedder: openai}\n", "runs[0].embedder"},
 		{"bad fusion", "g.json", `{"runs": [{"mode": "hybrid", "fusion": "max"}]}`, "runs[0].fusion"},
-		{"negative rrf_k", "g.json", `{"runs": [{"mode": "hybrid", "rrf_k": -3}]}`, "must not be negative"},
+		{"negative rrf_k", "g.json", `{"runs": [{"mode": "hybrid", "rrf_k": -3}]}`, "runs[0].rrf_k -3: use a value ≥ 0"},
+		{"boost below off", "g.json", `{"runs": [{"mode": "hybrid", "exact_boost": -2}]}`, "or -1 to turn it off"},
 	}
 	for _, tc := range tests {
 		p := filepath.Join(dir, tc.file)

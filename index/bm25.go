@@ -294,8 +294,8 @@ type KeywordQuery struct {
 	Group   string // optional filter, with Domain
 	Size    int    // number of hits; 10 when zero
 	Weights FieldWeights
-	// Fuzzy, when > 0, adds edit-distance-1 matches on name words and
-	// descriptions with this boost, for misspelt queries.
+	// Fuzzy, when > 0, adds edit-distance-1 matches on the tool name's
+	// words with this boost, for misspelt queries.
 	Fuzzy   float64
 	Explain bool
 }
@@ -344,14 +344,12 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 		should = append(should, mq)
 	}
 	if q.Fuzzy > 0 {
-		for _, f := range []string{FieldNameWords} {
-			mq := bleve.NewMatchQuery(text)
-			mq.SetField(f)
-			mq.SetFuzziness(1)
-			mq.SetPrefix(2)
-			mq.SetBoost(q.Fuzzy)
-			should = append(should, mq)
-		}
+		mq := bleve.NewMatchQuery(text)
+		mq.SetField(FieldNameWords)
+		mq.SetFuzziness(1)
+		mq.SetPrefix(2)
+		mq.SetBoost(q.Fuzzy)
+		should = append(should, mq)
 	}
 	if len(should) == 0 {
 		return nil, errors.New("keyword query: every field weight is zero")

@@ -271,8 +271,8 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 	if strings.TrimSpace(name) == "" {
 		return nil, &CatalogError{Path: ".name", Reason: "missing tool name"}
 	}
-	if len(name) > 128 || strings.ContainsAny(name, " \t\r\n") {
-		return nil, &CatalogError{Path: ".name", Reason: fmt.Sprintf("invalid tool name %q: at most 128 characters, no white space", name)}
+	if err := CheckToolName(name); err != nil {
+		return nil, &CatalogError{Path: ".name", Reason: err.Error()}
 	}
 	schema, params, err := checkObjectSchema(ts.InputSchema)
 	if err != nil {
@@ -315,6 +315,41 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 	}
 	t.Warnings = ScanTool(t.Title, t.Description, t.InputSchema, t.OutputSchema)
 	return t, nil
+}
+
+// MaxToolNameBytes is the longest tool name a catalog or an upstream
+// server may use.
+const MaxToolNameBytes = 128
+
+// CheckToolName checks the one rule for tool names, from catalog files
+// and upstream servers alike: at most MaxToolNameBytes, no white space.
+func CheckToolName(name string) error {
+	if len(name) > MaxToolNameBytes || strings.ContainsAny(name, " \t\r\n") {
+		return fmt.Errorf("invalid tool name %q: at most %d characters, no white space", name, MaxToolNameBytes)
+	}
+	return nil
+}
+
+// NormalizeObjectSchema makes an upstream server's schema a catalog
+// schema: a missing one becomes {"type": "object"}, one with no type gets
+// "type": "object"; any other type is an error. The result then passes
+// the catalog's own check.
+func NormalizeObjectSchema(raw json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errors.New("is not a JSON object")
+	}
+	if _, ok := m["type"]; !ok {
+		m["type"] = "object"
+	}
+	out := mustMarshal(m)
+	if _, _, err := checkObjectSchema(out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // checkObjectSchema checks that raw is a JSON object schema ("type":

@@ -73,7 +73,7 @@ func (s *Store) Close() error { return s.Keyword.Close() }
 // ErrNoDimension means the embedder does not know its vector size yet.
 var ErrNoDimension = errors.New("embedder dimension unknown")
 
-// SyncStats for both indexes.
+// StoreStats are the SyncStats of both indexes.
 type StoreStats struct {
 	Keyword SyncStats
 	Vectors SyncStats

@@ -269,6 +269,9 @@ func (e *Engine) plan(req Request) (plan, error) {
 	}
 	p := e.params
 	if req.Params != nil {
+		if err := req.Params.Check(); err != nil {
+			return plan{}, invalidf("params: %v", err)
+		}
 		p = req.Params.withDefaults()
 	}
 	return plan{req: req, q: q, mode: mode, p: p, limit: limit, depth: max(limit, p.Candidates), notice: notice, cat: cat}, nil

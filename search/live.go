@@ -72,6 +72,9 @@ func Open(ctx context.Context, opts LiveOptions, specs []index.DomainSpec) (*Liv
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if err := opts.Params.Check(); err != nil {
+		return nil, index.StoreStats{}, fmt.Errorf("ranking parameters: %w", err)
+	}
 	l := &Live{store: opts.Store, emb: opts.Embedder, quar: opts.Quarantine, conc: opts.Concurrency, log: log, ready: closedChan()}
 	cat, err := index.NewCatalog(l.quarantine(specs))
 	if err != nil {

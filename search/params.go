@@ -1,9 +1,17 @@
 package search
 
-import "github.com/toolscout/toolscout/index"
+import (
+	"fmt"
 
-// Params are the ranking parameters. The zero value of a field means its
-// default (see DefaultParams).
+	"github.com/toolscout/toolscout/index"
+)
+
+// Params are the ranking parameters.
+//
+// Presence is explicit in one way for every field: zero means the field's
+// default (DefaultParams), and Off turns off the feature of ExactBoost,
+// DomainBoost, DomainWeight and Fuzzy. Other negative values are errors
+// (Check); grid files follow the same rule.
 type Params struct {
 	// RRFK is the k of Reciprocal Rank Fusion: 1/(k+rank).
 	RRFK float64 `json:"rrf_k,omitempty"`
@@ -13,18 +21,18 @@ type Params struct {
 	// Candidates is how deep each list is read before fusion.
 	Candidates int `json:"candidates,omitempty"`
 	// ExactBoost is added to the fused score of a tool the query names
-	// exactly (its name or qualified name); negative turns it off.
+	// exactly (its name or qualified name).
 	ExactBoost float64 `json:"exact_boost,omitempty"`
 	// DomainBoost is added to the fused score of the tools of a domain the
-	// query names ("reopen gitlab issue 14"); negative turns it off.
+	// query names ("reopen gitlab issue 14").
 	DomainBoost float64 `json:"domain_boost,omitempty"`
 	// DomainWeight is the weight, in hybrid mode, of the domain ranking: the
 	// domains ranked by the similarity of the query to the centroid of each
 	// domain's tool vectors, a third RRF list in which a tool takes its
-	// domain's rank. Negative turns it off.
+	// domain's rank.
 	DomainWeight float64 `json:"domain_weight,omitempty"`
-	// Fuzzy is the boost of edit-distance-1 matches in keyword mode
-	// (negative turns them off). Hybrid ranking does not use them.
+	// Fuzzy is the boost of edit-distance-1 matches in keyword mode.
+	// Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
 	// Fusion is how hybrid mode fuses the two lists: "rrf" (weighted
 	// Reciprocal Rank Fusion, the default) or "convex" (min-max normalised
@@ -32,6 +40,39 @@ type Params struct {
 	Fusion string `json:"fusion,omitempty"`
 	// Fields are the keyword index's field boosts.
 	Fields index.FieldWeights `json:"fields,omitempty"`
+}
+
+// Off, as the value of ExactBoost, DomainBoost, DomainWeight or Fuzzy,
+// turns that feature off.
+const Off = -1.0
+
+// Check reports a parameter out of range: a negative value other than
+// Off, or Off where it means nothing.
+func (p Params) Check() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+		off  bool
+	}{
+		{"rrf_k", p.RRFK, false}, {"keyword_weight", p.KeywordWeight, false}, {"semantic_weight", p.SemanticWeight, false},
+		{"candidates", float64(p.Candidates), false},
+		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"fuzzy", p.Fuzzy, true},
+	} {
+		switch {
+		case f.v >= 0:
+		case f.off && f.v == Off:
+		case f.off:
+			return fmt.Errorf("%s %g: use a value ≥ 0, or %g to turn it off", f.name, f.v, Off)
+		default:
+			return fmt.Errorf("%s %g: use a value ≥ 0 (0: the default)", f.name, f.v)
+		}
+	}
+	switch p.Fusion {
+	case "", FusionRRF, FusionConvex:
+	default:
+		return fmt.Errorf("fusion %q: use %s or %s", p.Fusion, FusionRRF, FusionConvex)
+	}
+	return nil
 }
 
 // DefaultParams returns the shipped parameters, chosen by the grid run in
@@ -51,7 +92,8 @@ func DefaultParams() Params {
 	}
 }
 
-// withDefaults fills zero fields from DefaultParams.
+// withDefaults fills zero fields from DefaultParams and turns Off into 0.
+// Params are checked (Check) where they come in: grid files and Options.
 func (p Params) withDefaults() Params {
 	d := DefaultParams()
 	if p.RRFK <= 0 {
@@ -69,22 +111,22 @@ func (p Params) withDefaults() Params {
 	if p.Fuzzy == 0 {
 		p.Fuzzy = d.Fuzzy
 	}
-	if p.Fuzzy < 0 {
+	if p.Fuzzy == Off {
 		p.Fuzzy = 0
 	}
-	if p.ExactBoost < 0 {
+	if p.ExactBoost == Off {
 		p.ExactBoost = 0
 	}
 	if p.DomainBoost == 0 {
 		p.DomainBoost = d.DomainBoost
 	}
-	if p.DomainBoost < 0 {
+	if p.DomainBoost == Off {
 		p.DomainBoost = 0
 	}
 	if p.DomainWeight == 0 {
 		p.DomainWeight = d.DomainWeight
 	}
-	if p.DomainWeight < 0 {
+	if p.DomainWeight == Off {
 		p.DomainWeight = 0
 	}
 	if p.Fusion == "" {

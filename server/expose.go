@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -145,7 +144,7 @@ func (s *Server) syncViewLocked(v *view) {
 	sort.Strings(names)
 	for _, name := range names {
 		t := want[name]
-		v.mcp.AddTool(MCPTool(t), s.directHandler(name))
+		v.mcp.AddTool(mcpTool(t), s.directHandler(name))
 		v.direct[name] = t.Hash
 	}
 }
@@ -242,24 +241,28 @@ func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolRes
 	return nil, out, nil
 }
 
-// MatchPinned reports which patterns match no tool, for config errors.
-func MatchPinned(cat *index.Catalog, patterns []string) []string {
-	var none []string
-	for _, p := range patterns {
-		if _, err := path.Match(p, ""); err != nil {
-			none = append(none, p+" (bad pattern: "+err.Error()+")")
-			continue
-		}
-		found := false
-		for _, t := range cat.Tools() {
-			if ok, _ := path.Match(p, t.QualifiedName); ok || strings.EqualFold(p, t.QualifiedName) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			none = append(none, p)
+// eagerTools returns every catalog tool as an MCP tool under its qualified
+// name, as an aggregating proxy would list it.
+func eagerTools(cat *index.Catalog) []*mcp.Tool {
+	out := make([]*mcp.Tool, 0, cat.Len())
+	for _, t := range cat.Tools() {
+		out = append(out, mcpTool(t))
+	}
+	return out
+}
+
+// mcpTool turns a catalog tool into the MCP tool listed under its qualified
+// name.
+func mcpTool(t *index.Tool) *mcp.Tool {
+	mt := &mcp.Tool{Name: t.QualifiedName, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+	if len(t.OutputSchema) > 0 {
+		mt.OutputSchema = t.OutputSchema
+	}
+	if len(t.Annotations) > 0 {
+		var a mcp.ToolAnnotations
+		if json.Unmarshal(t.Annotations, &a) == nil {
+			mt.Annotations = &a
 		}
 	}
-	return none
+	return mt
 }

@@ -8,11 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tiktoken-go/tokenizer"
 
-	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 )
-
-func searchRequest(q string) search.Request { return search.Request{Query: q, Limit: 1} }
 
 // TokenReport is what a client pays in context tokens, counted with the
 // o200k_base BPE vocabulary (compiled into the binary, no download).
@@ -35,32 +32,6 @@ type TokenReport struct {
 	// Extra holds named additions, such as the tools an exposure mode lists
 	// directly.
 	Extra map[string]int `json:"extra,omitempty"`
-}
-
-// EagerTools returns every catalog tool as an MCP tool under its qualified
-// name, as an aggregating proxy would list it.
-func EagerTools(cat *index.Catalog) []*mcp.Tool {
-	out := make([]*mcp.Tool, 0, cat.Len())
-	for _, t := range cat.Tools() {
-		out = append(out, MCPTool(t))
-	}
-	return out
-}
-
-// MCPTool turns a catalog tool into the MCP tool listed under its qualified
-// name.
-func MCPTool(t *index.Tool) *mcp.Tool {
-	mt := &mcp.Tool{Name: t.QualifiedName, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
-	if len(t.OutputSchema) > 0 {
-		mt.OutputSchema = t.OutputSchema
-	}
-	if len(t.Annotations) > 0 {
-		var a mcp.ToolAnnotations
-		if json.Unmarshal(t.Annotations, &a) == nil {
-			mt.Annotations = &a
-		}
-	}
-	return mt
 }
 
 // CountToolsList counts the tokens of the server's tools/list answer.
@@ -107,7 +78,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 	}
 	cat := s.eng.Catalog()
 	rep := &TokenReport{Encoding: string(tokenizer.O200kBase), Tools: cat.Len(), Domains: len(cat.Domains())}
-	if rep.EagerToolsList, err = count(&mcp.ListToolsResult{Tools: EagerTools(cat)}); err != nil {
+	if rep.EagerToolsList, err = count(&mcp.ListToolsResult{Tools: eagerTools(cat)}); err != nil {
 		return nil, err
 	}
 	st, ct := mcp.NewInMemoryTransports()
@@ -148,7 +119,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 	if rep.DiscoverQuery, err = answer(DiscoverTools, map[string]any{"query": query, "limit": 5}); err != nil {
 		return nil, err
 	}
-	resp, err := s.eng.Search(ctx, searchRequest(query))
+	resp, err := s.eng.Search(ctx, search.Request{Query: query, Limit: 1})
 	if err == nil && len(resp.Results) > 0 {
 		rep.GetToolSchema, err = answer(GetToolSchema, map[string]any{"tool_name": resp.Results[0].Tool.QualifiedName})
 		if err != nil {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -113,8 +112,8 @@ func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []stri
 			continue
 		}
 		seen[t.Name] = true
-		if len(t.Name) > 128 || strings.ContainsAny(t.Name, " \t\r\n") {
-			skipped = append(skipped, fmt.Sprintf("%q: the name has white space or is over 128 characters", t.Name))
+		if err := index.CheckToolName(t.Name); err != nil {
+			skipped = append(skipped, err.Error())
 			continue
 		}
 		in, err := cleanSchema(t.InputSchema)
@@ -139,30 +138,15 @@ func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []stri
 	return specs, skipped
 }
 
-// cleanSchema returns s as an object schema: a missing schema becomes
-// {"type": "object"}, a schema with properties but no type gets "type":
-// "object"; any other type is an error.
+// cleanSchema returns an upstream's schema as a catalog object schema
+// (index.NormalizeObjectSchema).
 func cleanSchema(s any) (json.RawMessage, error) {
 	if s == nil {
-		return json.RawMessage(`{"type":"object"}`), nil
+		return index.NormalizeObjectSchema(nil)
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, errors.New("is not a JSON object")
-	}
-	if m == nil {
-		return json.RawMessage(`{"type":"object"}`), nil
-	}
-	switch typ := m["type"]; typ {
-	case nil:
-		m["type"] = "object"
-	case "object":
-	default:
-		return nil, fmt.Errorf("has type %v, not object", typ)
-	}
-	return json.Marshal(m)
+	return index.NormalizeObjectSchema(raw)
 }
