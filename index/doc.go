@@ -1,5 +1,9 @@
 // Package index holds toolscout's tool model and its two indexes.
 //
+// Place in the flow: the lowest layer. It knows nothing of embedders'
+// choice, ranking or MCP: search.Live drives its Sync, search.Engine
+// queries it, and the server reads tools from its Catalog.
+//
 // A [Catalog] is loaded from one or more catalog.json files (or built from
 // upstream MCP servers) and validated as a whole: nothing half-loaded is ever
 // indexed. Every tool is then indexed twice: a Bleve index scored with BM25

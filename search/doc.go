@@ -1,4 +1,11 @@
-// Package search ranks a catalog's tools for a natural-language request.
+// Package search ranks a catalog's tools for a natural-language request,
+// and owns the path from domain specs to a searchable index.
+//
+// Place in the flow: cmd (or eval) opens a [Live] index over an
+// index.Store with domain specs from catalog files, and hands it the
+// gateway as a [Source] to follow; [Live] builds the catalog, syncs both
+// indexes and swaps the catalog into its [Engine]; the server subscribes
+// to [Live] and asks the [Engine] for rankings.
 //
 // Three modes: [Keyword] (BM25 over the Bleve index), [Semantic] (nearest
 // neighbours in the vector store) and [Hybrid] (weighted Reciprocal Rank
@@ -6,6 +13,6 @@
 // When the embedder fails, semantic and hybrid requests still answer, ranked
 // by keyword, with a notice saying why.
 //
-//	eng := search.NewEngine(search.Options{Catalog: cat, Keyword: kw, Vectors: vs, Embedder: e})
-//	resp, err := eng.Search(ctx, search.Request{Query: "who is on call", Limit: 5})
+//	live, _, err := search.Open(ctx, search.LiveOptions{Store: store, Embedder: e}, specs)
+//	resp, err := live.Engine().Search(ctx, search.Request{Query: "who is on call", Limit: 5})
 package search

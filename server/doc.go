@@ -2,8 +2,14 @@
 // server with three meta-tools: discover_tools, get_tool_schema and
 // execute_tool.
 //
-//	srv := server.New(server.Options{Engine: eng})
-//	err := srv.MCP().Run(ctx, &mcp.StdioTransport{})
+//	srv := server.New(server.Options{Live: live})
+//	err := srv.MCP().Run(ctx, server.NewStdioTransport(os.Stdin, os.Stdout, log))
+//
+// Place in the flow: the top library layer. The [Gateway] keeps sessions
+// to upstream servers and is a plain source of domain specs (Specs,
+// Changed) that cmd hands to search.Live; the [Server] searches through
+// the live engine, subscribes to it to update tools/list, and runs tools
+// through its [Executor] (the gateway).
 //
 // Tools run through an [Executor] (the gateway's upstream sessions); tools
 // that come from catalog files only are listed, described, and refused with

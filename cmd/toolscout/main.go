@@ -2,6 +2,11 @@
 // thousands: it indexes tool catalogs and upstream MCP servers twice (BM25
 // and vectors) and exposes discover_tools, get_tool_schema and
 // execute_tool.
+//
+// This package is the composition root (app.go): it turns flags and
+// config files into an embedder, a gateway and a search.Live index, then
+// hands them to the command: serve (server), search, index, eval, tokens,
+// doctor.
 package main
 
 import (
