@@ -3,7 +3,6 @@ package server
 import (
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -115,15 +114,7 @@ func rankWords(tools []index.ToolSpec, textOf func(index.ToolSpec) string, n int
 			weight[st] = (1 + math.Log(float64(c))) * math.Log(1/p)
 		}
 	}
-	sort.Slice(words, func(i, j int) bool {
-		if weight[words[i]] != weight[words[j]] {
-			return weight[words[i]] > weight[words[j]]
-		}
-		return words[i] < words[j]
-	})
-	if len(words) > n {
-		words = words[:n]
-	}
+	words = txt.TopWords(words, weight, n)
 	for i, st := range words {
 		words[i] = form[st]
 	}

@@ -304,15 +304,7 @@ func buildVocab(docs [][]string, n, minCount int) ([]string, []uint32) {
 			words = append(words, w)
 		}
 	}
-	sort.Slice(words, func(i, j int) bool {
-		if freq[words[i]] != freq[words[j]] {
-			return freq[words[i]] > freq[words[j]]
-		}
-		return words[i] < words[j]
-	})
-	if len(words) > n {
-		words = words[:n]
-	}
+	words = text.TopWords(words, freq, n)
 	counts := make([]uint32, len(words))
 	for i, w := range words {
 		counts[i] = uint32(min(freq[w], math.MaxUint32))

@@ -3,6 +3,7 @@
 package text
 
 import (
+	"sort"
 	"strings"
 	"unicode"
 )
@@ -48,3 +49,18 @@ func SplitIdentifier(s string) []string {
 
 // NameWords returns an identifier split into words and joined by spaces.
 func NameWords(name string) string { return strings.Join(SplitIdentifier(name), " ") }
+
+// TopWords sorts words by score, highest first, ties alphabetically, and
+// keeps the first n.
+func TopWords[N int | float64](words []string, score map[string]N, n int) []string {
+	sort.Slice(words, func(i, j int) bool {
+		if score[words[i]] != score[words[j]] {
+			return score[words[i]] > score[words[j]]
+		}
+		return words[i] < words[j]
+	})
+	if len(words) > n {
+		words = words[:n]
+	}
+	return words
+}
