@@ -2,11 +2,15 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	chromem "github.com/philippgille/chromem-go"
 )
 
 // syncedStore writes both indexes of smallCatalog under a fresh data dir
@@ -43,8 +47,8 @@ func TestOpenStoreHealsAGarbageSegment(t *testing.T) {
 		t.Fatalf("OpenStore on a garbage segment: %v", err)
 	}
 	defer st.Close()
-	if len(st.Healed) != 1 || !strings.Contains(st.Healed[0], "keyword index") {
-		t.Errorf("Healed = %q, want one line about the keyword index", st.Healed)
+	if h := st.Healed(); len(h) != 1 || !strings.Contains(h[0], "keyword index") {
+		t.Errorf("Healed = %q, want one line about the keyword index", h)
 	}
 	stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), &countingEmbedder{}, testCol, VectorSyncOptions{})
 	if err != nil || stats.Keyword.Added != 6 || stats.Vectors.Unchanged != 6 {
@@ -56,17 +60,108 @@ func TestOpenStoreHealsAGarbageSegment(t *testing.T) {
 	}
 }
 
-func TestOpenStoreHealsEmptyAndCutVectorFiles(t *testing.T) {
+func TestOpenStoreHealsACutCollectionFile(t *testing.T) {
+	for _, cut := range []string{"empty", "half"} {
+		t.Run(cut, func(t *testing.T) {
+			dir := syncedStore(t)
+			files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
+			if len(files) != 1 {
+				t.Fatalf("vector files = %v, want one file for the one collection", files)
+			}
+			data, _ := os.ReadFile(files[0])
+			if cut == "empty" {
+				data = nil
+			} else {
+				data = data[:len(data)/2]
+			}
+			os.WriteFile(files[0], data, 0o644)
+			st, err := OpenStore(dir)
+			if err != nil {
+				t.Fatalf("OpenStore with a %s collection file: %v", cut, err)
+			}
+			defer st.Close()
+			emb := &countingEmbedder{}
+			stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), emb, testCol, VectorSyncOptions{})
+			if err != nil || stats.Vectors.Added != 6 || emb.texts != 6 {
+				t.Errorf("sync after healing = %+v (%d texts embedded), %v; want the collection embedded again", stats.Vectors, emb.texts, err)
+			}
+			if h := st.Healed(); len(h) != 1 || !strings.Contains(h[0], "could not be read") {
+				t.Errorf("Healed = %q, want one line naming the collection file", h)
+			}
+		})
+	}
+}
+
+// TestKillMidWriteKeepsThePreviousFile: a kill while a collection file is
+// written leaves a temporary file; the previous version is whole.
+func TestKillMidWriteKeepsThePreviousFile(t *testing.T) {
 	dir := syncedStore(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
+	tmp := files[0] + tmpSuffix + "123"
+	os.WriteFile(tmp, []byte("half a collection"), 0o644)
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	emb := &countingEmbedder{}
+	stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), emb, testCol, VectorSyncOptions{})
+	if err != nil || stats.Vectors.Unchanged != 6 || emb.texts != 0 || len(st.Healed()) != 0 {
+		t.Errorf("sync = %+v (%d embedded, healed %q), %v; want the previous file used as is", stats.Vectors, emb.texts, st.Healed(), err)
+	}
+	if _, err := os.Stat(tmp); err == nil {
+		t.Error("the leftover temporary file is still there")
+	}
+}
+
+// legacyStore writes smallCatalog's vectors in chromem-go's own
+// file-per-document layout, as toolscout 0.2 did.
+func legacyStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := chromem.NewPersistentDB(filepath.Join(dir, "vectors"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.GetOrCreateCollection(testCol.Name(), nil, noEmbed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range mustCatalog(t, smallCatalog).Tools() {
+		doc := chromem.Document{ID: tool.QualifiedName, Embedding: hashVec(DocumentText(tool)),
+			Metadata: map[string]string{"hash": tool.Hash, "domain": tool.Domain, "group": tool.Group}}
+		if err := c.AddDocument(context.Background(), doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestOpenStoreMigratesTheLegacyLayout(t *testing.T) {
+	dir := legacyStore(t)
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := &countingEmbedder{}
+	stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), emb, testCol, VectorSyncOptions{})
+	st.Close()
+	if err != nil || stats.Vectors.Unchanged != 6 || emb.texts != 0 {
+		t.Fatalf("sync after migration = %+v (%d embedded), %v; want every vector kept", stats.Vectors, emb.texts, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "vectors"))
+	if len(entries) != 1 || entries[0].IsDir() || nameOf(entries[0].Name()) != testCol.Name() {
+		t.Errorf("vectors/ after migration holds %v, want the one collection file", entries)
+	}
+}
+
+func TestLegacyLayoutWithDamagedFilesHeals(t *testing.T) {
+	dir := legacyStore(t)
 	docs, _ := filepath.Glob(filepath.Join(dir, "vectors", "*", "*.gob"))
 	var damaged []string
 	for _, d := range docs {
-		if filepath.Base(d) == chromemMetaFile {
-			continue
-		}
-		damaged = append(damaged, d)
-		if len(damaged) == 2 {
-			break
+		if filepath.Base(d) != chromemMetaFile {
+			damaged = append(damaged, d)
 		}
 	}
 	os.WriteFile(damaged[0], nil, 0o644) // a kill right after create
@@ -74,11 +169,11 @@ func TestOpenStoreHealsEmptyAndCutVectorFiles(t *testing.T) {
 	os.WriteFile(damaged[1], data[:len(data)/2], 0o644) // a kill mid-write
 	st, err := OpenStore(dir)
 	if err != nil {
-		t.Fatalf("OpenStore with an empty and a cut vector file: %v", err)
+		t.Fatalf("OpenStore with an empty and a cut legacy file: %v", err)
 	}
 	defer st.Close()
-	if len(st.Healed) != 1 || !strings.Contains(st.Healed[0], "removed 2 damaged files") {
-		t.Errorf("Healed = %q, want the two files named", st.Healed)
+	if h := st.Healed(); len(h) != 1 || !strings.Contains(h[0], "removed 2 damaged files") {
+		t.Errorf("Healed = %q, want the two files named", h)
 	}
 	emb := &countingEmbedder{}
 	stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), emb, testCol, VectorSyncOptions{})
@@ -87,18 +182,41 @@ func TestOpenStoreHealsEmptyAndCutVectorFiles(t *testing.T) {
 	}
 }
 
-func TestOpenStoreStartsOverWithoutCollectionMetadata(t *testing.T) {
-	dir := syncedStore(t)
-	metas, _ := filepath.Glob(filepath.Join(dir, "vectors", "*", chromemMetaFile))
-	os.WriteFile(metas[0], []byte("garbage"), 0o644)
-	st, err := OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
+// TestNoTwoToolsShareAVectorFile: chromem-go's own layout names a
+// document's file after 32 bits of a SHA-256 of its ID, so two IDs can
+// share a file. Two such IDs are found here and both must survive a
+// reopen.
+func TestNoTwoToolsShareAVectorFile(t *testing.T) {
+	seen := map[[4]byte]string{}
+	var a, b string
+	for i := 0; a == "" && i < 2_000_000; i++ {
+		id := fmt.Sprintf("t%d", i)
+		sum := sha256.Sum256([]byte("d__" + id))
+		key := [4]byte(sum[:4])
+		if other, ok := seen[key]; ok {
+			a, b = other, id
+		}
+		seen[key] = id
 	}
-	defer st.Close()
-	emb := &countingEmbedder{}
-	stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), emb, testCol, VectorSyncOptions{})
-	if err != nil || stats.Vectors.Added != 6 || len(st.Healed) != 1 {
-		t.Errorf("sync after a broken collection = %+v, healed %q, %v; want the collection rebuilt", stats.Vectors, st.Healed, err)
+	if a == "" {
+		t.Fatal("no two IDs with the same 32-bit hash in 2M tries")
+	}
+	cat := mustCatalog(t, fmt.Sprintf(`{"domains":[{"name":"d","description":"x","tools":[
+ {"name":%q,"description":"First tool.","inputSchema":{"type":"object"}},
+ {"name":%q,"description":"Second tool.","inputSchema":{"type":"object"}}]}]}`, a, b))
+	dir := t.TempDir()
+	for round := 0; round < 2; round++ {
+		vs, err := OpenVectors(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb := &countingEmbedder{}
+		st, err := vs.Sync(context.Background(), testCol, cat, emb, VectorSyncOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 1 && (st.Unchanged != 2 || emb.texts != 0) {
+			t.Errorf("d__%s and d__%s share chromem's short hash; after a reopen: %v, %d embedded; want both kept", a, b, st, emb.texts)
+		}
 	}
 }

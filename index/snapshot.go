@@ -58,6 +58,7 @@ func (v *VectorStore) snapshot(ctx context.Context, col Collection) (*snapshot, 
 	if s, ok := v.snaps[col.Name()]; ok {
 		return s, nil
 	}
+	v.loadLocked(col.Name())
 	c := v.db.GetCollection(col.Name(), noEmbed)
 	if c == nil || c.Count() == 0 {
 		return nil, nil

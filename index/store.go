@@ -15,11 +15,7 @@ type Store struct {
 	// MemoryKeyword is true when the on-disk keyword index was in use by
 	// another process and this store keeps its own in memory.
 	MemoryKeyword bool
-	// Healed says, one line each, what could not be read on open and was
-	// removed to be rebuilt from the catalog by the next Sync (a kill
-	// during a write, a corrupt file). Callers log it.
-	Healed []string
-	dir    string
+	dir           string
 }
 
 // OpenStore opens the indexes under dir (keyword.bleve and vectors/),
@@ -33,6 +29,9 @@ type Store struct {
 //
 // A damaged index is not an error: what cannot be read is removed and
 // rebuilt by the next Sync, and Healed says what.
+//
+// Layout: keyword.bleve/ (Bleve, scorch) and vectors/ (one file per vector
+// collection, see VectorStore).
 func OpenStore(dir string) (*Store, error) {
 	var kwPath, vecPath string
 	if dir != "" {
@@ -56,12 +55,19 @@ func OpenStore(dir string) (*Store, error) {
 		kw.Close()
 		return nil, err
 	}
-	st := &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword}
-	if kw.healed != "" {
-		st.Healed = append(st.Healed, kw.healed)
+	return &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword}, nil
+}
+
+// Healed says, one line each, what could not be read and was removed to be
+// rebuilt from the catalog by the next Sync (a kill during a write, a
+// corrupt file). Vector collections load on first use, so ask after the
+// first Sync. Callers log it.
+func (s *Store) Healed() []string {
+	var out []string
+	if s.Keyword.healed != "" {
+		out = append(out, s.Keyword.healed)
 	}
-	st.Healed = append(st.Healed, vs.healed...)
-	return st, nil
+	return append(out, s.Vectors.Healed()...)
 }
 
 // Dir returns the data dir ("" in memory).

@@ -1,13 +1,19 @@
 package index
 
 import (
+	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	chromem "github.com/philippgille/chromem-go"
 	"golang.org/x/sync/errgroup"
@@ -22,47 +28,205 @@ type DocumentEmbedder interface {
 // VectorStore is the chromem-go store of tool vectors: one collection per
 // embedder, model and dimension, so switching models never mixes vectors.
 //
-// chromem-go is the store of record (persistence, adds, deletes). Queries
-// scan a contiguous copy of a collection's vectors, rebuilt after each Sync:
-// chromem's own query path sends every document through a channel and a
-// lock, which costs more than the dot products at 10k tools (BENCHMARKS.md).
+// chromem-go is the store of record (adds, deletes, its gob export format).
+// On disk each collection is one file, chromem-go's export of that
+// collection, loaded when the collection is first used and replaced
+// atomically (temporary file, fsync, rename) after each change, and every
+// few seconds while a long sync embeds. chromem-go's own persistent layout
+// (a file per document, named by 32 bits of a hash of its ID) is not used:
+// at 100k tools two IDs share a file name about once (each start then
+// re-embeds them and one is always missing), 100k small files open slowly,
+// and a kill mid-write leaves a cut file. Data dirs in that layout are
+// migrated on open.
+//
+// Queries scan a contiguous copy of a collection's vectors, rebuilt after
+// each Sync: chromem's own query path sends every document through a
+// channel and a lock, which costs more than the dot products at 10k tools
+// (BENCHMARKS.md).
 type VectorStore struct {
-	db *chromem.DB
-	// healed says what OpenVectors repaired, when it did.
-	healed []string
+	db  *chromem.DB
+	dir string // "" in memory
 
-	mu    sync.Mutex
-	snaps map[string]*snapshot
+	mu     sync.Mutex
+	snaps  map[string]*snapshot
+	loaded map[string]bool // collections read from dir (or found missing)
+	healed []string
 }
 
-// OpenVectors opens the persistent vector store in dir, creating it when
-// missing. An empty dir keeps the vectors in memory.
+// OpenVectors opens the vector store in dir, creating it when missing. An
+// empty dir keeps the vectors in memory. Collections load on first use.
 func OpenVectors(dir string) (*VectorStore, error) {
+	v := &VectorStore{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, loaded: map[string]bool{}}
 	if dir == "" {
-		return &VectorStore{db: chromem.NewDB(), snaps: map[string]*snapshot{}}, nil
+		return v, nil
 	}
-	db, err := openChromem(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("vector store: %w", err)
+	}
+	if err := v.migrateLegacy(); err != nil {
+		return nil, err
+	}
+	// A kill while a collection file was being written leaves its
+	// temporary file behind; the previous version is still whole.
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*"+tmpSuffix+"*"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
+	return v, nil
+}
+
+// Healed says, one line each, what could not be read and was removed to
+// be embedded again.
+func (v *VectorStore) Healed() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.healed)
+}
+
+const (
+	collectionExt = ".gob"
+	tmpSuffix     = ".tmp-"
+)
+
+// fileOf is the file of the named collection: the name in URL-safe
+// base64, so that any model name makes a valid, reversible file name.
+func (v *VectorStore) fileOf(name string) string {
+	return filepath.Join(v.dir, base64.RawURLEncoding.EncodeToString([]byte(name))+collectionExt)
+}
+
+// nameOf is the collection name of a file in the store, or "".
+func nameOf(file string) string {
+	base, ok := strings.CutSuffix(filepath.Base(file), collectionExt)
+	if !ok {
+		return ""
+	}
+	name, err := base64.RawURLEncoding.DecodeString(base)
+	if err != nil {
+		return ""
+	}
+	return string(name)
+}
+
+// loadLocked reads the named collection's file into the database the first
+// time the collection is used. A file that cannot be read is removed (its
+// tools are embedded again) and said in Healed. v.mu is held.
+func (v *VectorStore) loadLocked(name string) {
+	if v.dir == "" || v.loaded[name] {
+		return
+	}
+	v.loaded[name] = true
+	path := v.fileOf(name)
+	f, err := os.Open(path)
+	if err != nil {
+		return // not written yet
+	}
+	defer f.Close()
+	err = guard("read "+path, func() error { return v.db.ImportFromReader(f, "", name) })
+	if err == nil && v.db.GetCollection(name, noEmbed) == nil {
+		err = fmt.Errorf("collection %q is not in the file", name)
+	}
+	if err != nil {
+		v.db.DeleteCollection(name)
+		os.Remove(path)
+		v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
+	}
+}
+
+// persist writes the named collection's file: a temporary file, synced,
+// then renamed over the old one, so that a kill leaves either version
+// whole. Callers make sure no write to the collection runs meanwhile.
+func (v *VectorStore) persist(name string) error {
+	if v.dir == "" {
+		return nil
+	}
+	path := v.fileOf(name)
+	tmp, err := os.CreateTemp(v.dir, filepath.Base(path)+tmpSuffix+"*")
+	if err != nil {
+		return fmt.Errorf("write vector collection %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name()) // gone after the rename; cleans up after an error
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	err = v.db.ExportToWriter(w, false, "", name)
 	if err == nil {
-		return &VectorStore{db: db, snaps: map[string]*snapshot{}}, nil
+		err = w.Flush()
 	}
-	// A kill while chromem-go wrote a file leaves it empty or cut, and
-	// chromem-go then refuses the whole folder: remove what cannot be read
-	// (the next sync embeds those tools again), or, failing that, start
-	// the folder over.
-	removed, herr := healVectorDir(dir)
-	if herr == nil {
-		if db, err2 := openChromem(dir); err2 == nil {
-			return &VectorStore{db: db, snaps: map[string]*snapshot{}, healed: []string{fmt.Sprintf("vector store %s could not be read (%v); removed %d damaged files (%s), their tools are embedded again", dir, err, len(removed), strings.Join(firstN(removed, 3), ", "))}}, nil
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("write vector collection %s: %w", name, err)
+	}
+	if d, err := os.Open(v.dir); err == nil {
+		d.Sync() // the rename itself survives a power cut
+		d.Close()
+	}
+	return nil
+}
+
+// migrateLegacy moves collections from chromem-go's file-per-document
+// layout (one folder per collection) into one file each, then removes the
+// folders. What cannot be read is healed as before (healVectorDir).
+func (v *VectorStore) migrateLegacy() error {
+	entries, err := os.ReadDir(v.dir)
+	if err != nil {
+		return fmt.Errorf("vector store: %w", err)
+	}
+	var folders []string
+	for _, e := range entries {
+		if e.IsDir() {
+			folders = append(folders, filepath.Join(v.dir, e.Name()))
 		}
 	}
-	if rerr := os.RemoveAll(dir); rerr != nil {
-		return nil, fmt.Errorf("open vector store %s: %w; removing it to rebuild failed: %v", dir, err, rerr)
+	if len(folders) == 0 {
+		return nil
 	}
-	db, err2 := openChromem(dir)
-	if err2 != nil {
-		return nil, fmt.Errorf("open vector store %s: %w", dir, err2)
+	old, err := openChromem(v.dir)
+	if err != nil {
+		removed, herr := healVectorDir(v.dir)
+		if herr == nil {
+			old, err = openChromem(v.dir)
+		}
+		if err == nil {
+			v.healed = append(v.healed, fmt.Sprintf("vector store %s could not be read; removed %d damaged files (%s), their tools are embedded again", v.dir, len(removed), strings.Join(firstN(removed, 3), ", ")))
+		}
 	}
-	return &VectorStore{db: db, snaps: map[string]*snapshot{}, healed: []string{fmt.Sprintf("vector store %s could not be read (%v); started over, every tool is embedded again", dir, err)}}, nil
+	if err == nil {
+		for name := range old.ListCollections() {
+			if !v.loaded[name] {
+				f, err := os.CreateTemp(v.dir, "migrate"+tmpSuffix+"*")
+				if err != nil {
+					return fmt.Errorf("vector store: %w", err)
+				}
+				err = old.ExportToWriter(f, false, "", name)
+				f.Close()
+				if err == nil {
+					err = v.db.ImportFromFile(f.Name(), "", name)
+				}
+				os.Remove(f.Name())
+				if err != nil {
+					return fmt.Errorf("migrate vector collection %s: %w", name, err)
+				}
+				v.loaded[name] = true
+				if err := v.persist(name); err != nil {
+					return err
+				}
+			}
+		}
+	} else {
+		v.healed = append(v.healed, fmt.Sprintf("vector store %s could not be read (%v); started over, every tool is embedded again", v.dir, err))
+	}
+	for _, f := range folders {
+		if err := os.RemoveAll(f); err != nil {
+			return fmt.Errorf("vector store: remove the old layout %s: %w", f, err)
+		}
+	}
+	return nil
 }
 
 // Collection identifies the vectors of one embedder, model and dimension.
@@ -87,6 +251,9 @@ func noEmbed(context.Context, string) ([]float32, error) {
 }
 
 func (v *VectorStore) collection(name string) (*chromem.Collection, error) {
+	v.mu.Lock()
+	v.loadLocked(name)
+	v.mu.Unlock()
 	c, err := v.db.GetOrCreateCollection(name, nil, noEmbed)
 	if err != nil {
 		return nil, fmt.Errorf("vector collection %s: %w", name, err)
@@ -96,6 +263,9 @@ func (v *VectorStore) collection(name string) (*chromem.Collection, error) {
 
 // Count returns the number of vectors in the named collection.
 func (v *VectorStore) Count(col Collection) int {
+	v.mu.Lock()
+	v.loadLocked(col.Name())
+	v.mu.Unlock()
 	c := v.db.GetCollection(col.Name(), noEmbed)
 	if c == nil {
 		return 0
@@ -108,22 +278,46 @@ func (v *VectorStore) Count(col Collection) int {
 // lexicon fingerprint, so each lexicon change would otherwise leave one
 // behind.
 func (v *VectorStore) Prune(provider string, keep Collection) ([]string, error) {
-	var gone []string
+	names := map[string]bool{}
 	for name := range v.db.ListCollections() {
-		if strings.HasPrefix(name, provider+":") && name != keep.Name() {
-			if err := v.db.DeleteCollection(name); err != nil {
-				return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
+		names[name] = true
+	}
+	if v.dir != "" {
+		files, _ := filepath.Glob(filepath.Join(v.dir, "*"+collectionExt))
+		for _, f := range files {
+			if name := nameOf(f); name != "" {
+				names[name] = true
 			}
-			gone = append(gone, name)
 		}
 	}
+	var gone []string
+	for name := range names {
+		if !strings.HasPrefix(name, provider+":") || name == keep.Name() {
+			continue
+		}
+		if err := v.db.DeleteCollection(name); err != nil {
+			return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
+		}
+		if v.dir != "" {
+			if err := os.Remove(v.fileOf(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
+			}
+		}
+		gone = append(gone, name)
+	}
+	sort.Strings(gone)
 	v.mu.Lock()
 	for _, name := range gone {
 		delete(v.snaps, name)
+		v.loaded[name] = true // deleted: nothing to load
 	}
 	v.mu.Unlock()
 	return gone, nil
 }
+
+// checkpointEvery is how often a long Sync writes the collection's file
+// while it embeds.
+const checkpointEvery = 15 * time.Second
 
 // VectorSyncOptions tunes VectorStore.Sync.
 type VectorSyncOptions struct {
@@ -141,8 +335,7 @@ type VectorSyncOptions struct {
 // deleted. Embedding runs in batches with bounded concurrency and stops at
 // the first error; the vectors written before it stay valid, so the next
 // Sync resumes where this one stopped.
-func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, emb DocumentEmbedder, opts VectorSyncOptions) (SyncStats, error) {
-	var st SyncStats
+func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, emb DocumentEmbedder, opts VectorSyncOptions) (st SyncStats, err error) {
 	if col.Dims <= 0 {
 		return st, fmt.Errorf("vector collection %s: dimension unknown", col.Name())
 	}
@@ -151,6 +344,16 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 		return st, err
 	}
 	defer v.invalidate(col)
+	// Every change ends in the collection's file, an error included: the
+	// vectors embedded before it stay, and the next Sync resumes there.
+	dirty := false
+	defer func() {
+		if dirty {
+			if perr := v.persist(col.Name()); perr != nil && err == nil {
+				err = perr
+			}
+		}
+	}()
 	existing, err := listHashes(ctx, c, col.Dims)
 	if err != nil {
 		return st, err
@@ -180,6 +383,7 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 			return st, fmt.Errorf("delete stale vectors: %w", err)
 		}
 		st.Removed = len(removed)
+		dirty = true
 	}
 	if len(todo) == 0 {
 		return st, nil
@@ -194,8 +398,11 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(conc)
+	// Embedding runs in parallel; adding to the collection, progress and
+	// checkpoints run under mu, so a checkpoint never sees a half add.
 	var mu sync.Mutex
 	done := 0
+	lastSave := time.Now()
 	for start := 0; start < len(todo); start += batch {
 		part := todo[start:min(start+batch, len(todo))]
 		g.Go(func() error {
@@ -223,15 +430,23 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 					Metadata:  map[string]string{"hash": t.Hash, "domain": t.Domain, "group": t.Group},
 				}
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			if err := c.AddDocuments(gctx, docs, 1); err != nil {
 				return fmt.Errorf("store vectors: %w", err)
 			}
-			mu.Lock()
+			dirty = true
 			done += len(part)
 			if opts.Progress != nil {
 				opts.Progress(done, len(todo))
 			}
-			mu.Unlock()
+			if v.dir != "" && time.Since(lastSave) > checkpointEvery && done < len(todo) {
+				// A kill loses at most this much embedding work.
+				if err := v.persist(col.Name()); err != nil {
+					return err
+				}
+				lastSave = time.Now()
+			}
 			return nil
 		})
 	}

@@ -98,9 +98,6 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 		a.closeGateway()
 		return nil, err
 	}
-	for _, h := range store.Healed {
-		log.Warn(h)
-	}
 	if store.MemoryKeyword {
 		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
 	}
@@ -114,6 +111,9 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 		store.Close()
 		a.closeGateway()
 		return nil, err
+	}
+	for _, h := range store.Healed() {
+		log.Warn(h)
 	}
 	a.eng = a.live.Engine()
 	return a, nil
