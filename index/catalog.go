@@ -71,8 +71,9 @@ type Catalog struct {
 	specs   []DomainSpec
 }
 
-// ParseCatalog parses and validates one catalog.json document. file labels
-// errors.
+// ParseCatalog parses one catalog.json document into its domains (the
+// tools are checked when a catalog is built from them: NewCatalog). file
+// labels errors.
 func ParseCatalog(file string, data []byte) ([]DomainSpec, error) {
 	var top struct {
 		Domains []json.RawMessage `json:"domains"`
@@ -142,16 +143,17 @@ func lineCol(data []byte, offset int64) (int, int) {
 // LoadCatalogFiles reads, parses and validates catalog files. Either every
 // file loads or an error names the first problem; nothing is half-loaded.
 func LoadCatalogFiles(paths []string) (*Catalog, error) {
-	specs, err := LoadCatalogSpecs(paths)
+	specs, err := ReadCatalogSpecs(paths)
 	if err != nil {
 		return nil, err
 	}
 	return NewCatalog(specs)
 }
 
-// LoadCatalogSpecs reads and parses catalog files, and checks that together
-// they make a valid catalog, returning their domains to merge with others.
-func LoadCatalogSpecs(paths []string) ([]DomainSpec, error) {
+// ReadCatalogSpecs reads and parses catalog files without checking the
+// tools (NewCatalog does, naming the file of each error): for callers that
+// build the catalog next, so that it is validated once.
+func ReadCatalogSpecs(paths []string) ([]DomainSpec, error) {
 	var all []DomainSpec
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -163,6 +165,16 @@ func LoadCatalogSpecs(paths []string) ([]DomainSpec, error) {
 			return nil, err
 		}
 		all = append(all, specs...)
+	}
+	return all, nil
+}
+
+// LoadCatalogSpecs reads and parses catalog files, and checks that together
+// they make a valid catalog, returning their domains to merge with others.
+func LoadCatalogSpecs(paths []string) ([]DomainSpec, error) {
+	all, err := ReadCatalogSpecs(paths)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := NewCatalog(all); err != nil {
 		return nil, err

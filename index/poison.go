@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Tool-poisoning checks: patterns of prompt injection that an upstream
@@ -15,20 +16,55 @@ import (
 // attacks (instructions to ignore instructions, hidden <IMPORTANT> blocks,
 // reads of secret files, keeping things from the user, invisible text),
 // not ranking rules.
+//
+// Each pattern has words it cannot match without (need): on ASCII text
+// the regular expression only runs when one of them is there, which makes
+// a clean tool cost a few substring searches instead of five backtracking
+// matches (the scan was a third of loading a 10k-tool catalog).
 var poisonPatterns = []struct {
 	re   *regexp.Regexp
+	need []string
 	flag string
 }{
 	{regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\b[^.]{0,40}\b(previous|prior|above|earlier|preceding|all|other|system)\b[^.]{0,20}\b(instructions?|prompts?|rules|directions|messages?)\b`),
+		[]string{"ignore", "disregard", "forget", "override"},
 		"tells the model to ignore its instructions"},
 	{regexp.MustCompile(`(?i)<\s*/?\s*(important|system|secret|hidden|instructions?|admin)\s*>`),
+		[]string{"<"},
 		"contains a hidden-instruction tag such as <IMPORTANT>"},
 	{regexp.MustCompile(`(?i)(~/\.ssh|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.netrc\b|/etc/shadow|\.kube/config|\.docker/config\.json|\.git-credentials|\bmcp\.json\b|claude_desktop_config)`),
+		[]string{"~/.ssh", "id_", ".aws/credentials", ".netrc", "/etc/shadow", ".kube/config", ".docker/config.json", ".git-credentials", "mcp.json", "claude_desktop_config"},
 		"refers to a secret or configuration file"},
 	{regexp.MustCompile(`(?i)\b(do not|don't|never|without)\s+(tell|telling|mention|mentioning|inform|informing|reveal|revealing|show|showing|notify|notifying)\b[^.]{0,30}\b(the )?(user|human|person)\b`),
+		[]string{"user", "human", "person"},
 		"asks the model to keep something from the user"},
 	{regexp.MustCompile(`(?i)\b(instead of|rather than)\s+(using|calling)\s+(any|other|another|the other)\b[^.]{0,30}\btools?\b`),
+		[]string{"instead of", "rather than"},
 		"tries to steer the model's use of other tools"},
+}
+
+// mayMatch reports whether the pattern with these needed words can match
+// text (lower-cased in lower). Non-ASCII text always may: case folding
+// (?i) maps some non-ASCII letters to ASCII ones (U+017F to s).
+func mayMatch(need []string, lower string, ascii bool) bool {
+	if !ascii {
+		return true
+	}
+	for _, w := range need {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxDescriptionChars is the description length from which a tool is
@@ -44,9 +80,10 @@ func ScanTool(title, description string, schemas ...json.RawMessage) []string {
 		texts = append(texts, schemaStrings(s)...)
 	}
 	all := strings.Join(texts, "\n")
+	lower, ascii := strings.ToLower(all), isASCII(all)
 	var flags []string
 	for _, p := range poisonPatterns {
-		if p.re.MatchString(all) {
+		if mayMatch(p.need, lower, ascii) && p.re.MatchString(all) {
 			flags = append(flags, p.flag)
 		}
 	}

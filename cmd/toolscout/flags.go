@@ -94,7 +94,8 @@ func (g *globalFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 // nor --config, the built-in catalog's.
 func (g *globalFlags) baseSpecs() ([]index.DomainSpec, error) {
 	if len(g.catalogs) > 0 {
-		return index.LoadCatalogSpecs(g.catalogs)
+		// Checked once, when the catalog is built (search.Open).
+		return index.ReadCatalogSpecs(g.catalogs)
 	}
 	if len(g.configs) > 0 {
 		return nil, nil
