@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test tracked vet fmt-check unit npm bench eval generate wordvectors longtasks clean
+.PHONY: all build run test tracked vet fmt-check unit npm bench bench-scale eval generate wordvectors longtasks clean
 
 all: build
 
@@ -42,6 +42,13 @@ unit:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./index ./search ./embed
+
+# How toolscout scales: cold index, re-index, one-shot search, serve start
+# and query latency on seeded synthetic catalogs (medians of 3 runs; about
+# 10 minutes). SIZES=1000,10000 for a quick look.
+SIZES ?= 1000,10000,50000,100000
+bench-scale: build
+	$(GO) run ./internal/benchscale -bin $(BIN) -sizes $(SIZES) -runs 3
 
 # The quality table on the built-in dataset (the gate itself is TestBaseline).
 eval: build

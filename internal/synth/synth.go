@@ -21,8 +21,14 @@ var (
 
 // Catalog returns a catalog of n tools spread over about n/40 domains.
 func Catalog(n int, seed int64) (*index.Catalog, error) {
+	return index.NewCatalog(Specs(n, 40, seed))
+}
+
+// Specs returns the domains of a catalog of n tools, perDomain tools to a
+// domain (the last domains may hold one more).
+func Specs(n, perDomain int, seed int64) []index.DomainSpec {
 	r := rand.New(rand.NewSource(seed))
-	nd := max(1, n/40)
+	nd := max(1, n/perDomain)
 	specs := make([]index.DomainSpec, nd)
 	for d := range specs {
 		specs[d] = index.DomainSpec{
@@ -51,7 +57,7 @@ func Catalog(n int, seed int64) (*index.Catalog, error) {
 			Name: name, Description: desc, InputSchema: schema, Group: noun,
 		})
 	}
-	return index.NewCatalog(specs)
+	return specs
 }
 
 // Queries returns n seeded queries in the catalog's vocabulary.

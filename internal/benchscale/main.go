@@ -1,0 +1,313 @@
+// Command benchscale measures how toolscout scales with the catalog: for
+// seeded synthetic catalogs of each size it times the toolscout binary
+// (cold index, re-index with nothing and with 1% changed, one-shot search,
+// serve start to first discover_tools answer, query latency per mode over
+// stdio) and its peak memory, and prints the medians as a Markdown table.
+//
+//	go build -o bin/toolscout ./cmd/toolscout
+//	go run ./internal/benchscale -bin bin/toolscout -sizes 1000,10000 -runs 3
+//
+// `make bench-scale` runs it on 1k, 10k, 50k and 100k tools.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/synth"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/toolscout", "the toolscout binary to measure")
+	sizes := flag.String("sizes", "1000,10000,50000,100000", "comma-separated catalog sizes (tools)")
+	runs := flag.Int("runs", 3, "runs per size; the table shows medians")
+	perDomain := flag.Int("per-domain", 100, "tools per domain")
+	queries := flag.Int("queries", 200, "queries per mode for the latency figures")
+	seed := flag.Int64("seed", 1, "catalog and query seed")
+	work := flag.String("work", "", "scratch folder (default: a temporary one, removed after)")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "Usage: benchscale [flags]\n\nMeasures toolscout on seeded synthetic catalogs of each size and prints a\nMarkdown table of medians.\n\nFlags:\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if err := run(*bin, *sizes, *runs, *perDomain, *queries, *seed, *work); err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one size's measurements, one value per run.
+type row struct {
+	tools                                   int
+	cold, unchanged, changed, search, first []time.Duration
+	coldRSS, searchRSS, serveRSS            []float64 // MB
+	p50, p99                                map[string][]time.Duration
+}
+
+func run(bin string, sizeList string, runs, perDomain, nQueries int, seed int64, work string) error {
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("-bin: %w (build it: go build -o bin/toolscout ./cmd/toolscout)", err)
+	}
+	var sizes []int
+	for _, s := range strings.Split(sizeList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-sizes %q: want positive numbers separated by commas", sizeList)
+		}
+		sizes = append(sizes, n)
+	}
+	if runs < 1 || nQueries < 1 || perDomain < 1 {
+		return errors.New("-runs, -queries and -per-domain must be at least 1")
+	}
+	if work == "" {
+		dir, err := os.MkdirTemp("", "benchscale-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		work = dir
+	}
+	qs := synth.Queries(nQueries, seed+1)
+	var rows []*row
+	for _, n := range sizes {
+		fmt.Fprintf(os.Stderr, "%d tools: generating\n", n)
+		base, changed, err := catalogs(n, perDomain, seed)
+		if err != nil {
+			return err
+		}
+		r := &row{tools: n, p50: map[string][]time.Duration{}, p99: map[string][]time.Duration{}}
+		for i := 0; i < runs; i++ {
+			fmt.Fprintf(os.Stderr, "%d tools: run %d of %d\n", n, i+1, runs)
+			if err := measure(bin, filepath.Join(work, fmt.Sprintf("n%d-r%d", n, i)), base, changed, qs, r); err != nil {
+				return fmt.Errorf("%d tools: %w", n, err)
+			}
+		}
+		rows = append(rows, r)
+	}
+	printTable(os.Stdout, rows, runs)
+	return nil
+}
+
+// catalogs returns the catalog file of n tools and the same with 1% of the
+// tools' descriptions changed.
+func catalogs(n, perDomain int, seed int64) ([]byte, []byte, error) {
+	specs := synth.Specs(n, perDomain, seed)
+	base, err := json.Marshal(map[string]any{"domains": specs})
+	if err != nil {
+		return nil, nil, err
+	}
+	step := 100
+	if n < 100 {
+		step = n
+	}
+	changed := make([]index.DomainSpec, len(specs))
+	i := 0
+	for d := range specs {
+		changed[d] = specs[d]
+		changed[d].Tools = slices.Clone(specs[d].Tools)
+		for t := range changed[d].Tools {
+			if i%step == 0 {
+				changed[d].Tools[t].Description += " Changed for the benchmark."
+			}
+			i++
+		}
+	}
+	ch, err := json.Marshal(map[string]any{"domains": changed})
+	return base, ch, err
+}
+
+// measure runs every step once on a fresh data dir and adds the figures
+// to r.
+func measure(bin, dir string, base, changed []byte, qs []string, r *row) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	catalog := filepath.Join(dir, "catalog.json")
+	data := filepath.Join(dir, "data")
+	if err := os.WriteFile(catalog, base, 0o644); err != nil {
+		return err
+	}
+	args := []string{"--catalog", catalog, "--data-dir", data, "--embedder", "builtin"}
+	d, rss, err := timed(bin, append([]string{"index"}, args...)...)
+	if err != nil {
+		return fmt.Errorf("cold index: %w", err)
+	}
+	r.cold, r.coldRSS = append(r.cold, d), append(r.coldRSS, rss)
+	if d, _, err = timed(bin, append([]string{"index"}, args...)...); err != nil {
+		return fmt.Errorf("re-index: %w", err)
+	}
+	r.unchanged = append(r.unchanged, d)
+	// The data dir keeps a set per catalog path: change the file in place.
+	if err := os.WriteFile(catalog, changed, 0o644); err != nil {
+		return err
+	}
+	if d, _, err = timed(bin, append([]string{"index"}, args...)...); err != nil {
+		return fmt.Errorf("re-index 1%%: %w", err)
+	}
+	r.changed = append(r.changed, d)
+	if d, rss, err = timed(bin, append(append([]string{"search"}, args...), "--limit", "5", qs[0])...); err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	r.search, r.searchRSS = append(r.search, d), append(r.searchRSS, rss)
+	return serve(bin, args, qs, r)
+}
+
+// timed runs the binary and returns its wall time and peak RSS in MB.
+func timed(bin string, args ...string) (time.Duration, float64, error) {
+	cmd := exec.Command(bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, 0, fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	d := time.Since(start)
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if ru == nil {
+		return d, 0, nil
+	}
+	return d, float64(ru.Maxrss) / 1024, nil // Linux reports KiB
+}
+
+// serve starts `toolscout serve` over stdio and measures the time from
+// start to the first discover_tools answer, then query latency per mode
+// and the server's RSS.
+func serve(bin string, args, qs []string, r *row) error {
+	cmd := exec.Command(bin, append([]string{"serve", "--log-level", "error"}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	rd := bufio.NewReaderSize(stdout, 1<<20)
+	id := 0
+	call := func(method string, params any) error {
+		id++
+		line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if _, err := stdin.Write(append(line, '\n')); err != nil {
+			return err
+		}
+		return readAnswer(rd, id)
+	}
+	if err := call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "benchscale", "version": "1"}}); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	discover := func(q, mode string) error {
+		return call("tools/call", map[string]any{"name": "discover_tools", "arguments": map[string]any{"query": q, "search_mode": mode, "limit": 10}})
+	}
+	if err := discover(qs[0], "hybrid"); err != nil {
+		return fmt.Errorf("first discover_tools: %w", err)
+	}
+	r.first = append(r.first, time.Since(start))
+	for _, mode := range []string{"keyword", "semantic", "hybrid"} {
+		lat := make([]time.Duration, 0, len(qs))
+		for _, q := range qs {
+			t := time.Now()
+			if err := discover(q, mode); err != nil {
+				return fmt.Errorf("discover_tools %s: %w", mode, err)
+			}
+			lat = append(lat, time.Since(t))
+		}
+		slices.Sort(lat)
+		r.p50[mode] = append(r.p50[mode], lat[len(lat)/2])
+		r.p99[mode] = append(r.p99[mode], lat[min(len(lat)-1, len(lat)*99/100)])
+	}
+	r.serveRSS = append(r.serveRSS, rssMB(cmd.Process.Pid))
+	return nil
+}
+
+// readAnswer reads lines until the answer with id; an error answer, or a
+// tool result flagged isError, is an error.
+func readAnswer(rd *bufio.Reader, id int) error {
+	for {
+		line, err := rd.ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("reading the answer: %w", err)
+		}
+		var msg struct {
+			ID     *int            `json:"id"`
+			Error  json.RawMessage `json:"error"`
+			Result struct {
+				IsError bool `json:"isError"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(line, &msg) != nil || msg.ID == nil || *msg.ID != id {
+			continue // a notification
+		}
+		if len(msg.Error) > 0 || msg.Result.IsError {
+			return fmt.Errorf("error answer: %.300s", line)
+		}
+		return nil
+	}
+}
+
+// rssMB returns a process's resident set size in MB (0 when unknown).
+func rssMB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func median[T int64 | float64 | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func secs(xs []time.Duration) string { return fmt.Sprintf("%.2f s", median(xs).Seconds()) }
+func ms(xs []time.Duration) string {
+	return fmt.Sprintf("%.2f", float64(median(xs).Microseconds())/1000)
+}
+
+func printTable(w io.Writer, rows []*row, runs int) {
+	fmt.Fprintf(w, "Medians of %d runs, built-in embedder.\n\n", runs)
+	fmt.Fprintln(w, "| tools | cold `index` | peak RSS | re-index, unchanged | re-index, 1% changed | one-shot `search` | its peak RSS | `serve` start → first answer | server RSS |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %d | %s | %.0f MB | %s | %s | %s | %.0f MB | %s | %.0f MB |\n", r.tools,
+			secs(r.cold), median(r.coldRSS), secs(r.unchanged), secs(r.changed), secs(r.search), median(r.searchRSS), secs(r.first), median(r.serveRSS))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "discover_tools over stdio, round trip in ms (p50 / p99):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| tools | keyword | semantic | hybrid |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %d | %s / %s | %s / %s | %s / %s |\n", r.tools,
+			ms(r.p50["keyword"]), ms(r.p99["keyword"]), ms(r.p50["semantic"]), ms(r.p99["semantic"]), ms(r.p50["hybrid"]), ms(r.p99["hybrid"]))
+	}
+}
