@@ -1,10 +1,15 @@
 package embed
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -71,7 +76,7 @@ type cjkEntry struct {
 }
 
 var _ Embedder = (*Builtin)(nil)
-var _ Fitter = (*Builtin)(nil)
+var _ FitSaver = (*Builtin)(nil)
 
 // NewBuiltin returns the built-in embedder.
 func NewBuiltin(opts BuiltinOptions) *Builtin {
@@ -179,6 +184,58 @@ func (b *Builtin) Fit(docs []string) {
 	b.mu.Lock()
 	b.idf = idf
 	b.mu.Unlock()
+}
+
+// fitMagic starts a saved fit: then a uint32 count and count pairs of
+// (uint64 feature hash, float32 IDF), little endian, sorted by hash.
+const fitMagic = "TSFIT001"
+
+// SaveFit writes the fitted IDF weights (nothing fitted: an empty table).
+func (b *Builtin) SaveFit(w io.Writer) error {
+	b.mu.RLock()
+	hs := make([]uint64, 0, len(b.idf))
+	for h := range b.idf {
+		hs = append(hs, h)
+	}
+	idf := b.idf
+	b.mu.RUnlock()
+	slices.Sort(hs)
+	bw := bufio.NewWriter(w)
+	bw.WriteString(fitMagic)
+	var buf [12]byte
+	binary.LittleEndian.PutUint32(buf[:4], uint32(len(hs)))
+	bw.Write(buf[:4])
+	for _, h := range hs {
+		binary.LittleEndian.PutUint64(buf[:8], h)
+		binary.LittleEndian.PutUint32(buf[8:], math.Float32bits(idf[h]))
+		bw.Write(buf[:])
+	}
+	return bw.Flush()
+}
+
+// LoadFit restores weights written by SaveFit.
+func (b *Builtin) LoadFit(r io.Reader) error {
+	data, err := io.ReadAll(io.LimitReader(r, 1<<30))
+	if err != nil {
+		return err
+	}
+	if len(data) < len(fitMagic)+4 || string(data[:len(fitMagic)]) != fitMagic {
+		return errors.New("not a saved fit")
+	}
+	data = data[len(fitMagic):]
+	n := int(binary.LittleEndian.Uint32(data))
+	data = data[4:]
+	if len(data) != 12*n {
+		return fmt.Errorf("saved fit: %d bytes for %d weights", len(data), n)
+	}
+	idf := make(map[uint64]float32, n)
+	for i := 0; i < n; i++ {
+		idf[binary.LittleEndian.Uint64(data[12*i:])] = math.Float32frombits(binary.LittleEndian.Uint32(data[12*i+8:]))
+	}
+	b.mu.Lock()
+	b.idf = idf
+	b.mu.Unlock()
+	return nil
 }
 
 // EmbedDocuments embeds texts without IDF weighting.

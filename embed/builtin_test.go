@@ -1,10 +1,12 @@
 package embed
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -132,4 +134,35 @@ func BenchmarkBuiltinEmbedDocuments(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "texts/s")
+}
+
+func TestSaveLoadFit(t *testing.T) {
+	ctx := context.Background()
+	docs := []string{"read a file from disk", "write a file to disk", "send a chat message", "list the open issues"}
+	a := NewBuiltin(BuiltinOptions{})
+	a.Fit(docs)
+	var buf bytes.Buffer
+	if err := a.SaveFit(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuiltin(BuiltinOptions{})
+	if err := b.LoadFit(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"read the file", "message the team"} {
+		va, _ := a.EmbedQuery(ctx, q)
+		vb, _ := b.EmbedQuery(ctx, q)
+		if !slices.Equal(va, vb) {
+			t.Errorf("%q embeds differently after LoadFit", q)
+		}
+	}
+	unfitted, _ := NewBuiltin(BuiltinOptions{}).EmbedQuery(ctx, "read the file")
+	if fitted, _ := b.EmbedQuery(ctx, "read the file"); slices.Equal(fitted, unfitted) {
+		t.Error("the loaded fit changed nothing: the test cannot tell")
+	}
+	for _, bad := range [][]byte{nil, []byte("TSFIT001"), append([]byte("TSFIT001\x05\x00\x00\x00"), 1, 2, 3)} {
+		if err := b.LoadFit(bytes.NewReader(bad)); err == nil {
+			t.Errorf("LoadFit(%q) accepted damage", bad)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // Embedder turns texts into vectors. Implementations are safe for
@@ -31,6 +32,14 @@ func (i Info) String() string { return i.Provider + "/" + i.Model }
 // indexed documents (the built-in embedder's IDF weights).
 type Fitter interface {
 	Fit(docs []string)
+}
+
+// FitSaver is a Fitter whose fitted statistics can be saved, so that a
+// start over an unchanged catalog restores them instead of fitting again.
+type FitSaver interface {
+	Fitter
+	SaveFit(w io.Writer) error
+	LoadFit(r io.Reader) error
 }
 
 // Checker is implemented by embedders that depend on a server: Check

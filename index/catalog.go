@@ -286,17 +286,18 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 	if err := CheckToolName(name); err != nil {
 		return nil, &CatalogError{Path: ".name", Reason: err.Error()}
 	}
-	schema, params, err := checkObjectSchema(ts.InputSchema)
+	schema, params, inDecoded, err := checkObjectSchema(ts.InputSchema)
 	if err != nil {
 		return nil, &CatalogError{Path: ".inputSchema", Reason: err.Error()}
 	}
 	var out json.RawMessage
+	var outDecoded any
 	if len(ts.OutputSchema) > 0 && string(ts.OutputSchema) != "null" {
-		o, _, err := checkObjectSchema(ts.OutputSchema)
+		o, _, dec, err := checkObjectSchema(ts.OutputSchema)
 		if err != nil {
 			return nil, &CatalogError{Path: ".outputSchema", Reason: err.Error()}
 		}
-		out = o
+		out, outDecoded = o, dec
 	}
 	if ts.Group != "" && (len(ts.Group) > 64 || strings.TrimSpace(ts.Group) != ts.Group) {
 		return nil, &CatalogError{Path: ".group", Reason: fmt.Sprintf("invalid group %q: at most 64 characters, no surrounding space", ts.Group)}
@@ -325,7 +326,7 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 	if t.Summary == "" {
 		t.Summary = Summarize(t.Title)
 	}
-	t.Warnings = ScanTool(t.Title, t.Description, t.InputSchema, t.OutputSchema)
+	t.Warnings = scanTool(t.Title, t.Description, inDecoded, outDecoded)
 	return t, nil
 }
 
@@ -358,7 +359,7 @@ func NormalizeObjectSchema(raw json.RawMessage) (json.RawMessage, error) {
 		m["type"] = "object"
 	}
 	out := mustMarshal(m)
-	if _, _, err := checkObjectSchema(out); err != nil {
+	if _, _, _, err := checkObjectSchema(out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -366,27 +367,27 @@ func NormalizeObjectSchema(raw json.RawMessage) (json.RawMessage, error) {
 
 // checkObjectSchema checks that raw is a JSON object schema ("type":
 // "object") and returns it re-encoded canonically (sorted keys, compact)
-// together with its top-level parameters.
-func checkObjectSchema(raw json.RawMessage) (json.RawMessage, []Param, error) {
+// together with its top-level parameters and its decoded value.
+func checkObjectSchema(raw json.RawMessage) (json.RawMessage, []Param, any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
-		return nil, nil, errors.New(`missing: every tool needs an object schema such as {"type": "object"}`)
+		return nil, nil, nil, errors.New(`missing: every tool needs an object schema such as {"type": "object"}`)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, nil, fmt.Errorf("not a JSON object schema: %v", err)
+		return nil, nil, nil, fmt.Errorf("not a JSON object schema: %v", err)
 	}
 	typ, ok := m["type"]
 	if !ok {
-		return nil, nil, errors.New(`not an object schema: "type" is missing (want "object")`)
+		return nil, nil, nil, errors.New(`not an object schema: "type" is missing (want "object")`)
 	}
 	if typ != "object" {
-		return nil, nil, fmt.Errorf(`not an object schema: "type" is %s (want "object")`, compactJSON(mustMarshal(typ)))
+		return nil, nil, nil, fmt.Errorf(`not an object schema: "type" is %s (want "object")`, compactJSON(mustMarshal(typ)))
 	}
 	var params []Param
 	if props, ok := m["properties"]; ok {
 		pm, ok := props.(map[string]any)
 		if !ok {
-			return nil, nil, errors.New(`"properties" must be an object`)
+			return nil, nil, nil, errors.New(`"properties" must be an object`)
 		}
 		required := map[string]bool{}
 		if req, ok := m["required"].([]any); ok {
@@ -405,7 +406,7 @@ func checkObjectSchema(raw json.RawMessage) (json.RawMessage, []Param, error) {
 		}
 		sort.Slice(params, func(i, j int) bool { return params[i].Name < params[j].Name })
 	}
-	return mustMarshal(m), params, nil
+	return mustMarshal(m), params, m, nil
 }
 
 func mustMarshal(v any) json.RawMessage {

@@ -7,8 +7,10 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	chromem "github.com/philippgille/chromem-go"
 )
@@ -150,8 +152,8 @@ func TestOpenStoreMigratesTheLegacyLayout(t *testing.T) {
 		t.Fatalf("sync after migration = %+v (%d embedded), %v; want every vector kept", stats.Vectors, emb.texts, err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(dir, "vectors"))
-	if len(entries) != 1 || entries[0].IsDir() || nameOf(entries[0].Name()) != testCol.Name() {
-		t.Errorf("vectors/ after migration holds %v, want the one collection file", entries)
+	if len(entries) != 2 || entries[0].IsDir() || nameOf(entries[0].Name()) != testCol.Name() || filepath.Ext(entries[1].Name()) != snapExt {
+		t.Errorf("vectors/ after migration holds %v, want the collection file and its snapshot", entries)
 	}
 }
 
@@ -218,5 +220,65 @@ func TestNoTwoToolsShareAVectorFile(t *testing.T) {
 		if round == 1 && (st.Unchanged != 2 || emb.texts != 0) {
 			t.Errorf("d__%s and d__%s share chromem's short hash; after a reopen: %v, %d embedded; want both kept", a, b, st, emb.texts)
 		}
+	}
+}
+
+// TestUnchangedStartReadsTheSnapshot: reopening an unchanged index reads
+// the snapshot file only; chromem-go's copy is loaded when something
+// changes. A snapshot that no longer matches its collection file, or is
+// damaged, is ignored.
+func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
+	ctx := context.Background()
+	cat := mustCatalog(t, smallCatalog)
+	for _, damage := range []string{"none", "stale", "garbage", "missing"} {
+		t.Run(damage, func(t *testing.T) {
+			dir := syncedStore(t)
+			gob, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
+			snap := snapPathOf(gob[0])
+			switch damage {
+			case "stale":
+				later := time.Now().Add(time.Hour)
+				os.Chtimes(gob[0], later, later)
+			case "garbage":
+				os.WriteFile(snap, []byte("TSSNAP01 and then nothing useful"), 0o644)
+			case "missing":
+				os.Remove(snap)
+			}
+			st, err := OpenStore(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			emb := &countingEmbedder{}
+			stats, err := st.Sync(ctx, cat, emb, testCol, VectorSyncOptions{})
+			if err != nil || stats.Vectors.Unchanged != 6 || emb.texts != 0 {
+				t.Fatalf("sync = %+v (%d embedded), %v; want all 6 unchanged", stats.Vectors, emb.texts, err)
+			}
+			if loaded := st.Vectors.loaded[testCol.Name()]; loaded != (damage != "none") {
+				t.Errorf("chromem-go collection loaded = %v, want %v", loaded, damage != "none")
+			}
+			q := hashVec(DocumentText(cat.Tool("slack__post_message")))
+			hits, err := st.Vectors.Query(ctx, testCol, q, 1, "", "")
+			if err != nil || len(hits) != 1 || hits[0].ID != "slack__post_message" {
+				t.Errorf("query = %v, %v", hits, err)
+			}
+		})
+	}
+	// A change loads chromem-go's copy, and the new snapshot matches it.
+	dir := syncedStore(t)
+	st, _ := OpenStore(dir)
+	changed := mustCatalog(t, strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1))
+	if _, err := st.Sync(ctx, changed, &countingEmbedder{}, testCol, VectorSyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	gob, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
+	s, err := readSnap(gob[0])
+	if err != nil || len(s.ids) != 6 {
+		t.Fatalf("snapshot after a change: %v, %v", s, err)
+	}
+	i := slices.Index(s.ids, "slack__post_message")
+	if s.hash[i] != changed.Tool("slack__post_message").Hash {
+		t.Error("the snapshot kept the old hash of the changed tool")
 	}
 }

@@ -75,9 +75,22 @@ const MaxDescriptionChars = 2000
 // the text of its schemas (property descriptions included): empty for a
 // clean tool.
 func ScanTool(title, description string, schemas ...json.RawMessage) []string {
+	decoded := make([]any, 0, len(schemas))
+	for _, raw := range schemas {
+		var v any
+		if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
+			decoded = append(decoded, v)
+		}
+	}
+	return scanTool(title, description, decoded...)
+}
+
+// scanTool is ScanTool over schemas already decoded (a catalog decodes
+// each schema once).
+func scanTool(title, description string, schemas ...any) []string {
 	texts := []string{title, description}
 	for _, s := range schemas {
-		texts = append(texts, schemaStrings(s)...)
+		texts = appendStrings(texts, s)
 	}
 	all := strings.Join(texts, "\n")
 	lower, ascii := strings.ToLower(all), isASCII(all)
@@ -96,33 +109,21 @@ func ScanTool(title, description string, schemas ...json.RawMessage) []string {
 	return flags
 }
 
-// schemaStrings returns every string value of a JSON schema (descriptions,
-// titles, enum values, defaults).
-func schemaStrings(raw json.RawMessage) []string {
-	if len(raw) == 0 {
-		return nil
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return nil
-	}
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			out = append(out, x)
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
+// appendStrings appends every string value of a decoded JSON schema
+// (descriptions, titles, enum values, defaults).
+func appendStrings(out []string, v any) []string {
+	switch x := v.(type) {
+	case string:
+		out = append(out, x)
+	case []any:
+		for _, e := range x {
+			out = appendStrings(out, e)
+		}
+	case map[string]any:
+		for _, e := range x {
+			out = appendStrings(out, e)
 		}
 	}
-	walk(v)
 	return out
 }
 

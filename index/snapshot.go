@@ -7,13 +7,18 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
+
+	chromem "github.com/philippgille/chromem-go"
 )
 
 // snapshot is a read-only, contiguous copy of one collection's vectors.
 type snapshot struct {
 	dims   int
 	ids    []string
+	hash   []string // content hash of each tool's vector
 	domain []string
 	group  []string
 	mat    []float32 // len(ids) × dims, rows L2-normalised
@@ -50,39 +55,68 @@ func (v *VectorStore) invalidate(col Collection) {
 	v.mu.Unlock()
 }
 
-// snapshot returns the collection's snapshot, building it on first use.
-// It returns nil for a missing or empty collection.
+// snapshot returns the collection's snapshot: the one Sync left, else
+// the snapshot file, else one built from the chromem-go collection. It
+// returns nil for a missing or empty collection.
 func (v *VectorStore) snapshot(ctx context.Context, col Collection) (*snapshot, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if s, ok := v.snaps[col.Name()]; ok {
+	return v.snapshotLocked(ctx, col.Name())
+}
+
+func (v *VectorStore) snapshotLocked(ctx context.Context, name string) (*snapshot, error) {
+	if s, ok := v.snaps[name]; ok {
 		return s, nil
 	}
-	v.loadLocked(col.Name())
-	c := v.db.GetCollection(col.Name(), noEmbed)
+	if v.dir != "" && !v.loaded[name] {
+		// Unchanged since the last write: no need for chromem-go's copy.
+		if s, err := readSnap(v.fileOf(name)); err == nil {
+			v.snaps[name] = s
+			return s, nil
+		}
+	}
+	v.loadLocked(name)
+	s, err := buildSnapshot(ctx, v.db.GetCollection(name, noEmbed), dimsOf(name))
+	if err != nil {
+		return nil, err
+	}
+	v.snaps[name] = s
+	return s, nil
+}
+
+// buildSnapshot copies a chromem-go collection's vectors into a snapshot,
+// rows sorted by ID (a stable order keeps ties deterministic). chromem has
+// no listing call: asking for every document by similarity to a unit
+// vector returns them all, with their metadata.
+func buildSnapshot(ctx context.Context, c *chromem.Collection, dims int) (*snapshot, error) {
 	if c == nil || c.Count() == 0 {
 		return nil, nil
 	}
-	unit := make([]float32, col.Dims)
+	unit := make([]float32, dims)
 	unit[0] = 1
 	res, err := c.QueryEmbedding(ctx, unit, c.Count(), nil, nil)
 	if err != nil {
-		return nil, fmt.Errorf("read vector collection %s: %w", col.Name(), err)
+		return nil, fmt.Errorf("read vector collection %s: %w", c.Name, err)
 	}
-	// A stable order keeps ties deterministic.
 	sort.Slice(res, func(i, j int) bool { return res[i].ID < res[j].ID })
-	s := &snapshot{dims: col.Dims, mat: make([]float32, 0, len(res)*col.Dims)}
+	s := &snapshot{dims: dims, mat: make([]float32, 0, len(res)*dims)}
 	for _, r := range res {
-		if len(r.Embedding) != col.Dims {
-			return nil, fmt.Errorf("vector collection %s: %s has %d dimensions, want %d", col.Name(), r.ID, len(r.Embedding), col.Dims)
+		if len(r.Embedding) != dims {
+			return nil, fmt.Errorf("vector collection %s: %s has %d dimensions, want %d", c.Name, r.ID, len(r.Embedding), dims)
 		}
 		s.ids = append(s.ids, r.ID)
+		s.hash = append(s.hash, r.Metadata["hash"])
 		s.domain = append(s.domain, r.Metadata["domain"])
 		s.group = append(s.group, r.Metadata["group"])
 		s.mat = append(s.mat, r.Embedding...)
 	}
-	v.snaps[col.Name()] = s
 	return s, nil
+}
+
+// dimsOf returns the dimension in a collection name (Collection.Name).
+func dimsOf(name string) int {
+	n, _ := strconv.Atoi(name[strings.LastIndexByte(name, ':')+1:])
+	return n
 }
 
 func normalized(v []float32) []float32 {

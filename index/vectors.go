@@ -135,14 +135,14 @@ func (v *VectorStore) loadLocked(name string) {
 // persist writes the named collection's file: a temporary file, synced,
 // then renamed over the old one, so that a kill leaves either version
 // whole. Callers make sure no write to the collection runs meanwhile.
-func (v *VectorStore) persist(name string) error {
+func (v *VectorStore) persist(name string) (*snapshot, error) {
 	if v.dir == "" {
-		return nil
+		return nil, nil
 	}
 	path := v.fileOf(name)
 	tmp, err := os.CreateTemp(v.dir, filepath.Base(path)+tmpSuffix+"*")
 	if err != nil {
-		return fmt.Errorf("write vector collection %s: %w", name, err)
+		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
 	}
 	defer os.Remove(tmp.Name()) // gone after the rename; cleans up after an error
 	w := bufio.NewWriterSize(tmp, 1<<20)
@@ -160,13 +160,22 @@ func (v *VectorStore) persist(name string) error {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		return fmt.Errorf("write vector collection %s: %w", name, err)
+		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
+	}
+	// The snapshot file goes second: if a kill comes between the two, the
+	// snapshot no longer matches the .gob and is rebuilt from it.
+	s, err := buildSnapshot(context.Background(), v.db.GetCollection(name, noEmbed), dimsOf(name))
+	if err == nil && s != nil {
+		err = writeSnap(path, s)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write vector snapshot %s: %w", name, err)
 	}
 	if d, err := os.Open(v.dir); err == nil {
-		d.Sync() // the rename itself survives a power cut
+		d.Sync() // the renames themselves survive a power cut
 		d.Close()
 	}
-	return nil
+	return s, nil
 }
 
 // migrateLegacy moves collections from chromem-go's file-per-document
@@ -213,7 +222,7 @@ func (v *VectorStore) migrateLegacy() error {
 					return fmt.Errorf("migrate vector collection %s: %w", name, err)
 				}
 				v.loaded[name] = true
-				if err := v.persist(name); err != nil {
+				if _, err := v.persist(name); err != nil {
 					return err
 				}
 			}
@@ -264,13 +273,12 @@ func (v *VectorStore) collection(name string) (*chromem.Collection, error) {
 // Count returns the number of vectors in the named collection.
 func (v *VectorStore) Count(col Collection) int {
 	v.mu.Lock()
-	v.loadLocked(col.Name())
-	v.mu.Unlock()
-	c := v.db.GetCollection(col.Name(), noEmbed)
-	if c == nil {
+	defer v.mu.Unlock()
+	s, err := v.snapshotLocked(context.Background(), col.Name())
+	if err != nil || s == nil {
 		return 0
 	}
-	return c.Count()
+	return len(s.ids)
 }
 
 // Prune deletes the collections of provider other than keep, and returns
@@ -299,8 +307,10 @@ func (v *VectorStore) Prune(provider string, keep Collection) ([]string, error) 
 			return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
 		}
 		if v.dir != "" {
-			if err := os.Remove(v.fileOf(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
+			for _, f := range []string{v.fileOf(name), snapPathOf(v.fileOf(name))} {
+				if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
+				}
 			}
 		}
 		gone = append(gone, name)
@@ -339,22 +349,7 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	if col.Dims <= 0 {
 		return st, fmt.Errorf("vector collection %s: dimension unknown", col.Name())
 	}
-	c, err := v.collection(col.Name())
-	if err != nil {
-		return st, err
-	}
-	defer v.invalidate(col)
-	// Every change ends in the collection's file, an error included: the
-	// vectors embedded before it stay, and the next Sync resumes there.
-	dirty := false
-	defer func() {
-		if dirty {
-			if perr := v.persist(col.Name()); perr != nil && err == nil {
-				err = perr
-			}
-		}
-	}()
-	existing, err := listHashes(ctx, c, col.Dims)
+	existing, err := v.hashes(ctx, col.Name())
 	if err != nil {
 		return st, err
 	}
@@ -378,6 +373,32 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 			removed = append(removed, id)
 		}
 	}
+	if len(todo) == 0 && len(removed) == 0 {
+		return st, nil
+	}
+	// Something changes: now chromem-go's copy is needed.
+	c, err := v.collection(col.Name())
+	if err != nil {
+		return st, err
+	}
+	// Every change ends in the collection's files, an error included: the
+	// vectors embedded before it stay, and the next Sync resumes there.
+	dirty := false
+	defer func() {
+		if !dirty {
+			return
+		}
+		v.invalidate(col)
+		s, perr := v.persist(col.Name())
+		if perr != nil && err == nil {
+			err = perr
+		}
+		if s != nil {
+			v.mu.Lock()
+			v.snaps[col.Name()] = s
+			v.mu.Unlock()
+		}
+	}()
 	if len(removed) > 0 {
 		if err := c.Delete(ctx, nil, nil, removed...); err != nil {
 			return st, fmt.Errorf("delete stale vectors: %w", err)
@@ -442,7 +463,7 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 			}
 			if v.dir != "" && time.Since(lastSave) > checkpointEvery && done < len(todo) {
 				// A kill loses at most this much embedding work.
-				if err := v.persist(col.Name()); err != nil {
+				if _, err := v.persist(col.Name()); err != nil {
 					return err
 				}
 				lastSave = time.Now()
@@ -456,23 +477,18 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	return st, nil
 }
 
-// listHashes returns the ID → content hash of every document in c. chromem
-// has no listing call, so it asks for all documents by similarity to a unit
-// vector, which returns their metadata too.
-func listHashes(ctx context.Context, c *chromem.Collection, dims int) (map[string]string, error) {
-	n := c.Count()
-	out := make(map[string]string, n)
-	if n == 0 {
-		return out, nil
+// hashes returns the ID → content hash of every vector in the named
+// collection, from its snapshot (see snapshotLocked).
+func (v *VectorStore) hashes(ctx context.Context, name string) (map[string]string, error) {
+	v.mu.Lock()
+	s, err := v.snapshotLocked(ctx, name)
+	v.mu.Unlock()
+	if err != nil || s == nil {
+		return map[string]string{}, err
 	}
-	unit := make([]float32, dims)
-	unit[0] = 1
-	res, err := c.QueryEmbedding(ctx, unit, n, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("read vector collection %s: %w", c.Name, err)
-	}
-	for _, r := range res {
-		out[r.ID] = r.Metadata["hash"]
+	out := make(map[string]string, len(s.ids))
+	for i, id := range s.ids {
+		out[id] = s.hash[i]
 	}
 	return out, nil
 }

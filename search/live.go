@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/toolscout/toolscout/embed"
@@ -209,12 +211,13 @@ func (l *Live) sync(ctx context.Context, cat *index.Catalog, progress func(done,
 	var col index.Collection
 	var docEmb index.DocumentEmbedder
 	if l.emb != nil {
-		if f, ok := l.emb.(embed.Fitter); ok {
+		if f, ok := l.emb.(embed.Fitter); ok && !l.loadFit(cat) {
 			docs := make([]string, 0, cat.Len())
 			for _, t := range cat.Tools() {
 				docs = append(docs, index.DocumentText(t))
 			}
 			f.Fit(docs)
+			l.saveFit(cat)
 		}
 		if c, ok := l.emb.(embed.Checker); ok && l.emb.Info().Dims == 0 {
 			if err := c.Check(ctx); err != nil {
@@ -237,6 +240,68 @@ func (l *Live) sync(ctx context.Context, cat *index.Catalog, progress func(done,
 		}
 	}
 	return st, nil
+}
+
+// fitFile is where the embedder's statistics fitted to cat are saved:
+// keyed by the embedder's fingerprint and the catalog's hash, so a start
+// over an unchanged catalog restores them instead of fitting again ("" when
+// the store is in memory or the embedder cannot save them).
+func (l *Live) fitFile(cat *index.Catalog) string {
+	_, saver := l.emb.(embed.FitSaver)
+	fp, ok := l.emb.(embed.Fingerprinter)
+	if !saver || !ok || l.store.Dir() == "" {
+		return ""
+	}
+	return filepath.Join(l.store.Dir(), "fit-"+fp.Fingerprint()+"-"+cat.Hash()+".bin")
+}
+
+// loadFit restores the saved fit of cat, reporting whether it did.
+func (l *Live) loadFit(cat *index.Catalog) bool {
+	path := l.fitFile(cat)
+	if path == "" {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := l.emb.(embed.FitSaver).LoadFit(f); err != nil {
+		l.log.Warn("saved embedder statistics unreadable; fitting again", "file", path, "err", err)
+		return false
+	}
+	return true
+}
+
+// saveFit saves the fit of cat (atomically) and deletes older ones. A
+// failure costs the next start a fit, nothing else.
+func (l *Live) saveFit(cat *index.Catalog) {
+	path := l.fitFile(cat)
+	if path == "" {
+		return
+	}
+	old, _ := filepath.Glob(filepath.Join(l.store.Dir(), "fit-*.bin"))
+	tmp, err := os.CreateTemp(l.store.Dir(), "fit-*.tmp")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	err = l.emb.(embed.FitSaver).SaveFit(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		l.log.Warn("could not save the embedder's statistics", "err", err)
+		return
+	}
+	for _, o := range old {
+		if o != path {
+			os.Remove(o)
+		}
+	}
 }
 
 // collectionOf names the vector collection of an embedder's vectors of

@@ -10,11 +10,19 @@ import (
 	"github.com/toolscout/toolscout/index"
 )
 
-// countingDocs counts the documents it embeds.
+// countingDocs counts the documents it embeds and the fits.
 type countingDocs struct {
 	*embed.Builtin
 	mu   sync.Mutex
 	docs int
+	fits int
+}
+
+func (c *countingDocs) Fit(docs []string) {
+	c.mu.Lock()
+	c.fits++
+	c.mu.Unlock()
+	c.Builtin.Fit(docs)
 }
 
 func (c *countingDocs) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
@@ -57,6 +65,7 @@ func TestLiveReindexEmbedsOnlyChanges(t *testing.T) {
 		tool("read_file", "Read a file."), tool("write_file", "Write a file."), tool("list_dir", "List a directory."),
 	}}}
 	live := openLive(t, dir, emb, false, specs)
+	defer live.Close()
 	if got := emb.count(); got != 3 {
 		t.Errorf("first build embedded %d documents, want 3", got)
 	}
@@ -85,13 +94,28 @@ func TestLiveReindexEmbedsOnlyChanges(t *testing.T) {
 	if d := live.Engine().Catalog().Tool("files__write_file").Description; d != "Write text to a file, replacing it." {
 		t.Errorf("engine still searches the old catalog: %q", d)
 	}
-	live.Close()
 
-	// A new process over the same data dir embeds nothing.
-	again := openLive(t, dir, emb, false, changed)
+	// A new process over the same data dir embeds nothing, and restores
+	// the embedder's statistics instead of fitting them again: its answers
+	// are the same.
+	before, err := live.Engine().Search(context.Background(), Request{Query: "write text into a file", Mode: Semantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &countingDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{})}
+	again := openLive(t, dir, fresh, false, changed)
 	defer again.Close()
-	if got := emb.count(); got != 4 {
-		t.Errorf("reopening an indexed data dir embedded %d more documents", got-4)
+	if fresh.docs != 0 || fresh.fits != 0 {
+		t.Errorf("reopening an indexed data dir embedded %d documents and fitted %d times; want none", fresh.docs, fresh.fits)
+	}
+	after, err := again.Engine().Search(context.Background(), Request{Query: "write text into a file", Mode: Semantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range before.Results {
+		if before.Results[i].Tool.QualifiedName != after.Results[i].Tool.QualifiedName || before.Results[i].Score != after.Results[i].Score {
+			t.Errorf("result %d after reopening: %s %.6f, before: %s %.6f", i, after.Results[i].Tool.QualifiedName, after.Results[i].Score, before.Results[i].Tool.QualifiedName, before.Results[i].Score)
+		}
 	}
 }
 
