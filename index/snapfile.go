@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -91,56 +90,57 @@ func readSnap(gobPath string) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(snapPathOf(gobPath))
+	data, err := os.ReadFile(snapPathOf(gobPath))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	r := bufio.NewReaderSize(f, 1<<20)
-	var hdr [32]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, fmt.Errorf("snapshot header: %w", err)
-	}
-	if string(hdr[:8]) != snapMagic {
+	if len(data) < 32 || string(data[:8]) != snapMagic {
 		return nil, errors.New("not a toolscout snapshot")
 	}
-	if int64(binary.LittleEndian.Uint64(hdr[8:])) != gi.Size() || int64(binary.LittleEndian.Uint64(hdr[16:])) != gi.ModTime().UnixNano() {
+	if int64(binary.LittleEndian.Uint64(data[8:])) != gi.Size() || int64(binary.LittleEndian.Uint64(data[16:])) != gi.ModTime().UnixNano() {
 		return nil, errStaleSnap
 	}
-	dims, rows := int(binary.LittleEndian.Uint32(hdr[24:])), int(binary.LittleEndian.Uint32(hdr[28:]))
+	dims, rows := int(binary.LittleEndian.Uint32(data[24:])), int(binary.LittleEndian.Uint32(data[28:]))
 	// The matrix alone needs rows × dims × 4 bytes: a header that claims
 	// more than the file holds is damage, not a reason to allocate.
-	if dims <= 0 || int64(rows)*int64(dims)*4 > fi.Size() {
-		return nil, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, fi.Size())
+	matBytes := int64(rows) * int64(dims) * 4
+	if dims <= 0 || matBytes > int64(len(data)) {
+		return nil, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, len(data))
 	}
+	// The strings region becomes one string that every field slices (one
+	// allocation instead of four per tool).
+	strEnd := int64(len(data)) - matBytes
+	if strEnd < 32 {
+		return nil, errors.New("snapshot is shorter than its matrix")
+	}
+	region := data[32:strEnd]
+	type span struct{ off, n int }
+	spans := make([]span, 4*rows)
+	pos := 0
+	for i := range spans {
+		n, k := binary.Uvarint(region[pos:])
+		if k <= 0 || uint64(len(region)-pos-k) < n {
+			return nil, fmt.Errorf("snapshot row %d: bad string", i/4)
+		}
+		pos += k
+		spans[i] = span{pos, int(n)}
+		pos += int(n)
+	}
+	if pos != len(region) {
+		return nil, errors.New("snapshot strings do not end where the matrix starts")
+	}
+	all := string(region)
 	s := &snapshot{dims: dims, ids: make([]string, rows), hash: make([]string, rows), domain: make([]string, rows), group: make([]string, rows)}
 	for i := 0; i < rows; i++ {
-		for _, dst := range [4]*string{&s.ids[i], &s.hash[i], &s.domain[i], &s.group[i]} {
-			n, err := binary.ReadUvarint(r)
-			if err != nil || n > 1<<16 {
-				return nil, fmt.Errorf("snapshot row %d: bad string length", i)
-			}
-			b := make([]byte, n)
-			if _, err := io.ReadFull(r, b); err != nil {
-				return nil, fmt.Errorf("snapshot row %d: %w", i, err)
-			}
-			*dst = string(b)
+		for j, dst := range [4]*string{&s.ids[i], &s.hash[i], &s.domain[i], &s.group[i]} {
+			sp := spans[4*i+j]
+			*dst = all[sp.off : sp.off+sp.n]
 		}
 	}
-	raw := make([]byte, rows*dims*4)
-	if _, err := io.ReadFull(r, raw); err != nil {
-		return nil, fmt.Errorf("snapshot matrix: %w", err)
-	}
-	if _, err := r.ReadByte(); err != io.EOF {
-		return nil, errors.New("snapshot has trailing bytes")
-	}
+	mat := data[strEnd:]
 	s.mat = make([]float32, rows*dims)
 	for i := range s.mat {
-		s.mat[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		s.mat[i] = math.Float32frombits(binary.LittleEndian.Uint32(mat[4*i:]))
 	}
 	return s, nil
 }

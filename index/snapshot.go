@@ -68,12 +68,9 @@ func (v *VectorStore) snapshotLocked(ctx context.Context, name string) (*snapsho
 	if s, ok := v.snaps[name]; ok {
 		return s, nil
 	}
-	if v.dir != "" && !v.loaded[name] {
+	if v.dir != "" && !v.loaded[name] && v.fromSnapshot(name) {
 		// Unchanged since the last write: no need for chromem-go's copy.
-		if s, err := readSnap(v.fileOf(name)); err == nil {
-			v.snaps[name] = s
-			return s, nil
-		}
+		return v.snaps[name], nil
 	}
 	v.loadLocked(name)
 	s, err := buildSnapshot(ctx, v.db.GetCollection(name, noEmbed), dimsOf(name))

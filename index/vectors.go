@@ -116,6 +116,18 @@ func (v *VectorStore) loadLocked(name string) {
 	}
 	v.loaded[name] = true
 	path := v.fileOf(name)
+	if s := v.snaps[name]; s != nil || v.fromSnapshot(name) {
+		if s == nil {
+			s = v.snaps[name]
+		}
+		// The snapshot holds every document of the file: refilling
+		// chromem-go from it costs a fraction of decoding its export
+		// (0.3 s against 5 s at 100k tools).
+		if err := refill(v.db, name, s); err == nil {
+			return
+		}
+		v.db.DeleteCollection(name)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return // not written yet
@@ -130,6 +142,37 @@ func (v *VectorStore) loadLocked(name string) {
 		os.Remove(path)
 		v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
 	}
+}
+
+// fromSnapshot reads the named collection's snapshot file into v.snaps,
+// reporting whether it could. v.mu is held.
+func (v *VectorStore) fromSnapshot(name string) bool {
+	s, err := readSnap(v.fileOf(name))
+	if err != nil {
+		return false
+	}
+	v.snaps[name] = s
+	return true
+}
+
+// refill creates the named chromem-go collection from a snapshot.
+func refill(db *chromem.DB, name string, s *snapshot) error {
+	c, err := db.CreateCollection(name, nil, noEmbed)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	for i, id := range s.ids {
+		doc := chromem.Document{
+			ID:        id,
+			Embedding: slices.Clone(s.mat[i*s.dims : (i+1)*s.dims]),
+			Metadata:  map[string]string{"hash": s.hash[i], "domain": s.domain[i], "group": s.group[i]},
+		}
+		if err := c.AddDocument(ctx, doc); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // persist writes the named collection's file: a temporary file, synced,
