@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -165,16 +166,37 @@ func fingerprint(concepts, translations string, share float64) string {
 // documents. Queries embedded afterwards weight features by them; document
 // vectors do not change.
 func (b *Builtin) Fit(docs []string) {
-	df := make(map[uint64]int, 4096)
-	seen := make(map[uint64]bool, 512)
-	for _, d := range docs {
-		clear(seen)
-		b.features(d, false, func(h uint64, _ float32) {
-			if !seen[h] {
-				seen[h] = true
-				df[h]++
+	// Document frequencies are counted in parallel over slices of the
+	// documents (the features of a document do not depend on the others)
+	// and summed: the same table as one pass, in about half the time on
+	// two cores.
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(docs)/1024))
+	dfs := make([]map[uint64]int, parts)
+	var wg sync.WaitGroup
+	for p := range dfs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			df := make(map[uint64]int, 4096)
+			seen := make(map[uint64]bool, 512)
+			for _, d := range docs[p*len(docs)/parts : (p+1)*len(docs)/parts] {
+				clear(seen)
+				b.features(d, false, func(h uint64, _ float32) {
+					if !seen[h] {
+						seen[h] = true
+						df[h]++
+					}
+				}, nil)
 			}
-		}, nil)
+			dfs[p] = df
+		}()
+	}
+	wg.Wait()
+	df := dfs[0]
+	for _, other := range dfs[1:] {
+		for h, c := range other {
+			df[h] += c
+		}
 	}
 	n := float64(len(docs))
 	idf := make(map[uint64]float32, len(df))

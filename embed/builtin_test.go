@@ -166,3 +166,38 @@ func TestSaveLoadFit(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelFit: fitting in parallel gives the one-pass table (and, under
+// -race, shows that features share no mutable state).
+func TestParallelFit(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	words := strings.Fields("read write file folder message channel issue ticket deploy restart pod invoice customer email calendar event search list create delete")
+	docs := make([]string, 5000)
+	for i := range docs {
+		var ws []string
+		for j := 0; j < 8; j++ {
+			ws = append(ws, words[r.Intn(len(words))])
+		}
+		docs[i] = strings.Join(ws, " ")
+	}
+	b := NewBuiltin(BuiltinOptions{})
+	b.Fit(docs)
+	df := map[uint64]int{}
+	for _, d := range docs {
+		seen := map[uint64]bool{}
+		b.features(d, false, func(h uint64, _ float32) {
+			if !seen[h] {
+				seen[h] = true
+				df[h]++
+			}
+		}, nil)
+	}
+	if len(df) != len(b.idf) {
+		t.Fatalf("parallel fit has %d features, one pass %d", len(b.idf), len(df))
+	}
+	for h, c := range df {
+		if want := float32(math.Log(1 + float64(len(docs))/float64(c))); b.idf[h] != want {
+			t.Fatalf("feature %x: idf %v, one pass %v", h, b.idf[h], want)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package search
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -204,30 +206,32 @@ func (l *Live) quarantine(specs []index.DomainSpec) []index.DomainSpec {
 	return kept
 }
 
-// sync brings the store to cat: the built-in embedder is fitted to the
-// catalog, an embedder of unknown size is checked, and vectors of older
-// fingerprints are deleted.
+// sync brings the store to cat: the keyword index first, then the
+// built-in embedder's statistics (fitted, or restored: see fit), an
+// embedder of unknown size is checked, the vectors are synced and vectors
+// of older fingerprints deleted.
 func (l *Live) sync(ctx context.Context, cat *index.Catalog, progress func(done, total int)) (index.StoreStats, error) {
-	var col index.Collection
-	var docEmb index.DocumentEmbedder
-	if l.emb != nil {
-		if f, ok := l.emb.(embed.Fitter); ok && !l.loadFit(cat) {
-			docs := make([]string, 0, cat.Len())
-			for _, t := range cat.Tools() {
-				docs = append(docs, index.DocumentText(t))
-			}
-			f.Fit(docs)
-			l.saveFit(cat)
-		}
-		if c, ok := l.emb.(embed.Checker); ok && l.emb.Info().Dims == 0 {
-			if err := c.Check(ctx); err != nil {
-				return index.StoreStats{}, err
-			}
-		}
-		col = collectionOf(l.emb, l.emb.Info().Dims)
-		docEmb = l.emb
+	var st index.StoreStats
+	var err error
+	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
+		return st, fmt.Errorf("index catalog: %w", err)
 	}
-	st, err := l.store.Sync(ctx, cat, docEmb, col, index.VectorSyncOptions{Progress: progress, Concurrency: l.conc})
+	if l.emb == nil {
+		return st, nil
+	}
+	if f, ok := l.emb.(embed.Fitter); ok {
+		l.fit(f, cat, st.Keyword.Added+st.Keyword.Changed+st.Keyword.Removed)
+	}
+	if c, ok := l.emb.(embed.Checker); ok && l.emb.Info().Dims == 0 {
+		if err := c.Check(ctx); err != nil {
+			return st, err
+		}
+	}
+	col := collectionOf(l.emb, l.emb.Info().Dims)
+	if col.Dims <= 0 {
+		return st, index.ErrNoDimension
+	}
+	st.Vectors, err = l.store.Vectors.Sync(ctx, col, cat, l.emb, index.VectorSyncOptions{Progress: progress, Concurrency: l.conc})
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
@@ -242,51 +246,88 @@ func (l *Live) sync(ctx context.Context, cat *index.Catalog, progress func(done,
 	return st, nil
 }
 
-// fitFile is where the embedder's statistics fitted to cat are saved:
-// keyed by the embedder's fingerprint and the catalog's hash, so a start
-// over an unchanged catalog restores them instead of fitting again ("" when
-// the store is in memory or the embedder cannot save them).
-func (l *Live) fitFile(cat *index.Catalog) string {
-	_, saver := l.emb.(embed.FitSaver)
-	fp, ok := l.emb.(embed.Fingerprinter)
-	if !saver || !ok || l.store.Dir() == "" {
-		return ""
-	}
-	return filepath.Join(l.store.Dir(), "fit-"+fp.Fingerprint()+"-"+cat.Hash()+".bin")
-}
+// maxFitDrift is the share of a catalog's tools that may have changed
+// since the embedder's statistics were fitted before they are fitted
+// again. Statistics only weight query features (document vectors do not
+// use them), and a 2% change moves them little, while fitting 100k tools
+// takes seconds.
+const maxFitDrift = 0.02
 
-// loadFit restores the saved fit of cat, reporting whether it did.
-func (l *Live) loadFit(cat *index.Catalog) bool {
-	path := l.fitFile(cat)
-	if path == "" {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if err := l.emb.(embed.FitSaver).LoadFit(f); err != nil {
-		l.log.Warn("saved embedder statistics unreadable; fitting again", "file", path, "err", err)
-		return false
-	}
-	return true
-}
-
-// saveFit saves the fit of cat (atomically) and deletes older ones. A
-// failure costs the next start a fit, nothing else.
-func (l *Live) saveFit(cat *index.Catalog) {
-	path := l.fitFile(cat)
-	if path == "" {
+// fit gives the embedder statistics for cat: restored when they were
+// saved for this catalog, or for a catalog that differs in few tools
+// (changed: the tools the keyword sync found added, changed or removed,
+// summed over the restores since the last fit, up to maxFitDrift);
+// otherwise fitted and saved.
+func (l *Live) fit(f embed.Fitter, cat *index.Catalog, changed int) {
+	saver, ok := f.(embed.FitSaver)
+	fp, fok := l.emb.(embed.Fingerprinter)
+	dir := l.store.Dir()
+	if !ok || !fok || dir == "" {
+		fitAll(f, cat)
 		return
 	}
-	old, _ := filepath.Glob(filepath.Join(l.store.Dir(), "fit-*.bin"))
-	tmp, err := os.CreateTemp(l.store.Dir(), "fit-*.tmp")
+	path := filepath.Join(dir, "fit-"+fp.Fingerprint()+"-"+cat.Hash()+".bin")
+	if _, err := loadFit(saver, path); err == nil {
+		return
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "fit-"+fp.Fingerprint()+"-*.bin"))
+	for _, o := range old {
+		drift, err := loadFit(saver, o)
+		if err == nil && float64(drift+changed) <= maxFitDrift*float64(cat.Len()) {
+			l.saveFit(saver, path, drift+changed)
+			return
+		}
+	}
+	fitAll(f, cat)
+	l.saveFit(saver, path, 0)
+}
+
+func fitAll(f embed.Fitter, cat *index.Catalog) {
+	docs := make([]string, 0, cat.Len())
+	for _, t := range cat.Tools() {
+		docs = append(docs, index.DocumentText(t))
+	}
+	f.Fit(docs)
+}
+
+// fitHeader starts a saved fit file, followed by the number of tools
+// changed since the fit (uint32, little endian) and the embedder's data.
+const fitHeader = "TSFITV01"
+
+// loadFit restores a saved fit and returns its drift.
+func loadFit(saver embed.FitSaver, path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var hdr [len(fitHeader) + 4]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil || string(hdr[:len(fitHeader)]) != fitHeader {
+		return 0, fmt.Errorf("%s: not a saved fit", path)
+	}
+	if err := saver.LoadFit(f); err != nil {
+		return 0, err
+	}
+	return int(binary.LittleEndian.Uint32(hdr[len(fitHeader):])), nil
+}
+
+// saveFit saves the embedder's statistics to path (atomically) and
+// deletes the other saved fits. A failure costs the next start a fit.
+func (l *Live) saveFit(saver embed.FitSaver, path string, drift int) {
+	dir := filepath.Dir(path)
+	old, _ := filepath.Glob(filepath.Join(dir, "fit-*.bin"))
+	tmp, err := os.CreateTemp(dir, "fit-*.tmp")
 	if err != nil {
 		return
 	}
 	defer os.Remove(tmp.Name())
-	err = l.emb.(embed.FitSaver).SaveFit(tmp)
+	var hdr [len(fitHeader) + 4]byte
+	copy(hdr[:], fitHeader)
+	binary.LittleEndian.PutUint32(hdr[len(fitHeader):], uint32(drift))
+	_, err = tmp.Write(hdr[:])
+	if err == nil {
+		err = saver.SaveFit(tmp)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -211,5 +212,41 @@ func TestLiveFollow(t *testing.T) {
 	}
 	if live.Engine().Catalog().Tool("a__two") == nil {
 		t.Error("the changed specs were not indexed")
+	}
+}
+
+// TestLiveFitDrift: a start over a catalog that differs from the fitted
+// one in at most 2% of its tools restores the saved statistics; beyond
+// that, summed over restores, it fits again.
+func TestLiveFitDrift(t *testing.T) {
+	dir := t.TempDir()
+	specs := func(changed int) []index.DomainSpec {
+		d := index.DomainSpec{Name: "svc"}
+		for i := 0; i < 100; i++ {
+			desc := fmt.Sprintf("Tool number %d reads records.", i)
+			if i < changed {
+				desc = fmt.Sprintf("Tool number %d writes records.", i)
+			}
+			d.Tools = append(d.Tools, tool(fmt.Sprintf("t%d", i), desc))
+		}
+		return []index.DomainSpec{d}
+	}
+	for _, step := range []struct {
+		changed  int
+		wantFits int
+	}{
+		{0, 1}, // first build: fit
+		{0, 0}, // same catalog: restored
+		{1, 0}, // 1 of 100 changed: restored
+		{2, 0}, // 2 changed since the fit: restored
+		{3, 1}, // 3 > 2%: fitted again
+		{3, 0}, // unchanged since the new fit
+	} {
+		emb := &countingDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{})}
+		live := openLive(t, dir, emb, false, specs(step.changed))
+		live.Close()
+		if emb.fits != step.wantFits {
+			t.Errorf("%d tools changed: %d fits, want %d", step.changed, emb.fits, step.wantFits)
+		}
 	}
 }
