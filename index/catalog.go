@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ErrToolNotFound is returned when a tool name matches no tool.
@@ -75,6 +77,22 @@ type Catalog struct {
 // tools are checked when a catalog is built from them: NewCatalog). file
 // labels errors.
 func ParseCatalog(file string, data []byte) ([]DomainSpec, error) {
+	// One decoding pass when the document is well formed; the pass below,
+	// domain by domain and tool by tool, only runs to locate an error.
+	var fast struct {
+		Domains []struct {
+			Name        string     `json:"name"`
+			Description string     `json:"description"`
+			Tools       []ToolSpec `json:"tools"`
+		} `json:"domains"`
+	}
+	if err := json.Unmarshal(data, &fast); err == nil && fast.Domains != nil {
+		specs := make([]DomainSpec, len(fast.Domains))
+		for i, d := range fast.Domains {
+			specs[i] = DomainSpec{Name: d.Name, Description: d.Description, Source: file, Tools: d.Tools}
+		}
+		return specs, nil
+	}
 	var top struct {
 		Domains []json.RawMessage `json:"domains"`
 	}
@@ -192,6 +210,7 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 		byWords: make(map[string][]*Tool),
 		specs:   specs,
 	}
+	built := buildTools(specs)
 	seenDomain := make(map[string]string)
 	for i, ds := range specs {
 		path := fmt.Sprintf("domains[%d]", i)
@@ -217,7 +236,7 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 		groups := make(map[string]bool)
 		for j, ts := range ds.Tools {
 			tpath := fmt.Sprintf("%s.tools[%d]", path, j)
-			t, err := newTool(d, ts)
+			t, err := built[i][j].t, built[i][j].err
 			if err != nil {
 				var ce *CatalogError
 				if errors.As(err, &ce) {
@@ -264,6 +283,42 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 	sort.Strings(hashes)
 	c.hash = shortHash(strings.Join(hashes, "\n"))
 	return c, nil
+}
+
+type builtTool struct {
+	t   *Tool
+	err error
+}
+
+// buildTools runs newTool on every tool of specs, in parallel (schemas are
+// decoded and re-encoded, texts scanned: the bulk of loading a catalog).
+// NewCatalog then goes through the results in order, so errors are the
+// same as one pass would give.
+func buildTools(specs []DomainSpec) [][]builtTool {
+	out := make([][]builtTool, len(specs))
+	type job struct{ i, j int }
+	var jobs []job
+	for i, ds := range specs {
+		out[i] = make([]builtTool, len(ds.Tools))
+		for j := range ds.Tools {
+			jobs = append(jobs, job{i, j})
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/256))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, jb := range jobs[w*len(jobs)/workers : (w+1)*len(jobs)/workers] {
+				ds := specs[jb.i]
+				t, err := newTool(&Domain{Name: ds.Name}, ds.Tools[jb.j])
+				out[jb.i][jb.j] = builtTool{t, err}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // indexInSource returns the position of specs[i] among the specs that came

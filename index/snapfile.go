@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"unsafe"
 )
 
 // A snapshot file (.snap beside a collection's .gob) holds what a start
@@ -62,6 +63,15 @@ func writeSnap(gobPath string, s *snapshot) error {
 			w.WriteString(str)
 		}
 	}
+	// Zero padding puts the matrix at a multiple of 4 bytes, so a reader
+	// on a little-endian machine uses the file's bytes as floats in place.
+	n := 32
+	for i := range s.ids {
+		for _, str := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
+			n += binary.PutUvarint(lb[:], uint64(len(str))) + len(str)
+		}
+	}
+	w.Write(make([]byte, (4-n%4)%4))
 	var fb [4]byte
 	for _, x := range s.mat {
 		binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
@@ -126,7 +136,7 @@ func readSnap(gobPath string) (*snapshot, error) {
 		spans[i] = span{pos, int(n)}
 		pos += int(n)
 	}
-	if pos != len(region) {
+	if pad := len(region) - pos; pad < 0 || pad > 3 {
 		return nil, errors.New("snapshot strings do not end where the matrix starts")
 	}
 	all := string(region)
@@ -137,10 +147,26 @@ func readSnap(gobPath string) (*snapshot, error) {
 			*dst = all[sp.off : sp.off+sp.n]
 		}
 	}
-	mat := data[strEnd:]
-	s.mat = make([]float32, rows*dims)
-	for i := range s.mat {
-		s.mat[i] = math.Float32frombits(binary.LittleEndian.Uint32(mat[4*i:]))
-	}
+	s.mat = floats(data[strEnd:], rows*dims)
 	return s, nil
+}
+
+// littleEndian is true on machines that store a float32 as the file does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// floats returns the n little-endian float32 values in b: b itself, read
+// in place, when the machine is little endian and b is aligned (the file
+// keeps it alive), else a decoded copy.
+func floats(b []byte, n int) []float32 {
+	if n == 0 {
+		return nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
 }

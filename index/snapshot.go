@@ -49,12 +49,6 @@ func (s *snapshot) domainCentroids() map[string][]float32 {
 	return s.centroids
 }
 
-func (v *VectorStore) invalidate(col Collection) {
-	v.mu.Lock()
-	delete(v.snaps, col.Name())
-	v.mu.Unlock()
-}
-
 // snapshot returns the collection's snapshot: the one Sync left, else
 // the snapshot file, else one built from the chromem-go collection. It
 // returns nil for a missing or empty collection.

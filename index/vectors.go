@@ -175,10 +175,50 @@ func refill(db *chromem.DB, name string, s *snapshot) error {
 	return nil
 }
 
+// snapRow is one tool's row of a snapshot.
+type snapRow struct {
+	id, hash, domain, group string
+	vec                     []float32 // normalised
+}
+
+// patchSnapshot returns old without the removed rows and the rows of
+// fresh, plus fresh, sorted by ID. old may be nil.
+func patchSnapshot(old *snapshot, dims int, removed []string, fresh []snapRow) *snapshot {
+	drop := make(map[string]bool, len(removed)+len(fresh))
+	for _, id := range removed {
+		drop[id] = true
+	}
+	for _, r := range fresh {
+		drop[r.id] = true
+	}
+	rows := make([]snapRow, 0, len(fresh)+func() int {
+		if old == nil {
+			return 0
+		}
+		return len(old.ids)
+	}())
+	if old != nil {
+		for i, id := range old.ids {
+			if !drop[id] {
+				rows = append(rows, snapRow{id: id, hash: old.hash[i], domain: old.domain[i], group: old.group[i], vec: old.mat[i*dims : (i+1)*dims]})
+			}
+		}
+	}
+	rows = append(rows, fresh...)
+	slices.SortFunc(rows, func(a, b snapRow) int { return strings.Compare(a.id, b.id) })
+	s := &snapshot{dims: dims, ids: make([]string, len(rows)), hash: make([]string, len(rows)), domain: make([]string, len(rows)),
+		group: make([]string, len(rows)), mat: make([]float32, 0, len(rows)*dims)}
+	for i, r := range rows {
+		s.ids[i], s.hash[i], s.domain[i], s.group[i] = r.id, r.hash, r.domain, r.group
+		s.mat = append(s.mat, r.vec...)
+	}
+	return s
+}
+
 // persist writes the named collection's file: a temporary file, synced,
 // then renamed over the old one, so that a kill leaves either version
 // whole. Callers make sure no write to the collection runs meanwhile.
-func (v *VectorStore) persist(name string) (*snapshot, error) {
+func (v *VectorStore) persist(name string, s *snapshot) (*snapshot, error) {
 	if v.dir == "" {
 		return nil, nil
 	}
@@ -207,7 +247,9 @@ func (v *VectorStore) persist(name string) (*snapshot, error) {
 	}
 	// The snapshot file goes second: if a kill comes between the two, the
 	// snapshot no longer matches the .gob and is rebuilt from it.
-	s, err := buildSnapshot(context.Background(), v.db.GetCollection(name, noEmbed), dimsOf(name))
+	if s == nil {
+		s, err = buildSnapshot(context.Background(), v.db.GetCollection(name, noEmbed), dimsOf(name))
+	}
 	if err == nil && s != nil {
 		err = writeSnap(path, s)
 	}
@@ -265,7 +307,7 @@ func (v *VectorStore) migrateLegacy() error {
 					return fmt.Errorf("migrate vector collection %s: %w", name, err)
 				}
 				v.loaded[name] = true
-				if _, err := v.persist(name); err != nil {
+				if _, err := v.persist(name, nil); err != nil {
 					return err
 				}
 			}
@@ -392,9 +434,17 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	if col.Dims <= 0 {
 		return st, fmt.Errorf("vector collection %s: dimension unknown", col.Name())
 	}
-	existing, err := v.hashes(ctx, col.Name())
+	v.mu.Lock()
+	old, err := v.snapshotLocked(ctx, col.Name())
+	v.mu.Unlock()
 	if err != nil {
 		return st, err
+	}
+	existing := map[string]string{}
+	if old != nil {
+		for i, id := range old.ids {
+			existing[id] = old.hash[i]
+		}
 	}
 	var todo []*Tool
 	for _, t := range cat.Tools() {
@@ -426,21 +476,21 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	}
 	// Every change ends in the collection's files, an error included: the
 	// vectors embedded before it stay, and the next Sync resumes there.
+	// The new snapshot is the old one patched: removed and re-embedded
+	// rows out, the new rows in (no full read of the collection).
 	dirty := false
+	var fresh []snapRow
 	defer func() {
 		if !dirty {
 			return
 		}
-		v.invalidate(col)
-		s, perr := v.persist(col.Name())
-		if perr != nil && err == nil {
+		s := patchSnapshot(old, col.Dims, removed, fresh)
+		if _, perr := v.persist(col.Name(), s); perr != nil && err == nil {
 			err = perr
 		}
-		if s != nil {
-			v.mu.Lock()
-			v.snaps[col.Name()] = s
-			v.mu.Unlock()
-		}
+		v.mu.Lock()
+		v.snaps[col.Name()] = s
+		v.mu.Unlock()
 	}()
 	if len(removed) > 0 {
 		if err := c.Delete(ctx, nil, nil, removed...); err != nil {
@@ -500,13 +550,16 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 				return fmt.Errorf("store vectors: %w", err)
 			}
 			dirty = true
+			for i, t := range part {
+				fresh = append(fresh, snapRow{id: t.QualifiedName, hash: t.Hash, domain: t.Domain, group: t.Group, vec: normalized(vecs[i])})
+			}
 			done += len(part)
 			if opts.Progress != nil {
 				opts.Progress(done, len(todo))
 			}
 			if v.dir != "" && time.Since(lastSave) > checkpointEvery && done < len(todo) {
 				// A kill loses at most this much embedding work.
-				if _, err := v.persist(col.Name()); err != nil {
+				if _, err := v.persist(col.Name(), nil); err != nil {
 					return err
 				}
 				lastSave = time.Now()
@@ -518,22 +571,6 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 		return st, err
 	}
 	return st, nil
-}
-
-// hashes returns the ID → content hash of every vector in the named
-// collection, from its snapshot (see snapshotLocked).
-func (v *VectorStore) hashes(ctx context.Context, name string) (map[string]string, error) {
-	v.mu.Lock()
-	s, err := v.snapshotLocked(ctx, name)
-	v.mu.Unlock()
-	if err != nil || s == nil {
-		return map[string]string{}, err
-	}
-	out := make(map[string]string, len(s.ids))
-	for i, id := range s.ids {
-		out[id] = s.hash[i]
-	}
-	return out, nil
 }
 
 // VectorHit is one nearest-neighbour match.

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -246,5 +247,42 @@ func TestPrune(t *testing.T) {
 	}
 	if vs.Count(old) != 0 || vs.Count(cur) != 6 || vs.Count(other) != 6 {
 		t.Errorf("counts after prune: old %d, current %d, other provider %d", vs.Count(old), vs.Count(cur), vs.Count(other))
+	}
+}
+
+// TestPatchedSnapshotMatchesTheCollection: the snapshot a Sync patches
+// (old rows out, new rows in) holds exactly what chromem-go holds.
+func TestPatchedSnapshotMatchesTheCollection(t *testing.T) {
+	ctx := context.Background()
+	for _, dir := range []string{"", t.TempDir()} {
+		vs, err := OpenVectors(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb := &countingEmbedder{}
+		if _, err := vs.Sync(ctx, testCol, mustCatalog(t, smallCatalog), emb, VectorSyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		changed := strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
+		changed = changed[:strings.Index(changed, `,
+ {"name":"jira"`)] + `,
+ {"name":"mail","description":"Email","tools":[
+  {"name":"send","description":"Send an email.","inputSchema":{"type":"object"}}]}]}`
+		if _, err := vs.Sync(ctx, testCol, mustCatalog(t, changed), emb, VectorSyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		patched := vs.snaps[testCol.Name()]
+		built, err := buildSnapshot(ctx, vs.db.GetCollection(testCol.Name(), noEmbed), testCol.Dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(patched.ids, built.ids) || !slices.Equal(patched.hash, built.hash) || !slices.Equal(patched.domain, built.domain) || !slices.Equal(patched.group, built.group) {
+			t.Fatalf("dir %q: patched snapshot %v / %v, collection %v / %v", dir, patched.ids, patched.hash, built.ids, built.hash)
+		}
+		for i := range built.mat {
+			if math.Abs(float64(patched.mat[i]-built.mat[i])) > 1e-6 {
+				t.Fatalf("dir %q: matrix differs at %d: %v vs %v", dir, i, patched.mat[i], built.mat[i])
+			}
+		}
 	}
 }
