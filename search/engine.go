@@ -136,6 +136,9 @@ type Engine struct {
 
 	mu  sync.RWMutex
 	cat *index.Catalog
+	// unavailable, when set, says why semantic ranking cannot answer yet
+	// (a Live index still embedding); emb is nil meanwhile.
+	unavailable string
 }
 
 // NewEngine returns an engine over already-synced indexes.
@@ -178,10 +181,33 @@ func (e *Engine) Params() Params { return e.params }
 
 // EmbedderName names the engine's embedder, or "none".
 func (e *Engine) EmbedderName() string {
-	if e.emb == nil {
+	emb, _ := e.embedder()
+	if emb == nil {
 		return "none"
 	}
-	return e.emb.Info().String()
+	return emb.Info().String()
+}
+
+// embedder returns the embedder that ranks semantic lists, or nil and why
+// not.
+func (e *Engine) embedder() (embed.Embedder, string) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.emb == nil || e.vs == nil {
+		if e.unavailable != "" {
+			return nil, e.unavailable
+		}
+		return nil, "no embedder configured"
+	}
+	return e.emb, ""
+}
+
+// setEmbedder swaps the embedder in once its vectors are indexed; nil
+// with a reason turns semantic ranking off until then.
+func (e *Engine) setEmbedder(emb embed.Embedder, unavailable string) {
+	e.mu.Lock()
+	e.emb, e.unavailable = emb, unavailable
+	e.mu.Unlock()
 }
 
 // CheckScope validates a domain and group against the catalog, with errors
@@ -235,14 +261,16 @@ func CheckLimit(n int) error {
 
 // plan is a validated request: every check happens once, here.
 type plan struct {
-	req    Request
-	q      string
-	mode   Mode
-	p      Params
-	limit  int
-	depth  int
-	notice string
-	cat    *index.Catalog
+	req     Request
+	q       string
+	mode    Mode
+	p       Params
+	limit   int
+	depth   int
+	notice  string
+	cat     *index.Catalog
+	emb     embed.Embedder // nil: semantic ranking unavailable, for unavail
+	unavail string
 }
 
 // plan validates req against the engine's catalog: the query (bounded),
@@ -274,7 +302,8 @@ func (e *Engine) plan(req Request) (plan, error) {
 		}
 		p = req.Params.withDefaults()
 	}
-	return plan{req: req, q: q, mode: mode, p: p, limit: limit, depth: max(limit, p.Candidates), notice: notice, cat: cat}, nil
+	emb, unavail := e.embedder()
+	return plan{req: req, q: q, mode: mode, p: p, limit: limit, depth: max(limit, p.Candidates), notice: notice, cat: cat, emb: emb, unavail: unavail}, nil
 }
 
 // Search ranks tools for req: the request is validated once, then the
@@ -303,7 +332,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 		resp.Mode = Keyword
 		results, err = e.keywordResults(ctx, pl)
 	} else if err == nil && pl.mode != Keyword {
-		resp.Embedder = e.emb.Info().String()
+		resp.Embedder = pl.emb.Info().String()
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -361,7 +390,7 @@ func (e *Engine) keywordResults(ctx context.Context, pl plan) ([]Result, error) 
 
 // semanticResults answers in semantic mode.
 func (e *Engine) semanticResults(ctx context.Context, pl plan) ([]Result, error) {
-	hits, _, err := e.semantic(ctx, pl.q, pl.depth, pl.req.Domain, pl.req.Group, false)
+	hits, _, err := e.semantic(ctx, pl, false)
 	if err != nil {
 		return nil, semanticError{err}
 	}
@@ -396,7 +425,7 @@ func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 	go func() {
 		defer wg.Done()
 		wantDomains := pl.req.Domain == "" && pl.p.DomainWeight > 0
-		vecHits, domSim, vecErr = e.semantic(ctx, pl.q, pl.depth, pl.req.Domain, pl.req.Group, wantDomains)
+		vecHits, domSim, vecErr = e.semantic(ctx, pl, wantDomains)
 	}()
 	kwHits, kwErr := e.keywordHits(ctx, pl, false)
 	wg.Wait()
@@ -411,17 +440,18 @@ func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 
 // semantic returns the depth nearest tools to q and, when domains is set,
 // the similarity of q to each domain's centroid.
-func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, group string, domains bool) ([]index.VectorHit, map[string]float32, error) {
-	if e.emb == nil || e.vs == nil {
-		return nil, nil, errors.New("no embedder configured")
+func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.VectorHit, map[string]float32, error) {
+	if pl.emb == nil {
+		return nil, nil, errors.New(pl.unavail)
 	}
-	hits, v, err := e.nearest(ctx, q, depth, domain, group)
+	emb, q, depth, domain, group := pl.emb, pl.q, pl.depth, pl.req.Domain, pl.req.Group
+	hits, v, err := e.nearest(ctx, emb, q, depth, domain, group)
 	if err != nil {
 		return nil, nil, err
 	}
 	var domSim map[string]float32
 	if domains {
-		if domSim, err = e.vs.DomainSimilarity(ctx, collectionOf(e.emb, len(v)), v); err != nil {
+		if domSim, err = e.vs.DomainSimilarity(ctx, collectionOf(emb, len(v)), v); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -444,7 +474,7 @@ func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, grou
 	}
 	partBest := map[string]float32{}
 	for _, part := range parts {
-		ph, _, err := e.nearest(ctx, part, depth, domain, group)
+		ph, _, err := e.nearest(ctx, emb, part, depth, domain, group)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -483,19 +513,19 @@ func (e *Engine) semantic(ctx context.Context, q string, depth int, domain, grou
 
 // nearest embeds text (through the cache) and returns its depth nearest
 // tools and the text's vector.
-func (e *Engine) nearest(ctx context.Context, text string, depth int, domain, group string) ([]index.VectorHit, []float32, error) {
-	info := e.emb.Info()
+func (e *Engine) nearest(ctx context.Context, emb embed.Embedder, text string, depth int, domain, group string) ([]index.VectorHit, []float32, error) {
+	info := emb.Info()
 	key := info.String() + "\x00" + text
 	v, ok := e.cache.get(key)
 	if !ok {
 		var err error
-		v, err = e.emb.EmbedQuery(ctx, text)
+		v, err = emb.EmbedQuery(ctx, text)
 		if err != nil {
 			return nil, nil, err
 		}
 		e.cache.put(key, v)
 	}
-	hits, err := e.vs.Query(ctx, collectionOf(e.emb, len(v)), v, depth, domain, group)
+	hits, err := e.vs.Query(ctx, collectionOf(emb, len(v)), v, depth, domain, group)
 	return hits, v, err
 }
 

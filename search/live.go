@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/toolscout/toolscout/embed"
@@ -58,8 +59,13 @@ type Live struct {
 	conc  int
 	log   *slog.Logger
 
-	mu   sync.Mutex // serialises refreshes and guards subs
-	subs []func()
+	mu sync.Mutex // serialises Load and refreshes
+
+	subsMu sync.Mutex
+	subs   []func()
+
+	loaded chan struct{} // closed once the first catalog is searchable
+	done   chan struct{} // closed once Load returned
 
 	readyMu sync.Mutex
 	ready   chan struct{}
@@ -68,32 +74,98 @@ type Live struct {
 }
 
 // Open builds the catalog of specs, brings the store's indexes to it and
-// returns the Live index. Specs that do not make a valid catalog are an
-// error here (they come from files the user can fix), while Update leaves
-// invalid domains out.
+// returns the Live index: NewLive and Load with opts.Embedder. Specs that
+// do not make a valid catalog are an error here (they come from files the
+// user can fix), while Update leaves invalid domains out.
 func Open(ctx context.Context, opts LiveOptions, specs []index.DomainSpec) (*Live, index.StoreStats, error) {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if err := opts.Params.Check(); err != nil {
-		return nil, index.StoreStats{}, fmt.Errorf("ranking parameters: %w", err)
-	}
-	l := &Live{store: opts.Store, emb: opts.Embedder, quar: opts.Quarantine, conc: opts.Concurrency, log: log, ready: closedChan()}
-	cat, err := index.NewCatalog(l.quarantine(specs))
+	l, err := NewLive(opts)
 	if err != nil {
 		return nil, index.StoreStats{}, err
 	}
-	l.eng = NewEngine(Options{
-		Catalog: cat, Keyword: opts.Store.Keyword, Vectors: opts.Store.Vectors,
-		Embedder: opts.Embedder, Params: opts.Params, CacheSize: opts.CacheSize, Logger: log,
-	})
-	st, err := l.sync(ctx, cat, opts.Progress)
+	st, err := l.Load(ctx, specs, opts.Embedder, opts.Progress)
 	if err != nil {
 		return nil, st, err
 	}
 	return l, st, nil
 }
+
+// stillLoading is the notice of a semantic or hybrid request answered
+// while Load embeds.
+const stillLoading = "the semantic index is still loading"
+
+// NewLive returns a Live index over an empty catalog, for Load to fill:
+// a server answers initialize at once and its first searches as soon as
+// the keyword index is ready. opts.Embedder and opts.Progress are for
+// Open; Load takes its own.
+func NewLive(opts LiveOptions) (*Live, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := opts.Params.Check(); err != nil {
+		return nil, fmt.Errorf("ranking parameters: %w", err)
+	}
+	empty, err := index.NewCatalog(nil)
+	if err != nil {
+		return nil, err
+	}
+	l := &Live{store: opts.Store, quar: opts.Quarantine, conc: opts.Concurrency, log: log, ready: closedChan(), loaded: make(chan struct{}), done: make(chan struct{})}
+	l.eng = NewEngine(Options{
+		Catalog: empty, Keyword: opts.Store.Keyword, Vectors: opts.Store.Vectors,
+		Params: opts.Params, CacheSize: opts.CacheSize, Logger: log,
+	})
+	l.eng.setEmbedder(nil, stillLoading)
+	return l, nil
+}
+
+// Load builds the first catalog from specs (strictly: an invalid spec is
+// an error) and indexes it in two steps: the keyword index, after which
+// the catalog is searchable (Loaded closes; semantic and hybrid requests
+// are ranked by keyword with a notice meanwhile), then the vectors of emb
+// (nil: keyword only), after which emb ranks. progress reports embedding.
+func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	defer func() {
+		select {
+		case <-l.done:
+		default:
+			close(l.done)
+		}
+	}()
+	var st index.StoreStats
+	cat, err := index.NewCatalog(l.quarantine(specs))
+	if err != nil {
+		return st, err
+	}
+	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
+		return st, fmt.Errorf("index catalog: %w", err)
+	}
+	l.eng.SetCatalog(cat)
+	select {
+	case <-l.loaded:
+	default:
+		close(l.loaded)
+	}
+	l.notifyLocked()
+	l.emb = emb
+	if emb == nil {
+		l.eng.setEmbedder(nil, "")
+		return st, nil
+	}
+	if st.Vectors, err = l.syncVectors(ctx, cat, st.Keyword, progress); err != nil {
+		return st, err
+	}
+	l.eng.setEmbedder(emb, "")
+	return st, nil
+}
+
+// Loaded is closed once Load has made the first catalog searchable.
+func (l *Live) Loaded() <-chan struct{} { return l.loaded }
+
+// Settled is closed once Load has returned: semantic ranking is ready
+// too (or failed).
+func (l *Live) Settled() <-chan struct{} { return l.done }
 
 // Engine returns the engine over the live catalog.
 func (l *Live) Engine() *Engine { return l.eng }
@@ -105,9 +177,9 @@ func (l *Live) Store() *index.Store { return l.store }
 // catalog (one call at a time, in the refreshing goroutine; f must not
 // call Update).
 func (l *Live) Subscribe(f func()) {
-	l.mu.Lock()
+	l.subsMu.Lock()
 	l.subs = append(l.subs, f)
-	l.mu.Unlock()
+	l.subsMu.Unlock()
 }
 
 // Update re-indexes from specs: only new and changed tools are embedded.
@@ -131,15 +203,18 @@ func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.Stor
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st, err := l.sync(ctx, cat, nil)
-	if err != nil {
-		return st, err
+	var st index.StoreStats
+	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
+		return st, fmt.Errorf("index catalog: %w", err)
+	}
+	if l.emb != nil {
+		if st.Vectors, err = l.syncVectors(ctx, cat, st.Keyword, nil); err != nil {
+			return st, err
+		}
 	}
 	l.eng.SetCatalog(cat)
 	l.log.Info("re-indexed", "tools", cat.Len(), "keyword", st.Keyword.String(), "vectors", st.Vectors.String())
-	for _, f := range l.subs {
-		f()
-	}
+	l.notifyLocked()
 	return st, nil
 }
 
@@ -206,32 +281,34 @@ func (l *Live) quarantine(specs []index.DomainSpec) []index.DomainSpec {
 	return kept
 }
 
-// sync brings the store to cat: the keyword index first, then the
-// built-in embedder's statistics (fitted, or restored: see fit), an
-// embedder of unknown size is checked, the vectors are synced and vectors
-// of older fingerprints deleted.
-func (l *Live) sync(ctx context.Context, cat *index.Catalog, progress func(done, total int)) (index.StoreStats, error) {
-	var st index.StoreStats
-	var err error
-	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
-		return st, fmt.Errorf("index catalog: %w", err)
+// notifyLocked calls the subscribers; l.mu is held.
+func (l *Live) notifyLocked() {
+	l.subsMu.Lock()
+	subs := slices.Clone(l.subs)
+	l.subsMu.Unlock()
+	for _, f := range subs {
+		f()
 	}
-	if l.emb == nil {
-		return st, nil
-	}
+}
+
+// syncVectors brings the vectors to cat, the keyword index being synced
+// (kw says how many tools changed): the built-in embedder's statistics
+// (fitted, or restored: see fit), an embedder of unknown size checked,
+// the vectors synced and those of older fingerprints deleted.
+func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, kw index.SyncStats, progress func(done, total int)) (index.SyncStats, error) {
 	if f, ok := l.emb.(embed.Fitter); ok {
-		l.fit(f, cat, st.Keyword.Added+st.Keyword.Changed+st.Keyword.Removed)
+		l.fit(f, cat, kw.Added+kw.Changed+kw.Removed)
 	}
 	if c, ok := l.emb.(embed.Checker); ok && l.emb.Info().Dims == 0 {
 		if err := c.Check(ctx); err != nil {
-			return st, err
+			return index.SyncStats{}, err
 		}
 	}
 	col := collectionOf(l.emb, l.emb.Info().Dims)
 	if col.Dims <= 0 {
-		return st, index.ErrNoDimension
+		return index.SyncStats{}, index.ErrNoDimension
 	}
-	st.Vectors, err = l.store.Vectors.Sync(ctx, col, cat, l.emb, index.VectorSyncOptions{Progress: progress, Concurrency: l.conc})
+	st, err := l.store.Vectors.Sync(ctx, col, cat, l.emb, index.VectorSyncOptions{Progress: progress, Concurrency: l.conc})
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}

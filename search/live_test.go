@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -248,5 +249,68 @@ func TestLiveFitDrift(t *testing.T) {
 		if emb.fits != step.wantFits {
 			t.Errorf("%d tools changed: %d fits, want %d", step.changed, emb.fits, step.wantFits)
 		}
+	}
+}
+
+// slowDocs blocks document embedding until release is closed.
+type slowDocs struct {
+	*embed.Builtin
+	release chan struct{}
+}
+
+func (s *slowDocs) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Builtin.EmbedDocuments(ctx, texts)
+}
+
+// TestLoadAnswersKeywordFirst: while Load embeds, the catalog is
+// searchable and semantic requests are ranked by keyword with a notice;
+// once the vectors are in, the embedder ranks.
+func TestLoadAnswersKeywordFirst(t *testing.T) {
+	store, err := index.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := NewLive(LiveOptions{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	specs, _ := index.ParseCatalog("test", []byte(testCatalog))
+	emb := &slowDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{}), release: make(chan struct{})}
+	loadErr := make(chan error, 1)
+	go func() {
+		_, err := live.Load(context.Background(), specs, emb, nil)
+		loadErr <- err
+	}()
+	select {
+	case <-live.Loaded():
+	case <-time.After(10 * time.Second):
+		t.Fatal("keyword index not loaded after 10 s")
+	}
+	select {
+	case <-live.Settled():
+		t.Fatal("settled before the vectors were embedded")
+	default:
+	}
+	resp, err := live.Engine().Search(context.Background(), Request{Query: "send a message to the channel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Mode != Keyword || !strings.Contains(resp.Notice, "still loading") || len(resp.Results) == 0 || resp.Results[0].Tool.QualifiedName != "slack__post_message" {
+		t.Errorf("while loading: mode %s, notice %q, results %v; want keyword results and a notice", resp.Mode, resp.Notice, names(resp.Results))
+	}
+	close(emb.release)
+	if err := <-loadErr; err != nil {
+		t.Fatal(err)
+	}
+	<-live.Settled()
+	resp, err = live.Engine().Search(context.Background(), Request{Query: "send a message to the channel"})
+	if err != nil || resp.Mode != Hybrid || resp.Embedder != "builtin/"+embed.BuiltinModel {
+		t.Errorf("after loading: %+v, %v; want hybrid with the built-in embedder", resp, err)
 	}
 }

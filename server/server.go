@@ -101,15 +101,38 @@ func New(opts Options) *Server {
 // servers that are still connecting at startup.
 const MaxStartupWait = 30 * time.Second
 
-// waitReady blocks until the live index holds the upstreams' first round
-// of tools, MaxStartupWait passes or ctx ends: the client's initialize
-// never waits for upstreams, its first meta-tool call does.
+// SemanticGrace is how long a meta-tool call made while the index loads
+// waits for semantic ranking once the keyword index answers; after it,
+// the call is ranked by keyword with a notice.
+const SemanticGrace = 2 * time.Second
+
+// waitReady blocks until the live index has loaded its catalog (keyword
+// first, then semantic ranking for at most SemanticGrace) and holds the
+// upstreams' first round of tools, MaxStartupWait passes or ctx ends: the
+// client's initialize never waits, its first meta-tool call does.
 func (s *Server) waitReady(ctx context.Context) {
-	select {
-	case <-s.live.Ready():
-	case <-ctx.Done():
-	case <-time.After(MaxStartupWait):
+	deadline := time.NewTimer(MaxStartupWait)
+	defer deadline.Stop()
+	wait := func(ch <-chan struct{}, limit <-chan time.Time) bool {
+		select {
+		case <-ch:
+			return true
+		case <-ctx.Done():
+		case <-deadline.C:
+		case <-limit:
+			return true
+		}
+		return false
 	}
+	if !wait(s.live.Loaded(), nil) {
+		return
+	}
+	grace := time.NewTimer(SemanticGrace)
+	defer grace.Stop()
+	if !wait(s.live.Settled(), grace.C) {
+		return
+	}
+	wait(s.live.Ready(), nil)
 }
 
 // MCP returns the underlying go-sdk server, to run on a transport.
@@ -200,8 +223,12 @@ func (s *Server) ViewCount() int {
 }
 
 // Instructions tells the client how to use the meta-tools and which domains
-// exist, in about 150 tokens or less.
+// exist, in about 80 tokens whatever the catalog's size.
 func Instructions(cat *index.Catalog) string { return instructions(cat, nil, ExposeMeta) }
+
+// maxNamedDomains is the most domains the instructions name; with more,
+// they point at discover_tools, which lists them page by page.
+const maxNamedDomains = 8
 
 func instructions(cat *index.Catalog, domains []string, mode string) string {
 	var b strings.Builder
@@ -209,29 +236,19 @@ func instructions(cat *index.Catalog, domains []string, mode string) string {
 		for _, d := range cat.Domains() {
 			domains = append(domains, d.Name)
 		}
-		fmt.Fprintf(&b, "This server finds and runs tools from a catalog of %d tools in %d domains. ", cat.Len(), len(domains))
-	} else {
-		fmt.Fprintf(&b, "This server finds and runs tools of %d domains. ", len(domains))
 	}
-	b.WriteString("Workflow: 1) discover_tools with a query describing the task (or a domain to browse); ")
+	fmt.Fprintf(&b, "This server finds and runs tools from %d domains. ", len(domains))
+	b.WriteString("Workflow: 1) discover_tools with a query describing the task; ")
 	b.WriteString("2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments. ")
 	b.WriteString("Skip discovery for tools you have already seen. ")
 	if mode == ExposeDynamic {
 		b.WriteString("enable_domain lists a domain's tools directly. ")
 	}
-	b.WriteString("Domains: ")
-	const maxListed = 40
-	for i, d := range domains {
-		if i == maxListed {
-			fmt.Fprintf(&b, " and %d more", len(domains)-maxListed)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(d)
+	if len(domains) > 0 && len(domains) <= maxNamedDomains {
+		fmt.Fprintf(&b, "Domains: %s.", strings.Join(domains, ", "))
+	} else {
+		b.WriteString("discover_tools without a query lists the domains.")
 	}
-	b.WriteString(".")
 	return b.String()
 }
 

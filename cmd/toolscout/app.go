@@ -42,14 +42,29 @@ func (a *app) closeGateway() {
 }
 
 // open loads the catalog files and --config, picks the embedder, syncs the
-// persistent index and returns the live index over it. With waitUpstreams
-// it first connects to every upstream server (each within its connect
+// persistent index and returns the app over it. With waitUpstreams it
+// first connects to every upstream server (each within its connect
 // timeout) so that their tools are indexed; otherwise the gateway is
 // returned unstarted, for serve to follow and start.
 func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logger, waitUpstreams bool) (*app, error) {
-	base, err := g.baseSpecs()
+	a, base, err := g.prepare(ctx, log, waitUpstreams)
 	if err != nil {
 		return nil, err
+	}
+	if err := g.load(ctx, a, base, stderr, log); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// prepare does the quick part of open: it reads --config and the catalog
+// files (unchecked: load checks them), opens the data dir and returns the
+// app with a Live index still empty, and the domains to load into it.
+func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstreams bool) (*app, []index.DomainSpec, error) {
+	base, err := g.baseSpecs()
+	if err != nil {
+		return nil, nil, err
 	}
 	a := &app{}
 	for _, d := range base {
@@ -58,12 +73,12 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 	if len(g.configs) > 0 {
 		gc, err := loadConfigs(g.configs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, u := range gc.Upstreams {
 			for _, d := range base {
 				if d.Name == u.Domain {
-					return nil, fmt.Errorf("domain %q is both an upstream server in --config and a domain of --catalog %s: rename one", u.Domain, d.Source)
+					return nil, nil, fmt.Errorf("domain %q is both an upstream server in --config and a domain of --catalog %s: rename one", u.Domain, d.Source)
 				}
 			}
 			a.domain = append(a.domain, u.Domain)
@@ -79,44 +94,47 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 			base = a.gw.Specs()
 		}
 	}
+	dir, err := g.storeDir()
+	if err != nil {
+		a.closeGateway()
+		return nil, nil, err
+	}
+	store, err := index.OpenStore(dir)
+	if err != nil {
+		a.closeGateway()
+		return nil, nil, err
+	}
+	if store.MemoryKeyword {
+		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
+	}
+	a.live, err = search.NewLive(search.LiveOptions{Store: store, Quarantine: a.gc != nil && a.gc.Quarantine, Logger: log})
+	if err != nil {
+		store.Close()
+		a.closeGateway()
+		return nil, nil, err
+	}
+	a.eng = a.live.Engine()
+	return a, base, nil
+}
+
+// load picks the embedder and loads base into the app's Live index: the
+// slow part of open, which serve runs while it already answers.
+func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec, stderr io.Writer, log *slog.Logger) error {
 	configured := ""
 	if a.gc != nil {
 		configured = a.gc.Model
 	}
 	emb, err := g.newEmbedder(ctx, log, configured)
 	if err != nil {
-		a.closeGateway()
-		return nil, err
-	}
-	dir, err := g.storeDir()
-	if err != nil {
-		a.closeGateway()
-		return nil, err
-	}
-	store, err := index.OpenStore(dir)
-	if err != nil {
-		a.closeGateway()
-		return nil, err
-	}
-	if store.MemoryKeyword {
-		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
+		return err
 	}
 	bar := newProgress(stderr, "embedding "+emb.Info().String())
-	a.live, a.stats, err = search.Open(ctx, search.LiveOptions{
-		Store: store, Embedder: emb, Quarantine: a.gc != nil && a.gc.Quarantine,
-		Progress: bar.update, Logger: log,
-	}, base)
+	a.stats, err = a.live.Load(ctx, base, emb, bar.update)
 	bar.finish()
-	if err != nil {
-		store.Close()
-		a.closeGateway()
-		return nil, err
-	}
-	for _, h := range store.Healed() {
+	for _, h := range a.live.Store().Healed() {
 		log.Warn(h)
 	}
-	a.eng = a.live.Engine()
-	return a, nil
+	return err
 }
 
 // openApp sets up logging and opens the app: the prelude every command

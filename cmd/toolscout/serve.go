@@ -44,7 +44,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	a, log, err := g.openApp(ctx, stderr, false)
+	log, err := g.logger(stderr)
+	if err != nil {
+		return err
+	}
+	a, base, err := g.prepare(ctx, log, false)
 	if err != nil {
 		return err
 	}
@@ -62,10 +66,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
 	}
-	opts := server.Options{Live: a.live, Expose: exp, Version: version, Logger: log}
+	// The server answers at once; the index loads behind it (keyword
+	// first), and meta-tool calls wait for the keyword index only. If the
+	// load fails (an invalid catalog), the server stops with its error.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		start := time.Now()
+		if err := g.load(ctx, a, base, stderr, log); err != nil {
+			stop(err)
+			return
+		}
+		cat := a.eng.Catalog()
+		log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
+	}()
+	opts := server.Options{Live: a.live, Expose: exp, Version: version, Logger: log, Domains: a.domain}
 	if a.gw != nil {
 		opts.Executor = a.gw
-		opts.Domains = a.domain
 		// The live index re-indexes when the gateway's tools change; the
 		// server follows the live index.
 		a.live.Follow(ctx, a.gw)
@@ -74,8 +91,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.gw != nil {
 		a.gw.Start(ctx)
 	}
-	cat := a.eng.Catalog()
-	what := fmt.Sprintf("%s in %s, embedder %s, expose %s", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain"), a.eng.EmbedderName(), exp.Mode)
+	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), exp.Mode)
 	if a.gw != nil {
 		what += fmt.Sprintf(", %s connecting", plural(len(a.gc.Upstreams), "upstream server"))
 	}
@@ -83,12 +99,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Info("serving over stdio: " + what)
 		err := srv.MCP().Run(ctx, server.NewStdioTransport(os.Stdin, os.Stdout, log))
 		if ctx.Err() != nil {
-			return nil
+			return loadError(ctx)
 		}
 		return err
 	}
 	handler := server.Guard(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard)
-	return serveHTTP(ctx, *httpAddr, handler, stderr, what, guard.Token != "")
+	if err := serveHTTP(ctx, *httpAddr, handler, stderr, what, guard.Token != ""); err != nil {
+		return err
+	}
+	return loadError(ctx)
+}
+
+// loadError returns the error that stopped a server whose index failed to
+// load, or nil when it stopped for a signal.
+func loadError(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }
 
 // httpGuard reads the token (file first, then TOOLSCOUT_AUTH_TOKEN) and

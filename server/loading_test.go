@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+)
+
+// blockedDocs blocks document embedding until release is closed.
+type blockedDocs struct {
+	*embed.Builtin
+	release chan struct{}
+}
+
+func (b *blockedDocs) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return b.Builtin.EmbedDocuments(ctx, texts)
+}
+
+// TestServeBeforeTheIndexLoads: initialize is answered before the index
+// has loaded anything; a discover_tools call made then waits for the
+// keyword index, then at most SemanticGrace for the vectors, and is ranked
+// by keyword with a notice; once loaded, it is ranked by hybrid.
+func TestServeBeforeTheIndexLoads(t *testing.T) {
+	store, err := index.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := search.NewLive(search.LiveOptions{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	start := time.Now()
+	cs := connect(t, New(Options{Live: live, Domains: []string{"github", "jira", "weather"}})) // initialize
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("initialize took %s with nothing loaded", d)
+	}
+	if !strings.Contains(cs.InitializeResult().Instructions, "github, jira, weather") {
+		t.Errorf("instructions before loading = %q, want the domains", cs.InitializeResult().Instructions)
+	}
+	answer := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DiscoverTools, Arguments: map[string]any{"query": "forecast for a city"}})
+		if err != nil {
+			answer <- "error: " + err.Error()
+			return
+		}
+		answer <- text(res)
+	}()
+	select {
+	case got := <-answer:
+		t.Fatalf("discover_tools answered before anything was indexed: %s", got)
+	case <-time.After(300 * time.Millisecond):
+	}
+	specs, _ := index.ParseCatalog("test", []byte(testCatalog))
+	emb := &blockedDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{}), release: make(chan struct{})}
+	loaded := make(chan error, 1)
+	go func() {
+		_, err := live.Load(context.Background(), specs, emb, nil)
+		loaded <- err
+	}()
+	var got string
+	select {
+	case got = <-answer:
+	case <-time.After(SemanticGrace + 10*time.Second):
+		t.Fatal("discover_tools still waiting long after the keyword index loaded")
+	}
+	if !strings.Contains(got, "weather__get_forecast") || !strings.Contains(got, `"search_mode":"keyword"`) || !strings.Contains(got, "still loading") {
+		t.Errorf("answer while the vectors load = %s, want keyword results with a notice", got)
+	}
+	close(emb.release)
+	if err := <-loaded; err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, cs, DiscoverTools, map[string]any{"query": "forecast for a city"})
+	if !strings.Contains(text(res), `"search_mode":"hybrid"`) {
+		t.Errorf("answer once loaded = %s, want hybrid", text(res))
+	}
+}
