@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -77,6 +78,9 @@ type KeywordIndex struct {
 	idx bleve.Index
 	// healed says what OpenKeyword rebuilt, when it did.
 	healed string
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // SyncStats counts what a Sync changed.
@@ -175,8 +179,12 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 	return &KeywordIndex{idx: idx, healed: healed}, nil
 }
 
-// Close closes the index.
-func (k *KeywordIndex) Close() error { return k.idx.Close() }
+// Close closes the index. Closing twice is harmless (Bleve's own Close
+// panics the second time).
+func (k *KeywordIndex) Close() error {
+	k.closeOnce.Do(func() { k.closeErr = k.idx.Close() })
+	return k.closeErr
+}
 
 // Count returns the number of indexed tools.
 func (k *KeywordIndex) Count() (uint64, error) { return k.idx.DocCount() }

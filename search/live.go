@@ -160,6 +160,23 @@ func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Emb
 	return st, nil
 }
 
+// UseCatalog makes cat the catalog without indexing it, after Load
+// failed: its tools can be listed and run, not searched (the fallback of
+// a server whose index cannot open).
+func (l *Live) UseCatalog(cat *index.Catalog) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.eng.SetCatalog(cat)
+	for _, ch := range []chan struct{}{l.loaded, l.done} {
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+	}
+	l.notifyLocked()
+}
+
 // Loaded is closed once Load has made the first catalog searchable.
 func (l *Live) Loaded() <-chan struct{} { return l.loaded }
 

@@ -65,8 +65,10 @@ func Suggest(cat *index.Catalog, name string, n int) []string {
 	return out
 }
 
-// closest returns up to n of names within edit distance 3 of s, closest
-// first.
+// Closest returns up to n of names within edit distance 3 of s, closest
+// first: the did-you-mean of a misspelt name.
+func Closest(s string, names []string, n int) []string { return closest(s, names, n) }
+
 func closest(s string, names []string, n int) []string {
 	type cand struct {
 		name string

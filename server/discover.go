@@ -3,6 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -16,7 +20,15 @@ type DiscoverArgs struct {
 	Query      string `json:"query,omitempty"`
 	SearchMode string `json:"search_mode,omitempty"`
 	Limit      int    `json:"limit,omitempty"`
+	// Cursor continues a listing (domains, or a domain's tools) where the
+	// previous page's next_cursor says.
+	Cursor string `json:"cursor,omitempty"`
 }
+
+// PageSize is the number of entries a listing returns without a limit:
+// the domains of a 1,000-server gateway, or of a domain of 1,000 tools,
+// come a page at a time.
+const PageSize = 50
 
 // DomainEntry is one domain of the table of contents.
 type DomainEntry struct {
@@ -24,12 +36,19 @@ type DomainEntry struct {
 	Description string   `json:"description,omitempty"`
 	ToolCount   int      `json:"tool_count"`
 	Groups      []string `json:"groups,omitempty"`
+	// Status says why a configured domain has no tools (its server is
+	// down); empty for a domain that answers.
+	Status string `json:"status,omitempty"`
 }
 
-// Contents is discover_tools' answer without arguments.
+// Contents is discover_tools' answer without arguments: a page of the
+// domains.
 type Contents struct {
-	Domains    []DomainEntry `json:"domains"`
-	TotalTools int           `json:"total_tools"`
+	Domains      []DomainEntry `json:"domains"`
+	TotalDomains int           `json:"total_domains"`
+	TotalTools   int           `json:"total_tools"`
+	// NextCursor, when set, is the cursor of the next page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // ToolEntry is one tool of a listing or a ranked answer.
@@ -48,8 +67,11 @@ type DomainListing struct {
 	Domain string      `json:"domain"`
 	Group  string      `json:"group,omitempty"`
 	Tools  []ToolEntry `json:"tools"`
-	// Total is the number of tools before Limit cut the list, when it did.
+	// Total is the number of tools in the domain (and group), when the
+	// list is a page of them.
 	Total int `json:"total,omitempty"`
+	// NextCursor, when set, is the cursor of the next page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // SearchAnswer is discover_tools' answer for a query.
@@ -79,6 +101,7 @@ func (s *Server) addMetaTools(srv *mcp.Server) {
 			"group":       str("a group of the domain"),
 			"search_mode": map[string]any{"type": "string", "enum": []string{"hybrid", "keyword", "semantic"}},
 			"limit":       map[string]any{"type": "integer", "minimum": 1, "maximum": search.MaxLimit},
+			"cursor":      map[string]any{"type": "string"},
 		}),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, s.discover)
@@ -102,11 +125,36 @@ func (s *Server) addMetaTools(srv *mcp.Server) {
 	}, s.execute)
 }
 
+// UnavailableReporter is implemented by executors whose domains can be
+// configured but down (the gateway): discover_tools lists such domains
+// with their status instead of hiding them.
+type UnavailableReporter interface {
+	// Unavailable returns, per configured domain without tools, why.
+	Unavailable() map[string]string
+}
+
+func (s *Server) unavailable() map[string]string {
+	if r, ok := s.exec.(UnavailableReporter); ok {
+		return r.Unavailable()
+	}
+	return nil
+}
+
 func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 	s.waitReady(ctx)
 	cat := s.eng.Catalog()
+	down := s.unavailable()
+	if why, ok := down[args.Domain]; ok && cat.Domain(args.Domain) == nil {
+		return nil, nil, fmt.Errorf("domain %q has no tools yet: its server is unavailable (%s); toolscout keeps reconnecting it. Other domains work", args.Domain, why)
+	}
 	if args.Query != "" {
+		if args.Cursor != "" {
+			return nil, nil, errors.New("cursor pages a listing, not a query: use limit (up to 100) to get more results")
+		}
 		resp, err := s.eng.Search(ctx, search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit})
+		if ctx.Err() == nil {
+			s.searchDone(err)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -119,27 +167,61 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 	if args.SearchMode != "" {
 		return nil, nil, errors.New("search_mode needs a query: pass query with the task in words")
 	}
+	size := PageSize
+	if args.Limit > 0 {
+		size = args.Limit
+	}
 	if args.Domain == "" && args.Group == "" {
-		out := Contents{Domains: []DomainEntry{}, TotalTools: cat.Len()}
+		all := make([]DomainEntry, 0, len(cat.Domains())+len(down))
 		for _, d := range cat.Domains() {
-			out.Domains = append(out.Domains, DomainEntry{Name: d.Name, Description: d.Description, ToolCount: len(d.Tools), Groups: d.Groups})
+			all = append(all, DomainEntry{Name: d.Name, Description: d.Description, ToolCount: len(d.Tools), Groups: d.Groups})
 		}
-		return nil, out, nil
+		for name, why := range down {
+			if cat.Domain(name) == nil {
+				all = append(all, DomainEntry{Name: name, Status: "unavailable: " + why})
+			}
+		}
+		slices.SortFunc(all, func(a, b DomainEntry) int { return strings.Compare(a.Name, b.Name) })
+		from, to, next, err := page(args.Cursor, len(all), size)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, Contents{Domains: all[from:to], TotalDomains: len(all), TotalTools: cat.Len(), NextCursor: next}, nil
 	}
 	if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
 		return nil, nil, err
 	}
 	d := cat.Domain(args.Domain)
-	out := DomainListing{Domain: d.Name, Group: args.Group, Tools: []ToolEntry{}}
+	var tools []ToolEntry
 	for _, t := range d.Tools {
 		if args.Group != "" && t.Group != args.Group {
 			continue
 		}
-		out.Tools = append(out.Tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings})
+		tools = append(tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings})
 	}
-	if args.Limit > 0 && len(out.Tools) > args.Limit {
-		out.Total = len(out.Tools)
-		out.Tools = out.Tools[:args.Limit]
+	from, to, next, err := page(args.Cursor, len(tools), size)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := DomainListing{Domain: d.Name, Group: args.Group, Tools: append([]ToolEntry{}, tools[from:to]...), NextCursor: next}
+	if to-from < len(tools) {
+		out.Total = len(tools)
 	}
 	return nil, out, nil
+}
+
+// page returns the bounds of the page of n entries that cursor (an offset
+// a previous page gave, "" for the first) starts, and the next cursor.
+func page(cursor string, n, size int) (from, to int, next string, err error) {
+	if cursor != "" {
+		from, err = strconv.Atoi(cursor)
+		if err != nil || from < 0 || from >= max(n, 1) {
+			return 0, 0, "", fmt.Errorf("cursor %s is not one this listing gave: pass the next_cursor of the previous page, or no cursor for the first", search.Quote(cursor, 40))
+		}
+	}
+	to = min(from+size, n)
+	if to < n {
+		next = strconv.Itoa(to)
+	}
+	return from, to, next, nil
 }

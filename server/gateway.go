@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
 )
 
 // GatewayOptions configures a Gateway.
@@ -321,6 +322,28 @@ func (g *Gateway) Specs() []index.DomainSpec {
 	}
 	return specs
 }
+
+// Unavailable returns, for each upstream that has no tools listed yet,
+// why: still connecting, or down with its last error.
+func (g *Gateway) Unavailable() map[string]string {
+	out := map[string]string{}
+	for _, u := range g.ups {
+		u.mu.Lock()
+		if u.tools == nil {
+			why := u.state
+			if u.state == "connecting" {
+				why = "still connecting"
+			} else if u.err != nil {
+				why = search.Quote(u.err.Error(), 200)
+			}
+			out[u.cfg.Domain] = why
+		}
+		u.mu.Unlock()
+	}
+	return out
+}
+
+var _ UnavailableReporter = (*Gateway)(nil)
 
 // Status reports every upstream.
 func (g *Gateway) Status() []UpstreamStatus {

@@ -48,6 +48,11 @@ type Options struct {
 	// Domains, when set, are the domains the instructions name (a gateway
 	// knows its servers before their tools are listed).
 	Domains []string
+	// Fallback "eager" lists every tool directly when the meta layer
+	// cannot serve: FallBackToEager, called by the command when the index
+	// fails to load, and by the server after FallbackAfter search failures
+	// in a row. "" never does.
+	Fallback string
 	// Name and Version identify the server to clients.
 	Name, Version string
 	Logger        *slog.Logger
@@ -63,9 +68,50 @@ type Server struct {
 	impl   *mcp.Implementation
 	instr  string
 
-	mu      sync.Mutex // guards views and their tools
-	primary *view      // the stdio (or shared HTTP) server
-	views   []*view    // primary first, then one per HTTP session in dynamic mode
+	fallback string
+
+	mu       sync.Mutex // guards views, their tools, expose and failures
+	primary  *view      // the stdio (or shared HTTP) server
+	views    []*view    // primary first, then one per HTTP session in dynamic mode
+	failures int        // search errors in a row (not bad requests)
+}
+
+// FallbackAfter is the number of search failures in a row after which a
+// server with Fallback "eager" lists every tool directly.
+const FallbackAfter = 3
+
+// FallBackToEager lists every tool directly (tools/list_changed tells the
+// clients), so that a client keeps every tool while the meta layer cannot
+// serve. It reports whether it switched.
+func (s *Server) FallBackToEager(reason string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.expose.Mode == ExposeEager {
+		return false
+	}
+	s.log.Error("listing every tool directly (fallback eager)", "reason", reason)
+	s.expose.Mode = ExposeEager
+	s.syncDirectToolsLocked()
+	return true
+}
+
+// searchDone counts a search outcome toward the fallback.
+func (s *Server) searchDone(err error) {
+	if errors.Is(err, search.ErrInvalidRequest) {
+		return // says nothing about the index
+	}
+	s.mu.Lock()
+	if err == nil {
+		s.failures = 0
+		s.mu.Unlock()
+		return
+	}
+	s.failures++
+	n := s.failures
+	s.mu.Unlock()
+	if s.fallback == ExposeEager && n >= FallbackAfter {
+		s.FallBackToEager(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
+	}
 }
 
 // New builds the MCP server with its meta-tools and instructions generated
@@ -83,7 +129,7 @@ func New(opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	eng := opts.Live.Engine()
-	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log,
+	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback,
 		impl:  &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		instr: instructions(eng.Catalog(), opts.Domains, opts.Expose.Mode)}
 	s.mu.Lock()
@@ -159,11 +205,11 @@ type HTTPOptions struct {
 // session took are dropped after a minute.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		if s.expose.Mode != ExposeDynamic {
 			return s.primary.mcp
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			if v := s.viewOfSessionLocked(id); v != nil {
 				return v.mcp

@@ -140,13 +140,13 @@ func TestDiscover(t *testing.T) {
 		want string
 	}{
 		{"contents", map[string]any{},
-			`{"domains":[{"name":"github","description":"GitHub repositories and issues","tool_count":3,"groups":["issues","repos"]},{"name":"jira","description":"Jira tickets","tool_count":1},{"name":"weather","description":"Weather forecasts","tool_count":1}],"total_tools":5}`},
+			`{"domains":[{"name":"github","description":"GitHub repositories and issues","tool_count":3,"groups":["issues","repos"]},{"name":"jira","description":"Jira tickets","tool_count":1},{"name":"weather","description":"Weather forecasts","tool_count":1}],"total_domains":3,"total_tools":5}`},
 		{"domain", map[string]any{"domain": "github"},
 			`{"domain":"github","tools":[{"name":"github__create_issue","group":"issues","summary":"Open a new issue in a repository."},{"name":"github__list_issues","group":"issues","summary":"List the issues of a repository."},{"name":"github__get_file_contents","group":"repos","summary":"Read a file from a repository."}]}`},
 		{"domain and group", map[string]any{"domain": "github", "group": "repos"},
 			`{"domain":"github","group":"repos","tools":[{"name":"github__get_file_contents","group":"repos","summary":"Read a file from a repository."}]}`},
 		{"domain with limit", map[string]any{"domain": "github", "limit": 1},
-			`{"domain":"github","tools":[{"name":"github__create_issue","group":"issues","summary":"Open a new issue in a repository."}],"total":3}`},
+			`{"domain":"github","tools":[{"name":"github__create_issue","group":"issues","summary":"Open a new issue in a repository."}],"total":3,"next_cursor":"1"}`},
 		{"query in keyword mode", map[string]any{"query": "weather forecast", "search_mode": "keyword", "limit": 1},
 			`{"query":"weather forecast","search_mode":"keyword","embedder":"none","results":[{"name":"weather__get_forecast","domain":"weather","summary":"Get the weather forecast for a city."}]}`},
 		{"query in a domain", map[string]any{"query": "open a ticket", "domain": "jira"},
@@ -338,11 +338,12 @@ func TestTokenBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.MetaToolsList > 350 {
-		t.Errorf("meta tools/list = %d tokens, want ≤ 350", rep.MetaToolsList)
+	// 349 before discover_tools took a cursor (paged listings), 352 after.
+	if rep.MetaToolsList > 360 {
+		t.Errorf("meta tools/list = %d tokens, want ≤ 360", rep.MetaToolsList)
 	}
-	if rep.Instructions > 150 {
-		t.Errorf("instructions = %d tokens, want ≤ 150", rep.Instructions)
+	if rep.Instructions > 90 {
+		t.Errorf("instructions = %d tokens, want about 80", rep.Instructions)
 	}
 	if rep.EagerToolsList < 20*rep.MetaToolsList {
 		t.Errorf("eager tools/list = %d tokens, meta = %d: the built-in catalog should cost far more eagerly", rep.EagerToolsList, rep.MetaToolsList)

@@ -3,15 +3,19 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
 )
 
 // UpstreamConfig is one upstream MCP server, as an mcpServers entry
@@ -134,6 +138,22 @@ func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []stri
 			}
 		}
 		specs = append(specs, spec)
+	}
+	// A groups entry for a tool the server does not list is a typo in the
+	// config, or a tool the server dropped: say so instead of ignoring it.
+	var stale []string
+	for name := range cfg.Groups {
+		if !seen[name] {
+			stale = append(stale, name)
+		}
+	}
+	sort.Strings(stale)
+	for _, name := range stale {
+		msg := fmt.Sprintf("groups entry %q: the server has no such tool", name)
+		if s := search.Closest(name, slices.Sorted(maps.Keys(seen)), 1); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+		skipped = append(skipped, msg)
 	}
 	return specs, skipped
 }

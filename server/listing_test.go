@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// manyDomains is a catalog of n domains of two tools each.
+func manyDomains(n int) string {
+	var ds []string
+	for i := 0; i < n; i++ {
+		ds = append(ds, fmt.Sprintf(`{"name":"d%04d","description":"Domain %d","tools":[
+ {"name":"a","description":"First tool of domain %d.","inputSchema":{"type":"object"}},
+ {"name":"b","description":"Second tool of domain %d.","inputSchema":{"type":"object"}}]}`, i, i, i, i))
+	}
+	return `{"domains":[` + strings.Join(ds, ",") + `]}`
+}
+
+func TestDomainListingPages(t *testing.T) {
+	cs := connect(t, New(Options{Live: testLive(t, manyDomains(120), nil)}))
+	seen := map[string]bool{}
+	cursor := ""
+	pages := 0
+	for {
+		args := map[string]any{}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		var page Contents
+		if err := json.Unmarshal([]byte(structured(t, call(t, cs, DiscoverTools, args))), &page); err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(page.Domains) > PageSize || page.TotalDomains != 120 || page.TotalTools != 240 {
+			t.Fatalf("page %d: %d domains, totals %d/%d", pages, len(page.Domains), page.TotalDomains, page.TotalTools)
+		}
+		for _, d := range page.Domains {
+			if seen[d.Name] {
+				t.Errorf("%s listed twice", d.Name)
+			}
+			seen[d.Name] = true
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 120 || pages != 3 {
+		t.Errorf("%d domains in %d pages, want 120 in 3", len(seen), pages)
+	}
+	// limit sets the page size; a domain's tools page the same way.
+	var small Contents
+	json.Unmarshal([]byte(structured(t, call(t, cs, DiscoverTools, map[string]any{"limit": 7}))), &small)
+	if len(small.Domains) != 7 || small.NextCursor != "7" {
+		t.Errorf("limit 7: %d domains, next %q", len(small.Domains), small.NextCursor)
+	}
+	var tools DomainListing
+	json.Unmarshal([]byte(structured(t, call(t, cs, DiscoverTools, map[string]any{"domain": "d0003", "limit": 1}))), &tools)
+	if len(tools.Tools) != 1 || tools.Total != 2 || tools.NextCursor != "1" {
+		t.Errorf("domain page: %+v", tools)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"cursor": "abc"}, "next_cursor of the previous page"},
+		{map[string]any{"cursor": "500"}, "next_cursor of the previous page"},
+		{map[string]any{"query": "first tool", "cursor": "50"}, "use limit"},
+	} {
+		if res := call(t, cs, DiscoverTools, tc.args); !res.IsError || !strings.Contains(text(res), tc.want) {
+			t.Errorf("%v: %v %q, want an error containing %q", tc.args, res.IsError, text(res), tc.want)
+		}
+	}
+}
+
+// TestDownServerIsListed: a server that is down from the start is listed
+// by discover_tools with its status, and naming its domain says why it has
+// no tools instead of "unknown domain".
+func TestDownServerIsListed(t *testing.T) {
+	broken := UpstreamConfig{Domain: "broken", Command: "/nonexistent/toolscout-test-server", ConnectTimeout: time.Second}
+	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok"), broken}, Exposure{Mode: ExposeMeta})
+	var page Contents
+	if err := json.Unmarshal([]byte(structured(t, call(t, env.cs, DiscoverTools, map[string]any{}))), &page); err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]string{}
+	for _, d := range page.Domains {
+		status[d.Name] = d.Status
+	}
+	if _, ok := status["fake"]; !ok || status["fake"] != "" || !strings.HasPrefix(status["broken"], "unavailable: ") {
+		t.Errorf("listing = %+v, want fake up and broken unavailable with the reason", page.Domains)
+	}
+	res := call(t, env.cs, DiscoverTools, map[string]any{"domain": "broken"})
+	if !res.IsError || !strings.Contains(text(res), "server is unavailable") || strings.Contains(text(res), "unknown domain") {
+		t.Errorf("domain broken = %q, want the server named as unavailable", text(res))
+	}
+}
+
+func TestGroupsEntryForAMissingTool(t *testing.T) {
+	_, skipped := toolSpecs(&UpstreamConfig{Groups: map[string]string{"create_isue": "issues", "list_issues": "issues"}}, []*mcp.Tool{
+		{Name: "create_issue", InputSchema: map[string]any{"type": "object"}},
+		{Name: "list_issues", InputSchema: map[string]any{"type": "object"}},
+	})
+	if len(skipped) != 1 || !strings.Contains(skipped[0], `groups entry "create_isue"`) || !strings.Contains(skipped[0], `did you mean "create_issue"?`) {
+		t.Errorf("skipped = %q, want the stale groups entry named with a suggestion", skipped)
+	}
+}
+
+// TestFallbackAfterSearchFailures: with Fallback "eager", searches that
+// keep failing (not bad requests) switch tools/list to every tool.
+func TestFallbackAfterSearchFailures(t *testing.T) {
+	for _, fallback := range []string{"", ExposeEager} {
+		live := testLive(t, testCatalog, nil)
+		cs := connect(t, New(Options{Live: live, Fallback: fallback}))
+		live.Store().Keyword.Close() // every search fails from now on
+		for i := 0; i < FallbackAfter; i++ {
+			if res := call(t, cs, DiscoverTools, map[string]any{"query": "weather forecast"}); !res.IsError {
+				t.Fatalf("search on a closed index succeeded: %s", text(res))
+			}
+			// Bad requests do not count.
+			call(t, cs, DiscoverTools, map[string]any{"query": "x", "domain": "nope"})
+		}
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 3
+		if fallback == ExposeEager {
+			want += live.Engine().Catalog().Len()
+		}
+		if len(res.Tools) != want {
+			t.Errorf("fallback %q: tools/list has %d tools after %d failed searches, want %d", fallback, len(res.Tools), FallbackAfter, want)
+		}
+	}
+}
