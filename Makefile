@@ -8,6 +8,7 @@ PKGS     := ./...
 all: build
 
 build:
+	@echo "building $(BIN) (a first build downloads and compiles the Go modules: a minute or two)"
 	$(GO) build -o $(BIN) ./cmd/toolscout
 
 # The main job on embedded defaults: serve the built-in catalog over

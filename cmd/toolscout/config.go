@@ -10,11 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/agnivade/levenshtein"
+
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
 )
 
@@ -57,8 +61,58 @@ type gatewayConfig struct {
 	Model     string   // Ollama embedding model ("" when no file sets it)
 	// Quarantine hides tools with poisoning flags (any file may set it).
 	Quarantine bool
-	Disabled   []string // domains switched off
-	Skipped    []string // servers that are toolscout itself
+	// Fallback is "eager" to list every tool directly when the meta layer
+	// cannot serve ("" when no file sets it).
+	Fallback string
+	Disabled []string // domains switched off
+	Skipped  []string // servers that are toolscout itself
+}
+
+// The keys of a server entry (serverEntry) and of the toolscout section.
+var (
+	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "timeout"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback"}
+)
+
+// checkKeys checks the keys of the object at path in data (the whole
+// document when path is ""; the toolscout section for "toolscout"). A key
+// one or two edits from a known one is a typo and an error naming both.
+// Other unknown keys are errors only when strict: server entries and the
+// top level may carry keys of other clients (Claude Desktop, Cursor).
+func checkKeys(file, path string, data []byte, known []string, strict bool) error {
+	obj := data
+	if path == "toolscout" {
+		var top map[string]json.RawMessage
+		if json.Unmarshal(data, &top) != nil || top["toolscout"] == nil {
+			return nil
+		}
+		obj = top["toolscout"]
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return nil // the typed decoding says what is wrong
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if slices.Contains(known, k) {
+			continue
+		}
+		at := k
+		if path != "" {
+			at = path + "." + k
+		}
+		if s := search.Closest(k, known, 1); len(s) > 0 && levenshtein.ComputeDistance(strings.ToLower(k), s[0]) <= 2 {
+			return &ConfigError{File: file, Path: at, Reason: fmt.Sprintf("unknown key (did you mean %q?)", s[0])}
+		}
+		if strict {
+			return &ConfigError{File: file, Path: at, Reason: "unknown key: use " + strings.Join(known, ", ")}
+		}
+	}
+	return nil
 }
 
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -72,6 +126,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			Pinned     []string `json:"pinned"`
 			Model      string   `json:"model"`
 			Quarantine bool     `json:"quarantine"`
+			Fallback   string   `json:"fallback"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -82,6 +137,12 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		}
 		return nil, &ConfigError{File: file, Reason: err.Error()}
 	}
+	if err := checkKeys(file, "", data, []string{"mcpServers", "toolscout"}, false); err != nil {
+		return nil, err
+	}
+	if err := checkKeys(file, "toolscout", data, toolscoutKeys, true); err != nil {
+		return nil, err
+	}
 	if top.MCPServers == nil {
 		return nil, &ConfigError{File: file, Path: "mcpServers", Reason: `missing: a config is {"mcpServers": {"name": {"command": ...} or {"url": ...}}}`}
 	}
@@ -89,6 +150,11 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 	if top.Toolscout != nil {
 		gc.Expose, gc.Pinned, gc.Model = top.Toolscout.Expose, top.Toolscout.Pinned, strings.TrimSpace(top.Toolscout.Model)
 		gc.Quarantine = top.Toolscout.Quarantine
+		switch gc.Fallback = top.Toolscout.Fallback; gc.Fallback {
+		case "", "none", server.ExposeEager:
+		default:
+			return nil, &ConfigError{File: file, Path: "toolscout.fallback", Reason: fmt.Sprintf("%q: use eager (list every tool directly when the meta layer cannot serve) or none", gc.Fallback)}
+		}
 		if gc.Expose != "" && !validExpose(gc.Expose) {
 			return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: fmt.Sprintf("%q: use %s", gc.Expose, strings.Join(server.ExposeModes, ", "))}
 		}
@@ -101,6 +167,9 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 	domains := map[string]string{}
 	for _, key := range keys {
 		path := "mcpServers." + key
+		if err := checkKeys(file, path, top.MCPServers[key], serverKeys, false); err != nil {
+			return nil, err
+		}
 		var e serverEntry
 		dec := json.NewDecoder(bytes.NewReader(top.MCPServers[key]))
 		if err := dec.Decode(&e); err != nil {
@@ -259,6 +328,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.Model != "" {
 			all.Model = gc.Model
+		}
+		if gc.Fallback != "" {
+			all.Fallback = gc.Fallback
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)

@@ -39,6 +39,14 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+// Keys of other clients are kept out of the way, not refused.
+func TestParseConfigIgnoresOtherClientsKeys(t *testing.T) {
+	data := `{"globalShortcut": "Ctrl+Space", "mcpServers": {"a": {"command": "x", "alwaysAllow": ["t"], "autoApprove": []}}}`
+	if _, err := parseConfig("c.json", []byte(data), env(nil)); err != nil {
+		t.Errorf("a config with other clients' keys: %v", err)
+	}
+}
+
 func TestParseConfigSkipsToolscoutAndExpandsArgs(t *testing.T) {
 	data := `{"mcpServers": {
 	  "toolscout": {"command": "/opt/bin/toolscout", "args": ["serve"]},
@@ -69,6 +77,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"wrong field type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, "mcpServers.a.args", "expected"},
 		{"name clash", `{"mcpServers": {"My Server": {"command": "x"}, "my-server": {"command": "y"}}}`, "mcpServers.my-server", "both become domain"},
 		{"bad expose", `{"mcpServers": {}, "toolscout": {"expose": "all"}}`, "toolscout.expose", "meta, eager, core, dynamic"},
+		{"misspelt key", `{"mcpServers": {"a": {"comand": "x"}}}`, "mcpServers.a.comand", `did you mean "command"?`},
+		{"misspelt toolscout key", `{"mcpServers": {}, "toolscout": {"exposee": "meta"}}`, "toolscout.exposee", `did you mean "expose"?`},
+		{"unknown toolscout key", `{"mcpServers": {}, "toolscout": {"colour": "red"}}`, "toolscout.colour", "use expose, pinned, model, quarantine"},
+		{"misspelt mcpServers", `{"mcpServer": {"a": {"command": "x"}}}`, "mcpServer", `did you mean "mcpServers"?`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,9 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/toolscout/toolscout/internal/synth"
+	"github.com/toolscout/toolscout/server"
 )
 
 // buildBinary builds toolscout once per test run.
@@ -212,5 +218,126 @@ func TestEndToEndGateway(t *testing.T) {
 	}
 	if out.Create.IsError || out.Read.IsError || len(out.Read.Content) == 0 || !strings.Contains(out.Read.Content[0].Text, "owns the billing service") {
 		t.Errorf("create/read through the gateway: %+v / %+v", out.Create, out.Read)
+	}
+}
+
+// TestEndToEndThousandDomains: on a generated catalog of 1,000 domains,
+// through the TypeScript SDK, the instructions stay about 80 tokens and
+// the domain listing comes in bounded pages that a client follows with
+// next_cursor to the end.
+func TestEndToEndThousandDomains(t *testing.T) {
+	client := nodeClient(t)
+	script := filepath.Join(filepath.Dir(client), "e2e_scale.mjs")
+	bin := buildBinary(t)
+	data, err := json.Marshal(map[string]any{"domains": synth.Specs(2000, 2, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog := filepath.Join(t.TempDir(), "catalog.json")
+	if err := os.WriteFile(catalog, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script, bin, "serve", "--catalog", catalog, "--embedder", "builtin", "--data-dir", t.TempDir(), "--log-level", "warn")
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, raw)
+	}
+	var out struct {
+		Instructions string
+		Pages        []struct {
+			Names []string
+			Total int
+			Bytes int
+			Next  *string
+		}
+		Bad struct {
+			IsError bool
+			Content []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("client output %.500s: %v", raw, err)
+	}
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _, _ := enc.Encode(out.Instructions); len(ids) > 90 || !strings.Contains(out.Instructions, "1000 domains") {
+		t.Errorf("instructions at 1,000 domains: %d tokens, %q; want about 80 naming the count", len(ids), out.Instructions)
+	}
+	seen := map[string]bool{}
+	for i, p := range out.Pages {
+		if len(p.Names) > server.PageSize || p.Total != 1000 {
+			t.Errorf("page %d: %d domains of %d, want at most %d of 1000", i, len(p.Names), p.Total, server.PageSize)
+		}
+		if p.Bytes > 20000 {
+			t.Errorf("page %d is %d bytes: a page should stay small", i, p.Bytes)
+		}
+		for _, n := range p.Names {
+			if seen[n] {
+				t.Errorf("domain %s listed twice", n)
+			}
+			seen[n] = true
+		}
+	}
+	if len(seen) != 1000 {
+		t.Errorf("following next_cursor listed %d domains in %d pages, want all 1000", len(seen), len(out.Pages))
+	}
+	if !out.Bad.IsError || len(out.Bad.Content) == 0 || !strings.Contains(out.Bad.Content[0].Text, "next_cursor") {
+		t.Errorf("a bad cursor gave %+v, want an error saying what to pass", out.Bad)
+	}
+}
+
+// e2eTools runs e2e_tools.mjs against `toolscout serve args...` with env
+// added to the environment.
+func e2eTools(t *testing.T, env []string, args ...string) (count int, names []string, discover string) {
+	t.Helper()
+	client := nodeClient(t)
+	script := filepath.Join(filepath.Dir(client), "e2e_tools.mjs")
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{script, bin, "serve"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "WAIT_MS=15000"), env...)
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, raw)
+	}
+	var out struct {
+		Count    int
+		Names    []string
+		Discover json.RawMessage
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("client output %.300s: %v", raw, err)
+	}
+	return out.Count, out.Names, string(out.Discover)
+}
+
+// TestExposeFromEnvironment: TOOLSCOUT_EXPOSE chooses the loading mode
+// when neither --expose nor the config does.
+func TestExposeFromEnvironment(t *testing.T) {
+	count, names, discover := e2eTools(t, []string{"TOOLSCOUT_EXPOSE=eager"}, "--embedder", "builtin", "--data-dir", t.TempDir())
+	if count != 302+3 || !slices.Contains(names, "kubernetes__rollout_restart") {
+		t.Errorf("TOOLSCOUT_EXPOSE=eager listed %d tools, want the 302 built-in ones and the 3 meta-tools", count)
+	}
+	if !strings.Contains(discover, "kubernetes__rollout_restart") {
+		t.Errorf("discover_tools in eager mode = %s", discover)
+	}
+}
+
+// TestFallbackEager: with TOOLSCOUT_FALLBACK=eager, a server whose index
+// cannot load (here: --embedder ollama with no Ollama) lists every tool
+// directly instead of stopping, and a client that never calls a
+// meta-tool loses nothing.
+func TestFallbackEager(t *testing.T) {
+	env := []string{"TOOLSCOUT_FALLBACK=eager", "OLLAMA_HOST=127.0.0.1:9"}
+	count, names, _ := e2eTools(t, env, "--embedder", "ollama", "--data-dir", t.TempDir())
+	if count != 302+3 || !slices.Contains(names, "weather__get_forecast") {
+		t.Errorf("fallback listed %d tools, want the 302 built-in ones and the 3 meta-tools", count)
 	}
 }

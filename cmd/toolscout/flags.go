@@ -57,9 +57,41 @@ func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: toolscout %s\n\nFlags:\n", usage)
-		fs.PrintDefaults()
+		printFlags(fs, stderr)
 	}
 	return fs
+}
+
+// printFlags is flag.PrintDefaults with the --flag spelling the README
+// uses (the flag package accepts both).
+func printFlags(fs *flag.FlagSet, w io.Writer) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			if needsQuotes(f) {
+				fmt.Fprintf(w, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(w, " (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// needsQuotes reports whether a flag's default reads better quoted (a
+// string flag, as flag.PrintDefaults prints it).
+func needsQuotes(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	_, isString := g.Get().(string)
+	return isString
 }
 
 // parseFlags parses args, turning flag errors into usage errors. It accepts

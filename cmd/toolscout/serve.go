@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server"
 )
 
@@ -54,33 +55,38 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer a.Close()
 	exp := server.Exposure{Mode: *expose, Pinned: pins}
+	fallback := ""
 	if a.gc != nil {
 		if exp.Mode == "" {
 			exp.Mode = a.gc.Expose
 		}
 		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
+		fallback = a.gc.Fallback
+	}
+	if exp.Mode == "" {
+		exp.Mode = os.Getenv("TOOLSCOUT_EXPOSE")
+		if exp.Mode != "" && !validExpose(exp.Mode) {
+			return usagef("TOOLSCOUT_EXPOSE=%q: use %s", exp.Mode, strings.Join(server.ExposeModes, ", "))
+		}
 	}
 	if exp.Mode == "" {
 		exp.Mode = server.ExposeMeta
+	}
+	if fallback == "" {
+		switch fallback = os.Getenv("TOOLSCOUT_FALLBACK"); fallback {
+		case "", "none", server.ExposeEager:
+		default:
+			return usagef("TOOLSCOUT_FALLBACK=%q: use eager (list every tool directly when the meta layer cannot serve) or none", fallback)
+		}
 	}
 	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
 	}
 	// The server answers at once; the index loads behind it (keyword
-	// first), and meta-tool calls wait for the keyword index only. If the
-	// load fails (an invalid catalog), the server stops with its error.
+	// first), and meta-tool calls wait for the keyword index only.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	go func() {
-		start := time.Now()
-		if err := g.load(ctx, a, base, stderr, log); err != nil {
-			stop(err)
-			return
-		}
-		cat := a.eng.Catalog()
-		log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
-	}()
-	opts := server.Options{Live: a.live, Expose: exp, Version: version, Logger: log, Domains: a.domain}
+	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, Version: version, Logger: log, Domains: a.domain}
 	if a.gw != nil {
 		opts.Executor = a.gw
 		// The live index re-indexes when the gateway's tools change; the
@@ -88,6 +94,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		a.live.Follow(ctx, a.gw)
 	}
 	srv := server.New(opts)
+	go func() {
+		start := time.Now()
+		err := g.load(ctx, a, base, stderr, log)
+		if err == nil {
+			cat := a.eng.Catalog()
+			log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		// With the eager fallback, a catalog that is valid but cannot be
+		// indexed (a data dir that cannot be written) is still served:
+		// every tool listed directly. Otherwise the server stops with the
+		// error (an invalid catalog stops it either way).
+		if fallback == server.ExposeEager && ctx.Err() == nil {
+			if cat, cerr := index.NewCatalog(base); cerr == nil {
+				a.live.UseCatalog(cat)
+				srv.FallBackToEager("the index could not load: " + err.Error())
+				return
+			}
+		}
+		stop(err)
+	}()
 	if a.gw != nil {
 		a.gw.Start(ctx)
 	}
