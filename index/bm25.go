@@ -329,7 +329,11 @@ type KeywordQuery struct {
 type KeywordHit struct {
 	ID    string // qualified name
 	Score float64
-	// Explanation is Bleve's score explanation, when requested.
+	// Terms are the matched terms' shares of Score, when explanation was
+	// requested.
+	Terms []TermScore
+	// Explanation is Bleve's own explanation tree as text (its document
+	// IDs are internal bytes), for diagnostics.
 	Explanation string
 }
 
@@ -416,6 +420,7 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 		// lets the ID break those ties, and keyword rankings repeat exactly.
 		kh := KeywordHit{ID: h.ID, Score: math.Round(h.Score*1e9) / 1e9}
 		if q.Explain && h.Expl != nil {
+			kh.Terms = termScores(h.Expl)
 			kh.Explanation = h.Expl.String()
 		}
 		hits = append(hits, kh)

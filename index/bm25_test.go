@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -208,5 +209,36 @@ func TestStoreSharedDataDir(t *testing.T) {
 	}
 	if hits, _ := b.Keyword.Search(context.Background(), KeywordQuery{Text: "message"}); len(hits) == 0 {
 		t.Error("the in-memory keyword index finds nothing")
+	}
+}
+
+// TestExplainTermScores: the explanation is each matched term's share of
+// the score, with no internal document IDs, and the shares sum to it.
+func TestExplainTermScores(t *testing.T) {
+	kw, err := OpenKeyword("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	if _, err := kw.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
+		t.Fatal(err)
+	}
+	for _, fuzzy := range []float64{0, 0.2} {
+		hits, err := kw.Search(context.Background(), KeywordQuery{Text: "post a mesage to the channel", Size: 3, Explain: true, Fuzzy: fuzzy})
+		if err != nil || len(hits) == 0 {
+			t.Fatalf("search: %v, %v", hits, err)
+		}
+		for _, h := range hits {
+			sum := 0.0
+			for _, ts := range h.Terms {
+				sum += ts.Score
+				if ts.Field == "" || ts.Term == "" || strings.ContainsAny(ts.Field+ts.Term, "\x00\ufffd ") {
+					t.Errorf("%s: term %+v", h.ID, ts)
+				}
+			}
+			if len(h.Terms) == 0 || math.Abs(sum-h.Score) > 1e-6 {
+				t.Errorf("fuzzy %v, %s: terms %+v sum to %.9f, score %.9f", fuzzy, h.ID, h.Terms, sum, h.Score)
+			}
+		}
 	}
 }

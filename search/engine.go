@@ -106,8 +106,24 @@ type Explanation struct {
 	DomainNamed   bool    `json:"domain_named,omitempty"`
 	// DomainRank is the rank of the tool's domain by how well the domain
 	// as a whole matches the query (hybrid mode; 0: not used).
-	DomainRank int    `json:"domain_rank,omitempty"`
-	BM25       string `json:"bm25,omitempty"`
+	DomainRank int `json:"domain_rank,omitempty"`
+	// BM25 is the keyword score by matched term and field.
+	BM25 []index.TermScore `json:"bm25,omitempty"`
+	// Fusion is what each part added to a hybrid score.
+	Fusion *FusionTerms `json:"fusion,omitempty"`
+}
+
+// FusionTerms are the parts of a hybrid score: with RRF, weight/(k+rank)
+// for the keyword list, the semantic list and the tool's domain; then the
+// boosts. With convex fusion the list parts are not separable and only
+// Method and the boosts are set.
+type FusionTerms struct {
+	Method      string  `json:"method"`
+	Keyword     float64 `json:"keyword,omitempty"`
+	Semantic    float64 `json:"semantic,omitempty"`
+	Domain      float64 `json:"domain,omitempty"`
+	ExactBoost  float64 `json:"exact_boost,omitempty"`
+	DomainBoost float64 `json:"domain_boost,omitempty"`
 }
 
 // Options builds an Engine. Catalog and Keyword are required; without
@@ -381,7 +397,7 @@ func (e *Engine) keywordResults(ctx context.Context, pl plan) ([]Result, error) 
 		}
 		r := Result{Tool: t, Score: h.Score}
 		if pl.req.Explain {
-			r.Explanation = &Explanation{KeywordRank: i + 1, KeywordScore: h.Score, BM25: h.Explanation}
+			r.Explanation = &Explanation{KeywordRank: i + 1, KeywordScore: h.Score, BM25: h.Terms}
 		}
 		out = append(out, r)
 	}
@@ -622,8 +638,27 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, dom
 			}
 			if f.Ranks[0] > 0 {
 				x.KeywordScore = kw[f.Ranks[0]-1].Score
-				x.BM25 = kw[f.Ranks[0]-1].Explanation
+				x.BM25 = kw[f.Ranks[0]-1].Terms
 			}
+			ft := &FusionTerms{Method: p.Fusion}
+			if p.Fusion != FusionConvex {
+				if f.Ranks[0] > 0 {
+					ft.Keyword = p.KeywordWeight / (p.RRFK + float64(f.Ranks[0]))
+				}
+				if f.Ranks[1] > 0 {
+					ft.Semantic = p.SemanticWeight / (p.RRFK + float64(f.Ranks[1]))
+				}
+				if x.DomainRank > 0 {
+					ft.Domain = p.DomainWeight / (p.RRFK + float64(x.DomainRank))
+				}
+			}
+			if exact[f.ID] {
+				ft.ExactBoost = p.ExactBoost
+			}
+			if named[t.Domain] {
+				ft.DomainBoost = p.DomainBoost
+			}
+			x.Fusion = ft
 			if f.Ranks[1] > 0 {
 				x.SemanticScore = float64(vec[f.Ranks[1]-1].Similarity)
 			}

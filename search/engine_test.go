@@ -3,6 +3,8 @@ package search
 import (
 	"context"
 	"errors"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -101,7 +103,7 @@ func TestSearchExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := resp.Results[0].Explanation
-	if x == nil || !x.ExactName || x.KeywordRank != 1 || x.SemanticRank == 0 || x.BM25 == "" || x.DomainRank == 0 {
+	if x == nil || !x.ExactName || x.KeywordRank != 1 || x.SemanticRank == 0 || len(x.BM25) == 0 || x.DomainRank == 0 {
 		t.Errorf("Explanation = %+v, want exact name, keyword rank 1, a semantic rank, a domain rank and BM25 details", x)
 	}
 	// The fused score is the hand-computed RRF of the keyword, semantic and
@@ -171,7 +173,7 @@ func TestFallbackRanksLikeKeyword(t *testing.T) {
 			}
 			for i := range kw.Results {
 				a, b := fb.Results[i], kw.Results[i]
-				if a.Tool != b.Tool || a.Score != b.Score || *a.Explanation != *b.Explanation {
+				if a.Tool != b.Tool || a.Score != b.Score || !reflect.DeepEqual(a.Explanation, b.Explanation) {
 					t.Errorf("%q %s fallback result %d = %s %.4f, keyword request = %s %.4f", q, mode, i, a.Tool.QualifiedName, a.Score, b.Tool.QualifiedName, b.Score)
 				}
 			}
@@ -330,5 +332,31 @@ func TestQuote(t *testing.T) {
 	}
 	if got := Quote(strings.Repeat("é", 100), 11); got != `"ééééé"… (200 bytes)` {
 		t.Errorf("Quote cut inside a rune: %s", got)
+	}
+}
+
+// TestExplainFusionTerms: a hybrid explanation's fusion terms add up to the
+// result's score, and its BM25 part names fields and terms.
+func TestExplainFusionTerms(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	resp, err := eng.Search(context.Background(), Request{Query: "github create_issue", Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range resp.Results {
+		x := r.Explanation
+		if x == nil || x.Fusion == nil || x.Fusion.Method != FusionRRF {
+			t.Fatalf("%s: explanation %+v", r.Tool.QualifiedName, x)
+		}
+		f := x.Fusion
+		if sum := f.Keyword + f.Semantic + f.Domain + f.ExactBoost + f.DomainBoost; math.Abs(sum-r.Score) > 1e-9 {
+			t.Errorf("%s: fusion terms %+v sum to %v, score %v", r.Tool.QualifiedName, f, sum, r.Score)
+		}
+		if x.KeywordRank > 0 && (len(x.BM25) == 0 || x.BM25[0].Field == "") {
+			t.Errorf("%s: keyword rank %d without BM25 terms", r.Tool.QualifiedName, x.KeywordRank)
+		}
+	}
+	if top := resp.Results[0]; top.Tool.QualifiedName != "github__create_issue" || top.Explanation.Fusion.ExactBoost == 0 {
+		t.Errorf("top = %s %+v, want the exactly named tool with its boost", top.Tool.QualifiedName, top.Explanation.Fusion)
 	}
 }

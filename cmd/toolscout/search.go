@@ -89,8 +89,15 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for i, r := range resp.Results {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\n", i+1, r.Tool.QualifiedName, r.Tool.Group, r.Score, r.Tool.Summary)
 		if x := r.Explanation; x != nil {
-			fmt.Fprintf(tw, "\t  keyword rank %d (bm25 %.3f), semantic rank %d (cos %.3f)%s\t\t\t\n",
+			fmt.Fprintf(tw, "\t\t\t\t  keyword rank %d (bm25 %.3f), semantic rank %d (cos %.3f)%s\n",
 				x.KeywordRank, x.KeywordScore, x.SemanticRank, x.SemanticScore, map[bool]string{true: ", exact name", false: ""}[x.ExactName])
+			if len(x.BM25) > 0 {
+				var terms []string
+				for _, ts := range x.BM25[:min(3, len(x.BM25))] {
+					terms = append(terms, fmt.Sprintf("%s:%s %.3f", ts.Field, ts.Term, ts.Score))
+				}
+				fmt.Fprintf(tw, "\t\t\t\t  matched %s\n", strings.Join(terms, ", "))
+			}
 		}
 	}
 	return tw.Flush()
