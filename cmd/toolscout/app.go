@@ -58,10 +58,10 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 	return a, nil
 }
 
-// prepare does the quick part of open: it reads --config and the catalog
-// files (unchecked: load checks them), opens the data dir and returns the
-// app with a Live index still empty, and the domains to load into it.
-func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstreams bool) (*app, []index.DomainSpec, error) {
+// readSources reads --config and the catalog files and returns the app with
+// its gateway (started and waited for with waitUpstreams) and the domains
+// they give, unchecked.
+func (g *globalFlags) readSources(ctx context.Context, log *slog.Logger, waitUpstreams bool) (*app, []index.DomainSpec, error) {
 	base, err := g.baseSpecs()
 	if err != nil {
 		return nil, nil, err
@@ -93,6 +93,17 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 			a.gw.WaitReady(ctx)
 			base = a.gw.Specs()
 		}
+	}
+	return a, base, nil
+}
+
+// prepare does the quick part of open: it reads --config and the catalog
+// files (unchecked: load checks them), opens the data dir and returns the
+// app with a Live index still empty, and the domains to load into it.
+func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstreams bool) (*app, []index.DomainSpec, error) {
+	a, base, err := g.readSources(ctx, log, waitUpstreams)
+	if err != nil {
+		return nil, nil, err
 	}
 	dir, err := g.storeDir()
 	if err != nil {

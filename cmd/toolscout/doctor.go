@@ -51,6 +51,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	default:
 		add("catalog", "", err, "fix the file at the JSON path shown")
 	}
+	if cat != nil && (len(g.catalogs) > 0 || len(g.configs) == 0) {
+		checks = append(checks, lintCheck(cat))
+	}
 	if cat != nil {
 		for _, t := range cat.Tools() {
 			if len(t.Warnings) > 0 {

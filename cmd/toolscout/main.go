@@ -102,6 +102,7 @@ func commands() []command {
 		{"search", "rank tools for a request: toolscout search \"open a ticket\"", runSearch},
 		{"eval", "measure ranking strategies on labelled queries", runEval},
 		{"tokens", "count what a client pays for tools/list, eager against meta", runTokens},
+		{"lint", "per-tool token cost; flag long, missing and duplicate descriptions (exit 1)", runLint},
 		{"doctor", "check the config, upstream servers, Ollama and the data dir", runDoctor},
 	}
 }

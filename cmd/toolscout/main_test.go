@@ -22,7 +22,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	for _, c := range commands() {
 		t.Run(c.name, func(t *testing.T) {
 			_, stderr, code := runCLI(t, c.name, "--help")
-			if code != 0 || !strings.Contains(stderr, "Usage: toolscout "+c.name) || !strings.Contains(stderr, "-data-dir") {
+			if code != 0 || !strings.Contains(stderr, "Usage: toolscout "+c.name) || !strings.Contains(stderr, "  --data-dir") {
 				t.Errorf("%s --help: exit %d, stderr %q", c.name, code, stderr)
 			}
 		})
@@ -185,5 +185,33 @@ func TestGatewayCommands(t *testing.T) {
 	_, stderr, code = runCLI(t, "index", "--config", bad, "--data-dir", filepath.Join(dir, "data2"))
 	if code != 1 || !strings.Contains(stderr, "bad.json: mcpServers.x.url: ${NOT_SET_ANYWHERE} is not set") {
 		t.Errorf("bad config: exit %d, %q", code, stderr)
+	}
+}
+
+// TestLintExitStatus: lint exits 0 on a clean catalog and 1, naming the
+// problems, when a tool is flagged; --json carries the same report.
+func TestLintExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := runCLI(t, "lint", "--data-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "302 tools") || !strings.Contains(stdout, "no tool flagged") {
+		t.Errorf("lint of the built-in catalog: exit %d\n%s%s", code, stdout, stderr)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"domains":[{"name":"d","description":"D","tools":[
+ {"name":"t","description":"Do it.","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}}]}]}`), 0o644)
+	stdout, stderr, code = runCLI(t, "lint", "--catalog", bad, "--data-dir", dir)
+	if code != 1 || !strings.Contains(stdout, "d__t: 1 parameter without a description: x") || !strings.Contains(stderr, "1 tool flagged") {
+		t.Errorf("lint of a flagged catalog: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, _, code = runCLI(t, "lint", "--catalog", bad, "--data-dir", dir, "--json")
+	var rep struct {
+		Flagged int
+		Tools   []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || rep.Flagged != 1 || len(rep.Tools) != 1 {
+		t.Errorf("lint --json: exit %d, %+v, %v", code, rep, err)
+	}
+	if _, _, code = runCLI(t, "lint", "--max-schema", "0"); code != 2 {
+		t.Errorf("lint --max-schema 0: exit %d, want 2 (usage)", code)
 	}
 }

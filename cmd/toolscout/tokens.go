@@ -37,10 +37,17 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	lint, err := server.Lint(a.eng.Catalog(), server.LintOptions{})
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return enc.Encode(struct {
+			*server.TokenReport
+			Lint *server.LintReport `json:"lint"`
+		}{rep, lint})
 	}
 	fmt.Fprintf(stdout, "%s in %s, tokens counted with %s\n\n", plural(rep.Tools, "tool"), plural(rep.Domains, "domain"), rep.Encoding)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -57,6 +64,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nmeta mode saves %.1f%% of the up-front tools/list cost\n", rep.Saved*100)
+	fmt.Fprintf(stdout, "lint: %s; details: toolscout lint\n", lintSummary(lint))
 	return nil
 }
 

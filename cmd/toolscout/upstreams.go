@@ -41,7 +41,23 @@ func (g *globalFlags) checkUpstreams(ctx context.Context) []check {
 		}
 		checks = append(checks, c)
 	}
+	if cat, err := index.NewCatalog(gw.Specs()); err == nil && cat.Len() > 0 {
+		checks = append(checks, lintCheck(cat))
+	}
 	return append(checks, poisonChecks(gw.Specs(), gc.Quarantine)...)
+}
+
+// lintCheck is the lint summary as a doctor line: a note when tools are
+// flagged (they work; their descriptions cost or confuse).
+func lintCheck(cat *index.Catalog) check {
+	rep, err := server.Lint(cat, server.LintOptions{})
+	if err != nil {
+		return check{name: "lint", detail: err.Error(), fix: "report this", note: true}
+	}
+	if rep.Flagged == 0 {
+		return check{name: "lint", detail: lintSummary(rep)}
+	}
+	return check{name: "lint", detail: lintSummary(rep), fix: "run `toolscout lint` (with the same --catalog/--config) for each tool's problems", note: true}
 }
 
 // poisonChecks lists the tools with poisoning flags, as notes: the tools

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/server"
+)
+
+func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var g globalFlags
+	fs := newFlagSet("lint", "lint [flags]\n\nMeasures what each tool costs a model in tokens (name, description, input\nschema; o200k_base) and flags descriptions and schemas over budget, tools\nand parameters without descriptions, and duplicate descriptions. Exits 1\nwhen a tool is flagged, so it can gate a catalog or config in CI.", stderr)
+	g.register(fs, "warn")
+	asJSON := fs.Bool("json", false, "print JSON")
+	maxDesc := fs.Int("max-description", server.DefaultMaxDescription, "description budget in `TOKENS`")
+	maxSchema := fs.Int("max-schema", server.DefaultMaxSchema, "input schema budget in `TOKENS`")
+	top := fs.Int("top", 10, "how many of the costliest tools to list")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lint", pos); err != nil {
+		return err
+	}
+	if *maxDesc < 1 || *maxSchema < 1 || *top < 0 {
+		return usagef("--max-description and --max-schema must be at least 1, --top at least 0")
+	}
+	log, err := g.logger(stderr)
+	if err != nil {
+		return err
+	}
+	a, specs, err := g.readSources(ctx, log, true)
+	if err != nil {
+		return err
+	}
+	a.closeGateway()
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		return err
+	}
+	rep, err := server.Lint(cat, server.LintOptions{MaxDescription: *maxDesc, MaxSchema: *maxSchema})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printLint(stdout, rep, *top)
+	}
+	if rep.Flagged > 0 {
+		return fmt.Errorf("%s flagged", plural(rep.Flagged, "tool"))
+	}
+	return nil
+}
+
+// printLint prints the summary, the costliest tools and every problem.
+func printLint(w io.Writer, rep *server.LintReport, top int) {
+	total := 0
+	for _, t := range rep.Tools {
+		total += t.Tokens
+	}
+	fmt.Fprintf(w, "%s, %d tokens in all (name + description + input schema, %s); %s\n",
+		plural(len(rep.Tools), "tool"), total, rep.Encoding, lintSummary(rep))
+	if top > 0 && len(rep.Tools) > 0 {
+		fmt.Fprintln(w, "\ncostliest tools:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TOKENS\tDESCRIPTION\tSCHEMA\tTOOL")
+		for _, t := range rep.Tools[:min(top, len(rep.Tools))] {
+			fmt.Fprintf(tw, "  %d\t%d\t%d\t%s\n", t.Tokens, t.Description, t.Schema, t.Name)
+		}
+		tw.Flush()
+	}
+	if rep.Flagged == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nproblems:")
+	names := make([]string, 0, rep.Flagged)
+	problems := map[string][]string{}
+	for _, t := range rep.Tools {
+		if len(t.Problems) > 0 {
+			names = append(names, t.Name)
+			problems[t.Name] = t.Problems
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, p := range problems[n] {
+			fmt.Fprintf(w, "  %s: %s\n", n, p)
+		}
+	}
+}
+
+// lintSummary says how many tools are flagged, and for what.
+func lintSummary(rep *server.LintReport) string {
+	if rep.Flagged == 0 {
+		return fmt.Sprintf("no tool flagged (budgets: description %d, schema %d tokens)", rep.MaxDescription, rep.MaxSchema)
+	}
+	kinds := make([]string, 0, len(rep.Counts))
+	for k, n := range rep.Counts {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(kinds)
+	return fmt.Sprintf("%s flagged: %s", plural(rep.Flagged, "tool"), strings.Join(kinds, ", "))
+}

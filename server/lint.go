@@ -1,0 +1,209 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+// LintOptions are the budgets of Lint, in o200k_base tokens (defaults
+// when zero).
+type LintOptions struct {
+	// MaxDescription is the most a description may cost (200).
+	MaxDescription int
+	// MaxSchema is the most an input schema may cost (500).
+	MaxSchema int
+}
+
+// The default budgets: a description that costs more than a paragraph or a
+// schema that costs more than a page is read by the model every time the
+// tool is listed or fetched.
+const (
+	DefaultMaxDescription = 200
+	DefaultMaxSchema      = 500
+)
+
+// NearDuplicate is the word-set similarity (Jaccard) from which two
+// descriptions of one domain are flagged as near duplicates: a model
+// cannot tell such tools apart from their descriptions.
+const NearDuplicate = 0.9
+
+// ToolLint is one tool's cost and the problems found.
+type ToolLint struct {
+	Name        string   `json:"name"`
+	Tokens      int      `json:"tokens"` // name + description + input schema
+	Description int      `json:"description_tokens"`
+	Schema      int      `json:"schema_tokens"`
+	Problems    []string `json:"problems,omitempty"`
+}
+
+// LintReport is the catalog's per-tool token cost and problems.
+type LintReport struct {
+	Encoding       string     `json:"encoding"`
+	MaxDescription int        `json:"max_description_tokens"`
+	MaxSchema      int        `json:"max_schema_tokens"`
+	Tools          []ToolLint `json:"tools"`
+	// Flagged is the number of tools with at least one problem.
+	Flagged int `json:"flagged"`
+	// Counts are the problems by kind.
+	Counts map[string]int `json:"counts"`
+}
+
+// The kinds of problem, as counted in LintReport.Counts.
+const (
+	LintLongDescription = "long description"
+	LintLongSchema      = "long schema"
+	LintNoDescription   = "no description"
+	LintParamNoDesc     = "parameter without description"
+	LintDuplicate       = "duplicate description"
+)
+
+// Lint measures each tool's token cost (name, description, input schema)
+// and flags descriptions and schemas over budget, tools or parameters
+// without a description, and descriptions that duplicate another's: the
+// same text anywhere in the catalog, or nearly the same within a domain.
+// Tools are listed costliest first.
+func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
+	if o.MaxDescription <= 0 {
+		o.MaxDescription = DefaultMaxDescription
+	}
+	if o.MaxSchema <= 0 {
+		o.MaxSchema = DefaultMaxSchema
+	}
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return nil, err
+	}
+	rep := &LintReport{Encoding: string(tokenizer.O200kBase), MaxDescription: o.MaxDescription, MaxSchema: o.MaxSchema, Counts: map[string]int{}}
+	byName := map[string]*ToolLint{}
+	flag := func(l *ToolLint, kind, msg string) {
+		l.Problems = append(l.Problems, msg)
+		rep.Counts[kind]++
+	}
+	for _, t := range cat.Tools() {
+		l := &ToolLint{Name: t.QualifiedName}
+		nameTok, err := enc.Count(t.QualifiedName)
+		if err != nil {
+			return nil, err
+		}
+		if l.Description, err = enc.Count(t.Description); err != nil {
+			return nil, err
+		}
+		schema, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		if l.Schema, err = enc.Count(string(schema)); err != nil {
+			return nil, err
+		}
+		l.Tokens = nameTok + l.Description + l.Schema
+		switch {
+		case strings.TrimSpace(t.Description) == "":
+			flag(l, LintNoDescription, "no description: the model has only the name to go by")
+		case l.Description > o.MaxDescription:
+			flag(l, LintLongDescription, fmt.Sprintf("description is %d tokens (budget %d)", l.Description, o.MaxDescription))
+		}
+		if l.Schema > o.MaxSchema {
+			flag(l, LintLongSchema, fmt.Sprintf("input schema is %d tokens (budget %d)", l.Schema, o.MaxSchema))
+		}
+		var bare []string
+		for _, p := range t.Params() {
+			if strings.TrimSpace(p.Description) == "" {
+				bare = append(bare, p.Name)
+			}
+		}
+		if len(bare) > 0 {
+			flag(l, LintParamNoDesc, fmt.Sprintf("%s without a description: %s", pluralWord(len(bare), "parameter"), strings.Join(bare, ", ")))
+		}
+		byName[t.QualifiedName] = l
+		rep.Tools = append(rep.Tools, *l)
+	}
+	dup := duplicates(cat)
+	later := make([]string, 0, len(dup))
+	for name := range dup {
+		later = append(later, name)
+	}
+	sort.Strings(later)
+	for _, b := range later {
+		a := dup[b]
+		for _, pair := range [][2]string{{a, b}, {b, a}} {
+			flag(byName[pair[0]], LintDuplicate, fmt.Sprintf("description nearly the same as %s's: say what sets them apart", pair[1]))
+		}
+	}
+	for i := range rep.Tools {
+		rep.Tools[i] = *byName[rep.Tools[i].Name]
+		if len(rep.Tools[i].Problems) > 0 {
+			rep.Flagged++
+		}
+	}
+	sort.SliceStable(rep.Tools, func(i, j int) bool { return rep.Tools[i].Tokens > rep.Tools[j].Tokens })
+	return rep, nil
+}
+
+// duplicates returns pairs of tools whose descriptions are the same once
+// normalised (anywhere in the catalog) or nearly the same (word sets at
+// least NearDuplicate similar, within one domain, where tools compete for
+// the same requests).
+func duplicates(cat *index.Catalog) map[string]string {
+	out := map[string]string{}
+	seen := map[string]string{}
+	for _, t := range cat.Tools() {
+		norm := strings.Join(strings.FieldsFunc(strings.ToLower(t.Description), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		}), " ")
+		if norm == "" {
+			continue
+		}
+		if first, ok := seen[norm]; ok {
+			out[t.QualifiedName] = first
+			continue
+		}
+		seen[norm] = t.QualifiedName
+	}
+	for _, d := range cat.Domains() {
+		sets := make([]map[string]bool, len(d.Tools))
+		for i, t := range d.Tools {
+			sets[i] = map[string]bool{}
+			for _, w := range strings.FieldsFunc(strings.ToLower(t.Description), func(r rune) bool {
+				return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+			}) {
+				sets[i][w] = true
+			}
+		}
+		for i := range d.Tools {
+			for j := i + 1; j < len(d.Tools); j++ {
+				a, b := d.Tools[i].QualifiedName, d.Tools[j].QualifiedName
+				if out[b] == a || out[a] == b || len(sets[i]) < 4 || len(sets[j]) < 4 {
+					continue
+				}
+				if jaccard(sets[i], sets[j]) >= NearDuplicate {
+					out[b] = a
+				}
+			}
+		}
+	}
+	return out
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	inter := 0
+	for w := range a {
+		if b[w] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+func pluralWord(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
