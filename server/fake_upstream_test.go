@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -37,6 +38,12 @@ func fakeUpstream(mode string) {
 		{"name": "fail", "description": "Always fails with an error result.", "inputSchema": map[string]any{"type": "object"}},
 		{"name": "crash", "description": "Crash the server in the middle of the call.", "inputSchema": map[string]any{"type": "object"}},
 		{"name": "add_tool", "description": "Add a tool named second and announce it.", "inputSchema": map[string]any{"type": "object"}},
+	}
+	if mode == "big" {
+		tools = append(tools,
+			map[string]any{"name": "big", "description": "Answer with 20 MB of text.", "inputSchema": map[string]any{"type": "object"}},
+			map[string]any{"name": "pid", "description": "The server's process ID.", "inputSchema": map[string]any{"type": "object"}},
+		)
 	}
 	if mode == "broken" {
 		tools = append(tools,
@@ -82,6 +89,10 @@ func fakeUpstream(mode string) {
 				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": "upstream says no"}}, "isError": true})
 			case "crash":
 				os.Exit(3)
+			case "big":
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 20<<20)}}})
+			case "pid":
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprint(os.Getpid())}}})
 			case "add_tool":
 				mu.Lock()
 				tools = append(tools, map[string]any{"name": "second", "description": "A tool that appeared later: translate Klingon poetry.", "inputSchema": map[string]any{"type": "object"}})

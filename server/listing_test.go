@@ -138,3 +138,28 @@ func TestFallbackAfterSearchFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestBigUpstreamResult: a 20 MB result (over the SDK's 16 MiB default)
+// comes through the gateway, and the upstream's session goes on: the same
+// process answers the next call. (The gateway is called directly: the
+// in-memory test client has the SDK's own 16 MiB limit.)
+func TestBigUpstreamResult(t *testing.T) {
+	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "big")}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "the fake upstream's tools", func() bool { return env.hasTool("fake__big") })
+	exec := func(name string) *mcp.CallToolResult {
+		t.Helper()
+		tool := env.srv.eng.Catalog().Tool(name)
+		res, err := env.gw.Execute(context.Background(), nil, tool, map[string]any{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	before := text(exec("fake__pid"))
+	if res := exec("fake__big"); res.IsError || len(text(res)) != 20<<20 {
+		t.Fatalf("big result: error %v, %d bytes; want 20 MiB", res.IsError, len(text(res)))
+	}
+	if after := text(exec("fake__pid")); before == "" || before != after {
+		t.Errorf("server process %q before the big result, %q after: the session was restarted", before, after)
+	}
+}

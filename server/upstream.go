@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -10,6 +13,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,7 +79,7 @@ func (c *UpstreamConfig) transports() []mcp.Transport {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Stderr = nil // the server's stderr is not ours to print on
-		return []mcp.Transport{&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
+		return []mcp.Transport{&commandTransport{cmd: cmd, terminate: 2 * time.Second}}
 	}
 	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
@@ -169,4 +174,88 @@ func cleanSchema(s any) (json.RawMessage, error) {
 		return nil, err
 	}
 	return index.NormalizeObjectSchema(raw)
+}
+
+// MaxUpstreamMessage bounds one message from a stdio upstream server. The
+// SDK's command transport caps it at 16 MiB and ends the session on a
+// larger one: a 20 MB tool result broke that server's session until it was
+// restarted. Larger messages still end the session (and the server is
+// restarted with backoff): a bound keeps one answer from taking the memory.
+const MaxUpstreamMessage = 64 << 20
+
+// commandTransport is mcp.CommandTransport with MaxUpstreamMessage as its
+// frame limit: it starts the command and speaks newline-delimited JSON-RPC
+// over its stdin and stdout (mcp.IOTransport).
+type commandTransport struct {
+	cmd       *exec.Cmd
+	terminate time.Duration
+}
+
+func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	tr := &mcp.IOTransport{Reader: nopReadCloser{stdout}, Writer: &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}, MaxLineLength: MaxUpstreamMessage}
+	return tr.Connect(ctx)
+}
+
+// nopReadCloser leaves the child's stdout open on Close: the session ends
+// by closing stdin (childStdin), as the MCP stdio transport says.
+type nopReadCloser struct{ io.Reader }
+
+func (nopReadCloser) Close() error { return nil }
+
+// childStdin closes the child's stdin, then waits for it to exit, sending
+// SIGTERM and then SIGKILL after terminate each (the MCP stdio shutdown,
+// as the SDK's CommandTransport does it).
+type childStdin struct {
+	io.WriteCloser
+	cmd       *exec.Cmd
+	terminate time.Duration
+	once      sync.Once
+	err       error
+}
+
+func (c *childStdin) Close() error {
+	c.once.Do(func() { c.err = c.shutdown() })
+	return c.err
+}
+
+func (c *childStdin) shutdown() error {
+	if err := c.WriteCloser.Close(); err != nil {
+		return fmt.Errorf("closing stdin: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	wait := func() (error, bool) {
+		select {
+		case err := <-done:
+			return err, true
+		case <-time.After(c.terminate):
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if c.cmd.Process.Signal(syscall.SIGTERM) == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := c.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return errors.New("the server process did not exit")
 }
