@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +163,58 @@ func TestBigUpstreamResult(t *testing.T) {
 	}
 	if after := text(exec("fake__pid")); before == "" || before != after {
 		t.Errorf("server process %q before the big result, %q after: the session was restarted", before, after)
+	}
+}
+
+// TestOversizeUpstreamAnswer: an answer over the limit fails its call with
+// a clear error, and the session goes on with the same process.
+func TestOversizeUpstreamAnswer(t *testing.T) {
+	defer func(l int) { upstreamLimit = l }(upstreamLimit)
+	upstreamLimit = 1 << 20
+	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "big")}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "the fake upstream's tools", func() bool { return env.hasTool("fake__big") })
+	pid := func() string {
+		res, err := env.gw.Execute(context.Background(), nil, env.srv.eng.Catalog().Tool("fake__pid"), map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text(res)
+	}
+	before := pid()
+	_, err := env.gw.Execute(context.Background(), nil, env.srv.eng.Catalog().Tool("fake__big"), map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "over the 1048576 toolscout accepts") {
+		t.Fatalf("oversize answer: %v, want a clear error", err)
+	}
+	if after := pid(); before == "" || before != after {
+		t.Errorf("server process %q before, %q after the oversize answer: the session was restarted", before, after)
+	}
+}
+
+// TestFrameGuard: an oversize message is replaced by an error response for
+// its request, its ID found first (Go SDK) or last (TypeScript SDK); other
+// messages pass through untouched.
+func TestFrameGuard(t *testing.T) {
+	big := strings.Repeat("x", 5000)
+	in := `{"result":{"content":"` + big + `"},"jsonrpc":"2.0","id":"abc"}` + "\n" +
+		`{"jsonrpc":"2.0","id":4,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":5,"result":{"text":"` + big + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":6,"result":{}}` + "\n"
+	g := &frameGuard{r: bufio.NewReaderSize(strings.NewReader(in), 16), limit: 1000}
+	out, err := io.ReadAll(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines out, want 4 (the notification dropped): %.500s", len(lines), out)
+	}
+	for i, want := range []string{`"id":"abc"`, `{"jsonrpc":"2.0","id":4,"result":{}}`, `"id":5`, `{"jsonrpc":"2.0","id":6,"result":{}}`} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d = %.200s, want %s", i, lines[i], want)
+		}
+	}
+	if !strings.Contains(lines[0], `"code":-32603`) || !strings.Contains(lines[0], "over the 1000") {
+		t.Errorf("line 0 = %s, want an internal error saying the size", lines[0])
 	}
 }

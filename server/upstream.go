@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -179,9 +181,12 @@ func cleanSchema(s any) (json.RawMessage, error) {
 // MaxUpstreamMessage bounds one message from a stdio upstream server. The
 // SDK's command transport caps it at 16 MiB and ends the session on a
 // larger one: a 20 MB tool result broke that server's session until it was
-// restarted. Larger messages still end the session (and the server is
-// restarted with backoff): a bound keeps one answer from taking the memory.
+// restarted. A message over this bound is dropped and its request answered
+// with an error saying so (frameGuard); the session goes on.
 const MaxUpstreamMessage = 64 << 20
+
+// upstreamLimit is MaxUpstreamMessage; tests lower it.
+var upstreamLimit = MaxUpstreamMessage
 
 // commandTransport is mcp.CommandTransport with MaxUpstreamMessage as its
 // frame limit: it starts the command and speaks newline-delimited JSON-RPC
@@ -203,7 +208,8 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	tr := &mcp.IOTransport{Reader: nopReadCloser{stdout}, Writer: &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}, MaxLineLength: MaxUpstreamMessage}
+	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: upstreamLimit}
+	tr := &mcp.IOTransport{Reader: nopReadCloser{guard}, Writer: &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}, MaxLineLength: upstreamLimit + 1<<10}
 	return tr.Connect(ctx)
 }
 
@@ -258,4 +264,90 @@ func (c *childStdin) shutdown() error {
 		return err
 	}
 	return errors.New("the server process did not exit")
+}
+
+// frameGuard passes a server's newline-delimited messages through, except
+// one longer than limit: it is dropped, and when its request ID can be
+// found where JSON-RPC puts it (first, as the Go SDK writes responses, or
+// last, as the TypeScript SDK does) an error response for that request
+// takes its place, so the call fails with a clear error and the session
+// goes on. Memory stays within limit plus a few kilobytes.
+type frameGuard struct {
+	r     *bufio.Reader
+	limit int
+	out   []byte
+	err   error
+}
+
+func (f *frameGuard) Read(p []byte) (int, error) {
+	for len(f.out) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		f.next()
+	}
+	n := copy(p, f.out)
+	f.out = f.out[n:]
+	return n, nil
+}
+
+// frameEdge is how much of the start and end of an oversized message is
+// kept to find its request ID.
+const frameEdge = 4 << 10
+
+func (f *frameGuard) next() {
+	var line, head, tail []byte
+	total, over := 0, false
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		total += len(chunk)
+		switch {
+		case !over && total <= f.limit:
+			line = append(line, chunk...)
+		case !over:
+			over = true
+			head = append([]byte(nil), line[:min(len(line), frameEdge)]...)
+			line = append(line, chunk...)
+			tail = append([]byte(nil), line[max(0, len(line)-frameEdge):]...)
+			line = nil
+		default:
+			tail = append(tail, chunk...)
+			tail = append([]byte(nil), tail[max(0, len(tail)-frameEdge):]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			f.err = err
+		}
+		break
+	}
+	if !over {
+		f.out = line
+		return
+	}
+	id := frameID(head, tail)
+	if id == nil {
+		return // a notification, or an ID we cannot place: drop it
+	}
+	msg := fmt.Sprintf("the server's answer is %d bytes, over the %d toolscout accepts in one message (%d MiB)", total, f.limit, f.limit>>20)
+	f.out, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603, "message": msg}})
+	f.out = append(f.out, '\n')
+}
+
+var (
+	leadingID  = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)`)
+	trailingID = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)\s*\}\s*$`)
+)
+
+// frameID finds the top-level request ID of a message from its first and
+// last bytes, or returns nil.
+func frameID(head, tail []byte) json.RawMessage {
+	if m := leadingID.FindSubmatch(head); m != nil {
+		return json.RawMessage(m[1])
+	}
+	if m := trailingID.FindSubmatch(tail); m != nil {
+		return json.RawMessage(m[1])
+	}
+	return nil
 }
