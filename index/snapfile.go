@@ -42,52 +42,34 @@ func writeSnap(gobPath string, s *snapshot) error {
 	if err != nil {
 		return err
 	}
-	path := snapPathOf(gobPath)
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+tmpSuffix+"*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	var hdr [8 + 8 + 8 + 4 + 4]byte
-	copy(hdr[:8], snapMagic)
-	binary.LittleEndian.PutUint64(hdr[8:], uint64(gi.Size()))
-	binary.LittleEndian.PutUint64(hdr[16:], uint64(gi.ModTime().UnixNano()))
-	binary.LittleEndian.PutUint32(hdr[24:], uint32(s.dims))
-	binary.LittleEndian.PutUint32(hdr[28:], uint32(len(s.ids)))
-	w.Write(hdr[:])
-	var lb [binary.MaxVarintLen64]byte
-	for i := range s.ids {
-		for _, str := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
-			w.Write(lb[:binary.PutUvarint(lb[:], uint64(len(str)))])
-			w.WriteString(str)
+	return WriteFileAtomic(snapPathOf(gobPath), func(w *bufio.Writer) error {
+		var hdr [8 + 8 + 8 + 4 + 4]byte
+		copy(hdr[:8], snapMagic)
+		binary.LittleEndian.PutUint64(hdr[8:], uint64(gi.Size()))
+		binary.LittleEndian.PutUint64(hdr[16:], uint64(gi.ModTime().UnixNano()))
+		binary.LittleEndian.PutUint32(hdr[24:], uint32(s.dims))
+		binary.LittleEndian.PutUint32(hdr[28:], uint32(len(s.ids)))
+		w.Write(hdr[:])
+		var lb [binary.MaxVarintLen64]byte
+		n := 32
+		for i := range s.ids {
+			for _, str := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
+				k := binary.PutUvarint(lb[:], uint64(len(str)))
+				w.Write(lb[:k])
+				w.WriteString(str)
+				n += k + len(str)
+			}
 		}
-	}
-	// Zero padding puts the matrix at a multiple of 4 bytes, so a reader
-	// on a little-endian machine uses the file's bytes as floats in place.
-	n := 32
-	for i := range s.ids {
-		for _, str := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
-			n += binary.PutUvarint(lb[:], uint64(len(str))) + len(str)
+		// Zero padding puts the matrix at a multiple of 4 bytes, so a reader
+		// on a little-endian machine uses the file's bytes as floats in place.
+		w.Write(make([]byte, (4-n%4)%4))
+		var fb [4]byte
+		for _, x := range s.mat {
+			binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
+			w.Write(fb[:])
 		}
-	}
-	w.Write(make([]byte, (4-n%4)%4))
-	var fb [4]byte
-	for _, x := range s.mat {
-		binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
-		w.Write(fb[:])
-	}
-	err = w.Flush()
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	return err
+		return nil
+	})
 }
 
 // errStaleSnap means a snapshot file does not match its collection file.

@@ -223,25 +223,7 @@ func (v *VectorStore) persist(name string, s *snapshot) (*snapshot, error) {
 		return nil, nil
 	}
 	path := v.fileOf(name)
-	tmp, err := os.CreateTemp(v.dir, filepath.Base(path)+tmpSuffix+"*")
-	if err != nil {
-		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
-	}
-	defer os.Remove(tmp.Name()) // gone after the rename; cleans up after an error
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	err = v.db.ExportToWriter(w, false, "", name)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
+	err := WriteFileAtomic(path, func(w *bufio.Writer) error { return v.db.ExportToWriter(w, false, "", name) })
 	if err != nil {
 		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
 	}

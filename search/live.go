@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -410,24 +411,13 @@ func loadFit(saver embed.FitSaver, path string) (int, error) {
 func (l *Live) saveFit(saver embed.FitSaver, path string, drift int) {
 	dir := filepath.Dir(path)
 	old, _ := filepath.Glob(filepath.Join(dir, "fit-*.bin"))
-	tmp, err := os.CreateTemp(dir, "fit-*.tmp")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	var hdr [len(fitHeader) + 4]byte
-	copy(hdr[:], fitHeader)
-	binary.LittleEndian.PutUint32(hdr[len(fitHeader):], uint32(drift))
-	_, err = tmp.Write(hdr[:])
-	if err == nil {
-		err = saver.SaveFit(tmp)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
+	err := index.WriteFileAtomic(path, func(w *bufio.Writer) error {
+		var hdr [len(fitHeader) + 4]byte
+		copy(hdr[:], fitHeader)
+		binary.LittleEndian.PutUint32(hdr[len(fitHeader):], uint32(drift))
+		w.Write(hdr[:])
+		return saver.SaveFit(w)
+	})
 	if err != nil {
 		l.log.Warn("could not save the embedder's statistics", "err", err)
 		return
