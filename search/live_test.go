@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/embedtest"
 )
 
 // countingDocs counts the documents it embeds and the fits.
@@ -252,21 +253,6 @@ func TestLiveFitDrift(t *testing.T) {
 	}
 }
 
-// slowDocs blocks document embedding until release is closed.
-type slowDocs struct {
-	*embed.Builtin
-	release chan struct{}
-}
-
-func (s *slowDocs) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	select {
-	case <-s.release:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return s.Builtin.EmbedDocuments(ctx, texts)
-}
-
 // TestLoadAnswersKeywordFirst: while Load embeds, the catalog is
 // searchable and semantic requests are ranked by keyword with a notice;
 // once the vectors are in, the embedder ranks.
@@ -281,7 +267,7 @@ func TestLoadAnswersKeywordFirst(t *testing.T) {
 	}
 	defer live.Close()
 	specs, _ := index.ParseCatalog("test", []byte(testCatalog))
-	emb := &slowDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{}), release: make(chan struct{})}
+	emb := embedtest.NewBlocking()
 	loadErr := make(chan error, 1)
 	go func() {
 		_, err := live.Load(context.Background(), specs, emb, nil)
@@ -304,7 +290,7 @@ func TestLoadAnswersKeywordFirst(t *testing.T) {
 	if resp.Mode != Keyword || !strings.Contains(resp.Notice, "still loading") || len(resp.Results) == 0 || resp.Results[0].Tool.QualifiedName != "slack__post_message" {
 		t.Errorf("while loading: mode %s, notice %q, results %v; want keyword results and a notice", resp.Mode, resp.Notice, names(resp.Results))
 	}
-	close(emb.release)
+	close(emb.Release)
 	if err := <-loadErr; err != nil {
 		t.Fatal(err)
 	}

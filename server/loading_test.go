@@ -8,25 +8,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/embedtest"
 	"github.com/toolscout/toolscout/search"
 )
-
-// blockedDocs blocks document embedding until release is closed.
-type blockedDocs struct {
-	*embed.Builtin
-	release chan struct{}
-}
-
-func (b *blockedDocs) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	select {
-	case <-b.release:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return b.Builtin.EmbedDocuments(ctx, texts)
-}
 
 // TestServeBeforeTheIndexLoads: initialize is answered before the index
 // has loaded anything; a discover_tools call made then waits for the
@@ -65,7 +50,7 @@ func TestServeBeforeTheIndexLoads(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	specs, _ := index.ParseCatalog("test", []byte(testCatalog))
-	emb := &blockedDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{}), release: make(chan struct{})}
+	emb := embedtest.NewBlocking()
 	loaded := make(chan error, 1)
 	go func() {
 		_, err := live.Load(context.Background(), specs, emb, nil)
@@ -80,7 +65,7 @@ func TestServeBeforeTheIndexLoads(t *testing.T) {
 	if !strings.Contains(got, "weather__get_forecast") || !strings.Contains(got, `"search_mode":"keyword"`) || !strings.Contains(got, "still loading") {
 		t.Errorf("answer while the vectors load = %s, want keyword results with a notice", got)
 	}
-	close(emb.release)
+	close(emb.Release)
 	if err := <-loaded; err != nil {
 		t.Fatal(err)
 	}
