@@ -574,6 +574,28 @@ func (v *VectorStore) Query(ctx context.Context, col Collection, vec []float32, 
 	return snap.query(normalized(vec), k, domain, group), nil
 }
 
+// Neighbors returns up to k tools of the collection nearest to the tool
+// id by its stored vector (itself left out), optionally inside a domain:
+// no query to embed.
+func (v *VectorStore) Neighbors(ctx context.Context, col Collection, id string, k int, domain string) ([]VectorHit, error) {
+	snap, err := v.snapshot(ctx, col)
+	if err != nil || snap == nil || k <= 0 {
+		return nil, err
+	}
+	row, found := slices.BinarySearch(snap.ids, id)
+	if !found {
+		return nil, nil
+	}
+	hits := snap.query(snap.mat[row*snap.dims:(row+1)*snap.dims], k+1, domain, "")
+	out := hits[:0]
+	for _, h := range hits {
+		if h.ID != id && len(out) < k {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
 // DomainSimilarity returns the cosine similarity of vec to each domain's
 // centroid in the collection (the normalised mean of its tools' vectors):
 // how well the domain as a whole matches a query.

@@ -226,6 +226,40 @@ func (e *Engine) setEmbedder(emb embed.Embedder, unavailable string) {
 	e.mu.Unlock()
 }
 
+// Related returns up to n tools of t's domain nearest to it: by its
+// stored vector, or by keyword on its name words when there are no
+// vectors.
+func (e *Engine) Related(ctx context.Context, t *index.Tool, n int) ([]*index.Tool, error) {
+	cat := e.Catalog()
+	var ids []string
+	if emb, _ := e.embedder(); emb != nil && emb.Info().Dims > 0 {
+		hits, err := e.vs.Neighbors(ctx, collectionOf(emb, emb.Info().Dims), t.QualifiedName, n, t.Domain)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			ids = append(ids, h.ID)
+		}
+	} else {
+		hits, err := e.kw.Search(ctx, index.KeywordQuery{Text: index.NameWords(t.Name) + " " + t.Summary, Domain: t.Domain, Size: n + 1, Weights: e.params.Fields})
+		if err != nil && !errors.Is(err, index.ErrEmptyQuery) {
+			return nil, err
+		}
+		for _, h := range hits {
+			if h.ID != t.QualifiedName {
+				ids = append(ids, h.ID)
+			}
+		}
+	}
+	var out []*index.Tool
+	for _, id := range ids {
+		if r := cat.Tool(id); r != nil && len(out) < n {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // CheckScope validates a domain and group against the catalog, with errors
 // that list the valid names.
 func CheckScope(cat *index.Catalog, domain, group string) error {

@@ -31,6 +31,10 @@ type ToolSchema struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	// Warnings are the tool's poisoning flags, when it has any.
 	Warnings []string `json:"warnings,omitempty"`
+	// Examples are argument objects valid against InputSchema (Examples).
+	Examples []Example `json:"examples,omitempty"`
+	// RelatedTools are the nearest tools of the same domain.
+	RelatedTools []RelatedTool `json:"related_tools,omitempty"`
 }
 
 // SchemaError is a name get_tool_schema could not resolve.
@@ -69,10 +73,14 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 			out.Errors = append(out.Errors, *serr)
 			continue
 		}
+		related, err := s.eng.Related(ctx, t, maxRelated)
+		if err != nil {
+			s.log.Warn("related tools unavailable", "tool", t.QualifiedName, "err", err)
+		}
 		out.Tools = append(out.Tools, ToolSchema{
 			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
 			Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
-			Warnings: t.Warnings,
+			Warnings: t.Warnings, Examples: Examples(t), RelatedTools: relatedEntries(related),
 		})
 	}
 	if len(out.Tools) == 0 {

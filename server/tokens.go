@@ -26,6 +26,10 @@ type TokenReport struct {
 	DiscoverContents int `json:"discover_contents"`
 	DiscoverQuery    int `json:"discover_query"`
 	GetToolSchema    int `json:"get_tool_schema"`
+	// SchemaExamples and SchemaRelated are the parts of GetToolSchema
+	// that its examples and related_tools take.
+	SchemaExamples int `json:"get_tool_schema_examples"`
+	SchemaRelated  int `json:"get_tool_schema_related_tools"`
 	// Saved is the fraction of the eager tools/list that meta mode saves,
 	// counting the instructions against it.
 	Saved float64 `json:"saved"`
@@ -121,9 +125,20 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 	}
 	resp, err := s.eng.Search(ctx, search.Request{Query: query, Limit: 1})
 	if err == nil && len(resp.Results) > 0 {
-		rep.GetToolSchema, err = answer(GetToolSchema, map[string]any{"tool_name": resp.Results[0].Tool.QualifiedName})
+		t := resp.Results[0].Tool
+		rep.GetToolSchema, err = answer(GetToolSchema, map[string]any{"tool_name": t.QualifiedName})
 		if err != nil {
 			return nil, err
+		}
+		if exs := Examples(t); len(exs) > 0 {
+			if rep.SchemaExamples, err = count(map[string]any{"examples": exs}); err != nil {
+				return nil, err
+			}
+		}
+		if rel, _ := s.eng.Related(ctx, t, maxRelated); len(rel) > 0 {
+			if rep.SchemaRelated, err = count(map[string]any{"related_tools": relatedEntries(rel)}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if rep.EagerToolsList > 0 {

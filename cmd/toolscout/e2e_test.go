@@ -15,6 +15,7 @@ import (
 
 	"github.com/tiktoken-go/tokenizer"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
 	"github.com/toolscout/toolscout/server"
 )
@@ -81,6 +82,11 @@ type e2eOutput struct {
 		Tools []struct {
 			Name        string         `json:"name"`
 			InputSchema map[string]any `json:"inputSchema"`
+			Examples    []struct {
+				Arguments map[string]any `json:"arguments"`
+				Source    string         `json:"source"`
+			} `json:"examples"`
+			RelatedTools []struct{ Name, Summary string } `json:"related_tools"`
 		} `json:"tools"`
 	} `json:"schema"`
 	Unknown struct {
@@ -116,7 +122,30 @@ func checkE2E(t *testing.T, raw []byte) {
 		t.Errorf("domain answer = %+v", out.Domain)
 	}
 	if len(out.Schema.Tools) != 1 || out.Schema.Tools[0].InputSchema["type"] != "object" {
-		t.Errorf("schema answer = %+v", out.Schema)
+		t.Fatalf("schema answer = %+v", out.Schema)
+	}
+	// Examples validate against the schema; related tools are other tools
+	// of the same domain.
+	cat, err := index.BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := out.Schema.Tools[0]
+	if len(st.Examples) == 0 {
+		t.Errorf("schema answer has no examples")
+	}
+	for _, ex := range st.Examples {
+		if err := server.ValidateArguments(cat.Tool(st.Name), ex.Arguments); err != nil || ex.Source == "" {
+			t.Errorf("example %+v: %v", ex, err)
+		}
+	}
+	if len(st.RelatedTools) == 0 {
+		t.Errorf("schema answer has no related tools")
+	}
+	for _, r := range st.RelatedTools {
+		if !strings.HasPrefix(r.Name, "kubernetes__") || r.Name == st.Name || r.Summary == "" {
+			t.Errorf("related tool %+v", r)
+		}
 	}
 	if !out.Unknown.IsError || len(out.Unknown.Content) == 0 || !strings.Contains(out.Unknown.Content[0].Text, "did you mean kubernetes__rollout_restart") {
 		t.Errorf("unknown tool answer = %+v", out.Unknown)

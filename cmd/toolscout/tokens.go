@@ -57,6 +57,8 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(tw, "discover_tools, no arguments\t%d\t\n", rep.DiscoverContents)
 	fmt.Fprintf(tw, "discover_tools, query %q, limit 5\t%d\t\n", *query, rep.DiscoverQuery)
 	fmt.Fprintf(tw, "get_tool_schema, one tool\t%d\t\n", rep.GetToolSchema)
+	fmt.Fprintf(tw, "  of which examples\t%d\t\n", rep.SchemaExamples)
+	fmt.Fprintf(tw, "  of which related_tools\t%d\t\n", rep.SchemaRelated)
 	for _, mode := range server.ExposeModes {
 		if n, ok := rep.Extra["tools_list_"+mode]; ok {
 			fmt.Fprintf(tw, "tools/list with --expose %s\t%d\t\n", mode, n)
