@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,13 +34,29 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := noArgs("doctor", pos); err != nil {
 		return err
 	}
-	var checks []check
+	// Each check is printed as soon as it is known: a slow upstream server
+	// does not hold back the lines of the others.
+	total, failed := 0, 0
+	emit := func(cs ...check) {
+		for _, c := range cs {
+			total++
+			switch {
+			case c.fix == "":
+				fmt.Fprintf(stdout, "ok    %-10s %s\n", c.name, c.detail)
+			case c.note:
+				fmt.Fprintf(stdout, "note  %-10s %s\n      advice: %s\n", c.name, c.detail, c.fix)
+			default:
+				failed++
+				fmt.Fprintf(stdout, "FAIL  %-10s %s\n      fix: %s\n", c.name, c.detail, c.fix)
+			}
+		}
+	}
 	add := func(name, detail string, err error, fix string) {
 		if err != nil {
-			checks = append(checks, check{name: name, detail: err.Error(), fix: fix})
+			emit(check{name: name, detail: err.Error(), fix: fix})
 			return
 		}
-		checks = append(checks, check{name: name, detail: detail})
+		emit(check{name: name, detail: detail})
 	}
 
 	cat, err := g.loadCatalog()
@@ -49,26 +66,26 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case err == nil:
 		add("catalog", fmt.Sprintf("%s in %s", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain")), nil, "")
 	default:
-		add("catalog", "", err, "fix the file at the JSON path shown")
+		add("catalog", "", err, catalogAdvice(err))
 	}
 	if cat != nil && (len(g.catalogs) > 0 || len(g.configs) == 0) {
-		checks = append(checks, lintCheck(cat))
+		emit(lintCheck(cat))
 	}
 	if cat != nil {
 		for _, t := range cat.Tools() {
 			if len(t.Warnings) > 0 {
-				checks = append(checks, check{name: "poisoning", detail: fmt.Sprintf("%s/%s: %s", t.Domain, t.Name, strings.Join(t.Warnings, "; ")),
+				emit(check{name: "poisoning", detail: fmt.Sprintf("%s/%s: %s", t.Domain, t.Name, strings.Join(t.Warnings, "; ")),
 					fix: "read its description before trusting the tool; fix or remove it in the catalog file", note: true})
 			}
 		}
 	}
-	checks = append(checks, g.checkUpstreams(ctx)...)
+	g.checkUpstreams(ctx, emit)
 
 	switch g.embedder {
 	case "builtin", "builtin-hashed", "builtin-nolexicon":
 		add("embedder", "built-in (offline); Ollama not checked", nil, "")
 	default:
-		checks = append(checks, g.checkOllama(ctx)...)
+		emit(g.checkOllama(ctx)...)
 	}
 
 	if err := os.MkdirAll(g.dataDir, 0o755); err != nil {
@@ -96,21 +113,8 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
-	failed := 0
-	for _, c := range checks {
-		switch {
-		case c.fix == "":
-			fmt.Fprintf(stdout, "ok    %-10s %s\n", c.name, c.detail)
-			continue
-		case c.note:
-			fmt.Fprintf(stdout, "note  %-10s %s\n      advice: %s\n", c.name, c.detail, c.fix)
-			continue
-		}
-		failed++
-		fmt.Fprintf(stdout, "FAIL  %-10s %s\n      fix: %s\n", c.name, c.detail, c.fix)
-	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d checks failed", failed, len(checks))
+		return fmt.Errorf("%d of %d checks failed", failed, total)
 	}
 	return nil
 }
@@ -166,4 +170,18 @@ func (g *globalFlags) checkOllama(ctx context.Context) []check {
 		who = "first installed (not in the preference list: no prompts unless --prompt)"
 	}
 	return append(out, check{name: "model", detail: fmt.Sprintf("ollama/%s (%s): %d dimensions, %s per query", choice.Model, who, o.Info().Dims, time.Since(start).Round(time.Millisecond))})
+}
+
+// catalogAdvice says what to fix in a catalog file that does not load.
+func catalogAdvice(err error) string {
+	var ce *index.CatalogError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "the file does not exist: check the --catalog path"
+	case errors.As(err, &ce) && ce.File != "" && ce.Path != "":
+		return fmt.Sprintf("edit %s at %s as the message says (the format is in the README, Catalog files)", ce.File, ce.Path)
+	case errors.As(err, &ce):
+		return "fix the catalog as the message says (the format is in the README, Catalog files)"
+	}
+	return "check that the --catalog file is readable"
 }

@@ -34,3 +34,26 @@ func TestSmallCLIPolish(t *testing.T) {
 		t.Errorf("plural = %q", got)
 	}
 }
+
+// TestDoctorAdvice: each failure gets advice about what went wrong, not a
+// generic line; a server that is down does not keep the others' lines back.
+func TestDoctorAdvice(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"gone": {"command": "/nonexistent/mcp-server"}, "exits": {"command": "false"}}}`), 0o644)
+	stdout, _, code := runCLI(t, "doctor", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin")
+	if code != 1 || !strings.Contains(stdout, "the command of gone was not found: install it, or give its full path") ||
+		!strings.Contains(stdout, "exits") {
+		t.Errorf("doctor with a missing command: exit %d\n%s", code, stdout)
+	}
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"a": {"comand": "x"}}}`), 0o644)
+	stdout, _, _ = runCLI(t, "doctor", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin")
+	if !strings.Contains(stdout, `did you mean "command"?`) || !strings.Contains(stdout, "fix: edit "+cfg+" at mcpServers.a.comand") {
+		t.Errorf("doctor with a misspelt key:\n%s", stdout)
+	}
+	stdout, _, _ = runCLI(t, "doctor", "--catalog", filepath.Join(dir, "nope.json"), "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin")
+	if !strings.Contains(stdout, "fix: the file does not exist: check the --catalog path") {
+		t.Errorf("doctor with a missing catalog:\n%s", stdout)
+	}
+}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -11,53 +14,90 @@ import (
 	"github.com/toolscout/toolscout/server"
 )
 
-// checkUpstreams connects to each upstream server of --config and reports
-// its tool count and latency, or what is wrong.
-func (g *globalFlags) checkUpstreams(ctx context.Context) []check {
+// checkUpstreams connects to each upstream server of --config and emits
+// its tool count and latency, or what is wrong, as each answers or fails.
+func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 	if len(g.configs) == 0 {
-		return nil
+		return
 	}
 	gc, err := loadConfigs(g.configs)
 	if err != nil {
-		return []check{{name: "config", detail: err.Error(), fix: "fix the field named"}}
+		emit(check{name: "config", detail: err.Error(), fix: configAdvice(err)})
+		return
 	}
 	detail := fmt.Sprintf("%s (%d disabled)", plural(len(gc.Upstreams), "server"), len(gc.Disabled))
 	if len(gc.Skipped) > 0 {
 		detail += fmt.Sprintf("; skipped %s: it is toolscout itself", strings.Join(gc.Skipped, ", "))
 	}
-	checks := []check{{name: "config", detail: detail}}
+	emit(check{name: "config", detail: detail})
 	gw := server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Version: version})
 	gw.Start(ctx)
-	gw.WaitReady(ctx)
 	defer gw.Close()
-	for _, st := range gw.Status() {
-		c := check{name: "upstream", detail: fmt.Sprintf("%s: %s in %s", st.Domain, plural(st.Tools, "tool"), st.Latency.Round(time.Millisecond))}
-		if len(st.Skipped) > 0 {
-			c.detail += fmt.Sprintf(" (%d skipped: %s)", len(st.Skipped), strings.Join(st.Skipped, "; "))
+	ready := make(chan struct{})
+	go func() { gw.WaitReady(ctx); close(ready) }()
+	done := map[string]bool{}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for finished := false; !finished; {
+		select {
+		case <-ready:
+			finished = true
+		case <-tick.C:
 		}
-		if st.State != "up" {
-			c.detail = fmt.Sprintf("%s: %v", st.Domain, st.Err)
-			c.fix = "check the command or URL of " + st.Domain + " (run it by hand to see its errors)"
+		for _, st := range gw.Status() {
+			if done[st.Domain] || st.State == "connecting" && !finished {
+				continue
+			}
+			done[st.Domain] = true
+			emit(upstreamCheck(st))
 		}
-		checks = append(checks, c)
 	}
 	if cat, err := index.NewCatalog(gw.Specs()); err == nil && cat.Len() > 0 {
-		checks = append(checks, lintCheck(cat))
+		emit(lintCheck(cat))
 	}
-	return append(checks, poisonChecks(gw.Specs(), gc.Quarantine)...)
+	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 }
 
-// lintCheck is the lint summary as a doctor line: a note when tools are
-// flagged (they work; their descriptions cost or confuse).
-func lintCheck(cat *index.Catalog) check {
-	rep, err := server.Lint(cat, server.LintOptions{})
-	if err != nil {
-		return check{name: "lint", detail: err.Error(), fix: "report this", note: true}
+// upstreamCheck is the doctor line of one upstream server.
+func upstreamCheck(st server.UpstreamStatus) check {
+	c := check{name: "upstream", detail: fmt.Sprintf("%s: %s in %s", st.Domain, plural(st.Tools, "tool"), st.Latency.Round(time.Millisecond))}
+	if len(st.Skipped) > 0 {
+		c.detail += fmt.Sprintf(" (%d skipped: %s)", len(st.Skipped), strings.Join(st.Skipped, "; "))
 	}
-	if rep.Flagged == 0 {
-		return check{name: "lint", detail: lintSummary(rep)}
+	if st.State != "up" {
+		c.detail = fmt.Sprintf("%s: %v", st.Domain, st.Err)
+		c.fix = upstreamAdvice(st)
 	}
-	return check{name: "lint", detail: lintSummary(rep), fix: "run `toolscout lint` (with the same --catalog/--config) for each tool's problems", note: true}
+	return c
+}
+
+// upstreamAdvice says what to do about a server that did not come up, by
+// what went wrong.
+func upstreamAdvice(st server.UpstreamStatus) string {
+	var exitErr *exec.ExitError
+	switch {
+	case st.State == "connecting":
+		return fmt.Sprintf("%s did not answer initialize and tools/list within its connect timeout: run its command by hand to see whether it starts, or raise \"timeout\"", st.Domain)
+	case errors.Is(st.Err, exec.ErrNotFound) || errors.Is(st.Err, fs.ErrNotExist):
+		return fmt.Sprintf("the command of %s was not found: install it, or give its full path in \"command\"", st.Domain)
+	case errors.As(st.Err, &exitErr):
+		return fmt.Sprintf("%s exited at start (%v): run its command by hand to see its errors", st.Domain, exitErr)
+	case errors.Is(st.Err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s did not answer within its connect timeout: check that it is a stdio MCP server, or raise \"timeout\"", st.Domain)
+	}
+	return "check the command or URL of " + st.Domain + " (run it by hand to see its errors)"
+}
+
+// configAdvice says what to fix in a config that does not load.
+func configAdvice(err error) string {
+	var ce *ConfigError
+	if errors.As(err, &ce) && ce.Path != "" {
+		return fmt.Sprintf("edit %s at %s as the message says", ce.File, ce.Path)
+	}
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("edit %s as the message says (an mcpServers config, as Claude Desktop writes it)", ce.File)
+	}
+	return "pass a readable mcpServers config file with --config"
 }
 
 // poisonChecks lists the tools with poisoning flags, as notes: the tools
@@ -92,4 +132,17 @@ func reportUpstreams(w io.Writer, a *app) {
 			fmt.Fprintf(w, "upstream %s: unavailable: %v\n", st.Domain, st.Err)
 		}
 	}
+}
+
+// lintCheck is the lint summary as a doctor line: a note when tools are
+// flagged (they work; their descriptions cost or confuse).
+func lintCheck(cat *index.Catalog) check {
+	rep, err := server.Lint(cat, server.LintOptions{})
+	if err != nil {
+		return check{name: "lint", detail: err.Error(), fix: "report this", note: true}
+	}
+	if rep.Flagged == 0 {
+		return check{name: "lint", detail: lintSummary(rep)}
+	}
+	return check{name: "lint", detail: lintSummary(rep), fix: "run `toolscout lint` (with the same --catalog/--config) for each tool's problems", note: true}
 }
