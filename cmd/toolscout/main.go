@@ -30,7 +30,7 @@ func main() {
 
 // version is the release this source tree is; buildVersion adds what the
 // Go toolchain recorded (module version, VCS revision).
-const version = "0.2.0"
+const version = "0.3.0"
 
 // buildVersion returns the version with the module version and VCS
 // revision the binary was built from, when the build recorded them.
