@@ -70,7 +70,6 @@ type Catalog struct {
 	byKey   map[string]*Tool // "domain/tool"
 	byWords map[string][]*Tool
 	hash    string
-	specs   []DomainSpec
 }
 
 // ParseCatalog parses one catalog.json document into its domains (the
@@ -208,7 +207,6 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 		byName:  make(map[string][]*Tool),
 		byKey:   make(map[string]*Tool),
 		byWords: make(map[string][]*Tool),
-		specs:   specs,
 	}
 	built := buildTools(specs)
 	seenDomain := make(map[string]string)
@@ -501,8 +499,21 @@ func (c *Catalog) Len() int { return len(c.tools) }
 // Hash returns a fingerprint of the whole catalog's content.
 func (c *Catalog) Hash() string { return c.hash }
 
-// Specs returns the domain specs the catalog was built from.
-func (c *Catalog) Specs() []DomainSpec { return c.specs }
+// Specs returns domain specs that build the same catalog (the same tools
+// and hash): rebuilt from the tools, so a catalog does not keep a second
+// copy of every schema.
+func (c *Catalog) Specs() []DomainSpec {
+	out := make([]DomainSpec, 0, len(c.domains))
+	for _, d := range c.domains {
+		ds := DomainSpec{Name: d.Name, Description: d.Description, Tools: make([]ToolSpec, 0, len(d.Tools))}
+		for _, t := range d.Tools {
+			ds.Tools = append(ds.Tools, ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+				OutputSchema: t.OutputSchema, Annotations: t.Annotations, Group: t.Group, Tags: t.Tags})
+		}
+		out = append(out, ds)
+	}
+	return out
+}
 
 // Tool returns the tool with the given qualified name, or nil.
 func (c *Catalog) Tool(qualifiedName string) *Tool { return c.byQName[qualifiedName] }

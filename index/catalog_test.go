@@ -250,3 +250,19 @@ func FuzzParseCatalog(f *testing.F) {
 		}
 	})
 }
+
+// TestSpecsRebuildTheCatalog: a catalog built from Specs() has the same
+// tools and hash.
+func TestSpecsRebuildTheCatalog(t *testing.T) {
+	cat, err := BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := NewCatalog(cat.Specs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Hash() != cat.Hash() || again.Len() != cat.Len() {
+		t.Errorf("rebuilt catalog: %d tools, hash %s; want %d, %s", again.Len(), again.Hash(), cat.Len(), cat.Hash())
+	}
+}

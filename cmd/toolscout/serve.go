@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -100,6 +101,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err == nil {
 			cat := a.eng.Catalog()
 			log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
+			// Loading parsed the whole catalog file and synced both
+			// indexes: give that transient memory back to the system
+			// instead of holding it for the server's lifetime.
+			debug.FreeOSMemory()
 			return
 		}
 		// With the eager fallback, a catalog that is valid but cannot be
