@@ -126,6 +126,25 @@ func normalized(v []float32) []float32 {
 	return out
 }
 
+// dot is the dot product of two vectors of the same length, four lanes at
+// a time (independent sums the CPU can overlap; the issue measured 1.55×
+// over one running sum).
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
 // scanParallelMin is the matrix size (rows × dims) from which a query is
 // split across CPUs.
 const scanParallelMin = 1 << 20
@@ -148,12 +167,7 @@ func (s *snapshot) query(q []float32, k int, domain, group string) []VectorHit {
 				if domain != "" && s.domain[i] != domain || group != "" && s.group[i] != group {
 					continue
 				}
-				row := s.mat[i*s.dims : (i+1)*s.dims]
-				var dot float32
-				for j, x := range q {
-					dot += x * row[j]
-				}
-				t.push(i, dot)
+				t.push(i, dot(q, s.mat[i*s.dims:(i+1)*s.dims]))
 			}
 		}(&tops[p])
 	}

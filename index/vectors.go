@@ -610,11 +610,7 @@ func (v *VectorStore) DomainSimilarity(ctx context.Context, col Collection, vec 
 	q := normalized(vec)
 	out := map[string]float32{}
 	for d, c := range snap.domainCentroids() {
-		var dot float32
-		for j, x := range q {
-			dot += x * c[j]
-		}
-		out[d] = dot
+		out[d] = dot(q, c)
 	}
 	return out, nil
 }

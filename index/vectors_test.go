@@ -286,3 +286,18 @@ func TestPatchedSnapshotMatchesTheCollection(t *testing.T) {
 		}
 	}
 }
+
+// TestDot: the four-lane dot product equals the plain sum, every length.
+func TestDot(t *testing.T) {
+	for n := 0; n < 11; n++ {
+		a, b := make([]float32, n), make([]float32, n)
+		var want float64
+		for i := range a {
+			a[i], b[i] = float32(i)+0.5, float32(n-i)*0.25
+			want += float64(a[i]) * float64(b[i])
+		}
+		if got := dot(a, b); math.Abs(float64(got)-want) > 1e-4 {
+			t.Errorf("n=%d: dot = %v, want %v", n, got, want)
+		}
+	}
+}
