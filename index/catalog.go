@@ -229,7 +229,7 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 			src = path
 		}
 		seenDomain[ds.Name] = src
-		d := &Domain{Name: ds.Name, Description: strings.TrimSpace(ds.Description)}
+		d := &Domain{Name: ds.Name, Description: strings.TrimSpace(ds.Description), words: SplitIdentifier(ds.Name)}
 		seenTool := make(map[string]int)
 		groups := make(map[string]bool)
 		for j, ts := range ds.Tools {

@@ -55,7 +55,13 @@ type Domain struct {
 	// Groups lists the distinct groups of the domain's tools, sorted.
 	Groups []string
 	Tools  []*Tool
+
+	words []string // SplitIdentifier(Name), split once
 }
+
+// Words returns the words of the domain's name ("aws-s3": aws, s3), split
+// once when the catalog is built rather than on every query.
+func (d *Domain) Words() []string { return d.words }
 
 var domainRE = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 

@@ -761,7 +761,7 @@ func namedDomains(cat *index.Catalog, q string) map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, d := range cat.Domains() {
-		for _, w := range index.SplitIdentifier(d.Name) {
+		for _, w := range d.Words() {
 			if len(w) >= 2 && words[w] {
 				out[d.Name] = true
 				break
