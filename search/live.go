@@ -276,7 +276,8 @@ func (l *Live) Ready() <-chan struct{} {
 	return l.ready
 }
 
-// Close stops following the source and closes the store.
+// Close stops following the source, waits for a running Load or Update,
+// and closes the store.
 func (l *Live) Close() error {
 	l.readyMu.Lock()
 	stop := l.stop
@@ -285,6 +286,10 @@ func (l *Live) Close() error {
 		stop()
 	}
 	l.wg.Wait()
+	// A Load or Update still running (its context ended) finishes its
+	// write before the store closes under it.
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.store.Close()
 }
 

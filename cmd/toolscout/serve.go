@@ -95,7 +95,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		a.live.Follow(ctx, a.gw)
 	}
 	srv := server.New(opts)
+	loadDone := make(chan struct{})
 	go func() {
+		defer close(loadDone)
 		start := time.Now()
 		err := g.load(ctx, a, base, stderr, log)
 		if err == nil {
@@ -130,6 +132,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *httpAddr == "" {
 		log.Info("serving over stdio: " + what)
 		err := srv.MCP().Run(ctx, server.NewStdioTransport(os.Stdin, os.Stdout, log))
+		if err == nil && ctx.Err() == nil {
+			// The client left (stdin closed). A load that is about to fail
+			// (an invalid catalog fails in milliseconds) still gets its
+			// error said, instead of a silent exit 0.
+			select {
+			case <-loadDone:
+			case <-time.After(2 * time.Second):
+			}
+		}
 		if ctx.Err() != nil {
 			return loadError(ctx)
 		}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,5 +23,23 @@ func TestServeHTTPNeedsATokenOffLoopback(t *testing.T) {
 	}
 	if _, stderr, code := runCLI(t, "serve", "--http", "127.0.0.1:0", "--allow-origin", "evil.example", "--data-dir", dir); code != 2 || !strings.Contains(stderr, "scheme://host") {
 		t.Errorf("bad --allow-origin: exit %d, %q", code, stderr)
+	}
+}
+
+// TestServeInvalidCatalogFails: serve answers before its catalog is
+// checked, but an invalid catalog still ends it with the error and exit 1,
+// even when the client has already closed stdin.
+func TestServeInvalidCatalogFails(t *testing.T) {
+	bin := buildBinary(t)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"domains":[{"name":"Bad Name","tools":[]}]}`), 0o644)
+	for i := 0; i < 3; i++ {
+		cmd := exec.Command(bin, "serve", "--catalog", bad, "--data-dir", t.TempDir(), "--embedder", "builtin")
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), `invalid domain name "Bad Name"`) {
+			t.Fatalf("run %d: %v\n%s", i, err, out)
+		}
 	}
 }
