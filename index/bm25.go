@@ -70,6 +70,10 @@ func DefaultFieldWeights() FieldWeights {
 
 const manifestKey = "toolscout_manifest"
 
+// catalogHashKey holds the Hash of the catalog the index was last synced
+// to, written in the same batch as the manifest.
+const catalogHashKey = "toolscout_catalog_hash"
+
 // ErrLocked means another process has the on-disk keyword index open.
 var ErrLocked = errors.New("keyword index in use")
 
@@ -252,6 +256,12 @@ const keywordBatchSize = 1000
 // in the last one, so an interrupted Sync is finished by the next.
 func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error) {
 	var st SyncStats
+	// The catalog's hash covers every tool's content hash: when the index
+	// was last synced to the same hash, there is nothing to compare.
+	if h, err := k.idx.GetInternal([]byte(catalogHashKey)); err == nil && string(h) == cat.Hash() {
+		st.Unchanged = cat.Len()
+		return st, nil
+	}
 	old, err := k.manifest()
 	if err != nil {
 		return st, err
@@ -299,6 +309,12 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 		return st, err
 	}
 	if st.Added+st.Changed+st.Removed == 0 {
+		// Equal content under another hash (an index written before the
+		// hash was kept): record it for the next start.
+		b.SetInternal([]byte(catalogHashKey), []byte(cat.Hash()))
+		if err := k.idx.Batch(b); err != nil {
+			return st, fmt.Errorf("write keyword index: %w", err)
+		}
 		return st, nil
 	}
 	raw, err := json.Marshal(next)
@@ -306,6 +322,7 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 		return st, err
 	}
 	b.SetInternal([]byte(manifestKey), raw)
+	b.SetInternal([]byte(catalogHashKey), []byte(cat.Hash()))
 	if err := k.idx.Batch(b); err != nil {
 		return st, fmt.Errorf("write keyword index: %w", err)
 	}

@@ -159,6 +159,17 @@ func TestKeywordIndexPersistsBM25AndSyncsIncrementally(t *testing.T) {
 	if n, _ := kw.Count(); n != 5 {
 		t.Errorf("Count() = %d, want 5", n)
 	}
+	// The same catalog again is recognised by its hash alone: the
+	// per-tool manifest is not even read (here it is made unreadable).
+	if err := kw.idx.SetInternal([]byte(manifestKey), []byte("{damaged")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := kw.Sync(ctx, mustCatalog(t, changed)); err != nil || st.Unchanged != 5 || st.Added+st.Changed+st.Removed != 0 {
+		t.Errorf("re-sync of the same catalog = %v, %v; want 5 unchanged without reading the manifest", st, err)
+	}
+	if _, err := kw.Sync(ctx, mustCatalog(t, smallCatalog)); err == nil || !strings.Contains(err.Error(), "manifest") {
+		t.Errorf("sync of another catalog with a damaged manifest: err = %v, want it read (and failing)", err)
+	}
 }
 
 func TestBM25NotTFIDF(t *testing.T) {

@@ -22,7 +22,7 @@ var builtinOnce = sync.OnceValues(func() (*Catalog, error) {
 })
 
 // BuiltinSpecs returns the built-in catalog's domains, to merge with others.
-func BuiltinSpecs() ([]DomainSpec, error) { return ParseCatalog("builtin", builtinCatalogJSON) }
+func BuiltinSpecs() ([]DomainSpec, error) { return BuiltinSource().Specs() }
 
 // BuiltinCatalog returns the catalog that ships inside the binary: over 300
 // tools across 26 domains modelled on the MCP servers people run.

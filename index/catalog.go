@@ -2,10 +2,11 @@ package index
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -171,19 +172,11 @@ func LoadCatalogFiles(paths []string) (*Catalog, error) {
 // tools (NewCatalog does, naming the file of each error): for callers that
 // build the catalog next, so that it is validated once.
 func ReadCatalogSpecs(paths []string) ([]DomainSpec, error) {
-	var all []DomainSpec
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("load catalog %s: %w", p, err)
-		}
-		specs, err := ParseCatalog(p, data)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, specs...)
+	src, err := ReadCatalogSource(paths)
+	if err != nil {
+		return nil, err
 	}
-	return all, nil
+	return src.Specs()
 }
 
 // LoadCatalogSpecs reads and parses catalog files, and checks that together
@@ -202,12 +195,11 @@ func LoadCatalogSpecs(paths []string) ([]DomainSpec, error) {
 // NewCatalog validates domain specs and builds a catalog. Errors are
 // *CatalogError values naming the source, the JSON path and the reason.
 func NewCatalog(specs []DomainSpec) (*Catalog, error) {
-	c := &Catalog{
-		byQName: make(map[string]*Tool),
-		byName:  make(map[string][]*Tool),
-		byKey:   make(map[string]*Tool),
-		byWords: make(map[string][]*Tool),
+	n := 0
+	for _, ds := range specs {
+		n += len(ds.Tools)
 	}
+	c := newEmptyCatalog(n)
 	built := buildTools(specs)
 	seenDomain := make(map[string]string)
 	for i, ds := range specs {
@@ -254,15 +246,7 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 			}
 			t.Hash = t.computeHash(d.Description)
 			d.Tools = append(d.Tools, t)
-			c.tools = append(c.tools, t)
-			c.byQName[t.QualifiedName] = t
-			c.byName[t.Name] = append(c.byName[t.Name], t)
-			c.byKey[t.Domain+"/"+t.Name] = t
-			for _, form := range []string{NameWords(t.Name), NameWords(t.Domain + " " + t.Name), NameWords(t.QualifiedName)} {
-				if l := c.byWords[form]; len(l) == 0 || l[len(l)-1] != t {
-					c.byWords[form] = append(l, t)
-				}
-			}
+			c.add(t, nameForms(t))
 			if t.Group != "" {
 				groups[t.Group] = true
 			}
@@ -279,8 +263,64 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 		hashes[i] = t.QualifiedName + "=" + t.Hash
 	}
 	sort.Strings(hashes)
-	c.hash = shortHash(strings.Join(hashes, "\n"))
+	sum := sha256.Sum256([]byte(strings.Join(hashes, "\n")))
+	c.hash = hex.EncodeToString(sum[:16])
 	return c, nil
+}
+
+// newEmptyCatalog returns a catalog with its lookups made for n tools.
+func newEmptyCatalog(n int) *Catalog {
+	return &Catalog{
+		byQName: make(map[string]*Tool, n),
+		byName:  make(map[string][]*Tool, n),
+		byKey:   make(map[string]*Tool, n),
+		byWords: make(map[string][]*Tool, 2*n),
+		tools:   make([]*Tool, 0, n),
+	}
+}
+
+// nameForms returns the spellings ToolsNamed finds t by: its name, its
+// domain and name, and its qualified name, each split into words.
+func nameForms(t *Tool) [3]string {
+	return [3]string{NameWords(t.Name), NameWords(t.Domain + " " + t.Name), NameWords(t.QualifiedName)}
+}
+
+// add appends t to the catalog's tools and lookups; forms are its
+// nameForms.
+func (c *Catalog) add(t *Tool, forms [3]string) {
+	c.tools = append(c.tools, t)
+	c.byQName[t.QualifiedName] = t
+	c.byName[t.Name] = append(c.byName[t.Name], t)
+	c.byKey[t.Domain+"/"+t.Name] = t
+	for _, form := range forms {
+		if l := c.byWords[form]; len(l) == 0 || l[len(l)-1] != t {
+			c.byWords[form] = append(l, t)
+		}
+	}
+}
+
+// index fills the lookups of c.tools, two maps on each of two cores
+// (the same maps add builds one tool at a time); forms[i] are the
+// nameForms of c.tools[i].
+func (c *Catalog) index(forms [][3]string) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, t := range c.tools {
+			c.byQName[t.QualifiedName] = t
+			c.byKey[t.Domain+"/"+t.Name] = t
+		}
+	}()
+	for i, t := range c.tools {
+		c.byName[t.Name] = append(c.byName[t.Name], t)
+		for _, form := range forms[i] {
+			if l := c.byWords[form]; len(l) == 0 || l[len(l)-1] != t {
+				c.byWords[form] = append(l, t)
+			}
+		}
+	}
+	wg.Wait()
 }
 
 type builtTool struct {
@@ -496,7 +536,9 @@ func (c *Catalog) Tools() []*Tool { return c.tools }
 // Len returns the number of tools.
 func (c *Catalog) Len() int { return len(c.tools) }
 
-// Hash returns a fingerprint of the whole catalog's content.
+// Hash returns a fingerprint of the whole catalog's content (128 bits of
+// a SHA-256 over every tool's qualified name and content hash): equal
+// hashes mean equal indexes.
 func (c *Catalog) Hash() string { return c.hash }
 
 // Specs returns domain specs that build the same catalog (the same tools

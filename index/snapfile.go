@@ -82,7 +82,7 @@ func readSnap(gobPath string) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(snapPathOf(gobPath))
+	data, err := readOnlyFile(snapPathOf(gobPath))
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +99,8 @@ func readSnap(gobPath string) (*snapshot, error) {
 	if dims <= 0 || matBytes > int64(len(data)) {
 		return nil, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, len(data))
 	}
-	// The strings region becomes one string that every field slices (one
-	// allocation instead of four per tool).
+	// The strings region is one string that every field slices (no
+	// allocation per tool).
 	strEnd := int64(len(data)) - matBytes
 	if strEnd < 32 {
 		return nil, errors.New("snapshot is shorter than its matrix")
@@ -121,7 +121,10 @@ func readSnap(gobPath string) (*snapshot, error) {
 	if pad := len(region) - pos; pad < 0 || pad > 3 {
 		return nil, errors.New("snapshot strings do not end where the matrix starts")
 	}
-	all := string(region)
+	var all string // the file's bytes, read-only (readOnlyFile)
+	if len(region) > 0 {
+		all = unsafe.String(&region[0], len(region))
+	}
 	s := &snapshot{dims: dims, ids: make([]string, rows), hash: make([]string, rows), domain: make([]string, rows), group: make([]string, rows)}
 	for i := 0; i < rows; i++ {
 		for j, dst := range [4]*string{&s.ids[i], &s.hash[i], &s.domain[i], &s.group[i]} {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Store is the on-disk (or in-memory) home of both indexes.
@@ -16,6 +17,7 @@ type Store struct {
 	// another process and this store keeps its own in memory.
 	MemoryKeyword bool
 	dir           string
+	healed        []string // what CachedCatalog removed
 }
 
 // OpenStore opens the indexes under dir (keyword.bleve and vectors/),
@@ -63,7 +65,7 @@ func OpenStore(dir string) (*Store, error) {
 // corrupt file). Vector collections load on first use, so ask after the
 // first Sync. Callers log it.
 func (s *Store) Healed() []string {
-	var out []string
+	out := slices.Clone(s.healed)
 	if s.Keyword.healed != "" {
 		out = append(out, s.Keyword.healed)
 	}

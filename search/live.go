@@ -125,6 +125,16 @@ func NewLive(opts LiveOptions) (*Live, error) {
 // are ranked by keyword with a notice meanwhile), then the vectors of emb
 // (nil: keyword only), after which emb ranks. progress reports embedding.
 func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
+	return l.load(ctx, func() (*index.Catalog, error) { return index.NewCatalog(l.quarantine(specs)) }, emb, progress)
+}
+
+// LoadCatalog is Load for a catalog already built (read back from the
+// data dir's catalog cache, say).
+func (l *Live) LoadCatalog(ctx context.Context, cat *index.Catalog, emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
+	return l.load(ctx, func() (*index.Catalog, error) { return cat, nil }, emb, progress)
+}
+
+func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	defer func() {
@@ -134,11 +144,11 @@ func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Emb
 			close(l.done)
 		}
 	}()
-	var st index.StoreStats
-	cat, err := index.NewCatalog(l.quarantine(specs))
+	cat, err := build()
 	if err != nil {
-		return st, err
+		return index.StoreStats{}, err
 	}
+	var st index.StoreStats
 	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}

@@ -21,6 +21,11 @@ import (
 // app is what a command works with: the live index over a synced store
 // and, with --config, the gateway to the upstream servers.
 type app struct {
+	// src is the catalog files when there is no --config: the catalog
+	// comes from the data dir's cache of them when it is there (cat),
+	// else from parsing them.
+	src    *index.CatalogSource
+	cat    *index.Catalog
 	live   *search.Live
 	eng    *search.Engine
 	gw     *server.Gateway // nil without --config
@@ -62,6 +67,14 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 // its gateway (started and waited for with waitUpstreams) and the domains
 // they give, unchecked.
 func (g *globalFlags) readSources(ctx context.Context, log *slog.Logger, waitUpstreams bool) (*app, []index.DomainSpec, error) {
+	if len(g.configs) == 0 {
+		// Parsed by prepare, unless the data dir has them cached.
+		src, err := g.baseSource()
+		if err != nil {
+			return nil, nil, err
+		}
+		return &app{src: src}, nil, nil
+	}
 	base, err := g.baseSpecs()
 	if err != nil {
 		return nil, nil, err
@@ -70,29 +83,27 @@ func (g *globalFlags) readSources(ctx context.Context, log *slog.Logger, waitUps
 	for _, d := range base {
 		a.domain = append(a.domain, d.Name)
 	}
-	if len(g.configs) > 0 {
-		gc, err := loadConfigs(g.configs)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, u := range gc.Upstreams {
-			for _, d := range base {
-				if d.Name == u.Domain {
-					return nil, nil, fmt.Errorf("domain %q is both an upstream server in --config and a domain of --catalog %s: rename one", u.Domain, d.Source)
-				}
+	gc, err := loadConfigs(g.configs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, u := range gc.Upstreams {
+		for _, d := range base {
+			if d.Name == u.Domain {
+				return nil, nil, fmt.Errorf("domain %q is both an upstream server in --config and a domain of --catalog %s: rename one", u.Domain, d.Source)
 			}
-			a.domain = append(a.domain, u.Domain)
 		}
-		a.gc = gc
-		for _, d := range gc.Skipped {
-			log.Warn("skipping an upstream server that is toolscout itself", "server", d)
-		}
-		a.gw = server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Base: base, Version: version, Logger: log})
-		if waitUpstreams {
-			a.gw.Start(ctx)
-			a.gw.WaitReady(ctx)
-			base = a.gw.Specs()
-		}
+		a.domain = append(a.domain, u.Domain)
+	}
+	a.gc = gc
+	for _, d := range gc.Skipped {
+		log.Warn("skipping an upstream server that is toolscout itself", "server", d)
+	}
+	a.gw = server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Base: base, Version: version, Logger: log})
+	if waitUpstreams {
+		a.gw.Start(ctx)
+		a.gw.WaitReady(ctx)
+		base = a.gw.Specs()
 	}
 	return a, base, nil
 }
@@ -118,6 +129,12 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if store.MemoryKeyword {
 		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
 	}
+	if a.src != nil {
+		if base, err = a.catalogFrom(store); err != nil {
+			store.Close()
+			return nil, nil, err
+		}
+	}
 	a.live, err = search.NewLive(search.LiveOptions{Store: store, Quarantine: a.gc != nil && a.gc.Quarantine, Logger: log})
 	if err != nil {
 		store.Close()
@@ -126,6 +143,32 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	}
 	a.eng = a.live.Engine()
 	return a, base, nil
+}
+
+// catalogFrom sets a.cat to the catalog the store caches for a.src, or
+// else returns a.src's domains to build it from; a.domain names the
+// domains either way.
+func (a *app) catalogFrom(store *index.Store) ([]index.DomainSpec, error) {
+	if a.cat = store.CachedCatalog(a.src.Key()); a.cat != nil {
+		for _, d := range a.cat.Domains() {
+			a.domain = append(a.domain, d.Name)
+		}
+		return nil, nil
+	}
+	base, err := a.src.Specs()
+	for _, d := range base {
+		a.domain = append(a.domain, d.Name)
+	}
+	return base, err
+}
+
+// catalog returns the catalog of base, or of the cache: for the eager
+// fallback when the index cannot load.
+func (a *app) catalog(base []index.DomainSpec) (*index.Catalog, error) {
+	if a.cat != nil {
+		return a.cat, nil
+	}
+	return index.NewCatalog(base)
 }
 
 // load picks the embedder and loads base into the app's Live index: the
@@ -139,8 +182,22 @@ func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec,
 	if err != nil {
 		return err
 	}
+	if a.src != nil && a.cat == nil {
+		// Built once, then read back from the data dir by the next start
+		// with the same files.
+		if a.cat, err = index.NewCatalog(base); err != nil {
+			return err
+		}
+		if err := a.live.Store().SaveCatalog(a.src.Key(), a.cat); err != nil {
+			log.Warn("could not cache the catalog in the data dir; the next start reads the files again", "err", err)
+		}
+	}
 	bar := newProgress(stderr, "embedding "+emb.Info().String())
-	a.stats, err = a.live.Load(ctx, base, emb, bar.update)
+	if a.cat != nil {
+		a.stats, err = a.live.LoadCatalog(ctx, a.cat, emb, bar.update)
+	} else {
+		a.stats, err = a.live.Load(ctx, base, emb, bar.update)
+	}
 	bar.finish()
 	for _, h := range a.live.Store().Healed() {
 		log.Warn(h)

@@ -46,3 +46,54 @@ func TestCatalogSetsLiveSideBySide(t *testing.T) {
 		t.Errorf("second --prune:\n%s", out)
 	}
 }
+
+// The catalog is read back from the data dir's cache while its file is
+// unchanged, follows every edit of the file, and a damaged cache is
+// replaced, never served.
+func TestCatalogCacheFollowsTheFile(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(t.TempDir(), "calc.json")
+	write := func(desc string) {
+		t.Helper()
+		doc := `{"domains":[{"name":"calc","tools":[{"name":"add","description":"` + desc + `","inputSchema":{"type":"object"}},` +
+			`{"name":"negate","description":"Flips the sign of a number.","inputSchema":{"type":"object"}}]}]}`
+		if err := os.WriteFile(cat, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := func(q string) (string, string) {
+		t.Helper()
+		stdout, stderr, code := runCLI(t, "search", "--data-dir", dir, "--embedder", "builtin", "--catalog", cat, "--mode", "keyword", q)
+		if code != 0 {
+			t.Fatalf("search %q: exit %d\n%s", q, code, stderr)
+		}
+		return stdout, stderr
+	}
+	write("Adds two numbers.")
+	if out, _ := search("adds numbers"); !strings.Contains(out, "Adds two numbers.") {
+		t.Fatalf("first search:\n%s", out)
+	}
+	caches, _ := filepath.Glob(filepath.Join(dir, "sets", "*", "catalog.bin"))
+	if len(caches) != 1 {
+		t.Fatalf("catalog caches after the first run: %q, want one", caches)
+	}
+	if out, _ := search("adds numbers"); !strings.Contains(out, "Adds two numbers.") {
+		t.Fatalf("search from the cache:\n%s", out)
+	}
+	write("Sums a list of numbers.")
+	if out, _ := search("sums list"); !strings.Contains(out, "Sums a list of numbers.") || strings.Contains(out, "Adds two") {
+		t.Errorf("search after the file changed:\n%s", out)
+	}
+	os.WriteFile(caches[0], []byte("TSCATV01 not really a cache"), 0o644)
+	out, stderr := search("sums list")
+	if !strings.Contains(out, "Sums a list of numbers.") || !strings.Contains(stderr, "catalog cache") {
+		t.Errorf("search with a damaged cache:\nstdout:\n%s\nstderr:\n%s", out, stderr)
+	}
+	if _, stderr := search("sums list"); strings.Contains(stderr, "catalog cache") {
+		t.Errorf("the damaged cache was not replaced:\n%s", stderr)
+	}
+	os.WriteFile(cat, []byte(`{"domains":[{"name":"calc","tools":[{"name":"add"}]}]}`), 0o644)
+	if _, stderr, code := runCLI(t, "search", "--data-dir", dir, "--embedder", "builtin", "--catalog", cat, "adds"); code == 0 || !strings.Contains(stderr, "inputSchema") {
+		t.Errorf("a catalog made invalid after it was cached: exit %d\n%s", code, stderr)
+	}
+}

@@ -122,17 +122,27 @@ func (g *globalFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), nil
 }
 
-// baseSpecs returns the domains of --catalog files; with neither --catalog
-// nor --config, the built-in catalog's.
-func (g *globalFlags) baseSpecs() ([]index.DomainSpec, error) {
+// baseSource reads the --catalog files; with neither --catalog nor
+// --config, it is the built-in catalog (nil with --config alone).
+func (g *globalFlags) baseSource() (*index.CatalogSource, error) {
 	if len(g.catalogs) > 0 {
-		// Checked once, when the catalog is built (search.Open).
-		return index.ReadCatalogSpecs(g.catalogs)
+		return index.ReadCatalogSource(g.catalogs)
 	}
 	if len(g.configs) > 0 {
 		return nil, nil
 	}
-	return index.BuiltinSpecs()
+	return index.BuiltinSource(), nil
+}
+
+// baseSpecs returns the domains of --catalog files; with neither --catalog
+// nor --config, the built-in catalog's. They are checked when a catalog is
+// built from them.
+func (g *globalFlags) baseSpecs() ([]index.DomainSpec, error) {
+	src, err := g.baseSource()
+	if err != nil || src == nil {
+		return nil, err
+	}
+	return src.Specs()
 }
 
 // loadCatalog loads --catalog files, or the built-in catalog.

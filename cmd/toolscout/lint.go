@@ -40,6 +40,11 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	a.closeGateway()
+	if a.src != nil {
+		if specs, err = a.src.Specs(); err != nil {
+			return err
+		}
+	}
 	cat, err := index.NewCatalog(specs)
 	if err != nil {
 		return err

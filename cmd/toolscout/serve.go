@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server"
 )
 
@@ -114,7 +113,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// every tool listed directly. Otherwise the server stops with the
 		// error (an invalid catalog stops it either way).
 		if fallback == server.ExposeEager && ctx.Err() == nil {
-			if cat, cerr := index.NewCatalog(base); cerr == nil {
+			if cat, cerr := a.catalog(base); cerr == nil {
 				a.live.UseCatalog(cat)
 				srv.FallBackToEager("the index could not load: " + err.Error())
 				return

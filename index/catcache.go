@@ -1,0 +1,389 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unsafe"
+)
+
+// The catalog cache: a built catalog saved in the data dir, keyed by the
+// bytes of the files it was built from. A start whose catalog files are
+// unchanged reads the tools back (strings and schemas as they were
+// checked) instead of parsing the JSON and checking, canonicalising,
+// scanning and hashing every tool again: at 100k tools about 2.5 s of
+// every start, against a fraction of a second to read the cache.
+//
+// Layout of catalog.bin (little endian):
+//
+//	"TSCATV01"                   magic
+//	[32]byte                     the key: CatalogSource.Key, raw
+//	uint32                       CRC-32C of everything after this field
+//	uint64 × 3                   lengths of the three regions
+//	meta                         uvarints: counts and lengths, in order
+//	strings                      every string field, concatenated
+//	raws                         every schema and annotation, concatenated
+//
+// A cache that is missing, was built from other bytes, or fails its
+// checksum is simply rebuilt from the files; nothing depends on it being
+// there.
+const catCacheMagic = "TSCATV01"
+
+// CatalogCacheVersion names the rules a cached catalog was built by. Bump
+// it whenever NewCatalog derives anything differently (checks, summaries,
+// warnings, hashes, qualified names, name forms): caches of the old
+// rules then miss. TestCatalogCacheVersion fails until you do.
+const CatalogCacheVersion = 2
+
+const catCacheFile = "catalog.bin"
+
+// CatalogSource is catalog files read into memory: what a catalog is built
+// from, and what its cache is keyed by.
+type CatalogSource struct {
+	names []string
+	data  [][]byte
+	key   string
+}
+
+// ReadCatalogSource reads catalog files (parsing them is Specs).
+func ReadCatalogSource(paths []string) (*CatalogSource, error) {
+	s := &CatalogSource{}
+	for _, p := range paths {
+		data, err := readOnlyFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("load catalog %s: %w", p, err)
+		}
+		s.names = append(s.names, p)
+		s.data = append(s.data, data)
+	}
+	return s, nil
+}
+
+// BuiltinSource returns the built-in catalog as a source.
+func BuiltinSource() *CatalogSource {
+	return &CatalogSource{names: []string{"builtin"}, data: [][]byte{builtinCatalogJSON}}
+}
+
+// Key identifies the source's bytes together with the rules a catalog is
+// built by: two sources with the same key build the same catalog.
+func (s *CatalogSource) Key() string {
+	if s.key == "" {
+		h := sha256.New()
+		fmt.Fprintf(h, "%s %d %s\n", catCacheMagic, CatalogCacheVersion, documentTextVersion)
+		for i, name := range s.names {
+			fmt.Fprintf(h, "%s\n%d\n", name, len(s.data[i]))
+			h.Write(s.data[i])
+		}
+		s.key = hex.EncodeToString(h.Sum(nil))
+	}
+	return s.key
+}
+
+// Specs parses the source's files into domains (unchecked: NewCatalog
+// checks them).
+func (s *CatalogSource) Specs() ([]DomainSpec, error) {
+	var all []DomainSpec
+	for i, name := range s.names {
+		specs, err := ParseCatalog(name, s.data[i])
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, specs...)
+	}
+	return all, nil
+}
+
+// CachedCatalog returns the catalog cached in the store's data dir under
+// key, or nil when there is none for this key. A cache that cannot be read
+// is removed (the next SaveCatalog writes it again) and said in Healed.
+func (s *Store) CachedCatalog(key string) *Catalog {
+	if s.dir == "" {
+		return nil
+	}
+	path := filepath.Join(s.dir, catCacheFile)
+	data, err := readOnlyFile(path)
+	if err != nil {
+		return nil
+	}
+	want, err := hex.DecodeString(key)
+	if err != nil || len(want) != sha256.Size {
+		return nil
+	}
+	if len(data) >= len(catCacheMagic)+sha256.Size && string(data[:len(catCacheMagic)]) == catCacheMagic &&
+		!bytes.Equal(data[len(catCacheMagic):len(catCacheMagic)+sha256.Size], want) {
+		return nil // built from other files: SaveCatalog replaces it
+	}
+	c, err := decodeCatalog(data)
+	if err != nil {
+		os.Remove(path)
+		s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", path, err))
+		return nil
+	}
+	return c
+}
+
+// SaveCatalog caches c in the store's data dir under key, replacing the
+// previous cache (written whole or not at all). In memory it does nothing.
+func (s *Store) SaveCatalog(key string, c *Catalog) error {
+	if s.dir == "" {
+		return nil
+	}
+	raw, err := hex.DecodeString(key)
+	if err != nil || len(raw) != sha256.Size {
+		return fmt.Errorf("catalog cache key %q: want a hex SHA-256", key)
+	}
+	body := encodeCatalog(c)
+	return WriteFileAtomic(filepath.Join(s.dir, catCacheFile), func(w *bufio.Writer) error {
+		w.WriteString(catCacheMagic)
+		w.Write(raw)
+		var sum [4]byte
+		binary.LittleEndian.PutUint32(sum[:], crc32.Checksum(body, castagnoli))
+		w.Write(sum[:])
+		_, err := w.Write(body)
+		return err
+	})
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// catWriter collects the three regions of an encoded catalog.
+type catWriter struct {
+	meta, strs, raws []byte
+}
+
+func (w *catWriter) uint(n int) { w.meta = binary.AppendUvarint(w.meta, uint64(n)) }
+
+func (w *catWriter) str(s string) {
+	w.uint(len(s))
+	w.strs = append(w.strs, s...)
+}
+
+// strs writes a string slice, keeping nil apart from empty.
+func (w *catWriter) list(l []string) {
+	if l == nil {
+		w.uint(0)
+		return
+	}
+	w.uint(len(l) + 1)
+	for _, s := range l {
+		w.str(s)
+	}
+}
+
+// raw writes a raw JSON value, keeping nil apart from empty.
+func (w *catWriter) raw(b []byte) {
+	if b == nil {
+		w.uint(0)
+		return
+	}
+	w.uint(len(b) + 1)
+	w.raws = append(w.raws, b...)
+}
+
+func encodeCatalog(c *Catalog) []byte {
+	w := &catWriter{}
+	w.str(c.hash)
+	w.uint(len(c.domains))
+	domainIdx := make(map[string]int, len(c.domains))
+	for i, d := range c.domains {
+		domainIdx[d.Name] = i
+		w.str(d.Name)
+		w.str(d.Description)
+		w.list(d.Groups)
+	}
+	w.uint(len(c.tools))
+	for _, t := range c.tools {
+		w.uint(domainIdx[t.Domain])
+		for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash} {
+			w.str(s)
+		}
+		w.list(t.Tags)
+		w.raw(t.InputSchema)
+		w.raw(t.OutputSchema)
+		w.raw(t.Annotations)
+		w.list(t.Warnings)
+		if t.params == nil {
+			w.uint(0)
+		} else {
+			w.uint(len(t.params) + 1)
+			for _, p := range t.params {
+				w.str(p.Name)
+				w.str(p.Description)
+				if p.Required {
+					w.uint(1)
+				} else {
+					w.uint(0)
+				}
+			}
+		}
+		for _, f := range nameForms(t) {
+			w.str(f)
+		}
+	}
+	out := make([]byte, 24, 24+len(w.meta)+len(w.strs)+len(w.raws))
+	binary.LittleEndian.PutUint64(out[0:], uint64(len(w.meta)))
+	binary.LittleEndian.PutUint64(out[8:], uint64(len(w.strs)))
+	binary.LittleEndian.PutUint64(out[16:], uint64(len(w.raws)))
+	out = append(out, w.meta...)
+	out = append(out, w.strs...)
+	return append(out, w.raws...)
+}
+
+// catReader reads the regions catWriter wrote. Every read is bounds
+// checked: damage ends in err, never in a panic or a huge allocation.
+type catReader struct {
+	meta       []byte
+	strs       string // one string that every string field slices
+	raws       []byte // one buffer that every raw field slices
+	mpos, spos int
+	rpos       int
+	err        error
+}
+
+func (r *catReader) fail(what string) {
+	if r.err == nil {
+		r.err = errors.New(what)
+	}
+}
+
+func (r *catReader) uint() int {
+	if r.err != nil {
+		return 0
+	}
+	n, k := binary.Uvarint(r.meta[r.mpos:])
+	if k <= 0 || n > uint64(len(r.meta)+len(r.strs)+len(r.raws)) {
+		r.fail("bad number at meta offset " + strconv.Itoa(r.mpos))
+		return 0
+	}
+	r.mpos += k
+	return int(n)
+}
+
+// count reads a count of items that take at least one byte of meta each.
+func (r *catReader) count() int {
+	n := r.uint()
+	if n > len(r.meta)-r.mpos {
+		r.fail("count larger than the file")
+		return 0
+	}
+	return n
+}
+
+func (r *catReader) str() string {
+	n := r.uint()
+	if r.err != nil || n > len(r.strs)-r.spos {
+		r.fail("string past the end of its region")
+		return ""
+	}
+	s := r.strs[r.spos : r.spos+n]
+	r.spos += n
+	return s
+}
+
+func (r *catReader) list() []string {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	l := make([]string, n-1)
+	for i := range l {
+		l[i] = r.str()
+	}
+	return l
+}
+
+func (r *catReader) raw() []byte {
+	n := r.uint()
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	n--
+	if n > len(r.raws)-r.rpos {
+		r.fail("schema past the end of its region")
+		return nil
+	}
+	b := r.raws[r.rpos : r.rpos+n : r.rpos+n]
+	r.rpos += n
+	return b
+}
+
+func decodeCatalog(data []byte) (*Catalog, error) {
+	head := len(catCacheMagic) + sha256.Size
+	if len(data) < head+4+24 || string(data[:len(catCacheMagic)]) != catCacheMagic {
+		return nil, errors.New("not a toolscout catalog cache")
+	}
+	body := data[head+4:]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[head:]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	lm, ls, lr := binary.LittleEndian.Uint64(body), binary.LittleEndian.Uint64(body[8:]), binary.LittleEndian.Uint64(body[16:])
+	rest := body[24:]
+	if lm > uint64(len(rest)) || ls > uint64(len(rest))-lm || lr != uint64(len(rest))-lm-ls {
+		return nil, errors.New("region lengths do not add up to the file")
+	}
+	// Every string and schema of the catalog points into data (read-only
+	// once read: see readOnlyFile): no copy, no allocation per field.
+	r := &catReader{meta: rest[:lm], raws: rest[lm+ls:]}
+	if ls > 0 {
+		r.strs = unsafe.String(&rest[lm], int(ls))
+	}
+	hash := r.str()
+	var domains []*Domain
+	if nd := r.count(); nd > 0 {
+		domains = make([]*Domain, nd)
+	}
+	for i := range domains {
+		d := &Domain{Name: r.str(), Description: r.str(), Groups: r.list()}
+		d.words = SplitIdentifier(d.Name)
+		domains[i] = d
+	}
+	n := r.count()
+	c := newEmptyCatalog(n)
+	c.hash, c.domains = hash, domains
+	slab := make([]Tool, n) // one allocation for every tool
+	forms := make([][3]string, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		di := r.uint()
+		if di >= len(domains) {
+			r.fail("tool of an unknown domain")
+			break
+		}
+		d := domains[di]
+		t := &slab[i]
+		*t = Tool{Domain: d.Name, Name: r.str(), QualifiedName: r.str(), Title: r.str(), Description: r.str(),
+			Summary: r.str(), Group: r.str(), Hash: r.str()}
+		t.Tags = r.list()
+		t.InputSchema, t.OutputSchema, t.Annotations = r.raw(), r.raw(), r.raw()
+		t.Warnings = r.list()
+		if np := r.count(); np > 0 {
+			t.params = make([]Param, np-1)
+			for j := range t.params {
+				t.params[j] = Param{Name: r.str(), Description: r.str(), Required: r.uint() == 1}
+			}
+		}
+		forms[i] = [3]string{r.str(), r.str(), r.str()}
+		if r.err != nil {
+			break
+		}
+		d.Tools = append(d.Tools, t)
+		c.tools = append(c.tools, t)
+	}
+	if r.err == nil {
+		c.index(forms)
+	}
+	if r.err == nil && (r.mpos != len(r.meta) || r.spos != len(r.strs) || r.rpos != len(r.raws)) {
+		r.fail("data left over after the last tool")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return c, nil
+}
