@@ -141,29 +141,52 @@ func (s *Store) SaveCatalog(key string, c *Catalog) error {
 		return fmt.Errorf("catalog cache key %q: want a hex SHA-256", key)
 	}
 	body := encodeCatalog(c)
+	crc := uint32(0)
+	for _, part := range body {
+		crc = crc32.Update(crc, castagnoli, part)
+	}
 	return WriteFileAtomic(filepath.Join(s.dir, catCacheFile), func(w *bufio.Writer) error {
 		w.WriteString(catCacheMagic)
 		w.Write(raw)
 		var sum [4]byte
-		binary.LittleEndian.PutUint32(sum[:], crc32.Checksum(body, castagnoli))
+		binary.LittleEndian.PutUint32(sum[:], crc)
 		w.Write(sum[:])
-		_, err := w.Write(body)
-		return err
+		for _, part := range body {
+			if _, err := w.Write(part); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// catWriter collects the three regions of an encoded catalog.
+// catWriter collects the three regions of an encoded catalog. A dry
+// writer only counts their sizes, so that the real pass appends into
+// buffers of the right size (growing 60 MB by doubling cost more than
+// the encoding itself).
 type catWriter struct {
-	meta, strs, raws []byte
+	dry               bool
+	nMeta, nStr, nRaw int
+	meta, strs, raws  []byte
 }
 
-func (w *catWriter) uint(n int) { w.meta = binary.AppendUvarint(w.meta, uint64(n)) }
+func (w *catWriter) uint(n int) {
+	if w.dry {
+		var b [binary.MaxVarintLen64]byte
+		w.nMeta += binary.PutUvarint(b[:], uint64(n))
+		return
+	}
+	w.meta = binary.AppendUvarint(w.meta, uint64(n))
+}
 
 func (w *catWriter) str(s string) {
 	w.uint(len(s))
-	w.strs = append(w.strs, s...)
+	w.nStr += len(s)
+	if !w.dry {
+		w.strs = append(w.strs, s...)
+	}
 }
 
 // strs writes a string slice, keeping nil apart from empty.
@@ -185,11 +208,32 @@ func (w *catWriter) raw(b []byte) {
 		return
 	}
 	w.uint(len(b) + 1)
-	w.raws = append(w.raws, b...)
+	w.nRaw += len(b)
+	if !w.dry {
+		w.raws = append(w.raws, b...)
+	}
 }
 
-func encodeCatalog(c *Catalog) []byte {
-	w := &catWriter{}
+// encodeCatalog returns c encoded: the region lengths, then the regions
+// (the file's body, in order).
+func encodeCatalog(c *Catalog) [4][]byte {
+	forms := make([][3]string, len(c.tools))
+	for i, t := range c.tools {
+		forms[i] = nameForms(t)
+	}
+	dry := &catWriter{dry: true}
+	dry.catalog(c, forms)
+	w := &catWriter{meta: make([]byte, 0, dry.nMeta), strs: make([]byte, 0, dry.nStr), raws: make([]byte, 0, dry.nRaw)}
+	w.catalog(c, forms)
+	lengths := make([]byte, 24)
+	binary.LittleEndian.PutUint64(lengths[0:], uint64(len(w.meta)))
+	binary.LittleEndian.PutUint64(lengths[8:], uint64(len(w.strs)))
+	binary.LittleEndian.PutUint64(lengths[16:], uint64(len(w.raws)))
+	return [4][]byte{lengths, w.meta, w.strs, w.raws}
+}
+
+// catalog writes c: the one description of the format's order.
+func (w *catWriter) catalog(c *Catalog, forms [][3]string) {
 	w.str(c.hash)
 	w.uint(len(c.domains))
 	domainIdx := make(map[string]int, len(c.domains))
@@ -200,7 +244,7 @@ func encodeCatalog(c *Catalog) []byte {
 		w.list(d.Groups)
 	}
 	w.uint(len(c.tools))
-	for _, t := range c.tools {
+	for i, t := range c.tools {
 		w.uint(domainIdx[t.Domain])
 		for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash} {
 			w.str(s)
@@ -224,17 +268,10 @@ func encodeCatalog(c *Catalog) []byte {
 				}
 			}
 		}
-		for _, f := range nameForms(t) {
+		for _, f := range forms[i] {
 			w.str(f)
 		}
 	}
-	out := make([]byte, 24, 24+len(w.meta)+len(w.strs)+len(w.raws))
-	binary.LittleEndian.PutUint64(out[0:], uint64(len(w.meta)))
-	binary.LittleEndian.PutUint64(out[8:], uint64(len(w.strs)))
-	binary.LittleEndian.PutUint64(out[16:], uint64(len(w.raws)))
-	out = append(out, w.meta...)
-	out = append(out, w.strs...)
-	return append(out, w.raws...)
 }
 
 // catReader reads the regions catWriter wrote. Every read is bounds
