@@ -9,12 +9,16 @@
 // indexed. Every tool is then indexed twice: a Bleve index scored with BM25
 // ([KeywordIndex]) and a chromem-go vector store ([VectorStore]) that keeps one
 // collection per embedder, model and dimension. Both re-index incrementally by
-// comparing per-tool content hashes.
+// comparing per-tool content hashes, and skip even that when the catalog's
+// hash is the one they were synced to. A [Store] can also cache a built
+// catalog keyed by the bytes of its files ([CatalogSource],
+// [Store.CachedCatalog]), so that a start with unchanged files does no
+// per-tool work.
 //
 //	cat, err := index.LoadCatalogFiles([]string{"catalog.json"})
 //	if err != nil { ... }
 //	kw, err := index.OpenKeyword("")  // "" keeps the index in memory
 //	if err != nil { ... }
-//	if _, err := kw.Sync(ctx, cat.Tools()); err != nil { ... }
+//	if _, err := kw.Sync(ctx, cat); err != nil { ... }
 //	hits, err := kw.Search(ctx, index.KeywordQuery{Text: "open a ticket", Size: 5})
 package index
