@@ -3,8 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +16,23 @@ import (
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
-var benchSizes = []int{100, 1000, 10000}
+// benchSizes are the catalog sizes benchmarked; TOOLSCOUT_BENCH_SIZES
+// (e.g. "100000") replaces them.
+var benchSizes = func() []int {
+	env := os.Getenv("TOOLSCOUT_BENCH_SIZES")
+	if env == "" {
+		return []int{100, 1000, 10000}
+	}
+	var out []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			panic(fmt.Sprintf("TOOLSCOUT_BENCH_SIZES=%q: want sizes like 1000,100000", env))
+		}
+		out = append(out, n)
+	}
+	return out
+}()
 
 // BenchmarkBuild indexes a synthetic catalog (keyword + built-in vectors)
 // into a fresh on-disk store; it reports the heap the indexes keep.
