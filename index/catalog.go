@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -194,13 +195,20 @@ func LoadCatalogSpecs(paths []string) ([]DomainSpec, error) {
 
 // NewCatalog validates domain specs and builds a catalog. Errors are
 // *CatalogError values naming the source, the JSON path and the reason.
-func NewCatalog(specs []DomainSpec) (*Catalog, error) {
+func NewCatalog(specs []DomainSpec) (*Catalog, error) { return NewCatalogFrom(specs, nil) }
+
+// NewCatalogFrom is NewCatalog reusing what prev (nil: nothing) built
+// from the same source: a tool whose spec and domain description are
+// byte for byte what they were is not checked, canonicalised, scanned or
+// hashed again. The result is the catalog NewCatalog would build; only
+// the checks across tools (names, domains) run for every tool.
+func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 	n := 0
 	for _, ds := range specs {
 		n += len(ds.Tools)
 	}
 	c := newEmptyCatalog(n)
-	built := buildTools(specs)
+	built := buildTools(specs, prev)
 	seenDomain := make(map[string]string)
 	for i, ds := range specs {
 		path := fmt.Sprintf("domains[%d]", i)
@@ -243,8 +251,11 @@ func NewCatalog(specs []DomainSpec) (*Catalog, error) {
 			seenTool[ts.Name] = j
 			if _, clash := c.byQName[t.QualifiedName]; clash {
 				t.QualifiedName = QualifiedName(ds.Name, ts.Name+"#"+fmt.Sprint(j))
+				t.Hash = ""
 			}
-			t.Hash = t.computeHash(d.Description)
+			if t.Hash == "" { // kept when reused under the same name
+				t.Hash = t.computeHash(d.Description)
+			}
 			d.Tools = append(d.Tools, t)
 			c.add(t, nameForms(t))
 			if t.Group != "" {
@@ -329,10 +340,11 @@ type builtTool struct {
 }
 
 // buildTools runs newTool on every tool of specs, in parallel (schemas are
-// decoded and re-encoded, texts scanned: the bulk of loading a catalog).
-// NewCatalog then goes through the results in order, so errors are the
-// same as one pass would give.
-func buildTools(specs []DomainSpec) [][]builtTool {
+// decoded and re-encoded, texts scanned: the bulk of loading a catalog),
+// or copies prev's tool when its source is unchanged. NewCatalog then
+// goes through the results in order, so errors are the same as one pass
+// would give.
+func buildTools(specs []DomainSpec, prev *Catalog) [][]builtTool {
 	out := make([][]builtTool, len(specs))
 	type job struct{ i, j int }
 	var jobs []job
@@ -350,13 +362,52 @@ func buildTools(specs []DomainSpec) [][]builtTool {
 			defer wg.Done()
 			for _, jb := range jobs[w*len(jobs)/workers : (w+1)*len(jobs)/workers] {
 				ds := specs[jb.i]
-				t, err := newTool(&Domain{Name: ds.Name}, ds.Tools[jb.j])
+				ts := ds.Tools[jb.j]
+				src := specDigest(ds, ts)
+				if prev != nil {
+					if old := prev.byKey[ds.Name+"/"+ts.Name]; old != nil && old.src == src {
+						t := *old
+						if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
+							t.Hash = "" // the name is hashed: NewCatalog hashes it again
+						}
+						out[jb.i][jb.j] = builtTool{t: &t}
+						continue
+					}
+				}
+				t, err := newTool(&Domain{Name: ds.Name}, ts)
+				if t != nil {
+					t.src = src
+				}
 				out[jb.i][jb.j] = builtTool{t, err}
 			}
 		}()
 	}
 	wg.Wait()
 	return out
+}
+
+// specDigest identifies everything a tool is built from: its spec as
+// given, its domain's name and description (part of its content hash).
+func specDigest(ds DomainSpec, ts ToolSpec) string {
+	h := sha256.New()
+	var n [8]byte
+	field := func(b []byte) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	for _, f := range []string{ds.Name, ds.Description, ts.Name, ts.Title, ts.Description, ts.Group} {
+		field([]byte(f))
+	}
+	binary.LittleEndian.PutUint64(n[:], uint64(len(ts.Tags)))
+	h.Write(n[:])
+	for _, tag := range ts.Tags {
+		field([]byte(tag))
+	}
+	field(ts.InputSchema)
+	field(ts.OutputSchema)
+	field(ts.Annotations)
+	return string(h.Sum(nil)[:16])
 }
 
 // indexInSource returns the position of specs[i] among the specs that came

@@ -41,7 +41,7 @@ const catCacheMagic = "TSCATV01"
 // it whenever NewCatalog derives anything differently (checks, summaries,
 // warnings, hashes, qualified names, name forms): caches of the old
 // rules then miss. TestCatalogCacheVersion fails until you do.
-const CatalogCacheVersion = 2
+const CatalogCacheVersion = 3
 
 const catCacheFile = "catalog.bin"
 
@@ -125,6 +125,24 @@ func (s *Store) CachedCatalog(key string) *Catalog {
 	if err != nil {
 		os.Remove(path)
 		s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", path, err))
+		return nil
+	}
+	return c
+}
+
+// LastCatalog returns the catalog cached in the data dir whatever files
+// it was built from (nil when there is none, or it cannot be read): the
+// previous build, for NewCatalogFrom to reuse its unchanged tools.
+func (s *Store) LastCatalog() *Catalog {
+	if s.dir == "" {
+		return nil
+	}
+	data, err := readOnlyFile(filepath.Join(s.dir, catCacheFile))
+	if err != nil {
+		return nil
+	}
+	c, err := decodeCatalog(data)
+	if err != nil {
 		return nil
 	}
 	return c
@@ -234,6 +252,7 @@ func encodeCatalog(c *Catalog) [4][]byte {
 
 // catalog writes c: the one description of the format's order.
 func (w *catWriter) catalog(c *Catalog, forms [][3]string) {
+	w.uint(CatalogCacheVersion)
 	w.str(c.hash)
 	w.uint(len(c.domains))
 	domainIdx := make(map[string]int, len(c.domains))
@@ -246,7 +265,7 @@ func (w *catWriter) catalog(c *Catalog, forms [][3]string) {
 	w.uint(len(c.tools))
 	for i, t := range c.tools {
 		w.uint(domainIdx[t.Domain])
-		for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash} {
+		for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash, t.src} {
 			w.str(s)
 		}
 		w.list(t.Tags)
@@ -352,6 +371,10 @@ func (r *catReader) raw() []byte {
 	return b
 }
 
+// errOtherVersion means a cache was written under other build rules
+// (CatalogCacheVersion): not damage, just not usable.
+var errOtherVersion = errors.New("catalog cache of another version")
+
 func decodeCatalog(data []byte) (*Catalog, error) {
 	head := len(catCacheMagic) + sha256.Size
 	if len(data) < head+4+24 || string(data[:len(catCacheMagic)]) != catCacheMagic {
@@ -371,6 +394,9 @@ func decodeCatalog(data []byte) (*Catalog, error) {
 	r := &catReader{meta: rest[:lm], raws: rest[lm+ls:]}
 	if ls > 0 {
 		r.strs = unsafe.String(&rest[lm], int(ls))
+	}
+	if v := r.uint(); v != CatalogCacheVersion {
+		return nil, errOtherVersion
 	}
 	hash := r.str()
 	var domains []*Domain
@@ -396,7 +422,7 @@ func decodeCatalog(data []byte) (*Catalog, error) {
 		d := domains[di]
 		t := &slab[i]
 		*t = Tool{Domain: d.Name, Name: r.str(), QualifiedName: r.str(), Title: r.str(), Description: r.str(),
-			Summary: r.str(), Group: r.str(), Hash: r.str()}
+			Summary: r.str(), Group: r.str(), Hash: r.str(), src: r.str()}
 		t.Tags = r.list()
 		t.InputSchema, t.OutputSchema, t.Annotations = r.raw(), r.raw(), r.raw()
 		t.Warnings = r.list()

@@ -82,7 +82,7 @@ func cacheFile(t *testing.T, cat *Catalog) []byte {
 // old rules. This digest of the rich catalog's encoding moves with any
 // such change.
 func TestCatalogCacheVersion(t *testing.T) {
-	const version, digest = 2, "645fd7488ee4499ae4109e0876cfa36bd188c95f036875c1ce08add04b602cff"
+	const version, digest = 3, "6a16ac7525f515a4a15c379e79fa6e66fde56eccab885093334ef0e0b8e4463f"
 	h := sha256.New()
 	for _, part := range encodeCatalog(mustCatalog(t, richCatalog)) {
 		h.Write(part)
@@ -209,5 +209,67 @@ func TestCachedCatalogDamage(t *testing.T) {
 		b := append([]byte(nil), body...)
 		b[at] ^= 0xff
 		decodeCatalog(withBody(b)) // must return
+	}
+}
+
+// NewCatalogFrom builds exactly what NewCatalog builds, reusing the tools
+// whose source did not change and building the others.
+func TestNewCatalogFromReusesUnchangedTools(t *testing.T) {
+	clashing := strings.TrimPrefix(QualifiedName("zeta", "send.mail"), "zeta__") // named like send.mail's qualified name
+	withClash := strings.Replace(richCatalog, `{"name":"list-drafts"`, `{"name":"`+clashing+`","description":"Clashes.","inputSchema":{"type":"object"}},{"name":"list-drafts"`, 1)
+	prev := mustCatalog(t, withClash)
+	if prev.Tool(QualifiedName("zeta", "send.mail")) == nil || prev.Len() != 6 {
+		t.Fatal("test catalog: no clash to resolve")
+	}
+	edits := map[string]string{
+		"same":                   withClash,
+		"one description":        strings.Replace(withClash, "List drafts.", "List the drafts.", 1),
+		"a domain description":   strings.Replace(withClash, `"description":""`, `"description":"First by name."`, 1),
+		"the clash gone":         strings.Replace(withClash, `"name":"send.mail"`, `"name":"send.post"`, 1),
+		"a schema, same meaning": strings.Replace(withClash, `"properties":{}`, `"properties": {}`, 1),
+		"the clashing tool gone": richCatalog,
+	}
+	for name, doc := range edits {
+		t.Run(name, func(t *testing.T) {
+			specs, err := ParseCatalog("test", []byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := NewCatalog(specs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := NewCatalogFrom(specs, prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				for i := range want.Tools() {
+					if !reflect.DeepEqual(got.Tools()[i], want.Tools()[i]) {
+						t.Fatalf("tool %d:\n got %+v\nwant %+v", i, got.Tools()[i], want.Tools()[i])
+					}
+				}
+				t.Fatal("NewCatalogFrom differs from NewCatalog")
+			}
+			// Reused tools share their checked schema with prev; rebuilt
+			// ones do not.
+			reused := 0
+			for _, tl := range got.Tools() {
+				old := prev.ToolByKey(tl.Domain + "/" + tl.Name)
+				if old != nil && len(old.InputSchema) > 0 && &old.InputSchema[0] == &tl.InputSchema[0] {
+					reused++
+				}
+			}
+			wantReused := map[string]int{"same": 6, "one description": 5, "a domain description": 4, "the clash gone": 5,
+				"a schema, same meaning": 5, "the clashing tool gone": 5}[name]
+			if reused != wantReused {
+				t.Errorf("%d tools reused, want %d", reused, wantReused)
+			}
+		})
+	}
+	bad, _ := ParseCatalog("test", []byte(strings.Replace(withClash, `"inputSchema":{"type":"object"},"tags":[]`, `"inputSchema":{"type":"string"},"tags":[]`, 1)))
+	_, want := NewCatalog(bad)
+	if _, err := NewCatalogFrom(bad, prev); err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("an invalid tool: NewCatalogFrom error %v, NewCatalog error %v", err, want)
 	}
 }

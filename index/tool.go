@@ -35,6 +35,7 @@ type Tool struct {
 	Warnings []string `json:"warnings,omitempty"`
 
 	params []Param
+	src    string // specDigest of what the tool was built from
 }
 
 // Param is one top-level property of a tool's input schema.

@@ -215,17 +215,20 @@ func (l *Live) Subscribe(f func()) {
 // logged.
 func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.StoreStats, error) {
 	specs = l.quarantine(specs)
-	cat, err := index.NewCatalog(specs)
+	// Tools whose source did not change are taken from the catalog served
+	// now instead of being checked and hashed again.
+	prev := l.eng.Catalog()
+	cat, err := index.NewCatalogFrom(specs, prev)
 	if err != nil {
 		var keep []index.DomainSpec
 		for _, d := range specs {
-			if _, derr := index.NewCatalog([]index.DomainSpec{d}); derr != nil {
+			if _, derr := index.NewCatalogFrom([]index.DomainSpec{d}, prev); derr != nil {
 				l.log.Error("domain left out of the index", "domain", d.Name, "err", derr)
 				continue
 			}
 			keep = append(keep, d)
 		}
-		if cat, err = index.NewCatalog(keep); err != nil {
+		if cat, err = index.NewCatalogFrom(keep, prev); err != nil {
 			return index.StoreStats{}, err
 		}
 	}

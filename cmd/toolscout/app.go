@@ -186,7 +186,9 @@ func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec,
 		// Built once, then read back from the data dir by the next start
 		// with the same files. The cache is written while the indexes
 		// sync (1.5 s at 100k tools), and load returns after both.
-		if a.cat, err = index.NewCatalog(base); err != nil {
+		// The previous build's unchanged tools are reused (an edit of one
+		// tool in 100k rebuilds one tool, not 100k).
+		if a.cat, err = index.NewCatalogFrom(base, a.live.Store().LastCatalog()); err != nil {
 			return err
 		}
 		saved := make(chan struct{})
