@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,8 +80,18 @@ func BenchmarkMetaTools(b *testing.B) {
 // and embedder) over Streamable HTTP on loopback, from 1, 4 and 16
 // concurrent client sessions, in meta and dynamic exposure: throughput
 // (calls/s) and latency percentiles across all sessions.
+//
+// TOOLSCOUT_BENCH_SIZES=10000 runs it on a synthetic catalog of that
+// many tools instead of the built-in one.
 func BenchmarkHTTPSessions(b *testing.B) {
 	cat, err := index.BuiltinCatalog()
+	if env := os.Getenv("TOOLSCOUT_BENCH_SIZES"); env != "" {
+		n, perr := strconv.Atoi(strings.Split(env, ",")[0])
+		if perr != nil || n < 1 {
+			b.Fatalf("TOOLSCOUT_BENCH_SIZES=%q: want a number of tools", env)
+		}
+		cat, err = synth.Catalog(n, 1)
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
