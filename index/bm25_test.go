@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -249,6 +250,45 @@ func TestExplainTermScores(t *testing.T) {
 			}
 			if len(h.Terms) == 0 || math.Abs(sum-h.Score) > 1e-6 {
 				t.Errorf("fuzzy %v, %s: terms %+v sum to %.9f, score %.9f", fuzzy, h.ID, h.Terms, sum, h.Score)
+			}
+		}
+	}
+}
+
+// Which of many tools tied in score make the cut must not depend on the
+// order a build happened to index them in: the same catalog, indexed
+// again, gives the same hits (the lowest IDs of the tie, in ID order).
+func TestKeywordTiesAreStableAcrossBuilds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"domains":[{"name":"files","description":"Files","tools":[`)
+	for i := 0; i < 60; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"name":"tool%02d","description":"Reads the contents of a file.","inputSchema":{"type":"object"}}`, i)
+	}
+	b.WriteString(`]}]}`)
+	cat := mustCatalog(t, b.String())
+	for _, size := range []int{5, 10, 25, 40} { // 40: the whole tie fits the window of 2×size
+		var want []string
+		for i := 0; i < size; i++ {
+			want = append(want, fmt.Sprintf("files__tool%02d", i))
+		}
+		for build := 0; build < 4; build++ {
+			kw, err := OpenKeyword("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kw.Sync(context.Background(), cat); err != nil {
+				t.Fatal(err)
+			}
+			hits, err := kw.Search(context.Background(), KeywordQuery{Text: "reads contents", Size: size})
+			kw.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(hits); strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("size %d, build %d: hits %v, want %v", size, build, got, want)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -643,7 +644,7 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, dom
 				fused[i].Score += p.DomainBoost
 			}
 		}
-		for id := range exact {
+		for _, id := range slices.Sorted(maps.Keys(exact)) { // map order would make ties random
 			if !seen[id] {
 				fused = append(fused, Fused{ID: id, Score: p.ExactBoost, Ranks: make([]int, 2)})
 			}
