@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // richCatalog uses every field a cached catalog must keep: groups, tags
@@ -271,5 +272,33 @@ func TestNewCatalogFromReusesUnchangedTools(t *testing.T) {
 	_, want := NewCatalog(bad)
 	if _, err := NewCatalogFrom(bad, prev); err == nil || want == nil || err.Error() != want.Error() {
 		t.Errorf("an invalid tool: NewCatalogFrom error %v, NewCatalog error %v", err, want)
+	}
+}
+
+// A kill during SaveCatalog leaves a temporary file: the next open
+// removes it (at 100k tools it is 60 MB), but not one written just now,
+// which may be another process's write in progress.
+func TestOpenStoreRemovesTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, catCacheFile+tmpSuffix+"123")
+	if err := os.WriteFile(tmp, []byte("half a cache"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, catCacheFile+tmpSuffix+"456")
+	if err := os.WriteFile(fresh, []byte("another process's write"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * leftoverAge)
+	os.Chtimes(tmp, old, old)
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("%s is still there after OpenStore", tmp)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a temporary file written just now was removed: %v", err)
 	}
 }

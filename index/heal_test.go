@@ -101,6 +101,8 @@ func TestKillMidWriteKeepsThePreviousFile(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
 	tmp := files[0] + tmpSuffix + "123"
 	os.WriteFile(tmp, []byte("half a collection"), 0o644)
+	old := time.Now().Add(-2 * leftoverAge)
+	os.Chtimes(tmp, old, old)
 	st, err := OpenStore(dir)
 	if err != nil {
 		t.Fatal(err)

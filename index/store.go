@@ -42,6 +42,9 @@ func OpenStore(dir string) (*Store, error) {
 		}
 		kwPath = filepath.Join(dir, "keyword.bleve")
 		vecPath = filepath.Join(dir, "vectors")
+		// A kill while catalog.bin or a fit was written leaves its
+		// temporary file; the previous version is still whole.
+		removeLeftoverTemps(dir)
 	}
 	kw, err := OpenKeyword(kwPath)
 	memoryKeyword := false

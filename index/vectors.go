@@ -68,10 +68,7 @@ func OpenVectors(dir string) (*VectorStore, error) {
 	}
 	// A kill while a collection file was being written leaves its
 	// temporary file behind; the previous version is still whole.
-	tmps, _ := filepath.Glob(filepath.Join(dir, "*"+tmpSuffix+"*"))
-	for _, t := range tmps {
-		os.Remove(t)
-	}
+	removeLeftoverTemps(dir)
 	return v, nil
 }
 
