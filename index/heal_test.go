@@ -275,7 +275,7 @@ func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 	}
 	st.Close()
 	gob, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
-	s, err := readSnap(gob[0])
+	s, _, _, err := readSnap(gob[0])
 	if err != nil || len(s.ids) != 6 {
 		t.Fatalf("snapshot after a change: %v, %v", s, err)
 	}

@@ -20,15 +20,25 @@ import (
 //
 // Layout (little endian):
 //
-//	"TSSNAP01"                       magic
+//	"TSSNAP02"                       magic
 //	uint64 size, int64 mtime (ns)    of the .gob it was written with
 //	uint32 dims, uint32 rows
+//	uint32 removed, uint32 0
+//	uint64 size, int64 mtime (ns)    of the base .gob (a delta's; else 0)
 //	rows × 4 strings                 uvarint length + bytes: id, hash, domain, group
+//	removed strings                  the base IDs a delta removes
+//	0-3 zero bytes                   the matrix starts at a multiple of 4
 //	rows × dims float32              the matrix
 //
 // The .gob's size and modification time tie the two files: a snapshot
-// whose .gob changed since (or is gone) is ignored and rebuilt.
-const snapMagic = "TSSNAP01"
+// whose .gob changed since (or is gone) is ignored and rebuilt. A delta's
+// snapshot (.delta.snap beside .delta.gob, see deltaFileOf) also names
+// the base .gob it applies to. "TSSNAP01" files (toolscout 0.3.0 before
+// deltas) have neither the removed count nor the base tag.
+const (
+	snapMagic   = "TSSNAP02"
+	snapMagicV1 = "TSSNAP01"
+)
 
 const snapExt = ".snap"
 
@@ -36,29 +46,55 @@ func snapPathOf(gobPath string) string {
 	return gobPath[:len(gobPath)-len(filepath.Ext(gobPath))] + snapExt
 }
 
-// writeSnap writes s beside gobPath (temporary file, fsync, rename).
-func writeSnap(gobPath string, s *snapshot) error {
-	gi, err := os.Stat(gobPath)
+// fileTag identifies one version of a file: its size and modification
+// time.
+type fileTag struct {
+	size  int64
+	mtime int64 // ns
+}
+
+func tagOf(path string) (fileTag, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileTag{}, err
+	}
+	return fileTag{fi.Size(), fi.ModTime().UnixNano()}, nil
+}
+
+// writeSnap writes s beside gobPath (temporary file, fsync, rename). For a
+// delta, removed and base say which base IDs it drops and which base
+// .gob it applies to.
+func writeSnap(gobPath string, s *snapshot, removed []string, base fileTag) error {
+	gt, err := tagOf(gobPath)
 	if err != nil {
 		return err
 	}
 	return WriteFileAtomic(snapPathOf(gobPath), func(w *bufio.Writer) error {
-		var hdr [8 + 8 + 8 + 4 + 4]byte
+		var hdr [snapHeader]byte
 		copy(hdr[:8], snapMagic)
-		binary.LittleEndian.PutUint64(hdr[8:], uint64(gi.Size()))
-		binary.LittleEndian.PutUint64(hdr[16:], uint64(gi.ModTime().UnixNano()))
+		binary.LittleEndian.PutUint64(hdr[8:], uint64(gt.size))
+		binary.LittleEndian.PutUint64(hdr[16:], uint64(gt.mtime))
 		binary.LittleEndian.PutUint32(hdr[24:], uint32(s.dims))
 		binary.LittleEndian.PutUint32(hdr[28:], uint32(len(s.ids)))
+		binary.LittleEndian.PutUint32(hdr[32:], uint32(len(removed)))
+		binary.LittleEndian.PutUint64(hdr[40:], uint64(base.size))
+		binary.LittleEndian.PutUint64(hdr[48:], uint64(base.mtime))
 		w.Write(hdr[:])
 		var lb [binary.MaxVarintLen64]byte
-		n := 32
+		n := snapHeader
+		str := func(str string) {
+			k := binary.PutUvarint(lb[:], uint64(len(str)))
+			w.Write(lb[:k])
+			w.WriteString(str)
+			n += k + len(str)
+		}
 		for i := range s.ids {
-			for _, str := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
-				k := binary.PutUvarint(lb[:], uint64(len(str)))
-				w.Write(lb[:k])
-				w.WriteString(str)
-				n += k + len(str)
+			for _, f := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
+				str(f)
 			}
+		}
+		for _, id := range removed {
+			str(id)
 		}
 		// Zero padding puts the matrix at a multiple of 4 bytes, so a reader
 		// on a little-endian machine uses the file's bytes as floats in place.
@@ -72,68 +108,89 @@ func writeSnap(gobPath string, s *snapshot) error {
 	})
 }
 
+const (
+	snapHeader   = 56
+	snapHeaderV1 = 32
+)
+
 // errStaleSnap means a snapshot file does not match its collection file.
 var errStaleSnap = errors.New("snapshot older than its collection")
 
 // readSnap reads the snapshot beside gobPath. It fails with errStaleSnap
-// when the .gob changed since it was written.
-func readSnap(gobPath string) (*snapshot, error) {
-	gi, err := os.Stat(gobPath)
+// when the .gob changed since it was written. removed and base are a
+// delta's (see writeSnap).
+func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err error) {
+	gt, err := tagOf(gobPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, base, err
 	}
 	data, err := readOnlyFile(snapPathOf(gobPath))
 	if err != nil {
-		return nil, err
+		return nil, nil, base, err
 	}
-	if len(data) < 32 || string(data[:8]) != snapMagic {
-		return nil, errors.New("not a toolscout snapshot")
+	hdr := snapHeader
+	switch {
+	case len(data) >= snapHeader && string(data[:8]) == snapMagic:
+	case len(data) >= snapHeaderV1 && string(data[:8]) == snapMagicV1:
+		hdr = snapHeaderV1
+	default:
+		return nil, nil, base, errors.New("not a toolscout snapshot")
 	}
-	if int64(binary.LittleEndian.Uint64(data[8:])) != gi.Size() || int64(binary.LittleEndian.Uint64(data[16:])) != gi.ModTime().UnixNano() {
-		return nil, errStaleSnap
+	if int64(binary.LittleEndian.Uint64(data[8:])) != gt.size || int64(binary.LittleEndian.Uint64(data[16:])) != gt.mtime {
+		return nil, nil, base, errStaleSnap
 	}
 	dims, rows := int(binary.LittleEndian.Uint32(data[24:])), int(binary.LittleEndian.Uint32(data[28:]))
-	// The matrix alone needs rows × dims × 4 bytes: a header that claims
-	// more than the file holds is damage, not a reason to allocate.
+	nremoved := 0
+	if hdr == snapHeader {
+		nremoved = int(binary.LittleEndian.Uint32(data[32:]))
+		base = fileTag{int64(binary.LittleEndian.Uint64(data[40:])), int64(binary.LittleEndian.Uint64(data[48:]))}
+	}
+	// The matrix alone needs rows × dims × 4 bytes, and each string at
+	// least a byte: a header that claims more than the file holds is
+	// damage, not a reason to allocate.
 	matBytes := int64(rows) * int64(dims) * 4
-	if dims <= 0 || matBytes > int64(len(data)) {
-		return nil, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, len(data))
+	if dims <= 0 || matBytes+int64(4*rows+nremoved) > int64(len(data)) {
+		return nil, nil, base, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, len(data))
 	}
 	// The strings region is one string that every field slices (no
 	// allocation per tool).
 	strEnd := int64(len(data)) - matBytes
-	if strEnd < 32 {
-		return nil, errors.New("snapshot is shorter than its matrix")
+	if strEnd < int64(hdr) {
+		return nil, nil, base, errors.New("snapshot is shorter than its matrix")
 	}
-	region := data[32:strEnd]
+	region := data[hdr:strEnd]
 	type span struct{ off, n int }
-	spans := make([]span, 4*rows)
+	spans := make([]span, 4*rows+nremoved)
 	pos := 0
 	for i := range spans {
 		n, k := binary.Uvarint(region[pos:])
 		if k <= 0 || uint64(len(region)-pos-k) < n {
-			return nil, fmt.Errorf("snapshot row %d: bad string", i/4)
+			return nil, nil, base, fmt.Errorf("snapshot row %d: bad string", i/4)
 		}
 		pos += k
 		spans[i] = span{pos, int(n)}
 		pos += int(n)
 	}
 	if pad := len(region) - pos; pad < 0 || pad > 3 {
-		return nil, errors.New("snapshot strings do not end where the matrix starts")
+		return nil, nil, base, errors.New("snapshot strings do not end where the matrix starts")
 	}
 	var all string // the file's bytes, read-only (readOnlyFile)
 	if len(region) > 0 {
 		all = unsafe.String(&region[0], len(region))
 	}
-	s := &snapshot{dims: dims, ids: make([]string, rows), hash: make([]string, rows), domain: make([]string, rows), group: make([]string, rows)}
+	str := func(i int) string { return all[spans[i].off : spans[i].off+spans[i].n] }
+	s = &snapshot{dims: dims, ids: make([]string, rows), hash: make([]string, rows), domain: make([]string, rows), group: make([]string, rows)}
 	for i := 0; i < rows; i++ {
-		for j, dst := range [4]*string{&s.ids[i], &s.hash[i], &s.domain[i], &s.group[i]} {
-			sp := spans[4*i+j]
-			*dst = all[sp.off : sp.off+sp.n]
+		s.ids[i], s.hash[i], s.domain[i], s.group[i] = str(4*i), str(4*i+1), str(4*i+2), str(4*i+3)
+	}
+	if nremoved > 0 {
+		removed = make([]string, nremoved)
+		for i := range removed {
+			removed[i] = str(4*rows + i)
 		}
 	}
 	s.mat = floats(data[strEnd:], rows*dims)
-	return s, nil
+	return s, removed, base, nil
 }
 
 // littleEndian is true on machines that store a float32 as the file does.

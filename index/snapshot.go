@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,7 +16,13 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
-// snapshot is a read-only, contiguous copy of one collection's vectors.
+// snapshot is a read-only, contiguous copy of one collection's vectors,
+// rows sorted by ID.
+//
+// A collection with a delta (see VectorStore) is two layers: this one
+// holds the base file's rows, dead marks those the delta removes or
+// replaces (ndead of them), and top holds the delta's rows. Read it
+// through count, each, find and query, which see the live rows of both.
 type snapshot struct {
 	dims   int
 	ids    []string
@@ -23,6 +30,10 @@ type snapshot struct {
 	domain []string
 	group  []string
 	mat    []float32 // len(ids) × dims, rows L2-normalised
+
+	dead  []bool // nil when no row is dead
+	ndead int
+	top   *snapshot
 
 	centroidsOnce sync.Once
 	centroids     map[string][]float32 // domain → normalised mean of its rows
@@ -33,21 +44,154 @@ type snapshot struct {
 func (s *snapshot) domainCentroids() map[string][]float32 {
 	s.centroidsOnce.Do(func() {
 		s.centroids = map[string][]float32{}
-		for i, d := range s.domain {
+		s.each(func(l *snapshot, i int) {
+			d := l.domain[i]
 			c := s.centroids[d]
 			if c == nil {
 				c = make([]float32, s.dims)
 				s.centroids[d] = c
 			}
-			for j, x := range s.mat[i*s.dims : (i+1)*s.dims] {
+			for j, x := range l.row(i) {
 				c[j] += x
 			}
-		}
+		})
 		for d, c := range s.centroids {
 			s.centroids[d] = normalized(c)
 		}
 	})
 	return s.centroids
+}
+
+// row returns row i's vector.
+func (s *snapshot) row(i int) []float32 { return s.mat[i*s.dims : (i+1)*s.dims] }
+
+// count returns the number of live rows.
+func (s *snapshot) count() int {
+	n := len(s.ids) - s.ndead
+	if s.top != nil {
+		n += len(s.top.ids)
+	}
+	return n
+}
+
+// each calls f with every live row: the base layer's, then the top's.
+func (s *snapshot) each(f func(l *snapshot, i int)) {
+	for i := range s.ids {
+		if s.dead == nil || !s.dead[i] {
+			f(s, i)
+		}
+	}
+	if s.top != nil {
+		for i := range s.top.ids {
+			f(s.top, i)
+		}
+	}
+}
+
+// find returns the layer and row of a live ID, or nil.
+func (s *snapshot) find(id string) (*snapshot, int) {
+	if s.top != nil {
+		if i, ok := slices.BinarySearch(s.top.ids, id); ok {
+			return s.top, i
+		}
+	}
+	if i, ok := slices.BinarySearch(s.ids, id); ok && (s.dead == nil || !s.dead[i]) {
+		return s, i
+	}
+	return nil, 0
+}
+
+// removed returns the base IDs that a delta drops: dead, and not in top.
+func (s *snapshot) removed() []string {
+	var out []string
+	for i, id := range s.ids {
+		if s.dead != nil && s.dead[i] {
+			if l, _ := s.find(id); l == nil {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// snapRow is one tool's row of a snapshot.
+type snapRow struct {
+	id, hash, domain, group string
+	vec                     []float32 // normalised
+}
+
+func (s *snapshot) rowOf(i int) snapRow {
+	return snapRow{id: s.ids[i], hash: s.hash[i], domain: s.domain[i], group: s.group[i], vec: s.row(i)}
+}
+
+// flat returns a one-layer snapshot of rows, sorted by ID.
+func flat(dims int, rows []snapRow) *snapshot {
+	slices.SortFunc(rows, func(a, b snapRow) int { return strings.Compare(a.id, b.id) })
+	s := &snapshot{dims: dims, ids: make([]string, len(rows)), hash: make([]string, len(rows)), domain: make([]string, len(rows)),
+		group: make([]string, len(rows)), mat: make([]float32, 0, len(rows)*dims)}
+	for i, r := range rows {
+		s.ids[i], s.hash[i], s.domain[i], s.group[i] = r.id, r.hash, r.domain, r.group
+		s.mat = append(s.mat, r.vec...)
+	}
+	return s
+}
+
+// patchSnapshot returns old's live rows without the removed ones and
+// those of fresh, plus fresh: one layer, sorted by ID. old may be nil.
+func patchSnapshot(old *snapshot, dims int, removed []string, fresh []snapRow) *snapshot {
+	drop := make(map[string]bool, len(removed)+len(fresh))
+	for _, id := range removed {
+		drop[id] = true
+	}
+	for _, r := range fresh {
+		drop[r.id] = true
+	}
+	n := len(fresh)
+	if old != nil {
+		n += old.count()
+	}
+	rows := make([]snapRow, 0, n)
+	if old != nil {
+		old.each(func(l *snapshot, i int) {
+			if !drop[l.ids[i]] {
+				rows = append(rows, l.rowOf(i))
+			}
+		})
+	}
+	return flat(dims, append(rows, fresh...))
+}
+
+// withDelta returns s with removed and fresh applied as a delta: the base
+// layer is shared (its rows for removed and fresh IDs marked dead), the
+// top layer is s's without them, plus fresh. No base row is copied.
+func (s *snapshot) withDelta(removed []string, fresh []snapRow) *snapshot {
+	gone := make(map[string]bool, len(removed)+len(fresh))
+	for _, id := range removed {
+		gone[id] = true
+	}
+	for _, r := range fresh {
+		gone[r.id] = true
+	}
+	dead := make([]bool, len(s.ids))
+	copy(dead, s.dead)
+	ndead := s.ndead
+	for id := range gone {
+		if i, ok := slices.BinarySearch(s.ids, id); ok && !dead[i] {
+			dead[i] = true
+			ndead++
+		}
+	}
+	var rows []snapRow
+	if s.top != nil {
+		for i, id := range s.top.ids {
+			if !gone[id] {
+				rows = append(rows, s.top.rowOf(i))
+			}
+		}
+	}
+	rows = append(rows, fresh...)
+	return &snapshot{dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat,
+		dead: dead, ndead: ndead, top: flat(s.dims, rows)}
 }
 
 // snapshot returns the collection's snapshot: the one Sync left, else
@@ -68,6 +212,9 @@ func (v *VectorStore) snapshotLocked(ctx context.Context, name string) (*snapsho
 		return v.snaps[name], nil
 	}
 	v.loadLocked(name)
+	if s, ok := v.snaps[name]; ok {
+		return s, nil // read with its delta
+	}
 	s, err := buildSnapshot(ctx, v.db.GetCollection(name, noEmbed), dimsOf(name))
 	if err != nil {
 		return nil, err
@@ -140,7 +287,27 @@ func dot(a, b []float32) float32 {
 // split across CPUs.
 const scanParallelMin = 1 << 20
 
+// query returns the k live rows most similar to q, ties by ID.
 func (s *snapshot) query(q []float32, k int, domain, group string) []VectorHit {
+	hits := s.scan(q, k, domain, group)
+	if s.top == nil {
+		return hits
+	}
+	hits = append(hits, s.top.scan(q, k, domain, group)...)
+	slices.SortFunc(hits, func(a, b VectorHit) int {
+		if a.Similarity != b.Similarity {
+			if a.Similarity > b.Similarity {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return hits[:min(k, len(hits))]
+}
+
+// scan is query over this layer alone.
+func (s *snapshot) scan(q []float32, k int, domain, group string) []VectorHit {
 	n := len(s.ids)
 	parts := 1
 	if n*s.dims >= scanParallelMin {
@@ -155,7 +322,7 @@ func (s *snapshot) query(q []float32, k int, domain, group string) []VectorHit {
 			defer wg.Done()
 			t.k = k
 			for i := lo; i < hi; i++ {
-				if domain != "" && s.domain[i] != domain || group != "" && s.group[i] != group {
+				if domain != "" && s.domain[i] != domain || group != "" && s.group[i] != group || s.dead != nil && s.dead[i] {
 					continue
 				}
 				t.push(i, dot(q, s.mat[i*s.dims:(i+1)*s.dims]))

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -30,9 +32,10 @@ type DocumentEmbedder interface {
 //
 // chromem-go is the store of record (adds, deletes, its gob export format).
 // On disk each collection is one file, chromem-go's export of that
-// collection, loaded when the collection is first used and replaced
-// atomically (temporary file, fsync, rename) after each change, and every
-// few seconds while a long sync embeds. chromem-go's own persistent layout
+// collection, replaced atomically (temporary file, fsync, rename) after a
+// large change, and every few seconds while a long sync embeds; a small
+// change goes into a delta file beside it, in the same format (see
+// deltaFraction). chromem-go's own persistent layout
 // (a file per document, named by 32 bits of a hash of its ID) is not used:
 // at 100k tools two IDs share a file name about once (each start then
 // re-embeds them and one is always missing), 100k small files open slowly,
@@ -104,9 +107,12 @@ func nameOf(file string) string {
 	return string(name)
 }
 
-// loadLocked reads the named collection's file into the database the first
-// time the collection is used. A file that cannot be read is removed (its
-// tools are embedded again) and said in Healed. v.mu is held.
+// loadLocked reads the named collection into the database the first time
+// chromem-go's copy is needed. From the snapshot when it can (refilling
+// chromem-go from it costs a fraction of decoding its export: 0.3 s
+// against 5 s at 100k tools), else by importing the base file and its
+// delta. A file that cannot be read is removed (its tools are embedded
+// again) and said in Healed. v.mu is held.
 func (v *VectorStore) loadLocked(name string) {
 	if v.dir == "" || v.loaded[name] {
 		return
@@ -114,13 +120,7 @@ func (v *VectorStore) loadLocked(name string) {
 	v.loaded[name] = true
 	path := v.fileOf(name)
 	if s := v.snaps[name]; s != nil || v.fromSnapshot(name) {
-		if s == nil {
-			s = v.snaps[name]
-		}
-		// The snapshot holds every document of the file: refilling
-		// chromem-go from it costs a fraction of decoding its export
-		// (0.3 s against 5 s at 100k tools).
-		if err := refill(v.db, name, s); err == nil {
+		if err := refill(v.db, name, v.snaps[name]); err == nil {
 			return
 		}
 		v.db.DeleteCollection(name)
@@ -137,19 +137,61 @@ func (v *VectorStore) loadLocked(name string) {
 	if err != nil {
 		v.db.DeleteCollection(name)
 		os.Remove(path)
+		v.removeDelta(name)
 		v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
+		return
 	}
+	// The base's snapshot was missing or stale: write it again, so that
+	// the next start reads it instead of the export.
+	c := v.db.GetCollection(name, noEmbed)
+	base, err := buildSnapshot(context.Background(), c, dimsOf(name))
+	if err != nil || base == nil {
+		return
+	}
+	writeSnap(path, base, nil, fileTag{})
+	s := v.withDeltaFile(name, base)
+	if s.top != nil {
+		// chromem-go's copy gets the delta too.
+		var ids []string
+		for i, id := range s.ids {
+			if s.dead[i] {
+				ids = append(ids, id)
+			}
+		}
+		if err := c.Delete(context.Background(), nil, nil, ids...); err == nil {
+			err = c.AddDocuments(context.Background(), docsOf(s.top), 1)
+		}
+		if err != nil {
+			v.db.DeleteCollection(name)
+			v.loaded[name] = false
+			return
+		}
+	}
+	v.snaps[name] = s
 }
 
-// fromSnapshot reads the named collection's snapshot file into v.snaps,
-// reporting whether it could. v.mu is held.
+// fromSnapshot reads the named collection's snapshot file, and its
+// delta's, into v.snaps, reporting whether it could. v.mu is held.
 func (v *VectorStore) fromSnapshot(name string) bool {
-	s, err := readSnap(v.fileOf(name))
+	s, _, _, err := readSnap(v.fileOf(name))
 	if err != nil {
 		return false
 	}
-	v.snaps[name] = s
+	v.snaps[name] = v.withDeltaFile(name, s)
 	return true
+}
+
+// docsOf returns the rows of one layer as chromem-go documents.
+func docsOf(l *snapshot) []chromem.Document {
+	docs := make([]chromem.Document, len(l.ids))
+	for i, id := range l.ids {
+		docs[i] = chromem.Document{
+			ID:        id,
+			Embedding: slices.Clone(l.row(i)),
+			Metadata:  map[string]string{"hash": l.hash[i], "domain": l.domain[i], "group": l.group[i]},
+		}
+	}
+	return docs
 }
 
 // refill creates the named chromem-go collection from a snapshot.
@@ -159,62 +201,190 @@ func refill(db *chromem.DB, name string, s *snapshot) error {
 		return err
 	}
 	ctx := context.Background()
-	for i, id := range s.ids {
-		doc := chromem.Document{
-			ID:        id,
-			Embedding: slices.Clone(s.mat[i*s.dims : (i+1)*s.dims]),
-			Metadata:  map[string]string{"hash": s.hash[i], "domain": s.domain[i], "group": s.group[i]},
+	var err2 error
+	s.each(func(l *snapshot, i int) {
+		if err2 == nil {
+			err2 = c.AddDocument(ctx, chromem.Document{
+				ID:        l.ids[i],
+				Embedding: slices.Clone(l.row(i)),
+				Metadata:  map[string]string{"hash": l.hash[i], "domain": l.domain[i], "group": l.group[i]},
+			})
 		}
-		if err := c.AddDocument(ctx, doc); err != nil {
+	})
+	return err2
+}
+
+// A delta holds what changed in a collection since its file was last
+// written whole: the new and changed tools' vectors, and the IDs of the
+// removed ones. A change of a few tools then writes a file of that size
+// instead of the whole collection again (at 100k tools, chromem-go's
+// export takes 4.8 s to write, most of it gob encoding every float).
+//
+// On disk: X.delta.gob, chromem-go's export of a collection named like
+// the base holding the delta's documents, with the collection metadata
+// "base" (the base file's size and modification time, which it applies
+// to) and "removed" (a JSON array of IDs); and X.delta.snap, its snapshot
+// (writeSnap, with the removed IDs and the base tag). A delta written for
+// another version of the base (a kill between a full write and the
+// delta's removal) is ignored and removed.
+//
+// A delta grows until it holds a tenth of the base's rows
+// (deltaFraction); the next change then writes the collection whole and
+// removes the delta.
+const (
+	deltaSuffix   = ".delta"
+	metaBase      = "base"
+	metaRemoved   = "removed"
+	deltaFraction = 10
+)
+
+// deltaFileOf returns the delta file of a collection file.
+func deltaFileOf(path string) string {
+	return strings.TrimSuffix(path, collectionExt) + deltaSuffix + collectionExt
+}
+
+func (t fileTag) String() string { return fmt.Sprintf("%d:%d", t.size, t.mtime) }
+
+// removeDelta removes the named collection's delta files.
+func (v *VectorStore) removeDelta(name string) error {
+	d := deltaFileOf(v.fileOf(name))
+	for _, f := range []string{d, snapPathOf(d)} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
 	return nil
 }
 
-// snapRow is one tool's row of a snapshot.
-type snapRow struct {
-	id, hash, domain, group string
-	vec                     []float32 // normalised
-}
-
-// patchSnapshot returns old without the removed rows and the rows of
-// fresh, plus fresh, sorted by ID. old may be nil.
-func patchSnapshot(old *snapshot, dims int, removed []string, fresh []snapRow) *snapshot {
-	drop := make(map[string]bool, len(removed)+len(fresh))
-	for _, id := range removed {
-		drop[id] = true
+// withDeltaFile returns base with the named collection's delta applied,
+// or base when there is none. The delta's snapshot is read when it
+// matches its .gob, else the .gob through chromem-go. v.mu is held.
+func (v *VectorStore) withDeltaFile(name string, base *snapshot) *snapshot {
+	path := v.fileOf(name)
+	dpath := deltaFileOf(path)
+	if _, err := os.Stat(dpath); err != nil {
+		return base
 	}
-	for _, r := range fresh {
-		drop[r.id] = true
+	bt, err := tagOf(path)
+	if err != nil {
+		return base
 	}
-	rows := make([]snapRow, 0, len(fresh)+func() int {
-		if old == nil {
-			return 0
-		}
-		return len(old.ids)
-	}())
-	if old != nil {
-		for i, id := range old.ids {
-			if !drop[id] {
-				rows = append(rows, snapRow{id: id, hash: old.hash[i], domain: old.domain[i], group: old.group[i], vec: old.mat[i*dims : (i+1)*dims]})
-			}
+	top, removed, forBase, err := readSnap(dpath)
+	if err != nil {
+		// A kill between the delta's two writes: its .gob is whole.
+		top, removed, forBase, err = readDeltaGob(dpath, name)
+		if err == nil && forBase == bt {
+			writeSnap(dpath, top, removed, forBase)
 		}
 	}
-	rows = append(rows, fresh...)
-	slices.SortFunc(rows, func(a, b snapRow) int { return strings.Compare(a.id, b.id) })
-	s := &snapshot{dims: dims, ids: make([]string, len(rows)), hash: make([]string, len(rows)), domain: make([]string, len(rows)),
-		group: make([]string, len(rows)), mat: make([]float32, 0, len(rows)*dims)}
-	for i, r := range rows {
-		s.ids[i], s.hash[i], s.domain[i], s.group[i] = r.id, r.hash, r.domain, r.group
-		s.mat = append(s.mat, r.vec...)
+	if err != nil || forBase != bt {
+		// Unreadable, or written for another version of the base: the
+		// base alone. The tools the delta held are embedded again.
+		v.removeDelta(name)
+		if err != nil {
+			v.healed = append(v.healed, fmt.Sprintf("vector delta %s could not be read (%v); removed, its tools are embedded again", dpath, err))
+		}
+		return base
 	}
-	return s
+	fresh := make([]snapRow, len(top.ids))
+	for i := range top.ids {
+		fresh[i] = top.rowOf(i)
+	}
+	return base.withDelta(removed, fresh)
 }
 
-// persist writes the named collection's file: a temporary file, synced,
-// then renamed over the old one, so that a kill leaves either version
-// whole. Callers make sure no write to the collection runs meanwhile.
+// chromemExport is chromem-go's export format (ExportToWriter, plain
+// gob): decoding into structs with the same field names reads it the way
+// chromem-go does, and gives the collection metadata, which chromem-go
+// keeps to itself once imported.
+type chromemExport struct {
+	Collections map[string]*struct {
+		Name      string
+		Metadata  map[string]string
+		Documents map[string]*chromemDoc
+	}
+}
+
+// readDeltaGob reads a delta's .gob: its rows, removed IDs and base tag.
+func readDeltaGob(dpath, name string) (*snapshot, []string, fileTag, error) {
+	var bt fileTag
+	f, err := os.Open(dpath)
+	if err != nil {
+		return nil, nil, bt, err
+	}
+	defer f.Close()
+	var exp chromemExport
+	if err := guard("read "+dpath, func() error { return gob.NewDecoder(bufio.NewReader(f)).Decode(&exp) }); err != nil {
+		return nil, nil, bt, err
+	}
+	c := exp.Collections[name]
+	if c == nil {
+		return nil, nil, bt, fmt.Errorf("collection %q is not in the file", name)
+	}
+	if _, err := fmt.Sscanf(c.Metadata[metaBase], "%d:%d", &bt.size, &bt.mtime); err != nil {
+		return nil, nil, bt, fmt.Errorf("delta without a base tag: %w", err)
+	}
+	var removed []string
+	if r := c.Metadata[metaRemoved]; r != "" {
+		if err := json.Unmarshal([]byte(r), &removed); err != nil {
+			return nil, nil, bt, fmt.Errorf("delta removed list: %w", err)
+		}
+	}
+	dims := dimsOf(name)
+	rows := make([]snapRow, 0, len(c.Documents))
+	for _, d := range c.Documents {
+		if len(d.Embedding) != dims {
+			return nil, nil, bt, fmt.Errorf("%s has %d dimensions, want %d", d.ID, len(d.Embedding), dims)
+		}
+		rows = append(rows, snapRow{id: d.ID, hash: d.Metadata["hash"], domain: d.Metadata["domain"], group: d.Metadata["group"], vec: normalized(d.Embedding)})
+	}
+	return flat(dims, rows), removed, bt, nil
+}
+
+// persistDelta writes s's delta layer as the named collection's delta
+// files (.gob, then .snap; each a temporary file, synced, renamed).
+func (v *VectorStore) persistDelta(name string, s *snapshot) error {
+	path := v.fileOf(name)
+	dpath := deltaFileOf(path)
+	bt, err := tagOf(path)
+	if err != nil {
+		return fmt.Errorf("write vector delta %s: %w", dpath, err)
+	}
+	removed := s.removed()
+	raw, err := json.Marshal(removed)
+	if err != nil {
+		return err
+	}
+	db := chromem.NewDB()
+	c, err := db.CreateCollection(name, map[string]string{metaBase: bt.String(), metaRemoved: string(raw)}, noEmbed)
+	if err == nil && len(s.top.ids) > 0 {
+		err = c.AddDocuments(context.Background(), docsOf(s.top), 1)
+	}
+	if err == nil {
+		err = WriteFileAtomic(dpath, func(w *bufio.Writer) error { return db.ExportToWriter(w, false, "", name) })
+	}
+	if err == nil {
+		err = writeSnap(dpath, s.top, removed, bt)
+	}
+	if err != nil {
+		return fmt.Errorf("write vector delta %s: %w", dpath, err)
+	}
+	syncDir(v.dir)
+	return nil
+}
+
+// syncDir makes the renames in dir survive a power cut.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// persist writes the named collection's file whole: a temporary file,
+// synced, then renamed over the old one, so that a kill leaves either
+// version whole; then its snapshot, and removes the delta it now holds.
+// Callers make sure no write to the collection runs meanwhile.
 func (v *VectorStore) persist(name string, s *snapshot) (*snapshot, error) {
 	if v.dir == "" {
 		return nil, nil
@@ -225,20 +395,21 @@ func (v *VectorStore) persist(name string, s *snapshot) (*snapshot, error) {
 		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
 	}
 	// The snapshot file goes second: if a kill comes between the two, the
-	// snapshot no longer matches the .gob and is rebuilt from it.
+	// snapshot no longer matches the .gob and is rebuilt from it; the
+	// delta names the old .gob and is ignored.
 	if s == nil {
 		s, err = buildSnapshot(context.Background(), v.db.GetCollection(name, noEmbed), dimsOf(name))
 	}
 	if err == nil && s != nil {
-		err = writeSnap(path, s)
+		err = writeSnap(path, s, nil, fileTag{})
+	}
+	if err == nil {
+		err = v.removeDelta(name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write vector snapshot %s: %w", name, err)
 	}
-	if d, err := os.Open(v.dir); err == nil {
-		d.Sync() // the renames themselves survive a power cut
-		d.Close()
-	}
+	syncDir(v.dir)
 	return s, nil
 }
 
@@ -342,7 +513,7 @@ func (v *VectorStore) Count(col Collection) int {
 	if err != nil || s == nil {
 		return 0
 	}
-	return len(s.ids)
+	return s.count()
 }
 
 // Prune deletes the collections of provider other than keep, and returns
@@ -375,6 +546,9 @@ func (v *VectorStore) Prune(provider string, keep Collection) ([]string, error) 
 				if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 					return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
 				}
+			}
+			if err := v.removeDelta(name); err != nil {
+				return gone, fmt.Errorf("delete vector collection %s: %w", name, err)
 			}
 		}
 		gone = append(gone, name)
@@ -421,9 +595,7 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	}
 	existing := map[string]string{}
 	if old != nil {
-		for i, id := range old.ids {
-			existing[id] = old.hash[i]
-		}
+		old.each(func(l *snapshot, i int) { existing[l.ids[i]] = l.hash[i] })
 	}
 	var todo []*Tool
 	for _, t := range cat.Tools() {
@@ -448,10 +620,25 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	if len(todo) == 0 && len(removed) == 0 {
 		return st, nil
 	}
-	// Something changes: now chromem-go's copy is needed.
-	c, err := v.collection(col.Name())
-	if err != nil {
-		return st, err
+	name := col.Name()
+	// A small change goes into the collection's delta (see deltaFraction);
+	// a large one, or a first write, rewrites the collection whole, which
+	// needs chromem-go's copy.
+	useDelta := false
+	if v.dir != "" && old != nil && len(old.ids) > 0 {
+		if _, err := os.Stat(v.fileOf(name)); err == nil {
+			size := len(old.removed()) + len(todo) + len(removed)
+			if old.top != nil {
+				size += len(old.top.ids)
+			}
+			useDelta = size <= len(old.ids)/deltaFraction
+		}
+	}
+	var c *chromem.Collection
+	if !useDelta {
+		if c, err = v.collection(name); err != nil {
+			return st, err
+		}
 	}
 	// Every change ends in the collection's files, an error included: the
 	// vectors embedded before it stay, and the next Sync resumes there.
@@ -459,21 +646,41 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	// rows out, the new rows in (no full read of the collection).
 	dirty := false
 	var fresh []snapRow
+	save := func() (*snapshot, error) {
+		if !useDelta {
+			s := patchSnapshot(old, col.Dims, removed, fresh)
+			_, err := v.persist(name, s)
+			return s, err
+		}
+		s := old.withDelta(removed, fresh)
+		err := v.persistDelta(name, s)
+		// chromem-go's copy, if loaded, no longer matches: the next full
+		// write refills it from the snapshot.
+		v.mu.Lock()
+		if v.loaded[name] {
+			v.db.DeleteCollection(name)
+			v.loaded[name] = false
+		}
+		v.mu.Unlock()
+		return s, err
+	}
 	defer func() {
 		if !dirty {
 			return
 		}
-		s := patchSnapshot(old, col.Dims, removed, fresh)
-		if _, perr := v.persist(col.Name(), s); perr != nil && err == nil {
+		s, perr := save()
+		if perr != nil && err == nil {
 			err = perr
 		}
 		v.mu.Lock()
-		v.snaps[col.Name()] = s
+		v.snaps[name] = s
 		v.mu.Unlock()
 	}()
 	if len(removed) > 0 {
-		if err := c.Delete(ctx, nil, nil, removed...); err != nil {
-			return st, fmt.Errorf("delete stale vectors: %w", err)
+		if c != nil {
+			if err := c.Delete(ctx, nil, nil, removed...); err != nil {
+				return st, fmt.Errorf("delete stale vectors: %w", err)
+			}
 		}
 		st.Removed = len(removed)
 		dirty = true
@@ -525,8 +732,10 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err := c.AddDocuments(gctx, docs, 1); err != nil {
-				return fmt.Errorf("store vectors: %w", err)
+			if c != nil {
+				if err := c.AddDocuments(gctx, docs, 1); err != nil {
+					return fmt.Errorf("store vectors: %w", err)
+				}
 			}
 			dirty = true
 			for i, t := range part {
@@ -538,7 +747,13 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 			}
 			if v.dir != "" && time.Since(lastSave) > checkpointEvery && done < len(todo) {
 				// A kill loses at most this much embedding work.
-				if _, err := v.persist(col.Name(), nil); err != nil {
+				var err error
+				if useDelta {
+					err = v.persistDelta(name, old.withDelta(removed, fresh))
+				} else {
+					_, err = v.persist(name, nil)
+				}
+				if err != nil {
 					return err
 				}
 				lastSave = time.Now()
@@ -579,11 +794,11 @@ func (v *VectorStore) Neighbors(ctx context.Context, col Collection, id string, 
 	if err != nil || snap == nil || k <= 0 {
 		return nil, err
 	}
-	row, found := slices.BinarySearch(snap.ids, id)
-	if !found {
+	l, row := snap.find(id)
+	if l == nil {
 		return nil, nil
 	}
-	hits := snap.query(snap.mat[row*snap.dims:(row+1)*snap.dims], k+1, domain, "")
+	hits := snap.query(l.row(row), k+1, domain, "")
 	out := hits[:0]
 	for _, h := range hits {
 		if h.ID != id && len(out) < k {

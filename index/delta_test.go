@@ -1,0 +1,305 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// deltaCatalog returns a catalog of 5 domains × 20 tools; edit changes
+// it per tool (return false to leave the tool out).
+func deltaCatalog(t *testing.T, extra []string, edit func(d, i int, tool map[string]any) bool) *Catalog {
+	t.Helper()
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"}
+	var domains []map[string]any
+	for d := 0; d < 5; d++ {
+		var tools []map[string]any
+		for i := 0; i < 20; i++ {
+			tool := map[string]any{
+				"name":        fmt.Sprintf("tool%02d", i),
+				"description": fmt.Sprintf("Do %s %s with %s.", words[(d+i)%12], words[(3*i+1)%12], words[(d*7+i*5)%12]),
+				"inputSchema": map[string]any{"type": "object"},
+			}
+			if edit == nil || edit(d, i, tool) {
+				tools = append(tools, tool)
+			}
+		}
+		if d == 0 {
+			for _, name := range extra {
+				tools = append(tools, map[string]any{"name": name, "description": "Added " + name + " later.", "inputSchema": map[string]any{"type": "object"}})
+			}
+		}
+		domains = append(domains, map[string]any{"name": fmt.Sprintf("dom%d", d), "description": "Domain " + words[d], "tools": tools})
+	}
+	raw, err := json.Marshal(map[string]any{"domains": domains})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustCatalog(t, string(raw))
+}
+
+// liveRows returns a store's vectors by tool ID.
+func liveRows(t *testing.T, vs *VectorStore) map[string]snapRow {
+	t.Helper()
+	s, err := vs.snapshot(context.Background(), testCol)
+	if err != nil || s == nil {
+		t.Fatalf("snapshot: %v, %v", s, err)
+	}
+	out := map[string]snapRow{}
+	s.each(func(l *snapshot, i int) { out[l.ids[i]] = l.rowOf(i) })
+	if len(out) != s.count() {
+		t.Fatalf("each saw %d rows, count says %d", len(out), s.count())
+	}
+	return out
+}
+
+// sameVectors fails unless vs holds what a store built whole from cat
+// holds, and answers queries the same.
+func sameVectors(t *testing.T, step string, vs *VectorStore, cat *Catalog) {
+	t.Helper()
+	ctx := context.Background()
+	ref, _ := OpenVectors("")
+	if _, err := ref.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, want := liveRows(t, vs), liveRows(t, ref)
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d vectors, want %d", step, len(got), len(want))
+	}
+	for id, w := range want {
+		g, ok := got[id]
+		if !ok || g.hash != w.hash || g.domain != w.domain || g.group != w.group {
+			t.Fatalf("%s: %s is %+v, want %+v", step, id, g, w)
+		}
+		for j := range w.vec {
+			if math.Abs(float64(g.vec[j]-w.vec[j])) > 1e-6 {
+				t.Fatalf("%s: %s's vector differs", step, id)
+			}
+		}
+	}
+	for _, q := range []string{"alpha bravo", "Added later", "echo golf hotel", "kilo"} {
+		for _, domain := range []string{"", "dom0"} {
+			g, err1 := vs.Query(ctx, testCol, hashVec(q), 7, domain, "")
+			w, err2 := ref.Query(ctx, testCol, hashVec(q), 7, domain, "")
+			if err1 != nil || err2 != nil || !sameHits(g, w, want, q) {
+				t.Fatalf("%s: query %q in %q = %v, %v; want %v", step, q, domain, g, err1, w)
+			}
+		}
+	}
+	id := cat.Tools()[3].QualifiedName
+	g, _ := vs.Neighbors(ctx, testCol, id, 4, "")
+	w, _ := ref.Neighbors(ctx, testCol, id, 4, "")
+	if !sameHits(g, w, want, "") || len(w) != 4 {
+		t.Fatalf("%s: neighbours of %s = %v, want %v", step, id, g, w)
+	}
+}
+
+// sameHits: g ranks like w, as far as float sums allow. Dot products of
+// the same vectors can differ in the last bit with their place in memory
+// (SIMD), which reorders ties: so each rank's similarity must match w's,
+// and each ID of g must have that similarity to the query (q; "" for a
+// neighbours list, where only the similarities are checked).
+func sameHits(g, w []VectorHit, rows map[string]snapRow, q string) bool {
+	if len(g) != len(w) {
+		return false
+	}
+	qv := normalized(hashVec(q))
+	for i := range g {
+		if math.Abs(float64(g[i].Similarity-w[i].Similarity)) > 1e-5 {
+			return false
+		}
+		if q != "" && math.Abs(float64(dot(qv, rows[g[i].ID].vec)-g[i].Similarity)) > 1e-5 {
+			return false
+		}
+	}
+	return true
+}
+
+func fileState(t *testing.T, path string) (time.Time, bool) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
+}
+
+// TestSmallChangesGoToADelta: a change of a few tools writes the delta
+// files, not the collection; reopening reads base and delta without
+// loading chromem-go or embedding; a large change writes the collection
+// whole and removes the delta. At every step the store holds, and answers
+// with, what a store built whole from the same catalog does.
+func TestSmallChangesGoToADelta(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	sync := func(cat *Catalog) (SyncStats, int, *VectorStore) {
+		t.Helper()
+		vs, err := OpenVectors(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb := &countingEmbedder{}
+		st, err := vs.Sync(ctx, testCol, cat, emb, VectorSyncOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, emb.texts, vs
+	}
+	base := filepath.Join(dir, filepath.Base((&VectorStore{dir: dir}).fileOf(testCol.Name())))
+	delta := deltaFileOf(base)
+
+	a := deltaCatalog(t, nil, nil)
+	if st, n, _ := sync(a); st.Added != 100 || n != 100 {
+		t.Fatalf("first sync: %+v, %d embedded", st, n)
+	}
+	baseTime, _ := fileState(t, base)
+
+	// 3 changed, 2 removed, 2 added: 7 of 100, under a tenth.
+	b := deltaCatalog(t, []string{"new1", "new2"}, func(d, i int, tool map[string]any) bool {
+		if d == 1 && i < 3 {
+			tool["description"] = fmt.Sprintf("Changed tool %d.", i)
+		}
+		return !(d == 2 && i < 2)
+	})
+	st, n, vs := sync(b)
+	if st.Changed != 3 || st.Added != 2 || st.Removed != 2 || n != 5 {
+		t.Fatalf("small change: %+v, %d embedded; want 3 changed, 2 added, 2 removed, 5 embedded", st, n)
+	}
+	if bt, _ := fileState(t, base); !bt.Equal(baseTime) {
+		t.Error("a small change rewrote the collection file")
+	}
+	if _, ok := fileState(t, delta); !ok {
+		t.Fatal("no delta file after a small change")
+	}
+	sameVectors(t, "after the delta", vs, b)
+
+	st, n, vs = sync(b)
+	if st.Unchanged != 100 || n != 0 {
+		t.Fatalf("reopen: %+v, %d embedded", st, n)
+	}
+	if vs.loaded[testCol.Name()] {
+		t.Error("reopening with a delta loaded chromem-go's copy")
+	}
+	sameVectors(t, "reopened with the delta", vs, b)
+
+	// A second small change: a delta tool changed again, an added one
+	// removed, a base tool changed.
+	c := deltaCatalog(t, []string{"new2"}, func(d, i int, tool map[string]any) bool {
+		if d == 1 && i < 3 {
+			tool["description"] = fmt.Sprintf("Changed tool %d.", i)
+		}
+		if d == 1 && i == 0 || d == 3 && i == 5 {
+			tool["description"] = "Changed twice."
+		}
+		return !(d == 2 && i < 2)
+	})
+	st, n, vs = sync(c)
+	if st.Changed != 2 || st.Removed != 1 || n != 2 {
+		t.Fatalf("second small change: %+v, %d embedded", st, n)
+	}
+	if bt, _ := fileState(t, base); !bt.Equal(baseTime) {
+		t.Error("the second small change rewrote the collection file")
+	}
+	sameVectors(t, "after the second delta", vs, c)
+	_, _, vs = sync(c)
+	sameVectors(t, "reopened with the second delta", vs, c)
+
+	// 20 changed: over a tenth, so the collection is written whole.
+	d := deltaCatalog(t, []string{"new2"}, func(d, i int, tool map[string]any) bool {
+		if d == 4 {
+			tool["description"] = fmt.Sprintf("Rewritten %d.", i)
+		}
+		return !(d == 2 && i < 2)
+	})
+	st, n, vs = sync(d)
+	if n != 20+4 {
+		t.Fatalf("large change: %+v, %d embedded; want 24 (20 new, 4 back to their first version)", st, n)
+	}
+	if bt, _ := fileState(t, base); bt.Equal(baseTime) {
+		t.Error("a large change did not rewrite the collection file")
+	}
+	if _, ok := fileState(t, delta); ok {
+		t.Error("the delta is still there after a full write")
+	}
+	if _, ok := fileState(t, snapPathOf(delta)); ok {
+		t.Error("the delta's snapshot is still there after a full write")
+	}
+	sameVectors(t, "after the full write", vs, d)
+	st, n, vs = sync(d)
+	if n != 0 {
+		t.Fatalf("reopen after the full write: %+v, %d embedded", st, n)
+	}
+	sameVectors(t, "reopened after the full write", vs, d)
+}
+
+// TestDeltaHeals: a delta whose snapshot is missing or stale (a kill
+// between its two writes) is read from its .gob, nothing embedded; one
+// written for another version of the collection file (a kill during a
+// full write) or unreadable is removed, and its tools embedded again.
+func TestDeltaHeals(t *testing.T) {
+	ctx := context.Background()
+	a := deltaCatalog(t, nil, nil)
+	b := deltaCatalog(t, []string{"new1"}, func(d, i int, tool map[string]any) bool {
+		if d == 1 && i < 3 {
+			tool["description"] = fmt.Sprintf("Changed tool %d.", i)
+		}
+		return !(d == 2 && i == 0)
+	})
+	for _, damage := range []string{"snap missing", "snap stale", "snap garbage", "other base", "gob garbage"} {
+		t.Run(damage, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, cat := range []*Catalog{a, b} {
+				vs, _ := OpenVectors(dir)
+				if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			base := (&VectorStore{dir: dir}).fileOf(testCol.Name())
+			delta := deltaFileOf(base)
+			later := time.Now().Add(time.Hour)
+			wantEmbedded := 0
+			switch damage {
+			case "snap missing":
+				os.Remove(snapPathOf(delta))
+			case "snap stale":
+				os.Chtimes(delta, later, later)
+			case "snap garbage":
+				os.WriteFile(snapPathOf(delta), []byte("TSSNAP02 garbage"), 0o644)
+			case "other base":
+				// As if a full write had replaced the collection file and
+				// a kill came before the delta's removal.
+				os.Chtimes(base, later, later)
+				wantEmbedded = 4 // 3 changed, 1 added since the base
+			case "gob garbage":
+				os.WriteFile(delta, []byte("not a gob"), 0o644)
+				wantEmbedded = 4
+			}
+			vs, err := OpenVectors(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			emb := &countingEmbedder{}
+			st, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{})
+			if err != nil || emb.texts != wantEmbedded {
+				t.Fatalf("sync = %+v, %v, %d embedded; want %d", st, err, emb.texts, wantEmbedded)
+			}
+			if damage == "gob garbage" && len(vs.Healed()) == 0 {
+				t.Error("an unreadable delta was not reported in Healed")
+			}
+			sameVectors(t, damage, vs, b)
+			// Healed for good: the next open reads the snapshot files
+			// alone.
+			vs, _ = OpenVectors(dir)
+			emb = &countingEmbedder{}
+			if _, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{}); err != nil || emb.texts != 0 || vs.loaded[testCol.Name()] {
+				t.Fatalf("second open: %v, %d embedded, chromem-go loaded %v", err, emb.texts, vs.loaded[testCol.Name()])
+			}
+			sameVectors(t, damage+", reopened", vs, b)
+		})
+	}
+}
