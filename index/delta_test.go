@@ -1,14 +1,18 @@
 package index
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	chromem "github.com/philippgille/chromem-go"
 )
 
 // deltaCatalog returns a catalog of 5 domains × 20 tools; edit changes
@@ -182,8 +186,8 @@ func TestSmallChangesGoToADelta(t *testing.T) {
 	if st.Unchanged != 100 || n != 0 {
 		t.Fatalf("reopen: %+v, %d embedded", st, n)
 	}
-	if vs.loaded[testCol.Name()] {
-		t.Error("reopening with a delta loaded chromem-go's copy")
+	if vs.imported[testCol.Name()] {
+		t.Error("reopening with a delta imported the export")
 	}
 	sameVectors(t, "reopened with the delta", vs, b)
 
@@ -296,10 +300,85 @@ func TestDeltaHeals(t *testing.T) {
 			// alone.
 			vs, _ = OpenVectors(dir)
 			emb = &countingEmbedder{}
-			if _, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{}); err != nil || emb.texts != 0 || vs.loaded[testCol.Name()] {
-				t.Fatalf("second open: %v, %d embedded, chromem-go loaded %v", err, emb.texts, vs.loaded[testCol.Name()])
+			if _, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{}); err != nil || emb.texts != 0 || vs.imported[testCol.Name()] {
+				t.Fatalf("second open: %v, %d embedded, export imported %v", err, emb.texts, vs.imported[testCol.Name()])
 			}
 			sameVectors(t, damage+", reopened", vs, b)
 		})
+	}
+}
+
+// TestCollectionFileIsChromemExports: a collection file is chromem-go
+// exports of exportRows documents each; chromem-go reads a one-part file
+// itself, and readExport reads every part back.
+func TestCollectionFileIsChromemExports(t *testing.T) {
+	dir := t.TempDir()
+	rows := make([]snapRow, exportRows+10)
+	for i := range rows {
+		rows[i] = snapRow{id: fmt.Sprintf("d__t%05d", i), hash: fmt.Sprint(i), domain: "d", vec: normalized(hashVec(fmt.Sprintf("word%d other%d", i, i%7)))}
+	}
+	for _, n := range []int{0, 3, len(rows)} {
+		path := filepath.Join(dir, fmt.Sprintf("c%d.gob", n))
+		if err := WriteFileAtomic(path, func(w *bufio.Writer) error {
+			return writeExport(w, testCol.Name(), map[string]string{"k": "v"}, rows[:n])
+		}); err != nil {
+			t.Fatal(err)
+		}
+		docs, meta, err := readExport(path, testCol.Name())
+		if err != nil || len(docs) != n || meta["k"] != "v" {
+			t.Fatalf("%d rows: read %d, meta %v, %v", n, len(docs), meta, err)
+		}
+		byID := map[string]chromem.Document{}
+		for _, d := range docs {
+			byID[d.ID] = d
+		}
+		for _, r := range rows[:n] {
+			d := byID[r.id]
+			if d.Metadata["hash"] != r.hash || !slices.Equal(d.Embedding, r.vec) {
+				t.Fatalf("%d rows: %s read back as %+v", n, r.id, d)
+			}
+		}
+		if n > exportRows {
+			continue
+		}
+		db := chromem.NewDB()
+		if err := db.ImportFromFile(path, "", testCol.Name()); err != nil {
+			t.Fatalf("%d rows: chromem-go cannot read the file: %v", n, err)
+		}
+		if c := db.GetCollection(testCol.Name(), noEmbed); c == nil || c.Count() != n {
+			t.Fatalf("%d rows: chromem-go read %v", n, c)
+		}
+	}
+}
+
+// TestColdSyncRowsInIDOrder: a cold sync's snapshot is the matrix its
+// vectors were embedded into, rows in ID order even where the catalog's
+// order is not ("a__y" comes after "a1__x").
+func TestColdSyncRowsInIDOrder(t *testing.T) {
+	ctx := context.Background()
+	cat := mustCatalog(t, `{"domains":[
+ {"name":"a","description":"A","tools":[
+  {"name":"y","description":"Yank the rope.","inputSchema":{"type":"object"}},
+  {"name":"z","description":"Zip the files.","inputSchema":{"type":"object"}}]},
+ {"name":"a1","description":"A1","tools":[
+  {"name":"x","description":"Xray the bag.","inputSchema":{"type":"object"}}]}]}`)
+	for _, dir := range []string{"", t.TempDir()} {
+		vs, _ := OpenVectors(dir)
+		if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := vs.snapshot(ctx, testCol)
+		if !slices.IsSorted(s.ids) {
+			t.Fatalf("snapshot rows %v are not in ID order", s.ids)
+		}
+		for _, tool := range cat.Tools() {
+			hits, err := vs.Query(ctx, testCol, hashVec(DocumentText(tool)), 1, "", "")
+			if err != nil || len(hits) != 1 || hits[0].ID != tool.QualifiedName || hits[0].Similarity < 0.999 {
+				t.Errorf("dir %q: query by %s's own vector = %v, %v", dir, tool.QualifiedName, hits, err)
+			}
+			if n, err := vs.Neighbors(ctx, testCol, tool.QualifiedName, 2, ""); err != nil || len(n) != 2 {
+				t.Errorf("dir %q: neighbours of %s = %v, %v", dir, tool.QualifiedName, n, err)
+			}
+		}
 	}
 }

@@ -226,9 +226,9 @@ func TestNoTwoToolsShareAVectorFile(t *testing.T) {
 }
 
 // TestUnchangedStartReadsTheSnapshot: reopening an unchanged index reads
-// the snapshot file only; chromem-go's copy is loaded when something
-// changes. A snapshot that no longer matches its collection file, or is
-// damaged, is ignored.
+// the snapshot file only. A snapshot that no longer matches its
+// collection file, or is damaged, is ignored: the export is read and the
+// snapshot file written again.
 func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 	ctx := context.Background()
 	cat := mustCatalog(t, smallCatalog)
@@ -256,8 +256,15 @@ func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 			if err != nil || stats.Vectors.Unchanged != 6 || emb.texts != 0 {
 				t.Fatalf("sync = %+v (%d embedded), %v; want all 6 unchanged", stats.Vectors, emb.texts, err)
 			}
-			if loaded := st.Vectors.loaded[testCol.Name()]; loaded != (damage != "none") {
-				t.Errorf("chromem-go collection loaded = %v, want %v", loaded, damage != "none")
+			if imported := st.Vectors.imported[testCol.Name()]; imported != (damage != "none") {
+				t.Errorf("export imported = %v, want %v", imported, damage != "none")
+			}
+			if damage != "none" {
+				// The snapshot file was written again: the next start reads it.
+				vs, _ := OpenVectors(filepath.Join(dir, "vectors"))
+				if vs.Count(testCol) != 6 || vs.imported[testCol.Name()] {
+					t.Errorf("after healing: %d vectors, export imported again %v", vs.Count(testCol), vs.imported[testCol.Name()])
+				}
 			}
 			q := hashVec(DocumentText(cat.Tool("slack__post_message")))
 			hits, err := st.Vectors.Query(ctx, testCol, q, 1, "", "")
@@ -266,7 +273,7 @@ func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 			}
 		})
 	}
-	// A change loads chromem-go's copy, and the new snapshot matches it.
+	// A change patches the snapshot, and the file written matches it.
 	dir := syncedStore(t)
 	st, _ := OpenStore(dir)
 	changed := mustCatalog(t, strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1))

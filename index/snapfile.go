@@ -14,9 +14,8 @@ import (
 // A snapshot file (.snap beside a collection's .gob) holds what a start
 // needs from a collection, contiguous: per tool its ID, content hash,
 // domain and group, then the L2-normalised vectors as one float32 matrix.
-// Opening an unchanged index reads it in one pass instead of decoding
-// chromem-go's export document by document, and the chromem-go collection
-// is only loaded when a sync has something to change.
+// Opening an index reads it in one pass instead of decoding chromem-go's
+// export document by document.
 //
 // Layout (little endian):
 //

@@ -195,8 +195,8 @@ func (s *snapshot) withDelta(removed []string, fresh []snapRow) *snapshot {
 }
 
 // snapshot returns the collection's snapshot: the one Sync left, else
-// the snapshot file, else one built from the chromem-go collection. It
-// returns nil for a missing or empty collection.
+// the one read from dir (readLocked). It returns nil for a missing or
+// empty collection.
 func (v *VectorStore) snapshot(ctx context.Context, col Collection) (*snapshot, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -207,20 +207,8 @@ func (v *VectorStore) snapshotLocked(ctx context.Context, name string) (*snapsho
 	if s, ok := v.snaps[name]; ok {
 		return s, nil
 	}
-	if v.dir != "" && !v.loaded[name] && v.fromSnapshot(name) {
-		// Unchanged since the last write: no need for chromem-go's copy.
-		return v.snaps[name], nil
-	}
-	v.loadLocked(name)
-	if s, ok := v.snaps[name]; ok {
-		return s, nil // read with its delta
-	}
-	s, err := buildSnapshot(ctx, v.db.GetCollection(name, noEmbed), dimsOf(name))
-	if err != nil {
-		return nil, err
-	}
-	v.snaps[name] = s
-	return s, nil
+	v.readLocked(name)
+	return v.snaps[name], nil
 }
 
 // buildSnapshot copies a chromem-go collection's vectors into a snapshot,

@@ -2,14 +2,17 @@ package index
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -30,36 +33,41 @@ type DocumentEmbedder interface {
 // VectorStore is the chromem-go store of tool vectors: one collection per
 // embedder, model and dimension, so switching models never mixes vectors.
 //
-// chromem-go is the store of record (adds, deletes, its gob export format).
-// On disk each collection is one file, chromem-go's export of that
-// collection, replaced atomically (temporary file, fsync, rename) after a
-// large change, and every few seconds while a long sync embeds; a small
-// change goes into a delta file beside it, in the same format (see
-// deltaFraction). chromem-go's own persistent layout
-// (a file per document, named by 32 bits of a hash of its ID) is not used:
-// at 100k tools two IDs share a file name about once (each start then
-// re-embeds them and one is always missing), 100k small files open slowly,
-// and a kill mid-write leaves a cut file. Data dirs in that layout are
-// migrated on open.
+// chromem-go's export format is the store of record. On disk each
+// collection is one file of chromem-go exports (see writeExport), replaced
+// atomically (temporary file, fsync, rename) after a large change, and
+// every few seconds while a long sync embeds; a small change goes into a
+// delta file beside it, in the same format (see deltaFraction).
+// chromem-go's own persistent layout (a file per document, named by 32
+// bits of a hash of its ID) is not used: at 100k tools two IDs share a
+// file name about once (each start then re-embeds them and one is always
+// missing), 100k small files open slowly, and a kill mid-write leaves a
+// cut file. Data dirs in that layout are migrated on open.
 //
-// Queries scan a contiguous copy of a collection's vectors, rebuilt after
-// each Sync: chromem's own query path sends every document through a
-// channel and a lock, which costs more than the dot products at 10k tools
-// (BENCHMARKS.md).
+// In memory a collection is a snapshot: its vectors contiguous, what
+// queries scan, and what a sync patches and writes. Beside each file a
+// snapshot file holds the same, so a start maps it instead of decoding the
+// export. chromem-go's in-memory collections are not kept: a copy of
+// every vector that nothing reads (260 MB at 100k tools, which raised the
+// peak memory of a cold index by more); its own query path sends every
+// document through a channel and a lock, which costs more than the dot
+// products at 10k tools (BENCHMARKS.md). QueryChromem fills one from the
+// snapshot to measure the two.
 type VectorStore struct {
-	db  *chromem.DB
-	dir string // "" in memory
+	db  *chromem.DB // QueryChromem's copies, and the migration's
+	dir string      // "" in memory
 
-	mu     sync.Mutex
-	snaps  map[string]*snapshot
-	loaded map[string]bool // collections read from dir (or found missing)
-	healed []string
+	mu       sync.Mutex
+	snaps    map[string]*snapshot
+	read     map[string]bool // collections read from dir (or found missing)
+	imported map[string]bool // ... through their export, not their snapshot file
+	healed   []string
 }
 
 // OpenVectors opens the vector store in dir, creating it when missing. An
 // empty dir keeps the vectors in memory. Collections load on first use.
 func OpenVectors(dir string) (*VectorStore, error) {
-	v := &VectorStore{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, loaded: map[string]bool{}}
+	v := &VectorStore{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{}, imported: map[string]bool{}}
 	if dir == "" {
 		return v, nil
 	}
@@ -107,67 +115,49 @@ func nameOf(file string) string {
 	return string(name)
 }
 
-// loadLocked reads the named collection into the database the first time
-// chromem-go's copy is needed. From the snapshot when it can (refilling
-// chromem-go from it costs a fraction of decoding its export: 0.3 s
-// against 5 s at 100k tools), else by importing the base file and its
-// delta. A file that cannot be read is removed (its tools are embedded
-// again) and said in Healed. v.mu is held.
-func (v *VectorStore) loadLocked(name string) {
-	if v.dir == "" || v.loaded[name] {
+// readLocked reads the named collection from dir into v.snaps the first
+// time it is used: the snapshot file (and the delta's) when it matches
+// the collection file, else the collection file's exports, after which
+// the snapshot file is written again. A file that cannot be read is
+// removed (its tools are embedded again) and said in Healed. v.mu is held.
+func (v *VectorStore) readLocked(name string) {
+	if v.dir == "" || v.read[name] {
 		return
 	}
-	v.loaded[name] = true
-	path := v.fileOf(name)
-	if s := v.snaps[name]; s != nil || v.fromSnapshot(name) {
-		if err := refill(v.db, name, v.snaps[name]); err == nil {
-			return
-		}
-		v.db.DeleteCollection(name)
+	v.read[name] = true
+	if v.fromSnapshot(name) {
+		return
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	path := v.fileOf(name)
+	if _, err := os.Stat(path); err != nil {
 		return // not written yet
 	}
-	defer f.Close()
-	err = guard("read "+path, func() error { return v.db.ImportFromReader(f, "", name) })
-	if err == nil && v.db.GetCollection(name, noEmbed) == nil {
-		err = fmt.Errorf("collection %q is not in the file", name)
+	v.imported[name] = true
+	docs, _, err := readExport(path, name)
+	var base *snapshot
+	if err == nil {
+		base, err = snapshotOf(docs, dimsOf(name))
 	}
 	if err != nil {
-		v.db.DeleteCollection(name)
 		os.Remove(path)
 		v.removeDelta(name)
 		v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
 		return
 	}
-	// The base's snapshot was missing or stale: write it again, so that
-	// the next start reads it instead of the export.
-	c := v.db.GetCollection(name, noEmbed)
-	base, err := buildSnapshot(context.Background(), c, dimsOf(name))
-	if err != nil || base == nil {
-		return
-	}
 	writeSnap(path, base, nil, fileTag{})
-	s := v.withDeltaFile(name, base)
-	if s.top != nil {
-		// chromem-go's copy gets the delta too.
-		var ids []string
-		for i, id := range s.ids {
-			if s.dead[i] {
-				ids = append(ids, id)
-			}
+	v.snaps[name] = v.withDeltaFile(name, base)
+}
+
+// snapshotOf returns a one-layer snapshot of chromem-go documents.
+func snapshotOf(docs []chromem.Document, dims int) (*snapshot, error) {
+	rows := make([]snapRow, len(docs))
+	for i, d := range docs {
+		if len(d.Embedding) != dims {
+			return nil, fmt.Errorf("%s has %d dimensions, want %d", d.ID, len(d.Embedding), dims)
 		}
-		if err := c.Delete(context.Background(), nil, nil, ids...); err == nil {
-			err = c.AddDocuments(context.Background(), docsOf(s.top), 1)
-		}
-		if err != nil {
-			v.db.DeleteCollection(name)
-			v.loaded[name] = false
-			return
-		}
+		rows[i] = snapRow{id: d.ID, hash: d.Metadata["hash"], domain: d.Metadata["domain"], group: d.Metadata["group"], vec: normalized(d.Embedding)}
 	}
-	v.snaps[name] = s
+	return flat(dims, rows), nil
 }
 
 // fromSnapshot reads the named collection's snapshot file, and its
@@ -179,19 +169,6 @@ func (v *VectorStore) fromSnapshot(name string) bool {
 	}
 	v.snaps[name] = v.withDeltaFile(name, s)
 	return true
-}
-
-// docsOf returns the rows of one layer as chromem-go documents.
-func docsOf(l *snapshot) []chromem.Document {
-	docs := make([]chromem.Document, len(l.ids))
-	for i, id := range l.ids {
-		docs[i] = chromem.Document{
-			ID:        id,
-			Embedding: slices.Clone(l.row(i)),
-			Metadata:  map[string]string{"hash": l.hash[i], "domain": l.domain[i], "group": l.group[i]},
-		}
-	}
-	return docs
 }
 
 // refill creates the named chromem-go collection from a snapshot.
@@ -308,37 +285,120 @@ type chromemExport struct {
 // readDeltaGob reads a delta's .gob: its rows, removed IDs and base tag.
 func readDeltaGob(dpath, name string) (*snapshot, []string, fileTag, error) {
 	var bt fileTag
-	f, err := os.Open(dpath)
+	docs, meta, err := readExport(dpath, name)
 	if err != nil {
 		return nil, nil, bt, err
 	}
-	defer f.Close()
-	var exp chromemExport
-	if err := guard("read "+dpath, func() error { return gob.NewDecoder(bufio.NewReader(f)).Decode(&exp) }); err != nil {
-		return nil, nil, bt, err
-	}
-	c := exp.Collections[name]
-	if c == nil {
-		return nil, nil, bt, fmt.Errorf("collection %q is not in the file", name)
-	}
-	if _, err := fmt.Sscanf(c.Metadata[metaBase], "%d:%d", &bt.size, &bt.mtime); err != nil {
+	if _, err := fmt.Sscanf(meta[metaBase], "%d:%d", &bt.size, &bt.mtime); err != nil {
 		return nil, nil, bt, fmt.Errorf("delta without a base tag: %w", err)
 	}
 	var removed []string
-	if r := c.Metadata[metaRemoved]; r != "" {
+	if r := meta[metaRemoved]; r != "" {
 		if err := json.Unmarshal([]byte(r), &removed); err != nil {
 			return nil, nil, bt, fmt.Errorf("delta removed list: %w", err)
 		}
 	}
-	dims := dimsOf(name)
-	rows := make([]snapRow, 0, len(c.Documents))
-	for _, d := range c.Documents {
-		if len(d.Embedding) != dims {
-			return nil, nil, bt, fmt.Errorf("%s has %d dimensions, want %d", d.ID, len(d.Embedding), dims)
-		}
-		rows = append(rows, snapRow{id: d.ID, hash: d.Metadata["hash"], domain: d.Metadata["domain"], group: d.Metadata["group"], vec: normalized(d.Embedding)})
+	top, err := snapshotOf(docs, dimsOf(name))
+	return top, removed, bt, err
+}
+
+// exportRows is the number of documents per chromem-go export in a
+// collection file. chromem-go's export encodes a whole collection into one
+// buffer before writing it; the buffer grows by a quarter at a time, so
+// at 100k tools (178 MB) writing took 4.6 s and about 1 GB of fresh
+// memory, most of it copying. In parts of 4,096 documents the buffers
+// stay small and are reused.
+const exportRows = 4096
+
+// writeExport writes rows (sorted by ID) as chromem-go exports of the
+// named collection, one per exportRows documents (one, empty, when there
+// are none), each with the collection metadata meta. The exports follow
+// one another in the file; readExport reads them back. gob encodes every
+// float with a call of its own (2.5 s for 100k × 512 on one core), so the
+// parts are encoded on all cores, a few at a time, and written in order.
+func writeExport(w io.Writer, name string, meta map[string]string, rows []snapRow) error {
+	var parts [][]snapRow
+	for lo := 0; lo == 0 || lo < len(rows); lo += exportRows {
+		parts = append(parts, rows[lo:min(lo+exportRows, len(rows))])
 	}
-	return flat(dims, rows), removed, bt, nil
+	wave := runtime.GOMAXPROCS(0)
+	for start := 0; start < len(parts); start += wave {
+		bufs := make([]bytes.Buffer, min(wave, len(parts)-start))
+		var g errgroup.Group
+		for i := range bufs {
+			g.Go(func() error { return exportPart(&bufs[i], name, meta, parts[start+i]) })
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		for i := range bufs {
+			if _, err := bufs[i].WriteTo(w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// exportPart writes rows as one chromem-go export of the named collection.
+func exportPart(w io.Writer, name string, meta map[string]string, rows []snapRow) error {
+	db := chromem.NewDB()
+	c, err := db.CreateCollection(name, meta, noEmbed)
+	if err != nil {
+		return err
+	}
+	docs := make([]chromem.Document, len(rows))
+	for i, r := range rows {
+		// The rows are normalised: chromem-go keeps the slice as is.
+		docs[i] = chromem.Document{ID: r.id, Embedding: r.vec, Metadata: map[string]string{"hash": r.hash, "domain": r.domain, "group": r.group}}
+	}
+	if len(docs) > 0 {
+		if err := c.AddDocuments(context.Background(), docs, 1); err != nil {
+			return err
+		}
+	}
+	return db.ExportToWriter(w, false, "", name)
+}
+
+// readExport reads the named collection from a file of one or more
+// chromem-go exports (writeExport; earlier data dirs hold one): its
+// documents, and the collection metadata of the first export.
+func readExport(path, name string) ([]chromem.Document, map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	// gob reads exactly one export from a reader that is an
+	// io.ByteReader, so each export gets a decoder of its own.
+	br := bufio.NewReaderSize(f, 1<<20)
+	var docs []chromem.Document
+	var meta map[string]string
+	err = guard("read "+path, func() error {
+		for first := true; ; first = false {
+			if _, err := br.Peek(1); err == io.EOF && !first {
+				return nil
+			}
+			var exp chromemExport
+			if err := gob.NewDecoder(br).Decode(&exp); err != nil {
+				return err
+			}
+			c := exp.Collections[name]
+			if c == nil {
+				return fmt.Errorf("collection %q is not in the file", name)
+			}
+			if first {
+				meta = c.Metadata
+			}
+			for _, d := range c.Documents {
+				docs = append(docs, chromem.Document{ID: d.ID, Metadata: d.Metadata, Embedding: d.Embedding, Content: d.Content})
+			}
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return docs, meta, nil
 }
 
 // persistDelta writes s's delta layer as the named collection's delta
@@ -355,14 +415,12 @@ func (v *VectorStore) persistDelta(name string, s *snapshot) error {
 	if err != nil {
 		return err
 	}
-	db := chromem.NewDB()
-	c, err := db.CreateCollection(name, map[string]string{metaBase: bt.String(), metaRemoved: string(raw)}, noEmbed)
-	if err == nil && len(s.top.ids) > 0 {
-		err = c.AddDocuments(context.Background(), docsOf(s.top), 1)
+	rows := make([]snapRow, len(s.top.ids))
+	for i := range rows {
+		rows[i] = s.top.rowOf(i)
 	}
-	if err == nil {
-		err = WriteFileAtomic(dpath, func(w *bufio.Writer) error { return db.ExportToWriter(w, false, "", name) })
-	}
+	meta := map[string]string{metaBase: bt.String(), metaRemoved: string(raw)}
+	err = WriteFileAtomic(dpath, func(w *bufio.Writer) error { return writeExport(w, name, meta, rows) })
 	if err == nil {
 		err = writeSnap(dpath, s.top, removed, bt)
 	}
@@ -390,17 +448,27 @@ func (v *VectorStore) persist(name string, s *snapshot) (*snapshot, error) {
 		return nil, nil
 	}
 	path := v.fileOf(name)
-	err := WriteFileAtomic(path, func(w *bufio.Writer) error { return v.db.ExportToWriter(w, false, "", name) })
+	var err error
+	if s == nil { // the migration's chromem-go collection
+		if s, err = buildSnapshot(context.Background(), v.db.GetCollection(name, noEmbed), dimsOf(name)); err != nil {
+			return nil, fmt.Errorf("write vector collection %s: %w", name, err)
+		}
+	}
+	// The export is written from the snapshot: a patched one holds what a
+	// whole sync would (TestPatchedSnapshotMatchesTheCollection).
+	var rows []snapRow
+	if s != nil {
+		rows = make([]snapRow, 0, s.count())
+		s.each(func(l *snapshot, i int) { rows = append(rows, l.rowOf(i)) })
+	}
+	err = WriteFileAtomic(path, func(w *bufio.Writer) error { return writeExport(w, name, nil, rows) })
 	if err != nil {
 		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
 	}
 	// The snapshot file goes second: if a kill comes between the two, the
 	// snapshot no longer matches the .gob and is rebuilt from it; the
 	// delta names the old .gob and is ignored.
-	if s == nil {
-		s, err = buildSnapshot(context.Background(), v.db.GetCollection(name, noEmbed), dimsOf(name))
-	}
-	if err == nil && s != nil {
+	if s != nil {
 		err = writeSnap(path, s, nil, fileTag{})
 	}
 	if err == nil {
@@ -442,7 +510,7 @@ func (v *VectorStore) migrateLegacy() error {
 	}
 	if err == nil {
 		for name := range old.ListCollections() {
-			if !v.loaded[name] {
+			if !v.read[name] {
 				f, err := os.CreateTemp(v.dir, "migrate"+tmpSuffix+"*")
 				if err != nil {
 					return fmt.Errorf("vector store: %w", err)
@@ -456,10 +524,13 @@ func (v *VectorStore) migrateLegacy() error {
 				if err != nil {
 					return fmt.Errorf("migrate vector collection %s: %w", name, err)
 				}
-				v.loaded[name] = true
-				if _, err := v.persist(name, nil); err != nil {
+				v.read[name] = true
+				s, err := v.persist(name, nil)
+				v.db.DeleteCollection(name)
+				if err != nil {
 					return err
 				}
+				v.snaps[name] = s
 			}
 		}
 	} else {
@@ -494,15 +565,23 @@ func noEmbed(context.Context, string) ([]float32, error) {
 	return nil, errors.New("toolscout supplies every embedding; chromem must not embed")
 }
 
-func (v *VectorStore) collection(name string) (*chromem.Collection, error) {
+// mirror returns a chromem-go collection filled from the named
+// collection's snapshot, for QueryChromem; nil when it is empty.
+func (v *VectorStore) mirror(ctx context.Context, name string) (*chromem.Collection, error) {
 	v.mu.Lock()
-	v.loadLocked(name)
-	v.mu.Unlock()
-	c, err := v.db.GetOrCreateCollection(name, nil, noEmbed)
-	if err != nil {
-		return nil, fmt.Errorf("vector collection %s: %w", name, err)
+	defer v.mu.Unlock()
+	if c := v.db.GetCollection(name, noEmbed); c != nil {
+		return c, nil
 	}
-	return c, nil
+	snap, err := v.snapshotLocked(ctx, name)
+	if err != nil || snap == nil {
+		return nil, err
+	}
+	if err := refill(v.db, name, snap); err != nil {
+		v.db.DeleteCollection(name)
+		return nil, err
+	}
+	return v.db.GetCollection(name, noEmbed), nil
 }
 
 // Count returns the number of vectors in the named collection.
@@ -522,9 +601,13 @@ func (v *VectorStore) Count(col Collection) int {
 // behind.
 func (v *VectorStore) Prune(provider string, keep Collection) ([]string, error) {
 	names := map[string]bool{}
-	for name := range v.db.ListCollections() {
-		names[name] = true
+	v.mu.Lock()
+	for name, snap := range v.snaps {
+		if snap != nil {
+			names[name] = true
+		}
 	}
+	v.mu.Unlock()
 	if v.dir != "" {
 		files, _ := filepath.Glob(filepath.Join(v.dir, "*"+collectionExt))
 		for _, f := range files {
@@ -557,7 +640,7 @@ func (v *VectorStore) Prune(provider string, keep Collection) ([]string, error) 
 	v.mu.Lock()
 	for _, name := range gone {
 		delete(v.snaps, name)
-		v.loaded[name] = true // deleted: nothing to load
+		v.read[name] = true // deleted: nothing to read
 	}
 	v.mu.Unlock()
 	return gone, nil
@@ -622,8 +705,7 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	}
 	name := col.Name()
 	// A small change goes into the collection's delta (see deltaFraction);
-	// a large one, or a first write, rewrites the collection whole, which
-	// needs chromem-go's copy.
+	// a large one, or a first write, rewrites the collection whole.
 	useDelta := false
 	if v.dir != "" && old != nil && len(old.ids) > 0 {
 		if _, err := os.Stat(v.fileOf(name)); err == nil {
@@ -634,35 +716,30 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 			useDelta = size <= len(old.ids)/deltaFraction
 		}
 	}
-	var c *chromem.Collection
-	if !useDelta {
-		if c, err = v.collection(name); err != nil {
-			return st, err
-		}
-	}
 	// Every change ends in the collection's files, an error included: the
 	// vectors embedded before it stay, and the next Sync resumes there.
 	// The new snapshot is the old one patched: removed and re-embedded
 	// rows out, the new rows in (no full read of the collection).
 	dirty := false
 	var fresh []snapRow
+	var mat []float32 // the fresh rows' vectors, in todo's order
 	save := func() (*snapshot, error) {
 		if !useDelta {
-			s := patchSnapshot(old, col.Dims, removed, fresh)
+			var s *snapshot
+			if (old == nil || old.count() == 0) && len(fresh) == len(todo) && len(todo) > 0 {
+				s = &snapshot{dims: col.Dims, mat: mat, ids: make([]string, len(todo)), hash: make([]string, len(todo)),
+					domain: make([]string, len(todo)), group: make([]string, len(todo))}
+				for i, t := range todo {
+					s.ids[i], s.hash[i], s.domain[i], s.group[i] = t.QualifiedName, t.Hash, t.Domain, t.Group
+				}
+			} else {
+				s = patchSnapshot(old, col.Dims, removed, fresh)
+			}
 			_, err := v.persist(name, s)
 			return s, err
 		}
 		s := old.withDelta(removed, fresh)
-		err := v.persistDelta(name, s)
-		// chromem-go's copy, if loaded, no longer matches: the next full
-		// write refills it from the snapshot.
-		v.mu.Lock()
-		if v.loaded[name] {
-			v.db.DeleteCollection(name)
-			v.loaded[name] = false
-		}
-		v.mu.Unlock()
-		return s, err
+		return s, v.persistDelta(name, s)
 	}
 	defer func() {
 		if !dirty {
@@ -674,20 +751,22 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 		}
 		v.mu.Lock()
 		v.snaps[name] = s
+		v.db.DeleteCollection(name) // QueryChromem's copy is stale
 		v.mu.Unlock()
 	}()
 	if len(removed) > 0 {
-		if c != nil {
-			if err := c.Delete(ctx, nil, nil, removed...); err != nil {
-				return st, fmt.Errorf("delete stale vectors: %w", err)
-			}
-		}
 		st.Removed = len(removed)
 		dirty = true
 	}
 	if len(todo) == 0 {
 		return st, nil
 	}
+	// Each vector goes into its row of one matrix, todo sorted by ID: when
+	// the sync embeds the whole collection (a cold index), that matrix is
+	// the new snapshot as is, and not copied (at 100k tools a copy of
+	// 205 MB raised the peak memory by twice that).
+	slices.SortFunc(todo, func(a, b *Tool) int { return strings.Compare(a.QualifiedName, b.QualifiedName) })
+	mat = make([]float32, len(todo)*col.Dims)
 	batch := opts.BatchSize
 	if batch <= 0 {
 		batch = 32
@@ -722,24 +801,14 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 					return fmt.Errorf("embedder returned a %d-dimensional vector for %s, collection %s wants %d", len(vec), part[i].QualifiedName, col.Name(), col.Dims)
 				}
 			}
-			docs := make([]chromem.Document, len(part))
-			for i, t := range part {
-				docs[i] = chromem.Document{
-					ID:        t.QualifiedName,
-					Embedding: vecs[i],
-					Metadata:  map[string]string{"hash": t.Hash, "domain": t.Domain, "group": t.Group},
-				}
+			for i, vec := range vecs {
+				copy(mat[(start+i)*col.Dims:(start+i+1)*col.Dims], normalized(vec))
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if c != nil {
-				if err := c.AddDocuments(gctx, docs, 1); err != nil {
-					return fmt.Errorf("store vectors: %w", err)
-				}
-			}
 			dirty = true
 			for i, t := range part {
-				fresh = append(fresh, snapRow{id: t.QualifiedName, hash: t.Hash, domain: t.Domain, group: t.Group, vec: normalized(vecs[i])})
+				fresh = append(fresh, snapRow{id: t.QualifiedName, hash: t.Hash, domain: t.Domain, group: t.Group, vec: mat[(start+i)*col.Dims : (start+i+1)*col.Dims]})
 			}
 			done += len(part)
 			if opts.Progress != nil {
@@ -747,13 +816,7 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 			}
 			if v.dir != "" && time.Since(lastSave) > checkpointEvery && done < len(todo) {
 				// A kill loses at most this much embedding work.
-				var err error
-				if useDelta {
-					err = v.persistDelta(name, old.withDelta(removed, fresh))
-				} else {
-					_, err = v.persist(name, nil)
-				}
-				if err != nil {
+				if _, err := save(); err != nil {
 					return err
 				}
 				lastSave = time.Now()
@@ -830,9 +893,9 @@ func (v *VectorStore) DomainSimilarity(ctx context.Context, col Collection, vec 
 // QueryChromem answers like Query through chromem-go's own query path. It
 // exists to measure the two against each other.
 func (v *VectorStore) QueryChromem(ctx context.Context, col Collection, vec []float32, k int, domain, group string) ([]VectorHit, error) {
-	c := v.db.GetCollection(col.Name(), noEmbed)
-	if c == nil || c.Count() == 0 || k <= 0 {
-		return nil, nil
+	c, err := v.mirror(ctx, col.Name())
+	if err != nil || c == nil || c.Count() == 0 || k <= 0 {
+		return nil, err
 	}
 	k = min(k, c.Count())
 	var where map[string]string

@@ -6,10 +6,11 @@ import (
 	"hash/fnv"
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	chromem "github.com/philippgille/chromem-go"
 )
 
 // countingEmbedder embeds by hashing words and counts the texts it embeds.
@@ -251,9 +252,16 @@ func TestPrune(t *testing.T) {
 }
 
 // TestPatchedSnapshotMatchesTheCollection: the snapshot a Sync patches
-// (old rows out, new rows in) holds exactly what chromem-go holds.
+// (old rows out, new rows in) holds what a store synced whole to the same
+// catalog holds, and on disk the collection file (chromem-go's export,
+// read by chromem-go) holds the same.
 func TestPatchedSnapshotMatchesTheCollection(t *testing.T) {
 	ctx := context.Background()
+	changed := strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
+	changed = changed[:strings.Index(changed, `,
+ {"name":"jira"`)] + `,
+ {"name":"mail","description":"Email","tools":[
+  {"name":"send","description":"Send an email.","inputSchema":{"type":"object"}}]}]}`
 	for _, dir := range []string{"", t.TempDir()} {
 		vs, err := OpenVectors(dir)
 		if err != nil {
@@ -263,25 +271,31 @@ func TestPatchedSnapshotMatchesTheCollection(t *testing.T) {
 		if _, err := vs.Sync(ctx, testCol, mustCatalog(t, smallCatalog), emb, VectorSyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		changed := strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
-		changed = changed[:strings.Index(changed, `,
- {"name":"jira"`)] + `,
- {"name":"mail","description":"Email","tools":[
-  {"name":"send","description":"Send an email.","inputSchema":{"type":"object"}}]}]}`
 		if _, err := vs.Sync(ctx, testCol, mustCatalog(t, changed), emb, VectorSyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		patched := vs.snaps[testCol.Name()]
-		built, err := buildSnapshot(ctx, vs.db.GetCollection(testCol.Name(), noEmbed), testCol.Dims)
-		if err != nil {
+		sameVectors(t, "dir "+dir, vs, mustCatalog(t, changed))
+		if dir == "" {
+			continue
+		}
+		db := chromem.NewDB()
+		if err := db.ImportFromFile(vs.fileOf(testCol.Name()), "", testCol.Name()); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(patched.ids, built.ids) || !slices.Equal(patched.hash, built.hash) || !slices.Equal(patched.domain, built.domain) || !slices.Equal(patched.group, built.group) {
-			t.Fatalf("dir %q: patched snapshot %v / %v, collection %v / %v", dir, patched.ids, patched.hash, built.ids, built.hash)
+		want := liveRows(t, vs)
+		c := db.GetCollection(testCol.Name(), noEmbed)
+		if c.Count() != len(want) {
+			t.Fatalf("the file holds %d vectors, the snapshot %d", c.Count(), len(want))
 		}
-		for i := range built.mat {
-			if math.Abs(float64(patched.mat[i]-built.mat[i])) > 1e-6 {
-				t.Fatalf("dir %q: matrix differs at %d: %v vs %v", dir, i, patched.mat[i], built.mat[i])
+		for id, w := range want {
+			d, err := c.GetByID(ctx, id)
+			if err != nil || d.Metadata["hash"] != w.hash || d.Metadata["domain"] != w.domain {
+				t.Fatalf("%s in the file: %+v, %v; snapshot %+v", id, d, err, w)
+			}
+			for j := range w.vec {
+				if math.Abs(float64(d.Embedding[j]-w.vec[j])) > 1e-6 {
+					t.Fatalf("%s: the file's vector differs from the snapshot's", id)
+				}
 			}
 		}
 	}
