@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -79,10 +80,13 @@ var ErrLocked = errors.New("keyword index in use")
 
 // KeywordIndex is the Bleve BM25 index of a catalog's tools.
 type KeywordIndex struct {
-	idx bleve.Index
-	// healed says what OpenKeyword rebuilt, when it did.
-	healed   string
+	idx      bleve.Index
 	inMemory bool
+
+	healMu sync.Mutex
+	// healed says what OpenKeyword rebuilt and Sync re-indexed, when
+	// they did.
+	healed []string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -160,7 +164,7 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		}
 		return &KeywordIndex{idx: idx, inMemory: true}, nil
 	}
-	healed := ""
+	var healed []string
 	if _, err := os.Stat(path); err == nil {
 		idx, err := openBleve(path)
 		if err == nil {
@@ -175,7 +179,7 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		if rerr := os.RemoveAll(path); rerr != nil {
 			return nil, fmt.Errorf("open keyword index %s: %w; removing it to rebuild failed: %v", path, err, rerr)
 		}
-		healed = fmt.Sprintf("keyword index %s could not be read (%v); rebuilt from the catalog", path, err)
+		healed = []string{fmt.Sprintf("keyword index %s could not be read (%v); rebuilt from the catalog", path, err)}
 	}
 	idx, err := bleve.New(path, im)
 	if err != nil {
@@ -255,6 +259,37 @@ func (k *KeywordIndex) manifest() (map[string]string, error) {
 	return m, nil
 }
 
+// documentIDs lists the index's documents as a manifest in which every
+// document is out of date, after the manifest could not be read (why),
+// and says so in Healed.
+func (k *KeywordIndex) documentIDs(ctx context.Context, why error) (map[string]string, error) {
+	n, err := k.idx.DocCount()
+	if err != nil {
+		return nil, fmt.Errorf("%w; listing the documents to re-index them failed: %v", why, err)
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), int(n), 0, false)
+	res, err := k.search(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("%w; listing the documents to re-index them failed: %v", why, err)
+	}
+	m := make(map[string]string, len(res.Hits))
+	for _, h := range res.Hits {
+		m[h.ID] = ""
+	}
+	k.healMu.Lock()
+	k.healed = append(k.healed, fmt.Sprintf("%v; every tool is indexed again", why))
+	k.healMu.Unlock()
+	return m, nil
+}
+
+// Healed says what OpenKeyword rebuilt and Sync re-indexed, when they
+// did, one line each.
+func (k *KeywordIndex) Healed() []string {
+	k.healMu.Lock()
+	defer k.healMu.Unlock()
+	return slices.Clone(k.healed)
+}
+
 // keywordBatchSize is the number of documents indexed per Bleve batch on
 // disk, memBatchSize in memory. Each batch becomes a segment, and a query
 // looks every term up in every segment; on disk scorch merges segments in
@@ -281,7 +316,11 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 	}
 	old, err := k.manifest()
 	if err != nil {
-		return st, err
+		// Which documents are up to date is unknown: all of them are
+		// indexed again, and those cat does not have deleted.
+		if old, err = k.documentIDs(ctx, err); err != nil {
+			return st, err
+		}
 	}
 	next := make(map[string]string, cat.Len())
 	b := k.idx.NewBatch()

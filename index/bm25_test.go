@@ -168,8 +168,40 @@ func TestKeywordIndexPersistsBM25AndSyncsIncrementally(t *testing.T) {
 	if st, err := kw.Sync(ctx, mustCatalog(t, changed)); err != nil || st.Unchanged != 5 || st.Added+st.Changed+st.Removed != 0 {
 		t.Errorf("re-sync of the same catalog = %v, %v; want 5 unchanged without reading the manifest", st, err)
 	}
-	if _, err := kw.Sync(ctx, mustCatalog(t, smallCatalog)); err == nil || !strings.Contains(err.Error(), "manifest") {
-		t.Errorf("sync of another catalog with a damaged manifest: err = %v, want it read (and failing)", err)
+	// Another catalog needs the manifest: damaged, every tool is indexed
+	// again, the documents no longer in the catalog are deleted, and
+	// Healed says so.
+	st, err = kw.Sync(ctx, mustCatalog(t, smallCatalog))
+	if err != nil || st.Changed != 5 || st.Added != 1 || st.Removed != 0 {
+		t.Errorf("sync of another catalog with a damaged manifest = %v, %v; want 5 changed (indexed again), 1 added", st, err)
+	}
+	if h := kw.Healed(); len(h) != 1 || !strings.Contains(h[0], "manifest") {
+		t.Errorf("Healed() = %q, want the damaged manifest", h)
+	}
+	hits, _ = kw.Search(ctx, KeywordQuery{Text: "room"})
+	if len(hits) != 0 {
+		t.Errorf("Search(room) = %v after healing, want nothing: the changed description is gone", ids(hits))
+	}
+	if n, _ := kw.Count(); n != 6 {
+		t.Errorf("Count() = %d after healing, want 6", n)
+	}
+	// A document the damaged manifest no longer lists, not in the
+	// catalog, is deleted by the heal.
+	if err := kw.idx.Index("ghost__tool", newKeywordDoc(mustCatalog(t, smallCatalog).Tools()[0], "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := kw.idx.SetInternal([]byte(manifestKey), []byte("{damaged")); err != nil {
+		t.Fatal(err)
+	}
+	if err := kw.idx.SetInternal([]byte(catalogHashKey), []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	st, err = kw.Sync(ctx, mustCatalog(t, smallCatalog))
+	if err != nil || st.Removed != 1 || st.Changed != 6 {
+		t.Errorf("heal with a stray document = %v, %v; want it removed and 6 indexed again", st, err)
+	}
+	if n, _ := kw.Count(); n != 6 {
+		t.Errorf("Count() = %d, want 6 once the stray document is deleted", n)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 )
 
 // richCatalog uses every field a cached catalog must keep: groups, tags
@@ -288,13 +287,7 @@ func TestOpenStoreRemovesTemporaryFiles(t *testing.T) {
 	if err := os.WriteFile(fresh, []byte("another process's write"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-2 * leftoverAge)
-	os.Chtimes(tmp, old, old)
-	st, err := OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	openWithLeftovers(t, dir, tmp)
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Errorf("%s is still there after OpenStore", tmp)
 	}

@@ -101,13 +101,7 @@ func TestKillMidWriteKeepsThePreviousFile(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
 	tmp := files[0] + tmpSuffix + "123"
 	os.WriteFile(tmp, []byte("half a collection"), 0o644)
-	old := time.Now().Add(-2 * leftoverAge)
-	os.Chtimes(tmp, old, old)
-	st, err := OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openWithLeftovers(t, dir, tmp)
 	emb := &countingEmbedder{}
 	stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), emb, testCol, VectorSyncOptions{})
 	if err != nil || stats.Vectors.Unchanged != 6 || emb.texts != 0 || len(st.Healed()) != 0 {

@@ -68,10 +68,7 @@ func OpenStore(dir string) (*Store, error) {
 // corrupt file). Vector collections load on first use, so ask after the
 // first Sync. Callers log it.
 func (s *Store) Healed() []string {
-	out := slices.Clone(s.healed)
-	if s.Keyword.healed != "" {
-		out = append(out, s.Keyword.healed)
-	}
+	out := append(slices.Clone(s.healed), s.Keyword.Healed()...)
 	return append(out, s.Vectors.Healed()...)
 }
 
