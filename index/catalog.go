@@ -257,7 +257,8 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 				t.Hash = t.computeHash(d.Description)
 			}
 			d.Tools = append(d.Tools, t)
-			c.add(t, nameForms(t))
+			t.setForms(nameForms(t)) // the reused tool's, when its name is the same
+			c.add(t, t.forms)
 			if t.Group != "" {
 				groups[t.Group] = true
 			}
@@ -291,9 +292,18 @@ func newEmptyCatalog(n int) *Catalog {
 }
 
 // nameForms returns the spellings ToolsNamed finds t by: its name, its
-// domain and name, and its qualified name, each split into words.
+// domain and name, and its qualified name, each split into words; those
+// kept on t when they are for its qualified name (setForms).
 func nameForms(t *Tool) [3]string {
+	if t.formsOf != "" && t.formsOf == t.QualifiedName {
+		return t.forms
+	}
 	return [3]string{NameWords(t.Name), NameWords(t.Domain + " " + t.Name), NameWords(t.QualifiedName)}
+}
+
+// setForms keeps t's nameForms on it; only while t is being built.
+func (t *Tool) setForms(forms [3]string) {
+	t.forms, t.formsOf = forms, t.QualifiedName
 }
 
 // add appends t to the catalog's tools and lookups; forms are its

@@ -433,6 +433,7 @@ func decodeCatalog(data []byte) (*Catalog, error) {
 			}
 		}
 		forms[i] = [3]string{r.str(), r.str(), r.str()}
+		t.setForms(forms[i])
 		if r.err != nil {
 			break
 		}

@@ -36,6 +36,12 @@ type Tool struct {
 
 	params []Param
 	src    string // specDigest of what the tool was built from
+	// forms are the tool's nameForms while its qualified name is
+	// formsOf: set when a catalog is built or read, so that a build
+	// reusing the tool and the catalog cache do not split its names
+	// into words again.
+	forms   [3]string
+	formsOf string
 }
 
 // Param is one top-level property of a tool's input schema.
