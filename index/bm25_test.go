@@ -1,7 +1,9 @@
 package index
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -322,6 +324,52 @@ func TestKeywordTiesAreStableAcrossBuilds(t *testing.T) {
 			if got := ids(hits); strings.Join(got, " ") != strings.Join(want, " ") {
 				t.Fatalf("size %d, build %d: hits %v, want %v", size, build, got, want)
 			}
+		}
+	}
+}
+
+// An index written by toolscout 0.3 keeps its manifest as JSON: it is
+// read, so that the first sync after an upgrade indexes only changes, and
+// written back in the current format.
+func TestKeywordManifestFormats(t *testing.T) {
+	ctx := context.Background()
+	kw, err := OpenKeyword(filepath.Join(t.TempDir(), "kw.bleve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	cat := mustCatalog(t, smallCatalog)
+	if _, err := kw.Sync(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	m, err := kw.manifest()
+	if err != nil || len(m) != cat.Len() {
+		t.Fatalf("manifest = %d entries, %v; want %d", len(m), err, cat.Len())
+	}
+	for _, tl := range cat.Tools() {
+		if m[tl.QualifiedName] != tl.Hash {
+			t.Errorf("manifest[%s] = %q, want %q", tl.QualifiedName, m[tl.QualifiedName], tl.Hash)
+		}
+	}
+	legacy, _ := json.Marshal(m)
+	if err := kw.idx.SetInternal([]byte(manifestKey), legacy); err != nil {
+		t.Fatal(err)
+	}
+	if err := kw.idx.SetInternal([]byte(catalogHashKey), []byte("older")); err != nil {
+		t.Fatal(err)
+	}
+	changed := mustCatalog(t, strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1))
+	st, err := kw.Sync(ctx, changed)
+	if err != nil || st.Changed != 1 || st.Added+st.Removed != 0 || len(kw.Healed()) != 0 {
+		t.Errorf("sync over a JSON manifest = %v, %v (healed %q); want 1 changed, nothing healed", st, err, kw.Healed())
+	}
+	raw, _ := kw.idx.GetInternal([]byte(manifestKey))
+	if !bytes.HasPrefix(raw, []byte(manifestHeader)) {
+		t.Errorf("manifest written as %.20q, want the current format", raw)
+	}
+	for _, bad := range []string{manifestHeader + "no tab\n", manifestHeader + "a\tb", "[1,2]"} {
+		if _, err := decodeManifest([]byte(bad)); err == nil {
+			t.Errorf("decodeManifest(%q) = nil error", bad)
 		}
 	}
 }
