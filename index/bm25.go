@@ -20,7 +20,6 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/camelcase"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/regexp"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -110,8 +109,7 @@ func NewKeywordMapping() (*mapping.IndexMappingImpl, error) {
 	im := bleve.NewIndexMapping()
 	im.ScoringModel = bleveindex.BM25Scoring
 	if err := im.AddCustomTokenizer("toolscout_words", map[string]any{
-		"type":   regexp.Name,
-		"regexp": `[\p{L}\p{N}]+`,
+		"type": wordsTokenizerName,
 	}); err != nil {
 		return nil, err
 	}
