@@ -17,7 +17,6 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/token/camelcase"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -116,7 +115,7 @@ func NewKeywordMapping() (*mapping.IndexMappingImpl, error) {
 	if err := im.AddCustomAnalyzer(TextAnalyzer, map[string]any{
 		"type":          custom.Name,
 		"tokenizer":     "toolscout_words",
-		"token_filters": []any{camelcase.Name, lowercase.Name, en.StopName, porter.Name},
+		"token_filters": []any{camelFilterName, lowercase.Name, en.StopName, porter.Name},
 	}); err != nil {
 		return nil, err
 	}

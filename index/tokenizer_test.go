@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/token/camelcase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/regexp"
 )
 
@@ -66,6 +67,60 @@ func BenchmarkTextTokenizer(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				tc.tok.Tokenize(text)
+			}
+		})
+	}
+}
+
+// The camel-case filter must split exactly as Bleve's, for the same
+// reason.
+func TestCamelFilterMatchesBleve(t *testing.T) {
+	inputs := []string{
+		"", "readFile", "HTTPServer", "getHTTPResponseCode", "ABc", "Abc", "ABC", "aB", "v2", "S3Bucket", "iOS",
+		"XMLHttpRequest", "ǅungla ǅU", "日本語Text", "abc日本", "ŞehirİÇİ", "ΣΑΣ σας", "ȺȾ", "ⅫⅫa ⅻ", "a1b2C3",
+		"\xffAbc\xfe", "naïveCafé",
+	}
+	r := rand.New(rand.NewSource(2))
+	pieces := []string{"a", "b", "Z", "Q", "é", "É", "7", "٣", "½", "日", "カ", "ǅ", "ß", "Σ", "ς", " ", "-", "\xff", "Ⅻ"}
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		for j := r.Intn(14); j >= 0; j-- {
+			b.WriteString(pieces[r.Intn(len(pieces))])
+		}
+		inputs = append(inputs, b.String())
+	}
+	bleveCamel := camelcase.NewCamelCaseFilter()
+	for _, in := range inputs {
+		// Each filter gets tokens of its own: the words tokenizer's, and
+		// one token of the whole input, which may hold anything.
+		streams := func() []analysis.TokenStream {
+			whole := analysis.TokenStream{{Term: []byte(in), Start: 3, End: 3 + len(in), Position: 1}}
+			return []analysis.TokenStream{wordsTokenizer{}.Tokenize([]byte(in)), whole}
+		}
+		w, g := streams(), streams()
+		for k := range w {
+			want, got := bleveCamel.Filter(w[k]), camelFilter{}.Filter(g[k])
+			if !sameTokens(want, got) {
+				t.Fatalf("Filter(%q) #%d:\n got %v\nwant %v", in, k, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkCamelFilter compares Bleve's camel-case filter and
+// camelFilter on a tokenized description.
+func BenchmarkCamelFilter(b *testing.B) {
+	text := []byte(strings.Repeat("Create a new issue in the GitHub repository with a title, body (markdown) and labels; returns issue #42 and its htmlUrl. ", 4))
+	for _, tc := range []struct {
+		name string
+		f    analysis.TokenFilter
+	}{
+		{"bleve", camelcase.NewCamelCaseFilter()},
+		{"toolscout", camelFilter{}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				tc.f.Filter(wordsTokenizer{}.Tokenize(text))
 			}
 		})
 	}
