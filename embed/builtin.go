@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolscout/toolscout/internal/text"
 )
@@ -482,6 +483,13 @@ var entityPatterns = []struct {
 }
 
 func hasCJK(s string) bool {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return false
+	}
 	for _, r := range s {
 		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
 			return true
