@@ -20,10 +20,18 @@ import (
 // types are the same (TestWordsTokenizerMatchesRegexp).
 const wordsTokenizerName = "toolscout_letters_numbers"
 
+// Both are registered with Bleve by type name: an index's stored mapping
+// names them, and opening it looks them up.
 func init() {
-	if err := registry.RegisterTokenizer(wordsTokenizerName, func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) {
+	err := registry.RegisterTokenizer(wordsTokenizerName, func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) {
 		return wordsTokenizer{}, nil
-	}); err != nil {
+	})
+	if err == nil {
+		err = registry.RegisterTokenFilter(camelFilterName, func(map[string]any, *registry.Cache) (analysis.TokenFilter, error) {
+			return camelFilter{}, nil
+		})
+	}
+	if err != nil {
 		panic(err)
 	}
 }
@@ -99,14 +107,6 @@ func tokenType(term []byte) analysis.TokenType {
 // this one returns the parts as slices of the token. Terms, offsets and
 // positions are the same (TestCamelFilterMatchesBleve).
 const camelFilterName = "toolscout_camel_case"
-
-func init() {
-	if err := registry.RegisterTokenFilter(camelFilterName, func(map[string]any, *registry.Cache) (analysis.TokenFilter, error) {
-		return camelFilter{}, nil
-	}); err != nil {
-		panic(err)
-	}
-}
 
 type camelFilter struct{}
 
