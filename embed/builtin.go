@@ -71,6 +71,11 @@ type Builtin struct {
 
 	mu  sync.RWMutex
 	idf map[uint64]float32
+	// counting, between StartCounting and FitCounted: document
+	// frequencies of the documents embedded, and how many.
+	counting bool
+	df       map[uint64]int
+	docs     int
 }
 
 type cjkEntry struct {
@@ -79,6 +84,7 @@ type cjkEntry struct {
 
 var _ Embedder = (*Builtin)(nil)
 var _ FitSaver = (*Builtin)(nil)
+var _ DocumentCounter = (*Builtin)(nil)
 
 // NewBuiltin returns the built-in embedder.
 func NewBuiltin(opts BuiltinOptions) *Builtin {
@@ -182,12 +188,7 @@ func (b *Builtin) Fit(docs []string) {
 			seen := make(map[uint64]bool, 512)
 			for _, d := range docs[p*len(docs)/parts : (p+1)*len(docs)/parts] {
 				clear(seen)
-				b.features(d, false, func(h uint64, _ float32) {
-					if !seen[h] {
-						seen[h] = true
-						df[h]++
-					}
-				}, nil)
+				b.features(d, false, countOnce(seen, df, nil), nil)
 			}
 			dfs[p] = df
 		}()
@@ -199,14 +200,53 @@ func (b *Builtin) Fit(docs []string) {
 			df[h] += c
 		}
 	}
-	n := float64(len(docs))
+	b.fitFrom(df, len(docs))
+}
+
+// countOnce returns a feature callback that adds 1 to df for each feature
+// not yet in seen (the features of one document), then calls next, if any.
+func countOnce(seen map[uint64]bool, df map[uint64]int, next func(uint64, float32)) func(uint64, float32) {
+	return func(h uint64, w float32) {
+		if !seen[h] {
+			seen[h] = true
+			df[h]++
+		}
+		if next != nil {
+			next(h, w)
+		}
+	}
+}
+
+// fitFrom sets the IDF weights from the document frequencies of n
+// documents.
+func (b *Builtin) fitFrom(df map[uint64]int, n int) {
 	idf := make(map[uint64]float32, len(df))
 	for h, c := range df {
-		idf[h] = float32(math.Log(1 + n/float64(c)))
+		idf[h] = float32(math.Log(1 + float64(n)/float64(c)))
 	}
 	b.mu.Lock()
 	b.idf = idf
 	b.mu.Unlock()
+}
+
+// StartCounting implements DocumentCounter.
+func (b *Builtin) StartCounting() {
+	b.mu.Lock()
+	b.counting, b.df, b.docs = true, map[uint64]int{}, 0
+	b.mu.Unlock()
+}
+
+// FitCounted implements DocumentCounter.
+func (b *Builtin) FitCounted(n int) bool {
+	b.mu.Lock()
+	df, docs := b.df, b.docs
+	b.counting, b.df, b.docs = false, nil, 0
+	b.mu.Unlock()
+	if docs != n || df == nil {
+		return false
+	}
+	b.fitFrom(df, n)
+	return true
 }
 
 // fitMagic starts a saved fit: then a uint32 count and count pairs of
@@ -261,8 +301,18 @@ func (b *Builtin) LoadFit(r io.Reader) error {
 	return nil
 }
 
-// EmbedDocuments embeds texts without IDF weighting.
+// EmbedDocuments embeds texts without IDF weighting. Between
+// StartCounting and FitCounted it also counts their features, in the same
+// pass, and adds the counts once the call succeeds.
 func (b *Builtin) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	b.mu.RLock()
+	counting := b.counting
+	b.mu.RUnlock()
+	var df map[uint64]int
+	var seen map[uint64]bool
+	if counting {
+		df, seen = make(map[uint64]int, 1024), make(map[uint64]bool, 512)
+	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		if i%256 == 0 {
@@ -271,9 +321,24 @@ func (b *Builtin) EmbedDocuments(ctx context.Context, texts []string) ([][]float
 			}
 		}
 		v := make([]float32, b.totalDims())
-		b.features(t, false, func(h uint64, w float32) { b.add(v, h, w) }, b.learner(v))
+		emit := func(h uint64, w float32) { b.add(v, h, w) }
+		if counting {
+			clear(seen)
+			emit = countOnce(seen, df, emit)
+		}
+		b.features(t, false, emit, b.learner(v))
 		b.finish(v)
 		out[i] = v
+	}
+	if counting {
+		b.mu.Lock()
+		if b.counting {
+			for h, c := range df {
+				b.df[h] += c
+			}
+			b.docs += len(texts)
+		}
+		b.mu.Unlock()
 	}
 	return out, nil
 }

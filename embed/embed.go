@@ -34,6 +34,20 @@ type Fitter interface {
 	Fit(docs []string)
 }
 
+// DocumentCounter is a Fitter that can take its statistics from the
+// documents it embeds instead of a pass of its own, when a sync embeds
+// every document of the catalog anyway (a first index).
+type DocumentCounter interface {
+	Fitter
+	// StartCounting starts counting what Fit counts over the documents
+	// EmbedDocuments embeds, from now until FitCounted.
+	StartCounting()
+	// FitCounted stops counting. When exactly n documents were counted it
+	// fits from them, as Fit would over those documents, and reports true;
+	// otherwise it leaves the statistics as they were.
+	FitCounted(n int) bool
+}
+
 // FitSaver is a Fitter whose fitted statistics can be saved, so that a
 // start over an unchanged catalog restores them instead of fitting again.
 type FitSaver interface {

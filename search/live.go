@@ -329,11 +329,27 @@ func (l *Live) notifyLocked() {
 
 // syncVectors brings the vectors to cat, the keyword index being synced
 // (kw says how many tools changed): the built-in embedder's statistics
-// (fitted, or restored: see fit), an embedder of unknown size checked,
-// the vectors synced and those of older fingerprints deleted.
+// (restored, or fitted: see restoreFit), an embedder of unknown size
+// checked, the vectors synced and those of older fingerprints deleted.
 func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, kw index.SyncStats, progress func(done, total int)) (index.SyncStats, error) {
-	if f, ok := l.emb.(embed.Fitter); ok {
-		l.fit(f, cat, kw.Added+kw.Changed+kw.Removed)
+	if f, ok := l.emb.(embed.Fitter); ok && !l.restoreFit(f, cat, kw.Added+kw.Changed+kw.Removed) {
+		if c, ok := f.(embed.DocumentCounter); ok {
+			// Statistics only weight queries, so they can wait for the
+			// sync: when it embeds every tool (a first index), they come
+			// from that pass, not from a second one over the same
+			// documents (2.7 s of CPU at 100k tools). Otherwise they are
+			// fitted after it.
+			c.StartCounting()
+			defer func() {
+				if !c.FitCounted(cat.Len()) {
+					fitAll(f, cat)
+				}
+				l.saveFullFit(f, cat)
+			}()
+		} else {
+			fitAll(f, cat)
+			l.saveFullFit(f, cat)
+		}
 	}
 	if c, ok := l.emb.(embed.Checker); ok && l.emb.Info().Dims == 0 {
 		if err := c.Check(ctx); err != nil {
@@ -366,33 +382,49 @@ func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, kw index.Syn
 // takes seconds.
 const maxFitDrift = 0.02
 
-// fit gives the embedder statistics for cat: restored when they were
-// saved for this catalog, or for a catalog that differs in few tools
-// (changed: the tools the keyword sync found added, changed or removed,
-// summed over the restores since the last fit, up to maxFitDrift);
-// otherwise fitted and saved.
-func (l *Live) fit(f embed.Fitter, cat *index.Catalog, changed int) {
-	saver, ok := f.(embed.FitSaver)
-	fp, fok := l.emb.(embed.Fingerprinter)
-	dir := l.store.Dir()
-	if !ok || !fok || dir == "" {
-		fitAll(f, cat)
-		return
+// restoreFit gives the embedder statistics for cat when they were saved:
+// for this catalog, or for a catalog that differs in few tools (changed:
+// the tools the keyword sync found added, changed or removed, summed over
+// the restores since the last fit, up to maxFitDrift). It reports
+// whether it did; if not, the caller fits and calls saveFullFit.
+func (l *Live) restoreFit(f embed.Fitter, cat *index.Catalog, changed int) bool {
+	saver, path, ok := l.fitPath(f, cat)
+	if !ok {
+		return false
 	}
-	path := filepath.Join(dir, "fit-"+fp.Fingerprint()+"-"+cat.Hash()+".bin")
 	if _, err := loadFit(saver, path); err == nil {
-		return
+		return true
 	}
-	old, _ := filepath.Glob(filepath.Join(dir, "fit-"+fp.Fingerprint()+"-*.bin"))
+	fp := f.(embed.Fingerprinter)
+	old, _ := filepath.Glob(filepath.Join(l.store.Dir(), "fit-"+fp.Fingerprint()+"-*.bin"))
 	for _, o := range old {
 		drift, err := loadFit(saver, o)
 		if err == nil && float64(drift+changed) <= maxFitDrift*float64(cat.Len()) {
 			l.saveFit(saver, path, drift+changed)
-			return
+			return true
 		}
 	}
-	fitAll(f, cat)
-	l.saveFit(saver, path, 0)
+	return false
+}
+
+// saveFullFit saves the statistics just fitted to cat, when they can be.
+func (l *Live) saveFullFit(f embed.Fitter, cat *index.Catalog) {
+	if saver, path, ok := l.fitPath(f, cat); ok {
+		l.saveFit(saver, path, 0)
+	}
+}
+
+// fitPath is where the statistics of f fitted to cat are saved; ok is
+// false when they are not (an embedder that cannot save them or has no
+// fingerprint, a store in memory).
+func (l *Live) fitPath(f embed.Fitter, cat *index.Catalog) (saver embed.FitSaver, path string, ok bool) {
+	saver, sok := f.(embed.FitSaver)
+	fp, fok := f.(embed.Fingerprinter)
+	dir := l.store.Dir()
+	if !sok || !fok || dir == "" {
+		return nil, "", false
+	}
+	return saver, filepath.Join(dir, "fit-"+fp.Fingerprint()+"-"+cat.Hash()+".bin"), true
 }
 
 func fitAll(f embed.Fitter, cat *index.Catalog) {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -13,19 +14,32 @@ import (
 	"github.com/toolscout/toolscout/internal/embedtest"
 )
 
-// countingDocs counts the documents it embeds and the fits.
+// countingDocs counts the documents it embeds and the fits: passes of
+// Fit over the documents, or fits from the documents embedded.
 type countingDocs struct {
 	*embed.Builtin
-	mu   sync.Mutex
-	docs int
-	fits int
+	mu     sync.Mutex
+	docs   int
+	fits   int
+	passes int
 }
 
 func (c *countingDocs) Fit(docs []string) {
 	c.mu.Lock()
 	c.fits++
+	c.passes++
 	c.mu.Unlock()
 	c.Builtin.Fit(docs)
+}
+
+func (c *countingDocs) FitCounted(n int) bool {
+	ok := c.Builtin.FitCounted(n)
+	if ok {
+		c.mu.Lock()
+		c.fits++
+		c.mu.Unlock()
+	}
+	return ok
 }
 
 func (c *countingDocs) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
@@ -234,22 +248,39 @@ func TestLiveFitDrift(t *testing.T) {
 		return []index.DomainSpec{d}
 	}
 	for _, step := range []struct {
-		changed  int
-		wantFits int
+		changed    int
+		wantFits   int
+		wantPasses int // of Fit over the documents
 	}{
-		{0, 1}, // first build: fit
-		{0, 0}, // same catalog: restored
-		{1, 0}, // 1 of 100 changed: restored
-		{2, 0}, // 2 changed since the fit: restored
-		{3, 1}, // 3 > 2%: fitted again
-		{3, 0}, // unchanged since the new fit
+		{0, 1, 0}, // first build: fitted from the documents embedded
+		{0, 0, 0}, // same catalog: restored
+		{1, 0, 0}, // 1 of 100 changed: restored
+		{2, 0, 0}, // 2 changed since the fit: restored
+		{3, 1, 1}, // 3 > 2%: fitted again, by a pass (3 embedded, not 100)
+		{3, 0, 0}, // unchanged since the new fit
 	} {
 		emb := &countingDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{})}
 		live := openLive(t, dir, emb, false, specs(step.changed))
 		live.Close()
-		if emb.fits != step.wantFits {
-			t.Errorf("%d tools changed: %d fits, want %d", step.changed, emb.fits, step.wantFits)
+		if emb.fits != step.wantFits || emb.passes != step.wantPasses {
+			t.Errorf("%d tools changed: %d fits (%d passes), want %d (%d)", step.changed, emb.fits, emb.passes, step.wantFits, step.wantPasses)
 		}
+	}
+	// Each start's statistics are the ones a pass over the catalog gives.
+	emb := &countingDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{})}
+	live := openLive(t, t.TempDir(), emb, false, specs(0))
+	defer live.Close()
+	ref := embed.NewBuiltin(embed.BuiltinOptions{})
+	fitAll(ref, live.Engine().Catalog())
+	var got, want bytes.Buffer
+	if err := emb.SaveFit(&got); err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.SaveFit(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() < 100 || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("statistics from the embedded documents (%d bytes) differ from a pass over them (%d bytes)", got.Len(), want.Len())
 	}
 }
 
