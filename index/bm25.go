@@ -21,6 +21,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	bbolt "go.etcd.io/bbolt"
@@ -81,6 +82,9 @@ var ErrLocked = errors.New("keyword index in use")
 type KeywordIndex struct {
 	idx      bleve.Index
 	inMemory bool
+	// partDocs is the number of documents per part of a divided query
+	// (split.go); zero or less: never divided.
+	partDocs int
 
 	healMu sync.Mutex
 	// healed says what OpenKeyword rebuilt and Sync re-indexed, when
@@ -160,13 +164,13 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		if err != nil {
 			return nil, fmt.Errorf("create in-memory keyword index: %w", err)
 		}
-		return &KeywordIndex{idx: idx, inMemory: true}, nil
+		return &KeywordIndex{idx: idx, inMemory: true, partDocs: splitDocs}, nil
 	}
 	var healed []string
 	if _, err := os.Stat(path); err == nil {
 		idx, err := openBleve(path)
 		if err == nil {
-			return &KeywordIndex{idx: idx}, nil
+			return &KeywordIndex{idx: idx, partDocs: splitDocs}, nil
 		}
 		if errors.Is(err, bbolt.ErrTimeout) {
 			// Bleve's scorch holds its root.bolt with an exclusive lock.
@@ -183,7 +187,7 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create keyword index %s: %w", path, err)
 	}
-	return &KeywordIndex{idx: idx, healed: healed}, nil
+	return &KeywordIndex{idx: idx, healed: healed, partDocs: splitDocs}, nil
 }
 
 func (k *KeywordIndex) batchSize() int {
@@ -439,6 +443,10 @@ type KeywordQuery struct {
 	// words with this boost, for misspelt queries.
 	Fuzzy   float64
 	Explain bool
+	// Divide lets a query over a large index run as several searches at
+	// once, one per core (split.go). Leave it off when other work runs
+	// beside the query: dividing costs some CPU of its own.
+	Divide bool
 }
 
 // KeywordHit is one keyword match.
@@ -458,6 +466,40 @@ var ErrEmptyQuery = errors.New("empty query")
 
 // Search runs q and returns hits by descending BM25 score.
 func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit, error) {
+	top, err := buildQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	size := q.Size
+	if size <= 0 {
+		size = 10
+	}
+	// Bleve breaks ties in score by its internal document numbers, which
+	// depend on the order a batch happened to index in: which of several
+	// tied tools made the cut changed from one index build to the next
+	// (metatool-dev hybrid nDCG@10 moved between 0.6380 and 0.6385 over
+	// identical eval runs). So the query asks for twice the hits: when the
+	// tie at the cut ends inside that window, every tied tool is there and
+	// sorting by ID below picks the same ones each time. Only a tie that
+	// fills the whole window asks Bleve to sort by "_id" itself, which
+	// loads every matching document's ID (2× the keyword query time at
+	// 10k synthetic tools if done for every query).
+	window := 2 * size
+	found, err := k.topHits(ctx, top, window, q, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == window && roundScore(found[size-1].Score) == roundScore(found[window-1].Score) {
+		if found, err = k.topHits(ctx, top, size, q, true); err != nil {
+			return nil, err
+		}
+	}
+	return keywordHits(found, size, q.Explain), nil
+}
+
+// buildQuery returns the Bleve query of q: a disjunction of one match
+// query per weighted field, plus the fuzzy clause, within the scope.
+func buildQuery(q KeywordQuery) (query.Query, error) {
 	text := strings.TrimSpace(q.Text)
 	if text == "" {
 		return nil, ErrEmptyQuery
@@ -515,40 +557,19 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 		}
 		top = bq
 	}
-	size := q.Size
-	if size <= 0 {
-		size = 10
-	}
-	// Bleve breaks ties in score by its internal document numbers, which
-	// depend on the order a batch happened to index in: which of several
-	// tied tools made the cut changed from one index build to the next
-	// (metatool-dev hybrid nDCG@10 moved between 0.6380 and 0.6385 over
-	// identical eval runs). So the query asks for twice the hits: when the
-	// tie at the cut ends inside that window, every tied tool is there and
-	// sorting by ID below picks the same ones each time. Only a tie that
-	// fills the whole window asks Bleve to sort by "_id" itself, which
-	// loads every matching document's ID (2× the keyword query time at
-	// 10k synthetic tools if done for every query).
-	window := 2 * size
-	req := bleve.NewSearchRequestOptions(top, window, 0, q.Explain)
-	res, err := k.search(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if len(res.Hits) == window && roundScore(res.Hits[size-1].Score) == roundScore(res.Hits[window-1].Score) {
-		req = bleve.NewSearchRequestOptions(top, size, 0, q.Explain)
-		req.SortBy([]string{"-_score", "_id"})
-		if res, err = k.search(ctx, req); err != nil {
-			return nil, err
-		}
-	}
-	hits := make([]KeywordHit, 0, len(res.Hits))
-	for _, h := range res.Hits {
+	return top, nil
+}
+
+// keywordHits turns Bleve's matches into hits: scores rounded, ties in
+// score by ID, the best size kept.
+func keywordHits(found []*search.DocumentMatch, size int, explain bool) []KeywordHit {
+	hits := make([]KeywordHit, 0, len(found))
+	for _, h := range found {
 		// Bleve sums the terms of a fuzzy expansion in map order, so equal
 		// scores can differ in their last bits from run to run: rounding
 		// lets the ID break those ties, and keyword rankings repeat exactly.
 		kh := KeywordHit{ID: h.ID, Score: roundScore(h.Score)}
-		if q.Explain && h.Expl != nil {
+		if explain && h.Expl != nil {
 			kh.Terms = termScores(h.Expl)
 			kh.Explanation = h.Expl.String()
 		}
@@ -564,6 +585,75 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 	})
 	if len(hits) > size {
 		hits = hits[:size]
+	}
+	return hits
+}
+
+// topHits returns the best n matches of top: in Bleve's order when the
+// query runs whole, by descending score and then ID when it runs in parts
+// (split.go). byID asks Bleve to break ties in score by ID itself, for a
+// tie wider than the window.
+func (k *KeywordIndex) topHits(ctx context.Context, top query.Query, n int, kq KeywordQuery, byID bool) ([]*search.DocumentMatch, error) {
+	request := func(q query.Query) *bleve.SearchRequest {
+		req := bleve.NewSearchRequestOptions(q, n, 0, kq.Explain)
+		if byID {
+			req.SortBy([]string{"-_score", "_id"})
+		}
+		return req
+	}
+	if adv, err := k.idx.Advanced(); err == nil && kq.Divide {
+		if r, err := adv.Reader(); err == nil {
+			defer r.Close()
+			if docs, err := r.DocCount(); err == nil {
+				if parts := splitParts(docs, k.partDocs); parts > 1 {
+					hits, err := k.dividedHits(ctx, top, n, request, &snapshotPin{want: r}, parts)
+					if err != nil || hits != nil {
+						return hits, err
+					}
+				}
+			}
+		}
+	}
+	res, err := k.search(ctx, request(top))
+	if err != nil {
+		return nil, err
+	}
+	return res.Hits, nil
+}
+
+// dividedHits runs the query of request in parts at once, all on the
+// snapshot pin holds, and merges their hits by descending score and ID.
+// It returns nil hits when a part saw another snapshot.
+func (k *KeywordIndex) dividedHits(ctx context.Context, top query.Query, n int, request func(query.Query) *bleve.SearchRequest, pin *snapshotPin, parts int) ([]*search.DocumentMatch, error) {
+	results := make([]*bleve.SearchResult, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = k.search(ctx, request(partQuery{q: top, part: i, parts: parts, pin: pin}))
+		}()
+	}
+	wg.Wait()
+	if pin.moved.Load() {
+		return nil, nil
+	}
+	hits := make([]*search.DocumentMatch, 0, len(results)*n)
+	for i, res := range results {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		hits = append(hits, res.Hits...)
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if si, sj := roundScore(hits[i].Score), roundScore(hits[j].Score); si != sj {
+			return si > sj
+		}
+		return hits[i].ID < hits[j].ID
+	})
+	if len(hits) > n {
+		hits = hits[:n]
 	}
 	return hits, nil
 }

@@ -405,14 +405,17 @@ type semanticError struct{ err error }
 func (s semanticError) Error() string { return s.err.Error() }
 func (s semanticError) Unwrap() error { return s.err }
 
-// keywordHits runs the keyword list; fuzzy adds edit-distance-1 matches.
-func (e *Engine) keywordHits(ctx context.Context, pl plan, fuzzy bool) ([]index.KeywordHit, error) {
+// keywordHits runs the keyword list. alone says it is the whole answer
+// (keyword mode): then it has fuzzy matches, and the cores to itself, so a
+// query over a large index runs in parts at once. Beside the semantic list
+// (hybrid mode) it has neither.
+func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]index.KeywordHit, error) {
 	kq := index.KeywordQuery{
 		Text: pl.q, Domain: pl.req.Domain, Group: pl.req.Group, Size: pl.depth,
 		Weights: pl.p.Fields, Explain: pl.req.Explain,
 	}
-	if fuzzy {
-		kq.Fuzzy = pl.p.Fuzzy
+	if alone {
+		kq.Fuzzy, kq.Divide = pl.p.Fuzzy, true
 	}
 	return e.kw.Search(ctx, kq)
 }

@@ -1,0 +1,59 @@
+package index
+
+import (
+	"context"
+	"errors"
+
+	"github.com/blevesearch/bleve/v2"
+)
+
+// SetPartDocs sets the number of documents per part of a divided keyword
+// query (zero or less: never divided).
+func (k *KeywordIndex) SetPartDocs(n int) { k.partDocs = n }
+
+// PartHits returns every match of q, first of the whole index, then of
+// each of parts parts, as Bleve scored them; all on one snapshot of the
+// index (a background merge renumbers documents).
+func (k *KeywordIndex) PartHits(ctx context.Context, q KeywordQuery, parts int) ([]map[string]float64, error) {
+	top, err := buildQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	for range 100 {
+		adv, err := k.idx.Advanced()
+		if err != nil {
+			return nil, err
+		}
+		r, err := adv.Reader()
+		if err != nil {
+			return nil, err
+		}
+		docs, err := r.DocCount()
+		if err != nil {
+			return nil, err
+		}
+		pin := &snapshotPin{want: r}
+		var out []map[string]float64
+		for p := -1; p < parts; p++ {
+			pq := partQuery{q: top, part: p, parts: parts, pin: pin}
+			if p < 0 {
+				pq.part, pq.parts = 0, 1
+			}
+			res, err := k.search(ctx, bleve.NewSearchRequestOptions(pq, int(docs)+1, 0, false))
+			if err != nil {
+				r.Close()
+				return nil, err
+			}
+			hits := make(map[string]float64, len(res.Hits))
+			for _, h := range res.Hits {
+				hits[h.ID] = h.Score
+			}
+			out = append(out, hits)
+		}
+		r.Close()
+		if !pin.moved.Load() {
+			return out, nil
+		}
+	}
+	return nil, errors.New("the index kept changing")
+}

@@ -1,0 +1,146 @@
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/synth"
+)
+
+// splitIndex returns an on-disk keyword index of 3,000 synthetic tools in
+// several segments, with deleted documents: a second sync changes every
+// seventh tool and drops every eleventh.
+func splitIndex(t *testing.T) *index.KeywordIndex {
+	t.Helper()
+	kw, err := index.OpenKeyword(filepath.Join(t.TempDir(), "kw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kw.Close() })
+	specs := synth.Specs(3000, 40, 1)
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kw.Sync(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for d := range specs {
+		var keep []index.ToolSpec
+		for _, tool := range specs[d].Tools {
+			n++
+			switch {
+			case n%11 == 0:
+				continue
+			case n%7 == 0:
+				tool.Description += " Also archives the report."
+			}
+			keep = append(keep, tool)
+		}
+		specs[d].Tools = keep
+	}
+	if cat, err = index.NewCatalog(specs); err != nil {
+		t.Fatal(err)
+	}
+	st, err := kw.Sync(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Changed == 0 || st.Removed == 0 {
+		t.Fatalf("second sync: %+v, want changed and removed tools", st)
+	}
+	return kw
+}
+
+func splitQueries() []index.KeywordQuery {
+	var qs []index.KeywordQuery
+	for i, text := range synth.Queries(12, 3) {
+		q := index.KeywordQuery{Text: text, Divide: true}
+		switch i % 3 {
+		case 1:
+			q.Fuzzy = 0.2
+		case 2:
+			q.Domain = fmt.Sprintf("svc%03d", i)
+		}
+		qs = append(qs, q)
+	}
+	return append(qs, index.KeywordQuery{Text: "archives report", Divide: true}, index.KeywordQuery{Text: "deploy pipline", Fuzzy: 0.2, Divide: true})
+}
+
+// TestQueryPartsPartitionTheIndex: the parts of a divided query match every
+// document the whole query matches exactly once, with the same score.
+func TestQueryPartsPartitionTheIndex(t *testing.T) {
+	kw := splitIndex(t)
+	ctx := context.Background()
+	for _, q := range splitQueries() {
+		for _, parts := range []int{2, 3, 5} {
+			all, err := kw.PartHits(ctx, q, parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := all[0]
+			if len(whole) == 0 {
+				t.Fatalf("%q matches nothing", q.Text)
+			}
+			seen := map[string]int{}
+			nonEmpty := 0
+			for p, hits := range all[1:] {
+				if len(hits) > 0 {
+					nonEmpty++
+				}
+				for id, s := range hits {
+					if prev, dup := seen[id]; dup {
+						t.Fatalf("%q in %d parts: %s in parts %d and %d", q.Text, parts, id, prev, p)
+					}
+					seen[id] = p
+					// Bleve's heap disjunction adds up its clauses in the
+					// order of its heap, which differs when a search starts
+					// mid-index: the last bits may differ (Search rounds).
+					if w, ok := whole[id]; !ok || math.Abs(w-s) > 1e-12*math.Abs(w) {
+						t.Fatalf("%q in %d parts: %s scores %v in part %d, %v (present %v) undivided", q.Text, parts, id, s, p, w, ok)
+					}
+				}
+			}
+			if len(seen) != len(whole) {
+				t.Fatalf("%q in %d parts: %d documents matched, %d undivided", q.Text, parts, len(seen), len(whole))
+			}
+			if len(whole) >= 50 && nonEmpty < 2 {
+				t.Fatalf("%q in %d parts: %d matches all in one part: the query was not divided", q.Text, parts, len(whole))
+			}
+		}
+	}
+}
+
+// TestDividedSearchRanksAsWhole: Search gives the same hits, scores and
+// order whether it divides the query or not.
+func TestDividedSearchRanksAsWhole(t *testing.T) {
+	kw := splitIndex(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	ctx := context.Background()
+	for _, q := range splitQueries() {
+		for _, size := range []int{1, 10, 50} {
+			q.Size = size
+			kw.SetPartDocs(0)
+			want, err := kw.Search(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, per := range []int{1000, 700} { // 2 and 4 parts
+				kw.SetPartDocs(per)
+				got, err := kw.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%q size %d, %d documents per part:\n got %v\nwant %v", q.Text, size, per, got, want)
+				}
+			}
+		}
+	}
+}
