@@ -720,22 +720,28 @@ func rankDomains(sim map[string]float32) map[string]int {
 	if len(sim) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(sim))
-	for d := range sim {
-		names = append(names, d)
+	// Pairs, not names: a comparison that looked both similarities up in
+	// the map took 1.3 ms of a 100k-tool hybrid query (2,500 domains).
+	type domain struct {
+		name string
+		sim  float32
 	}
-	slices.SortFunc(names, func(a, b string) int {
+	ds := make([]domain, 0, len(sim))
+	for d, s := range sim {
+		ds = append(ds, domain{d, s})
+	}
+	slices.SortFunc(ds, func(a, b domain) int {
 		switch {
-		case sim[a] > sim[b]:
+		case a.sim > b.sim:
 			return -1
-		case sim[a] < sim[b]:
+		case a.sim < b.sim:
 			return 1
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(a.name, b.name)
 	})
-	out := make(map[string]int, len(names))
-	for i, d := range names {
-		out[d] = i + 1
+	out := make(map[string]int, len(ds))
+	for i, d := range ds {
+		out[d.name] = i + 1
 	}
 	return out
 }

@@ -95,3 +95,14 @@ func TestSentences(t *testing.T) {
 		}
 	}
 }
+
+func TestRankDomains(t *testing.T) {
+	got := rankDomains(map[string]float32{"crm": 0.2, "git": 0.9, "aws": 0.2, "mail": -0.1, "docs": 0.5})
+	want := map[string]int{"git": 1, "docs": 2, "aws": 3, "crm": 4, "mail": 5}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("rankDomains = %v, want %v (by similarity, ties by name)", got, want)
+	}
+	if rankDomains(nil) != nil {
+		t.Fatal("no similarities should give no ranks")
+	}
+}
