@@ -409,7 +409,13 @@ func specDigest(ds DomainSpec, ts ToolSpec) string {
 	for _, f := range []string{ds.Name, ds.Description, ts.Name, ts.Title, ts.Description, ts.Group} {
 		field([]byte(f))
 	}
-	binary.LittleEndian.PutUint64(n[:], uint64(len(ts.Tags)))
+	// No tags and an empty list are two sources: the content hash tells
+	// them apart (null and []).
+	tags := uint64(0)
+	if ts.Tags != nil {
+		tags = uint64(len(ts.Tags)) + 1
+	}
+	binary.LittleEndian.PutUint64(n[:], tags)
 	h.Write(n[:])
 	for _, tag := range ts.Tags {
 		field([]byte(tag))

@@ -41,7 +41,7 @@ const catCacheMagic = "TSCATV01"
 // it whenever NewCatalog derives anything differently (checks, summaries,
 // warnings, hashes, qualified names, name forms): caches of the old
 // rules then miss. TestCatalogCacheVersion fails until you do.
-const CatalogCacheVersion = 3
+const CatalogCacheVersion = 4
 
 const catCacheFile = "catalog.bin"
 
