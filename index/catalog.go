@@ -60,6 +60,8 @@ type ToolSpec struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	Group        string          `json:"group,omitempty"`
 	Tags         []string        `json:"tags,omitempty"`
+
+	raw string // rawDigest of the bytes it was read from, if read from a file
 }
 
 // Catalog is a validated set of domains and their tools. It is immutable
@@ -373,20 +375,35 @@ func buildTools(specs []DomainSpec, prev *Catalog) [][]builtTool {
 			for _, jb := range jobs[w*len(jobs)/workers : (w+1)*len(jobs)/workers] {
 				ds := specs[jb.i]
 				ts := ds.Tools[jb.j]
-				src := specDigest(ds, ts)
+				src := ""
 				if prev != nil {
-					if old := prev.byKey[ds.Name+"/"+ts.Name]; old != nil && old.src == src {
-						t := *old
-						if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
-							t.Hash = "" // the name is hashed: NewCatalog hashes it again
+					if old := prev.byKey[ds.Name+"/"+ts.Name]; old != nil {
+						// Read from the same bytes, or else built from the
+						// same spec.
+						same := ts.raw != "" && ts.raw == old.raw
+						if !same {
+							src = specDigest(ds, ts)
+							same = src == old.src
 						}
-						out[jb.i][jb.j] = builtTool{t: &t}
-						continue
+						if same {
+							t := *old
+							if ts.raw != "" {
+								t.raw = ts.raw
+							}
+							if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
+								t.Hash = "" // the name is hashed: NewCatalog hashes it again
+							}
+							out[jb.i][jb.j] = builtTool{t: &t}
+							continue
+						}
 					}
+				}
+				if src == "" {
+					src = specDigest(ds, ts)
 				}
 				t, err := newTool(&Domain{Name: ds.Name}, ts)
 				if t != nil {
-					t.src = src
+					t.src, t.raw = src, ts.raw
 				}
 				out[jb.i][jb.j] = builtTool{t, err}
 			}
@@ -616,8 +633,7 @@ func (c *Catalog) Specs() []DomainSpec {
 	for _, d := range c.domains {
 		ds := DomainSpec{Name: d.Name, Description: d.Description, Tools: make([]ToolSpec, 0, len(d.Tools))}
 		for _, t := range d.Tools {
-			ds.Tools = append(ds.Tools, ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
-				OutputSchema: t.OutputSchema, Annotations: t.Annotations, Group: t.Group, Tags: t.Tags})
+			ds.Tools = append(ds.Tools, t.spec())
 		}
 		out = append(out, ds)
 	}

@@ -41,7 +41,7 @@ const catCacheMagic = "TSCATV01"
 // it whenever NewCatalog derives anything differently (checks, summaries,
 // warnings, hashes, qualified names, name forms): caches of the old
 // rules then miss. TestCatalogCacheVersion fails until you do.
-const CatalogCacheVersion = 4
+const CatalogCacheVersion = 5
 
 const catCacheFile = "catalog.bin"
 
@@ -89,10 +89,25 @@ func (s *CatalogSource) Key() string {
 
 // Specs parses the source's files into domains (unchecked: NewCatalog
 // checks them).
-func (s *CatalogSource) Specs() ([]DomainSpec, error) {
+func (s *CatalogSource) Specs() ([]DomainSpec, error) { return s.SpecsFrom(nil) }
+
+// SpecsFrom is Specs, reading again only the tools whose bytes differ
+// from what prev (the previous build, nil for none) was read from: the
+// others are taken from prev's tools. NewCatalogFrom(specs, prev) then
+// reuses them without checking them again.
+func (s *CatalogSource) SpecsFrom(prev *Catalog) ([]DomainSpec, error) {
+	var byRaw map[string]*Tool
+	if prev != nil {
+		byRaw = make(map[string]*Tool, len(prev.tools))
+		for _, t := range prev.tools {
+			if t.raw != "" {
+				byRaw[t.raw] = t
+			}
+		}
+	}
 	var all []DomainSpec
 	for i, name := range s.names {
-		specs, err := ParseCatalog(name, s.data[i])
+		specs, err := parseCatalogFrom(name, s.data[i], byRaw)
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +280,7 @@ func (w *catWriter) catalog(c *Catalog, forms [][3]string) {
 	w.uint(len(c.tools))
 	for i, t := range c.tools {
 		w.uint(domainIdx[t.Domain])
-		for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash, t.src} {
+		for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash, t.src, t.raw} {
 			w.str(s)
 		}
 		w.list(t.Tags)
@@ -422,7 +437,7 @@ func decodeCatalog(data []byte) (*Catalog, error) {
 		d := domains[di]
 		t := &slab[i]
 		*t = Tool{Domain: d.Name, Name: r.str(), QualifiedName: r.str(), Title: r.str(), Description: r.str(),
-			Summary: r.str(), Group: r.str(), Hash: r.str(), src: r.str()}
+			Summary: r.str(), Group: r.str(), Hash: r.str(), src: r.str(), raw: r.str()}
 		t.Tags = r.list()
 		t.InputSchema, t.OutputSchema, t.Annotations = r.raw(), r.raw(), r.raw()
 		t.Warnings = r.list()

@@ -36,12 +36,19 @@ type Tool struct {
 
 	params []Param
 	src    string // specDigest of what the tool was built from
+	raw    string // rawDigest of the bytes it was read from, if from a file
 	// forms are the tool's nameForms while its qualified name is
 	// formsOf: set when a catalog is built or read, so that a build
 	// reusing the tool and the catalog cache do not split its names
 	// into words again.
 	forms   [3]string
 	formsOf string
+}
+
+// spec returns a spec that builds the tool.
+func (t *Tool) spec() ToolSpec {
+	return ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		OutputSchema: t.OutputSchema, Annotations: t.Annotations, Group: t.Group, Tags: t.Tags}
 }
 
 // Param is one top-level property of a tool's input schema.

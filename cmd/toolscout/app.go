@@ -32,6 +32,9 @@ type app struct {
 	gc     *gatewayConfig
 	stats  index.StoreStats
 	domain []string // configured domains, base first
+	// last is the data dir's previous catalog build, when cat missed: the
+	// files' unchanged tools are taken from it.
+	last *index.Catalog
 }
 
 // Close stops the gateway, then the live index and its store.
@@ -155,7 +158,8 @@ func (a *app) catalogFrom(store *index.Store) ([]index.DomainSpec, error) {
 		}
 		return nil, nil
 	}
-	base, err := a.src.Specs()
+	a.last = store.LastCatalog()
+	base, err := a.src.SpecsFrom(a.last)
 	for _, d := range base {
 		a.domain = append(a.domain, d.Name)
 	}
@@ -188,7 +192,9 @@ func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec,
 		// sync (1.5 s at 100k tools), and load returns after both.
 		// The previous build's unchanged tools are reused (an edit of one
 		// tool in 100k rebuilds one tool, not 100k).
-		if a.cat, err = index.NewCatalogFrom(base, a.live.Store().LastCatalog()); err != nil {
+		a.cat, err = index.NewCatalogFrom(base, a.last)
+		a.last = nil
+		if err != nil {
 			return err
 		}
 		saved := make(chan struct{})

@@ -1,0 +1,232 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// buildFrom reads doc the way a re-index does (parseCatalogFrom, taking
+// prev's tools read from the same bytes) and builds it.
+func buildFrom(doc string, prev *Catalog) (*Catalog, error) {
+	var byRaw map[string]*Tool
+	if prev != nil {
+		byRaw = map[string]*Tool{}
+		for _, t := range prev.Tools() {
+			byRaw[t.raw] = t
+		}
+	}
+	specs, err := parseCatalogFrom("test", []byte(doc), byRaw)
+	if err != nil {
+		return nil, err
+	}
+	return NewCatalogFrom(specs, prev)
+}
+
+// buildWhole reads doc with one json.Unmarshal (ParseCatalog) and builds
+// it from scratch.
+func buildWhole(doc string) (*Catalog, error) {
+	specs, err := ParseCatalog("test", []byte(doc))
+	if err != nil {
+		return nil, err
+	}
+	return NewCatalog(specs)
+}
+
+// sameBuild says whether two builds of a document agree: the same error,
+// or catalogs equal in every field but the raw digests (which a build
+// through ParseCatalog does not have).
+func sameBuild(a *Catalog, aErr error, b *Catalog, bErr error) bool {
+	if aErr != nil || bErr != nil {
+		return aErr != nil && bErr != nil && aErr.Error() == bErr.Error()
+	}
+	strip := func(c *Catalog) []Tool {
+		var out []Tool
+		for _, t := range c.Tools() {
+			x := *t
+			x.raw = ""
+			out = append(out, x)
+		}
+		return out
+	}
+	domains := func(c *Catalog) []Domain {
+		var out []Domain
+		for _, d := range c.Domains() {
+			x := *d
+			x.Tools = nil
+			for _, t := range d.Tools {
+				x.Tools = append(x.Tools, &Tool{QualifiedName: t.QualifiedName})
+			}
+			out = append(out, x)
+		}
+		return out
+	}
+	return a.Hash() == b.Hash() && reflect.DeepEqual(strip(a), strip(b)) && reflect.DeepEqual(domains(a), domains(b))
+}
+
+func indented(t *testing.T, doc string) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(doc), "", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestScanCatalogReadsAsEncodingJSON: documents the scanner takes are
+// read into the same specs, and built into the same catalog, as by one
+// json.Unmarshal.
+func TestScanCatalogReadsAsEncodingJSON(t *testing.T) {
+	docs := map[string]string{
+		"rich":     richCatalog,
+		"indented": indented(t, richCatalog),
+		"escapes and brackets in strings": `{"domains":[{"name":"a\u0062c","description":"Say \"hi\" {[\\","tools":[
+			{"name":"t1","description":"Quote \" brace } bracket ] slash \\ tab\t.","inputSchema":{"type":"object","properties":{"q":{"type":"string","description":"]}\"{["}}}}]}]}`,
+		"unknown domain key": `{"domains":[{"version":{"x":[1,{"y":"}"}],"z":null},"name":"a","tools":[{"name":"t","inputSchema":{"type":"object"}}],"extra":true}]}`,
+		"no tools key":       `{"domains":[{"name":"a","description":"Nothing yet."}]}`,
+		"empty tools":        `{"domains":[{"name":"a","tools":[]}]}`,
+		"no domains":         `{"domains":[]}`,
+		"null name":          `{"domains":[{"name":null,"tools":[]}]}`,
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			if _, ok := scanCatalog([]byte(doc)); !ok {
+				t.Fatal("the scanner gave up on the document: the test would only check the fallback")
+			}
+			got, gerr := parseCatalogFrom("test", []byte(doc), nil)
+			want, werr := ParseCatalog("test", []byte(doc))
+			if (gerr != nil) != (werr != nil) {
+				t.Fatalf("error %v, ParseCatalog's %v", gerr, werr)
+			}
+			for i := range got {
+				for j := range got[i].Tools {
+					if got[i].Tools[j].raw == "" {
+						t.Fatalf("domain %d tool %d has no raw digest", i, j)
+					}
+					got[i].Tools[j].raw = ""
+				}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("specs differ:\n got %+v\nwant %+v", got, want)
+			}
+			a, aerr := buildFrom(doc, nil)
+			b, berr := buildWhole(doc)
+			if !sameBuild(a, aerr, b, berr) {
+				t.Fatalf("catalogs differ: %v / %v", aerr, berr)
+			}
+		})
+	}
+}
+
+// TestScanCatalogDefers: documents whose structure the scanner cannot
+// read exactly as encoding/json does go to ParseCatalog, with the same
+// result, error or catalog.
+func TestScanCatalogDefers(t *testing.T) {
+	tool := `{"name":"t","inputSchema":{"type":"object"}}`
+	docs := map[string]string{
+		"key in another case":        `{"Domains":[{"name":"a","tools":[` + tool + `]}]}`,
+		"domain key in another case": `{"domains":[{"name":"a","NAME":"b","tools":[` + tool + `]}]}`,
+		"repeated domains":           `{"domains":[],"domains":[{"name":"a","tools":[` + tool + `]}]}`,
+		"repeated name":              `{"domains":[{"name":"a","name":"b","tools":[` + tool + `]}]}`,
+		"escaped key":                `{"domains":[{"na\u006de":"a","tools":[` + tool + `]}]}`,
+		"other top-level key":        `{"version":2,"domains":[{"name":"a","tools":[` + tool + `]}]}`,
+		"null domains":               `{"domains":null}`,
+		"null tools":                 `{"domains":[{"name":"a","tools":null}]}`,
+		"a tool that is a string":    `{"domains":[{"name":"a","tools":["t"]}]}`,
+		"a name that is a number":    `{"domains":[{"name":7,"tools":[` + tool + `]}]}`,
+		"a tool's bad field":         `{"domains":[{"name":"a","tools":[{"name":5,"inputSchema":{"type":"object"}}]}]}`,
+		"trailing text":              `{"domains":[{"name":"a","tools":[` + tool + `]}]} x`,
+		"trailing comma":             `{"domains":[{"name":"a","tools":[` + tool + `,]}]}`,
+		"truncated":                  `{"domains":[{"name":"a","tools":[` + tool,
+		"bad unknown value":          `{"domains":[{"name":"a","v":tru,"tools":[` + tool + `]}]}`,
+		"not an object":              `[1,2]`,
+		"empty":                      ``,
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			a, aerr := buildFrom(doc, nil)
+			b, berr := buildWhole(doc)
+			if !sameBuild(a, aerr, b, berr) {
+				t.Fatalf("parseCatalogFrom: %v; ParseCatalog: %v", aerr, berr)
+			}
+		})
+	}
+}
+
+// TestParseCatalogFromReusesUnchangedTools: after an edit of one tool,
+// the others come from the previous build without being decoded (their
+// schemas are the previous build's, not new copies), and the catalog is
+// the one a build from scratch makes.
+func TestParseCatalogFromReusesUnchangedTools(t *testing.T) {
+	prev, err := buildFrom(richCatalog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(richCatalog, "List drafts.", "List the drafts.", 1)
+	var byRaw = map[string]*Tool{}
+	for _, tl := range prev.Tools() {
+		byRaw[tl.raw] = tl
+	}
+	specs, err := parseCatalogFrom("test", []byte(edited), byRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := 0
+	for _, ds := range specs {
+		for _, ts := range ds.Tools {
+			if old := prev.ToolByKey(ds.Name + "/" + ts.Name); old != nil && &old.InputSchema[0] == &ts.InputSchema[0] {
+				taken++
+			}
+		}
+	}
+	if taken != prev.Len()-1 {
+		t.Errorf("%d of %d tools taken from the previous build, want all but the edited one", taken, prev.Len())
+	}
+	got, gerr := NewCatalogFrom(specs, prev)
+	want, werr := buildWhole(edited)
+	if !sameBuild(got, gerr, want, werr) {
+		t.Fatalf("the re-read catalog differs from a build from scratch: %v / %v", gerr, werr)
+	}
+}
+
+// TestParseCatalogFromMutations: random edits of a catalog document,
+// read against the build of the original (so that unchanged tools are
+// taken from it), give what a build from scratch of the edited document
+// gives: the same error or the same catalog.
+func TestParseCatalogFromMutations(t *testing.T) {
+	base := indented(t, richCatalog)
+	prev, err := buildFrom(base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(12))
+	const alphabet = "{}[]\",:\\ ae0\n"
+	fast := 0
+	for i := 0; i < 3000; i++ {
+		doc := []byte(base)
+		for k := 0; k <= r.Intn(2); k++ {
+			at := r.Intn(len(doc))
+			switch r.Intn(3) {
+			case 0:
+				doc = append(doc[:at:at], doc[at+1:]...)
+			case 1:
+				doc = append(doc[:at:at], append([]byte{alphabet[r.Intn(len(alphabet))]}, doc[at:]...)...)
+			default:
+				doc[at] = alphabet[r.Intn(len(alphabet))]
+			}
+		}
+		if _, ok := scanCatalog(doc); ok {
+			fast++
+		}
+		a, aerr := buildFrom(string(doc), prev)
+		b, berr := buildWhole(string(doc))
+		if !sameBuild(a, aerr, b, berr) {
+			t.Fatalf("edit %d:\n%s\nre-read: %v\nfrom scratch: %v", i, doc, aerr, berr)
+		}
+	}
+	if fast < 300 {
+		t.Fatalf("the scanner read only %d of 3000 edited documents: the test hardly checks it", fast)
+	}
+}
