@@ -353,12 +353,14 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 			return st, err
 		}
 	}
-	next := make(map[string]string, cat.Len())
-	man := []byte(manifestHeader)
+	size := len(manifestHeader)
+	for _, t := range cat.Tools() {
+		size += len(t.QualifiedName) + len(t.Hash) + 2
+	}
+	man := append(make([]byte, 0, size), manifestHeader...)
 	b := k.idx.NewBatch()
 	for _, d := range cat.Domains() {
 		for _, t := range d.Tools {
-			next[t.QualifiedName] = t.Hash
 			man = append(append(append(append(man, t.QualifiedName...), '\t'), t.Hash...), '\n')
 			h, ok := old[t.QualifiedName]
 			switch {
@@ -389,7 +391,7 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 		}
 	}
 	for id := range old {
-		if _, ok := next[id]; !ok {
+		if cat.Tool(id) == nil {
 			b.Delete(id)
 			st.Removed++
 		}
