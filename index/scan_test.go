@@ -230,3 +230,44 @@ func TestParseCatalogFromMutations(t *testing.T) {
 		t.Fatalf("the scanner read only %d of 3000 edited documents: the test hardly checks it", fast)
 	}
 }
+
+// TestLastCatalogFeedsAReindex: the previous build read back from the
+// data dir (with only the lookups a re-index uses) gives a re-read of an
+// edited file its unchanged tools, and the catalog of a build from
+// scratch.
+func TestLastCatalogFeedsAReindex(t *testing.T) {
+	s := &Store{dir: t.TempDir()}
+	if s.LastCatalog() != nil {
+		t.Fatal("an empty data dir has a previous build")
+	}
+	first, err := buildFrom(richCatalog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveCatalog(strings.Repeat("ab", 32), first); err != nil {
+		t.Fatal(err)
+	}
+	last := s.LastCatalog()
+	if last == nil || last.Len() != first.Len() {
+		t.Fatalf("LastCatalog: %v", last)
+	}
+	src := &CatalogSource{names: []string{"test"}, data: [][]byte{[]byte(strings.Replace(richCatalog, "List drafts.", "List the drafts.", 1))}}
+	specs, err := src.SpecsFrom(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gerr := NewCatalogFrom(specs, last)
+	want, werr := buildWhole(string(src.data[0]))
+	if !sameBuild(got, gerr, want, werr) {
+		t.Fatalf("re-index from the saved build differs from a build from scratch: %v / %v", gerr, werr)
+	}
+	reused := 0
+	for _, tl := range got.Tools() {
+		if old := last.ToolByKey(tl.Domain + "/" + tl.Name); old != nil && &old.InputSchema[0] == &tl.InputSchema[0] {
+			reused++
+		}
+	}
+	if reused != first.Len()-1 {
+		t.Errorf("%d of %d tools reused from the saved build, want all but the edited one", reused, first.Len())
+	}
+}
