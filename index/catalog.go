@@ -366,51 +366,59 @@ func buildTools(specs []DomainSpec, prev *Catalog) [][]builtTool {
 			jobs = append(jobs, job{i, j})
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/256))
+	inParallel(len(jobs), func(lo, hi int) {
+		for _, jb := range jobs[lo:hi] {
+			ds := specs[jb.i]
+			ts := ds.Tools[jb.j]
+			src := ""
+			if prev != nil {
+				if old := prev.byKey[ds.Name+"/"+ts.Name]; old != nil {
+					// Read from the same bytes, or else built from the
+					// same spec.
+					same := ts.raw != "" && ts.raw == old.raw
+					if !same {
+						src = specDigest(ds, ts)
+						same = src == old.src
+					}
+					if same {
+						t := *old
+						if ts.raw != "" {
+							t.raw = ts.raw
+						}
+						if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
+							t.Hash = "" // the name is hashed: NewCatalog hashes it again
+						}
+						out[jb.i][jb.j] = builtTool{t: &t}
+						continue
+					}
+				}
+			}
+			if src == "" {
+				src = specDigest(ds, ts)
+			}
+			t, err := newTool(&Domain{Name: ds.Name}, ts)
+			if t != nil {
+				t.src, t.raw = src, ts.raw
+			}
+			out[jb.i][jb.j] = builtTool{t, err}
+		}
+	})
+	return out
+}
+
+// inParallel calls f on consecutive ranges [lo, hi) of n items, one range
+// per core (a single call below 512 items), and waits for them.
+func inParallel(n int, f func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, jb := range jobs[w*len(jobs)/workers : (w+1)*len(jobs)/workers] {
-				ds := specs[jb.i]
-				ts := ds.Tools[jb.j]
-				src := ""
-				if prev != nil {
-					if old := prev.byKey[ds.Name+"/"+ts.Name]; old != nil {
-						// Read from the same bytes, or else built from the
-						// same spec.
-						same := ts.raw != "" && ts.raw == old.raw
-						if !same {
-							src = specDigest(ds, ts)
-							same = src == old.src
-						}
-						if same {
-							t := *old
-							if ts.raw != "" {
-								t.raw = ts.raw
-							}
-							if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
-								t.Hash = "" // the name is hashed: NewCatalog hashes it again
-							}
-							out[jb.i][jb.j] = builtTool{t: &t}
-							continue
-						}
-					}
-				}
-				if src == "" {
-					src = specDigest(ds, ts)
-				}
-				t, err := newTool(&Domain{Name: ds.Name}, ts)
-				if t != nil {
-					t.src, t.raw = src, ts.raw
-				}
-				out[jb.i][jb.j] = builtTool{t, err}
-			}
+			f(w*n/workers, (w+1)*n/workers)
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // specDigest identifies everything a tool is built from: its spec as

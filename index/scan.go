@@ -4,9 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"runtime"
 	"strings"
-	"sync"
+	"sync/atomic"
 )
 
 // Reading a catalog file again after a small edit: most of its tools are
@@ -296,32 +295,23 @@ func parseCatalogFrom(file string, data []byte, byRaw map[string]*Tool) ([]Domai
 		}
 		specs[i] = ds
 	}
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/256))
-	failed := make([]bool, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, jb := range jobs[w*len(jobs)/workers : (w+1)*len(jobs)/workers] {
-				d := spans[jb.i]
-				raw := rawDigest(d.name, d.desc, d.tools[jb.j])
-				ts := &specs[jb.i].Tools[jb.j]
-				if old := byRaw[raw]; old != nil {
-					*ts = old.spec()
-				} else if json.Unmarshal(d.tools[jb.j], ts) != nil {
-					failed[w] = true
-					return
-				}
-				ts.raw = raw
+	var failed atomic.Bool
+	inParallel(len(jobs), func(lo, hi int) {
+		for _, jb := range jobs[lo:hi] {
+			d := spans[jb.i]
+			raw := rawDigest(d.name, d.desc, d.tools[jb.j])
+			ts := &specs[jb.i].Tools[jb.j]
+			if old := byRaw[raw]; old != nil {
+				*ts = old.spec()
+			} else if json.Unmarshal(d.tools[jb.j], ts) != nil {
+				failed.Store(true)
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	for _, f := range failed {
-		if f {
-			return ParseCatalog(file, data)
+			ts.raw = raw
 		}
+	})
+	if failed.Load() {
+		return ParseCatalog(file, data)
 	}
 	return specs, nil
 }
