@@ -19,25 +19,36 @@ import (
 //
 // Layout (little endian):
 //
-//	"TSSNAP02"                       magic
+//	"TSSNAP03"                       magic
 //	uint64 size, int64 mtime (ns)    of the .gob it was written with
 //	uint32 dims, uint32 rows
 //	uint32 removed, uint32 0
 //	uint64 size, int64 mtime (ns)    of the base .gob (a delta's; else 0)
 //	rows × 4 strings                 uvarint length + bytes: id, hash, domain, group
 //	removed strings                  the base IDs a delta removes
-//	0-3 zero bytes                   the matrix starts at a multiple of 4
+//	0-63 zero bytes                  the matrix starts at a multiple of 64
 //	rows × dims float32              the matrix
 //
 // The .gob's size and modification time tie the two files: a snapshot
 // whose .gob changed since (or is gone) is ignored and rebuilt. A delta's
 // snapshot (.delta.snap beside .delta.gob, see deltaFileOf) also names
 // the base .gob it applies to. "TSSNAP01" files (toolscout 0.3.0 before
-// deltas) have neither the removed count nor the base tag.
+// deltas) have neither the removed count nor the base tag. In those and
+// in "TSSNAP02" files the matrix starts at a multiple of 4 bytes only,
+// and a scan of a matrix 4 or 8 bytes past a 16-byte boundary takes
+// twice as long (100k × 512 floats on two cores: 6.0 against 2.9 ms).
+// They are still read as they are; the next time a collection is written
+// whole, its snapshot moves to the current format.
 const (
-	snapMagic   = "TSSNAP02"
+	snapMagic   = "TSSNAP03"
+	snapMagicV2 = "TSSNAP02"
 	snapMagicV1 = "TSSNAP01"
 )
+
+// snapAlign is where a snapshot's matrix starts in its file, and so in
+// memory when the file is mapped or read whole (both page-aligned): a
+// cache line.
+const snapAlign = 64
 
 const snapExt = ".snap"
 
@@ -95,9 +106,10 @@ func writeSnap(gobPath string, s *snapshot, removed []string, base fileTag) erro
 		for _, id := range removed {
 			str(id)
 		}
-		// Zero padding puts the matrix at a multiple of 4 bytes, so a reader
-		// on a little-endian machine uses the file's bytes as floats in place.
-		w.Write(make([]byte, (4-n%4)%4))
+		// Zero padding puts the matrix at a multiple of 64 bytes, so a
+		// reader on a little-endian machine uses the file's bytes as floats
+		// in place, each row at the same place in a cache line.
+		w.Write(make([]byte, (snapAlign-n%snapAlign)%snapAlign))
 		var fb [4]byte
 		for _, x := range s.mat {
 			binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
@@ -127,11 +139,13 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 	if err != nil {
 		return nil, nil, base, err
 	}
-	hdr := snapHeader
+	hdr, maxPad := snapHeader, snapAlign-1
 	switch {
 	case len(data) >= snapHeader && string(data[:8]) == snapMagic:
+	case len(data) >= snapHeader && string(data[:8]) == snapMagicV2:
+		maxPad = 3
 	case len(data) >= snapHeaderV1 && string(data[:8]) == snapMagicV1:
-		hdr = snapHeaderV1
+		hdr, maxPad = snapHeaderV1, 3
 	default:
 		return nil, nil, base, errors.New("not a toolscout snapshot")
 	}
@@ -170,7 +184,7 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 		spans[i] = span{pos, int(n)}
 		pos += int(n)
 	}
-	if pad := len(region) - pos; pad < 0 || pad > 3 {
+	if pad := len(region) - pos; pad < 0 || pad > maxPad {
 		return nil, nil, base, errors.New("snapshot strings do not end where the matrix starts")
 	}
 	var all string // the file's bytes, read-only (readOnlyFile)

@@ -1,0 +1,115 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"unsafe"
+)
+
+// snapFixture returns a snapshot of n rows whose strings have lengths
+// that put the end of the strings anywhere in a cache line.
+func snapFixture(n, dims int) *snapshot {
+	var rows []snapRow
+	for i := 0; i < n; i++ {
+		vec := make([]float32, dims)
+		for j := range vec {
+			vec[j] = float32(i*dims+j) / 1000
+		}
+		rows = append(rows, snapRow{id: fmt.Sprintf("d__tool%0*d", 1+i%7, i), hash: "h", domain: "d", group: string(make([]byte, i%5)), vec: vec})
+	}
+	return flat(dims, rows)
+}
+
+// matrixOffset is where the matrix of a snapshot file of s starts.
+func matrixOffset(t *testing.T, path string, s *snapshot) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size() - int64(4*len(s.mat))
+}
+
+// TestSnapMatrixOnACacheLine: whatever the strings before it, a written
+// snapshot's matrix starts at a multiple of 64 bytes, in the file and
+// in memory, and reads back the same.
+func TestSnapMatrixOnACacheLine(t *testing.T) {
+	dir := t.TempDir()
+	for n := 1; n <= 9; n++ {
+		gob := filepath.Join(dir, fmt.Sprintf("c%d.gob", n))
+		os.WriteFile(gob, []byte("x"), 0o644)
+		want := snapFixture(n, 3)
+		if err := writeSnap(gob, want, nil, fileTag{}); err != nil {
+			t.Fatal(err)
+		}
+		if off := matrixOffset(t, snapPathOf(gob), want); off%snapAlign != 0 {
+			t.Fatalf("%d rows: the matrix starts at byte %d", n, off)
+		}
+		got, _, _, err := readSnap(gob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.mat, want.mat) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(got.group, want.group) {
+			t.Fatalf("%d rows: read back differs", n)
+		}
+		if a := uintptr(unsafe.Pointer(&got.mat[0])) % snapAlign; a != 0 {
+			t.Fatalf("%d rows: the matrix is %d bytes past a cache line in memory", n, a)
+		}
+	}
+}
+
+// writeSnapV2 writes s the way toolscout did before "TSSNAP03": the
+// matrix at a multiple of 4 bytes.
+func writeSnapV2(t *testing.T, gobPath string, s *snapshot) {
+	t.Helper()
+	gt, err := tagOf(gobPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	var hdr [snapHeader]byte
+	copy(hdr[:8], snapMagicV2)
+	binary.LittleEndian.PutUint64(hdr[8:], uint64(gt.size))
+	binary.LittleEndian.PutUint64(hdr[16:], uint64(gt.mtime))
+	binary.LittleEndian.PutUint32(hdr[24:], uint32(s.dims))
+	binary.LittleEndian.PutUint32(hdr[28:], uint32(len(s.ids)))
+	b.Write(hdr[:])
+	for i := range s.ids {
+		for _, f := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
+			b.Write(binary.AppendUvarint(nil, uint64(len(f))))
+			b.WriteString(f)
+		}
+	}
+	b.Write(make([]byte, (4-b.Len()%4)%4))
+	for _, x := range s.mat {
+		binary.Write(&b, binary.LittleEndian, x)
+	}
+	if err := os.WriteFile(snapPathOf(gobPath), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOlderSnapStillReads: a snapshot file of the previous format, its
+// matrix 4-byte aligned, reads back the same.
+func TestOlderSnapStillReads(t *testing.T) {
+	dir := t.TempDir()
+	gob := filepath.Join(dir, "c.gob")
+	os.WriteFile(gob, []byte("x"), 0o644)
+	want := snapFixture(5, 3)
+	writeSnapV2(t, gob, want)
+	if off := matrixOffset(t, snapPathOf(gob), want); off%snapAlign == 0 {
+		t.Fatalf("fixture: the old-format matrix is already aligned (byte %d): the test would check less", off)
+	}
+	got, _, _, err := readSnap(gob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.mat, want.mat) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(got.group, want.group) {
+		t.Fatal("the old-format snapshot reads back differently")
+	}
+}
