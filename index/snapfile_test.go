@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -64,32 +63,27 @@ func TestSnapMatrixOnACacheLine(t *testing.T) {
 }
 
 // writeSnapV2 writes s the way toolscout did before "TSSNAP03": the
-// matrix at a multiple of 4 bytes.
+// current file with the old magic and the matrix right after the strings,
+// at the next multiple of 4 bytes.
 func writeSnapV2(t *testing.T, gobPath string, s *snapshot) {
 	t.Helper()
-	gt, err := tagOf(gobPath)
+	if err := writeSnap(gobPath, s, nil, fileTag{}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(snapPathOf(gobPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	var hdr [snapHeader]byte
-	copy(hdr[:8], snapMagicV2)
-	binary.LittleEndian.PutUint64(hdr[8:], uint64(gt.size))
-	binary.LittleEndian.PutUint64(hdr[16:], uint64(gt.mtime))
-	binary.LittleEndian.PutUint32(hdr[24:], uint32(s.dims))
-	binary.LittleEndian.PutUint32(hdr[28:], uint32(len(s.ids)))
-	b.Write(hdr[:])
+	n := snapHeader
 	for i := range s.ids {
 		for _, f := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
-			b.Write(binary.AppendUvarint(nil, uint64(len(f))))
-			b.WriteString(f)
+			n += len(binary.AppendUvarint(nil, uint64(len(f)))) + len(f)
 		}
 	}
-	b.Write(make([]byte, (4-b.Len()%4)%4))
-	for _, x := range s.mat {
-		binary.Write(&b, binary.LittleEndian, x)
-	}
-	if err := os.WriteFile(snapPathOf(gobPath), b.Bytes(), 0o644); err != nil {
+	old := append([]byte(snapMagicV2), data[8:n]...)
+	old = append(old, make([]byte, (4-n%4)%4)...)
+	old = append(old, data[len(data)-4*len(s.mat):]...)
+	if err := os.WriteFile(snapPathOf(gobPath), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
