@@ -70,7 +70,7 @@ type Builtin struct {
 	fingerprint string
 
 	mu  sync.RWMutex
-	idf map[uint64]float32
+	idf *idfTable // nil until fitted or loaded
 	// counting, between StartCounting and FitCounted: document
 	// frequencies of the documents embedded, and how many.
 	counting bool
@@ -220,13 +220,42 @@ func countOnce(seen map[uint64]bool, df map[uint64]int, next func(uint64, float3
 // fitFrom sets the IDF weights from the document frequencies of n
 // documents.
 func (b *Builtin) fitFrom(df map[uint64]int, n int) {
-	idf := make(map[uint64]float32, len(df))
-	for h, c := range df {
-		idf[h] = float32(math.Log(1 + float64(n)/float64(c)))
+	idf := &idfTable{hash: make([]uint64, 0, len(df)), weight: make([]float32, len(df))}
+	for h := range df {
+		idf.hash = append(idf.hash, h)
+	}
+	slices.Sort(idf.hash)
+	for i, h := range idf.hash {
+		idf.weight[i] = float32(math.Log(1 + float64(n)/float64(df[h])))
 	}
 	b.mu.Lock()
 	b.idf = idf
 	b.mu.Unlock()
+}
+
+// idfTable holds the IDF weights by feature hash, sorted: 12 bytes a
+// feature, where a map took 20 (at 100k synthetic tools, 7 MB against
+// 11.7 MB of a server's live heap, which Go's GC doubles).
+type idfTable struct {
+	hash   []uint64 // ascending
+	weight []float32
+}
+
+// get returns the weight of feature h, if a document had it.
+func (t *idfTable) get(h uint64) (float32, bool) {
+	i, ok := slices.BinarySearch(t.hash, h)
+	if !ok {
+		return 0, false
+	}
+	return t.weight[i], true
+}
+
+// len is the number of features.
+func (t *idfTable) len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.hash)
 }
 
 // StartCounting implements DocumentCounter.
@@ -256,21 +285,16 @@ const fitMagic = "TSFIT001"
 // SaveFit writes the fitted IDF weights (nothing fitted: an empty table).
 func (b *Builtin) SaveFit(w io.Writer) error {
 	b.mu.RLock()
-	hs := make([]uint64, 0, len(b.idf))
-	for h := range b.idf {
-		hs = append(hs, h)
-	}
 	idf := b.idf
 	b.mu.RUnlock()
-	slices.Sort(hs)
 	bw := bufio.NewWriter(w)
 	bw.WriteString(fitMagic)
 	var buf [12]byte
-	binary.LittleEndian.PutUint32(buf[:4], uint32(len(hs)))
+	binary.LittleEndian.PutUint32(buf[:4], uint32(idf.len()))
 	bw.Write(buf[:4])
-	for _, h := range hs {
-		binary.LittleEndian.PutUint64(buf[:8], h)
-		binary.LittleEndian.PutUint32(buf[8:], math.Float32bits(idf[h]))
+	for i := 0; i < idf.len(); i++ {
+		binary.LittleEndian.PutUint64(buf[:8], idf.hash[i])
+		binary.LittleEndian.PutUint32(buf[8:], math.Float32bits(idf.weight[i]))
 		bw.Write(buf[:])
 	}
 	return bw.Flush()
@@ -291,9 +315,13 @@ func (b *Builtin) LoadFit(r io.Reader) error {
 	if len(data) != 12*n {
 		return fmt.Errorf("saved fit: %d bytes for %d weights", len(data), n)
 	}
-	idf := make(map[uint64]float32, n)
+	idf := &idfTable{hash: make([]uint64, n), weight: make([]float32, n)}
 	for i := 0; i < n; i++ {
-		idf[binary.LittleEndian.Uint64(data[12*i:])] = math.Float32frombits(binary.LittleEndian.Uint32(data[12*i+8:]))
+		idf.hash[i] = binary.LittleEndian.Uint64(data[12*i:])
+		idf.weight[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[12*i+8:]))
+		if i > 0 && idf.hash[i] <= idf.hash[i-1] {
+			return fmt.Errorf("saved fit: feature %d is out of order", i)
+		}
 	}
 	b.mu.Lock()
 	b.idf = idf
@@ -356,7 +384,7 @@ func (b *Builtin) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
 		if idf != nil {
 			// A feature no document has can only match by hash collision:
 			// leave it out rather than let it add noise.
-			i, ok := idf[h]
+			i, ok := idf.get(h)
 			if !ok {
 				return
 			}

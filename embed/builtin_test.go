@@ -160,7 +160,16 @@ func TestSaveLoadFit(t *testing.T) {
 	if fitted, _ := b.EmbedQuery(ctx, "read the file"); slices.Equal(fitted, unfitted) {
 		t.Error("the loaded fit changed nothing: the test cannot tell")
 	}
-	for _, bad := range [][]byte{nil, []byte("TSFIT001"), append([]byte("TSFIT001\x05\x00\x00\x00"), 1, 2, 3)} {
+	// Two features swapped: the table is searched by halves, so order is
+	// part of the format.
+	swapped := slices.Clone(buf.Bytes())
+	if len(swapped) < 12+2*12 {
+		t.Fatal("test fit too small to swap two features")
+	}
+	first := slices.Clone(swapped[12:24])
+	copy(swapped[12:24], swapped[24:36])
+	copy(swapped[24:36], first)
+	for _, bad := range [][]byte{nil, []byte("TSFIT001"), append([]byte("TSFIT001\x05\x00\x00\x00"), 1, 2, 3), swapped} {
 		if err := b.LoadFit(bytes.NewReader(bad)); err == nil {
 			t.Errorf("LoadFit(%q) accepted damage", bad)
 		}
@@ -192,12 +201,12 @@ func TestParallelFit(t *testing.T) {
 			}
 		}, nil)
 	}
-	if len(df) != len(b.idf) {
-		t.Fatalf("parallel fit has %d features, one pass %d", len(b.idf), len(df))
+	if len(df) != b.idf.len() {
+		t.Fatalf("parallel fit has %d features, one pass %d", b.idf.len(), len(df))
 	}
 	for h, c := range df {
-		if want := float32(math.Log(1 + float64(len(docs))/float64(c))); b.idf[h] != want {
-			t.Fatalf("feature %x: idf %v, one pass %v", h, b.idf[h], want)
+		if got, _ := b.idf.get(h); got != float32(math.Log(1+float64(len(docs))/float64(c))) {
+			t.Fatalf("feature %x: idf %v, one pass %v", h, got, float32(math.Log(1+float64(len(docs))/float64(c))))
 		}
 	}
 }
