@@ -99,7 +99,7 @@ func writeSnap(gobPath string, s *snapshot, removed []string, base fileTag) erro
 			n += k + len(str)
 		}
 		for i := range s.ids {
-			for _, f := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
+			for _, f := range [4]string{s.ids[i], s.hash[i], s.domain.at(i), s.group.at(i)} {
 				str(f)
 			}
 		}
@@ -192,9 +192,12 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 		all = unsafe.String(&region[0], len(region))
 	}
 	str := func(i int) string { return all[spans[i].off : spans[i].off+spans[i].n] }
-	s = &snapshot{dims: dims, ids: make([]string, rows), hash: make([]string, rows), domain: make([]string, rows), group: make([]string, rows)}
+	s = &snapshot{dims: dims, ids: make([]string, rows), hash: make([]string, rows),
+		domain: labels{idx: make([]uint32, 0, rows)}, group: labels{idx: make([]uint32, 0, rows)}}
 	for i := 0; i < rows; i++ {
-		s.ids[i], s.hash[i], s.domain[i], s.group[i] = str(4*i), str(4*i+1), str(4*i+2), str(4*i+3)
+		s.ids[i], s.hash[i] = str(4*i), str(4*i+1)
+		s.domain.add(str(4*i + 2))
+		s.group.add(str(4*i + 3))
 	}
 	if nremoved > 0 {
 		removed = make([]string, nremoved)

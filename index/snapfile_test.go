@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -53,7 +54,7 @@ func TestSnapMatrixOnACacheLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.mat, want.mat) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(got.group, want.group) {
+		if !reflect.DeepEqual(got.mat, want.mat) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(column(got.group), column(want.group)) {
 			t.Fatalf("%d rows: read back differs", n)
 		}
 		if a := uintptr(unsafe.Pointer(&got.mat[0])) % snapAlign; a != 0 {
@@ -76,7 +77,7 @@ func writeSnapV2(t *testing.T, gobPath string, s *snapshot) {
 	}
 	n := snapHeader
 	for i := range s.ids {
-		for _, f := range [4]string{s.ids[i], s.hash[i], s.domain[i], s.group[i]} {
+		for _, f := range [4]string{s.ids[i], s.hash[i], s.domain.at(i), s.group.at(i)} {
 			n += len(binary.AppendUvarint(nil, uint64(len(f)))) + len(f)
 		}
 	}
@@ -103,7 +104,48 @@ func TestOlderSnapStillReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.mat, want.mat) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(got.group, want.group) {
+	if !reflect.DeepEqual(got.mat, want.mat) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(column(got.group), column(want.group)) {
 		t.Fatal("the old-format snapshot reads back differently")
+	}
+}
+
+// column returns every row's string of l.
+func column(l labels) []string {
+	out := make([]string, len(l.idx))
+	for i := range out {
+		out[i] = l.at(i)
+	}
+	return out
+}
+
+// TestSnapshotScopes: a scoped query sees the rows of its domain and
+// group in both layers, a domain only the delta has included, and a
+// scope no row has matches nothing.
+func TestSnapshotScopes(t *testing.T) {
+	row := func(id, domain, group string, x float32) snapRow {
+		return snapRow{id: id, hash: "h", domain: domain, group: group, vec: normalized([]float32{x, 1, 0})}
+	}
+	base := flat(3, []snapRow{row("a__1", "a", "g1", 1), row("a__2", "a", "g2", 2), row("b__1", "b", "g1", 3)})
+	s := base.withDelta([]string{"a__2"}, []snapRow{row("c__1", "c", "g1", 4), row("a__3", "a", "g2", 5)})
+	ids := func(domain, group string) string {
+		var out []string
+		for _, h := range s.query([]float32{1, 0, 0}, 10, domain, group) {
+			out = append(out, h.ID)
+		}
+		slices.Sort(out)
+		return fmt.Sprint(out)
+	}
+	for _, tc := range []struct{ domain, group, want string }{
+		{"", "", "[a__1 a__3 b__1 c__1]"},
+		{"a", "", "[a__1 a__3]"},
+		{"a", "g2", "[a__3]"},
+		{"c", "", "[c__1]"},
+		{"", "g1", "[a__1 b__1 c__1]"},
+		{"zzz", "", "[]"},
+		{"b", "g2", "[]"},
+	} {
+		if got := ids(tc.domain, tc.group); got != tc.want {
+			t.Errorf("domain %q group %q: %s, want %s", tc.domain, tc.group, got, tc.want)
+		}
 	}
 }

@@ -27,8 +27,8 @@ type snapshot struct {
 	dims   int
 	ids    []string
 	hash   []string // content hash of each tool's vector
-	domain []string
-	group  []string
+	domain labels
+	group  labels
 	mat    []float32 // len(ids) × dims, rows L2-normalised
 
 	dead  []bool // nil when no row is dead
@@ -39,13 +39,47 @@ type snapshot struct {
 	centroids     map[string][]float32 // domain → normalised mean of its rows
 }
 
+// labels is a column of strings that repeat from row to row (domains,
+// groups): each row holds the index of its string, 4 bytes where a
+// string header takes 16 (at 100k tools, 2.4 MB less live heap for the
+// two columns, which Go's GC doubles in a server's RSS). Read-only once
+// built.
+type labels struct {
+	names []string
+	idx   []uint32
+	pos   map[string]uint32
+}
+
+// add appends a row holding name.
+func (l *labels) add(name string) {
+	i, ok := l.pos[name]
+	if !ok {
+		if l.pos == nil {
+			l.pos = map[string]uint32{}
+		}
+		i = uint32(len(l.names))
+		l.names = append(l.names, name)
+		l.pos[name] = i
+	}
+	l.idx = append(l.idx, i)
+}
+
+// at returns row i's string.
+func (l *labels) at(i int) string { return l.names[l.idx[i]] }
+
+// find returns the index rows holding name have, and whether any does.
+func (l *labels) find(name string) (uint32, bool) {
+	i, ok := l.pos[name]
+	return i, ok
+}
+
 // domainCentroids returns each domain's centroid: the normalised mean of
 // its tools' vectors, computed once per snapshot.
 func (s *snapshot) domainCentroids() map[string][]float32 {
 	s.centroidsOnce.Do(func() {
 		s.centroids = map[string][]float32{}
 		s.each(func(l *snapshot, i int) {
-			d := l.domain[i]
+			d := l.domain.at(i)
 			c := s.centroids[d]
 			if c == nil {
 				c = make([]float32, s.dims)
@@ -121,16 +155,17 @@ type snapRow struct {
 }
 
 func (s *snapshot) rowOf(i int) snapRow {
-	return snapRow{id: s.ids[i], hash: s.hash[i], domain: s.domain[i], group: s.group[i], vec: s.row(i)}
+	return snapRow{id: s.ids[i], hash: s.hash[i], domain: s.domain.at(i), group: s.group.at(i), vec: s.row(i)}
 }
 
 // flat returns a one-layer snapshot of rows, sorted by ID.
 func flat(dims int, rows []snapRow) *snapshot {
 	slices.SortFunc(rows, func(a, b snapRow) int { return strings.Compare(a.id, b.id) })
-	s := &snapshot{dims: dims, ids: make([]string, len(rows)), hash: make([]string, len(rows)), domain: make([]string, len(rows)),
-		group: make([]string, len(rows)), mat: make([]float32, 0, len(rows)*dims)}
+	s := &snapshot{dims: dims, ids: make([]string, len(rows)), hash: make([]string, len(rows)), mat: make([]float32, 0, len(rows)*dims)}
 	for i, r := range rows {
-		s.ids[i], s.hash[i], s.domain[i], s.group[i] = r.id, r.hash, r.domain, r.group
+		s.ids[i], s.hash[i] = r.id, r.hash
+		s.domain.add(r.domain)
+		s.group.add(r.group)
 		s.mat = append(s.mat, r.vec...)
 	}
 	return s
@@ -233,8 +268,8 @@ func buildSnapshot(ctx context.Context, c *chromem.Collection, dims int) (*snaps
 		}
 		s.ids = append(s.ids, r.ID)
 		s.hash = append(s.hash, r.Metadata["hash"])
-		s.domain = append(s.domain, r.Metadata["domain"])
-		s.group = append(s.group, r.Metadata["group"])
+		s.domain.add(r.Metadata["domain"])
+		s.group.add(r.Metadata["group"])
 		s.mat = append(s.mat, r.Embedding...)
 	}
 	return s, nil
@@ -301,6 +336,12 @@ func (s *snapshot) scan(q []float32, k int, domain, group string) []VectorHit {
 	if n*s.dims >= scanParallelMin {
 		parts = min(runtime.GOMAXPROCS(0), 8)
 	}
+	// A scope no row of this layer has matches nothing here.
+	di, dok := s.domain.find(domain)
+	gi, gok := s.group.find(group)
+	if domain != "" && !dok || group != "" && !gok {
+		return []VectorHit{}
+	}
 	tops := make([]topK, parts)
 	var wg sync.WaitGroup
 	for p := 0; p < parts; p++ {
@@ -310,7 +351,7 @@ func (s *snapshot) scan(q []float32, k int, domain, group string) []VectorHit {
 			defer wg.Done()
 			t.k = k
 			for i := lo; i < hi; i++ {
-				if domain != "" && s.domain[i] != domain || group != "" && s.group[i] != group || s.dead != nil && s.dead[i] {
+				if domain != "" && s.domain.idx[i] != di || group != "" && s.group.idx[i] != gi || s.dead != nil && s.dead[i] {
 					continue
 				}
 				t.push(i, dot(q, s.mat[i*s.dims:(i+1)*s.dims]))

@@ -184,7 +184,7 @@ func refill(db *chromem.DB, name string, s *snapshot) error {
 			err2 = c.AddDocument(ctx, chromem.Document{
 				ID:        l.ids[i],
 				Embedding: slices.Clone(l.row(i)),
-				Metadata:  map[string]string{"hash": l.hash[i], "domain": l.domain[i], "group": l.group[i]},
+				Metadata:  map[string]string{"hash": l.hash[i], "domain": l.domain.at(i), "group": l.group.at(i)},
 			})
 		}
 	})
@@ -727,10 +727,11 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 		if !useDelta {
 			var s *snapshot
 			if (old == nil || old.count() == 0) && len(fresh) == len(todo) && len(todo) > 0 {
-				s = &snapshot{dims: col.Dims, mat: mat, ids: make([]string, len(todo)), hash: make([]string, len(todo)),
-					domain: make([]string, len(todo)), group: make([]string, len(todo))}
+				s = &snapshot{dims: col.Dims, mat: mat, ids: make([]string, len(todo)), hash: make([]string, len(todo))}
 				for i, t := range todo {
-					s.ids[i], s.hash[i], s.domain[i], s.group[i] = t.QualifiedName, t.Hash, t.Domain, t.Group
+					s.ids[i], s.hash[i] = t.QualifiedName, t.Hash
+					s.domain.add(t.Domain)
+					s.group.add(t.Group)
 				}
 			} else {
 				s = patchSnapshot(old, col.Dims, removed, fresh)
