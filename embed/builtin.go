@@ -234,8 +234,8 @@ func (b *Builtin) fitFrom(df map[uint64]int, n int) {
 }
 
 // idfTable holds the IDF weights by feature hash, sorted: 12 bytes a
-// feature, where a map took 20 (at 100k synthetic tools, 7 MB against
-// 11.7 MB of a server's live heap, which Go's GC doubles).
+// feature (at 100k synthetic tools, 332k features: 4.0 MB, where the map
+// took 11.7 MB of a server's live heap, which Go's GC doubles).
 type idfTable struct {
 	hash   []uint64 // ascending
 	weight []float32
