@@ -61,7 +61,8 @@ type ToolSpec struct {
 	Group        string          `json:"group,omitempty"`
 	Tags         []string        `json:"tags,omitempty"`
 
-	raw string // rawDigest of the bytes it was read from, if read from a file
+	raw  string // rawDigest of the bytes it was read from, if read from a file
+	from *Tool  // the previous build's tool read from the same bytes (SpecsFrom)
 }
 
 // Catalog is a validated set of domains and their tools. It is immutable
@@ -71,7 +72,7 @@ type Catalog struct {
 	tools   []*Tool
 	byQName map[string]*Tool
 	byName  map[string][]*Tool
-	byKey   map[string]*Tool // "domain/tool"
+	byKey   map[toolKey]*Tool
 	byWords map[string][]*Tool
 	hash    string
 }
@@ -232,26 +233,30 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 		}
 		seenDomain[ds.Name] = src
 		d := &Domain{Name: ds.Name, Description: strings.TrimSpace(ds.Description), words: SplitIdentifier(ds.Name)}
-		seenTool := make(map[string]int)
 		groups := make(map[string]bool)
 		for j, ts := range ds.Tools {
-			tpath := fmt.Sprintf("%s.tools[%d]", path, j)
-			t, err := built[i][j].t, built[i][j].err
+			tpath := func() string { return fmt.Sprintf("%s.tools[%d]", path, j) }
+			b := built[i][j]
+			t, err := b.t, b.err
 			if err != nil {
 				var ce *CatalogError
 				if errors.As(err, &ce) {
 					ce.File = ds.Source
-					ce.Path = tpath + ce.Path
+					ce.Path = tpath() + ce.Path
 					return nil, ce
 				}
 				return nil, err
 			}
-			if k, ok := seenTool[ts.Name]; ok {
-				return nil, &CatalogError{File: ds.Source, Path: tpath + ".name",
+			if c.byKey[toolKey{ds.Name, ts.Name}] != nil {
+				k := slices.IndexFunc(ds.Tools, func(o ToolSpec) bool { return o.Name == ts.Name })
+				return nil, &CatalogError{File: ds.Source, Path: tpath() + ".name",
 					Reason: fmt.Sprintf("duplicate tool %q in domain %q (first at tools[%d])", ts.Name, ds.Name, k)}
 			}
-			seenTool[ts.Name] = j
 			if _, clash := c.byQName[t.QualifiedName]; clash {
+				if b.shared {
+					cp := *t
+					t = &cp
+				}
 				t.QualifiedName = QualifiedName(ds.Name, ts.Name+"#"+fmt.Sprint(j))
 				t.Hash = ""
 			}
@@ -259,7 +264,9 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 				t.Hash = t.computeHash(d.Description)
 			}
 			d.Tools = append(d.Tools, t)
-			t.setForms(nameForms(t)) // the reused tool's, when its name is the same
+			if t.formsOf != t.QualifiedName {
+				t.setForms(nameForms(t)) // a shared tool has them already
+			}
 			c.add(t, t.forms)
 			if t.Group != "" {
 				groups[t.Group] = true
@@ -287,7 +294,7 @@ func newEmptyCatalog(n int) *Catalog {
 	return &Catalog{
 		byQName: make(map[string]*Tool, n),
 		byName:  make(map[string][]*Tool, n),
-		byKey:   make(map[string]*Tool, n),
+		byKey:   make(map[toolKey]*Tool, n),
 		byWords: make(map[string][]*Tool, 2*n),
 		tools:   make([]*Tool, 0, n),
 	}
@@ -314,11 +321,18 @@ func (c *Catalog) add(t *Tool, forms [3]string) {
 	c.tools = append(c.tools, t)
 	c.byQName[t.QualifiedName] = t
 	c.byName[t.Name] = append(c.byName[t.Name], t)
-	c.byKey[t.Domain+"/"+t.Name] = t
-	for _, form := range forms {
-		if l := c.byWords[form]; len(l) == 0 || l[len(l)-1] != t {
-			c.byWords[form] = append(l, t)
+	c.byKey[toolKey{t.Domain, t.Name}] = t
+	c.addWords(t, &forms)
+}
+
+// addWords adds t to byWords under each of its distinct name forms (a
+// plain qualified name splits into the same words as "domain name").
+func (c *Catalog) addWords(t *Tool, forms *[3]string) {
+	for k, form := range forms {
+		if k > 0 && form == forms[0] || k == 2 && form == forms[1] {
+			continue
 		}
+		c.byWords[form] = append(c.byWords[form], t)
 	}
 }
 
@@ -332,23 +346,28 @@ func (c *Catalog) index(forms [][3]string) {
 		defer wg.Done()
 		for _, t := range c.tools {
 			c.byQName[t.QualifiedName] = t
-			c.byKey[t.Domain+"/"+t.Name] = t
+			c.byKey[toolKey{t.Domain, t.Name}] = t
 		}
 	}()
 	for i, t := range c.tools {
 		c.byName[t.Name] = append(c.byName[t.Name], t)
-		for _, form := range forms[i] {
-			if l := c.byWords[form]; len(l) == 0 || l[len(l)-1] != t {
-				c.byWords[form] = append(l, t)
-			}
-		}
+		c.addWords(t, &forms[i])
 	}
 	wg.Wait()
 }
 
 type builtTool struct {
-	t   *Tool
-	err error
+	t      *Tool
+	shared bool // t is the previous build's: copy it before changing it
+	err    error
+}
+
+// isPlainQName reports whether q is domain+"__"+tool, without building
+// that string. A tool's qualified name that is, is QualifiedName(domain,
+// tool): a renamed or sanitised one never is.
+func isPlainQName(q, domain, tool string) bool {
+	return len(q) == len(domain)+2+len(tool) && q[:len(domain)] == domain &&
+		q[len(domain):len(domain)+2] == "__" && q[len(domain)+2:] == tool
 }
 
 // buildTools runs newTool on every tool of specs, in parallel (schemas are
@@ -371,26 +390,36 @@ func buildTools(specs []DomainSpec, prev *Catalog) [][]builtTool {
 			ds := specs[jb.i]
 			ts := ds.Tools[jb.j]
 			src := ""
-			if prev != nil {
-				if old := prev.byKey[ds.Name+"/"+ts.Name]; old != nil {
-					// Read from the same bytes, or else built from the
-					// same spec.
-					same := ts.raw != "" && ts.raw == old.raw
-					if !same {
-						src = specDigest(ds, ts)
-						same = src == old.src
+			old := ts.from
+			if old == nil && prev != nil {
+				old = prev.byKey[toolKey{ds.Name, ts.Name}]
+			}
+			if old != nil && old.Domain == ds.Name && old.Name == ts.Name {
+				// Read from the same bytes, or else built from the
+				// same spec.
+				sameRaw := ts.raw != "" && ts.raw == old.raw
+				same := sameRaw
+				if !same {
+					src = specDigest(ds, ts)
+					same = src == old.src
+				}
+				if same && (sameRaw || ts.raw == "") && isPlainQName(old.QualifiedName, ds.Name, ts.Name) {
+					// Exactly the tool prev has: shared, not copied
+					// (tools are immutable; NewCatalogFrom copies one
+					// before it changes it).
+					out[jb.i][jb.j] = builtTool{t: old, shared: true}
+					continue
+				}
+				if same {
+					t := *old
+					if ts.raw != "" {
+						t.raw = ts.raw
 					}
-					if same {
-						t := *old
-						if ts.raw != "" {
-							t.raw = ts.raw
-						}
-						if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
-							t.Hash = "" // the name is hashed: NewCatalog hashes it again
-						}
-						out[jb.i][jb.j] = builtTool{t: &t}
-						continue
+					if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
+						t.Hash = "" // the name is hashed: NewCatalog hashes it again
 					}
+					out[jb.i][jb.j] = builtTool{t: &t}
+					continue
 				}
 			}
 			if src == "" {
@@ -400,7 +429,7 @@ func buildTools(specs []DomainSpec, prev *Catalog) [][]builtTool {
 			if t != nil {
 				t.src, t.raw = src, ts.raw
 			}
-			out[jb.i][jb.j] = builtTool{t, err}
+			out[jb.i][jb.j] = builtTool{t: t, err: err}
 		}
 	})
 	return out
@@ -652,7 +681,18 @@ func (c *Catalog) Specs() []DomainSpec {
 func (c *Catalog) Tool(qualifiedName string) *Tool { return c.byQName[qualifiedName] }
 
 // ToolByKey returns the tool named "domain/tool" (the dataset form), or nil.
-func (c *Catalog) ToolByKey(key string) *Tool { return c.byKey[key] }
+func (c *Catalog) ToolByKey(key string) *Tool {
+	d, name, ok := strings.Cut(key, "/") // domain names have no '/'
+	if !ok {
+		return nil
+	}
+	return c.byKey[toolKey{d, name}]
+}
+
+// toolKey is a tool's domain and name: the key of ToolByKey, kept as the
+// tool's own two strings (a "domain/tool" string would be one more
+// allocation per tool, 100k of them on every build).
+type toolKey struct{ domain, name string }
 
 // ToolsNamed returns the tools that q names exactly: their name, "domain
 // name" or qualified name, compared word by word so that "list issues",
@@ -669,7 +709,7 @@ func (c *Catalog) Resolve(name string) (*Tool, error) {
 	if t := c.byQName[name]; t != nil {
 		return t, nil
 	}
-	if t := c.byKey[name]; t != nil {
+	if t := c.ToolByKey(name); t != nil {
 		return t, nil
 	}
 	switch ts := c.byName[name]; len(ts) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -124,17 +125,18 @@ func (s *Store) CachedCatalog(key string) *Catalog {
 		return nil
 	}
 	path := filepath.Join(s.dir, catCacheFile)
-	data, err := readOnlyFile(path)
-	if err != nil {
-		return nil
-	}
 	want, err := hex.DecodeString(key)
 	if err != nil || len(want) != sha256.Size {
 		return nil
 	}
-	if len(data) >= len(catCacheMagic)+sha256.Size && string(data[:len(catCacheMagic)]) == catCacheMagic &&
-		!bytes.Equal(data[len(catCacheMagic):len(catCacheMagic)+sha256.Size], want) {
-		return nil // built from other files: SaveCatalog replaces it
+	if head, err := readHead(path, len(catCacheMagic)+sha256.Size); err != nil ||
+		len(head) == len(catCacheMagic)+sha256.Size && string(head[:len(catCacheMagic)]) == catCacheMagic &&
+			!bytes.Equal(head[len(catCacheMagic):], want) {
+		return nil // none, or built from other files: SaveCatalog replaces it
+	}
+	data, err := readOnlyFile(path)
+	if err != nil {
+		return nil
 	}
 	c, err := decodeCatalog(data)
 	if err != nil {
@@ -143,6 +145,23 @@ func (s *Store) CachedCatalog(key string) *Catalog {
 		return nil
 	}
 	return c
+}
+
+// readHead returns the first n bytes of the file at path (fewer when it
+// is shorter), so that a cache of other files is told apart without
+// reading 65 MB.
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, n)
+	k, err := io.ReadFull(f, head)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return head[:k], err
 }
 
 // LastCatalog returns the catalog cached in the data dir whatever files
@@ -434,7 +453,7 @@ func decodeCatalogFor(data []byte, search bool) (*Catalog, error) {
 	if search {
 		c = newEmptyCatalog(n)
 	} else {
-		c = &Catalog{byKey: make(map[string]*Tool, n), tools: make([]*Tool, 0, n)}
+		c = &Catalog{byKey: make(map[toolKey]*Tool, n), tools: make([]*Tool, 0, n)}
 	}
 	c.hash, c.domains = hash, domains
 	slab := make([]Tool, n) // one allocation for every tool
@@ -470,7 +489,7 @@ func decodeCatalogFor(data []byte, search bool) (*Catalog, error) {
 		c.index(forms)
 	} else if r.err == nil {
 		for _, t := range c.tools {
-			c.byKey[t.Domain+"/"+t.Name] = t
+			c.byKey[toolKey{t.Domain, t.Name}] = t
 		}
 	}
 	if r.err == nil && (r.mpos != len(r.meta) || r.spos != len(r.strs) || r.rpos != len(r.raws)) {

@@ -297,3 +297,89 @@ func TestOpenStoreRemovesTemporaryFiles(t *testing.T) {
 		t.Errorf("a temporary file written just now was removed: %v", err)
 	}
 }
+
+// TestNewCatalogFromSharesTools: a tool built exactly as before is the
+// previous build's own (not a copy), and one that must be renamed is
+// copied first, so that the previous catalog, still served while the
+// next is built, never changes.
+func TestNewCatalogFromSharesTools(t *testing.T) {
+	const before = `{"domains":[{"name":"a","tools":[
+	 {"name":"b__c","description":"Named like a__b's c.","inputSchema":{"type":"object"}},
+	 {"name":"x","description":"Plain.","inputSchema":{"type":"object"}}]}]}`
+	// a__b/c takes the qualified name a__b__c first: a/b__c, unchanged,
+	// must be renamed.
+	const after = `{"domains":[{"name":"a__b","tools":[
+	 {"name":"c","description":"Clashes.","inputSchema":{"type":"object"}}]},
+	 {"name":"a","tools":[
+	 {"name":"b__c","description":"Named like a__b's c.","inputSchema":{"type":"object"}},
+	 {"name":"x","description":"Plain.","inputSchema":{"type":"object"}}]}]}`
+	dir := t.TempDir()
+	write := func(doc string) *CatalogSource {
+		path := filepath.Join(dir, "catalog.json")
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src, err := ReadCatalogSource([]string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	for _, read := range []string{"parsed", "scanned against the previous build"} {
+		t.Run(read, func(t *testing.T) {
+			specs, err := write(before).Specs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev, err := NewCatalog(specs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oldB := prev.ToolByKey("a/b__c")
+			if oldB == nil || oldB.QualifiedName != "a__b__c" {
+				t.Fatalf("test catalog: a/b__c is %+v", oldB)
+			}
+			src := write(after)
+			if read == "parsed" {
+				specs, err = src.Specs()
+			} else {
+				specs, err = src.SpecsFrom(prev)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := NewCatalog(specs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := NewCatalogFrom(specs, prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatal("NewCatalogFrom differs from NewCatalog")
+			}
+			if got.ToolByKey("a/x") != prev.ToolByKey("a/x") {
+				t.Error("a/x, unchanged, was copied instead of shared")
+			}
+			if nb := got.ToolByKey("a/b__c"); nb == oldB || nb.QualifiedName == "a__b__c" {
+				t.Errorf("a/b__c was not renamed on a copy: %q", nb.QualifiedName)
+			}
+			if oldB.QualifiedName != "a__b__c" || prev.Tool("a__b__c") != oldB || oldB.Hash == "" {
+				t.Errorf("the previous catalog's a/b__c changed: %+v", oldB)
+			}
+		})
+	}
+}
+
+func TestToolByKey(t *testing.T) {
+	cat := mustCatalog(t, `{"domains":[{"name":"d","tools":[
+	 {"name":"a/b","description":"A slash in the name.","inputSchema":{"type":"object"}},
+	 {"name":"a","description":"Plain.","inputSchema":{"type":"object"}}]}]}`)
+	for key, want := range map[string]string{"d/a/b": "a/b", "d/a": "a", "d": "", "a/b": "", "d/": "", "": ""} {
+		got := cat.ToolByKey(key)
+		if want == "" && got != nil || want != "" && (got == nil || got.Name != want) {
+			t.Errorf("ToolByKey(%q) = %v, want %q", key, got, want)
+		}
+	}
+}

@@ -303,6 +303,7 @@ func parseCatalogFrom(file string, data []byte, byRaw map[string]*Tool) ([]Domai
 			ts := &specs[jb.i].Tools[jb.j]
 			if old := byRaw[raw]; old != nil {
 				*ts = old.spec()
+				ts.from = old
 			} else if json.Unmarshal(d.tools[jb.j], ts) != nil {
 				failed.Store(true)
 				return
