@@ -278,16 +278,85 @@ func decodeManifest(raw []byte) (map[string]string, error) {
 	}
 	rest := raw[len(manifestHeader):]
 	m = make(map[string]string, bytes.Count(rest, []byte{'\n'}))
+	return m, manifestLines(rest, func(id, hash []byte) { m[string(id)] = string(hash) })
+}
+
+// manifestLines calls f on each line of a manifest in manifestHeader's
+// format (rest: what follows the header), in order; a damaged line is
+// an error.
+func manifestLines(rest []byte, f func(id, hash []byte)) error {
 	for len(rest) > 0 {
 		line, after, ok := bytes.Cut(rest, []byte{'\n'})
 		id, hash, tab := bytes.Cut(line, []byte{'\t'})
 		if !ok || !tab || len(id) == 0 {
-			return nil, fmt.Errorf("damaged line %q", line)
+			return fmt.Errorf("damaged line %q", line)
 		}
-		m[string(id)] = string(hash)
+		f(id, hash)
 		rest = after
 	}
-	return m, nil
+	return nil
+}
+
+// manifestWalk answers what the manifest recorded for each tool, asked
+// in catalog order. While the catalog follows the manifest's own order
+// (the same catalog, or one edited in place), it reads the next line;
+// from the first tool asked out of order on, it asks a map of the lines
+// left. A catalog with 1% of its tools changed is so compared without a
+// map of every id.
+type manifestWalk struct {
+	rest []byte            // lines not yet read, in order (m == nil)
+	m    map[string]string // the lines left, once asked out of order
+}
+
+// walkManifest returns the walk of the index's manifest.
+func (k *KeywordIndex) walkManifest() (*manifestWalk, error) {
+	raw, err := k.idx.GetInternal([]byte(manifestKey))
+	if err != nil {
+		return nil, err
+	}
+	if rest, ok := bytes.CutPrefix(raw, []byte(manifestHeader)); ok {
+		if err := manifestLines(rest, func(_, _ []byte) {}); err != nil {
+			return nil, fmt.Errorf("keyword index manifest: %w", err)
+		}
+		return &manifestWalk{rest: rest}, nil
+	}
+	m, err := decodeManifest(raw)
+	if err != nil {
+		return nil, fmt.Errorf("keyword index manifest: %w", err)
+	}
+	return &manifestWalk{m: m}, nil
+}
+
+// take reports whether the manifest has id, and with hash, and forgets
+// the line.
+func (w *manifestWalk) take(id, hash string) (found, same bool) {
+	if w.m == nil {
+		line, after, _ := bytes.Cut(w.rest, []byte{'\n'})
+		if lid, lhash, _ := bytes.Cut(line, []byte{'\t'}); len(line) > 0 && string(lid) == id {
+			w.rest = after
+			return true, string(lhash) == hash
+		}
+		w.m = make(map[string]string)
+		manifestLines(w.rest, func(id, hash []byte) { w.m[string(id)] = string(hash) }) // checked by walkManifest
+		w.rest = nil
+	}
+	h, ok := w.m[id]
+	if ok {
+		delete(w.m, id)
+	}
+	return ok, ok && h == hash
+}
+
+// left calls f on the ids never taken: documents the catalog no longer
+// has.
+func (w *manifestWalk) left(f func(id string)) {
+	if w.m == nil {
+		manifestLines(w.rest, func(id, _ []byte) { f(string(id)) })
+		return
+	}
+	for id := range w.m {
+		f(id)
+	}
 }
 
 // documentIDs lists the index's documents as a manifest in which every
@@ -345,13 +414,15 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 		st.Unchanged = cat.Len()
 		return st, nil
 	}
-	old, err := k.manifest()
+	old, err := k.walkManifest()
 	if err != nil {
 		// Which documents are up to date is unknown: all of them are
 		// indexed again, and those cat does not have deleted.
-		if old, err = k.documentIDs(ctx, err); err != nil {
+		ids, err := k.documentIDs(ctx, err)
+		if err != nil {
 			return st, err
 		}
+		old = &manifestWalk{m: ids}
 	}
 	size := len(manifestHeader)
 	for _, t := range cat.Tools() {
@@ -362,11 +433,11 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 	for _, d := range cat.Domains() {
 		for _, t := range d.Tools {
 			man = append(append(append(append(man, t.QualifiedName...), '\t'), t.Hash...), '\n')
-			h, ok := old[t.QualifiedName]
+			found, same := old.take(t.QualifiedName, t.Hash)
 			switch {
-			case !ok:
+			case !found:
 				st.Added++
-			case h != t.Hash:
+			case !same:
 				st.Changed++
 			default:
 				st.Unchanged++
@@ -390,12 +461,10 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 			}
 		}
 	}
-	for id := range old {
-		if cat.Tool(id) == nil {
-			b.Delete(id)
-			st.Removed++
-		}
-	}
+	old.left(func(id string) {
+		b.Delete(id)
+		st.Removed++
+	})
 	if err := ctx.Err(); err != nil {
 		return st, err
 	}
