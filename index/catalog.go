@@ -75,6 +75,9 @@ type Catalog struct {
 	byKey   map[toolKey]*Tool
 	byWords map[string][]*Tool
 	hash    string
+	// base is the catalog.bin the catalog's tools were read from, or
+	// that of the catalog they were reused from (nil: none).
+	base *catBase
 }
 
 // ParseCatalog parses one catalog.json document into its domains (the
@@ -211,6 +214,9 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 		n += len(ds.Tools)
 	}
 	c := newEmptyCatalog(n)
+	if prev != nil {
+		c.base = prev.base
+	}
 	built := buildTools(specs, prev)
 	seenDomain := make(map[string]string)
 	for i, ds := range specs {
@@ -336,10 +342,10 @@ func (c *Catalog) addWords(t *Tool, forms *[3]string) {
 	}
 }
 
-// index fills the lookups of c.tools, two maps on each of two cores
-// (the same maps add builds one tool at a time); forms[i] are the
-// nameForms of c.tools[i].
-func (c *Catalog) index(forms [][3]string) {
+// index fills the lookups of c.tools, whose nameForms are set on them,
+// two maps on each of two cores (the same maps add builds one tool at a
+// time).
+func (c *Catalog) index() {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -349,9 +355,9 @@ func (c *Catalog) index(forms [][3]string) {
 			c.byKey[toolKey{t.Domain, t.Name}] = t
 		}
 	}()
-	for i, t := range c.tools {
+	for _, t := range c.tools {
 		c.byName[t.Name] = append(c.byName[t.Name], t)
-		c.addWords(t, &forms[i])
+		c.addWords(t, &t.forms)
 	}
 	wg.Wait()
 }

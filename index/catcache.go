@@ -33,10 +33,29 @@ import (
 //	strings                      every string field, concatenated
 //	raws                         every schema and annotation, concatenated
 //
+// A catalog that differs from catalog.bin's in few tools (an edit of a
+// catalog file: the previous build is read, its unchanged tools reused)
+// is saved as catalog.delta beside it instead of being written whole
+// (65 MB at 100k tools):
+//
+//	"TSCATD01"                   magic
+//	[32]byte                     the key of the delta's catalog
+//	[36]byte                     the catalog.bin it applies to: its key and CRC
+//	uint32                       CRC-32C of everything after this field
+//	uint64 × 3, regions          as in catalog.bin, but the tools come in
+//	                             runs: 2n then i for n tools of catalog.bin
+//	                             from its i-th, 2n+1 then n tools in full
+//
 // A cache that is missing, was built from other bytes, or fails its
 // checksum is simply rebuilt from the files; nothing depends on it being
 // there.
 const catCacheMagic = "TSCATV01"
+
+const (
+	catDeltaMagic = "TSCATD01"
+	catDeltaFile  = "catalog.delta"
+	catDeltaHead  = len(catDeltaMagic) + sha256.Size + len(catBaseID{})
+)
 
 // CatalogCacheVersion names the rules a cached catalog was built by. Bump
 // it whenever NewCatalog derives anything differently (checks, summaries,
@@ -118,33 +137,58 @@ func (s *CatalogSource) SpecsFrom(prev *Catalog) ([]DomainSpec, error) {
 }
 
 // CachedCatalog returns the catalog cached in the store's data dir under
-// key, or nil when there is none for this key. A cache that cannot be read
-// is removed (the next SaveCatalog writes it again) and said in Healed.
+// key, or nil when there is none for this key: catalog.bin, or
+// catalog.delta over it. A cache that cannot be read is removed (the
+// next SaveCatalog writes it again) and said in Healed.
 func (s *Store) CachedCatalog(key string) *Catalog {
 	if s.dir == "" {
 		return nil
 	}
-	path := filepath.Join(s.dir, catCacheFile)
 	want, err := hex.DecodeString(key)
 	if err != nil || len(want) != sha256.Size {
 		return nil
 	}
-	if head, err := readHead(path, len(catCacheMagic)+sha256.Size); err != nil ||
-		len(head) == len(catCacheMagic)+sha256.Size && string(head[:len(catCacheMagic)]) == catCacheMagic &&
-			!bytes.Equal(head[len(catCacheMagic):], want) {
-		return nil // none, or built from other files: SaveCatalog replaces it
+	basePath, deltaPath := filepath.Join(s.dir, catCacheFile), filepath.Join(s.dir, catDeltaFile)
+	head, err := readHead(basePath, len(catCacheMagic)+len(catBaseID{}))
+	if err != nil {
+		return nil
 	}
+	// The cache is catalog.bin itself when it has this key, or when its
+	// header cannot be read (damage: decoded, and so removed).
+	ofBase := len(head) < len(catCacheMagic)+sha256.Size || string(head[:len(catCacheMagic)]) != catCacheMagic ||
+		bytes.Equal(head[len(catCacheMagic):][:sha256.Size], want)
+	var dhead []byte
+	if !ofBase {
+		// Built from other files; maybe the delta was.
+		dhead, _ = readHead(deltaPath, catDeltaHead)
+		if len(dhead) != catDeltaHead || string(dhead[:len(catDeltaMagic)]) != catDeltaMagic ||
+			!bytes.Equal(dhead[len(catDeltaMagic):][:sha256.Size], want) || !bytes.Equal(dhead[len(catDeltaMagic)+sha256.Size:], head[len(catCacheMagic):]) {
+			return nil // SaveCatalog replaces them
+		}
+	}
+	p, err := readCacheFile(basePath, decodeBase)
+	if err != nil {
+		os.Remove(basePath)
+		s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", basePath, err))
+		return nil
+	}
+	if !ofBase {
+		if p, err = readCacheFile(deltaPath, p.base.decodeDelta); err != nil {
+			os.Remove(deltaPath)
+			s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", deltaPath, err))
+			return nil
+		}
+	}
+	return p.catalog(true)
+}
+
+// readCacheFile maps the file at path and decodes it with decode.
+func readCacheFile(path string, decode func([]byte) (*catParts, error)) (*catParts, error) {
 	data, err := readOnlyFile(path)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	c, err := decodeCatalog(data)
-	if err != nil {
-		os.Remove(path)
-		s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", path, err))
-		return nil
-	}
-	return c
+	return decode(data)
 }
 
 // readHead returns the first n bytes of the file at path (fewer when it
@@ -173,19 +217,21 @@ func (s *Store) LastCatalog() *Catalog {
 	if s.dir == "" {
 		return nil
 	}
-	data, err := readOnlyFile(filepath.Join(s.dir, catCacheFile))
+	p, err := readCacheFile(filepath.Join(s.dir, catCacheFile), decodeBase)
 	if err != nil {
 		return nil
 	}
-	c, err := decodeCatalogFor(data, false)
-	if err != nil {
-		return nil
+	if d, err := readCacheFile(filepath.Join(s.dir, catDeltaFile), p.base.decodeDelta); err == nil {
+		p = d // the last save was a delta over this base
 	}
-	return c
+	return p.catalog(false)
 }
 
 // SaveCatalog caches c in the store's data dir under key, replacing the
-// previous cache (written whole or not at all). In memory it does nothing.
+// previous cache (written whole or not at all). A catalog built from the
+// one catalog.bin holds, with at most maxDeltaShare of its tools new or
+// changed, is written as catalog.delta over it; any other whole, as
+// catalog.bin. In memory it does nothing.
 func (s *Store) SaveCatalog(key string, c *Catalog) error {
 	if s.dir == "" {
 		return nil
@@ -194,14 +240,33 @@ func (s *Store) SaveCatalog(key string, c *Catalog) error {
 	if err != nil || len(raw) != sha256.Size {
 		return fmt.Errorf("catalog cache key %q: want a hex SHA-256", key)
 	}
-	body := encodeCatalog(c)
+	basePath, deltaPath := filepath.Join(s.dir, catCacheFile), filepath.Join(s.dir, catDeltaFile)
+	if c.base != nil && c.base.worthDelta(c) {
+		if head, err := readHead(basePath, len(catCacheMagic)+len(catBaseID{})); err == nil &&
+			string(head) == catCacheMagic+string(c.base.id[:]) {
+			return writeCacheFile(deltaPath, catDeltaMagic, append(raw, c.base.id[:]...), encode(func(w *catWriter) { w.delta(c) }))
+		}
+	}
+	if err := writeCacheFile(basePath, catCacheMagic, raw, encode(func(w *catWriter) { w.catalog(c) })); err != nil {
+		return err
+	}
+	// A delta over the old catalog.bin no longer applies.
+	if err := os.Remove(deltaPath); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// writeCacheFile writes a cache file: magic, head, the CRC-32C of body,
+// body.
+func writeCacheFile(path, magic string, head []byte, body [4][]byte) error {
 	crc := uint32(0)
 	for _, part := range body {
 		crc = crc32.Update(crc, castagnoli, part)
 	}
-	return WriteFileAtomic(filepath.Join(s.dir, catCacheFile), func(w *bufio.Writer) error {
-		w.WriteString(catCacheMagic)
-		w.Write(raw)
+	return WriteFileAtomic(path, func(w *bufio.Writer) error {
+		w.WriteString(magic)
+		w.Write(head)
 		var sum [4]byte
 		binary.LittleEndian.PutUint32(sum[:], crc)
 		w.Write(sum[:])
@@ -212,6 +277,50 @@ func (s *Store) SaveCatalog(key string, c *Catalog) error {
 		}
 		return nil
 	})
+}
+
+// catBaseID identifies a catalog.bin: its key and CRC, the 36 bytes after
+// its magic.
+type catBaseID [sha256.Size + 4]byte
+
+// catBase is the catalog.bin a catalog was read from: a delta refers to
+// its tools by their index.
+type catBase struct {
+	id   catBaseID
+	slab []Tool // the file's tools, in order
+}
+
+// index returns the index of t among the base's tools, or -1 when t is
+// not one of them (built, copied or read from a delta since). A tool of
+// the base is an element of its slab; any other is a separate
+// allocation, so comparing addresses tells them apart.
+func (b *catBase) index(t *Tool) int {
+	if b == nil || len(b.slab) == 0 {
+		return -1
+	}
+	size := unsafe.Sizeof(Tool{})
+	lo, p := uintptr(unsafe.Pointer(&b.slab[0])), uintptr(unsafe.Pointer(t))
+	if p < lo || p >= lo+uintptr(len(b.slab))*size {
+		return -1
+	}
+	return int((p - lo) / size)
+}
+
+// maxDeltaShare is the share of a catalog's tools that may be new or
+// changed against catalog.bin for it to be saved as a delta; a catalog
+// must also use that share of the base's tools, so that reading the
+// base for it is not mostly waste.
+const maxDeltaShare = 0.25
+
+func (b *catBase) worthDelta(c *Catalog) bool {
+	fromBase := 0
+	for _, t := range c.tools {
+		if b.index(t) >= 0 {
+			fromBase++
+		}
+	}
+	return float64(len(c.tools)-fromBase) <= maxDeltaShare*float64(len(c.tools)) &&
+		float64(len(b.slab)-fromBase) <= maxDeltaShare*float64(len(b.slab))
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -268,17 +377,13 @@ func (w *catWriter) raw(b []byte) {
 	}
 }
 
-// encodeCatalog returns c encoded: the region lengths, then the regions
-// (the file's body, in order).
-func encodeCatalog(c *Catalog) [4][]byte {
-	forms := make([][3]string, len(c.tools))
-	for i, t := range c.tools {
-		forms[i] = nameForms(t)
-	}
+// encode returns what write writes: the region lengths, then the regions
+// (a cache file's body, in order). A dry pass first sizes the buffers.
+func encode(write func(w *catWriter)) [4][]byte {
 	dry := &catWriter{dry: true}
-	dry.catalog(c, forms)
+	write(dry)
 	w := &catWriter{meta: make([]byte, 0, dry.nMeta), strs: make([]byte, 0, dry.nStr), raws: make([]byte, 0, dry.nRaw)}
-	w.catalog(c, forms)
+	write(w)
 	lengths := make([]byte, 24)
 	binary.LittleEndian.PutUint64(lengths[0:], uint64(len(w.meta)))
 	binary.LittleEndian.PutUint64(lengths[8:], uint64(len(w.strs)))
@@ -286,8 +391,48 @@ func encodeCatalog(c *Catalog) [4][]byte {
 	return [4][]byte{lengths, w.meta, w.strs, w.raws}
 }
 
-// catalog writes c: the one description of the format's order.
-func (w *catWriter) catalog(c *Catalog, forms [][3]string) {
+// encodeCatalog returns c encoded as catalog.bin's body.
+func encodeCatalog(c *Catalog) [4][]byte { return encode(func(w *catWriter) { w.catalog(c) }) }
+
+// catalog writes c whole: the one description of catalog.bin's order.
+func (w *catWriter) catalog(c *Catalog) {
+	domainIdx := w.head(c)
+	w.uint(len(c.tools))
+	for _, t := range c.tools {
+		w.tool(t, domainIdx[t.Domain])
+	}
+}
+
+// delta writes c as catalog.delta does: its tools in runs, either of
+// consecutive tools of its base (2n, then the first one's index) or of
+// tools written whole (2n+1, then the tools).
+func (w *catWriter) delta(c *Catalog) {
+	domainIdx := w.head(c)
+	w.uint(len(c.tools))
+	for i := 0; i < len(c.tools); {
+		j := i + 1
+		if at := c.base.index(c.tools[i]); at >= 0 {
+			for j < len(c.tools) && c.base.index(c.tools[j]) == at+j-i {
+				j++
+			}
+			w.uint(2 * (j - i))
+			w.uint(at)
+		} else {
+			for j < len(c.tools) && c.base.index(c.tools[j]) < 0 {
+				j++
+			}
+			w.uint(2*(j-i) + 1)
+			for _, t := range c.tools[i:j] {
+				w.tool(t, domainIdx[t.Domain])
+			}
+		}
+		i = j
+	}
+}
+
+// head writes the format version, c's hash and domains, and returns the
+// domains' indexes by name.
+func (w *catWriter) head(c *Catalog) map[string]int {
 	w.uint(CatalogCacheVersion)
 	w.str(c.hash)
 	w.uint(len(c.domains))
@@ -298,34 +443,36 @@ func (w *catWriter) catalog(c *Catalog, forms [][3]string) {
 		w.str(d.Description)
 		w.list(d.Groups)
 	}
-	w.uint(len(c.tools))
-	for i, t := range c.tools {
-		w.uint(domainIdx[t.Domain])
-		for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash, t.src, t.raw} {
-			w.str(s)
-		}
-		w.list(t.Tags)
-		w.raw(t.InputSchema)
-		w.raw(t.OutputSchema)
-		w.raw(t.Annotations)
-		w.list(t.Warnings)
-		if t.params == nil {
-			w.uint(0)
-		} else {
-			w.uint(len(t.params) + 1)
-			for _, p := range t.params {
-				w.str(p.Name)
-				w.str(p.Description)
-				if p.Required {
-					w.uint(1)
-				} else {
-					w.uint(0)
-				}
+	return domainIdx
+}
+
+// tool writes one tool, of the domain at index di.
+func (w *catWriter) tool(t *Tool, di int) {
+	w.uint(di)
+	for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash, t.src, t.raw} {
+		w.str(s)
+	}
+	w.list(t.Tags)
+	w.raw(t.InputSchema)
+	w.raw(t.OutputSchema)
+	w.raw(t.Annotations)
+	w.list(t.Warnings)
+	if t.params == nil {
+		w.uint(0)
+	} else {
+		w.uint(len(t.params) + 1)
+		for _, p := range t.params {
+			w.str(p.Name)
+			w.str(p.Description)
+			if p.Required {
+				w.uint(1)
+			} else {
+				w.uint(0)
 			}
 		}
-		for _, f := range forms[i] {
-			w.str(f)
-		}
+	}
+	for _, f := range nameForms(t) {
+		w.str(f)
 	}
 }
 
@@ -411,13 +558,27 @@ func (r *catReader) raw() []byte {
 // (CatalogCacheVersion): not damage, just not usable.
 var errOtherVersion = errors.New("catalog cache of another version")
 
-func decodeCatalog(data []byte) (*Catalog, error) { return decodeCatalogFor(data, true) }
+// catParts is a decoded cache file: what its catalog is assembled from.
+type catParts struct {
+	hash    string
+	domains []*Domain
+	tools   []*Tool
+	base    *catBase
+}
 
-// decodeCatalogFor is decodeCatalog; without search it fills only the
-// ToolByKey lookup.
-func decodeCatalogFor(data []byte, search bool) (*Catalog, error) {
-	head := len(catCacheMagic) + sha256.Size
-	if len(data) < head+4+24 || string(data[:len(catCacheMagic)]) != catCacheMagic {
+func decodeCatalog(data []byte) (*Catalog, error) {
+	p, err := decodeBase(data)
+	if err != nil {
+		return nil, err
+	}
+	return p.catalog(true), nil
+}
+
+// openRegions checks a cache file's magic, checksum and region lengths,
+// and returns the reader of its regions past the format version. The
+// checksum follows head bytes (the magic included).
+func openRegions(data []byte, magic string, head int) (*catReader, error) {
+	if len(data) < head+4+24 || string(data[:len(magic)]) != magic {
 		return nil, errors.New("not a toolscout catalog cache")
 	}
 	body := data[head+4:]
@@ -438,6 +599,19 @@ func decodeCatalogFor(data []byte, search bool) (*Catalog, error) {
 	if v := r.uint(); v != CatalogCacheVersion {
 		return nil, errOtherVersion
 	}
+	return r, nil
+}
+
+// done is r's error, or an error if data is left after the last tool.
+func (r *catReader) done() error {
+	if r.err == nil && (r.mpos != len(r.meta) || r.spos != len(r.strs) || r.rpos != len(r.raws)) {
+		r.fail("data left over after the last tool")
+	}
+	return r.err
+}
+
+// domains reads the hash and domains that head wrote.
+func (r *catReader) domains() (string, []*Domain) {
 	hash := r.str()
 	var domains []*Domain
 	if nd := r.count(); nd > 0 {
@@ -448,55 +622,126 @@ func decodeCatalogFor(data []byte, search bool) (*Catalog, error) {
 		d.words = SplitIdentifier(d.Name)
 		domains[i] = d
 	}
+	return hash, domains
+}
+
+// tool reads a tool that catWriter.tool wrote into t, and adds it to its
+// domain and to p.
+func (r *catReader) tool(t *Tool, p *catParts) {
+	di := r.uint()
+	if di >= len(p.domains) {
+		r.fail("tool of an unknown domain")
+		return
+	}
+	d := p.domains[di]
+	*t = Tool{Domain: d.Name, Name: r.str(), QualifiedName: r.str(), Title: r.str(), Description: r.str(),
+		Summary: r.str(), Group: r.str(), Hash: r.str(), src: r.str(), raw: r.str()}
+	t.Tags = r.list()
+	t.InputSchema, t.OutputSchema, t.Annotations = r.raw(), r.raw(), r.raw()
+	t.Warnings = r.list()
+	if np := r.count(); np > 0 {
+		t.params = make([]Param, np-1)
+		for j := range t.params {
+			t.params[j] = Param{Name: r.str(), Description: r.str(), Required: r.uint() == 1}
+		}
+	}
+	t.setForms([3]string{r.str(), r.str(), r.str()})
+	if r.err == nil {
+		d.Tools = append(d.Tools, t)
+		p.tools = append(p.tools, t)
+	}
+}
+
+// decodeBase decodes catalog.bin.
+func decodeBase(data []byte) (*catParts, error) {
+	r, err := openRegions(data, catCacheMagic, len(catCacheMagic)+sha256.Size)
+	if err != nil {
+		return nil, err
+	}
+	p := &catParts{base: &catBase{}}
+	copy(p.base.id[:], data[len(catCacheMagic):])
+	p.hash, p.domains = r.domains()
 	n := r.count()
+	p.tools = make([]*Tool, 0, n)
+	p.base.slab = make([]Tool, n) // one allocation for every tool
+	for i := 0; i < n && r.err == nil; i++ {
+		r.tool(&p.base.slab[i], p)
+	}
+	return p, r.done()
+}
+
+// decodeDelta decodes a catalog.delta over b.
+func (b *catBase) decodeDelta(data []byte) (*catParts, error) {
+	head := len(catDeltaMagic) + sha256.Size + len(catBaseID{})
+	if len(data) >= head && !bytes.Equal(data[len(catDeltaMagic)+sha256.Size:head], b.id[:]) {
+		return nil, errors.New("a delta over another catalog.bin")
+	}
+	r, err := openRegions(data, catDeltaMagic, head)
+	if err != nil {
+		return nil, err
+	}
+	p := &catParts{base: b}
+	p.hash, p.domains = r.domains()
+	byName := make(map[string]*Domain, len(p.domains))
+	for _, d := range p.domains {
+		byName[d.Name] = d
+	}
+	// A tool is one of the base's or takes at least a byte of meta.
+	n := r.uint()
+	if n > len(b.slab)+len(r.meta)-r.mpos {
+		r.fail("more tools than the base and the delta hold")
+		n = 0
+	}
+	p.tools = make([]*Tool, 0, n)
+	for len(p.tools) < n && r.err == nil {
+		tag := r.uint()
+		k := tag / 2
+		if k == 0 || k > n-len(p.tools) {
+			r.fail("bad run of tools")
+			break
+		}
+		if tag%2 == 1 {
+			run := make([]Tool, k)
+			for i := 0; i < k && r.err == nil; i++ {
+				r.tool(&run[i], p)
+			}
+			continue
+		}
+		at := r.uint()
+		if at > len(b.slab) || k > len(b.slab)-at {
+			r.fail("run past the base's tools")
+			break
+		}
+		for i := at; i < at+k; i++ {
+			t := &b.slab[i]
+			d := byName[t.Domain]
+			if d == nil {
+				r.fail("a base tool of a domain the delta does not have")
+				break
+			}
+			d.Tools = append(d.Tools, t)
+			p.tools = append(p.tools, t)
+		}
+	}
+	return p, r.done()
+}
+
+// catalog assembles p's catalog; without search it fills only the
+// ToolByKey lookup.
+func (p *catParts) catalog(search bool) *Catalog {
 	var c *Catalog
 	if search {
-		c = newEmptyCatalog(n)
+		c = newEmptyCatalog(len(p.tools))
 	} else {
-		c = &Catalog{byKey: make(map[toolKey]*Tool, n), tools: make([]*Tool, 0, n)}
+		c = &Catalog{byKey: make(map[toolKey]*Tool, len(p.tools))}
 	}
-	c.hash, c.domains = hash, domains
-	slab := make([]Tool, n) // one allocation for every tool
-	forms := make([][3]string, n)
-	for i := 0; i < n && r.err == nil; i++ {
-		di := r.uint()
-		if di >= len(domains) {
-			r.fail("tool of an unknown domain")
-			break
-		}
-		d := domains[di]
-		t := &slab[i]
-		*t = Tool{Domain: d.Name, Name: r.str(), QualifiedName: r.str(), Title: r.str(), Description: r.str(),
-			Summary: r.str(), Group: r.str(), Hash: r.str(), src: r.str(), raw: r.str()}
-		t.Tags = r.list()
-		t.InputSchema, t.OutputSchema, t.Annotations = r.raw(), r.raw(), r.raw()
-		t.Warnings = r.list()
-		if np := r.count(); np > 0 {
-			t.params = make([]Param, np-1)
-			for j := range t.params {
-				t.params[j] = Param{Name: r.str(), Description: r.str(), Required: r.uint() == 1}
-			}
-		}
-		forms[i] = [3]string{r.str(), r.str(), r.str()}
-		t.setForms(forms[i])
-		if r.err != nil {
-			break
-		}
-		d.Tools = append(d.Tools, t)
-		c.tools = append(c.tools, t)
-	}
-	if r.err == nil && search {
-		c.index(forms)
-	} else if r.err == nil {
+	c.hash, c.domains, c.tools, c.base = p.hash, p.domains, p.tools, p.base
+	if search {
+		c.index()
+	} else {
 		for _, t := range c.tools {
 			c.byKey[toolKey{t.Domain, t.Name}] = t
 		}
 	}
-	if r.err == nil && (r.mpos != len(r.meta) || r.spos != len(r.strs) || r.rpos != len(r.raws)) {
-		r.fail("data left over after the last tool")
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return c, nil
+	return c
 }

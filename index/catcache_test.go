@@ -4,10 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"hash/crc32"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,7 +42,7 @@ func TestCatalogCacheRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, cat) {
+			if !reflect.DeepEqual(withoutBase(got), cat) {
 				for i, tl := range cat.Tools() {
 					if i < got.Len() && !reflect.DeepEqual(got.Tools()[i], tl) {
 						t.Fatalf("tool %d differs:\n got %+v\nwant %+v", i, got.Tools()[i], tl)
@@ -136,7 +140,7 @@ func TestCachedCatalog(t *testing.T) {
 	if err := st.SaveCatalog(src.Key(), cat); err != nil {
 		t.Fatal(err)
 	}
-	if got := st.CachedCatalog(src.Key()); !reflect.DeepEqual(got, cat) {
+	if got := st.CachedCatalog(src.Key()); !reflect.DeepEqual(withoutBase(got), cat) {
 		t.Fatal("CachedCatalog does not return the saved catalog")
 	}
 	if st.CachedCatalog(other.Key()) != nil {
@@ -381,5 +385,202 @@ func TestToolByKey(t *testing.T) {
 		if want == "" && got != nil || want != "" && (got == nil || got.Name != want) {
 			t.Errorf("ToolByKey(%q) = %v, want %q", key, got, want)
 		}
+	}
+}
+
+// withoutBase returns c as NewCatalog builds it: without the catalog.bin
+// its tools were read from (nil stays nil).
+func withoutBase(c *Catalog) *Catalog {
+	if c == nil {
+		return nil
+	}
+	cp := *c
+	cp.base = nil
+	return &cp
+}
+
+// deltaDoc is a catalog document to edit in TestCatalogDelta.
+type deltaDoc struct {
+	Domains []deltaDomain `json:"domains"`
+}
+
+type deltaDomain struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Tools       []deltaTool `json:"tools"`
+}
+
+type deltaTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// TestCatalogDelta: a run of random edits, each re-indexed as toolscout
+// index does (the previous build read back, its unchanged tools reused,
+// the result saved) and read back under its key, gives each time what a
+// build from scratch gives, whether it was saved whole or as a delta.
+func TestCatalogDelta(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	var doc deltaDoc
+	next := 0
+	newTool := func() deltaTool {
+		next++
+		return deltaTool{Name: fmt.Sprintf("tool%d", next), Description: fmt.Sprintf("Does thing %d.", next),
+			InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, next))}
+	}
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		d := deltaDomain{Name: name, Description: "The " + name + " domain."}
+		for k := 0; k < 15; k++ {
+			d.Tools = append(d.Tools, newTool())
+		}
+		doc.Domains = append(doc.Domains, d)
+	}
+	s := &Store{dir: t.TempDir()}
+	deltas, wholes := 0, 0
+	for round := 0; round < 150; round++ {
+		if round > 0 {
+			d := &doc.Domains[r.Intn(len(doc.Domains))]
+			i := r.Intn(len(d.Tools))
+			switch r.Intn(6) {
+			case 0:
+				d.Tools[i].Description += " Edited."
+			case 1:
+				if len(d.Tools) > 1 {
+					d.Tools = slices.Delete(d.Tools, i, i+1)
+				}
+			case 2:
+				d.Tools = slices.Insert(d.Tools, i, newTool())
+			case 3:
+				j := r.Intn(len(d.Tools))
+				d.Tools[i], d.Tools[j] = d.Tools[j], d.Tools[i]
+			case 4:
+				d.Tools[i].Name += "x"
+			case 5:
+				d.Description += " More." // every tool of the domain changes
+			}
+		}
+		data, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := &CatalogSource{names: []string{"test"}, data: [][]byte{data}}
+		last := s.LastCatalog()
+		if round > 0 && last == nil {
+			t.Fatalf("round %d: no previous build", round)
+		}
+		specs, err := src.SpecsFrom(last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		built, err := NewCatalogFrom(specs, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveCatalog(src.Key(), built); err != nil {
+			t.Fatal(err)
+		}
+		if head, err := readHead(filepath.Join(s.dir, catDeltaFile), catDeltaHead); err == nil && hex.EncodeToString(head[len(catDeltaMagic):][:32]) == src.Key() {
+			deltas++
+		} else {
+			wholes++
+		}
+		got := s.CachedCatalog(src.Key())
+		want, werr := buildWhole(string(data))
+		if got == nil || !sameBuild(got, nil, want, werr) {
+			t.Fatalf("round %d: the saved catalog read back differs from a build from scratch (%d deltas, %d whole so far)", round, deltas, wholes)
+		}
+		if len(s.healed) > 0 {
+			t.Fatalf("round %d: healed %q", round, s.healed)
+		}
+	}
+	if deltas < 50 || wholes < 5 {
+		t.Fatalf("%d saves as deltas, %d whole: the test does not exercise both", deltas, wholes)
+	}
+}
+
+// TestCatalogDeltaDamage: a damaged delta is removed and said, the
+// catalog.bin under it still serves its own key, and a delta over a
+// catalog.bin since replaced is never applied.
+func TestCatalogDeltaDamage(t *testing.T) {
+	s := &Store{dir: t.TempDir()}
+	doc := richCatalog
+	for k := 0; k < 20; k++ { // enough tools for one edit to be a delta
+		doc = strings.Replace(doc, `{"name":"alpha","description":"","tools":[`,
+			fmt.Sprintf(`{"name":"alpha","description":"","tools":[{"name":"pad%d","description":"Pad.","inputSchema":{"type":"object"}},`, k), 1)
+	}
+	save := func(doc string) string {
+		src := &CatalogSource{names: []string{"test"}, data: [][]byte{[]byte(doc)}}
+		last := s.LastCatalog()
+		specs, err := src.SpecsFrom(last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewCatalogFrom(specs, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveCatalog(src.Key(), c); err != nil {
+			t.Fatal(err)
+		}
+		return src.Key()
+	}
+	baseKey := save(doc)
+	edited := strings.Replace(doc, "List drafts.", "List the drafts.", 1)
+	deltaKey := save(edited)
+	deltaPath := filepath.Join(s.dir, catDeltaFile)
+	data, err := os.ReadFile(deltaPath)
+	if err != nil {
+		t.Fatalf("an edit of one tool in %d was not saved as a delta: %v", strings.Count(doc, `"name"`), err)
+	}
+	for _, at := range []int{len(catDeltaMagic) + 40, catDeltaHead + 2, len(data) - 3} {
+		bad := append([]byte(nil), data...)
+		bad[at] ^= 0x10
+		if err := os.WriteFile(deltaPath, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.healed = nil
+		if at < catDeltaHead {
+			// The header names another base or key: not this key's cache.
+			if s.CachedCatalog(deltaKey) != nil {
+				t.Errorf("byte %d: a delta with a damaged header was applied", at)
+			}
+			continue
+		}
+		if s.CachedCatalog(deltaKey) != nil {
+			t.Errorf("byte %d: a damaged delta was applied", at)
+		}
+		if _, err := os.Stat(deltaPath); !os.IsNotExist(err) || len(s.healed) != 1 || !strings.Contains(s.healed[0], catDeltaFile) {
+			t.Errorf("byte %d: the damaged delta is not removed and said: healed %q", at, s.healed)
+		}
+		if last := s.LastCatalog(); last == nil || last.ToolByKey("zeta/list-drafts").Description != "List drafts." {
+			t.Errorf("byte %d: LastCatalog is not catalog.bin's after the delta was found damaged", at)
+		}
+	}
+	if got := s.CachedCatalog(baseKey); got == nil || got.Len() != strings.Count(doc, `"inputSchema"`) {
+		t.Fatal("catalog.bin no longer serves its own key")
+	}
+	// A delta over a catalog.bin that was replaced since is not applied.
+	if err := os.WriteFile(deltaPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s.CachedCatalog(deltaKey) == nil {
+		t.Fatal("the delta, restored, is not applied")
+	}
+	other := mustCatalog(t, richCatalog)
+	if err := s.SaveCatalog(strings.Repeat("cd", 32), other); err != nil { // not from the base: saved whole
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(deltaPath); !os.IsNotExist(err) {
+		t.Error("a whole save left the delta over the old catalog.bin")
+	}
+	if err := os.WriteFile(deltaPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s.CachedCatalog(deltaKey) != nil {
+		t.Error("a delta over another catalog.bin was applied")
+	}
+	if last := s.LastCatalog(); last == nil || last.Len() != other.Len() {
+		t.Error("LastCatalog applied a delta over another catalog.bin")
 	}
 }
