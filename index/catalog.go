@@ -72,7 +72,10 @@ type Catalog struct {
 	tools   []*Tool
 	byQName map[string]*Tool
 	byName  map[string][]*Tool
-	byKey   map[toolKey]*Tool
+	// renamed holds the tools whose qualified name is not
+	// QualifiedName(domain, name) (renamed after a clash): with byQName,
+	// all ToolByKey needs.
+	renamed map[toolKey]*Tool
 	byWords map[string][]*Tool
 	hash    string
 	// base is the catalog.bin the catalog's tools were read from, or
@@ -253,7 +256,7 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 				}
 				return nil, err
 			}
-			if c.byKey[toolKey{ds.Name, ts.Name}] != nil {
+			if c.toolIn(ds.Name, ts.Name) != nil {
 				k := slices.IndexFunc(ds.Tools, func(o ToolSpec) bool { return o.Name == ts.Name })
 				return nil, &CatalogError{File: ds.Source, Path: tpath() + ".name",
 					Reason: fmt.Sprintf("duplicate tool %q in domain %q (first at tools[%d])", ts.Name, ds.Name, k)}
@@ -265,6 +268,7 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 				}
 				t.QualifiedName = QualifiedName(ds.Name, ts.Name+"#"+fmt.Sprint(j))
 				t.Hash = ""
+				c.setRenamed(t)
 			}
 			if t.Hash == "" { // kept when reused under the same name
 				t.Hash = t.computeHash(d.Description)
@@ -300,7 +304,6 @@ func newEmptyCatalog(n int) *Catalog {
 	return &Catalog{
 		byQName: make(map[string]*Tool, n),
 		byName:  make(map[string][]*Tool, n),
-		byKey:   make(map[toolKey]*Tool, n),
 		byWords: make(map[string][]*Tool, 2*n),
 		tools:   make([]*Tool, 0, n),
 	}
@@ -327,7 +330,6 @@ func (c *Catalog) add(t *Tool, forms [3]string) {
 	c.tools = append(c.tools, t)
 	c.byQName[t.QualifiedName] = t
 	c.byName[t.Name] = append(c.byName[t.Name], t)
-	c.byKey[toolKey{t.Domain, t.Name}] = t
 	c.addWords(t, &forms)
 }
 
@@ -350,10 +352,7 @@ func (c *Catalog) index() {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for _, t := range c.tools {
-			c.byQName[t.QualifiedName] = t
-			c.byKey[toolKey{t.Domain, t.Name}] = t
-		}
+		c.indexNames()
 	}()
 	for _, t := range c.tools {
 		c.byName[t.Name] = append(c.byName[t.Name], t)
@@ -398,7 +397,7 @@ func buildTools(specs []DomainSpec, prev *Catalog) [][]builtTool {
 			src := ""
 			old := ts.from
 			if old == nil && prev != nil {
-				old = prev.byKey[toolKey{ds.Name, ts.Name}]
+				old = prev.toolIn(ds.Name, ts.Name)
 			}
 			if old != nil && old.Domain == ds.Name && old.Name == ts.Name {
 				// Read from the same bytes, or else built from the
@@ -692,13 +691,63 @@ func (c *Catalog) ToolByKey(key string) *Tool {
 	if !ok {
 		return nil
 	}
-	return c.byKey[toolKey{d, name}]
+	return c.toolIn(d, name)
 }
 
-// toolKey is a tool's domain and name: the key of ToolByKey, kept as the
-// tool's own two strings (a "domain/tool" string would be one more
-// allocation per tool, 100k of them on every build).
+// toolIn returns the tool named name in domain, or nil. It asks byQName
+// for the qualified name the tool has unless renamed (built on the stack
+// when plain: no allocation), then the few renamed tools.
+func (c *Catalog) toolIn(domain, name string) *Tool {
+	if t := c.renamed[toolKey{domain, name}]; t != nil {
+		return t
+	}
+	var t *Tool
+	if len(domain)+2+len(name) <= maxQualifiedName && plainName(name) {
+		var buf [maxQualifiedName]byte
+		t = c.byQName[string(append(append(append(buf[:0], domain...), "__"...), name...))]
+	} else {
+		t = c.byQName[QualifiedName(domain, name)]
+	}
+	if t != nil && t.Domain == domain && t.Name == name {
+		return t
+	}
+	return nil
+}
+
+// plainName reports whether QualifiedName keeps every byte of name.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch b := name[i]; {
+		case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// toolKey is a tool's domain and name.
 type toolKey struct{ domain, name string }
+
+// setRenamed records t, whose qualified name is not QualifiedName(its
+// domain, its name), for toolIn.
+func (c *Catalog) setRenamed(t *Tool) {
+	if c.renamed == nil {
+		c.renamed = make(map[toolKey]*Tool)
+	}
+	c.renamed[toolKey{t.Domain, t.Name}] = t
+}
+
+// indexNames fills byQName and renamed from c.tools (read back from a
+// cache, where who was renamed is not written down).
+func (c *Catalog) indexNames() {
+	for _, t := range c.tools {
+		c.byQName[t.QualifiedName] = t
+		if !isPlainQName(t.QualifiedName, t.Domain, t.Name) && t.QualifiedName != QualifiedName(t.Domain, t.Name) {
+			c.setRenamed(t)
+		}
+	}
+}
 
 // ToolsNamed returns the tools that q names exactly: their name, "domain
 // name" or qualified name, compared word by word so that "list issues",

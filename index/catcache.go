@@ -211,7 +211,7 @@ func readHead(path string, n int) ([]byte, error) {
 // LastCatalog returns the catalog cached in the data dir whatever files
 // it was built from (nil when there is none, or it cannot be read): the
 // previous build, for SpecsFrom and NewCatalogFrom to reuse its unchanged
-// tools. Of its lookups only ToolByKey is filled: that is all they use,
+// tools. Of its lookups only Tool and ToolByKey are filled: that is all they use,
 // and the others cost 0.1 s at 100k tools.
 func (s *Store) LastCatalog() *Catalog {
 	if s.dir == "" {
@@ -727,21 +727,19 @@ func (b *catBase) decodeDelta(data []byte) (*catParts, error) {
 }
 
 // catalog assembles p's catalog; without search it fills only the
-// ToolByKey lookup.
+// lookups of Tool and ToolByKey.
 func (p *catParts) catalog(search bool) *Catalog {
 	var c *Catalog
 	if search {
 		c = newEmptyCatalog(len(p.tools))
 	} else {
-		c = &Catalog{byKey: make(map[toolKey]*Tool, len(p.tools))}
+		c = &Catalog{byQName: make(map[string]*Tool, len(p.tools))}
 	}
 	c.hash, c.domains, c.tools, c.base = p.hash, p.domains, p.tools, p.base
 	if search {
 		c.index()
 	} else {
-		for _, t := range c.tools {
-			c.byKey[toolKey{t.Domain, t.Name}] = t
-		}
+		c.indexNames()
 	}
 	return c
 }

@@ -376,11 +376,47 @@ func TestNewCatalogFromSharesTools(t *testing.T) {
 	}
 }
 
+// TestToolByKeyFindsEveryTool: every tool is found by its domain and
+// name, the sanitised, too long and clash-renamed ones included, in a
+// built catalog, one read back from the cache and the previous build as
+// a re-index reads it.
+func TestToolByKeyFindsEveryTool(t *testing.T) {
+	clashing := strings.TrimPrefix(QualifiedName("zeta", "send.mail"), "zeta__")
+	doc := strings.Replace(richCatalog, `{"name":"list-drafts"`, `{"name":"`+clashing+`","description":"Clashes.","inputSchema":{"type":"object"}},{"name":"list-drafts"`, 1)
+	// A domain named like another's prefix: a__b/c takes a/b__c's name.
+	doc = strings.Replace(doc, `{"domains":[`, `{"domains":[{"name":"a__b","tools":[{"name":"c","inputSchema":{"type":"object"}}]},
+	 {"name":"a","tools":[{"name":"b__c","inputSchema":{"type":"object"}}]},`, 1)
+	built := mustCatalog(t, doc)
+	if len(built.renamed) != 2 {
+		t.Fatalf("test catalog: %d tools renamed, want 2", len(built.renamed))
+	}
+	s := &Store{dir: t.TempDir()}
+	key := strings.Repeat("ef", 32)
+	if err := s.SaveCatalog(key, built); err != nil {
+		t.Fatal(err)
+	}
+	for name, cat := range map[string]*Catalog{"built": built, "cached": s.CachedCatalog(key), "last": s.LastCatalog()} {
+		if cat == nil || cat.Len() != built.Len() {
+			t.Fatalf("%s: %v", name, cat)
+		}
+		for _, tl := range cat.Tools() {
+			if got := cat.ToolByKey(tl.Domain + "/" + tl.Name); got != tl {
+				t.Errorf("%s: ToolByKey(%s/%s) = %v, want the tool named %s", name, tl.Domain, tl.Name, got, tl.QualifiedName)
+			}
+		}
+		if cat.ToolByKey("a/c") != nil || cat.ToolByKey("a__b/b__c") != nil {
+			t.Errorf("%s: a tool found under another domain's name", name)
+		}
+	}
+}
+
 func TestToolByKey(t *testing.T) {
 	cat := mustCatalog(t, `{"domains":[{"name":"d","tools":[
 	 {"name":"a/b","description":"A slash in the name.","inputSchema":{"type":"object"}},
-	 {"name":"a","description":"Plain.","inputSchema":{"type":"object"}}]}]}`)
-	for key, want := range map[string]string{"d/a/b": "a/b", "d/a": "a", "d": "", "a/b": "", "d/": "", "": ""} {
+	 {"name":"a","description":"Plain.","inputSchema":{"type":"object"}}]},
+	 {"name":"d__a","tools":[{"name":"b","description":"Qualified as d__a__b.","inputSchema":{"type":"object"}}]}]}`)
+	// d/a__b would be qualified as d__a__b too, but there is no such tool.
+	for key, want := range map[string]string{"d/a/b": "a/b", "d/a": "a", "d__a/b": "b", "d/a__b": "", "d": "", "a/b": "", "d/": "", "": ""} {
 		got := cat.ToolByKey(key)
 		if want == "" && got != nil || want != "" && (got == nil || got.Name != want) {
 			t.Errorf("ToolByKey(%q) = %v, want %q", key, got, want)
