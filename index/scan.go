@@ -274,45 +274,80 @@ func rawDigest(name, desc, tool []byte) string {
 // build. A document scanCatalog does not read, or one with an error,
 // goes to ParseCatalog, which reports the error where it is.
 func parseCatalogFrom(file string, data []byte, byRaw map[string]*Tool) ([]DomainSpec, error) {
+	return scanFile(file, data).specs(byRaw)
+}
+
+// scannedFile is a catalog file scanned for its tools' bytes and
+// digested, before its tools are matched with the previous build's.
+type scannedFile struct {
+	file  string
+	data  []byte
+	spans []domainSpans // nil: not scanned, read by ParseCatalog
+	doms  []DomainSpec  // the domains, their tools still to fill
+	jobs  []scanJob
+}
+
+// scanJob is the j-th tool of the i-th domain and the digest of its bytes.
+type scanJob struct {
+	i, j int
+	raw  string
+}
+
+// scanFile scans data and digests its tools' bytes, on all cores.
+func scanFile(file string, data []byte) *scannedFile {
+	f := &scannedFile{file: file, data: data}
 	spans, ok := scanCatalog(data)
 	if !ok {
-		return ParseCatalog(file, data)
+		return f
 	}
 	specs := make([]DomainSpec, len(spans))
-	type job struct{ i, j int }
-	var jobs []job
+	var jobs []scanJob
 	for i, d := range spans {
 		ds := DomainSpec{Source: file}
 		if d.name != nil && json.Unmarshal(d.name, &ds.Name) != nil ||
 			d.desc != nil && json.Unmarshal(d.desc, &ds.Description) != nil {
-			return ParseCatalog(file, data)
+			return f
 		}
 		if d.tools != nil {
 			ds.Tools = make([]ToolSpec, len(d.tools))
 		}
 		for j := range d.tools {
-			jobs = append(jobs, job{i, j})
+			jobs = append(jobs, scanJob{i: i, j: j})
 		}
 		specs[i] = ds
 	}
-	var failed atomic.Bool
 	inParallel(len(jobs), func(lo, hi int) {
-		for _, jb := range jobs[lo:hi] {
-			d := spans[jb.i]
-			raw := rawDigest(d.name, d.desc, d.tools[jb.j])
-			ts := &specs[jb.i].Tools[jb.j]
-			if old := byRaw[raw]; old != nil {
+		for k := lo; k < hi; k++ {
+			d := spans[jobs[k].i]
+			jobs[k].raw = rawDigest(d.name, d.desc, d.tools[jobs[k].j])
+		}
+	})
+	f.spans, f.doms, f.jobs = spans, specs, jobs
+	return f
+}
+
+// specs returns the file's domains, its tools taken from byRaw where
+// their digests are there, decoded otherwise.
+func (f *scannedFile) specs(byRaw map[string]*Tool) ([]DomainSpec, error) {
+	if f.spans == nil {
+		return ParseCatalog(f.file, f.data)
+	}
+	var failed atomic.Bool
+	inParallel(len(f.jobs), func(lo, hi int) {
+		for _, jb := range f.jobs[lo:hi] {
+			ts := &f.doms[jb.i].Tools[jb.j]
+			if old := byRaw[jb.raw]; old != nil {
 				*ts = old.spec()
 				ts.from = old
-			} else if json.Unmarshal(d.tools[jb.j], ts) != nil {
+			} else if json.Unmarshal(f.spans[jb.i].tools[jb.j], ts) != nil {
 				failed.Store(true)
 				return
 			}
-			ts.raw = raw
+			ts.raw = jb.raw
 		}
 	})
 	if failed.Load() {
-		return ParseCatalog(file, data)
+		return ParseCatalog(f.file, f.data)
 	}
-	return specs, nil
+	return f.doms, nil
 }

@@ -271,3 +271,41 @@ func TestLastCatalogFeedsAReindex(t *testing.T) {
 		t.Errorf("%d of %d tools reused from the saved build, want all but the edited one", reused, first.Len())
 	}
 }
+
+// TestSpecsFromLast: reading the previous build beside the scan gives
+// what reading it first does, and hands that build back.
+func TestSpecsFromLast(t *testing.T) {
+	first, err := buildFrom(richCatalog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &CatalogSource{names: []string{"test"}, data: [][]byte{[]byte(strings.Replace(richCatalog, "List drafts.", "List the drafts.", 1))}}
+	for name, prev := range map[string]*Catalog{"no previous build": nil, "a previous build": first} {
+		got, last, err := src.SpecsFromLast(func() *Catalog { return prev })
+		if err != nil || last != prev {
+			t.Fatalf("%s: SpecsFromLast = %v, %p; want the build %p", name, err, last, prev)
+		}
+		want, err := src.SpecsFrom(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: SpecsFromLast differs from SpecsFrom", name)
+		}
+		reused := 0
+		for _, d := range got {
+			for _, ts := range d.Tools {
+				if ts.from != nil {
+					reused++
+				}
+			}
+		}
+		if wantReused := map[string]int{"no previous build": 0, "a previous build": first.Len() - 1}[name]; reused != wantReused {
+			t.Errorf("%s: %d tools taken from the previous build, want %d", name, reused, wantReused)
+		}
+	}
+	bad := &CatalogSource{names: []string{"bad"}, data: [][]byte{[]byte(`{"domains":[`)}}
+	if _, last, err := bad.SpecsFromLast(func() *Catalog { return first }); err == nil || last != first {
+		t.Errorf("a damaged file: SpecsFromLast = %v, %p; want its error and the previous build", err, last)
+	}
+}

@@ -158,8 +158,8 @@ func (a *app) catalogFrom(store *index.Store) ([]index.DomainSpec, error) {
 		}
 		return nil, nil
 	}
-	a.last = store.LastCatalog()
-	base, err := a.src.SpecsFrom(a.last)
+	base, last, err := a.src.SpecsFromLast(store.LastCatalog)
+	a.last = last
 	for _, d := range base {
 		a.domain = append(a.domain, d.Name)
 	}
