@@ -431,3 +431,46 @@ func TestManifestWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncBatches: documents go in batches of at most batchSize, and a
+// change of up to one batch is written once, with the manifest.
+func TestSyncBatches(t *testing.T) {
+	kw, err := OpenKeyword(filepath.Join(t.TempDir(), "kw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	kw.batchDocs = 10
+	batches := func() uint64 {
+		st, _ := kw.idx.StatsMap()["index"].(map[string]interface{})
+		n, ok := st["TotBatches"].(uint64)
+		if !ok {
+			t.Fatalf("no batch count in %v", st)
+		}
+		return n
+	}
+	catalog := func(changed int) *Catalog {
+		var tools []string
+		for i := 0; i < 25; i++ {
+			desc := fmt.Sprintf("Tool number %d.", i)
+			if i < changed {
+				desc += " Changed."
+			}
+			tools = append(tools, fmt.Sprintf(`{"name":"t%d","description":%q,"inputSchema":{"type":"object"}}`, i, desc))
+		}
+		return mustCatalog(t, `{"domains":[{"name":"d","tools":[`+strings.Join(tools, ",")+`]}]}`)
+	}
+	for _, step := range []struct {
+		changed     int
+		wantBatches uint64
+	}{{0, 3}, {10, 1}, {0, 1}, {11, 2}, {0, 2}} {
+		before := batches()
+		st, err := kw.Sync(context.Background(), catalog(step.changed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := batches() - before; got != step.wantBatches {
+			t.Errorf("%d changed (%v): %d batches, want %d", step.changed, st, got, step.wantBatches)
+		}
+	}
+}
