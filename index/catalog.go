@@ -71,13 +71,14 @@ type Catalog struct {
 	domains []*Domain
 	tools   []*Tool
 	byQName map[string]*Tool
-	byName  map[string][]*Tool
 	// renamed holds the tools whose qualified name is not
 	// QualifiedName(domain, name) (renamed after a clash): with byQName,
 	// all ToolByKey needs.
 	renamed map[toolKey]*Tool
-	byWords map[string][]*Tool
-	hash    string
+	// names are the lookups by bare name and by name words, built on
+	// first use: a re-index never asks them.
+	names *nameLookups
+	hash  string
 	// base is the catalog.bin the catalog's tools were read from, or
 	// that of the catalog they were reused from (nil: none).
 	base *catBase
@@ -277,7 +278,7 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 			if t.formsOf != t.QualifiedName {
 				t.setForms(nameForms(t)) // a shared tool has them already
 			}
-			c.add(t, t.forms)
+			c.add(t)
 			if t.Group != "" {
 				groups[t.Group] = true
 			}
@@ -303,11 +304,48 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 func newEmptyCatalog(n int) *Catalog {
 	return &Catalog{
 		byQName: make(map[string]*Tool, n),
-		byName:  make(map[string][]*Tool, n),
-		byWords: make(map[string][]*Tool, 2*n),
+		names:   &nameLookups{},
 		tools:   make([]*Tool, 0, n),
 	}
 }
+
+// nameLookups are a catalog's tools by bare name (Resolve) and by the
+// words of their names (ToolsNamed). At 100k tools they take 0.1 s and
+// about 20 MB to build, which a re-index, the only work of the index
+// command, never needs; a server builds them once loaded
+// (PrepareLookups), a one-shot search on its first query.
+type nameLookups struct {
+	once    sync.Once
+	byName  map[string][]*Tool
+	byWords map[string][]*Tool
+}
+
+// lookups returns c's name lookups, building them on first use (safe
+// for concurrent use).
+func (c *Catalog) lookups() *nameLookups {
+	l := c.names
+	l.once.Do(func() {
+		l.byName = make(map[string][]*Tool, len(c.tools))
+		l.byWords = make(map[string][]*Tool, 2*len(c.tools))
+		for _, t := range c.tools {
+			l.byName[t.Name] = append(l.byName[t.Name], t)
+			forms := nameForms(t)
+			for k, form := range forms {
+				// A plain qualified name splits into the same words as
+				// "domain name": each list has a tool once.
+				if k > 0 && form == forms[0] || k == 2 && form == forms[1] {
+					continue
+				}
+				l.byWords[form] = append(l.byWords[form], t)
+			}
+		}
+	})
+	return l
+}
+
+// PrepareLookups builds the lookups by name that Resolve and ToolsNamed
+// build on first use, so that no query waits for them.
+func (c *Catalog) PrepareLookups() { c.lookups() }
 
 // nameForms returns the spellings ToolsNamed finds t by: its name, its
 // domain and name, and its qualified name, each split into words; those
@@ -324,41 +362,10 @@ func (t *Tool) setForms(forms [3]string) {
 	t.forms, t.formsOf = forms, t.QualifiedName
 }
 
-// add appends t to the catalog's tools and lookups; forms are its
-// nameForms.
-func (c *Catalog) add(t *Tool, forms [3]string) {
+// add appends t to the catalog's tools and byQName.
+func (c *Catalog) add(t *Tool) {
 	c.tools = append(c.tools, t)
 	c.byQName[t.QualifiedName] = t
-	c.byName[t.Name] = append(c.byName[t.Name], t)
-	c.addWords(t, &forms)
-}
-
-// addWords adds t to byWords under each of its distinct name forms (a
-// plain qualified name splits into the same words as "domain name").
-func (c *Catalog) addWords(t *Tool, forms *[3]string) {
-	for k, form := range forms {
-		if k > 0 && form == forms[0] || k == 2 && form == forms[1] {
-			continue
-		}
-		c.byWords[form] = append(c.byWords[form], t)
-	}
-}
-
-// index fills the lookups of c.tools, whose nameForms are set on them,
-// two maps on each of two cores (the same maps add builds one tool at a
-// time).
-func (c *Catalog) index() {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.indexNames()
-	}()
-	for _, t := range c.tools {
-		c.byName[t.Name] = append(c.byName[t.Name], t)
-		c.addWords(t, &t.forms)
-	}
-	wg.Wait()
 }
 
 type builtTool struct {
@@ -753,7 +760,7 @@ func (c *Catalog) indexNames() {
 // name" or qualified name, compared word by word so that "list issues",
 // "listIssues" and "github__list_issues" all match.
 func (c *Catalog) ToolsNamed(q string) []*Tool {
-	return c.byWords[NameWords(q)]
+	return c.lookups().byWords[NameWords(q)]
 }
 
 // Resolve finds a tool by qualified name, by "domain/tool", or by bare tool
@@ -767,7 +774,7 @@ func (c *Catalog) Resolve(name string) (*Tool, error) {
 	if t := c.ToolByKey(name); t != nil {
 		return t, nil
 	}
-	switch ts := c.byName[name]; len(ts) {
+	switch ts := c.lookups().byName[name]; len(ts) {
 	case 0:
 		return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
 	case 1:

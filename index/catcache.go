@@ -199,7 +199,7 @@ func (s *Store) CachedCatalog(key string) *Catalog {
 			return nil
 		}
 	}
-	return p.catalog(true)
+	return p.catalog()
 }
 
 // readCacheFile maps the file at path and decodes it with decode.
@@ -231,8 +231,7 @@ func readHead(path string, n int) ([]byte, error) {
 // LastCatalog returns the catalog cached in the data dir whatever files
 // it was built from (nil when there is none, or it cannot be read): the
 // previous build, for SpecsFrom and NewCatalogFrom to reuse its unchanged
-// tools. Of its lookups only Tool and ToolByKey are filled: that is all they use,
-// and the others cost 0.1 s at 100k tools.
+// tools.
 func (s *Store) LastCatalog() *Catalog {
 	if s.dir == "" {
 		return nil
@@ -244,7 +243,7 @@ func (s *Store) LastCatalog() *Catalog {
 	if d, err := readCacheFile(filepath.Join(s.dir, catDeltaFile), p.base.decodeDelta); err == nil {
 		p = d // the last save was a delta over this base
 	}
-	return p.catalog(false)
+	return p.catalog()
 }
 
 // SaveCatalog caches c in the store's data dir under key, replacing the
@@ -591,7 +590,7 @@ func decodeCatalog(data []byte) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.catalog(true), nil
+	return p.catalog(), nil
 }
 
 // openRegions checks a cache file's magic, checksum and region lengths,
@@ -746,20 +745,10 @@ func (b *catBase) decodeDelta(data []byte) (*catParts, error) {
 	return p, r.done()
 }
 
-// catalog assembles p's catalog; without search it fills only the
-// lookups of Tool and ToolByKey.
-func (p *catParts) catalog(search bool) *Catalog {
-	var c *Catalog
-	if search {
-		c = newEmptyCatalog(len(p.tools))
-	} else {
-		c = &Catalog{byQName: make(map[string]*Tool, len(p.tools))}
-	}
+// catalog assembles p's catalog.
+func (p *catParts) catalog() *Catalog {
+	c := newEmptyCatalog(len(p.tools))
 	c.hash, c.domains, c.tools, c.base = p.hash, p.domains, p.tools, p.base
-	if search {
-		c.index()
-	} else {
-		c.indexNames()
-	}
+	c.indexNames()
 	return c
 }

@@ -232,6 +232,7 @@ func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.Stor
 			return index.StoreStats{}, err
 		}
 	}
+	cat.PrepareLookups() // here, not in the first query after the swap
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var st index.StoreStats

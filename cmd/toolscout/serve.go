@@ -102,6 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err == nil {
 			cat := a.eng.Catalog()
 			log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
+			cat.PrepareLookups() // built on first use otherwise: not in a query
 			// Loading parsed the whole catalog file and synced both
 			// indexes: give that transient memory back to the system
 			// instead of holding it for the server's lifetime.
