@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"unsafe"
 )
 
@@ -136,24 +137,57 @@ func (s *CatalogSource) SpecsFromLast(last func() *Catalog) ([]DomainSpec, *Cata
 		scanned[i] = scanFile(name, s.data[i])
 	}
 	<-read
-	var byRaw map[string]*Tool
+	var m *rawMatcher
 	if prev != nil {
-		byRaw = make(map[string]*Tool, len(prev.tools))
-		for _, t := range prev.tools {
-			if t.raw != "" {
-				byRaw[t.raw] = t
-			}
-		}
+		m = &rawMatcher{prev: prev.tools}
 	}
 	var all []DomainSpec
 	for _, f := range scanned {
-		specs, err := f.specs(byRaw)
+		specs, err := f.specs(m)
 		if err != nil {
 			return nil, prev, err
 		}
 		all = append(all, specs...)
+		if m != nil {
+			for _, ds := range specs {
+				m.offset += len(ds.Tools)
+			}
+		}
 	}
 	return all, prev, nil
+}
+
+// rawMatcher finds the previous build's tool read from the same bytes
+// as a tool of the files: first at the same position (a file edited in
+// place keeps the order of its tools), then in a map of every previous
+// tool by digest, built on the first tool that moved.
+type rawMatcher struct {
+	prev   []*Tool
+	offset int // the position of the current file's first tool
+	once   sync.Once
+	byRaw  map[string]*Tool
+}
+
+// at returns the previous tool at the position of the k-th tool of the
+// current file, or nil.
+func (m *rawMatcher) at(k int) *Tool {
+	if k += m.offset; k < len(m.prev) {
+		return m.prev[k]
+	}
+	return nil
+}
+
+// find returns the previous tool read from the bytes with digest raw.
+func (m *rawMatcher) find(raw string) *Tool {
+	m.once.Do(func() {
+		m.byRaw = make(map[string]*Tool, len(m.prev))
+		for _, t := range m.prev {
+			if t.raw != "" {
+				m.byRaw[t.raw] = t
+			}
+		}
+	})
+	return m.byRaw[raw]
 }
 
 // CachedCatalog returns the catalog cached in the store's data dir under

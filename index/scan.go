@@ -269,12 +269,16 @@ func rawDigest(name, desc, tool []byte) string {
 }
 
 // parseCatalogFrom is ParseCatalog, taking the tools whose bytes the
-// previous build (byRaw, by rawDigest) already read from it instead of
+// previous build (prev, nil for none) already read from it instead of
 // decoding them again. Every tool gets its raw digest, for the next
 // build. A document scanCatalog does not read, or one with an error,
 // goes to ParseCatalog, which reports the error where it is.
-func parseCatalogFrom(file string, data []byte, byRaw map[string]*Tool) ([]DomainSpec, error) {
-	return scanFile(file, data).specs(byRaw)
+func parseCatalogFrom(file string, data []byte, prev *Catalog) ([]DomainSpec, error) {
+	var m *rawMatcher
+	if prev != nil {
+		m = &rawMatcher{prev: prev.tools}
+	}
+	return scanFile(file, data).specs(m)
 }
 
 // scannedFile is a catalog file scanned for its tools' bytes and
@@ -287,10 +291,11 @@ type scannedFile struct {
 	jobs  []scanJob
 }
 
-// scanJob is the j-th tool of the i-th domain and the digest of its bytes.
+// scanJob is the j-th tool of the i-th domain, the k-th of the file, and
+// the digest of its bytes.
 type scanJob struct {
-	i, j int
-	raw  string
+	i, j, k int
+	raw     string
 }
 
 // scanFile scans data and digests its tools' bytes, on all cores.
@@ -312,7 +317,7 @@ func scanFile(file string, data []byte) *scannedFile {
 			ds.Tools = make([]ToolSpec, len(d.tools))
 		}
 		for j := range d.tools {
-			jobs = append(jobs, scanJob{i: i, j: j})
+			jobs = append(jobs, scanJob{i: i, j: j, k: len(jobs)})
 		}
 		specs[i] = ds
 	}
@@ -326,9 +331,10 @@ func scanFile(file string, data []byte) *scannedFile {
 	return f
 }
 
-// specs returns the file's domains, its tools taken from byRaw where
-// their digests are there, decoded otherwise.
-func (f *scannedFile) specs(byRaw map[string]*Tool) ([]DomainSpec, error) {
+// specs returns the file's domains, its tools taken from the previous
+// build (m, nil for none) where it read the same bytes, decoded
+// otherwise.
+func (f *scannedFile) specs(m *rawMatcher) ([]DomainSpec, error) {
 	if f.spans == nil {
 		return ParseCatalog(f.file, f.data)
 	}
@@ -336,12 +342,26 @@ func (f *scannedFile) specs(byRaw map[string]*Tool) ([]DomainSpec, error) {
 	inParallel(len(f.jobs), func(lo, hi int) {
 		for _, jb := range f.jobs[lo:hi] {
 			ts := &f.doms[jb.i].Tools[jb.j]
-			if old := byRaw[jb.raw]; old != nil {
+			var old *Tool
+			if m != nil {
+				old = m.at(jb.k)
+			}
+			if old == nil || old.raw != jb.raw {
+				if json.Unmarshal(f.spans[jb.i].tools[jb.j], ts) != nil {
+					failed.Store(true)
+					return
+				}
+				// Edited in place (the same tool where it was) or
+				// new: decoded. Moved: maybe read before.
+				if old = nil; m != nil {
+					if at := m.at(jb.k); at == nil || at.Domain != f.doms[jb.i].Name || at.Name != ts.Name {
+						old = m.find(jb.raw)
+					}
+				}
+			}
+			if old != nil {
 				*ts = old.spec()
 				ts.from = old
-			} else if json.Unmarshal(f.spans[jb.i].tools[jb.j], ts) != nil {
-				failed.Store(true)
-				return
 			}
 			ts.raw = jb.raw
 		}

@@ -12,14 +12,7 @@ import (
 // buildFrom reads doc the way a re-index does (parseCatalogFrom, taking
 // prev's tools read from the same bytes) and builds it.
 func buildFrom(doc string, prev *Catalog) (*Catalog, error) {
-	var byRaw map[string]*Tool
-	if prev != nil {
-		byRaw = map[string]*Tool{}
-		for _, t := range prev.Tools() {
-			byRaw[t.raw] = t
-		}
-	}
-	specs, err := parseCatalogFrom("test", []byte(doc), byRaw)
+	specs, err := parseCatalogFrom("test", []byte(doc), prev)
 	if err != nil {
 		return nil, err
 	}
@@ -164,12 +157,18 @@ func TestParseCatalogFromReusesUnchangedTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	edited := strings.Replace(richCatalog, "List drafts.", "List the drafts.", 1)
-	var byRaw = map[string]*Tool{}
-	for _, tl := range prev.Tools() {
-		byRaw[tl.raw] = tl
+	// One tool edited in place, two others swapped and one inserted
+	// before the next domain's: all but the edited and the new tool are
+	// taken over.
+	edited := strings.Replace(richCatalog, "Send an email.", "Send one email.", 1)
+	swapA := `{"name":"send_mail","title":"Only a title","inputSchema":{"type":"object"},"tags":[]}`
+	swapB := `{"name":"list-drafts","description":"List drafts.","group":"mail","inputSchema":{"type":"object","properties":{}}}`
+	if !strings.Contains(edited, swapA) || !strings.Contains(edited, swapB) {
+		t.Fatal("test document: the tools to swap are not there")
 	}
-	specs, err := parseCatalogFrom("test", []byte(edited), byRaw)
+	edited = strings.Replace(strings.Replace(strings.Replace(edited, swapA, "SWAP", 1), swapB, swapA, 1), "SWAP", swapB, 1)
+	edited = strings.Replace(edited, `{"name":"VeryLong`, `{"name":"inserted","inputSchema":{"type":"object"}},{"name":"VeryLong`, 1)
+	specs, err := parseCatalogFrom("test", []byte(edited), prev)
 	if err != nil {
 		t.Fatal(err)
 	}
