@@ -1,8 +1,13 @@
 package index
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"math/rand"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -264,5 +269,38 @@ func TestSpecsRebuildTheCatalog(t *testing.T) {
 	}
 	if again.Hash() != cat.Hash() || again.Len() != cat.Len() {
 		t.Errorf("rebuilt catalog: %d tools, hash %s; want %d, %s", again.Len(), again.Hash(), cat.Len(), cat.Hash())
+	}
+}
+
+// TestCatalogHashLines: the catalog hash is that of its tools' lines
+// "qualified name=hash" sorted and joined, names that begin with
+// another's included ('=' sorts after '-' and digits, before letters
+// and '_').
+func TestCatalogHashLines(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	const alphabet = "ab0-_Z"
+	for round := 0; round < 200; round++ {
+		var tools []*Tool
+		seen := map[string]bool{}
+		for i := r.Intn(40); i >= 0; i-- {
+			name := "d__"
+			for k := r.Intn(4); k >= 0; k-- {
+				name += string(alphabet[r.Intn(len(alphabet))])
+			}
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			tools = append(tools, &Tool{QualifiedName: name, Hash: fmt.Sprintf("%x", r.Intn(1<<20))})
+		}
+		var lines []string
+		for _, tl := range tools {
+			lines = append(lines, tl.QualifiedName+"="+tl.Hash)
+		}
+		sort.Strings(lines)
+		sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+		if got, want := catalogHash(tools), hex.EncodeToString(sum[:16]); got != want {
+			t.Fatalf("round %d: catalogHash = %s, want %s (lines %q)", round, got, want, lines)
+		}
 	}
 }

@@ -453,12 +453,14 @@ type deltaTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	Group       string          `json:"group,omitempty"`
 }
 
 // TestCatalogDelta: a run of random edits, each re-indexed as toolscout
-// index does (the previous build read back, its unchanged tools reused,
-// the result saved) and read back under its key, gives each time what a
-// build from scratch gives, whether it was saved whole or as a delta.
+// index does (the previous build read back, its unchanged tools reused
+// or the build patched, the result saved) and read back under its key,
+// gives each time what a build from scratch gives, whether it was
+// patched or built, saved whole or as a delta.
 func TestCatalogDelta(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	var doc deltaDoc
@@ -475,28 +477,35 @@ func TestCatalogDelta(t *testing.T) {
 		}
 		doc.Domains = append(doc.Domains, d)
 	}
+	doc.Domains = append(doc.Domains, deltaDomain{Name: "empty", Description: "No tools yet.", Tools: []deltaTool{}})
 	s := &Store{dir: t.TempDir()}
-	deltas, wholes := 0, 0
+	deltas, wholes, patched := 0, 0, 0
 	for round := 0; round < 150; round++ {
 		if round > 0 {
 			d := &doc.Domains[r.Intn(len(doc.Domains))]
-			i := r.Intn(len(d.Tools))
-			switch r.Intn(6) {
-			case 0:
-				d.Tools[i].Description += " Edited."
-			case 1:
-				if len(d.Tools) > 1 {
-					d.Tools = slices.Delete(d.Tools, i, i+1)
+			if len(d.Tools) == 0 {
+				d.Description += " Still none."
+			} else {
+				i := r.Intn(len(d.Tools))
+				switch r.Intn(7) {
+				case 0:
+					d.Tools[i].Description += " Edited."
+				case 1:
+					if len(d.Tools) > 1 {
+						d.Tools = slices.Delete(d.Tools, i, i+1)
+					}
+				case 2:
+					d.Tools = slices.Insert(d.Tools, i, newTool())
+				case 3:
+					j := r.Intn(len(d.Tools))
+					d.Tools[i], d.Tools[j] = d.Tools[j], d.Tools[i]
+				case 4:
+					d.Tools[i].Name += "x"
+				case 5:
+					d.Description += " More." // every tool of the domain changes
+				case 6:
+					d.Tools[i].Group = []string{"", "read", "write"}[r.Intn(3)]
 				}
-			case 2:
-				d.Tools = slices.Insert(d.Tools, i, newTool())
-			case 3:
-				j := r.Intn(len(d.Tools))
-				d.Tools[i], d.Tools[j] = d.Tools[j], d.Tools[i]
-			case 4:
-				d.Tools[i].Name += "x"
-			case 5:
-				d.Description += " More." // every tool of the domain changes
 			}
 		}
 		data, err := json.Marshal(doc)
@@ -512,9 +521,30 @@ func TestCatalogDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		built, err := NewCatalogFrom(specs, last)
+		if _, ok := patchCatalog(specs, last, false); ok {
+			patched++
+		}
+		// As toolscout index does, taking the previous build's lookups
+		// over, or as a server's refresh does, keeping them.
+		build := NewCatalogFrom
+		if round%2 == 1 {
+			build = NewCatalogFromLast
+		}
+		built, err := build(specs, last)
 		if err != nil {
 			t.Fatal(err)
+		}
+		want, werr := buildWhole(string(data))
+		if !sameBuild(built, nil, want, werr) {
+			t.Fatalf("round %d: the re-build differs from a build from scratch", round)
+		}
+		if len(built.byQName) != built.Len() {
+			t.Fatalf("round %d: %d tools by qualified name, want %d", round, len(built.byQName), built.Len())
+		}
+		for _, tl := range built.Tools() {
+			if built.Tool(tl.QualifiedName) != tl || built.ToolByKey(tl.Domain+"/"+tl.Name) != tl {
+				t.Fatalf("round %d: %s is not found by its names", round, tl.QualifiedName)
+			}
 		}
 		if err := s.SaveCatalog(src.Key(), built); err != nil {
 			t.Fatal(err)
@@ -525,7 +555,6 @@ func TestCatalogDelta(t *testing.T) {
 			wholes++
 		}
 		got := s.CachedCatalog(src.Key())
-		want, werr := buildWhole(string(data))
 		if got == nil || !sameBuild(got, nil, want, werr) {
 			t.Fatalf("round %d: the saved catalog read back differs from a build from scratch (%d deltas, %d whole so far)", round, deltas, wholes)
 		}
@@ -535,6 +564,9 @@ func TestCatalogDelta(t *testing.T) {
 	}
 	if deltas < 50 || wholes < 5 {
 		t.Fatalf("%d saves as deltas, %d whole: the test does not exercise both", deltas, wholes)
+	}
+	if patched < 20 || patched > 130 {
+		t.Fatalf("%d of 150 re-builds patched the previous one: the test does not exercise both ways", patched)
 	}
 }
 

@@ -189,10 +189,12 @@ func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec,
 	if a.src != nil && a.cat == nil {
 		// Built once, then read back from the data dir by the next start
 		// with the same files. The cache is written while the indexes
-		// sync (1.5 s at 100k tools), and load returns after both.
-		// The previous build's unchanged tools are reused (an edit of one
-		// tool in 100k rebuilds one tool, not 100k).
-		a.cat, err = index.NewCatalogFrom(base, a.last)
+		// sync (as a delta over the previous build when few tools
+		// changed), and load returns after both. The previous build's
+		// unchanged tools are reused, and its catalog patched when the
+		// files changed tools in place: an edit of one tool in 100k
+		// rebuilds one tool, not 100k. a.last is not used after.
+		a.cat, err = index.NewCatalogFromLast(base, a.last)
 		a.last = nil
 		if err != nil {
 			return err
