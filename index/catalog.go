@@ -84,7 +84,17 @@ type Catalog struct {
 	// base is the catalog.bin the catalog's tools were read from, or
 	// that of the catalog they were reused from (nil: none).
 	base *catBase
+	// changes counts the tools added, changed or removed since the
+	// catalog this one was built from, when fromPrev.
+	changes  int
+	fromPrev bool
 }
+
+// Changes returns how many tools were added, changed or removed since
+// the catalog this one was built from (NewCatalogFrom's prev), and false
+// for a catalog not built from one (read from the cache, or built from
+// nothing): then only the indexes can tell.
+func (c *Catalog) Changes() (int, bool) { return c.changes, c.fromPrev }
 
 // ParseCatalog parses one catalog.json document into its domains (the
 // tools are checked when a catalog is built from them: NewCatalog). file
@@ -238,6 +248,7 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, own bool) (*Catalog, erro
 		c.base = prev.base
 	}
 	built := buildTools(specs, prev)
+	kept := 0 // prev's own tools in c
 	seenDomain := make(map[string]string)
 	for i, ds := range specs {
 		path := fmt.Sprintf("domains[%d]", i)
@@ -286,6 +297,8 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, own bool) (*Catalog, erro
 				t.QualifiedName = QualifiedName(ds.Name, ts.Name+"#"+fmt.Sprint(j))
 				t.Hash = ""
 				c.setRenamed(t)
+			} else if b.shared {
+				kept++
 			}
 			if t.Hash == "" { // kept when reused under the same name
 				t.Hash = t.computeHash(d.Description)
@@ -307,6 +320,9 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, own bool) (*Catalog, erro
 	}
 	sort.Slice(c.domains, func(i, j int) bool { return c.domains[i].Name < c.domains[j].Name })
 	c.hash = catalogHash(c.tools)
+	if prev != nil {
+		c.changes, c.fromPrev = len(c.tools)-kept+len(prev.tools)-kept, true
+	}
 	return c, nil
 }
 
@@ -468,6 +484,7 @@ func patchCatalog(specs []DomainSpec, prev *Catalog, own bool) (c *Catalog, ok b
 		c.byQName[t.QualifiedName] = t
 	}
 	c.hash = catalogHash(c.tools)
+	c.changes, c.fromPrev = len(replaced), true
 	return c, true
 }
 

@@ -427,14 +427,15 @@ func TestToolByKey(t *testing.T) {
 }
 
 // withoutBase returns c without what two equal catalogs may differ in:
-// the catalog.bin its tools were read from, and whether its name
-// lookups were built yet (nil stays nil).
+// where they came from (the catalog.bin their tools were read from, the
+// changes since the catalog they were built from), and whether their
+// name lookups were built yet (nil stays nil).
 func withoutBase(c *Catalog) *Catalog {
 	if c == nil {
 		return nil
 	}
 	cp := *c
-	cp.base, cp.names = nil, nil
+	cp.base, cp.names, cp.changes, cp.fromPrev = nil, nil, 0, false
 	return &cp
 }
 
@@ -524,6 +525,12 @@ func TestCatalogDelta(t *testing.T) {
 		if _, ok := patchCatalog(specs, last, false); ok {
 			patched++
 		}
+		lastHashes := map[string]string{} // before the build may take last over
+		if last != nil {
+			for _, tl := range last.Tools() {
+				lastHashes[tl.QualifiedName] = tl.Hash
+			}
+		}
 		// As toolscout index does, taking the previous build's lookups
 		// over, or as a server's refresh does, keeping them.
 		build := NewCatalogFrom
@@ -537,6 +544,23 @@ func TestCatalogDelta(t *testing.T) {
 		want, werr := buildWhole(string(data))
 		if !sameBuild(built, nil, want, werr) {
 			t.Fatalf("round %d: the re-build differs from a build from scratch", round)
+		}
+		if round > 0 {
+			// Changes counts what differs from the previous build.
+			diff := 0
+			for _, tl := range built.Tools() {
+				if h, ok := lastHashes[tl.QualifiedName]; !ok || h != tl.Hash {
+					diff++
+				}
+			}
+			for qn := range lastHashes {
+				if built.Tool(qn) == nil {
+					diff++
+				}
+			}
+			if n, ok := built.Changes(); !ok || n != diff {
+				t.Fatalf("round %d: Changes() = %d, %v; want %d", round, n, ok, diff)
+			}
 		}
 		if len(built.byQName) != built.Len() {
 			t.Fatalf("round %d: %d tools by qualified name, want %d", round, len(built.byQName), built.Len())

@@ -149,7 +149,27 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 		return index.StoreStats{}, err
 	}
 	var st index.StoreStats
+	l.emb = emb
+	// A catalog built from the previous build says how many tools
+	// changed, all the vectors need to know from the keyword sync: then
+	// both sync at once, and a re-index of a few changes waits for the
+	// longer of the two instead of their sum.
+	var vecDone chan struct{}
+	var vecErr error
+	vctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if changes, ok := cat.Changes(); ok && emb != nil {
+		vecDone = make(chan struct{})
+		go func() {
+			defer close(vecDone)
+			st.Vectors, vecErr = l.syncVectors(vctx, cat, changes, progress)
+		}()
+	}
 	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
+		if vecDone != nil {
+			cancel()
+			<-vecDone
+		}
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
 	l.eng.SetCatalog(cat)
@@ -159,12 +179,17 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 		close(l.loaded)
 	}
 	l.notifyLocked()
-	l.emb = emb
 	if emb == nil {
 		l.eng.setEmbedder(nil, "")
 		return st, nil
 	}
-	if st.Vectors, err = l.syncVectors(ctx, cat, st.Keyword, progress); err != nil {
+	if vecDone != nil {
+		<-vecDone
+		err = vecErr
+	} else {
+		st.Vectors, err = l.syncVectors(ctx, cat, st.Keyword.Added+st.Keyword.Changed+st.Keyword.Removed, progress)
+	}
+	if err != nil {
 		return st, err
 	}
 	l.eng.setEmbedder(emb, "")
@@ -240,7 +265,7 @@ func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.Stor
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
 	if l.emb != nil {
-		if st.Vectors, err = l.syncVectors(ctx, cat, st.Keyword, nil); err != nil {
+		if st.Vectors, err = l.syncVectors(ctx, cat, st.Keyword.Added+st.Keyword.Changed+st.Keyword.Removed, nil); err != nil {
 			return st, err
 		}
 	}
@@ -328,12 +353,12 @@ func (l *Live) notifyLocked() {
 	}
 }
 
-// syncVectors brings the vectors to cat, the keyword index being synced
-// (kw says how many tools changed): the built-in embedder's statistics
+// syncVectors brings the vectors to cat, changed tools having been
+// added, changed or removed: the built-in embedder's statistics
 // (restored, or fitted: see restoreFit), an embedder of unknown size
 // checked, the vectors synced and those of older fingerprints deleted.
-func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, kw index.SyncStats, progress func(done, total int)) (index.SyncStats, error) {
-	if f, ok := l.emb.(embed.Fitter); ok && !l.restoreFit(f, cat, kw.Added+kw.Changed+kw.Removed) {
+func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, changed int, progress func(done, total int)) (index.SyncStats, error) {
+	if f, ok := l.emb.(embed.Fitter); ok && !l.restoreFit(f, cat, changed) {
 		if c, ok := f.(embed.DocumentCounter); ok {
 			// Statistics only weight queries, so they can wait for the
 			// sync: when it embeds every tool (a first index), they come
@@ -385,8 +410,9 @@ const maxFitDrift = 0.02
 
 // restoreFit gives the embedder statistics for cat when they were saved:
 // for this catalog, or for a catalog that differs in few tools (changed:
-// the tools the keyword sync found added, changed or removed, summed over
-// the restores since the last fit, up to maxFitDrift). It reports
+// the tools added, changed or removed since the previous catalog, as the
+// catalog or the keyword sync tells, summed over the restores since the
+// last fit, up to maxFitDrift). It reports
 // whether it did; if not, the caller fits and calls saveFullFit.
 func (l *Live) restoreFit(f embed.Fitter, cat *index.Catalog, changed int) bool {
 	saver, path, ok := l.fitPath(f, cat)

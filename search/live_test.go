@@ -284,6 +284,64 @@ func TestLiveFitDrift(t *testing.T) {
 	}
 }
 
+// TestLoadFromThePreviousBuild: a catalog built from the previous one
+// (as toolscout index builds it) says what changed, so its vectors sync
+// beside the keyword index; the statistics are restored or fitted as
+// when the keyword sync counts the changes (TestLiveFitDrift), and both
+// indexes see the same changes.
+func TestLoadFromThePreviousBuild(t *testing.T) {
+	dir := t.TempDir()
+	specs := func(changed int) []index.DomainSpec {
+		d := index.DomainSpec{Name: "svc"}
+		for i := 0; i < 100; i++ {
+			desc := fmt.Sprintf("Tool number %d reads records.", i)
+			if i < changed {
+				desc = fmt.Sprintf("Tool number %d writes records.", i)
+			}
+			d.Tools = append(d.Tools, tool(fmt.Sprintf("t%d", i), desc))
+		}
+		return []index.DomainSpec{d}
+	}
+	var prev *index.Catalog
+	last := 0
+	for _, step := range []struct {
+		changed    int
+		wantFits   int
+		wantPasses int
+	}{{0, 1, 0}, {0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {3, 1, 1}, {3, 0, 0}, {0, 1, 1}} {
+		cat, err := index.NewCatalogFrom(specs(step.changed), prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := cat.Changes()
+		diff := max(step.changed, last) - min(step.changed, last)
+		if ok != (prev != nil) || ok && n != diff {
+			t.Fatalf("%d tools changed: Changes() = %d, %v; want %d, %v", step.changed, n, ok, diff, prev != nil)
+		}
+		store, err := index.OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live, err := NewLive(LiveOptions{Store: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb := &countingDocs{Builtin: embed.NewBuiltin(embed.BuiltinOptions{})}
+		st, err := live.LoadCatalog(context.Background(), cat, emb, nil)
+		live.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev != nil && (st.Keyword.Changed != diff || st.Vectors.Changed != diff) {
+			t.Errorf("%d tools changed: keyword %s, vectors %s; want %d changed in both", step.changed, st.Keyword, st.Vectors, diff)
+		}
+		if emb.fits != step.wantFits || emb.passes != step.wantPasses {
+			t.Errorf("%d tools changed: %d fits (%d passes), want %d (%d)", step.changed, emb.fits, emb.passes, step.wantFits, step.wantPasses)
+		}
+		prev, last = cat, step.changed
+	}
+}
+
 // TestLoadAnswersKeywordFirst: while Load embeds, the catalog is
 // searchable and semantic requests are ranked by keyword with a notice;
 // once the vectors are in, the embedder ranks.
