@@ -243,14 +243,7 @@ func TestNewCatalogFromReusesUnchangedTools(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := NewCatalog(specs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := NewCatalogFrom(specs, prev)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, want := rebuildBoth(t, specs, prev)
 			if !reflect.DeepEqual(withoutBase(got), withoutBase(want)) {
 				for i := range want.Tools() {
 					if !reflect.DeepEqual(got.Tools()[i], want.Tools()[i]) {
@@ -354,14 +347,7 @@ func TestNewCatalogFromSharesTools(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := NewCatalog(specs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := NewCatalogFrom(specs, prev)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, want := rebuildBoth(t, specs, prev)
 			if !reflect.DeepEqual(withoutBase(got), withoutBase(want)) {
 				t.Fatal("NewCatalogFrom differs from NewCatalog")
 			}
@@ -424,6 +410,20 @@ func TestToolByKey(t *testing.T) {
 			t.Errorf("ToolByKey(%q) = %v, want %q", key, got, want)
 		}
 	}
+}
+
+// rebuildBoth returns the catalog of specs built from prev
+// (NewCatalogFrom) and from nothing (NewCatalog).
+func rebuildBoth(t *testing.T, specs []DomainSpec, prev *Catalog) (got, want *Catalog) {
+	t.Helper()
+	want, err := NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = NewCatalogFrom(specs, prev); err != nil {
+		t.Fatal(err)
+	}
+	return got, want
 }
 
 // withoutBase returns c without what two equal catalogs may differ in:

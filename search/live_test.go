@@ -234,19 +234,23 @@ func TestLiveFollow(t *testing.T) {
 // TestLiveFitDrift: a start over a catalog that differs from the fitted
 // one in at most 2% of its tools restores the saved statistics; beyond
 // that, summed over restores, it fits again.
+// driftSpecs is a domain of 100 tools, the first changed of them
+// edited.
+func driftSpecs(changed int) []index.DomainSpec {
+	d := index.DomainSpec{Name: "svc"}
+	for i := 0; i < 100; i++ {
+		desc := fmt.Sprintf("Tool number %d reads records.", i)
+		if i < changed {
+			desc = fmt.Sprintf("Tool number %d writes records.", i)
+		}
+		d.Tools = append(d.Tools, tool(fmt.Sprintf("t%d", i), desc))
+	}
+	return []index.DomainSpec{d}
+}
+
 func TestLiveFitDrift(t *testing.T) {
 	dir := t.TempDir()
-	specs := func(changed int) []index.DomainSpec {
-		d := index.DomainSpec{Name: "svc"}
-		for i := 0; i < 100; i++ {
-			desc := fmt.Sprintf("Tool number %d reads records.", i)
-			if i < changed {
-				desc = fmt.Sprintf("Tool number %d writes records.", i)
-			}
-			d.Tools = append(d.Tools, tool(fmt.Sprintf("t%d", i), desc))
-		}
-		return []index.DomainSpec{d}
-	}
+	specs := driftSpecs
 	for _, step := range []struct {
 		changed    int
 		wantFits   int
@@ -291,17 +295,7 @@ func TestLiveFitDrift(t *testing.T) {
 // indexes see the same changes.
 func TestLoadFromThePreviousBuild(t *testing.T) {
 	dir := t.TempDir()
-	specs := func(changed int) []index.DomainSpec {
-		d := index.DomainSpec{Name: "svc"}
-		for i := 0; i < 100; i++ {
-			desc := fmt.Sprintf("Tool number %d reads records.", i)
-			if i < changed {
-				desc = fmt.Sprintf("Tool number %d writes records.", i)
-			}
-			d.Tools = append(d.Tools, tool(fmt.Sprintf("t%d", i), desc))
-		}
-		return []index.DomainSpec{d}
-	}
+	specs := driftSpecs
 	var prev *index.Catalog
 	last := 0
 	for _, step := range []struct {
