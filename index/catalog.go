@@ -407,7 +407,7 @@ func patchCatalog(specs []DomainSpec, prev *Catalog, own bool) (c *Catalog, ok b
 	k = 0
 	for i, ds := range specs {
 		for j, ts := range ds.Tools {
-			if p := prev.tools[k]; ts.from != p || !isPlainQName(p.QualifiedName, ds.Name, ts.Name) {
+			if p := prev.tools[k]; ts.from != p || !hasOwnQName(p) {
 				jobs = append(jobs, job{i, j, k})
 			}
 			k++
@@ -570,6 +570,13 @@ func isPlainQName(q, domain, tool string) bool {
 		q[len(domain):len(domain)+2] == "__" && q[len(domain)+2:] == tool
 }
 
+// hasOwnQName reports whether t's qualified name is QualifiedName(its
+// domain, its name): not renamed after a clash. It builds that name only
+// when it is not plain (sanitised, too long, or renamed).
+func hasOwnQName(t *Tool) bool {
+	return isPlainQName(t.QualifiedName, t.Domain, t.Name) || t.QualifiedName == QualifiedName(t.Domain, t.Name)
+}
+
 // buildTools runs newTool on every tool of specs, in parallel (schemas are
 // decoded and re-encoded, texts scanned: the bulk of loading a catalog),
 // or copies prev's tool when its source is unchanged. NewCatalog then
@@ -610,7 +617,7 @@ func buildTool(ds DomainSpec, ts ToolSpec, prev *Catalog) builtTool {
 			src = specDigest(ds, ts)
 			same = src == old.src
 		}
-		if same && (sameRaw || ts.raw == "") && isPlainQName(old.QualifiedName, ds.Name, ts.Name) {
+		if same && (sameRaw || ts.raw == "") && hasOwnQName(old) {
 			// Exactly the tool prev has: shared, not copied (tools are
 			// immutable; NewCatalogFrom copies one before it changes it).
 			return builtTool{t: old, shared: true}
@@ -939,7 +946,7 @@ func (c *Catalog) setRenamed(t *Tool) {
 func (c *Catalog) indexNames() {
 	for _, t := range c.tools {
 		c.byQName[t.QualifiedName] = t
-		if !isPlainQName(t.QualifiedName, t.Domain, t.Name) && t.QualifiedName != QualifiedName(t.Domain, t.Name) {
+		if !hasOwnQName(t) {
 			c.setRenamed(t)
 		}
 	}

@@ -468,7 +468,9 @@ func TestCatalogDelta(t *testing.T) {
 	next := 0
 	newTool := func() deltaTool {
 		next++
-		return deltaTool{Name: fmt.Sprintf("tool%d", next), Description: fmt.Sprintf("Does thing %d.", next),
+		// Some names are sanitised or too long for a plain qualified name.
+		name := []string{"tool%d", "tool.%d", "a_tool_name_long_enough_to_be_cut_short_in_its_qualified_name_%d"}[next%3]
+		return deltaTool{Name: fmt.Sprintf(name, next), Description: fmt.Sprintf("Does thing %d.", next),
 			InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, next))}
 	}
 	for _, name := range []string{"alpha", "beta", "gamma"} {
