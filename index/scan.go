@@ -255,6 +255,25 @@ func (s *scanner) value() ([]byte, bool) {
 	return s.data[start:s.pos], depth == 0 && s.pos > start
 }
 
+// toolNameIs reports whether the tool object tool has the member
+// "name": name, written without escapes (false when unsure).
+func toolNameIs(tool []byte, name string) bool {
+	s := scanner{data: tool}
+	var v []byte
+	if !s.expect('{') {
+		return false
+	}
+	s.members(func(key string) bool {
+		if key == "name" {
+			v, _ = s.value()
+			return false // found: stop
+		}
+		_, ok := s.value()
+		return ok
+	})
+	return len(v) == len(name)+2 && v[0] == '"' && v[len(v)-1] == '"' && string(v[1:len(v)-1]) == name
+}
+
 // rawDigest identifies a tool by the bytes it is read from: its own
 // value and its domain's name and description, as written.
 func rawDigest(name, desc, tool []byte) string {
@@ -347,16 +366,18 @@ func (f *scannedFile) specs(m *rawMatcher) ([]DomainSpec, error) {
 				old = m.at(jb.k)
 			}
 			if old == nil || old.raw != jb.raw {
-				if json.Unmarshal(f.spans[jb.i].tools[jb.j], ts) != nil {
+				// Edited in place (the tool at its place has its name):
+				// decoded. Moved (inserted or removed tools around it,
+				// every later one shifted): maybe read before.
+				raw := f.spans[jb.i].tools[jb.j]
+				if old != nil && old.Domain == f.doms[jb.i].Name && toolNameIs(raw, old.Name) {
+					old = nil
+				} else if m != nil {
+					old = m.find(jb.raw)
+				}
+				if old == nil && json.Unmarshal(raw, ts) != nil {
 					failed.Store(true)
 					return
-				}
-				// Edited in place (the same tool where it was) or
-				// new: decoded. Moved: maybe read before.
-				if old = nil; m != nil {
-					if at := m.at(jb.k); at == nil || at.Domain != f.doms[jb.i].Name || at.Name != ts.Name {
-						old = m.find(jb.raw)
-					}
 				}
 			}
 			if old != nil {

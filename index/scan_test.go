@@ -308,3 +308,24 @@ func TestSpecsFromLast(t *testing.T) {
 		t.Errorf("a damaged file: SpecsFromLast = %v, %p; want its error and the previous build", err, last)
 	}
 }
+
+func TestToolNameIs(t *testing.T) {
+	for _, c := range []struct {
+		tool, name string
+		want       bool
+	}{
+		{`{"name":"list","inputSchema":{}}`, "list", true},
+		{`{ "description": "x", "name" : "list" }`, "list", true},
+		{`{"inputSchema":{"name":"inner"},"name":"outer"}`, "outer", true},
+		{`{"inputSchema":{"name":"inner"},"name":"outer"}`, "inner", false},
+		{`{"name":"li\u0073t"}`, "list", false}, // escaped: unsure
+		{`{"name":"list"}`, "lis", false},
+		{`{"description":"no name"}`, "list", false},
+		{`{"name":null}`, "null", false},
+		{`[]`, "list", false},
+	} {
+		if got := toolNameIs([]byte(c.tool), c.name); got != c.want {
+			t.Errorf("toolNameIs(%s, %q) = %v, want %v", c.tool, c.name, got, c.want)
+		}
+	}
+}
