@@ -498,9 +498,10 @@ func newEmptyCatalog(n int) *Catalog {
 }
 
 // nameLookups are a catalog's tools by bare name (Resolve) and by the
-// words of their names (ToolsNamed). At 100k tools they take 0.1 s and
-// about 20 MB to build, which a re-index, the only work of the index
-// command, never needs; a server builds them once loaded
+// words of their names (ToolsNamed). At 100k tools, building them with
+// every catalog cost a re-index 0.1-0.15 s and 25-30 MB of peak RSS
+// (BENCHMARKS.md, round 5), and a re-index, the only work of the index
+// command, never asks them; a server builds them once loaded
 // (PrepareLookups), a one-shot search on its first query.
 type nameLookups struct {
 	once    sync.Once

@@ -150,10 +150,10 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 	}
 	var st index.StoreStats
 	l.emb = emb
-	// A catalog built from the previous build says how many tools
-	// changed, all the vectors need to know from the keyword sync: then
-	// both sync at once, and a re-index of a few changes waits for the
-	// longer of the two instead of their sum.
+	// A catalog built from the previous build says how many of its
+	// tools changed, the one thing the vectors need from the keyword
+	// sync: then both sync at once, and a re-index of a few changes
+	// waits for the longer of the two instead of their sum.
 	var vecDone chan struct{}
 	var vecErr error
 	vctx, cancel := context.WithCancel(ctx)
