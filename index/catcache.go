@@ -303,10 +303,10 @@ func (s *Store) SaveCatalog(key string, c *Catalog) error {
 	if err := writeCacheFile(basePath, catCacheMagic, raw, encode(func(w *catWriter) { w.catalog(c) })); err != nil {
 		return err
 	}
-	// A delta over the old catalog.bin no longer applies.
-	if err := os.Remove(deltaPath); err != nil && !os.IsNotExist(err) {
-		return err
-	}
+	// A delta over the old catalog.bin no longer applies: it names that
+	// file's key and CRC, so if it cannot be removed it is only ignored,
+	// and the catalog just written is cached all the same.
+	os.Remove(deltaPath)
 	return nil
 }
 
