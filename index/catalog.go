@@ -413,16 +413,13 @@ func patchCatalog(specs []DomainSpec, prev *Catalog, own bool) (c *Catalog, ok b
 			k++
 		}
 	}
-	built := make(map[int]builtTool, len(jobs)) // by position
-	var mu sync.Mutex
+	built := make([]builtTool, len(jobs)) // built[x] is jobs[x]'s
 	inParallel(len(jobs), func(lo, hi int) {
-		for _, jb := range jobs[lo:hi] {
-			b := buildTool(specs[jb.i], specs[jb.i].Tools[jb.j], prev)
-			mu.Lock()
-			built[jb.k] = b
-			mu.Unlock()
+		for x := lo; x < hi; x++ {
+			built[x] = buildTool(specs[jobs[x].i], specs[jobs[x].i].Tools[jobs[x].j], prev)
 		}
 	})
+	next := 0 // the next job, in the order of the tools
 	c = &Catalog{tools: make([]*Tool, 0, k), names: &nameLookups{}, base: prev.base, renamed: prev.renamed}
 	if !own {
 		c.renamed = maps.Clone(prev.renamed)
@@ -436,7 +433,9 @@ func patchCatalog(specs []DomainSpec, prev *Catalog, own bool) (c *Catalog, ok b
 		for j := range ds.Tools {
 			p := prev.tools[start+j]
 			t := p
-			if b, ok := built[start+j]; ok {
+			if next < len(jobs) && jobs[next].k == start+j {
+				b := built[next]
+				next++
 				if b.err != nil || b.t.QualifiedName != p.QualifiedName {
 					return nil, false
 				}
