@@ -36,6 +36,11 @@ type GridRun struct {
 	Fuzzy          float64            `json:"fuzzy" yaml:"fuzzy"`
 	Candidates     int                `json:"candidates" yaml:"candidates"`
 	Fields         map[string]float64 `json:"fields" yaml:"fields"`
+	KeywordScoring string             `json:"keyword_scoring" yaml:"keyword_scoring"`
+	StepDepth      int                `json:"step_depth" yaml:"step_depth"`
+	StepWeight     float64            `json:"step_weight" yaml:"step_weight"`
+	StepFusion     string             `json:"step_fusion" yaml:"step_fusion"`
+	StepKWWeight   float64            `json:"step_keyword_weight" yaml:"step_keyword_weight"`
 	// Embedder is "builtin", "ollama", or a research variant of the built-in
 	// embedder: "builtin-hashed" (no learned vectors), "builtin-nolexicon"
 	// (no hand-written lexicon). Empty: the command's --embedder.
@@ -70,8 +75,8 @@ func LoadGrid(path string) (*Grid, error) {
 	}
 	labels := map[string]bool{}
 	for i, r := range g.Runs {
-		if _, err := search.ParseMode(r.Mode); err != nil || r.Mode == "" {
-			return nil, fmt.Errorf("grid %s: runs[%d].mode %q: use keyword, semantic or hybrid", path, i, r.Mode)
+		if _, err := search.ParseMode(r.Mode); (err != nil || r.Mode == "") && r.Mode != string(BM25) {
+			return nil, fmt.Errorf("grid %s: runs[%d].mode %q: use bm25, keyword, semantic or hybrid", path, i, r.Mode)
 		}
 		switch r.Embedder {
 		case "", "builtin", "builtin-hashed", "builtin-nolexicon", "ollama":
@@ -114,7 +119,7 @@ func (r GridRun) Spec() RunSpec {
 		Embedder: r.EmbedderKey(),
 		Params: search.Params{
 			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
-			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields,
+			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, StepFusion: r.StepFusion, StepKeywordWeight: r.StepKWWeight,
 		},
 	}
 }

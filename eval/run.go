@@ -126,8 +126,8 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 		return nil, fmt.Errorf("no runs to evaluate")
 	}
 	for _, r := range opts.Runs {
-		if _, err := search.ParseMode(string(r.Mode)); err != nil || r.Mode == "" {
-			return nil, fmt.Errorf("run %q: unknown mode %q: use keyword, semantic or hybrid", r.Label, r.Mode)
+		if _, err := search.ParseMode(string(r.Mode)); (err != nil || r.Mode == "") && r.Mode != BM25 {
+			return nil, fmt.Errorf("run %q: unknown mode %q: use bm25, keyword, semantic or hybrid", r.Label, r.Mode)
 		}
 		if r.Embedder != "" && opts.Embedders[r.Embedder] == nil {
 			return nil, fmt.Errorf("run %q: unknown embedder %q", r.Label, r.Embedder)
@@ -175,7 +175,15 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 			return live.Engine(), nil
 		}
 		results := make([]*RunReport, len(opts.Runs))
+		var yardstick *plainBM25
 		for ri, spec := range opts.Runs {
+			if spec.Mode == BM25 {
+				if yardstick == nil {
+					yardstick = newPlainBM25(ds.Catalog)
+				}
+				results[ri] = runBM25(yardstick, ds, spec, ks, limit)
+				continue
+			}
 			eng, err := engineFor(spec.Embedder)
 			if err != nil {
 				closeAll(closers)
@@ -217,6 +225,30 @@ func sanitize(s string) string {
 	return string(b)
 }
 
+// runBM25 measures the plain BM25 yardstick on ds.
+func runBM25(p *plainBM25, ds *Dataset, spec RunSpec, ks []int, limit int) *RunReport {
+	rr := &RunReport{Label: spec.Label, Mode: BM25, Embedder: "none", Params: map[string]any{"k1": 1.2, "b": 0.75}, perQuery: make([]queryResult, len(ds.Queries))}
+	for i := range ds.Queries {
+		q := &ds.Queries[i]
+		start := time.Now()
+		ranked := p.rank(q.Query, limit)
+		elapsed := float64(time.Since(start).Microseconds()) / 1000
+		rr.perQuery[i] = queryResult{metrics: queryMetrics(q, ranked, ks), ranked: ranked, latency: elapsed}
+	}
+	return rr
+}
+
+// queryMetrics scores one ranked list.
+func queryMetrics(q *Query, ranked []string, ks []int) map[string]float64 {
+	m := map[string]float64{}
+	for _, k := range ks {
+		m["recall@"+strconv.Itoa(k)] = RecallAt(q, ranked, k)
+	}
+	m["mrr"] = ReciprocalRank(q, ranked)
+	m["ndcg@10"] = NDCGAt(q, ranked, 10)
+	return m
+}
+
 func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, ks []int, limit int, progress func(string, int, int)) (*RunReport, error) {
 	params := spec.Params
 	label := spec.Label
@@ -242,13 +274,7 @@ func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, 
 		for j, r := range resp.Results {
 			ranked[j] = r.Tool.Domain + "/" + r.Tool.Name
 		}
-		m := map[string]float64{}
-		for _, k := range ks {
-			m["recall@"+strconv.Itoa(k)] = RecallAt(q, ranked, k)
-		}
-		m["mrr"] = ReciprocalRank(q, ranked)
-		m["ndcg@10"] = NDCGAt(q, ranked, 10)
-		rr.perQuery[i] = queryResult{metrics: m, ranked: ranked, latency: elapsed}
+		rr.perQuery[i] = queryResult{metrics: queryMetrics(q, ranked, ks), ranked: ranked, latency: elapsed}
 		if progress != nil && (i%50 == 49 || i == len(ds.Queries)-1) {
 			progress("query "+ds.Name+" "+label, i+1, len(ds.Queries))
 		}
@@ -284,6 +310,21 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	if override.Candidates > 0 {
 		p.Candidates = override.Candidates
 	}
+	if override.KeywordScoring != "" {
+		p.KeywordScoring = override.KeywordScoring
+	}
+	if override.StepFusion != "" {
+		p.StepFusion = override.StepFusion
+	}
+	if override.StepKeywordWeight > 0 {
+		p.StepKeywordWeight = override.StepKeywordWeight
+	}
+	if override.StepWeight != 0 {
+		p.StepWeight = override.StepWeight
+	}
+	if override.StepDepth != 0 {
+		p.StepDepth = override.StepDepth
+	}
 	out := map[string]any{}
 	switch mode {
 	case search.Hybrid:
@@ -299,6 +340,19 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 		out["candidates"] = p.Candidates
 	case search.Keyword:
 		out["fuzzy"] = p.Fuzzy
+	}
+	out["step_depth"] = p.StepDepth
+	if p.StepWeight > 0 {
+		out["step_weight"] = p.StepWeight
+	}
+	if mode == search.Hybrid && p.StepFusion != "" {
+		out["step_fusion"] = p.StepFusion
+		if p.StepKeywordWeight > 0 {
+			out["step_keyword_weight"] = p.StepKeywordWeight
+		}
+	}
+	if mode != search.Semantic && p.KeywordScoring != "" {
+		out["keyword_scoring"] = p.KeywordScoring
 	}
 	if mode != search.Semantic && len(override.Fields) > 0 {
 		out["fields"] = override.Fields

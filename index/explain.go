@@ -25,8 +25,10 @@ func termScores(e *blevesearch.Explanation) []TermScore {
 	var walk func(e *blevesearch.Explanation, mult float64)
 	walk = func(e *blevesearch.Explanation, mult float64) {
 		switch {
-		case strings.HasPrefix(e.Message, "weight("):
-			spec := strings.TrimPrefix(e.Message, "weight(")
+		case strings.HasPrefix(e.Message, "weight("), strings.HasPrefix(e.Message, "fieldWeight("):
+			// A term of boost 1 is scored without the weight(...) node
+			// above its fieldWeight(...).
+			spec := strings.TrimPrefix(strings.TrimPrefix(e.Message, "weight("), "fieldWeight(")
 			if i := strings.Index(spec, " in "); i >= 0 {
 				spec = spec[:i]
 			}

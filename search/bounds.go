@@ -12,8 +12,8 @@ import (
 const (
 	// MaxQueryBytes and MaxQueryWords bound the query that is ranked;
 	// longer queries are cut at a word boundary, with a notice.
-	MaxQueryBytes = 2048
-	MaxQueryWords = 64
+	MaxQueryBytes = 4096
+	MaxQueryWords = 400
 	// MaxNameBytes bounds a domain, group or tool name: longer ones are
 	// rejected (real names are at most 64 bytes).
 	MaxNameBytes = 256

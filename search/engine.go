@@ -85,7 +85,10 @@ type Response struct {
 	// ("builtin/wordvec-v2", "ollama/nomic-embed-text"), or "none".
 	Embedder string `json:"embedder"`
 	// Notice says why the mode differs from the one asked for.
-	Notice  string   `json:"notice,omitempty"`
+	Notice string `json:"notice,omitempty"`
+	// Steps are the steps of a request of several (steps.go), in order;
+	// a Result's Step counts from 1 into them.
+	Steps   []string `json:"steps,omitempty"`
 	Results []Result `json:"results"`
 }
 
@@ -93,6 +96,9 @@ type Response struct {
 type Result struct {
 	Tool  *index.Tool
 	Score float64
+	// Step is the 1-based step of the request whose own ranking put the
+	// tool here (0: the whole request's ranking).
+	Step int
 	// Explanation, when requested.
 	Explanation *Explanation
 }
@@ -242,7 +248,7 @@ func (e *Engine) Related(ctx context.Context, t *index.Tool, n int) ([]*index.To
 			ids = append(ids, h.ID)
 		}
 	} else {
-		hits, err := e.kw.Search(ctx, index.KeywordQuery{Text: index.NameWords(t.Name) + " " + t.Summary, Domain: t.Domain, Size: n + 1, Weights: e.params.Fields})
+		hits, err := e.kw.Search(ctx, index.KeywordQuery{Text: index.NameWords(t.Name) + " " + t.Summary, Domain: t.Domain, Size: n + 1, Weights: e.params.Fields, Scoring: e.params.scoring()})
 		if err != nil && !errors.Is(err, index.ErrEmptyQuery) {
 			return nil, err
 		}
@@ -367,21 +373,22 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	resp := &Response{Query: pl.q, Mode: pl.mode, Embedder: "none", Notice: pl.notice}
-	var results []Result
-	switch pl.mode {
-	case Keyword:
-		results, err = e.keywordResults(ctx, pl)
-	case Semantic:
-		results, err = e.semanticResults(ctx, pl)
-	case Hybrid:
-		results, err = e.hybridResults(ctx, pl)
+	rank := map[Mode]func(context.Context, plan) ([]Result, error){
+		Keyword: e.keywordResults, Semantic: e.semanticResults, Hybrid: e.hybridResults,
+	}[pl.mode]
+	var steps []string
+	if pl.p.StepDepth != int(Off) {
+		if steps = Steps(pl.q); len(steps) < 2 {
+			steps = nil
+		}
 	}
+	results, err := e.ranked(ctx, pl, steps, rank)
 	var unavailable semanticError
 	if errors.As(err, &unavailable) && ctx.Err() == nil {
 		e.log.Warn("semantic ranking failed; keyword fallback", "err", unavailable.err)
 		resp.Notice = joinNotice(resp.Notice, fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", pl.mode, unavailable.err))
 		resp.Mode = Keyword
-		results, err = e.keywordResults(ctx, pl)
+		results, err = e.ranked(ctx, pl, steps, e.keywordResults)
 	} else if err == nil && pl.mode != Keyword {
 		resp.Embedder = pl.emb.Info().String()
 	}
@@ -391,11 +398,22 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 		return nil, err
 	}
+	resp.Steps = steps
 	if len(results) > pl.limit {
 		results = results[:pl.limit]
 	}
 	resp.Results = results
 	return resp, nil
+}
+
+// ranked ranks the whole request with rank and, when it has several
+// steps, composes the steps' rankings with it.
+func (e *Engine) ranked(ctx context.Context, pl plan, steps []string, rank func(context.Context, plan) ([]Result, error)) ([]Result, error) {
+	whole, err := rank(ctx, pl)
+	if err != nil || len(steps) < 2 {
+		return whole, err
+	}
+	return e.composeSteps(ctx, pl, steps, whole, rank)
 }
 
 // semanticError marks a failure of the semantic list, which a request
@@ -412,7 +430,7 @@ func (s semanticError) Unwrap() error { return s.err }
 func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]index.KeywordHit, error) {
 	kq := index.KeywordQuery{
 		Text: pl.q, Domain: pl.req.Domain, Group: pl.req.Group, Size: pl.depth,
-		Weights: pl.p.Fields, Explain: pl.req.Explain,
+		Weights: pl.p.Fields, Explain: pl.req.Explain, Scoring: pl.p.scoring(),
 	}
 	if alone {
 		kq.Fuzzy, kq.Divide = pl.p.Fuzzy, true
@@ -599,6 +617,14 @@ func Sentences(q string) []string {
 
 func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, domSim map[string]float32) []Result {
 	cat, q, req, p := pl.cat, pl.q, pl.req, pl.p
+	if p.StepFusion != "" && len(Steps(q)) >= 2 {
+		// A request of several steps: its many words make the keyword
+		// list's scores telling, which rank fusion throws away.
+		p.Fusion = p.StepFusion
+		if p.StepKeywordWeight > 0 {
+			p.KeywordWeight, p.SemanticWeight = p.StepKeywordWeight, 1
+		}
+	}
 	kwIDs := make([]string, len(kw))
 	kwScores := make([]float64, len(kw))
 	for i, h := range kw {

@@ -10,7 +10,7 @@ import (
 //
 // Presence is explicit in one way for every field: zero means the field's
 // default (DefaultParams), and Off turns off the feature of ExactBoost,
-// DomainBoost, DomainWeight and Fuzzy. Other negative values are errors
+// DomainBoost, DomainWeight, Fuzzy and StepDepth. Other negative values are errors
 // (Check); grid files follow the same rule.
 type Params struct {
 	// RRFK is the k of Reciprocal Rank Fusion: 1/(k+rank).
@@ -38,12 +38,36 @@ type Params struct {
 	// Reciprocal Rank Fusion, the default) or "convex" (min-max normalised
 	// scores, weighted by KeywordWeight and SemanticWeight).
 	Fusion string `json:"fusion,omitempty"`
+	// StepDepth, when > 0, is how many of each step's best tools lead the
+	// answer to a request of several steps (steps.go); 0 only labels the
+	// whole request's ranking with the steps; Off ranks such a request
+	// whole only, without steps.
+	StepDepth int `json:"step_depth,omitempty"`
+	// StepFusion, when set, is the Fusion of a request of several steps
+	// (Steps), whose many words make keyword scores telling; a request of
+	// one step keeps Fusion.
+	StepFusion string `json:"step_fusion,omitempty"`
+	// StepKeywordWeight, when > 0, weights the keyword list against a
+	// semantic weight of 1 under StepFusion.
+	StepKeywordWeight float64 `json:"step_keyword_weight,omitempty"`
+	// StepWeight, when > 0, fuses the steps' rankings with the whole
+	// request's by RRF instead, each step weighing StepWeight against
+	// the whole's 1.
+	StepWeight float64 `json:"step_weight,omitempty"`
+	// KeywordScoring is how keyword scores are summed: "bm25" (the
+	// default: field weight × BM25, summed over terms and fields), or
+	// with Bleve's own additions, for measurement: "coord" (each sum times
+	// the share of its clauses matched), "idf2" (each term weighted by its
+	// IDF once more), "bleve-lengths" (Bleve's estimate of the fields'
+	// average lengths) or "bleve" (all three, as Bleve's match queries
+	// score).
+	KeywordScoring string `json:"keyword_scoring,omitempty"`
 	// Fields are the keyword index's field boosts.
 	Fields index.FieldWeights `json:"fields,omitempty"`
 }
 
-// Off, as the value of ExactBoost, DomainBoost, DomainWeight or Fuzzy,
-// turns that feature off.
+// Off, as the value of ExactBoost, DomainBoost, DomainWeight, Fuzzy or
+// StepDepth, turns that feature off.
 const Off = -1.0
 
 // Check reports a parameter out of range: a negative value other than
@@ -55,7 +79,8 @@ func (p Params) Check() error {
 		off  bool
 	}{
 		{"rrf_k", p.RRFK, false}, {"keyword_weight", p.KeywordWeight, false}, {"semantic_weight", p.SemanticWeight, false},
-		{"candidates", float64(p.Candidates), false},
+		{"candidates", float64(p.Candidates), false}, {"step_depth", float64(p.StepDepth), true},
+		{"step_keyword_weight", p.StepKeywordWeight, false}, {"step_weight", p.StepWeight, false},
 		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"fuzzy", p.Fuzzy, true},
 	} {
 		switch {
@@ -72,6 +97,14 @@ func (p Params) Check() error {
 	default:
 		return fmt.Errorf("fusion %q: use %s or %s", p.Fusion, FusionRRF, FusionConvex)
 	}
+	switch p.StepFusion {
+	case "", FusionRRF, FusionConvex:
+	default:
+		return fmt.Errorf("step_fusion %q: use %s or %s", p.StepFusion, FusionRRF, FusionConvex)
+	}
+	if _, ok := keywordScorings[p.KeywordScoring]; !ok && p.KeywordScoring != "" {
+		return fmt.Errorf("keyword_scoring %q: use bm25, coord, idf2, bleve-lengths or bleve", p.KeywordScoring)
+	}
 	return nil
 }
 
@@ -79,16 +112,19 @@ func (p Params) Check() error {
 // BENCHMARKS.md.
 func DefaultParams() Params {
 	return Params{
-		RRFK:           10,
-		KeywordWeight:  1,
-		SemanticWeight: 1.5,
-		Candidates:     50,
-		ExactBoost:     1,
-		DomainBoost:    0.02,
-		DomainWeight:   0.5,
-		Fuzzy:          0.2,
-		Fusion:         FusionRRF,
-		Fields:         index.DefaultFieldWeights(),
+		RRFK:              10,
+		KeywordWeight:     1,
+		SemanticWeight:    1.5,
+		Candidates:        50,
+		ExactBoost:        1,
+		DomainBoost:       0.02,
+		DomainWeight:      0.5,
+		Fuzzy:             0.2,
+		Fusion:            FusionRRF,
+		KeywordScoring:    "bm25",
+		StepFusion:        FusionConvex,
+		StepKeywordWeight: 1.5,
+		Fields:            index.DefaultFieldWeights(),
 	}
 }
 
@@ -132,6 +168,15 @@ func (p Params) withDefaults() Params {
 	if p.Fusion == "" {
 		p.Fusion = d.Fusion
 	}
+	if p.KeywordScoring == "" {
+		p.KeywordScoring = d.KeywordScoring
+	}
+	if p.StepFusion == "" {
+		p.StepFusion = d.StepFusion
+	}
+	if p.StepKeywordWeight == 0 {
+		p.StepKeywordWeight = d.StepKeywordWeight
+	}
 	if p.Fields == nil {
 		p.Fields = d.Fields
 	} else {
@@ -143,6 +188,18 @@ func (p Params) withDefaults() Params {
 	}
 	return p
 }
+
+// keywordScorings maps KeywordScoring's values to the index's options.
+var keywordScorings = map[string]index.Scoring{
+	"bm25":          {},
+	"coord":         {Coord: true},
+	"idf2":          {IDFWeight: true},
+	"bleve-lengths": {BleveLengths: true},
+	"bleve":         {Coord: true, IDFWeight: true, BleveLengths: true},
+}
+
+// scoring returns the index's scoring options of p.KeywordScoring.
+func (p Params) scoring() index.Scoring { return keywordScorings[p.KeywordScoring] }
 
 // The fusion methods of hybrid mode.
 const (

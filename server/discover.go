@@ -57,6 +57,9 @@ type ToolEntry struct {
 	Domain  string `json:"domain,omitempty"`
 	Group   string `json:"group,omitempty"`
 	Summary string `json:"summary,omitempty"`
+	// Step, in the answer to a request of several steps, is the 1-based
+	// step of SearchAnswer.Steps the tool answers best.
+	Step int `json:"step,omitempty"`
 	// Warnings are the tool's poisoning flags: read its full description
 	// with care before using it.
 	Warnings []string `json:"warnings,omitempty"`
@@ -76,11 +79,13 @@ type DomainListing struct {
 
 // SearchAnswer is discover_tools' answer for a query.
 type SearchAnswer struct {
-	Query      string      `json:"query"`
-	SearchMode string      `json:"search_mode"`
-	Embedder   string      `json:"embedder"`
-	Notice     string      `json:"notice,omitempty"`
-	Results    []ToolEntry `json:"results"`
+	Query      string `json:"query"`
+	SearchMode string `json:"search_mode"`
+	Embedder   string `json:"embedder"`
+	Notice     string `json:"notice,omitempty"`
+	// Steps are the steps a request of several was split into.
+	Steps   []string    `json:"steps,omitempty"`
+	Results []ToolEntry `json:"results"`
 }
 
 func (s *Server) addMetaTools(srv *mcp.Server) {
@@ -158,9 +163,9 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		if err != nil {
 			return nil, nil, err
 		}
-		out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Results: []ToolEntry{}}
+		out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Steps: resp.Steps, Results: []ToolEntry{}}
 		for _, r := range resp.Results {
-			out.Results = append(out.Results, ToolEntry{Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group, Summary: r.Tool.Summary, Warnings: r.Tool.Warnings})
+			out.Results = append(out.Results, ToolEntry{Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group, Summary: r.Tool.Summary, Step: r.Step, Warnings: r.Tool.Warnings})
 		}
 		return nil, out, nil
 	}

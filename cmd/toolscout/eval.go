@@ -23,7 +23,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	g.register(fs, "warn")
 	var datasets stringList
 	fs.Var(&datasets, "dataset", "dataset `DIR` holding catalog.json and queries.jsonl (repeatable; default: built-in)")
-	modes := fs.String("modes", "keyword,semantic,hybrid", "comma-separated modes to run (ignored with --grid)")
+	modes := fs.String("modes", "bm25,keyword,semantic,hybrid", "comma-separated modes to run (ignored with --grid); bm25 is the plain Okapi BM25 yardstick")
 	ksFlag := fs.String("k", "1,5,10", "comma-separated cut-offs for recall@k")
 	gridPath := fs.String("grid", "", "grid `FILE` (JSON or YAML) of runs to compare")
 	format := fs.String("format", "table", "output: table, markdown or json")
@@ -107,8 +107,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else {
 		for _, m := range strings.Split(*modes, ",") {
 			mode, err := search.ParseMode(m)
+			if strings.TrimSpace(m) == string(eval.BM25) {
+				mode, err = eval.BM25, nil
+			}
 			if err != nil || strings.TrimSpace(m) == "" {
-				return usagef("--modes %q: use keyword, semantic and hybrid, separated by commas", *modes)
+				return usagef("--modes %q: use bm25, keyword, semantic and hybrid, separated by commas", *modes)
 			}
 			runs = append(runs, eval.RunSpec{Mode: mode})
 		}

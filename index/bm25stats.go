@@ -1,0 +1,88 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2/search"
+
+	"github.com/toolscout/toolscout/internal/text"
+)
+
+// Bleve's BM25 takes a field's average length to be the number of
+// distinct terms in its dictionary (summed over segments) over the number
+// of documents, rounded up. At 4,076 tools the text field, about 30 words
+// a tool, is taken to average 6, so BM25's length normalisation punishes
+// every longer-than-average tool far too hard, and how hard depends on how
+// many segments the index happens to have. (Counting the documents of
+// each term from the dictionaries instead is no cure: zap's dictionary
+// iterator reports a count of 1 for every term after the first term held
+// by a single document.) Its search reads the statistics from the context
+// when they are there (search.BM25StatsKey): Sync counts the fields'
+// words in the catalog it indexes, stores the totals in the index beside
+// the manifest, and every query passes them on.
+
+// lengthsKey holds the JSON of the index's search.BM25Stats.
+const lengthsKey = "toolscout_field_lengths"
+
+// fieldLengths counts, over cat's tools, the documents and each field's
+// words as the text analyzer keeps them (letters and digits, split at
+// case changes, without stop words; stemming keeps the count).
+func fieldLengths(cat *Catalog) *search.BM25Stats {
+	// Every field a query can name must be there: Bleve fails a term
+	// query on a field the statistics lack.
+	st := &search.BM25Stats{DocCount: float64(cat.Len()), FieldCardinality: map[string]int{fieldGroup: 0}}
+	count := func(field, s string) {
+		n := 0
+		for _, w := range text.SplitIdentifier(s) {
+			if !text.Stopword(w) {
+				n++
+			}
+		}
+		st.FieldCardinality[field] += n
+	}
+	for _, d := range cat.Domains() {
+		for _, t := range d.Tools {
+			doc := newKeywordDoc(t, d.Description)
+			st.FieldCardinality[FieldQualifiedName]++
+			st.FieldCardinality[FieldName]++
+			st.FieldCardinality[fieldDomain]++
+			if t.Group != "" {
+				st.FieldCardinality[fieldGroup]++
+			}
+			count(FieldNameWords, doc.NameWords)
+			count(FieldTitle, doc.Title)
+			count(FieldDescription, doc.Description)
+			count(FieldParamNames, doc.ParamNames)
+			count(FieldParamDesc, doc.ParamDesc)
+			count(FieldDomainText, doc.DomainText)
+			count(FieldGroupText, doc.GroupText)
+			count(FieldTags, doc.Tags)
+			count(FieldText, doc.Text)
+		}
+	}
+	return st
+}
+
+// loadLengths reads the statistics Sync stored; nil when there are none.
+func (k *KeywordIndex) loadLengths() (*search.BM25Stats, error) {
+	raw, err := k.idx.GetInternal([]byte(lengthsKey))
+	if err != nil || len(raw) == 0 {
+		return nil, err
+	}
+	var st search.BM25Stats
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("keyword index field lengths: %w", err)
+	}
+	return &st, nil
+}
+
+// withLengths returns ctx carrying the index's field lengths, when it has
+// them.
+func (k *KeywordIndex) withLengths(ctx context.Context) context.Context {
+	if st := k.lengths.Load(); st != nil {
+		return context.WithValue(ctx, search.BM25StatsKey, st)
+	}
+	return ctx
+}

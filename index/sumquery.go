@@ -1,0 +1,382 @@
+package index
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+)
+
+// A keyword query is scored as BM25 is defined: the sum, over the query's
+// terms and the weighted fields, of field weight × the term's BM25 score in
+// that field. Bleve's own match and disjunction queries score two things
+// more (BENCHMARKS.md, "Keyword scoring"):
+//
+//   - a coordination factor: every disjunction multiplies its sum by the
+//     share of its clauses that matched, so with 50 query words a tool
+//     matching 10 of them a little outranks one matching 4 of them well;
+//   - a query weight of boost × idf × norm on every term, so each term
+//     counts with its IDF squared.
+//
+// Over long requests both cost nDCG@10 on sealtools-dev; keywordQuery
+// builds its own sum of Bleve's term searchers instead, and keeps both
+// behaviours as options (Scoring) for measurement.
+
+// Scoring selects what a keyword query's score adds to plain BM25.
+type Scoring struct {
+	// Coord multiplies each sum by the share of its clauses matched, as
+	// Bleve's disjunctions do.
+	Coord bool
+	// IDFWeight multiplies each term's score by Bleve's query weight
+	// (boost × idf × a norm shared by the query), squaring its IDF.
+	IDFWeight bool
+	// BleveLengths keeps Bleve's own average field lengths
+	// (bm25stats.go).
+	BleveLengths bool
+}
+
+// keywordQuery is the query of a KeywordQuery's text over weighted fields,
+// scored as Scoring says.
+type keywordQuery struct {
+	text    string
+	fields  []string // sorted, weight > 0
+	weights FieldWeights
+	fuzzy   float64
+	scoring Scoring
+}
+
+// Searcher implements query.Query: one term searcher per distinct query
+// term and field (a term the query repeats counts that many times), summed
+// per field, the fields summed.
+func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m mapping.IndexMapping, o search.SearcherOptions) (search.Searcher, error) {
+	type term struct {
+		text  string
+		count int
+	}
+	analyze := func(name string) ([]term, error) {
+		a := m.AnalyzerNamed(name)
+		if a == nil {
+			return nil, fmt.Errorf("keyword query: no analyzer %s", name)
+		}
+		var terms []term
+		seen := map[string]int{}
+		for _, tok := range a.Analyze([]byte(q.text)) {
+			if i, ok := seen[string(tok.Term)]; ok {
+				terms[i].count++
+				continue
+			}
+			seen[string(tok.Term)] = len(terms)
+			terms = append(terms, term{string(tok.Term), 1})
+		}
+		return terms, nil
+	}
+	terms, err := analyze(TextAnalyzer)
+	if err != nil {
+		return nil, err
+	}
+	exact := []term{{strings.ToLower(q.text), 1}}
+	if q.scoring.BleveLengths {
+		ctx = context.WithValue(ctx, search.BM25StatsKey, nil)
+	}
+
+	top := newSumSearcher(q.scoring, o.Explain)
+	fail := func(err error) (search.Searcher, error) {
+		top.Close()
+		return nil, err
+	}
+	for _, f := range q.fields {
+		ts := terms
+		if f == FieldName || f == FieldQualifiedName {
+			ts = exact
+		}
+		field := newSumSearcher(q.scoring, o.Explain)
+		for _, t := range ts {
+			boost := q.weights[f] * float64(t.count)
+			s, err := searcher.NewTermSearcher(ctx, r, t.text, f, boost, o)
+			if err != nil {
+				field.Close()
+				return fail(err)
+			}
+			if s.Count() == 0 {
+				// Not in the field's dictionary: it matches nothing, and
+				// only counts among the clauses.
+				s.Close()
+				field.total += float64(t.count)
+				continue
+			}
+			field.add(s, boost, float64(t.count))
+		}
+		top.addSum(field)
+	}
+	if q.fuzzy > 0 {
+		mq := bleve.NewMatchQuery(q.text)
+		mq.SetField(FieldNameWords)
+		mq.SetFuzziness(1)
+		mq.SetPrefix(2)
+		mq.SetBoost(q.fuzzy)
+		s, err := mq.Searcher(ctx, r, m, o)
+		if err != nil {
+			return fail(err)
+		}
+		top.add(s, q.fuzzy, 1)
+	}
+	top.finish()
+	return top, nil
+}
+
+// sumSearcher matches the documents any of its clauses match and scores
+// each by the sum of the matching clauses' scores (times the share of
+// clauses matched, with Scoring.Coord). Its clauses are kept in a heap by
+// their current document.
+type sumSearcher struct {
+	scoring  Scoring
+	explain  bool
+	clauses  []search.Searcher
+	boosts   []float64
+	counts   []float64 // how many clauses each stands for (coord)
+	total    float64   // clauses in all, matching or not (coord)
+	currs    []*search.DocumentMatch
+	h        clauseHeap
+	started  bool
+	matching []int
+}
+
+func newSumSearcher(sc Scoring, explain bool) *sumSearcher {
+	return &sumSearcher{scoring: sc, explain: explain}
+}
+
+// add adds a clause of the given boost, standing for count clauses.
+func (s *sumSearcher) add(c search.Searcher, boost, count float64) {
+	s.clauses = append(s.clauses, c)
+	s.boosts = append(s.boosts, boost)
+	s.counts = append(s.counts, count)
+	s.total += count
+	if !s.scoring.IDFWeight {
+		// A term searcher scores BM25 × its query weight, boost × idf ×
+		// norm: a norm of 1/idf leaves boost × BM25. Its Weight is
+		// (boost × idf)².
+		if w := c.Weight(); w > 0 {
+			c.SetQueryNorm(boost / math.Sqrt(w))
+		}
+	}
+}
+
+// addSum adds a field's sum as one clause; an empty one only counts.
+func (s *sumSearcher) addSum(c *sumSearcher) {
+	if len(c.clauses) == 0 {
+		s.total++
+		return
+	}
+	s.clauses = append(s.clauses, c)
+	s.boosts = append(s.boosts, 1)
+	s.counts = append(s.counts, 1)
+	s.total++
+}
+
+// finish sets the query norm, as Bleve's disjunctions do, when scores
+// keep Bleve's query weight.
+func (s *sumSearcher) finish() {
+	if s.scoring.IDFWeight {
+		if w := s.Weight(); w > 0 {
+			s.SetQueryNorm(1 / math.Sqrt(w))
+		}
+	}
+}
+
+// Weight is the sum of the clauses' weights.
+func (s *sumSearcher) Weight() float64 {
+	var w float64
+	for _, c := range s.clauses {
+		w += c.Weight()
+	}
+	return w
+}
+
+// SetQueryNorm passes a shared norm on when scores keep Bleve's query
+// weight; otherwise each term's norm was set when it was added.
+func (s *sumSearcher) SetQueryNorm(n float64) {
+	if !s.scoring.IDFWeight {
+		return
+	}
+	for _, c := range s.clauses {
+		c.SetQueryNorm(n)
+	}
+}
+
+func (s *sumSearcher) start(ctx *search.SearchContext, advance bleveindex.IndexInternalID) error {
+	s.started = true
+	s.currs = make([]*search.DocumentMatch, len(s.clauses))
+	s.h = clauseHeap{currs: s.currs}
+	for i, c := range s.clauses {
+		var err error
+		if advance != nil {
+			s.currs[i], err = c.Advance(ctx, advance)
+		} else {
+			s.currs[i], err = c.Next(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		if s.currs[i] != nil {
+			s.h.idx = append(s.h.idx, i)
+		}
+	}
+	heap.Init(&s.h)
+	return nil
+}
+
+// Next returns the next document any clause matches, scored.
+func (s *sumSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if !s.started {
+		if err := s.start(ctx, nil); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.h.idx) == 0 {
+		return nil, nil
+	}
+	id := s.currs[s.h.idx[0]].IndexInternalID
+	s.matching = s.matching[:0]
+	for len(s.h.idx) > 0 && bytes.Equal(s.currs[s.h.idx[0]].IndexInternalID, id) {
+		s.matching = append(s.matching, heap.Pop(&s.h).(int))
+	}
+	// Summed in clause order, so that a score does not depend on the
+	// heap's order, which depends on where a search started.
+	slices.Sort(s.matching)
+	rv := s.currs[s.matching[0]]
+	var sum, matched float64
+	var children []*search.Explanation
+	for _, i := range s.matching {
+		d := s.currs[i]
+		sum += d.Score
+		matched += s.counts[i]
+		if s.explain {
+			children = append(children, d.Expl)
+		}
+		if d != rv {
+			rv.FieldTermLocations = search.MergeFieldTermLocations(rv.FieldTermLocations, []*search.DocumentMatch{d})
+		}
+	}
+	rv.Score = sum
+	if s.explain {
+		rv.Expl = &search.Explanation{Value: sum, Message: "sum of:", Children: children}
+	}
+	if s.scoring.Coord && s.total > 0 {
+		coord := matched / s.total
+		rv.Score = sum * coord
+		if s.explain {
+			rv.Expl = &search.Explanation{Value: rv.Score, Message: "product of:", Children: []*search.Explanation{
+				rv.Expl, {Value: coord, Message: fmt.Sprintf("coord(%g/%g)", matched, s.total)}}}
+		}
+	}
+	for _, i := range s.matching {
+		if s.currs[i] != rv {
+			ctx.DocumentMatchPool.Put(s.currs[i])
+		}
+		var err error
+		if s.currs[i], err = s.clauses[i].Next(ctx); err != nil {
+			return nil, err
+		}
+		if s.currs[i] != nil {
+			heap.Push(&s.h, i)
+		}
+	}
+	return rv, nil
+}
+
+// Advance skips to the first document at or after id.
+func (s *sumSearcher) Advance(ctx *search.SearchContext, id bleveindex.IndexInternalID) (*search.DocumentMatch, error) {
+	if !s.started {
+		if err := s.start(ctx, id); err != nil {
+			return nil, err
+		}
+		return s.Next(ctx)
+	}
+	s.h.idx = s.h.idx[:0]
+	for i, c := range s.clauses {
+		if s.currs[i] == nil {
+			continue
+		}
+		if s.currs[i].IndexInternalID.Compare(id) < 0 {
+			ctx.DocumentMatchPool.Put(s.currs[i])
+			var err error
+			if s.currs[i], err = c.Advance(ctx, id); err != nil {
+				return nil, err
+			}
+		}
+		if s.currs[i] != nil {
+			s.h.idx = append(s.h.idx, i)
+		}
+	}
+	heap.Init(&s.h)
+	return s.Next(ctx)
+}
+
+// Count is an upper bound: the sum of the clauses' counts.
+func (s *sumSearcher) Count() uint64 {
+	var n uint64
+	for _, c := range s.clauses {
+		n += c.Count()
+	}
+	return n
+}
+
+// Close closes every clause.
+func (s *sumSearcher) Close() error {
+	var first error
+	for _, c := range s.clauses {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Min is 0: one matching clause is enough.
+func (s *sumSearcher) Min() int { return 0 }
+
+// Size estimates the searcher's memory in bytes.
+func (s *sumSearcher) Size() int {
+	n := 128 + 40*len(s.clauses)
+	for _, c := range s.clauses {
+		n += c.Size()
+	}
+	return n
+}
+
+// DocumentMatchPoolSize counts the matches held at once: one per clause,
+// and the clauses' own.
+func (s *sumSearcher) DocumentMatchPoolSize() int {
+	n := len(s.clauses)
+	for _, c := range s.clauses {
+		n += c.DocumentMatchPoolSize()
+	}
+	return n
+}
+
+// clauseHeap orders clause indexes by their current document.
+type clauseHeap struct {
+	idx   []int
+	currs []*search.DocumentMatch
+}
+
+func (h clauseHeap) Len() int { return len(h.idx) }
+func (h clauseHeap) Less(i, j int) bool {
+	return bytes.Compare(h.currs[h.idx[i]].IndexInternalID, h.currs[h.idx[j]].IndexInternalID) < 0
+}
+func (h clauseHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *clauseHeap) Push(x any)   { h.idx = append(h.idx, x.(int)) }
+func (h *clauseHeap) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
+	return x
+}
