@@ -5,16 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A fake upstream MCP server, run by re-executing the test binary with
 // TOOLSCOUT_FAKE_UPSTREAM set. It is written by hand over newline-delimited
 // JSON-RPC so that it can misbehave in ways an SDK server refuses to: never
 // answer initialize, serve schemas that are not object schemas, crash in
-// the middle of a call.
+// the middle of a call, print a banner on stdout, exit right after
+// connecting, flood list_changed. With TOOLSCOUT_FAKE_STARTS set it
+// appends a line to that file each time it starts.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("TOOLSCOUT_FAKE_UPSTREAM"); mode != "" {
 		fakeUpstream(mode)
@@ -24,6 +28,12 @@ func TestMain(m *testing.M) {
 }
 
 func fakeUpstream(mode string) {
+	if p := os.Getenv("TOOLSCOUT_FAKE_STARTS"); p != "" {
+		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintln(f, time.Now().UnixNano())
+			f.Close()
+		}
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	var mu sync.Mutex
@@ -43,6 +53,27 @@ func fakeUpstream(mode string) {
 		tools = append(tools,
 			map[string]any{"name": "big", "description": "Answer with 20 MB of text.", "inputSchema": map[string]any{"type": "object"}},
 			map[string]any{"name": "pid", "description": "The server's process ID.", "inputSchema": map[string]any{"type": "object"}},
+		)
+	}
+	if mode == "banner" {
+		// What servers print before they serve: text, a JSON log line, a
+		// log line in brackets, a blank line; 30 lines in all.
+		fmt.Println("Fake MCP server v1 running on stdio")
+		fmt.Println(`{"level":"info","msg":"listening"}`)
+		fmt.Println("[INFO] ready")
+		fmt.Println()
+		for i := range 26 {
+			fmt.Printf("debug line %d\n", i)
+		}
+	}
+	if mode == "env" {
+		tools = append(tools, map[string]any{"name": "environ", "description": "The server's environment.", "inputSchema": map[string]any{"type": "object"}})
+	}
+	lists := 0 // tools/list requests answered
+	if mode == "flood" {
+		tools = append(tools,
+			map[string]any{"name": "flood", "description": "Change the tools n times, 5 ms apart, announcing each change.", "inputSchema": map[string]any{"type": "object"}},
+			map[string]any{"name": "lists", "description": "How many tools/list requests the server answered.", "inputSchema": map[string]any{"type": "object"}},
 		)
 	}
 	if mode == "broken" {
@@ -78,9 +109,21 @@ func fakeUpstream(mode string) {
 		case "tools/list":
 			mu.Lock()
 			list := append([]map[string]any{}, tools...)
+			lists++
 			mu.Unlock()
+			if mode == "banner" {
+				fmt.Println("handling tools/list")
+			}
 			reply(map[string]any{"tools": list})
+			if mode == "die" {
+				// Connected, then gone: a server that crashes at start.
+				time.Sleep(50 * time.Millisecond)
+				os.Exit(1)
+			}
 		case "tools/call":
+			if mode == "banner" {
+				fmt.Println("handling tools/call")
+			}
 			switch req.Params.Name {
 			case "echo":
 				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprint(req.Params.Arguments["text"])}},
@@ -91,6 +134,28 @@ func fakeUpstream(mode string) {
 				os.Exit(3)
 			case "big":
 				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 20<<20)}}})
+			case "environ":
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Join(os.Environ(), "\n")}}})
+			case "lists":
+				mu.Lock()
+				n := lists
+				mu.Unlock()
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprint(n)}}})
+			case "flood":
+				n, _ := req.Params.Arguments["n"].(float64)
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": "flooding"}}})
+				go func() {
+					for i := 1; i <= int(n); i++ {
+						mu.Lock()
+						// One tool gen_<i> at a time: the last one listed
+						// tells which change the gateway applied last.
+						tools = slices.DeleteFunc(tools, func(t map[string]any) bool { return strings.HasPrefix(t["name"].(string), "gen_") })
+						tools = append(tools, map[string]any{"name": fmt.Sprintf("gen_%d", i), "description": "A generated tool.", "inputSchema": map[string]any{"type": "object"}})
+						mu.Unlock()
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+						time.Sleep(5 * time.Millisecond)
+					}
+				}()
 			case "pid":
 				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprint(os.Getpid())}}})
 			case "add_tool":

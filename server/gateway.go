@@ -25,10 +25,15 @@ type GatewayOptions struct {
 	// Base holds domains from catalog files: listed, never executed.
 	Base []index.DomainSpec
 	// MinBackoff and MaxBackoff bound the wait between reconnection
-	// attempts (1 s and 60 s when zero).
+	// attempts (1 s and 60 s when zero). The wait doubles after each
+	// attempt that did not last StableAfter, and starts over from
+	// MinBackoff after a session that did.
 	MinBackoff, MaxBackoff time.Duration
-	Version                string
-	Logger                 *slog.Logger
+	// StableAfter is how long a session must last to reset the backoff
+	// (30 s when zero).
+	StableAfter time.Duration
+	Version     string
+	Logger      *slog.Logger
 }
 
 // UpstreamStatus describes one upstream for doctor and logs.
@@ -66,6 +71,9 @@ type progressRoute struct {
 type upstream struct {
 	cfg   UpstreamConfig
 	ready chan struct{} // closed after the first connection attempt
+	// changed receives after the server announced tools/list_changed
+	// (coalescing, like Gateway.change); follow re-lists.
+	changed chan struct{}
 
 	mu      sync.Mutex
 	state   string
@@ -76,6 +84,9 @@ type upstream struct {
 	instr   string // the server's instructions
 	skipped []string
 	latency time.Duration
+	// changedBy is the session that announced the change, until follow
+	// re-lists it.
+	changedBy *mcp.ClientSession
 }
 
 var _ Executor = (*Gateway)(nil)
@@ -88,13 +99,16 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = time.Minute
 	}
+	if opts.StableAfter <= 0 {
+		opts.StableAfter = 30 * time.Second
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), prog: map[string]progressRoute{}}
 	for _, c := range opts.Upstreams {
-		u := &upstream{cfg: c, ready: make(chan struct{}), state: "connecting"}
+		u := &upstream{cfg: c, ready: make(chan struct{}), changed: make(chan struct{}, 1), state: "connecting"}
 		g.ups = append(g.ups, u)
 		g.byDom[c.Domain] = u
 	}
@@ -110,10 +124,14 @@ func (g *Gateway) Changed() <-chan struct{} { return g.change }
 func (g *Gateway) Start(ctx context.Context) {
 	ctx, g.cancel = context.WithCancel(ctx)
 	for _, u := range g.ups {
-		g.wg.Add(1)
+		g.wg.Add(2)
 		go func() {
 			defer g.wg.Done()
 			g.keep(ctx, u)
+		}()
+		go func() {
+			defer g.wg.Done()
+			g.follow(ctx, u)
 		}()
 	}
 }
@@ -154,27 +172,29 @@ func (g *Gateway) notify() {
 }
 
 // keep connects u and reconnects it whenever its session ends, with
-// exponential backoff, until ctx is done.
+// exponential backoff (restartBackoff), until ctx is done.
 func (g *Gateway) keep(ctx context.Context, u *upstream) {
-	backoff := g.opts.MinBackoff
+	backoff := restartBackoff{min: g.opts.MinBackoff, max: g.opts.MaxBackoff, stable: g.opts.StableAfter}
 	defer u.readyOnce()
 	for ctx.Err() == nil {
 		start := time.Now()
 		session, err := g.connect(ctx, u)
+		var wait time.Duration
 		if err != nil {
+			wait = backoff.next(0)
 			u.setDown(err)
-			g.log.Warn("upstream unavailable", "domain", u.cfg.Domain, "err", err, "retry_in", backoff)
+			g.log.Warn("upstream unavailable", "domain", u.cfg.Domain, "err", err, "retry_in", wait)
 			if first := u.readyOnce(); first {
 				g.notify()
 			}
 		} else {
+			connected := time.Now()
 			u.mu.Lock()
-			u.latency = time.Since(start)
+			u.latency = connected.Sub(start)
 			u.mu.Unlock()
 			u.readyOnce()
-			g.log.Info("upstream connected", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()), "latency", time.Since(start).Round(time.Millisecond))
+			g.log.Info("upstream connected", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()), "latency", connected.Sub(start).Round(time.Millisecond))
 			g.notify()
-			backoff = g.opts.MinBackoff
 			werr := session.Wait()
 			if ctx.Err() != nil {
 				return
@@ -182,15 +202,16 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 			if werr == nil {
 				werr = errors.New("connection closed")
 			}
+			up := time.Since(connected)
+			wait = backoff.next(up)
 			u.setDown(fmt.Errorf("server stopped: %w", werr))
-			g.log.Warn("upstream stopped; restarting", "domain", u.cfg.Domain, "err", werr, "retry_in", backoff)
+			g.log.Warn("upstream stopped; restarting", "domain", u.cfg.Domain, "err", werr, "up_for", up.Round(time.Millisecond), "retry_in", wait)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
-		backoff = min(backoff*2, g.opts.MaxBackoff)
 	}
 }
 
@@ -225,13 +246,19 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 	cctx, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(u.cfg.connectTimeout(), cancel)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolscout", Version: g.opts.Version}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
-			go g.relist(u, req.Session)
+		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
+			u.mu.Lock()
+			u.changedBy = req.Session
+			u.mu.Unlock()
+			select {
+			case u.changed <- struct{}{}:
+			default:
+			}
 		},
 		ProgressNotificationHandler: g.forwardProgress,
 	})
 	var errs []error
-	for _, tr := range u.cfg.transports() {
+	for _, tr := range u.cfg.transports(g.log.With("domain", u.cfg.Domain)) {
 		session, err := client.Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
 		if err != nil {
 			errs = append(errs, err)
@@ -290,9 +317,45 @@ func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSess
 	return nil
 }
 
-// relist follows notifications/tools/list_changed.
-func (g *Gateway) relist(u *upstream, session *mcp.ClientSession) {
-	ctx, cancel := context.WithTimeout(context.Background(), u.cfg.connectTimeout())
+// relistEvery bounds how often one upstream is re-listed (and the index
+// rebuilt) after its list_changed notifications: a server announcing a
+// change every 20 ms cost 27 CPU-seconds a minute of re-indexing.
+const relistEvery = time.Second
+
+// follow re-lists u's tools after it announces tools/list_changed, at most
+// once per relistEvery: a burst of notifications costs one tools/list and
+// one re-index, and a notification that comes during the wait or the
+// re-listing is followed by one more, so that the last change is always
+// applied.
+func (g *Gateway) follow(ctx context.Context, u *upstream) {
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-u.changed:
+		}
+		if wait := time.Until(last.Add(relistEvery)); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		last = time.Now()
+		u.mu.Lock()
+		session := u.changedBy
+		u.changedBy = nil
+		u.mu.Unlock()
+		if session != nil {
+			g.relist(ctx, u, session)
+		}
+	}
+}
+
+// relist lists the tools of session anew.
+func (g *Gateway) relist(ctx context.Context, u *upstream, session *mcp.ClientSession) {
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.connectTimeout())
 	defer cancel()
 	if err := g.list(ctx, u, session); err != nil {
 		g.log.Warn("re-listing upstream tools failed", "domain", u.cfg.Domain, "err", err)

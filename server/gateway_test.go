@@ -36,6 +36,12 @@ type gatewayEnv struct {
 // client to it, like `toolscout serve --config` does.
 func startGateway(t *testing.T, ups []UpstreamConfig, exp Exposure) *gatewayEnv {
 	t.Helper()
+	return startGatewayWith(t, GatewayOptions{Upstreams: ups, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond}, exp)
+}
+
+// startGatewayWith is startGateway with the gateway's options.
+func startGatewayWith(t *testing.T, opts GatewayOptions, exp Exposure) *gatewayEnv {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	store, err := index.OpenStore("")
@@ -46,7 +52,7 @@ func startGateway(t *testing.T, ups []UpstreamConfig, exp Exposure) *gatewayEnv 
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := NewGateway(GatewayOptions{Upstreams: ups, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond})
+	gw := NewGateway(opts)
 	env := &gatewayEnv{gw: gw, progress: make(chan any, 100)}
 	live.Follow(ctx, gw)
 	env.srv = New(Options{Live: live, Executor: gw, Expose: exp})

@@ -2,11 +2,13 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -71,17 +73,16 @@ func (c *UpstreamConfig) connectTimeout() time.Duration {
 	return 15 * time.Second
 }
 
-// transports returns the transports to try, in order.
-func (c *UpstreamConfig) transports() []mcp.Transport {
+// transports returns the transports to try, in order. A stdio server
+// gets a minimal environment (upstreamEnv), and what it prints on stdout
+// that is not JSON-RPC is skipped and logged to log.
+func (c *UpstreamConfig) transports(log *slog.Logger) []mcp.Transport {
 	if c.Command != "" {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Dir = c.Cwd
-		cmd.Env = os.Environ()
-		for k, v := range c.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		cmd.Env = upstreamEnv(os.Environ(), c.Env)
 		cmd.Stderr = nil // the server's stderr is not ours to print on
-		return []mcp.Transport{&commandTransport{cmd: cmd, terminate: 2 * time.Second}}
+		return []mcp.Transport{&commandTransport{cmd: cmd, terminate: 2 * time.Second, log: log}}
 	}
 	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
@@ -194,6 +195,7 @@ var upstreamLimit = MaxUpstreamMessage
 type commandTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
+	log       *slog.Logger // for the lines on stdout that are skipped
 }
 
 func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -208,7 +210,7 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: upstreamLimit}
+	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: upstreamLimit, noise: &noiseLog{log: t.log}}
 	tr := &mcp.IOTransport{Reader: nopReadCloser{guard}, Writer: &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}, MaxLineLength: upstreamLimit + 1<<10}
 	return tr.Connect(ctx)
 }
@@ -271,10 +273,12 @@ func (c *childStdin) shutdown() error {
 // found where JSON-RPC puts it (first, as the Go SDK writes responses, or
 // last, as the TypeScript SDK does) an error response for that request
 // takes its place, so the call fails with a clear error and the session
-// goes on. Memory stays within limit plus a few kilobytes.
+// goes on. Memory stays within limit plus a few kilobytes. Lines that are
+// not JSON-RPC (a banner, log lines) are skipped and told to noise.
 type frameGuard struct {
 	r     *bufio.Reader
 	limit int
+	noise *noiseLog
 	out   []byte
 	err   error
 }
@@ -323,6 +327,10 @@ func (f *frameGuard) next() {
 		break
 	}
 	if !over {
+		if msg := bytes.TrimSpace(line); len(msg) > 0 && !isJSONRPC(msg) {
+			f.noise.skipped(msg)
+			return
+		}
 		f.out = line
 		return
 	}

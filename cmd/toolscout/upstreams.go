@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server"
@@ -35,6 +38,10 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 	defer gw.Close()
 	ready := make(chan struct{})
 	go func() { gw.WaitReady(ctx); close(ready) }()
+	stdio := map[string]bool{}
+	for _, u := range gc.Upstreams {
+		stdio[u.Domain] = u.Command != ""
+	}
 	done := map[string]bool{}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -49,7 +56,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 				continue
 			}
 			done[st.Domain] = true
-			emit(upstreamCheck(st))
+			emit(upstreamCheck(st, stdio[st.Domain]))
 		}
 	}
 	if cat, err := index.NewCatalog(gw.Specs()); err == nil && cat.Len() > 0 {
@@ -58,22 +65,27 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 }
 
-// upstreamCheck is the doctor line of one upstream server.
-func upstreamCheck(st server.UpstreamStatus) check {
+// upstreamCheck is the doctor line of one upstream server (started by a
+// command when stdio).
+func upstreamCheck(st server.UpstreamStatus, stdio bool) check {
 	c := check{name: "upstream", detail: fmt.Sprintf("%s: %s in %s", st.Domain, plural(st.Tools, "tool"), st.Latency.Round(time.Millisecond))}
 	if len(st.Skipped) > 0 {
 		c.detail += fmt.Sprintf(" (%d skipped: %s)", len(st.Skipped), strings.Join(st.Skipped, "; "))
 	}
 	if st.State != "up" {
 		c.detail = fmt.Sprintf("%s: %v", st.Domain, st.Err)
-		c.fix = upstreamAdvice(st)
+		c.fix = upstreamAdvice(st, stdio)
 	}
 	return c
 }
 
+// envAdvice tells why a stdio server that ran before may now exit at
+// start: it no longer inherits toolscout's whole environment.
+const envAdvice = `; it gets only its "env" and toolscout's PATH, HOME, locale, temp and proxy settings: pass a variable it needs as "env": {"API_KEY": "${API_KEY}"}`
+
 // upstreamAdvice says what to do about a server that did not come up, by
 // what went wrong.
-func upstreamAdvice(st server.UpstreamStatus) string {
+func upstreamAdvice(st server.UpstreamStatus, stdio bool) string {
 	var exitErr *exec.ExitError
 	switch {
 	case st.State == "connecting":
@@ -81,7 +93,9 @@ func upstreamAdvice(st server.UpstreamStatus) string {
 	case errors.Is(st.Err, exec.ErrNotFound) || errors.Is(st.Err, fs.ErrNotExist):
 		return fmt.Sprintf("the command of %s was not found: install it, or give its full path in \"command\"", st.Domain)
 	case errors.As(st.Err, &exitErr):
-		return fmt.Sprintf("%s exited at start (%v): run its command by hand to see its errors", st.Domain, exitErr)
+		return fmt.Sprintf("%s exited at start (%v): run its command by hand to see its errors", st.Domain, exitErr) + envAdvice
+	case stdio && (errors.Is(st.Err, io.EOF) || errors.Is(st.Err, syscall.EPIPE) || errors.Is(st.Err, mcp.ErrConnectionClosed)):
+		return fmt.Sprintf("%s exited or closed its stdout before answering: run its command by hand to see its errors", st.Domain) + envAdvice
 	case errors.Is(st.Err, context.DeadlineExceeded):
 		return fmt.Sprintf("%s did not answer within its connect timeout: check that it is a stdio MCP server, or raise \"timeout\"", st.Domain)
 	}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/toolscout/toolscout/server"
+)
+
+// TestUpstreamAdvice: a stdio server that exits at start is told how to
+// pass it the variables it no longer inherits.
+func TestUpstreamAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		stdio bool
+		want  string
+	}{
+		{"not found", fmt.Errorf("start: %w", exec.ErrNotFound), true, "was not found: install it"},
+		{"exits before initialize", fmt.Errorf("calling %q: %w", "initialize", io.EOF), true, `"env": {"API_KEY": "${API_KEY}"}`},
+		{"exits while written to", fmt.Errorf("calling %q: %w", "initialize", &os.PathError{Op: "write", Path: "|1", Err: syscall.EPIPE}), true, `"env": {"API_KEY": "${API_KEY}"}`},
+		{"remote closes", fmt.Errorf("calling %q: %w", "initialize", io.EOF), false, "check the command or URL of x"},
+		{"other", errors.New("boom"), true, "check the command or URL of x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := upstreamAdvice(server.UpstreamStatus{Domain: "x", State: "down", Err: tc.err}, tc.stdio)
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("upstreamAdvice(%v, stdio %v) = %q, want it to contain %q", tc.err, tc.stdio, got, tc.want)
+			}
+		})
+	}
+}
