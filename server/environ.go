@@ -3,6 +3,7 @@ package server
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -59,6 +60,41 @@ func upstreamEnv(environ []string, env map[string]string) []string {
 	for k, v := range env {
 		out = append(out, k+"="+v)
 	}
+	sort.Strings(out)
+	return out
+}
+
+// DepthEnv names the variable that toolscout sets on every stdio upstream
+// it starts: how many toolscout gateways started it, directly or through
+// wrappers (1 for an upstream of a toolscout that no toolscout started).
+// Wrappers such as env, sh -c, npx and scripts pass it on, so a toolscout
+// started under a toolscout knows it, whatever its command line says.
+const DepthEnv = "TOOLSCOUT_DEPTH"
+
+// Depth returns the depth that environ (KEY=value entries) records in
+// DepthEnv: 0 when it is unset or not a number.
+func Depth(environ []string) int {
+	d := 0
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == DepthEnv {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				d = n
+			} else {
+				d = 0
+			}
+		}
+	}
+	return d
+}
+
+// childEnv is the environment of a stdio upstream: upstreamEnv, with
+// DepthEnv one more than environ's, whatever the config's env says (a
+// config cannot hide that its server runs under toolscout).
+func childEnv(environ []string, env map[string]string) []string {
+	out := slices.DeleteFunc(upstreamEnv(environ, env), func(kv string) bool {
+		return strings.HasPrefix(kv, DepthEnv+"=")
+	})
+	out = append(out, DepthEnv+"="+strconv.Itoa(Depth(environ)+1))
 	sort.Strings(out)
 	return out
 }

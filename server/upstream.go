@@ -74,13 +74,13 @@ func (c *UpstreamConfig) connectTimeout() time.Duration {
 }
 
 // transports returns the transports to try, in order. A stdio server
-// gets a minimal environment (upstreamEnv), and what it prints on stdout
+// gets a minimal environment (childEnv), and what it prints on stdout
 // that is not JSON-RPC is skipped and logged to log.
 func (c *UpstreamConfig) transports(log *slog.Logger) []mcp.Transport {
 	if c.Command != "" {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Dir = c.Cwd
-		cmd.Env = upstreamEnv(os.Environ(), c.Env)
+		cmd.Env = childEnv(os.Environ(), c.Env)
 		cmd.Stderr = nil // the server's stderr is not ours to print on
 		return []mcp.Transport{&commandTransport{cmd: cmd, terminate: 2 * time.Second, log: log}}
 	}

@@ -90,6 +90,9 @@ func (g *globalFlags) readSources(ctx context.Context, log *slog.Logger, waitUps
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkDepth(gc, os.Environ()); err != nil {
+		return nil, nil, err
+	}
 	for _, u := range gc.Upstreams {
 		for _, d := range base {
 			if d.Name == u.Domain {

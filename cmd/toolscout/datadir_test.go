@@ -33,10 +33,15 @@ func TestCatalogSetsLiveSideBySide(t *testing.T) {
 	// --prune: the other set's file is gone, and an index of the old
 	// single-set layout is left over.
 	os.Remove(other)
-	os.MkdirAll(filepath.Join(dir, "vectors", "x"), 0o755)
+	// chromem-go's layout, as toolscout wrote it there.
+	os.MkdirAll(filepath.Join(dir, "vectors", "0a1b2c3d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "vectors", "0a1b2c3d", "00000000.gob"), []byte("gob"), 0o644)
 	out := index("--prune")
-	if !strings.Contains(out, "other.json is gone") || !strings.Contains(out, "layout before catalog sets") {
+	if !strings.Contains(out, "other.json is gone") || !strings.Contains(out, "vectors (the layout before catalog sets)") {
 		t.Errorf("index --prune:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "vectors")); err == nil {
+		t.Errorf("the old layout's vectors were not pruned")
 	}
 	sets, _ := os.ReadDir(filepath.Join(dir, "sets"))
 	if len(sets) != 1 {

@@ -31,9 +31,12 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "keyword (bm25): %s\n", a.stats.Keyword)
 	fmt.Fprintf(stdout, "vectors (%s): %s\n", a.eng.EmbedderName(), a.stats.Vectors)
 	if *prune {
-		removed, err := g.prune(a.live.Store().Dir())
+		removed, skipped, err := g.prune(a.live.Store().Dir())
 		for _, r := range removed {
 			fmt.Fprintf(stdout, "pruned %s\n", r)
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(stdout, "left alone %s\n", s)
 		}
 		if err != nil {
 			return fmt.Errorf("prune: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -16,6 +17,46 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server"
 )
+
+// A toolscout started by a toolscout (server.DepthEnv set, however many
+// wrappers lie between: env, sh -c, npx, a script) starts no stdio
+// upstream servers. The command-string check of parseConfig (isToolscout)
+// only catches a config entry that runs toolscout directly; this one
+// catches the rest by what the process is, so a config that names
+// toolscout itself starts one extra toolscout, which refuses, instead of
+// a chain of them. A toolscout that serves catalogs, or only remote (url)
+// servers, still runs under another one.
+const maxStartDepth = 1
+
+// nestedError is checkDepth's refusal.
+type nestedError struct {
+	depth   int
+	servers []string
+}
+
+func (e *nestedError) Error() string {
+	return fmt.Sprintf("%s=%d: a toolscout started this one (directly or through env, sh -c, npx or a script), and under toolscout no stdio upstream server is started (here: %s), so that a config naming toolscout itself cannot start a chain of them: remove this toolscout from the other's config, or give it only catalogs and remote (url) servers (unset %s if no toolscout started it)",
+		server.DepthEnv, e.depth, strings.Join(e.servers, ", "), server.DepthEnv)
+}
+
+// checkDepth refuses gc's stdio upstreams when environ says a toolscout
+// started this one (maxStartDepth).
+func checkDepth(gc *gatewayConfig, environ []string) error {
+	d := server.Depth(environ)
+	if d < maxStartDepth {
+		return nil
+	}
+	var stdio []string
+	for _, u := range gc.Upstreams {
+		if u.Command != "" {
+			stdio = append(stdio, u.Domain)
+		}
+	}
+	if len(stdio) == 0 {
+		return nil
+	}
+	return &nestedError{depth: d, servers: stdio}
+}
 
 // checkUpstreams connects to each upstream server of --config and emits
 // its tool count and latency, or what is wrong, as each answers or fails.
@@ -31,6 +72,10 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 	detail := fmt.Sprintf("%s (%d disabled)", plural(len(gc.Upstreams), "server"), len(gc.Disabled))
 	if len(gc.Skipped) > 0 {
 		detail += fmt.Sprintf("; skipped %s: it is toolscout itself", strings.Join(gc.Skipped, ", "))
+	}
+	if err := checkDepth(gc, os.Environ()); err != nil {
+		emit(check{name: "config", detail: err.Error(), fix: "remove this toolscout from the config of the toolscout that starts it; if none does, unset " + server.DepthEnv})
+		return
 	}
 	emit(check{name: "config", detail: detail})
 	gw := server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Version: version})
