@@ -210,3 +210,33 @@ func TestParallelFit(t *testing.T) {
 		}
 	}
 }
+
+// TestCountedFitIsFit: statistics counted while a sync embeds every
+// document equal those Fit learns from the same documents, so that
+// statistics fitted again after a kill (toolscout fits them with Fit when
+// no document is left to embed) rank exactly as a clean build's.
+func TestCountedFitIsFit(t *testing.T) {
+	ctx := context.Background()
+	docs := []string{"read a file from disk", "write a file to disk", "send a chat message", "list the open issues", "archive an old invoice"}
+	counted := NewBuiltin(BuiltinOptions{})
+	counted.StartCounting()
+	for _, part := range [][]string{docs[:2], docs[2:]} {
+		if _, err := counted.EmbedDocuments(ctx, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !counted.FitCounted(len(docs)) {
+		t.Fatal("FitCounted did not fit from the documents embedded")
+	}
+	fitted := NewBuiltin(BuiltinOptions{})
+	fitted.Fit(docs)
+	var a, b bytes.Buffer
+	counted.SaveFit(&a)
+	fitted.SaveFit(&b)
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("counted statistics differ from Fit's over the same documents")
+	}
+	if NewBuiltin(BuiltinOptions{}).FitCounted(1) {
+		t.Error("FitCounted fitted without counting")
+	}
+}

@@ -190,7 +190,7 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 	}
 	var healed []string
 	if _, err := os.Stat(path); err == nil {
-		idx, err := openBleve(path)
+		idx, err := openBleve(path, keywordOpenTimeout)
 		if err == nil {
 			format, ferr := idx.GetInternal([]byte(formatKey))
 			if ferr == nil && string(format) == keywordFormat {

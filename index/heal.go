@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/philippgille/chromem-go"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // ErrDamaged means an index on disk could not be read. Stores heal it by
@@ -28,16 +32,112 @@ func guard(what string, f func() error) (err error) {
 	return f()
 }
 
-// openBleve opens the keyword index at path, a panic included in the
-// errors.
-func openBleve(path string) (bleve.Index, error) {
+// keywordOpenTimeout bounds each step of opening the keyword index:
+// checking its root.bolt, then Bleve's own open. Both take milliseconds
+// on a whole index; one that answers in neither is taken for damaged.
+const keywordOpenTimeout = 15 * time.Second
+
+// boltLockTimeout is how long an open waits for the lock on root.bolt
+// that another toolscout process holds (then: ErrLocked).
+const boltLockTimeout = time.Second
+
+// openBleve opens the keyword index at path within timeout (each step),
+// a panic or a fault on its mapped files included in the errors (as
+// ErrDamaged). root.bolt is checked first (checkRootBolt), since bbolt
+// trusts it enough to read past its end.
+func openBleve(path string, timeout time.Duration) (bleve.Index, error) {
+	if err := bounded("check keyword index", timeout, nil, func() error {
+		return checkRootBolt(filepath.Join(path, "store", "root.bolt"))
+	}); err != nil {
+		return nil, err
+	}
 	var idx bleve.Index
-	err := guard("open keyword index", func() error {
+	err := bounded("open keyword index", timeout, func() {
+		// Opened after all: nobody will use or close it.
+		if idx != nil {
+			idx.Close()
+		}
+	}, func() error {
 		var err error
-		idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": "1s"})
+		idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": boltLockTimeout.String()})
 		return err
 	})
-	return idx, err
+	if err != nil {
+		return nil, err // idx belongs to the goroutine left running, if any
+	}
+	return idx, nil
+}
+
+// bounded runs f in a goroutine of its own, where a panic or a fault on a
+// mapped file (debug.SetPanicOnFault) is an error wrapping ErrDamaged,
+// and waits for it at most timeout: then it answers an error wrapping
+// ErrDamaged and leaves f running, late (run when f returns after all)
+// cleaning up after it. A goroutine left running is the price of never
+// waiting forever on a file that makes a library loop.
+func bounded(what string, timeout time.Duration, late func(), f func() error) error {
+	done := make(chan error, 1)
+	var mu sync.Mutex
+	gaveUp := false
+	go func() {
+		debug.SetPanicOnFault(true) // this goroutine's alone, and it ends here
+		err := guard(what, f)
+		mu.Lock()
+		defer mu.Unlock()
+		if gaveUp && late != nil {
+			late()
+		}
+		done <- err
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case err := <-done: // finished while the timer fired
+			return err
+		default:
+		}
+		gaveUp = true
+		return fmt.Errorf("%w: %s: no answer within %s", ErrDamaged, what, timeout)
+	}
+}
+
+// checkRootBolt checks a Bleve index's root.bolt with bbolt's own means
+// before Bleve opens it: bbolt validates the meta pages (magic, version,
+// checksum) and tells how far the last commit reaches (its high-water
+// mark). bbolt maps the file and trusts the meta page: in a file cut
+// short (a copy cut off, a full disk) it follows page numbers past the
+// end, and Bleve then faults (a crash no recover catches), reads garbage
+// for the index, or loops. A file shorter than its high-water mark is
+// damaged. The file is opened read-only and with a shared lock: another
+// process's exclusive one makes it wait boltLockTimeout, then answer
+// bbolt.ErrTimeout.
+func checkRootBolt(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // Bleve says what is missing
+		}
+		return err
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: boltLockTimeout})
+	if err != nil {
+		if errors.Is(err, bbolt.ErrTimeout) {
+			return err
+		}
+		return fmt.Errorf("%w: %s: %v", ErrDamaged, path, err)
+	}
+	defer db.Close()
+	return db.View(func(tx *bbolt.Tx) error {
+		if need := tx.Size(); need > fi.Size() {
+			return fmt.Errorf("%w: %s is cut short: %d bytes, where its last commit reaches %d", ErrDamaged, path, fi.Size(), need)
+		}
+		return nil
+	})
 }
 
 // openChromem opens the vector store at dir, a panic included in the

@@ -1,14 +1,9 @@
 package search
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -150,19 +145,18 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 	}
 	var st index.StoreStats
 	l.emb = emb
-	// A catalog built from the previous build says how many of its
-	// tools changed, the one thing the vectors need from the keyword
-	// sync: then both sync at once, and a re-index of a few changes
-	// waits for the longer of the two instead of their sum.
+	// A catalog built from the previous build syncs its vectors beside
+	// the keyword index: a re-index of a few changes waits for the
+	// longer of the two instead of their sum.
 	var vecDone chan struct{}
 	var vecErr error
 	vctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if changes, ok := cat.Changes(); ok && emb != nil {
+	if _, ok := cat.Changes(); ok && emb != nil {
 		vecDone = make(chan struct{})
 		go func() {
 			defer close(vecDone)
-			st.Vectors, vecErr = l.syncVectors(vctx, cat, changes, progress)
+			st.Vectors, vecErr = l.syncVectors(vctx, cat, progress)
 		}()
 	}
 	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
@@ -187,7 +181,7 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 		<-vecDone
 		err = vecErr
 	} else {
-		st.Vectors, err = l.syncVectors(ctx, cat, st.Keyword.Added+st.Keyword.Changed+st.Keyword.Removed, progress)
+		st.Vectors, err = l.syncVectors(ctx, cat, progress)
 	}
 	if err != nil {
 		return st, err
@@ -265,7 +259,7 @@ func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.Stor
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
 	if l.emb != nil {
-		if st.Vectors, err = l.syncVectors(ctx, cat, st.Keyword.Added+st.Keyword.Changed+st.Keyword.Removed, nil); err != nil {
+		if st.Vectors, err = l.syncVectors(ctx, cat, nil); err != nil {
 			return st, err
 		}
 	}
@@ -357,8 +351,10 @@ func (l *Live) notifyLocked() {
 // added, changed or removed: the built-in embedder's statistics
 // (restored, or fitted: see restoreFit), an embedder of unknown size
 // checked, the vectors synced and those of older fingerprints deleted.
-func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, changed int, progress func(done, total int)) (index.SyncStats, error) {
-	if f, ok := l.emb.(embed.Fitter); ok && !l.restoreFit(f, cat, changed) {
+func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, progress func(done, total int)) (index.SyncStats, error) {
+	refit := false
+	if f, ok := l.emb.(embed.Fitter); ok && !l.restoreFit(f, cat) {
+		refit = true
 		if c, ok := f.(embed.DocumentCounter); ok {
 			// Statistics only weight queries, so they can wait for the
 			// sync: when it embeds every tool (a first index), they come
@@ -390,6 +386,12 @@ func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, changed int,
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
+	if refit && l.store.Dir() != "" && cat.Len() > 0 && float64(st.Added+st.Changed+st.Removed) <= maxFitDrift*float64(cat.Len()) {
+		// The vectors were synced to cat before, and the statistics then
+		// fitted were not saved (a kill in between): the ones restoreFit
+		// found were fitted on another catalog, or there were none.
+		l.log.Warn("the built-in embedder's statistics saved in the data dir do not match the catalog (a re-index stopped before saving them?); fitting them again")
+	}
 	if _, ok := l.emb.(embed.Fingerprinter); ok {
 		// Vectors of an older lexicon are never read again.
 		if gone, err := l.store.Vectors.Prune(col.Provider, col); err != nil {
@@ -408,50 +410,35 @@ func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, changed int,
 // takes seconds.
 const maxFitDrift = 0.02
 
-// restoreFit gives the embedder statistics for cat when they were saved:
-// for this catalog, or for a catalog that differs in few tools (changed:
-// the tools added, changed or removed since the previous catalog, as the
-// catalog or the keyword sync tells, summed over the restores since the
-// last fit, up to maxFitDrift). It reports
-// whether it did; if not, the caller fits and calls saveFullFit.
-func (l *Live) restoreFit(f embed.Fitter, cat *index.Catalog, changed int) bool {
-	saver, path, ok := l.fitPath(f, cat)
-	if !ok {
-		return false
-	}
-	if _, err := loadFit(saver, path); err == nil {
-		return true
-	}
-	fp := f.(embed.Fingerprinter)
-	old, _ := filepath.Glob(filepath.Join(l.store.Dir(), "fit-"+fp.Fingerprint()+"-*.bin"))
-	for _, o := range old {
-		drift, err := loadFit(saver, o)
-		if err == nil && float64(drift+changed) <= maxFitDrift*float64(cat.Len()) {
-			l.saveFit(saver, path, drift+changed)
-			return true
-		}
-	}
-	return false
+// restoreFit gives the embedder the statistics the store saved for cat,
+// or for a catalog that differs from it in few tools (up to maxFitDrift,
+// counted against the catalog they were fitted on). It reports whether
+// it did; if not, the caller fits and calls saveFullFit.
+func (l *Live) restoreFit(f embed.Fitter, cat *index.Catalog) bool {
+	saver, fp, ok := fitSaver(f)
+	return ok && l.store.RestoreFit(fp, cat, maxFitDrift, saver.LoadFit)
 }
 
 // saveFullFit saves the statistics just fitted to cat, when they can be.
+// A failure costs the next start a fit.
 func (l *Live) saveFullFit(f embed.Fitter, cat *index.Catalog) {
-	if saver, path, ok := l.fitPath(f, cat); ok {
-		l.saveFit(saver, path, 0)
+	if saver, fp, ok := fitSaver(f); ok {
+		if err := l.store.SaveFit(fp, cat, saver.SaveFit); err != nil {
+			l.log.Warn("could not save the embedder's statistics", "err", err)
+		}
 	}
 }
 
-// fitPath is where the statistics of f fitted to cat are saved; ok is
-// false when they are not (an embedder that cannot save them or has no
-// fingerprint, a store in memory).
-func (l *Live) fitPath(f embed.Fitter, cat *index.Catalog) (saver embed.FitSaver, path string, ok bool) {
+// fitSaver returns f's saver and fingerprint; ok is false when its
+// statistics are not saved (an embedder that cannot save them or has no
+// fingerprint).
+func fitSaver(f embed.Fitter) (saver embed.FitSaver, fingerprint string, ok bool) {
 	saver, sok := f.(embed.FitSaver)
 	fp, fok := f.(embed.Fingerprinter)
-	dir := l.store.Dir()
-	if !sok || !fok || dir == "" {
+	if !sok || !fok {
 		return nil, "", false
 	}
-	return saver, filepath.Join(dir, "fit-"+fp.Fingerprint()+"-"+cat.Hash()+".bin"), true
+	return saver, fp.Fingerprint(), true
 }
 
 func fitAll(f embed.Fitter, cat *index.Catalog) {
@@ -460,50 +447,6 @@ func fitAll(f embed.Fitter, cat *index.Catalog) {
 		docs = append(docs, index.DocumentText(t))
 	}
 	f.Fit(docs)
-}
-
-// fitHeader starts a saved fit file, followed by the number of tools
-// changed since the fit (uint32, little endian) and the embedder's data.
-const fitHeader = "TSFITV01"
-
-// loadFit restores a saved fit and returns its drift.
-func loadFit(saver embed.FitSaver, path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	var hdr [len(fitHeader) + 4]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil || string(hdr[:len(fitHeader)]) != fitHeader {
-		return 0, fmt.Errorf("%s: not a saved fit", path)
-	}
-	if err := saver.LoadFit(f); err != nil {
-		return 0, err
-	}
-	return int(binary.LittleEndian.Uint32(hdr[len(fitHeader):])), nil
-}
-
-// saveFit saves the embedder's statistics to path (atomically) and
-// deletes the other saved fits. A failure costs the next start a fit.
-func (l *Live) saveFit(saver embed.FitSaver, path string, drift int) {
-	dir := filepath.Dir(path)
-	old, _ := filepath.Glob(filepath.Join(dir, "fit-*.bin"))
-	err := index.WriteFileAtomic(path, func(w *bufio.Writer) error {
-		var hdr [len(fitHeader) + 4]byte
-		copy(hdr[:], fitHeader)
-		binary.LittleEndian.PutUint32(hdr[len(fitHeader):], uint32(drift))
-		w.Write(hdr[:])
-		return saver.SaveFit(w)
-	})
-	if err != nil {
-		l.log.Warn("could not save the embedder's statistics", "err", err)
-		return
-	}
-	for _, o := range old {
-		if o != path {
-			os.Remove(o)
-		}
-	}
 }
 
 // collectionOf names the vector collection of an embedder's vectors of

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -66,4 +67,109 @@ func TestKillDuringIndex(t *testing.T) {
 		}
 	}
 	t.Logf("20 kills within %s; %d left something the next search healed", span, healed)
+}
+
+// TestKillBeforeTheFitIsSaved: a re-index writes the indexes, then the
+// built-in embedder's fitted statistics. A kill between the two left the
+// previous catalog's statistics, and the next run, the indexes telling it
+// nothing changed, reused them for good: the ranking stayed different
+// from a clean build, with no warning. This test leaves the data dir as
+// such a kill does (the indexes and catalog of the new catalog, the
+// statistics of the old one) and wants the statistics fitted again, one
+// warning, and the ranking of a clean build.
+func TestKillBeforeTheFitIsSaved(t *testing.T) {
+	specs := synth.Specs(400, 40, 1)
+	old, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50 of 400 tools change: far more than the drift a fit tolerates.
+	for d := range specs {
+		for i := range specs[d].Tools {
+			if i%8 == 0 {
+				specs[d].Tools[i].Description += " Also exports the audit trail of every archived invoice."
+			}
+		}
+	}
+	changed, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog := filepath.Join(t.TempDir(), "catalog.json")
+	write := func(cat *index.Catalog) {
+		data, err := synth.CatalogJSON(cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(catalog, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli := func(dir string, args ...string) (string, string) {
+		t.Helper()
+		args = append(args, "--catalog", catalog, "--data-dir", dir, "--embedder", "builtin")
+		stdout, stderr, code := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("toolscout %v: exit %d\n%s", args, code, stderr)
+		}
+		return stdout, stderr
+	}
+	queries := []string{"export the audit trail of archived invoices", "list open tickets", "restart a failed deployment", "share a calendar event"}
+	ranking := func(dir string) (string, string) {
+		var out, warnings strings.Builder
+		for _, q := range queries {
+			stdout, stderr := cli(dir, "search", "--mode", "semantic", "--json", "--limit", "10", q)
+			out.WriteString(stdout)
+			warnings.WriteString(stderr)
+		}
+		return out.String(), warnings.String()
+	}
+
+	clean := t.TempDir()
+	write(changed)
+	cli(clean, "index")
+	want, _ := ranking(clean)
+
+	dir := t.TempDir()
+	write(old)
+	cli(dir, "index")
+	fits := func() []string {
+		f, _ := filepath.Glob(filepath.Join(dir, "sets", "*", "fit-*.bin"))
+		return f
+	}
+	oldFits := map[string][]byte{}
+	for _, f := range fits() {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldFits[f] = data
+	}
+	if len(oldFits) != 1 {
+		t.Fatalf("saved fits after the first index: %v, want one", fits())
+	}
+	write(changed)
+	cli(dir, "index")
+	// The kill: the new statistics never reached the disk, the old ones
+	// were not yet deleted.
+	for _, f := range fits() {
+		os.Remove(f)
+	}
+	for f, data := range oldFits {
+		os.WriteFile(f, data, 0o644)
+	}
+
+	got, warnings := ranking(dir)
+	if got != want {
+		t.Errorf("ranking after the kill differs from a clean build:\n got %.600s\nwant %.600s", got, want)
+	}
+	if n := strings.Count(warnings, "statistics"); n != 1 {
+		t.Errorf("stderr after the kill has %d warnings about the statistics, want 1:\n%s", n, warnings)
+	}
+	if _, stderr := cli(dir, "index"); strings.Contains(stderr, "statistics") {
+		t.Errorf("the statistics were not saved when fitted again: the next index warns again:\n%s", stderr)
+	}
+	if again, _ := ranking(dir); again != want {
+		t.Error("ranking differs from a clean build once the statistics were fitted again")
+	}
 }

@@ -1,0 +1,138 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// saveLabel saves a label as an embedder's statistics, so that a test
+// sees which ones were restored (loadLabel).
+func saveLabel(label string) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := io.WriteString(w, label); return err }
+}
+
+func loadLabel(got *string) func(io.Reader) error {
+	return func(r io.Reader) error {
+		b, err := io.ReadAll(r)
+		*got = string(b)
+		return err
+	}
+}
+
+// editCatalog returns smallCatalog with n of its 6 tool descriptions
+// changed.
+func editCatalog(t *testing.T, n int) *Catalog {
+	t.Helper()
+	js := smallCatalog
+	for _, d := range []string{"Send a message to a channel.", "Read a file from a repository."}[:n] {
+		if !strings.Contains(js, d) {
+			t.Fatalf("smallCatalog has no %q", d)
+		}
+		js = strings.Replace(js, d, d+" Changed.", 1)
+	}
+	return mustCatalog(t, js)
+}
+
+func TestFitSketchDrift(t *testing.T) {
+	base := sketchOf(mustCatalog(t, smallCatalog))
+	tests := []struct {
+		name string
+		cat  *Catalog
+		want int
+	}{
+		{"same catalog", mustCatalog(t, smallCatalog), 0},
+		{"one tool changed", editCatalog(t, 1), 1},
+		{"two tools changed", editCatalog(t, 2), 2},
+		{"empty catalog", mustCatalog(t, `{"domains":[]}`), 6},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := sketchOf(tc.cat)
+			if got := base.drift(s); got != tc.want {
+				t.Errorf("drift(%s) = %d, want %d", tc.name, got, tc.want)
+			}
+			if got := s.drift(base); got != tc.want {
+				t.Errorf("drift back from %s = %d, want %d", tc.name, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFitFileRoundTrip(t *testing.T) {
+	sketch := sketchOf(mustCatalog(t, smallCatalog))
+	var buf bytes.Buffer
+	if err := writeFit(&buf, sketch, saveLabel("weights")); err != nil {
+		t.Fatal(err)
+	}
+	got, rest, err := readFit(buf.Bytes())
+	if err != nil || got.drift(sketch) != 0 || len(got) != len(sketch) || string(rest) != "weights" {
+		t.Fatalf("readFit = %v, %q, %v; want the sketch and the embedder's data", got, rest, err)
+	}
+	for _, bad := range [][]byte{nil, []byte("TSFITV01\x00\x00\x00\x00weights"), buf.Bytes()[:len(fitHeader)+4+20]} {
+		if _, _, err := readFit(bad); err == nil {
+			t.Errorf("readFit(%q) accepted it", bad)
+		}
+	}
+}
+
+// TestRestoreFit: statistics are restored for the catalog they were
+// saved for, and for one a few tools away from the catalog they were
+// fitted on, never for one further away, whatever the indexes say
+// changed (a kill between the indexes and the statistics).
+func TestRestoreFit(t *testing.T) {
+	const fp = "f1"
+	cat := mustCatalog(t, smallCatalog)
+	one, two := editCatalog(t, 1), editCatalog(t, 2)
+	fits := func(dir string) []string {
+		f, _ := filepath.Glob(filepath.Join(dir, "fit-*.bin"))
+		return f
+	}
+	st := &Store{dir: t.TempDir()}
+	if st.RestoreFit(fp, cat, 0.2, loadLabel(new(string))) {
+		t.Fatal("restored statistics that were never saved")
+	}
+	if err := st.SaveFit(fp, cat, saveLabel("fitted on cat")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		cat      *Catalog
+		maxDrift float64
+		want     bool
+	}{
+		{"the catalog saved", cat, 0, true},
+		{"one tool of 6 away, 20% allowed", one, 0.2, true},
+		// Restored for one, but fitted on cat: two is 2 tools from cat.
+		{"two tools of 6 away, 20% allowed", two, 0.2, false},
+		{"two tools of 6 away, 40% allowed", two, 0.4, true},
+	}
+	for _, tc := range tests {
+		var got string
+		if ok := st.RestoreFit(fp, tc.cat, tc.maxDrift, loadLabel(&got)); ok != tc.want || ok && got != "fitted on cat" {
+			t.Errorf("%s: RestoreFit = %v (%q), want %v", tc.name, ok, got, tc.want)
+		}
+		if f := fits(st.dir); len(f) != 1 {
+			t.Errorf("%s: saved fits %v, want one", tc.name, f)
+		}
+	}
+	if _, err := os.Stat(st.fitPath(fp, two)); err != nil {
+		t.Errorf("the statistics restored for another catalog were not saved for it: %v", err)
+	}
+	if st.RestoreFit("other", cat, 1, loadLabel(new(string))) {
+		t.Error("restored the statistics of another embedder fingerprint")
+	}
+	// An earlier toolscout's file, without a sketch: fitted again.
+	old := &Store{dir: t.TempDir()}
+	WriteFileAtomic(old.fitPath(fp, cat), func(w *bufio.Writer) error { _, err := w.WriteString("TSFITV01\x00\x00\x00\x00weights"); return err })
+	if old.RestoreFit(fp, cat, 1, loadLabel(new(string))) {
+		t.Error("restored a fit file without a sketch")
+	}
+	if (&Store{}).RestoreFit(fp, cat, 1, loadLabel(new(string))) || (&Store{}).SaveFit(fp, cat, saveLabel("x")) != nil {
+		t.Error("a store in memory saves or restores statistics")
+	}
+}
