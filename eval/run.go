@@ -313,12 +313,6 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	if override.KeywordScoring != "" {
 		p.KeywordScoring = override.KeywordScoring
 	}
-	if override.StepFusion != "" {
-		p.StepFusion = override.StepFusion
-	}
-	if override.StepKeywordWeight > 0 {
-		p.StepKeywordWeight = override.StepKeywordWeight
-	}
 	if override.StepWeight != 0 {
 		p.StepWeight = override.StepWeight
 	}
@@ -329,9 +323,7 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	switch mode {
 	case search.Hybrid:
 		out["fusion"] = p.Fusion
-		if p.Fusion != search.FusionConvex {
-			out["rrf_k"] = p.RRFK
-		}
+		out["rrf_k"] = p.RRFK // RRF's k, and the domain ranking's under either fusion
 		out["keyword_weight"] = p.KeywordWeight
 		out["semantic_weight"] = p.SemanticWeight
 		out["exact_boost"] = p.ExactBoost
@@ -344,12 +336,6 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	out["step_depth"] = p.StepDepth
 	if p.StepWeight > 0 {
 		out["step_weight"] = p.StepWeight
-	}
-	if mode == search.Hybrid && p.StepFusion != "" {
-		out["step_fusion"] = p.StepFusion
-		if p.StepKeywordWeight > 0 {
-			out["step_keyword_weight"] = p.StepKeywordWeight
-		}
 	}
 	if mode != search.Semantic && p.KeywordScoring != "" {
 		out["keyword_scoring"] = p.KeywordScoring

@@ -42,9 +42,11 @@ const (
 	FieldTags          = "tags"
 	// FieldText holds the tool's whole text in one field: name words,
 	// title, description, parameter names and descriptions.
-	FieldText   = "text"
-	fieldDomain = "domain"
-	fieldGroup  = "group"
+	FieldText = "text"
+	// FieldTextExact holds the same text unstemmed.
+	FieldTextExact = "text_exact"
+	fieldDomain    = "domain"
+	fieldGroup     = "group"
 )
 
 // TextAnalyzer is the analyzer of the keyword index's text fields: words of
@@ -52,16 +54,20 @@ const (
 // removed, Porter-stemmed.
 const TextAnalyzer = "toolscout_text"
 
+// TextExactAnalyzer is TextAnalyzer without the stemmer.
+const TextExactAnalyzer = "toolscout_text_exact"
+
 // FieldWeights are the query-time boosts of the keyword index's fields. A
 // zero weight leaves the field out of the query.
 type FieldWeights map[string]float64
 
 // DefaultFieldWeights returns the field boosts toolscout ships with: the
-// whole text as one BM25 field, the name's words a little more, and a
-// query that is a tool's exact name (chosen on sealtools-dev and
-// metatool-dev; the per-field weights of earlier versions lost 0.07
-// nDCG@10 to plain BM25 on long requests, BENCHMARKS.md). The other fields
-// stay indexed for measurement.
+// whole text as one BM25 field, half stemmed and half as written (a
+// stemmed match counts half, an exact one whole), the name's words a
+// little more, and a query that is a tool's exact name (chosen on
+// sealtools-dev and metatool-dev; the per-field weights of earlier
+// versions lost 0.07 nDCG@10 to plain BM25 on long requests,
+// BENCHMARKS.md). The other fields stay indexed for measurement.
 func DefaultFieldWeights() FieldWeights {
 	return FieldWeights{
 		FieldQualifiedName: 6,
@@ -74,7 +80,8 @@ func DefaultFieldWeights() FieldWeights {
 		FieldDomainText:    0,
 		FieldGroupText:     0,
 		FieldTags:          0,
-		FieldText:          1,
+		FieldText:          0.5,
+		FieldTextExact:     0.5,
 	}
 }
 
@@ -85,7 +92,7 @@ const manifestKey = "toolscout_manifest"
 // rebuilt from the catalog when opened.
 const (
 	formatKey     = "toolscout_format"
-	keywordFormat = "2"
+	keywordFormat = "3"
 )
 
 // catalogHashKey holds the Hash of the catalog the index was last synced
@@ -145,6 +152,13 @@ func NewKeywordMapping() (*mapping.IndexMappingImpl, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := im.AddCustomAnalyzer(TextExactAnalyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     "toolscout_words",
+		"token_filters": []any{camelFilterName, lowercase.Name, en.StopName},
+	}); err != nil {
+		return nil, err
+	}
 	doc := bleve.NewDocumentStaticMapping()
 	text := func() *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
@@ -165,6 +179,9 @@ func NewKeywordMapping() (*mapping.IndexMappingImpl, error) {
 	for _, name := range []string{FieldNameWords, FieldTitle, FieldDescription, FieldParamNames, FieldParamDesc, FieldDomainText, FieldGroupText, FieldTags, FieldText} {
 		doc.AddFieldMappingsAt(name, text())
 	}
+	exactText := text()
+	exactText.Analyzer = TextExactAnalyzer
+	doc.AddFieldMappingsAt(FieldTextExact, exactText)
 	for _, name := range []string{FieldQualifiedName, FieldName, fieldDomain, fieldGroup} {
 		doc.AddFieldMappingsAt(name, exact())
 	}
@@ -267,6 +284,7 @@ type keywordDoc struct {
 	GroupText   string `json:"group_text"`
 	Tags        string `json:"tags"`
 	Text        string `json:"text"`
+	TextExact   string `json:"text_exact"`
 	Domain      string `json:"domain"`
 	Group       string `json:"group"`
 }
@@ -279,7 +297,7 @@ func newKeywordDoc(t *Tool, domainDesc string) keywordDoc {
 			pd = append(pd, p.Description)
 		}
 	}
-	return keywordDoc{
+	d := keywordDoc{
 		QName:       strings.ToLower(t.QualifiedName),
 		Name:        strings.ToLower(t.Name),
 		NameWords:   NameWords(t.Name),
@@ -294,6 +312,8 @@ func newKeywordDoc(t *Tool, domainDesc string) keywordDoc {
 		Domain:      t.Domain,
 		Group:       t.Group,
 	}
+	d.TextExact = d.Text
+	return d
 }
 
 // manifestHeader starts the manifest: then a line "<qualified name>\t<hash>"

@@ -74,7 +74,7 @@ func TestKeywordSearch(t *testing.T) {
 		wantFirst                  string
 		wantCount                  int // -1: don't check
 	}{
-		{"stemmed description", "sending messages", "", "", "slack__post_message", -1},
+		{"stemmed description", "sending", "", "", "slack__post_message", 1},
 		{"split name", "file contents", "", "", "github__getFileContents", -1},
 		{"exact name field", "getFileContents", "", "", "github__getFileContents", -1},
 		{"domain filter", "create issue", "jira", "", "jira__create_issue", 1},
@@ -472,5 +472,42 @@ func TestSyncBatches(t *testing.T) {
 		if got := batches() - before; got != step.wantBatches {
 			t.Errorf("%d changed (%v): %d batches, want %d", step.changed, st, got, step.wantBatches)
 		}
+	}
+}
+
+// TestExactFormsCountMore: two tools whose texts stem alike but are worded
+// differently tie on the stemmed field alone; the unstemmed copy ranks the
+// one that uses the request's own words first, and stemming still finds
+// the other.
+func TestExactFormsCountMore(t *testing.T) {
+	const cat = `{"domains":[{"name":"ops","description":"Operations","tools":[
+  {"name":"alpha","description":"Lists running processes now.","inputSchema":{"type":"object"}},
+  {"name":"beta","description":"Lists run processing now.","inputSchema":{"type":"object"}}]}]}`
+	kw, err := OpenKeyword(filepath.Join(t.TempDir(), "kw.bleve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	if _, err := kw.Sync(context.Background(), mustCatalog(t, cat)); err != nil {
+		t.Fatal(err)
+	}
+	search := func(w FieldWeights) map[string]float64 {
+		hits, err := kw.Search(context.Background(), KeywordQuery{Text: "running processes", Weights: w, Size: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, h := range hits {
+			out[h.ID] = h.Score
+		}
+		return out
+	}
+	stemmed := search(FieldWeights{FieldText: 1})
+	if len(stemmed) != 2 || stemmed["ops__alpha"] != stemmed["ops__beta"] {
+		t.Fatalf("stemmed text only: %v, want a tie of both tools", stemmed)
+	}
+	both := search(DefaultFieldWeights())
+	if len(both) != 2 || both["ops__alpha"] <= both["ops__beta"] {
+		t.Errorf("default fields: %v, want both tools, ops__alpha first", both)
 	}
 }

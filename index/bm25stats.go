@@ -60,6 +60,7 @@ func fieldLengths(cat *Catalog) *search.BM25Stats {
 			count(FieldGroupText, doc.GroupText)
 			count(FieldTags, doc.Tags)
 			count(FieldText, doc.Text)
+			count(FieldTextExact, doc.TextExact)
 		}
 	}
 	return st

@@ -83,6 +83,12 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 	if err != nil {
 		return nil, err
 	}
+	var unstemmed []term
+	if q.weights[FieldTextExact] > 0 {
+		if unstemmed, err = analyze(TextExactAnalyzer); err != nil {
+			return nil, err
+		}
+	}
 	exact := []term{{strings.ToLower(q.text), 1}}
 	if q.scoring.BleveLengths {
 		ctx = context.WithValue(ctx, search.BM25StatsKey, nil)
@@ -95,8 +101,11 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 	}
 	for _, f := range q.fields {
 		ts := terms
-		if f == FieldName || f == FieldQualifiedName {
+		switch f {
+		case FieldName, FieldQualifiedName:
 			ts = exact
+		case FieldTextExact:
+			ts = unstemmed
 		}
 		field := newSumSearcher(q.scoring, o.Explain)
 		for _, t := range ts {

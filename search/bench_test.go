@@ -108,3 +108,58 @@ func BenchmarkQuery(b *testing.B) {
 		live.Close()
 	}
 }
+
+// BenchmarkLongQuery measures the requests agents describe a task with: 4
+// steps of about 15 words each (Steps splits them), and a 3.9 MB request,
+// which the bounds cut (MaxQueryWords); per mode and size, with the
+// built-in embedder and the query embedding cache off.
+func BenchmarkLongQuery(b *testing.B) {
+	short := synth.Queries(1024, 3)
+	steps := make([]string, 256)
+	for i := range steps {
+		q := func(j int) string { return short[(8*i+j)%len(short)] }
+		steps[i] = fmt.Sprintf("%s and %s, then %s and %s, after that %s and %s, and then %s and %s.",
+			q(0), q(1), q(2), q(3), q(4), q(5), q(6), q(7))
+	}
+	huge := strings.Repeat(short[0]+" ", (39<<20)/10/(len(short[0])+1))
+	for _, n := range benchSizes {
+		cat, err := synth.Catalog(n, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		store, err := index.OpenStore("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		live, _, err := Open(context.Background(), LiveOptions{Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1}, cat.Specs())
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng := live.Engine()
+		for _, kind := range []struct {
+			name    string
+			queries []string
+		}{{"steps=4", steps}, {"bytes=3.9M", []string{huge}}} {
+			for _, mode := range Modes {
+				b.Run(fmt.Sprintf("%s/mode=%s/tools=%d", kind.name, mode, n), func(b *testing.B) {
+					lat := make([]float64, 0, b.N)
+					for i := 0; i < b.N; i++ {
+						start := time.Now()
+						resp, err := eng.Search(context.Background(), Request{Query: kind.queries[i%len(kind.queries)], Mode: mode, Limit: 10})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if kind.name == "steps=4" && len(resp.Steps) != 4 {
+							b.Fatalf("%d steps, want 4: %q", len(resp.Steps), kind.queries[i%len(kind.queries)])
+						}
+						lat = append(lat, float64(time.Since(start).Microseconds())/1000)
+					}
+					sort.Float64s(lat)
+					b.ReportMetric(lat[len(lat)/2], "p50-ms")
+					b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
+				})
+			}
+		}
+		live.Close()
+	}
+}

@@ -120,10 +120,10 @@ type Explanation struct {
 	Fusion *FusionTerms `json:"fusion,omitempty"`
 }
 
-// FusionTerms are the parts of a hybrid score: with RRF, weight/(k+rank)
-// for the keyword list, the semantic list and the tool's domain; then the
-// boosts. With convex fusion the list parts are not separable and only
-// Method and the boosts are set.
+// FusionTerms are the parts of a hybrid score: what the keyword list and
+// the semantic list added (with convex fusion weight × the min-max
+// normalised score, with RRF weight/(k+rank)), the tool's domain
+// (weight/(k+rank)), then the boosts. They sum to the score.
 type FusionTerms struct {
 	Method      string  `json:"method"`
 	Keyword     float64 `json:"keyword,omitempty"`
@@ -617,14 +617,6 @@ func Sentences(q string) []string {
 
 func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, domSim map[string]float32) []Result {
 	cat, q, req, p := pl.cat, pl.q, pl.req, pl.p
-	if p.StepFusion != "" && len(Steps(q)) >= 2 {
-		// A request of several steps: its many words make the keyword
-		// list's scores telling, which rank fusion throws away.
-		p.Fusion = p.StepFusion
-		if p.StepKeywordWeight > 0 {
-			p.KeywordWeight, p.SemanticWeight = p.StepKeywordWeight, 1
-		}
-	}
 	kwIDs := make([]string, len(kw))
 	kwScores := make([]float64, len(kw))
 	for i, h := range kw {
@@ -675,7 +667,7 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, dom
 		}
 		for _, id := range slices.Sorted(maps.Keys(exact)) { // map order would make ties random
 			if !seen[id] {
-				fused = append(fused, Fused{ID: id, Score: p.ExactBoost, Ranks: make([]int, 2)})
+				fused = append(fused, Fused{ID: id, Score: p.ExactBoost, Ranks: make([]int, 2), Parts: make([]float64, 2)})
 			}
 		}
 		slices.SortStableFunc(fused, func(a, b Fused) int {
@@ -705,16 +697,11 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, dom
 				x.BM25 = kw[f.Ranks[0]-1].Terms
 			}
 			ft := &FusionTerms{Method: p.Fusion}
-			if p.Fusion != FusionConvex {
-				if f.Ranks[0] > 0 {
-					ft.Keyword = p.KeywordWeight / (p.RRFK + float64(f.Ranks[0]))
-				}
-				if f.Ranks[1] > 0 {
-					ft.Semantic = p.SemanticWeight / (p.RRFK + float64(f.Ranks[1]))
-				}
-				if x.DomainRank > 0 {
-					ft.Domain = p.DomainWeight / (p.RRFK + float64(x.DomainRank))
-				}
+			if len(f.Parts) == 2 {
+				ft.Keyword, ft.Semantic = f.Parts[0], f.Parts[1]
+			}
+			if x.DomainRank > 0 {
+				ft.Domain = p.DomainWeight / (p.RRFK + float64(x.DomainRank))
 			}
 			if exact[f.ID] {
 				ft.ExactBoost = p.ExactBoost

@@ -98,21 +98,36 @@ func TestSearchModes(t *testing.T) {
 
 func TestSearchExplain(t *testing.T) {
 	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
-	resp, err := eng.Search(context.Background(), Request{Query: "post_message", Explain: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := resp.Results[0].Explanation
-	if x == nil || !x.ExactName || x.KeywordRank != 1 || x.SemanticRank == 0 || len(x.BM25) == 0 || x.DomainRank == 0 {
-		t.Errorf("Explanation = %+v, want exact name, keyword rank 1, a semantic rank, a domain rank and BM25 details", x)
-	}
-	// The fused score is the hand-computed RRF of the keyword, semantic and
-	// domain ranks plus the exact boost.
-	p := DefaultParams()
-	want := p.KeywordWeight/(p.RRFK+float64(x.KeywordRank)) + p.SemanticWeight/(p.RRFK+float64(x.SemanticRank)) +
-		p.DomainWeight/(p.RRFK+float64(x.DomainRank)) + p.ExactBoost
-	if got := resp.Results[0].Score; got < want-1e-9 || got > want+1e-9 {
-		t.Errorf("Score = %f, want %f", got, want)
+	rrf := NewEngine(Options{Catalog: eng.Catalog(), Keyword: eng.kw, Vectors: eng.vs, Embedder: eng.emb, Params: Params{Fusion: FusionRRF, SemanticWeight: 1.5, KeywordWeight: 1}})
+	for _, e := range []*Engine{eng, rrf} {
+		p := e.Params()
+		resp, err := e.Search(context.Background(), Request{Query: "post_message", Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := resp.Results[0].Explanation
+		if x == nil || !x.ExactName || x.KeywordRank != 1 || x.SemanticRank == 0 || len(x.BM25) == 0 || x.DomainRank == 0 {
+			t.Fatalf("%s: Explanation = %+v, want exact name, keyword rank 1, a semantic rank, a domain rank and BM25 details", p.Fusion, x)
+		}
+		// The fused score is the hand-computed fusion of the keyword,
+		// semantic and domain ranks plus the exact boost: with RRF,
+		// weight/(k+rank); with convex fusion a list's best counts its
+		// whole weight.
+		want := p.DomainWeight/(p.RRFK+float64(x.DomainRank)) + p.ExactBoost
+		switch p.Fusion {
+		case FusionRRF:
+			want += p.KeywordWeight/(p.RRFK+float64(x.KeywordRank)) + p.SemanticWeight/(p.RRFK+float64(x.SemanticRank))
+		case FusionConvex:
+			if x.SemanticRank != 1 || x.Fusion.Semantic != p.SemanticWeight {
+				t.Fatalf("convex: semantic rank %d, part %v, want 1 and %v", x.SemanticRank, x.Fusion.Semantic, p.SemanticWeight)
+			}
+			want += p.KeywordWeight + p.SemanticWeight
+		default:
+			t.Fatalf("fusion %q", p.Fusion)
+		}
+		if got := resp.Results[0].Score; got < want-1e-9 || got > want+1e-9 {
+			t.Errorf("%s: Score = %f, want %f", p.Fusion, got, want)
+		}
 	}
 }
 
@@ -345,7 +360,7 @@ func TestExplainFusionTerms(t *testing.T) {
 	}
 	for _, r := range resp.Results {
 		x := r.Explanation
-		if x == nil || x.Fusion == nil || x.Fusion.Method != FusionRRF {
+		if x == nil || x.Fusion == nil || x.Fusion.Method != DefaultParams().Fusion {
 			t.Fatalf("%s: explanation %+v", r.Tool.QualifiedName, x)
 		}
 		f := x.Fusion

@@ -15,6 +15,8 @@ type Fused struct {
 	Score float64
 	// Ranks holds the tool's 1-based rank in each input list (0: absent).
 	Ranks []int
+	// Parts holds what each input list added to Score.
+	Parts []float64
 }
 
 // FuseRRF combines ranked lists with weighted Reciprocal Rank Fusion: a
@@ -46,7 +48,7 @@ func fuseLists(n int, ids func(li int) []string, contribution func(li, r int) fl
 			}
 			f := byID[l[r]]
 			if f == nil {
-				f = &Fused{ID: l[r], Ranks: make([]int, n)}
+				f = &Fused{ID: l[r], Ranks: make([]int, n), Parts: make([]float64, n)}
 				byID[l[r]] = f
 				order = append(order, f)
 			}
@@ -54,7 +56,8 @@ func fuseLists(n int, ids func(li int) []string, contribution func(li, r int) fl
 				continue // duplicate within a list: keep the best rank
 			}
 			f.Ranks[li] = r + 1
-			f.Score += contribution(li, r)
+			f.Parts[li] = contribution(li, r)
+			f.Score += f.Parts[li]
 		}
 	}
 	out := make([]Fused, len(order))

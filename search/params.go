@@ -34,22 +34,17 @@ type Params struct {
 	// Fuzzy is the boost of edit-distance-1 matches in keyword mode.
 	// Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
-	// Fusion is how hybrid mode fuses the two lists: "rrf" (weighted
-	// Reciprocal Rank Fusion, the default) or "convex" (min-max normalised
-	// scores, weighted by KeywordWeight and SemanticWeight).
+	// Fusion is how hybrid mode fuses the two lists: "convex" (min-max
+	// normalised scores, weighted by KeywordWeight and SemanticWeight; the
+	// default) or "rrf" (weighted Reciprocal Rank Fusion). Rank fusion
+	// gives a list's first tool full credit however weak its match;
+	// normalised scores keep a near tie a near tie.
 	Fusion string `json:"fusion,omitempty"`
 	// StepDepth, when > 0, is how many of each step's best tools lead the
 	// answer to a request of several steps (steps.go); 0 only labels the
 	// whole request's ranking with the steps; Off ranks such a request
 	// whole only, without steps.
 	StepDepth int `json:"step_depth,omitempty"`
-	// StepFusion, when set, is the Fusion of a request of several steps
-	// (Steps), whose many words make keyword scores telling; a request of
-	// one step keeps Fusion.
-	StepFusion string `json:"step_fusion,omitempty"`
-	// StepKeywordWeight, when > 0, weights the keyword list against a
-	// semantic weight of 1 under StepFusion.
-	StepKeywordWeight float64 `json:"step_keyword_weight,omitempty"`
 	// StepWeight, when > 0, fuses the steps' rankings with the whole
 	// request's by RRF instead, each step weighing StepWeight against
 	// the whole's 1.
@@ -80,7 +75,7 @@ func (p Params) Check() error {
 	}{
 		{"rrf_k", p.RRFK, false}, {"keyword_weight", p.KeywordWeight, false}, {"semantic_weight", p.SemanticWeight, false},
 		{"candidates", float64(p.Candidates), false}, {"step_depth", float64(p.StepDepth), true},
-		{"step_keyword_weight", p.StepKeywordWeight, false}, {"step_weight", p.StepWeight, false},
+		{"step_weight", p.StepWeight, false},
 		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"fuzzy", p.Fuzzy, true},
 	} {
 		switch {
@@ -97,11 +92,6 @@ func (p Params) Check() error {
 	default:
 		return fmt.Errorf("fusion %q: use %s or %s", p.Fusion, FusionRRF, FusionConvex)
 	}
-	switch p.StepFusion {
-	case "", FusionRRF, FusionConvex:
-	default:
-		return fmt.Errorf("step_fusion %q: use %s or %s", p.StepFusion, FusionRRF, FusionConvex)
-	}
 	if _, ok := keywordScorings[p.KeywordScoring]; !ok && p.KeywordScoring != "" {
 		return fmt.Errorf("keyword_scoring %q: use bm25, coord, idf2, bleve-lengths or bleve", p.KeywordScoring)
 	}
@@ -112,19 +102,17 @@ func (p Params) Check() error {
 // BENCHMARKS.md.
 func DefaultParams() Params {
 	return Params{
-		RRFK:              10,
-		KeywordWeight:     1,
-		SemanticWeight:    1.5,
-		Candidates:        50,
-		ExactBoost:        1,
-		DomainBoost:       0.02,
-		DomainWeight:      0.5,
-		Fuzzy:             0.2,
-		Fusion:            FusionRRF,
-		KeywordScoring:    "bm25",
-		StepFusion:        FusionConvex,
-		StepKeywordWeight: 1.5,
-		Fields:            index.DefaultFieldWeights(),
+		RRFK:           10,
+		KeywordWeight:  1,
+		SemanticWeight: 1,
+		Candidates:     50,
+		ExactBoost:     1,
+		DomainBoost:    0.02,
+		DomainWeight:   0.5,
+		Fuzzy:          0.2,
+		Fusion:         FusionConvex,
+		KeywordScoring: "bm25",
+		Fields:         index.DefaultFieldWeights(),
 	}
 }
 
@@ -170,12 +158,6 @@ func (p Params) withDefaults() Params {
 	}
 	if p.KeywordScoring == "" {
 		p.KeywordScoring = d.KeywordScoring
-	}
-	if p.StepFusion == "" {
-		p.StepFusion = d.StepFusion
-	}
-	if p.StepKeywordWeight == 0 {
-		p.StepKeywordWeight = d.StepKeywordWeight
 	}
 	if p.Fields == nil {
 		p.Fields = d.Fields
