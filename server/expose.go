@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -40,43 +39,87 @@ const (
 
 // view is one MCP server over the shared engine: the primary one, or one
 // per HTTP session in dynamic mode. Each has its own directly listed tools.
+// A session's view is owned by that session: it is made for the request
+// that opens the session and dropped when the session ends (see
+// HTTPHandler).
 type view struct {
 	mcp     *mcp.Server
 	direct  map[string]string // qualified name → hash of tools listed directly
 	enabled map[string]bool   // dynamic mode: "domain" or "domain/group"
-	created time.Time
 }
 
-// newViewLocked makes a view with the meta-tools (and, in dynamic mode,
-// enable_domain and disable_domain) and its direct tools. s.mu is held.
+// newViewLocked makes a view and keeps it in step with the catalog until
+// dropView. s.mu is held.
 func (s *Server) newViewLocked() *view {
-	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, created: time.Now()}
-	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Instructions: s.instr, Logger: s.log})
-	s.addMetaTools(v.mcp)
-	if s.expose.Mode == ExposeDynamic {
-		s.addDynamicTools(v)
-	}
-	s.syncViewLocked(v)
-	s.views = append(s.views, v)
+	v := s.newView(s.expose.Mode == ExposeDynamic)
+	s.addViewLocked(v)
 	return v
 }
 
-// pruneViewsLocked forgets per-session views whose sessions have ended (a
-// view gets a minute to see its first session). s.mu is held.
-func (s *Server) pruneViewsLocked() {
-	keep := s.views[:0]
-	for _, v := range s.views {
-		live := v == s.primary || time.Since(v.created) < time.Minute
-		for range v.mcp.Sessions() {
-			live = true
-			break
-		}
-		if live {
-			keep = append(keep, v)
-		}
+// newView makes a view with the meta-tools (and, when dynamic, enable_domain
+// and disable_domain) but no direct tools yet. It reads no guarded state, so
+// that sessions opening at once build their views in parallel.
+func (s *Server) newView(dynamic bool) *view {
+	v := &view{direct: map[string]string{}, enabled: map[string]bool{}}
+	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Instructions: s.instr, Logger: s.log})
+	s.addMetaTools(v.mcp)
+	if dynamic {
+		s.addDynamicTools(v)
 	}
-	clear(s.views[len(keep):])
-	s.views = keep
+	return v
+}
+
+// addViewLocked lists v's direct tools and keeps them in step with the
+// catalog until dropView. s.mu is held.
+func (s *Server) addViewLocked(v *view) {
+	s.syncViewLocked(v)
+	s.views[v] = struct{}{}
+}
+
+// newSessionView makes the view for a request that may open a session in
+// dynamic mode, or returns nil in the other modes (all sessions share the
+// primary view).
+func (s *Server) newSessionView() *view {
+	s.mu.Lock()
+	dynamic := s.expose.Mode == ExposeDynamic
+	s.mu.Unlock()
+	if !dynamic {
+		return nil
+	}
+	v := s.newView(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addViewLocked(v)
+	return v
+}
+
+// adoptView hands v to the session that the request it was made for
+// opened: v is dropped when that session ends (DELETE, idle expiry, closed
+// transport), or now when the request opened none or it has already
+// ended.
+func (s *Server) adoptView(v *view) {
+	var ss *mcp.ServerSession
+	for ss = range v.mcp.Sessions() {
+		break
+	}
+	if ss == nil {
+		s.dropView(v)
+		return
+	}
+	go func() {
+		ss.Wait()
+		s.dropView(v)
+	}()
+}
+
+// dropView stops keeping v in step with the catalog, so that nothing of it
+// stays reachable.
+func (s *Server) dropView(v *view) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v != s.primary {
+		delete(s.views, v)
+	}
 }
 
 // wanted returns the catalog tools that the exposure lists directly in v.
@@ -105,8 +148,7 @@ func (s *Server) wanted(cat *index.Catalog, v *view) []*index.Tool {
 // syncDirectToolsLocked brings every view's directly listed tools up to
 // date. s.mu is held.
 func (s *Server) syncDirectToolsLocked() {
-	s.pruneViewsLocked()
-	for _, v := range s.views {
+	for v := range s.views {
 		s.syncViewLocked(v)
 	}
 }

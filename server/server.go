@@ -70,10 +70,10 @@ type Server struct {
 
 	fallback string
 
-	mu       sync.Mutex // guards views, their tools, expose and failures
-	primary  *view      // the stdio (or shared HTTP) server
-	views    []*view    // primary first, then one per HTTP session in dynamic mode
-	failures int        // search errors in a row (not bad requests)
+	mu       sync.Mutex         // guards views, their tools, expose and failures
+	primary  *view              // the stdio (or shared HTTP) server
+	views    map[*view]struct{} // the primary, and one per HTTP session in dynamic mode
+	failures int                // search errors in a row (not bad requests)
 }
 
 // FallbackAfter is the number of search failures in a row after which a
@@ -131,7 +131,8 @@ func New(opts Options) *Server {
 	eng := opts.Live.Engine()
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback,
 		impl:  &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
-		instr: instructions(eng.Catalog(), opts.Domains, opts.Expose.Mode)}
+		instr: instructions(eng.Catalog(), opts.Domains, opts.Expose.Mode),
+		views: map[*view]struct{}{}}
 	s.mu.Lock()
 	s.primary = s.newViewLocked()
 	s.mu.Unlock()
@@ -199,30 +200,37 @@ type HTTPOptions struct {
 // the others see; otherwise all sessions share the primary server.
 //
 // The go-sdk asks for the server on every request, not once per session
-// (once more to learn the protocol versions), so a request that names its
-// session (Mcp-Session-Id) gets that session's view back, and only a
-// request without one (an initialize) makes a new view. Views that no
-// session took are dropped after a minute.
+// (and twice for a request without a session: once to learn the protocol
+// versions), and says nothing when a session ends. So a request without
+// Mcp-Session-Id (an initialize, or a request of the stateless protocol)
+// gets one view, made before the go-sdk sees the request and carried in its
+// context; when the request is answered, the view goes to the session it
+// opened, which releases it when it ends (DELETE, idle expiry), or is
+// dropped at once. A request naming its session gets the primary server:
+// the go-sdk routes it by its session id and only reads the server's
+// protocol versions, the same in every view.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.expose.Mode != ExposeDynamic {
-			return s.primary.mcp
+		if v, ok := r.Context().Value(viewKey{}).(*view); ok {
+			return v.mcp
 		}
-		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-			if v := s.viewOfSessionLocked(id); v != nil {
-				return v.mcp
-			}
-			// An unknown or ended session: the SDK answers it with 404
-			// and only reads this server's protocol versions.
-			return s.primary.mcp
-		}
-		s.pruneViewsLocked()
-		return s.newViewLocked().mcp
+		return s.primary.mcp
 	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: s.log})
+	views := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		v := s.newSessionView()
+		if v == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		defer s.adoptView(v)
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
+	})
 	if o.MaxSessions <= 0 {
-		return h
+		return views
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.SessionCount() >= o.MaxSessions {
@@ -230,34 +238,25 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server takes (--max-sessions); close one or retry later", o.MaxSessions), http.StatusServiceUnavailable)
 			return
 		}
-		h.ServeHTTP(w, r)
+		views.ServeHTTP(w, r)
 	})
 }
+
+// viewKey is the request context key of the view made for a request that
+// may open a session.
+type viewKey struct{}
 
 // SessionCount returns the number of open client sessions.
 func (s *Server) SessionCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, v := range s.views {
+	for v := range s.views {
 		for range v.mcp.Sessions() {
 			n++
 		}
 	}
 	return n
-}
-
-// viewOfSessionLocked returns the view serving session id, or nil. s.mu
-// is held.
-func (s *Server) viewOfSessionLocked(id string) *view {
-	for _, v := range s.views {
-		for ss := range v.mcp.Sessions() {
-			if ss.ID() == id {
-				return v
-			}
-		}
-	}
-	return nil
 }
 
 // ViewCount returns the number of server views (the primary one, and one
