@@ -33,8 +33,8 @@ func Guard(h http.Handler, o GuardOptions) http.Handler {
 			return
 		}
 		if o.Token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(o.Token)) != 1 {
+			got, ok := bearerToken(r.Header.Get("Authorization"))
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(o.Token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolscout", error="invalid_token"`)
 				http.Error(w, "Unauthorized: send the token as \"Authorization: Bearer TOKEN\" (the one in TOOLSCOUT_AUTH_TOKEN or --auth-token-file)", http.StatusUnauthorized)
 				return
@@ -42,6 +42,18 @@ func Guard(h http.Handler, o GuardOptions) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// bearerToken returns the credentials of an "Authorization: Bearer TOKEN"
+// header. The scheme is case-insensitive (RFC 9110, section 11.1), and
+// one or more spaces may follow it (RFC 6750, section 2.1).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
 }
 
 func originAllowed(origin string, allowed []string) bool {

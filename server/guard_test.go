@@ -34,6 +34,10 @@ func TestGuard(t *testing.T) {
 		{"token wrong", GuardOptions{Token: "s3cret"}, "", "Bearer nope", 401, ""},
 		{"token basic", GuardOptions{Token: "s3cret"}, "", "Basic czNjcmV0", 401, ""},
 		{"token right", GuardOptions{Token: "s3cret"}, "", "Bearer s3cret", 200, ""},
+		{"token right, lower-case scheme", GuardOptions{Token: "s3cret"}, "", "bearer s3cret", 200, ""},
+		{"token right, upper-case scheme, two spaces", GuardOptions{Token: "s3cret"}, "", "BEARER  s3cret", 200, ""},
+		{"token in another scheme", GuardOptions{Token: "s3cret"}, "", "Basic s3cret", 401, ""},
+		{"scheme without token", GuardOptions{Token: "s3cret"}, "", "Bearer ", 401, ""},
 		{"token right, foreign origin", GuardOptions{Token: "s3cret"}, "http://evil.example", "Bearer s3cret", 403, ""},
 	}
 	for _, tc := range tests {
