@@ -35,7 +35,7 @@ func ParseMode(s string) (Mode, error) {
 	case Keyword, Semantic, Hybrid:
 		return m, nil
 	}
-	return "", invalidf("unknown search mode %q: use keyword, semantic or hybrid", s)
+	return "", invalidf("unknown search mode %s: use keyword, semantic or hybrid", Quote(s, 100))
 }
 
 // ErrInvalidRequest matches (errors.Is) every error caused by the request

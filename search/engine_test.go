@@ -375,3 +375,15 @@ func TestExplainFusionTerms(t *testing.T) {
 		t.Errorf("top = %s %+v, want the exactly named tool with its boost", top.Tool.QualifiedName, top.Explanation.Fusion)
 	}
 }
+
+// TestParseModeQuotesBriefly: an error names a rejected mode in at most
+// about 100 characters, however long the value.
+func TestParseModeQuotesBriefly(t *testing.T) {
+	_, err := ParseMode(strings.Repeat("x", 100<<10))
+	if !errors.Is(err, ErrInvalidRequest) || len(err.Error()) > 200 || !strings.Contains(err.Error(), "use keyword, semantic or hybrid") {
+		t.Errorf("ParseMode(100 KB) = error of %d bytes: %.300v", len(err.Error()), err)
+	}
+	if _, err := ParseMode("fuzzy"); err == nil || !strings.Contains(err.Error(), `"fuzzy"`) {
+		t.Errorf("ParseMode(fuzzy) = %v, want the value named", err)
+	}
+}
