@@ -208,3 +208,46 @@ func benchLive(b *testing.B, cat *index.Catalog, emb embed.Embedder) *search.Liv
 	b.Cleanup(func() { live.Close() })
 	return live
 }
+
+// BenchmarkRelayLargeResult measures what relaying one large upstream
+// result through execute_tool costs (issue 26): a fake stdio upstream
+// answers the blob tool, toolscout serves over its stdio transport, and
+// the client streams each answer to nowhere. It reports the heap's peak
+// over its size before the calls (sampled every 200 µs) and the bytes
+// allocated, both per byte relayed, and the worst peak of the runs.
+func BenchmarkRelayLargeResult(b *testing.B) {
+	for _, c := range []struct {
+		blob  blobSpec
+		calls int
+	}{
+		{blobSpec{Text: 1 << 20}, 1},
+		{blobSpec{Text: 16 << 20, Image: 4 << 20}, 1},
+		{blobSpec{Text: 60 << 20}, 1},
+		{blobSpec{Text: 60 << 20}, 4},
+	} {
+		b.Run(fmt.Sprintf("text=%dMiB/image=%dMiB/calls=%d", c.blob.Text>>20, c.blob.Image>>20, c.calls), func(b *testing.B) {
+			e := startRelay(b)
+			e.call(1, blobSpec{Text: 1000}, false)
+			var relayed, allocs, worst float64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				p := startHeapPeak()
+				b.StartTimer()
+				n := 0
+				for _, a := range e.call(c.calls, c.blob, false) {
+					n += a.bytes
+				}
+				b.StopTimer()
+				over, alloc := p.Stop()
+				b.StartTimer()
+				relayed += float64(n)
+				allocs += float64(alloc)
+				worst = max(worst, float64(over)/float64(n))
+				b.SetBytes(int64(n))
+			}
+			b.ReportMetric(worst, "peak-heap-bytes/relayed-byte")
+			b.ReportMetric(allocs/relayed, "alloc-bytes/relayed-byte")
+		})
+	}
+}

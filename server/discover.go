@@ -89,6 +89,7 @@ type SearchAnswer struct {
 }
 
 func (s *Server) addMetaTools(srv *mcp.Server) {
+	srv.AddReceivingMiddleware(relayMiddleware) // large execute_tool results go through raw
 	schema := func(props map[string]any, required ...string) map[string]any {
 		m := map[string]any{"type": "object", "properties": props}
 		if len(required) > 0 {

@@ -44,7 +44,10 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 	if s.exec == nil {
 		return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it. Connect its server with --config to run it.", t.QualifiedName), nil
 	}
-	res, err := s.exec.Execute(ctx, req, t, args)
+	// A large result comes back as a stub, its bytes in slot, and is
+	// relayed as they are (relay.go).
+	slot := &relaySlot{}
+	res, err := s.exec.Execute(withRelaySlot(ctx, slot), req, t, args)
 	if err != nil {
 		if errors.Is(err, ErrNotExecutable) {
 			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), nil
@@ -53,6 +56,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 			return nil, ctx.Err()
 		}
 		return errorResult("%s failed: %v", t.QualifiedName, err), nil
+	}
+	if body := slot.body.Load(); body != nil {
+		return relayed(res, body), nil
 	}
 	return res, nil
 }

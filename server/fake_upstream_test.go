@@ -66,6 +66,10 @@ func fakeUpstream(mode string) {
 			fmt.Printf("debug line %d\n", i)
 		}
 	}
+	if mode == "blob" {
+		tools = append(tools, map[string]any{"name": "blob", "description": "Answer with text and image content of the sizes asked (relayBlob).",
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "integer"}, "image": map[string]any{"type": "integer"}, "isError": map[string]any{"type": "boolean"}}}})
+	}
 	if mode == "env" {
 		tools = append(tools, map[string]any{"name": "environ", "description": "The server's environment.", "inputSchema": map[string]any{"type": "object"}})
 	}
@@ -134,6 +138,13 @@ func fakeUpstream(mode string) {
 				os.Exit(3)
 			case "big":
 				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 20<<20)}}})
+			case "blob":
+				text, _ := req.Params.Arguments["text"].(float64)
+				image, _ := req.Params.Arguments["image"].(float64)
+				isError, _ := req.Params.Arguments["isError"].(bool)
+				mu.Lock()
+				os.Stdout.Write(relayBlobLine(req.ID, blobSpec{Text: int(text), Image: int(image), IsError: isError}))
+				mu.Unlock()
 			case "environ":
 				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Join(os.Environ(), "\n")}}})
 			case "lists":
@@ -174,7 +185,7 @@ func fakeUpstream(mode string) {
 }
 
 // fakeConfig returns the upstream config that starts a fake in mode.
-func fakeConfig(t *testing.T, domain, mode string) UpstreamConfig {
+func fakeConfig(t testing.TB, domain, mode string) UpstreamConfig {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

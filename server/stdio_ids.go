@@ -163,8 +163,8 @@ func (t *callTable) rewrite(line []byte) []byte {
 		return t.rewriteSlow(line)
 	}
 	c := t.end(line[start:end], !isErr)
-	if c == nil {
-		return line
+	if c == nil || !isErr && bytes.Equal(c.sent, line[start:end]) {
+		return line // a large result is not copied to write the same id
 	}
 	out := make([]byte, 0, len(line)+len(c.sent))
 	out = append(out, line[:start]...)

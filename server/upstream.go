@@ -191,7 +191,7 @@ var upstreamLimit = MaxUpstreamMessage
 
 // commandTransport is mcp.CommandTransport with MaxUpstreamMessage as its
 // frame limit: it starts the command and speaks newline-delimited JSON-RPC
-// over its stdin and stdout (mcp.IOTransport).
+// over its stdin and stdout (lineConn, which copies no message).
 type commandTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
@@ -211,15 +211,10 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		return nil, err
 	}
 	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: upstreamLimit, noise: &noiseLog{log: t.log}}
-	tr := &mcp.IOTransport{Reader: nopReadCloser{guard}, Writer: &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}, MaxLineLength: upstreamLimit + 1<<10}
-	return tr.Connect(ctx)
+	// The session ends by closing stdin (childStdin), as the MCP stdio
+	// transport says; the child's stdout stays open until it exits.
+	return newLineConn(guard, &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}), nil
 }
-
-// nopReadCloser leaves the child's stdout open on Close: the session ends
-// by closing stdin (childStdin), as the MCP stdio transport says.
-type nopReadCloser struct{ io.Reader }
-
-func (nopReadCloser) Close() error { return nil }
 
 // childStdin closes the child's stdin, then waits for it to exit, sending
 // SIGTERM and then SIGKILL after terminate each (the MCP stdio shutdown,
@@ -292,7 +287,24 @@ func (f *frameGuard) Read(p []byte) (int, error) {
 	}
 	n := copy(p, f.out)
 	f.out = f.out[n:]
+	if len(f.out) == 0 {
+		f.out = nil // a large line is not kept until the next one
+	}
 	return n, nil
+}
+
+// nextLine returns the next message, a line that the caller may keep: the
+// guard does not reuse it.
+func (f *frameGuard) nextLine() ([]byte, error) {
+	for len(f.out) == 0 {
+		if f.err != nil {
+			return nil, f.err
+		}
+		f.next()
+	}
+	line := f.out
+	f.out = nil
+	return line, nil
 }
 
 // frameEdge is how much of the start and end of an oversized message is
@@ -300,20 +312,20 @@ func (f *frameGuard) Read(p []byte) (int, error) {
 const frameEdge = 4 << 10
 
 func (f *frameGuard) next() {
-	var line, head, tail []byte
+	var line lineBuf
+	var head, tail []byte
 	total, over := 0, false
 	for {
 		chunk, err := f.r.ReadSlice('\n')
 		total += len(chunk)
 		switch {
 		case !over && total <= f.limit:
-			line = append(line, chunk...)
+			line.add(chunk)
 		case !over:
 			over = true
-			head = append([]byte(nil), line[:min(len(line), frameEdge)]...)
-			line = append(line, chunk...)
-			tail = append([]byte(nil), line[max(0, len(line)-frameEdge):]...)
-			line = nil
+			head = line.head(frameEdge)
+			tail = line.tail(frameEdge, chunk)
+			line = lineBuf{}
 		default:
 			tail = append(tail, chunk...)
 			tail = append([]byte(nil), tail[max(0, len(tail)-frameEdge):]...)
@@ -327,11 +339,12 @@ func (f *frameGuard) next() {
 		break
 	}
 	if !over {
-		if msg := bytes.TrimSpace(line); len(msg) > 0 && !isJSONRPC(msg) {
+		out := line.bytes()
+		if msg := bytes.TrimSpace(out); len(msg) > 0 && !isJSONRPC(msg) {
 			f.noise.skipped(msg)
 			return
 		}
-		f.out = line
+		f.out = out
 		return
 	}
 	id := frameID(head, tail)
@@ -341,6 +354,72 @@ func (f *frameGuard) next() {
 	msg := fmt.Sprintf("the server's answer is %d bytes, over the %d toolscout accepts in one message (%d MiB)", total, f.limit, f.limit>>20)
 	f.out, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603, "message": msg}})
 	f.out = append(f.out, '\n')
+}
+
+// lineBuf collects one line read in chunks. Appending to one slice would
+// allocate about five times the line's size as it grows (a 1.25 growth
+// factor), and keep up to twice it at the last copy; lineBuf copies the
+// chunks into blocks that double up to lineBlockMax, and the line into
+// one slice of its exact size at the end: twice its size in all.
+type lineBuf struct {
+	blocks [][]byte
+	n      int
+}
+
+// lineBlockMax bounds a lineBuf block, and so the room left unused in
+// the last one.
+const lineBlockMax = 4 << 20
+
+func (b *lineBuf) add(p []byte) {
+	b.n += len(p)
+	if k := len(b.blocks); k > 0 {
+		last := b.blocks[k-1]
+		m := min(cap(last)-len(last), len(p))
+		b.blocks[k-1] = append(last, p[:m]...)
+		p = p[m:]
+	}
+	if len(p) > 0 {
+		blk := make([]byte, 0, max(len(p), min(b.n, lineBlockMax)))
+		b.blocks = append(b.blocks, append(blk, p...))
+	}
+}
+
+// bytes returns the line.
+func (b *lineBuf) bytes() []byte {
+	if len(b.blocks) <= 1 {
+		if len(b.blocks) == 0 {
+			return nil
+		}
+		return b.blocks[0]
+	}
+	out := make([]byte, 0, b.n)
+	for _, blk := range b.blocks {
+		out = append(out, blk...)
+	}
+	b.blocks = nil
+	return out
+}
+
+// head returns a copy of the line's first n bytes.
+func (b *lineBuf) head(n int) []byte {
+	var out []byte
+	for _, blk := range b.blocks {
+		if len(out) == n {
+			break
+		}
+		out = append(out, blk[:min(len(blk), n-len(out))]...)
+	}
+	return out
+}
+
+// tail returns a copy of the last n bytes of the line followed by more.
+func (b *lineBuf) tail(n int, more []byte) []byte {
+	out := append([]byte(nil), more[max(0, len(more)-n):]...)
+	for i := len(b.blocks) - 1; i >= 0 && len(out) < n; i-- {
+		blk := b.blocks[i]
+		out = append(append([]byte(nil), blk[max(0, len(blk)-(n-len(out))):]...), out...)
+	}
+	return out
 }
 
 var (
