@@ -72,40 +72,56 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
+// benchEngine indexes a synthetic catalog of n tools in memory with the
+// built-in embedder, the query embedding cache off.
+func benchEngine(b *testing.B, n int) *Engine {
+	cat, err := synth.Catalog(n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := index.OpenStore("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	live, _, err := Open(context.Background(), LiveOptions{Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1}, cat.Specs())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { live.Close() })
+	return live.Engine()
+}
+
+// timeSearches runs b.N searches of the queries in turn and reports the
+// p50 and p95 latency; check, when set, vets each response.
+func timeSearches(b *testing.B, eng *Engine, queries []string, mode Mode, check func(*Response) error) {
+	lat := make([]float64, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		resp, err := eng.Search(context.Background(), Request{Query: queries[i%len(queries)], Mode: mode, Limit: 10})
+		if err == nil && check != nil {
+			err = check(resp)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, float64(time.Since(start).Microseconds())/1000)
+	}
+	sort.Float64s(lat)
+	b.ReportMetric(lat[len(lat)/2], "p50-ms")
+	b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
+}
+
 // BenchmarkQuery measures one search per mode at each size, with the
 // built-in embedder and the query embedding cache off.
 func BenchmarkQuery(b *testing.B) {
+	queries := synth.Queries(256, 2)
 	for _, n := range benchSizes {
-		cat, err := synth.Catalog(n, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		store, err := index.OpenStore("")
-		if err != nil {
-			b.Fatal(err)
-		}
-		live, _, err := Open(context.Background(), LiveOptions{Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1}, cat.Specs())
-		if err != nil {
-			b.Fatal(err)
-		}
-		eng := live.Engine()
-		queries := synth.Queries(256, 2)
+		eng := benchEngine(b, n)
 		for _, mode := range Modes {
 			b.Run(fmt.Sprintf("mode=%s/tools=%d", mode, n), func(b *testing.B) {
-				lat := make([]float64, 0, b.N)
-				for i := 0; i < b.N; i++ {
-					start := time.Now()
-					if _, err := eng.Search(context.Background(), Request{Query: queries[i%len(queries)], Mode: mode, Limit: 10}); err != nil {
-						b.Fatal(err)
-					}
-					lat = append(lat, float64(time.Since(start).Microseconds())/1000)
-				}
-				sort.Float64s(lat)
-				b.ReportMetric(lat[len(lat)/2], "p50-ms")
-				b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
+				timeSearches(b, eng, queries, mode, nil)
 			})
 		}
-		live.Close()
 	}
 }
 
@@ -121,45 +137,22 @@ func BenchmarkLongQuery(b *testing.B) {
 		steps[i] = fmt.Sprintf("%s and %s, then %s and %s, after that %s and %s, and then %s and %s.",
 			q(0), q(1), q(2), q(3), q(4), q(5), q(6), q(7))
 	}
+	fourSteps := func(r *Response) error {
+		if len(r.Steps) != 4 {
+			return fmt.Errorf("%d steps, want 4: %q", len(r.Steps), r.Query)
+		}
+		return nil
+	}
 	huge := strings.Repeat(short[0]+" ", (39<<20)/10/(len(short[0])+1))
 	for _, n := range benchSizes {
-		cat, err := synth.Catalog(n, 1)
-		if err != nil {
-			b.Fatal(err)
+		eng := benchEngine(b, n)
+		for _, mode := range Modes {
+			b.Run(fmt.Sprintf("steps=4/mode=%s/tools=%d", mode, n), func(b *testing.B) {
+				timeSearches(b, eng, steps, mode, fourSteps)
+			})
+			b.Run(fmt.Sprintf("bytes=3.9M/mode=%s/tools=%d", mode, n), func(b *testing.B) {
+				timeSearches(b, eng, []string{huge}, mode, nil)
+			})
 		}
-		store, err := index.OpenStore("")
-		if err != nil {
-			b.Fatal(err)
-		}
-		live, _, err := Open(context.Background(), LiveOptions{Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}), CacheSize: -1}, cat.Specs())
-		if err != nil {
-			b.Fatal(err)
-		}
-		eng := live.Engine()
-		for _, kind := range []struct {
-			name    string
-			queries []string
-		}{{"steps=4", steps}, {"bytes=3.9M", []string{huge}}} {
-			for _, mode := range Modes {
-				b.Run(fmt.Sprintf("%s/mode=%s/tools=%d", kind.name, mode, n), func(b *testing.B) {
-					lat := make([]float64, 0, b.N)
-					for i := 0; i < b.N; i++ {
-						start := time.Now()
-						resp, err := eng.Search(context.Background(), Request{Query: kind.queries[i%len(kind.queries)], Mode: mode, Limit: 10})
-						if err != nil {
-							b.Fatal(err)
-						}
-						if kind.name == "steps=4" && len(resp.Steps) != 4 {
-							b.Fatalf("%d steps, want 4: %q", len(resp.Steps), kind.queries[i%len(kind.queries)])
-						}
-						lat = append(lat, float64(time.Since(start).Microseconds())/1000)
-					}
-					sort.Float64s(lat)
-					b.ReportMetric(lat[len(lat)/2], "p50-ms")
-					b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
-				})
-			}
-		}
-		live.Close()
 	}
 }
