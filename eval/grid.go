@@ -39,6 +39,8 @@ type GridRun struct {
 	KeywordScoring string             `json:"keyword_scoring" yaml:"keyword_scoring"`
 	StepDepth      int                `json:"step_depth" yaml:"step_depth"`
 	StepWeight     float64            `json:"step_weight" yaml:"step_weight"`
+	// KeywordFullCoverage is search.Params.KeywordFullCoverage.
+	KeywordFullCoverage float64 `json:"keyword_full_coverage" yaml:"keyword_full_coverage"`
 	// Embedder is "builtin", "ollama", or a research variant of the built-in
 	// embedder: "builtin-hashed" (no learned vectors), "builtin-nolexicon"
 	// (no hand-written lexicon). Empty: the command's --embedder.
@@ -117,7 +119,7 @@ func (r GridRun) Spec() RunSpec {
 		Embedder: r.EmbedderKey(),
 		Params: search.Params{
 			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
-			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight,
+			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
 		},
 	}
 }

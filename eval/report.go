@@ -48,6 +48,7 @@ func (r *Report) WriteTable(w io.Writer, metrics []string, markdown bool) error 
 			fmt.Fprintln(w, "\n* = best in its column")
 		}
 		writeCategories(w, d, markdown)
+		writeConfidence(w, d, markdown)
 		if len(d.Comparisons) > 0 {
 			fmt.Fprintf(w, "\nagainst %s (paired bootstrap, 95%% CI; * = interval excludes 0):\n\n", d.Comparisons[0].Baseline)
 			var crow [][]string
@@ -140,4 +141,20 @@ func ranksText(ranks []int) string {
 		return "at rank " + parts[0]
 	}
 	return "at ranks " + strings.Join(parts, ", ")
+}
+
+// writeConfidence tabulates the runs' confidence, when measured.
+func writeConfidence(w io.Writer, d *DatasetReport, markdown bool) {
+	var rows [][]string
+	for _, run := range d.Runs {
+		if c := run.Confidence; c != nil {
+			rows = append(rows, []string{run.RunName(), fmt.Sprintf("%.3f", c.AUROC), fmt.Sprintf("%.3f", c.LowPresent), fmt.Sprintf("%.3f", c.LowAbsent)})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nconfidence of the first result, each query with its tools and without (AUROC; share answered low_confidence):")
+	fmt.Fprintln(w)
+	writeRows(w, []string{"run", "auroc", "low with tools", "low without"}, rows, markdown)
 }

@@ -45,6 +45,9 @@ type Options struct {
 	// DataDir caches indexes by catalog content and embedder; "" keeps
 	// them in memory.
 	DataDir string
+	// Confidence measures each run's confidence (confidence.go): every
+	// query is ranked a second time, without its relevant tools.
+	Confidence bool
 	// Progress reports indexing and querying on a label.
 	Progress func(label string, done, total int)
 	Logger   *slog.Logger
@@ -66,6 +69,7 @@ type DatasetReport struct {
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 
 	queries []Query
+	split   bool // a split of a dataset reported above it
 }
 
 // RunReport is one run's averaged metrics and latency.
@@ -82,6 +86,9 @@ type RunReport struct {
 	// Categories breaks nDCG@10 and MRR down by the queries' category, when
 	// the dataset labels them.
 	Categories map[string]CategoryMetrics `json:"categories,omitempty"`
+	// Confidence, when measured (Options.Confidence) and the run's answers
+	// carry one.
+	Confidence *ConfidenceReport `json:"confidence,omitempty"`
 
 	perQuery []queryResult
 }
@@ -97,6 +104,7 @@ type queryResult struct {
 	metrics map[string]float64
 	ranked  []string // domain/tool, best first
 	latency float64  // ms
+	judged  *judged  // with Options.Confidence
 }
 
 // MetricNames returns the metric keys for the cut-offs ks, in report order.
@@ -189,7 +197,7 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 				closeAll(closers)
 				return nil, err
 			}
-			rr, err := runOne(ctx, eng, ds, spec, ks, limit, opts.Progress)
+			rr, err := runOne(ctx, eng, ds, spec, ks, limit, opts.Confidence, opts.Progress)
 			if err != nil {
 				closeAll(closers)
 				return nil, err
@@ -203,7 +211,9 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 			parts = append(parts, splits...)
 		}
 		for _, part := range parts {
-			rep.Datasets = append(rep.Datasets, subset(part, ds, results, ks))
+			dr := subset(part, ds, results, ks)
+			dr.split = part != ds
+			rep.Datasets = append(rep.Datasets, dr)
 		}
 	}
 	return rep, nil
@@ -249,7 +259,7 @@ func queryMetrics(q *Query, ranked []string, ks []int) map[string]float64 {
 	return m
 }
 
-func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, ks []int, limit int, progress func(string, int, int)) (*RunReport, error) {
+func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, ks []int, limit int, confidence bool, progress func(string, int, int)) (*RunReport, error) {
 	params := spec.Params
 	label := spec.Label
 	if label == "" {
@@ -275,12 +285,33 @@ func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, 
 			ranked[j] = r.Tool.Domain + "/" + r.Tool.Name
 		}
 		rr.perQuery[i] = queryResult{metrics: queryMetrics(q, ranked, ks), ranked: ranked, latency: elapsed}
+		if confidence && resp.Confidence != nil {
+			without, err := eng.Search(ctx, search.Request{Query: q.Query, Mode: spec.Mode, Limit: limit, Params: &params, Exclude: qualifiedNames(ds, q.Relevant)})
+			if err != nil {
+				return nil, fmt.Errorf("run %s, query %s without its tools: %w", label, q.ID, err)
+			}
+			if without.Confidence != nil {
+				rr.perQuery[i].judged = &judged{present: *resp.Confidence, absent: *without.Confidence}
+			}
+		}
 		if progress != nil && (i%50 == 49 || i == len(ds.Queries)-1) {
 			progress("query "+ds.Name+" "+label, i+1, len(ds.Queries))
 		}
 	}
 	rr.Params = paramsMap(spec.Mode, eng.Params(), spec.Params)
 	return rr, nil
+}
+
+// qualifiedNames returns the qualified names of the tools of keys
+// ("domain/tool") in ds's catalog.
+func qualifiedNames(ds *Dataset, keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if t := ds.Catalog.ToolByKey(k); t != nil {
+			out = append(out, t.QualifiedName)
+		}
+	}
+	return out
 }
 
 // paramsMap lists the parameters that shape a mode's ranking.
@@ -313,6 +344,9 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	if override.KeywordScoring != "" {
 		p.KeywordScoring = override.KeywordScoring
 	}
+	if override.KeywordFullCoverage != 0 {
+		p.KeywordFullCoverage = max(override.KeywordFullCoverage, 0)
+	}
 	if override.StepWeight != 0 {
 		p.StepWeight = override.StepWeight
 	}
@@ -330,6 +364,7 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 		out["domain_boost"] = p.DomainBoost
 		out["domain_weight"] = p.DomainWeight
 		out["candidates"] = p.Candidates
+		out["keyword_full_coverage"] = p.KeywordFullCoverage
 	case search.Keyword:
 		out["fuzzy"] = p.Fuzzy
 	}
@@ -357,10 +392,12 @@ func subset(part, ds *Dataset, runs []*RunReport, ks []int) *DatasetReport {
 	for _, full := range runs {
 		rr := &RunReport{Label: full.Label, Mode: full.Mode, Embedder: full.Embedder, Params: full.Params, Metrics: map[string]float64{}}
 		var lat []float64
+		var js []*judged
 		cats := map[string]*CategoryMetrics{}
 		for _, q := range part.Queries {
 			r := full.perQuery[pos[q.ID]]
 			rr.perQuery = append(rr.perQuery, r)
+			js = append(js, r.judged)
 			lat = append(lat, r.latency)
 			for k, v := range r.metrics {
 				rr.Metrics[k] += v
@@ -386,6 +423,7 @@ func subset(part, ds *Dataset, runs []*RunReport, ks []int) *DatasetReport {
 			rr.Metrics[k] = round4(rr.Metrics[k] / float64(len(part.Queries)))
 		}
 		rr.LatencyMs = map[string]float64{"p50": round4(percentile(lat, 50)), "p95": round4(percentile(lat, 95))}
+		rr.Confidence = confidenceReport(js)
 		if part == ds {
 			rr.Fallbacks = full.Fallbacks
 		}

@@ -603,6 +603,11 @@ type KeywordQuery struct {
 type KeywordHit struct {
 	ID    string // qualified name
 	Score float64
+	// Coverage is Score over the query's attainable score: the sum, over
+	// its terms and fields, of what a term found once in a field of
+	// average length scores. About 1 when the tool matches every word of
+	// the query; a weak match on one common word of a long query is near 0.
+	Coverage float64
 	// Terms are the matched terms' shares of Score, when explanation was
 	// requested.
 	Terms []TermScore
@@ -617,10 +622,12 @@ var ErrEmptyQuery = errors.New("empty query")
 // Search runs q and returns hits by descending BM25 score.
 func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit, error) {
 	ctx = k.withLengths(ctx)
-	top, err := buildQuery(q)
+	top, kq, err := buildQuery(q)
 	if err != nil {
 		return nil, err
 	}
+	ceiling := &atomicFloat{}
+	kq.ceiling = ceiling
 	size := q.Size
 	if size <= 0 {
 		size = 10
@@ -645,15 +652,21 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 			return nil, err
 		}
 	}
-	return keywordHits(found, size, q.Explain), nil
+	hits := keywordHits(found, size, q.Explain)
+	if c := ceiling.load(); c > 0 {
+		for i := range hits {
+			hits[i].Coverage = hits[i].Score / c
+		}
+	}
+	return hits, nil
 }
 
 // buildQuery returns the Bleve query of q: a disjunction of one match
 // query per weighted field, plus the fuzzy clause, within the scope.
-func buildQuery(q KeywordQuery) (query.Query, error) {
+func buildQuery(q KeywordQuery) (query.Query, *keywordQuery, error) {
 	text := strings.TrimSpace(q.Text)
 	if text == "" {
-		return nil, ErrEmptyQuery
+		return nil, nil, ErrEmptyQuery
 	}
 	weights := q.Weights
 	if weights == nil {
@@ -671,9 +684,10 @@ func buildQuery(q KeywordQuery) (query.Query, error) {
 		}
 	}
 	if len(kept) == 0 {
-		return nil, errors.New("keyword query: every field weight is zero")
+		return nil, nil, errors.New("keyword query: every field weight is zero")
 	}
-	var top query.Query = &keywordQuery{text: text, fields: kept, weights: weights, fuzzy: q.Fuzzy, scoring: q.Scoring}
+	kq := &keywordQuery{text: text, fields: kept, weights: weights, fuzzy: q.Fuzzy, scoring: q.Scoring}
+	var top query.Query = kq
 	if q.Domain != "" || q.Group != "" {
 		bq := bleve.NewBooleanQuery()
 		bq.AddMust(top)
@@ -689,7 +703,7 @@ func buildQuery(q KeywordQuery) (query.Query, error) {
 		}
 		top = bq
 	}
-	return top, nil
+	return top, kq, nil
 }
 
 // keywordHits turns Bleve's matches into hits: scores rounded, ties in

@@ -511,3 +511,47 @@ func TestExactFormsCountMore(t *testing.T) {
 		t.Errorf("default fields: %v, want both tools, ops__alpha first", both)
 	}
 }
+
+// TestCoverage: a hit's coverage is its score over what the query could
+// score, so words of the query that no tool has dilute it, a match on
+// every word of a short query is near 1, and it does not depend on the
+// query running whole or in parts (split.go).
+func TestCoverage(t *testing.T) {
+	ctx := context.Background()
+	cat := mustCatalog(t, smallCatalog)
+	kw, err := OpenKeyword("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	if _, err := kw.Sync(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	coverage := func(q string, divide bool) map[string]float64 {
+		t.Helper()
+		hits, err := kw.Search(ctx, KeywordQuery{Text: q, Size: 10, Divide: divide})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, h := range hits {
+			if h.Coverage <= 0 {
+				t.Errorf("%q: %s has coverage %g with score %g", q, h.ID, h.Coverage, h.Score)
+			}
+			out[h.ID] = h.Coverage
+		}
+		return out
+	}
+	full := coverage("send message channel", false)["slack__post_message"]
+	if full < 0.5 || full > 2 {
+		t.Errorf("coverage of a tool matching every query word = %.3f, want about 1", full)
+	}
+	diluted := coverage("send message channel quarterly invoice reconciliation", false)["slack__post_message"]
+	if !(diluted > 0 && diluted < full*0.6) {
+		t.Errorf("coverage with three words no tool has = %.3f, want well under %.3f", diluted, full)
+	}
+	kw.partDocs = 2 // run in parts
+	if got := coverage("send message channel", true)["slack__post_message"]; math.Abs(got-full) > 1e-9 {
+		t.Errorf("coverage in parts = %.6f, whole = %.6f", got, full)
+	}
+}

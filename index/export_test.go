@@ -15,7 +15,7 @@ func (k *KeywordIndex) SetPartDocs(n int) { k.partDocs = n }
 // each of parts parts, as Bleve scored them; all on one snapshot of the
 // index (a background merge renumbers documents).
 func (k *KeywordIndex) PartHits(ctx context.Context, q KeywordQuery, parts int) ([]map[string]float64, error) {
-	top, err := buildQuery(q)
+	top, _, err := buildQuery(q)
 	if err != nil {
 		return nil, err
 	}

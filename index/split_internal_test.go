@@ -20,7 +20,7 @@ func TestDividedQueryOnAnotherSnapshot(t *testing.T) {
 	if _, err := kw.Sync(context.Background(), deltaCatalog(t, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	top, err := buildQuery(KeywordQuery{Text: "alpha bravo"})
+	top, _, err := buildQuery(KeywordQuery{Text: "alpha bravo"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -52,6 +53,8 @@ type keywordQuery struct {
 	weights FieldWeights
 	fuzzy   float64
 	scoring Scoring
+	// ceiling, when set, receives the query's attainable score (Ceiling).
+	ceiling *atomicFloat
 }
 
 // Searcher implements query.Query: one term searcher per distinct query
@@ -95,6 +98,11 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 	}
 
 	top := newSumSearcher(q.scoring, o.Explain)
+	docs, err := r.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	var ceiling float64
 	fail := func(err error) (search.Searcher, error) {
 		top.Close()
 		return nil, err
@@ -120,11 +128,18 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 				// only counts among the clauses.
 				s.Close()
 				field.total += float64(t.count)
+				if f != FieldName && f != FieldQualifiedName {
+					ceiling += boost * bm25IDF(docs, 0) * tfOnce
+				}
 				continue
 			}
+			ceiling += boost * bm25IDF(docs, s.Count()) * tfOnce
 			field.add(s, boost, float64(t.count))
 		}
 		top.addSum(field)
+	}
+	if q.ceiling != nil {
+		q.ceiling.store(ceiling)
 	}
 	if q.fuzzy > 0 {
 		mq := bleve.NewMatchQuery(q.text)
@@ -141,6 +156,23 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 	top.finish()
 	return top, nil
 }
+
+// tfOnce is BM25's term-frequency factor of a term that occurs once in a
+// field of average length: k1·1/(1 + k1).
+const tfOnce = 1.2 / (1 + 1.2)
+
+// bm25IDF is the IDF of BM25 as Bleve computes it, for a term in df of
+// docs documents.
+func bm25IDF(docs, df uint64) float64 {
+	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// atomicFloat is a float64 that concurrent parts of one query (split.go)
+// may store: all store the same value.
+type atomicFloat struct{ bits atomic.Uint64 }
+
+func (a *atomicFloat) store(v float64) { a.bits.Store(math.Float64bits(v)) }
+func (a *atomicFloat) load() float64   { return math.Float64frombits(a.bits.Load()) }
 
 // sumSearcher matches the documents any of its clauses match and scores
 // each by the sum of the matching clauses' scores (times the share of

@@ -74,6 +74,10 @@ type Request struct {
 	// Params overrides the engine's parameters for this request (nil: the
 	// engine's). Eval uses it to compare strategies on one index.
 	Params *Params
+	// Exclude names tools (qualified names) to rank as if they were not
+	// in the catalog: eval measures confidence with the relevant tools of
+	// its queries left out.
+	Exclude []string
 }
 
 // Response is a ranked answer.
@@ -90,6 +94,9 @@ type Response struct {
 	// a Result's Step counts from 1 into them.
 	Steps   []string `json:"steps,omitempty"`
 	Results []Result `json:"results"`
+	// Confidence is how well the first result fits the request (nil
+	// when there is no result, or no model for the mode and embedder).
+	Confidence *Confidence `json:"confidence,omitempty"`
 }
 
 // Result is one ranked tool.
@@ -101,16 +108,23 @@ type Result struct {
 	Step int
 	// Explanation, when requested.
 	Explanation *Explanation
+	// coverage is the tool's keyword coverage (index.KeywordHit) and
+	// similarity its semantic similarity, 0 when the tool is not in that
+	// list: the evidence of confidence.
+	coverage, similarity float64
 }
 
 // Explanation tells how a result was ranked.
 type Explanation struct {
-	KeywordRank   int     `json:"keyword_rank,omitempty"` // 1-based; 0: not in the list
-	KeywordScore  float64 `json:"keyword_score,omitempty"`
-	SemanticRank  int     `json:"semantic_rank,omitempty"`
-	SemanticScore float64 `json:"semantic_score,omitempty"`
-	ExactName     bool    `json:"exact_name,omitempty"`
-	DomainNamed   bool    `json:"domain_named,omitempty"`
+	KeywordRank  int     `json:"keyword_rank,omitempty"` // 1-based; 0: not in the list
+	KeywordScore float64 `json:"keyword_score,omitempty"`
+	// KeywordCoverage is the keyword score over the request's attainable
+	// score (index.KeywordHit.Coverage).
+	KeywordCoverage float64 `json:"keyword_coverage,omitempty"`
+	SemanticRank    int     `json:"semantic_rank,omitempty"`
+	SemanticScore   float64 `json:"semantic_score,omitempty"`
+	ExactName       bool    `json:"exact_name,omitempty"`
+	DomainNamed     bool    `json:"domain_named,omitempty"`
 	// DomainRank is the rank of the tool's domain by how well the domain
 	// as a whole matches the query (hybrid mode; 0: not used).
 	DomainRank int `json:"domain_rank,omitempty"`
@@ -328,6 +342,7 @@ type plan struct {
 	cat     *index.Catalog
 	emb     embed.Embedder // nil: semantic ranking unavailable, for unavail
 	unavail string
+	exclude map[string]bool
 }
 
 // plan validates req against the engine's catalog: the query (bounded),
@@ -360,7 +375,14 @@ func (e *Engine) plan(req Request) (plan, error) {
 		p = req.Params.withDefaults()
 	}
 	emb, unavail := e.embedder()
-	return plan{req: req, q: q, mode: mode, p: p, limit: limit, depth: max(limit, p.Candidates), notice: notice, cat: cat, emb: emb, unavail: unavail}, nil
+	pl := plan{req: req, q: q, mode: mode, p: p, limit: limit, depth: max(limit, p.Candidates), notice: notice, cat: cat, emb: emb, unavail: unavail}
+	if len(req.Exclude) > 0 {
+		pl.exclude = make(map[string]bool, len(req.Exclude))
+		for _, id := range req.Exclude {
+			pl.exclude[id] = true
+		}
+	}
+	return pl, nil
 }
 
 // Search ranks tools for req: the request is validated once, then the
@@ -403,6 +425,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 		results = results[:pl.limit]
 	}
 	resp.Results = results
+	resp.Confidence = confidenceOf(resp.Mode, pl.emb, results)
 	return resp, nil
 }
 
@@ -429,13 +452,28 @@ func (s semanticError) Unwrap() error { return s.err }
 // (hybrid mode) it has neither.
 func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]index.KeywordHit, error) {
 	kq := index.KeywordQuery{
-		Text: pl.q, Domain: pl.req.Domain, Group: pl.req.Group, Size: pl.depth,
+		Text: pl.q, Domain: pl.req.Domain, Group: pl.req.Group, Size: pl.depth + len(pl.exclude),
 		Weights: pl.p.Fields, Explain: pl.req.Explain, Scoring: pl.p.scoring(),
 	}
 	if alone {
 		kq.Fuzzy, kq.Divide = pl.p.Fuzzy, true
 	}
-	return e.kw.Search(ctx, kq)
+	hits, err := e.kw.Search(ctx, kq)
+	if err != nil || len(pl.exclude) == 0 {
+		return hits, err
+	}
+	return without(hits, pl.exclude, func(h index.KeywordHit) string { return h.ID }, pl.depth), nil
+}
+
+// without returns the first n of hits whose ID is not in exclude.
+func without[H any](hits []H, exclude map[string]bool, id func(H) string, n int) []H {
+	out := hits[:0]
+	for _, h := range hits {
+		if !exclude[id(h)] && len(out) < n {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // keywordResults answers in keyword mode (and every fallback): BM25 with
@@ -451,9 +489,9 @@ func (e *Engine) keywordResults(ctx context.Context, pl plan) ([]Result, error) 
 		if t == nil {
 			continue
 		}
-		r := Result{Tool: t, Score: h.Score}
+		r := Result{Tool: t, Score: h.Score, coverage: h.Coverage}
 		if pl.req.Explain {
-			r.Explanation = &Explanation{KeywordRank: i + 1, KeywordScore: h.Score, BM25: h.Terms}
+			r.Explanation = &Explanation{KeywordRank: i + 1, KeywordScore: h.Score, KeywordCoverage: h.Coverage, BM25: h.Terms}
 		}
 		out = append(out, r)
 	}
@@ -472,7 +510,7 @@ func (e *Engine) semanticResults(ctx context.Context, pl plan) ([]Result, error)
 		if t == nil {
 			continue
 		}
-		r := Result{Tool: t, Score: float64(h.Similarity)}
+		r := Result{Tool: t, Score: float64(h.Similarity), similarity: float64(h.Similarity)}
 		if pl.req.Explain {
 			r.Explanation = &Explanation{SemanticRank: i + 1, SemanticScore: float64(h.Similarity)}
 		}
@@ -517,7 +555,7 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 		return nil, nil, errors.New(pl.unavail)
 	}
 	emb, q, depth, domain, group := pl.emb, pl.q, pl.depth, pl.req.Domain, pl.req.Group
-	hits, v, err := e.nearest(ctx, emb, q, depth, domain, group)
+	hits, v, err := e.nearest(ctx, emb, q, depth, domain, group, pl.exclude)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -546,7 +584,7 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 	}
 	partBest := map[string]float32{}
 	for _, part := range parts {
-		ph, _, err := e.nearest(ctx, emb, part, depth, domain, group)
+		ph, _, err := e.nearest(ctx, emb, part, depth, domain, group, pl.exclude)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -584,8 +622,8 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 }
 
 // nearest embeds text (through the cache) and returns its depth nearest
-// tools and the text's vector.
-func (e *Engine) nearest(ctx context.Context, emb embed.Embedder, text string, depth int, domain, group string) ([]index.VectorHit, []float32, error) {
+// tools but those in exclude, and the text's vector.
+func (e *Engine) nearest(ctx context.Context, emb embed.Embedder, text string, depth int, domain, group string, exclude map[string]bool) ([]index.VectorHit, []float32, error) {
 	info := emb.Info()
 	key := info.String() + "\x00" + text
 	v, ok := e.cache.get(key)
@@ -597,8 +635,11 @@ func (e *Engine) nearest(ctx context.Context, emb embed.Embedder, text string, d
 		}
 		e.cache.put(key, v)
 	}
-	hits, err := e.vs.Query(ctx, collectionOf(emb, len(v)), v, depth, domain, group)
-	return hits, v, err
+	hits, err := e.vs.Query(ctx, collectionOf(emb, len(v)), v, depth+len(exclude), domain, group)
+	if err != nil || len(exclude) == 0 {
+		return hits, v, err
+	}
+	return without(hits, exclude, func(h index.VectorHit) string { return h.ID }, depth), v, nil
 }
 
 // Sentences splits a request into its sentences of three words or more
@@ -630,7 +671,7 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, dom
 	var fused []Fused
 	if p.Fusion == FusionConvex {
 		fused = FuseConvex(
-			ScoredList{IDs: kwIDs, Scores: kwScores, Weight: p.KeywordWeight},
+			ScoredList{IDs: kwIDs, Scores: kwScores, Weight: p.KeywordWeight * keywordStrength(p, kw)},
 			ScoredList{IDs: vecIDs, Scores: vecScores, Weight: p.SemanticWeight})
 	} else {
 		fused = FuseRRF(p.RRFK,
@@ -639,6 +680,9 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, dom
 	}
 
 	exact := exactMatches(cat, q, req.Domain, req.Group)
+	for id := range pl.exclude {
+		delete(exact, id)
+	}
 	named := map[string]bool{}
 	if req.Domain == "" && p.DomainBoost > 0 {
 		named = namedDomains(cat, q)
@@ -687,13 +731,19 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, dom
 			continue
 		}
 		r := Result{Tool: t, Score: f.Score}
+		if f.Ranks[0] > 0 {
+			r.coverage = kw[f.Ranks[0]-1].Coverage
+		}
+		if f.Ranks[1] > 0 {
+			r.similarity = float64(vec[f.Ranks[1]-1].Similarity)
+		}
 		if req.Explain {
 			x := &Explanation{KeywordRank: f.Ranks[0], SemanticRank: f.Ranks[1], ExactName: exact[f.ID], DomainNamed: named[t.Domain]}
 			if len(domRank) > 1 {
 				x.DomainRank = domRank[t.Domain]
 			}
 			if f.Ranks[0] > 0 {
-				x.KeywordScore = kw[f.Ranks[0]-1].Score
+				x.KeywordScore, x.KeywordCoverage = kw[f.Ranks[0]-1].Score, r.coverage
 				x.BM25 = kw[f.Ranks[0]-1].Terms
 			}
 			ft := &FusionTerms{Method: p.Fusion}
@@ -718,6 +768,19 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, dom
 		out = append(out, r)
 	}
 	return out
+}
+
+// keywordStrength scales the keyword list's weight in a convex fusion by
+// the coverage of its best match, up to KeywordFullCoverage: min-max
+// normalisation gives a list's best tool 1 however weak its match, and a
+// list whose best match is one common word of the request ("works" in
+// "remember that Alice works at Acme", matching every filesystem tool's
+// "only works within allowed directories") must count as weak as it is.
+func keywordStrength(p Params, kw []index.KeywordHit) float64 {
+	if p.KeywordFullCoverage <= 0 || len(kw) == 0 {
+		return 1
+	}
+	return min(1, kw[0].Coverage/p.KeywordFullCoverage)
 }
 
 func joinNotice(a, b string) string {

@@ -10,8 +10,9 @@ import (
 //
 // Presence is explicit in one way for every field: zero means the field's
 // default (DefaultParams), and Off turns off the feature of ExactBoost,
-// DomainBoost, DomainWeight, Fuzzy and StepDepth. Other negative values are errors
-// (Check); grid files follow the same rule.
+// DomainBoost, DomainWeight, Fuzzy, KeywordFullCoverage and StepDepth.
+// Other negative values are errors (Check); grid files follow the same
+// rule.
 type Params struct {
 	// RRFK is the k of Reciprocal Rank Fusion: 1/(k+rank).
 	RRFK float64 `json:"rrf_k,omitempty"`
@@ -40,6 +41,11 @@ type Params struct {
 	// gives a list's first tool full credit however weak its match;
 	// normalised scores keep a near tie a near tie.
 	Fusion string `json:"fusion,omitempty"`
+	// KeywordFullCoverage is, in convex fusion, the coverage of the keyword
+	// list's best match (index.KeywordHit.Coverage) from which that list
+	// counts in full; below it, its weight shrinks in proportion
+	// (keywordStrength). Off: always in full.
+	KeywordFullCoverage float64 `json:"keyword_full_coverage,omitempty"`
 	// StepDepth, when > 0, is how many of each step's best tools lead the
 	// answer to a request of several steps (steps.go); 0 only labels the
 	// whole request's ranking with the steps; Off ranks such a request
@@ -61,8 +67,8 @@ type Params struct {
 	Fields index.FieldWeights `json:"fields,omitempty"`
 }
 
-// Off, as the value of ExactBoost, DomainBoost, DomainWeight, Fuzzy or
-// StepDepth, turns that feature off.
+// Off, as the value of ExactBoost, DomainBoost, DomainWeight, Fuzzy,
+// KeywordFullCoverage or StepDepth, turns that feature off.
 const Off = -1.0
 
 // Check reports a parameter out of range: a negative value other than
@@ -76,6 +82,7 @@ func (p Params) Check() error {
 		{"rrf_k", p.RRFK, false}, {"keyword_weight", p.KeywordWeight, false}, {"semantic_weight", p.SemanticWeight, false},
 		{"candidates", float64(p.Candidates), false}, {"step_depth", float64(p.StepDepth), true},
 		{"step_weight", p.StepWeight, false},
+		{"keyword_full_coverage", p.KeywordFullCoverage, true},
 		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"fuzzy", p.Fuzzy, true},
 	} {
 		switch {
@@ -102,17 +109,18 @@ func (p Params) Check() error {
 // BENCHMARKS.md.
 func DefaultParams() Params {
 	return Params{
-		RRFK:           10,
-		KeywordWeight:  1,
-		SemanticWeight: 1,
-		Candidates:     50,
-		ExactBoost:     1,
-		DomainBoost:    0.02,
-		DomainWeight:   0.5,
-		Fuzzy:          0.2,
-		Fusion:         FusionConvex,
-		KeywordScoring: "bm25",
-		Fields:         index.DefaultFieldWeights(),
+		RRFK:                10,
+		KeywordWeight:       1.5,
+		SemanticWeight:      1,
+		KeywordFullCoverage: 0.2,
+		Candidates:          50,
+		ExactBoost:          1,
+		DomainBoost:         0.02,
+		DomainWeight:        0.5,
+		Fuzzy:               0.2,
+		Fusion:              FusionConvex,
+		KeywordScoring:      "bm25",
+		Fields:              index.DefaultFieldWeights(),
 	}
 }
 
@@ -155,6 +163,12 @@ func (p Params) withDefaults() Params {
 	}
 	if p.Fusion == "" {
 		p.Fusion = d.Fusion
+	}
+	if p.KeywordFullCoverage == 0 {
+		p.KeywordFullCoverage = d.KeywordFullCoverage
+	}
+	if p.KeywordFullCoverage == Off {
+		p.KeywordFullCoverage = 0
 	}
 	if p.KeywordScoring == "" {
 		p.KeywordScoring = d.KeywordScoring

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +64,10 @@ type ToolEntry struct {
 	// Warnings are the tool's poisoning flags: read its full description
 	// with care before using it.
 	Warnings []string `json:"warnings,omitempty"`
+	// Confidence, on the first result of a search, estimates from 0 to 1
+	// the chance that the catalog holds a tool for the request
+	// (search.Confidence).
+	Confidence *float64 `json:"confidence,omitempty"`
 }
 
 // DomainListing is discover_tools' answer for a domain (and group).
@@ -83,6 +88,9 @@ type SearchAnswer struct {
 	SearchMode string `json:"search_mode"`
 	Embedder   string `json:"embedder"`
 	Notice     string `json:"notice,omitempty"`
+	// LowConfidence says that no tool fits the request well: more likely
+	// than not, the catalog has none for it. Rephrase, or tell the user.
+	LowConfidence bool `json:"low_confidence,omitempty"`
 	// Steps are the steps a request of several was split into.
 	Steps   []string    `json:"steps,omitempty"`
 	Results []ToolEntry `json:"results"`
@@ -167,6 +175,11 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Steps: resp.Steps, Results: []ToolEntry{}}
 		for _, r := range resp.Results {
 			out.Results = append(out.Results, ToolEntry{Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group, Summary: r.Tool.Summary, Step: r.Step, Warnings: r.Tool.Warnings})
+		}
+		if c := resp.Confidence; c != nil && len(out.Results) > 0 {
+			v := math.Round(c.Value*100) / 100
+			out.Results[0].Confidence = &v
+			out.LowConfidence = c.Low
 		}
 		return nil, out, nil
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +30,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	format := fs.String("format", "table", "output: table, markdown or json")
 	out := fs.String("out", "", "write the report to `FILE` instead of stdout")
 	misses := fs.Int("misses", 0, "list the N worst queries of each run")
+	confidence := fs.Bool("confidence", false, "measure each run's confidence: every query ranked again without its relevant tools, reported as AUROC")
+	confidenceFit := fs.Bool("confidence-fit", false, "also print, per run, the logistic model of confidence fitted on these datasets (how the shipped models were made)")
 	models := fs.String("models", "", "compare Ollama embedding `MODELS` (comma-separated, or all-installed) with the built-in embedder: semantic and hybrid runs for each, against keyword")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -149,7 +152,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	rep, err := eval.Evaluate(ctx, dss, eval.Options{
-		Runs: runs, Ks: ks, Embedder: emb, Embedders: embedders, Logger: log, DataDir: cacheDir,
+		Runs: runs, Ks: ks, Embedder: emb, Embedders: embedders, Logger: log, DataDir: cacheDir, Confidence: *confidence || *confidenceFit,
 		Progress: func(label string, done, total int) {
 			b := bars[label]
 			if b == nil {
@@ -183,6 +186,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *misses > 0 {
 		rep.WriteMisses(&buf, *misses)
+	}
+	if *confidenceFit {
+		fits, err := json.MarshalIndent(eval.FitConfidence(rep), "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&buf, "\nconfidence models fitted on these datasets (search.ConfidenceModels):\n%s\n", fits)
 	}
 	if *out == "" {
 		_, err = stdout.Write(buf.Bytes())
