@@ -593,6 +593,8 @@ type KeywordQuery struct {
 	// the zero value scores plain BM25 (sumquery.go).
 	Scoring Scoring
 	Explain bool
+	// IDs, when set, limits the hits to these tools (qualified names).
+	IDs []string
 	// Divide lets a query over a large index run as several searches at
 	// once, one per core (split.go). Leave it off when other work runs
 	// beside the query: dividing costs some CPU of its own.
@@ -688,6 +690,14 @@ func buildQuery(q KeywordQuery) (query.Query, *keywordQuery, error) {
 	}
 	kq := &keywordQuery{text: text, fields: kept, weights: weights, fuzzy: q.Fuzzy, scoring: q.Scoring}
 	var top query.Query = kq
+	if q.IDs != nil {
+		// A conjunction, not a filter: it advances the sum to each listed
+		// tool instead of scoring every match and dropping the rest. The
+		// ID clause scores 0.
+		only := bleve.NewDocIDQuery(q.IDs)
+		only.SetBoost(0)
+		top = bleve.NewConjunctionQuery(top, only)
+	}
 	if q.Domain != "" || q.Group != "" {
 		bq := bleve.NewBooleanQuery()
 		bq.AddMust(top)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -553,5 +554,35 @@ func TestCoverage(t *testing.T) {
 	kw.partDocs = 2 // run in parts
 	if got := coverage("send message channel", true)["slack__post_message"]; math.Abs(got-full) > 1e-9 {
 		t.Errorf("coverage in parts = %.6f, whole = %.6f", got, full)
+	}
+}
+
+// TestSearchIDs: a query limited to some tools scores them as the whole
+// query does, coverage included, and returns no other.
+func TestSearchIDs(t *testing.T) {
+	ctx := context.Background()
+	cat := mustCatalog(t, smallCatalog)
+	kw, err := OpenKeyword("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	if _, err := kw.Sync(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	all, err := kw.Search(ctx, KeywordQuery{Text: "create an issue in a repository", Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 3 {
+		t.Fatalf("%d hits, want at least 3", len(all))
+	}
+	only := []string{all[1].ID, all[2].ID, "slack__search_messages"}
+	got, err := kw.Search(ctx, KeywordQuery{Text: "create an issue in a repository", Size: 10, IDs: only})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !reflect.DeepEqual(got, all[1:3]) {
+		t.Errorf("limited to %v: %+v, want %+v", only, got, all[1:3])
 	}
 }

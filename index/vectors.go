@@ -872,6 +872,27 @@ func (v *VectorStore) Neighbors(ctx context.Context, col Collection, id string, 
 	return out, nil
 }
 
+// Similarities returns the cosine similarity of vec to each tool of ids
+// by its stored vector (0 for a tool the collection lacks): a handful of
+// tools judged without a scan.
+func (v *VectorStore) Similarities(ctx context.Context, col Collection, vec []float32, ids []string) ([]float32, error) {
+	if len(vec) != col.Dims {
+		return nil, fmt.Errorf("vector search: query has %d dimensions, collection %s has %d", len(vec), col.Name(), col.Dims)
+	}
+	out := make([]float32, len(ids))
+	snap, err := v.snapshot(ctx, col)
+	if err != nil || snap == nil {
+		return out, err
+	}
+	q := normalized(vec)
+	for i, id := range ids {
+		if l, row := snap.find(id); l != nil {
+			out[i] = dot(q, l.row(row))
+		}
+	}
+	return out, nil
+}
+
 // DomainSimilarity returns the cosine similarity of vec to each domain's
 // centroid in the collection (the normalised mean of its tools' vectors):
 // how well the domain as a whole matches a query.

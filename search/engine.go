@@ -395,22 +395,19 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	resp := &Response{Query: pl.q, Mode: pl.mode, Embedder: "none", Notice: pl.notice}
-	rank := map[Mode]func(context.Context, plan) ([]Result, error){
-		Keyword: e.keywordResults, Semantic: e.semanticResults, Hybrid: e.hybridResults,
-	}[pl.mode]
 	var steps []string
 	if pl.p.StepDepth != int(Off) {
 		if steps = Steps(pl.q); len(steps) < 2 {
 			steps = nil
 		}
 	}
-	results, err := e.ranked(ctx, pl, steps, rank)
+	results, err := e.ranked(ctx, pl, steps, pl.mode)
 	var unavailable semanticError
 	if errors.As(err, &unavailable) && ctx.Err() == nil {
 		e.log.Warn("semantic ranking failed; keyword fallback", "err", unavailable.err)
 		resp.Notice = joinNotice(resp.Notice, fmt.Sprintf("%s ranking unavailable, ranked by keyword instead: %v", pl.mode, unavailable.err))
 		resp.Mode = Keyword
-		results, err = e.ranked(ctx, pl, steps, e.keywordResults)
+		results, err = e.ranked(ctx, pl, steps, Keyword)
 	} else if err == nil && pl.mode != Keyword {
 		resp.Embedder = pl.emb.Info().String()
 	}
@@ -429,12 +426,19 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	return resp, nil
 }
 
-// ranked ranks the whole request with rank and, when it has several
-// steps, composes the steps' rankings with it.
-func (e *Engine) ranked(ctx context.Context, pl plan, steps []string, rank func(context.Context, plan) ([]Result, error)) ([]Result, error) {
+// ranked ranks the whole request in mode and, when it has several steps,
+// labels the results with the steps they fit (StepDepth and StepWeight
+// zero, the default) or composes the steps' own rankings with it.
+func (e *Engine) ranked(ctx context.Context, pl plan, steps []string, mode Mode) ([]Result, error) {
+	rank := map[Mode]func(context.Context, plan) ([]Result, error){
+		Keyword: e.keywordResults, Semantic: e.semanticResults, Hybrid: e.hybridResults,
+	}[mode]
 	whole, err := rank(ctx, pl)
 	if err != nil || len(steps) < 2 {
 		return whole, err
+	}
+	if pl.p.StepDepth <= 0 && pl.p.StepWeight <= 0 {
+		return e.labelSteps(ctx, pl, steps, whole, mode)
 	}
 	return e.composeSteps(ctx, pl, steps, whole, rank)
 }
@@ -624,22 +628,29 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 // nearest embeds text (through the cache) and returns its depth nearest
 // tools but those in exclude, and the text's vector.
 func (e *Engine) nearest(ctx context.Context, emb embed.Embedder, text string, depth int, domain, group string, exclude map[string]bool) ([]index.VectorHit, []float32, error) {
-	info := emb.Info()
-	key := info.String() + "\x00" + text
-	v, ok := e.cache.get(key)
-	if !ok {
-		var err error
-		v, err = emb.EmbedQuery(ctx, text)
-		if err != nil {
-			return nil, nil, err
-		}
-		e.cache.put(key, v)
+	v, err := e.embedQuery(ctx, emb, text)
+	if err != nil {
+		return nil, nil, err
 	}
 	hits, err := e.vs.Query(ctx, collectionOf(emb, len(v)), v, depth+len(exclude), domain, group)
 	if err != nil || len(exclude) == 0 {
 		return hits, v, err
 	}
 	return without(hits, exclude, func(h index.VectorHit) string { return h.ID }, depth), v, nil
+}
+
+// embedQuery embeds a query text through the cache.
+func (e *Engine) embedQuery(ctx context.Context, emb embed.Embedder, text string) ([]float32, error) {
+	key := emb.Info().String() + "\x00" + text
+	if v, ok := e.cache.get(key); ok {
+		return v, nil
+	}
+	v, err := emb.EmbedQuery(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	e.cache.put(key, v)
+	return v, nil
 }
 
 // Sentences splits a request into its sentences of three words or more

@@ -2,18 +2,24 @@ package search
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"unicode"
+
+	"github.com/toolscout/toolscout/index"
 )
 
 // A request that describes several steps ("find the trial data for drug
 // X, then chart the results and save them as a PDF") needs a tool for
 // each, and one ranking of the whole request gives the top places to the
-// words several steps share. So a request of two or more steps is ranked
-// whole and step by step, and the answer takes the best tools of every
-// step first, in turns (each step's best, then each step's second, ...,
-// StepDepth deep), then the whole request's ranking. A request of one step
-// ranks exactly as before.
+// words several steps share. So a request of two or more steps is split
+// into them, and each result says which step it fits (labelSteps); with
+// StepDepth, the answer takes the best tools of every step first, in turns
+// (each step's best, then each step's second, ..., StepDepth deep), then
+// the whole request's ranking (composeSteps), and with StepWeight the
+// steps' rankings are fused with the whole's. Both lost on the dev sets
+// (BENCHMARKS.md) and are off by default: the whole request's ranking
+// stands. A request of one step ranks exactly as before.
 
 // maxSteps bounds the steps ranked one by one.
 const maxSteps = 8
@@ -105,11 +111,8 @@ func (e *Engine) composeSteps(ctx context.Context, pl plan, steps []string, whol
 		}
 		lists[i] = rs
 	}
-	switch {
-	case pl.p.StepWeight > 0:
+	if pl.p.StepWeight > 0 {
 		return fuseSteps(pl.p, whole, lists), nil
-	case pl.p.StepDepth <= 0:
-		return labelSteps(whole, lists), nil
 	}
 	out := make([]Result, 0, len(whole)+len(steps)*pl.p.StepDepth)
 	taken := map[string]bool{}
@@ -175,21 +178,56 @@ func fuseSteps(p Params, whole []Result, lists [][]Result) []Result {
 	return out
 }
 
-// labelSteps keeps the whole request's ranking and gives each result the
-// step whose own ranking ranks it best, when one ranks it at all.
-func labelSteps(whole []Result, lists [][]Result) []Result {
-	best := map[string][2]int{} // rank, step
-	for i, l := range lists {
-		for r, res := range l {
-			if b, ok := best[res.Tool.QualifiedName]; !ok || r < b[0] {
-				best[res.Tool.QualifiedName] = [2]int{r, i + 1}
+// labelSteps keeps the whole request's ranking and gives each of its
+// first pl.limit results the step it fits best: the step whose text the
+// tool's keyword coverage plus semantic similarity is highest for (by the
+// lists mode ranks with). Only those tools are scored, against each step:
+// no step is ranked over the catalog. A tool that matches no step keeps
+// step 0.
+func (e *Engine) labelSteps(ctx context.Context, pl plan, steps []string, whole []Result, mode Mode) ([]Result, error) {
+	n := min(len(whole), pl.limit)
+	if n == 0 {
+		return whole, nil
+	}
+	ids := make([]string, n)
+	for i, r := range whole[:n] {
+		ids[i] = r.Tool.QualifiedName
+	}
+	best := make([]float64, n)
+	for si, step := range steps {
+		fit := make([]float64, n)
+		if mode != Semantic {
+			hits, err := e.kw.Search(ctx, index.KeywordQuery{Text: step, IDs: ids, Size: n, Weights: pl.p.Fields, Scoring: pl.p.scoring()})
+			if err != nil && !errors.Is(err, index.ErrEmptyQuery) {
+				return nil, err
+			}
+			cov := make(map[string]float64, len(hits))
+			for _, h := range hits {
+				cov[h.ID] = h.Coverage
+			}
+			for i, id := range ids {
+				fit[i] = cov[id]
+			}
+		}
+		if mode != Keyword && pl.emb != nil {
+			v, err := e.embedQuery(ctx, pl.emb, step)
+			if err != nil {
+				return nil, semanticError{err}
+			}
+			sims, err := e.vs.Similarities(ctx, collectionOf(pl.emb, len(v)), v, ids)
+			if err != nil {
+				return nil, semanticError{err}
+			}
+			for i, s := range sims {
+				fit[i] += float64(s)
+			}
+		}
+		for i, f := range fit {
+			if f > best[i] {
+				best[i] = f
+				whole[i].Step = si + 1
 			}
 		}
 	}
-	out := make([]Result, len(whole))
-	for i, res := range whole {
-		res.Step = best[res.Tool.QualifiedName][1]
-		out[i] = res
-	}
-	return out
+	return whole, nil
 }

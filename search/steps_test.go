@@ -1,10 +1,11 @@
 package search
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/embed"
 )
 
 func TestSteps(t *testing.T) {
@@ -38,28 +39,33 @@ func TestSteps(t *testing.T) {
 	}
 }
 
+// TestLabelSteps: by default a request of several steps keeps the whole
+// request's ranking, and each result says the step it fits.
 func TestLabelSteps(t *testing.T) {
-	tool := func(n string) *index.Tool { return &index.Tool{QualifiedName: n} }
-	res := func(ns ...string) []Result {
-		var out []Result
-		for _, n := range ns {
-			out = append(out, Result{Tool: tool(n)})
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	ctx := context.Background()
+	q := "Get the weather forecast for a city. Then post a message to a channel"
+	for _, mode := range Modes {
+		resp, err := eng.Search(ctx, Request{Query: q, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return out
-	}
-	whole := res("a", "b", "c", "d")
-	got := labelSteps(whole, [][]Result{res("c", "a"), res("a", "b")})
-	var names []string
-	var steps []int
-	for _, r := range got {
-		names = append(names, r.Tool.QualifiedName)
-		steps = append(steps, r.Step)
-	}
-	// The order stays the whole request's; a's best rank is in step 2.
-	if want := []string{"a", "b", "c", "d"}; !reflect.DeepEqual(names, want) {
-		t.Errorf("labelSteps order = %v, want %v", names, want)
-	}
-	if want := []int{2, 2, 1, 0}; !reflect.DeepEqual(steps, want) {
-		t.Errorf("labelSteps steps = %v, want %v", steps, want)
+		whole, err := eng.Search(ctx, Request{Query: q, Mode: mode, Params: &Params{StepDepth: int(Off)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Steps) != 2 || len(whole.Steps) != 0 {
+			t.Fatalf("%s: steps %q with steps on, %q off", mode, resp.Steps, whole.Steps)
+		}
+		if got, want := names(resp.Results), names(whole.Results); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: labelled ranking %v, whole request's %v", mode, got, want)
+		}
+		step := map[string]int{}
+		for _, r := range resp.Results {
+			step[r.Tool.QualifiedName] = r.Step
+		}
+		if step["weather__get_forecast"] != 1 || step["slack__post_message"] != 2 {
+			t.Errorf("%s: steps %v, want get_forecast 1 and post_message 2", mode, step)
+		}
 	}
 }
