@@ -694,6 +694,7 @@ func buildQuery(q KeywordQuery) (query.Query, *keywordQuery, error) {
 		// A conjunction, not a filter: it advances the sum to each listed
 		// tool instead of scoring every match and dropping the rest. The
 		// ID clause scores 0.
+		kq.sparse = true
 		only := bleve.NewDocIDQuery(q.IDs)
 		only.SetBoost(0)
 		top = bleve.NewConjunctionQuery(top, only)

@@ -90,7 +90,7 @@ func (p partQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m map
 	if lo >= hi {
 		return searcher.NewMatchNoneSearcher(r)
 	}
-	inner, err := p.q.Searcher(ctx, r, m, o)
+	inner, err := p.q.Searcher(withPart(ctx, lo, hi), r, m, o)
 	if err != nil {
 		return nil, err
 	}

@@ -142,3 +142,36 @@ func TestDividedSearchRanksAsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestTermAtATimeScoresAsHeap: a query read term at a time (taat.go)
+// gives the same hits, scores and order as the same query merged document
+// at a time (which an explanation asks for), over segments with deleted
+// documents, whole and divided.
+func TestTermAtATimeScoresAsHeap(t *testing.T) {
+	kw := splitIndex(t)
+	ctx := context.Background()
+	long := index.KeywordQuery{Text: synth.Queries(1, 5)[0] + " and then " + synth.Queries(1, 6)[0] + ", after that " + synth.Queries(1, 7)[0]}
+	for _, q := range append(splitQueries(), long) {
+		for _, divide := range []bool{false, true} {
+			q.Size, q.Divide = 40, divide
+			fast, err := kw.Search(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.Explain = true
+			slow, err := kw.Search(ctx, q)
+			q.Explain = false
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fast) == 0 || len(fast) != len(slow) {
+				t.Fatalf("%q (divided %v): %d hits term at a time, %d document at a time", q.Text, divide, len(fast), len(slow))
+			}
+			for i := range fast {
+				if fast[i].ID != slow[i].ID || fast[i].Score != slow[i].Score || fast[i].Coverage != slow[i].Coverage {
+					t.Fatalf("%q (divided %v) hit %d: %s %v term at a time, %s %v document at a time", q.Text, divide, i, fast[i].ID, fast[i].Score, slow[i].ID, slow[i].Score)
+				}
+			}
+		}
+	}
+}

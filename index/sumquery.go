@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/searcher"
@@ -55,6 +57,9 @@ type keywordQuery struct {
 	scoring Scoring
 	// ceiling, when set, receives the query's attainable score (Ceiling).
 	ceiling *atomicFloat
+	// sparse says the query is advanced to a few documents (KeywordQuery.IDs):
+	// read them document at a time, not every posting term at a time.
+	sparse bool
 }
 
 // Searcher implements query.Query: one term searcher per distinct query
@@ -98,6 +103,12 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 	}
 
 	top := newSumSearcher(q.scoring, o.Explain)
+	_, scorchReader := r.(interface {
+		Segments() []*scorch.SegmentSnapshot
+	})
+	taat := scorchReader && !o.Explain && !q.scoring.Coord && !q.sparse
+	part, _ := ctx.Value(partRangeKey{}).(partRange)
+	top.taat, top.part = taat, part
 	docs, err := r.DocCount()
 	if err != nil {
 		return nil, err
@@ -116,6 +127,7 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 			ts = unstemmed
 		}
 		field := newSumSearcher(q.scoring, o.Explain)
+		field.taat, field.part = taat, part
 		for _, t := range ts {
 			boost := q.weights[f] * float64(t.count)
 			s, err := searcher.NewTermSearcher(ctx, r, t.text, f, boost, o)
@@ -189,6 +201,13 @@ type sumSearcher struct {
 	h        clauseHeap
 	started  bool
 	matching []int
+
+	// taat reads the clauses term at a time (taat.go) into hits, handed
+	// out from pos; part limits them to a part of the documents.
+	taat bool
+	part partRange
+	hits []taatHit
+	pos  int
 }
 
 func newSumSearcher(sc Scoring, explain bool) *sumSearcher {
@@ -255,6 +274,17 @@ func (s *sumSearcher) SetQueryNorm(n float64) {
 
 func (s *sumSearcher) start(ctx *search.SearchContext, advance bleveindex.IndexInternalID) error {
 	s.started = true
+	if s.taat {
+		hits, err := s.drain(ctx)
+		if err != nil {
+			return err
+		}
+		s.hits = hits
+		if advance != nil {
+			s.seek(advance)
+		}
+		return nil
+	}
 	s.currs = make([]*search.DocumentMatch, len(s.clauses))
 	s.h = clauseHeap{currs: s.currs}
 	for i, c := range s.clauses {
@@ -281,6 +311,9 @@ func (s *sumSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, er
 		if err := s.start(ctx, nil); err != nil {
 			return nil, err
 		}
+	}
+	if s.taat {
+		return s.nextHit(ctx), nil
 	}
 	if len(s.h.idx) == 0 {
 		return nil, nil
@@ -341,6 +374,12 @@ func (s *sumSearcher) Advance(ctx *search.SearchContext, id bleveindex.IndexInte
 			return nil, err
 		}
 		return s.Next(ctx)
+	}
+	if s.taat {
+		if s.pos < len(s.hits) && len(id) == 8 && s.hits[s.pos].doc < binary.BigEndian.Uint64(id) {
+			s.seek(id)
+		}
+		return s.nextHit(ctx), nil
 	}
 	s.h.idx = s.h.idx[:0]
 	for i, c := range s.clauses {
