@@ -106,35 +106,53 @@ func (s *Server) addMetaTools(srv *mcp.Server) {
 		return m
 	}
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-	mcp.AddTool(srv, &mcp.Tool{
-		Name:        DiscoverTools,
-		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",
-		InputSchema: schema(map[string]any{
+	inputs := map[string]map[string]any{
+		DiscoverTools: schema(map[string]any{
 			"query":       str("the task in words"),
 			"domain":      str("browse or limit to a domain"),
 			"group":       str("a group of the domain"),
-			"search_mode": map[string]any{"type": "string", "enum": []string{"hybrid", "keyword", "semantic"}},
-			"limit":       map[string]any{"type": "integer", "minimum": 1, "maximum": search.MaxLimit},
-			"cursor":      map[string]any{"type": "string"},
+			"search_mode": map[string]any{"type": "string", "enum": []string{"hybrid", "keyword", "semantic"}, "description": "ranking; hybrid if absent"},
+			"limit":       map[string]any{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "description": "most results"},
+			"cursor":      str("the last next_cursor"),
 		}),
+		GetToolSchema: schema(map[string]any{
+			"tool_name":  str("a discovered tool's name"),
+			"tool_names": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "several names"},
+		}),
+		ExecuteTool: schema(map[string]any{
+			"tool_name": str("the tool to run"),
+			"arguments": map[string]any{"type": "object", "description": "the tool's arguments"},
+		}, "tool_name"),
+	}
+	decoded := map[string]map[string]any{}
+	for name, in := range inputs {
+		decoded[name] = decodedSchema(in)
+	}
+	srv.AddReceivingMiddleware(plainErrors(func(name string) map[string]any {
+		if d, ok := decoded[name]; ok {
+			return d
+		}
+		if t := s.eng.Catalog().Tool(name); t != nil {
+			return decodedSchema(t.InputSchema)
+		}
+		return nil
+	}))
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        DiscoverTools,
+		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",
+		InputSchema: inputs[DiscoverTools],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, s.discover)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        GetToolSchema,
 		Description: "Full description and input schema of one tool (tool_name) or several (tool_names).",
-		InputSchema: schema(map[string]any{
-			"tool_name":  map[string]any{"type": "string"},
-			"tool_names": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
-		}),
+		InputSchema: inputs[GetToolSchema],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, s.getSchema)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ExecuteTool,
 		Description: "Run a tool with arguments that match its schema.",
-		InputSchema: schema(map[string]any{
-			"tool_name": map[string]any{"type": "string"},
-			"arguments": map[string]any{"type": "object"},
-		}, "tool_name"),
+		InputSchema: inputs[ExecuteTool],
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 	}, s.execute)
 }

@@ -73,7 +73,11 @@ func ValidateArguments(t *index.Tool, args map[string]any) error {
 		return nil
 	}
 	if err := rs.Validate(args); err != nil {
-		return fmt.Errorf("invalid arguments for %s: %v. Call get_tool_schema for its schema", t.QualifiedName, err)
+		msg := plainArgumentError(decodedSchema(t.InputSchema), decodedArgs(args))
+		if msg == "" {
+			msg = boundText(err.Error(), 300)
+		}
+		return fmt.Errorf("invalid arguments for %s: %s. Call get_tool_schema for its schema", t.QualifiedName, msg)
 	}
 	return nil
 }
@@ -90,4 +94,12 @@ func resolvedSchema(t *index.Tool) (*jsonschema.Resolved, error) {
 		return nil, err
 	}
 	return sch.Resolve(nil)
+}
+
+// decodedArgs returns args as decoded JSON (float64 numbers, []any).
+func decodedArgs(args map[string]any) map[string]any {
+	if d := decodedSchema(args); d != nil {
+		return d
+	}
+	return args
 }
