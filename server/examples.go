@@ -211,6 +211,9 @@ func sortedKeys(m map[string]any) []string {
 type RelatedTool struct {
 	Name    string `json:"name"`
 	Summary string `json:"summary,omitempty"`
+	// Warnings are the tool's poisoning flags, as discover_tools gives
+	// them: a flagged tool is not offered as a harmless alternative.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // maxRelated is the most related tools get_tool_schema returns per tool.
@@ -219,7 +222,7 @@ const maxRelated = 3
 func relatedEntries(tools []*index.Tool) []RelatedTool {
 	out := make([]RelatedTool, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, RelatedTool{Name: t.QualifiedName, Summary: t.Summary})
+		out = append(out, RelatedTool{Name: t.QualifiedName, Summary: t.Summary, Warnings: t.Warnings})
 	}
 	return out
 }

@@ -29,4 +29,10 @@ func TestPoisoningWarnings(t *testing.T) {
 	if len(schema.Tools) != 1 || !strings.Contains(strings.Join(schema.Tools[0].Warnings, "|"), "ignore its instructions") {
 		t.Errorf("get_tool_schema = %+v, want the warnings", schema.Tools)
 	}
+	// The poisoned tool offered as a related tool of its neighbour carries
+	// its warnings too.
+	json.Unmarshal([]byte(structured(t, call(t, cs, GetToolSchema, map[string]any{"tool_name": "multiply"}))), &schema)
+	if len(schema.Tools) != 1 || len(schema.Tools[0].RelatedTools) != 1 || schema.Tools[0].RelatedTools[0].Name != "calc__add" || len(schema.Tools[0].RelatedTools[0].Warnings) != 4 {
+		t.Errorf("get_tool_schema multiply = %+v, want calc__add related with its 4 warnings", schema.Tools)
+	}
 }
