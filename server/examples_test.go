@@ -21,10 +21,13 @@ func TestExamples(t *testing.T) {
 			"schema", map[string]any{"q": "weather in Oslo"}},
 		{"defaults and property examples",
 			`{"type":"object","properties":{"city":{"type":"string","examples":["Oslo"]},"units":{"type":"string","enum":["metric","imperial"],"default":"metric"},"days":{"type":"integer","minimum":1}},"required":["city","days"]}`,
-			"defaults", map[string]any{"city": "Oslo", "units": "metric", "days": float64(1)}},
+			"defaults", map[string]any{"city": "Oslo", "units": "metric", "days": float64(30)}},
 		{"synthesized from types",
 			`{"type":"object","properties":{"to":{"type":"string","format":"email"},"when":{"type":"string","format":"date-time"},"count":{"type":"integer","minimum":3,"maximum":9},"kind":{"enum":["a","b"]},"opts":{"type":"object","properties":{"deep":{"type":"boolean"}},"required":["deep"]},"tags":{"type":"array","items":{"type":"string"},"minItems":1},"note":{"type":"string"}},"required":["to","when","count","kind","opts","tags"]}`,
-			"synthesized", map[string]any{"to": "user@example.com", "when": "2026-01-01T00:00:00Z", "count": float64(3), "kind": "a"}},
+			"synthesized", map[string]any{"to": "alice@acme.test", "when": "2026-03-14T09:30:00Z", "count": float64(9), "kind": "a"}},
+		{"named by the properties' names and descriptions",
+			`{"type":"object","properties":{"repo":{"type":"string"},"file_path":{"type":"string"},"per_page":{"type":"integer","maximum":5},"city":{"type":"string","description":"City name, e.g. Lyon"},"branch":{"type":"string","description":"for example: 'develop'"},"issue_number":{"type":"integer"},"labels":{"type":"array","items":{"type":"string"},"minItems":1},"zzz":{"type":"string"}},"required":["repo","file_path","per_page","city","branch","issue_number","labels","zzz"]}`,
+			"synthesized", map[string]any{"repo": "octocat/hello-world", "file_path": "/home/alice/projects/notes.md", "per_page": float64(5), "city": "Lyon", "branch": "develop", "issue_number": float64(42), "labels": "[bug]", "zzz": "sample text"}},
 		{"no properties", `{"type":"object"}`, "synthesized", map[string]any{}},
 	}
 	for _, tc := range tests {
@@ -58,6 +61,31 @@ func TestExamples(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuiltinExamples: every example of the built-in catalog validates,
+// and none is the placeholder word "example".
+func TestBuiltinExamples(t *testing.T) {
+	cat, err := index.BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tool := range cat.Tools() {
+		for _, ex := range Examples(tool) {
+			n++
+			if err := ValidateArguments(tool, ex.Arguments); err != nil {
+				t.Errorf("%s: example %v does not validate: %v", tool.QualifiedName, ex.Arguments, err)
+			}
+			data, _ := json.Marshal(ex.Arguments)
+			if strings.Contains(strings.ToLower(string(data)), "example") {
+				t.Errorf("%s: example %s says \"example\"", tool.QualifiedName, data)
+			}
+		}
+	}
+	if n < cat.Len() {
+		t.Errorf("%d examples for %d tools, want one at least for each", n, cat.Len())
 	}
 }
 
