@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -19,6 +21,9 @@ type LintOptions struct {
 	MaxDescription int
 	// MaxSchema is the most an input schema may cost (500).
 	MaxSchema int
+	// Strict counts parameters without a description as problems, not
+	// notes.
+	Strict bool
 }
 
 // The default budgets: a description that costs more than a paragraph or a
@@ -28,6 +33,21 @@ const (
 	DefaultMaxDescription = 200
 	DefaultMaxSchema      = 500
 )
+
+// Verbose is how many times the catalog's median a description or schema
+// may cost before it is flagged as verbose (when it also costs more than
+// VerboseFloor tokens): beside tools that say the same in a line, a long
+// one costs every listing and buries what sets it apart.
+const (
+	Verbose      = 4
+	VerboseFloor = 80
+)
+
+// MultiplexOperations is the number of values from which an enum
+// parameter named like an operation (action, operation, op, method,
+// command, mode) is flagged: one tool that does many things under one
+// name is harder to pick and to call than one tool per operation.
+const MultiplexOperations = 5
 
 // NearDuplicate is the word-set similarity (Jaccard) from which two
 // descriptions of one domain are flagged as near duplicates: a model
@@ -41,6 +61,9 @@ type ToolLint struct {
 	Description int      `json:"description_tokens"`
 	Schema      int      `json:"schema_tokens"`
 	Problems    []string `json:"problems,omitempty"`
+	// Notes are what is worth a look but costs little: parameters
+	// without a description (problems with Strict).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // LintReport is the catalog's per-tool token cost and problems.
@@ -53,6 +76,10 @@ type LintReport struct {
 	Flagged int `json:"flagged"`
 	// Counts are the problems by kind.
 	Counts map[string]int `json:"counts"`
+	// MedianDescription and MedianSchema are the catalog's median costs,
+	// against which Verbose is measured.
+	MedianDescription int `json:"median_description_tokens"`
+	MedianSchema      int `json:"median_schema_tokens"`
 }
 
 // The kinds of problem, as counted in LintReport.Counts.
@@ -62,6 +89,9 @@ const (
 	LintNoDescription   = "no description"
 	LintParamNoDesc     = "parameter without description"
 	LintDuplicate       = "duplicate description"
+	LintVerbose         = "verbose description"
+	LintSchemaBloat     = "schema bloat"
+	LintMultiplex       = "multiplexed operations"
 )
 
 // Lint measures each tool's token cost (name, description, input schema)
@@ -86,7 +116,10 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 		l.Problems = append(l.Problems, msg)
 		rep.Counts[kind]++
 	}
-	for _, t := range cat.Tools() {
+	tools := cat.Tools()
+	costs := make([]*ToolLint, len(tools))
+	descs, schemas := make([]int, 0, len(tools)), make([]int, 0, len(tools))
+	for i, t := range tools {
 		l := &ToolLint{Name: t.QualifiedName}
 		nameTok, err := enc.Count(t.QualifiedName)
 		if err != nil {
@@ -103,14 +136,25 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 			return nil, err
 		}
 		l.Tokens = nameTok + l.Description + l.Schema
+		costs[i] = l
+		descs, schemas = append(descs, l.Description), append(schemas, l.Schema)
+	}
+	rep.MedianDescription, rep.MedianSchema = median(descs), median(schemas)
+	for i, t := range tools {
+		l := costs[i]
 		switch {
 		case strings.TrimSpace(t.Description) == "":
 			flag(l, LintNoDescription, "no description: the model has only the name to go by")
 		case l.Description > o.MaxDescription:
 			flag(l, LintLongDescription, fmt.Sprintf("description is %d tokens (budget %d)", l.Description, o.MaxDescription))
+		case l.Description > VerboseFloor && l.Description > Verbose*rep.MedianDescription:
+			flag(l, LintVerbose, fmt.Sprintf("description is %d tokens, %.0f× the catalog's median of %d: say what the tool does and what sets it apart, and move the rest into parameter descriptions", l.Description, float64(l.Description)/float64(max(rep.MedianDescription, 1)), rep.MedianDescription))
 		}
-		if l.Schema > o.MaxSchema {
+		switch {
+		case l.Schema > o.MaxSchema:
 			flag(l, LintLongSchema, fmt.Sprintf("input schema is %d tokens (budget %d)", l.Schema, o.MaxSchema))
+		case l.Schema > VerboseFloor && l.Schema > Verbose*rep.MedianSchema:
+			flag(l, LintSchemaBloat, fmt.Sprintf("input schema is %d tokens, %.0f× the catalog's median of %d: drop what repeats the description, rarely used options, and nested definitions a call never needs", l.Schema, float64(l.Schema)/float64(max(rep.MedianSchema, 1)), rep.MedianSchema))
 		}
 		var bare []string
 		for _, p := range t.Params() {
@@ -118,8 +162,16 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 				bare = append(bare, p.Name)
 			}
 		}
+		for _, op := range multiplexed(t) {
+			flag(l, LintMultiplex, fmt.Sprintf("parameter %s chooses among %d operations: one tool per operation is easier to pick and to call", op.name, op.n))
+		}
 		if len(bare) > 0 {
-			flag(l, LintParamNoDesc, fmt.Sprintf("%s without a description: %s", pluralWord(len(bare), "parameter"), strings.Join(bare, ", ")))
+			msg := fmt.Sprintf("%s without a description: %s", pluralWord(len(bare), "parameter"), strings.Join(bare, ", "))
+			if o.Strict {
+				flag(l, LintParamNoDesc, msg)
+			} else {
+				l.Notes = append(l.Notes, msg+" (fine when the name says it all; --strict makes this a problem)")
+			}
 		}
 		byName[t.QualifiedName] = l
 		rep.Tools = append(rep.Tools, *l)
@@ -206,4 +258,38 @@ func pluralWord(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// median of xs (sorted in place); 0 for none.
+func median(xs []int) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Ints(xs)
+	return xs[len(xs)/2]
+}
+
+// operationNames are parameter names that choose an operation.
+var operationNames = []string{"action", "operation", "op", "method", "command", "mode"}
+
+// operationSwitch is a parameter that chooses among n operations.
+type operationSwitch struct {
+	name string
+	n    int
+}
+
+// multiplexed returns the tool's top-level parameters named like an
+// operation whose enum has MultiplexOperations values or more.
+func multiplexed(t *index.Tool) []operationSwitch {
+	schema := decodedSchema(t.InputSchema)
+	props, _ := schema["properties"].(map[string]any)
+	var out []operationSwitch
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		p, _ := props[name].(map[string]any)
+		enum, _ := p["enum"].([]any)
+		if slices.Contains(operationNames, strings.ToLower(name)) && len(enum) >= MultiplexOperations {
+			out = append(out, operationSwitch{name, len(enum)})
+		}
+	}
+	return out
 }

@@ -10,6 +10,11 @@ import (
 
 func TestLint(t *testing.T) {
 	long := strings.Repeat("Searches the archive for matching records and returns them. ", 80) // about 4,700 characters
+	props := []string{}
+	for i := range 12 {
+		props = append(props, fmt.Sprintf(`"option_%d":{"type":"string","description":"Option %d of the export, in the format the archive expects."}`, i, i))
+	}
+	bloated := `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
 	js := fmt.Sprintf(`{"domains":[
  {"name":"a","description":"A","tools":[
   {"name":"long","description":%q,"inputSchema":{"type":"object"}},
@@ -17,9 +22,11 @@ func TestLint(t *testing.T) {
   {"name":"none","inputSchema":{"type":"object"}},
   {"name":"list_open","description":"List the open tickets of the current project board, with their status and owner.","inputSchema":{"type":"object"}},
   {"name":"list_opened","description":"List the open tickets of the current project board, with their status and owner. Paged.","inputSchema":{"type":"object"}},
-  {"name":"clean","description":"Delete a record by its id.","inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"The record id."}}}}]},
+  {"name":"clean","description":"Delete a record by its id.","inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"The record id."}}}},
+  {"name":"manage","description":"Manage records.","inputSchema":{"type":"object","properties":{"action":{"type":"string","description":"What to do.","enum":["create","read","update","delete","archive"]}}}},
+  {"name":"bloated","description":"Export records.","inputSchema":%s}]},
  {"name":"b","description":"B","tools":[
-  {"name":"copy","description":"Create a record!","inputSchema":{"type":"object"}}]}]}`, long)
+  {"name":"copy","description":"Create a record!","inputSchema":{"type":"object"}}]}]}`, long, bloated)
 	specs, err := index.ParseCatalog("t", []byte(js))
 	if err != nil {
 		t.Fatal(err)
@@ -32,13 +39,19 @@ func TestLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems := map[string]string{}
+	problems, notes := map[string]string{}, map[string]string{}
 	for _, tl := range rep.Tools {
 		problems[tl.Name] = strings.Join(tl.Problems, "|")
+		notes[tl.Name] = strings.Join(tl.Notes, "|")
+	}
+	// A parameter without a description is a note, not a problem.
+	if !strings.Contains(notes["a__bare"], "1 parameter without a description: id") || strings.Contains(problems["a__bare"], "without a description") {
+		t.Errorf("a__bare: problems %q, notes %q: want the bare parameter as a note", problems["a__bare"], notes["a__bare"])
 	}
 	for name, want := range map[string]string{
 		"a__long":        "description is",
-		"a__bare":        "1 parameter without a description: id",
+		"a__manage":      "parameter action chooses among 5 operations",
+		"a__bloated":     "the catalog's median",
 		"a__none":        "no description",
 		"a__list_open":   "nearly the same as a__list_opened",
 		"a__list_opened": "nearly the same as a__list_open",
@@ -51,14 +64,22 @@ func TestLint(t *testing.T) {
 	if problems["a__clean"] != "" {
 		t.Errorf("clean tool flagged: %q", problems["a__clean"])
 	}
-	if rep.Flagged != 6 || rep.Tools[0].Name != "a__long" || rep.Tools[0].Description <= DefaultMaxDescription {
+	if rep.Flagged != 8 || rep.Tools[0].Name != "a__long" || rep.Tools[0].Description <= DefaultMaxDescription {
 		t.Errorf("flagged %d, costliest %+v", rep.Flagged, rep.Tools[0])
 	}
-	// A budget above the long description clears it.
+	// A budget above the long description leaves it verbose against the
+	// catalog's median.
 	rep, _ = Lint(cat, LintOptions{MaxDescription: 100000})
 	for _, tl := range rep.Tools {
-		if tl.Name == "a__long" && len(tl.Problems) != 0 {
-			t.Errorf("with a large budget a__long still has %q", tl.Problems)
+		if tl.Name == "a__long" && (len(tl.Problems) != 1 || !strings.Contains(tl.Problems[0], "× the catalog's median")) {
+			t.Errorf("with a large budget a__long has %q, want it verbose", tl.Problems)
+		}
+	}
+	// Strict makes the bare parameter a problem.
+	rep, _ = Lint(cat, LintOptions{Strict: true})
+	for _, tl := range rep.Tools {
+		if tl.Name == "a__bare" && !strings.Contains(strings.Join(tl.Problems, "|"), "1 parameter without a description: id") {
+			t.Errorf("strict: a__bare has %q", tl.Problems)
 		}
 	}
 }

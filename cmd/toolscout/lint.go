@@ -15,12 +15,13 @@ import (
 
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("lint", "lint [flags]\n\nMeasures what each tool costs a model in tokens (name, description, input\nschema; o200k_base) and flags descriptions and schemas over budget, tools\nand parameters without descriptions, and duplicate descriptions. Exits 1\nwhen a tool is flagged, so it can gate a catalog or config in CI.", stderr)
+	fs := newFlagSet("lint", "lint [flags]\n\nMeasures what each tool costs a model in tokens (name, description, input\nschema; o200k_base) and flags what costs and confuses: descriptions and\nschemas over budget or many times the catalog's median, tools without a\ndescription, duplicate descriptions, and a parameter that chooses among\nmany operations. Parameters without a description are notes (problems\nwith --strict). Exits 1 when a tool has a problem, so it can gate a\ncatalog or config in CI.", stderr)
 	g.register(fs, "warn")
 	asJSON := fs.Bool("json", false, "print JSON")
 	maxDesc := fs.Int("max-description", server.DefaultMaxDescription, "description budget in `TOKENS`")
 	maxSchema := fs.Int("max-schema", server.DefaultMaxSchema, "input schema budget in `TOKENS`")
-	top := fs.Int("top", 10, "how many of the costliest tools to list")
+	top := fs.Int("top", 10, "how many of the costliest tools to list (with --json too; every flagged tool is listed apart)")
+	strict := fs.Bool("strict", false, "count parameters without a description as problems, not notes")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -49,14 +50,14 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	rep, err := server.Lint(cat, server.LintOptions{MaxDescription: *maxDesc, MaxSchema: *maxSchema})
+	rep, err := server.Lint(cat, server.LintOptions{MaxDescription: *maxDesc, MaxSchema: *maxSchema, Strict: *strict})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(lintJSON(rep, *top)); err != nil {
 			return err
 		}
 	} else {
@@ -66,6 +67,25 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%s flagged", plural(rep.Flagged, "tool"))
 	}
 	return nil
+}
+
+// lintJSON is the JSON report: the costliest top tools, and every tool
+// with a problem or a note apart.
+func lintJSON(rep *server.LintReport, top int) any {
+	flagged := []server.ToolLint{}
+	for _, t := range rep.Tools {
+		if len(t.Problems) > 0 || len(t.Notes) > 0 {
+			flagged = append(flagged, t)
+		}
+	}
+	sort.Slice(flagged, func(i, j int) bool { return flagged[i].Name < flagged[j].Name })
+	out := *rep
+	out.Tools = rep.Tools[:min(top, len(rep.Tools))]
+	return struct {
+		*server.LintReport
+		Total   int               `json:"total_tools"`
+		Flagged []server.ToolLint `json:"flagged_tools"`
+	}{&out, len(rep.Tools), flagged}
 }
 
 // printLint prints the summary, the costliest tools and every problem.
@@ -85,21 +105,27 @@ func printLint(w io.Writer, rep *server.LintReport, top int) {
 		}
 		tw.Flush()
 	}
-	if rep.Flagged == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nproblems:")
-	names := make([]string, 0, rep.Flagged)
-	problems := map[string][]string{}
+	printLintList(w, rep, "problems", func(t server.ToolLint) []string { return t.Problems })
+	printLintList(w, rep, "notes", func(t server.ToolLint) []string { return t.Notes })
+}
+
+// printLintList prints one list of findings, by tool name.
+func printLintList(w io.Writer, rep *server.LintReport, title string, of func(server.ToolLint) []string) {
+	var names []string
+	found := map[string][]string{}
 	for _, t := range rep.Tools {
-		if len(t.Problems) > 0 {
+		if f := of(t); len(f) > 0 {
 			names = append(names, t.Name)
-			problems[t.Name] = t.Problems
+			found[t.Name] = f
 		}
 	}
+	if len(names) == 0 {
+		return
+	}
 	sort.Strings(names)
+	fmt.Fprintf(w, "\n%s:\n", title)
 	for _, n := range names {
-		for _, p := range problems[n] {
+		for _, p := range found[n] {
 			fmt.Fprintf(w, "  %s: %s\n", n, p)
 		}
 	}

@@ -188,28 +188,49 @@ func TestGatewayCommands(t *testing.T) {
 	}
 }
 
-// TestLintExitStatus: lint exits 0 on a clean catalog and 1, naming the
-// problems, when a tool is flagged; --json carries the same report.
+// TestLintExitStatus: lint exits 0 on a clean catalog, and on one whose
+// only finding is a note (a parameter without a description), unless
+// --strict; 1, naming the problems, when a tool has one; --json carries
+// the same report, the costliest --top tools and every flagged one.
 func TestLintExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	stdout, stderr, code := runCLI(t, "lint", "--data-dir", dir)
 	if code != 0 || !strings.Contains(stdout, "302 tools") || !strings.Contains(stdout, "no tool flagged") {
 		t.Errorf("lint of the built-in catalog: exit %d\n%s%s", code, stdout, stderr)
 	}
+	noted := filepath.Join(dir, "noted.json")
+	os.WriteFile(noted, []byte(`{"domains":[{"name":"d","description":"D","tools":[
+ {"name":"t","description":"Do it.","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}}]}]}`), 0o644)
+	stdout, stderr, code = runCLI(t, "lint", "--catalog", noted, "--data-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "notes:\n  d__t: 1 parameter without a description: x") {
+		t.Errorf("lint of a catalog with a note: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, "lint", "--catalog", noted, "--data-dir", dir, "--strict")
+	if code != 1 || !strings.Contains(stdout, "problems:\n  d__t: 1 parameter without a description: x") || !strings.Contains(stderr, "1 tool flagged") {
+		t.Errorf("lint --strict: exit %d\n%s%s", code, stdout, stderr)
+	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"domains":[{"name":"d","description":"D","tools":[
- {"name":"t","description":"Do it.","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}}]}]}`), 0o644)
+ {"name":"t","inputSchema":{"type":"object"}},
+ {"name":"u","description":"Do it well.","inputSchema":{"type":"object"}},
+ {"name":"v","description":"Do it fast.","inputSchema":{"type":"object","properties":{"y":{"type":"string"}}}}]}]}`), 0o644)
 	stdout, stderr, code = runCLI(t, "lint", "--catalog", bad, "--data-dir", dir)
-	if code != 1 || !strings.Contains(stdout, "d__t: 1 parameter without a description: x") || !strings.Contains(stderr, "1 tool flagged") {
+	if code != 1 || !strings.Contains(stdout, "d__t: no description") || !strings.Contains(stderr, "1 tool flagged") {
 		t.Errorf("lint of a flagged catalog: exit %d\n%s%s", code, stdout, stderr)
 	}
-	stdout, _, code = runCLI(t, "lint", "--catalog", bad, "--data-dir", dir, "--json")
+	stdout, _, code = runCLI(t, "lint", "--catalog", bad, "--data-dir", dir, "--json", "--top", "1")
 	var rep struct {
 		Flagged int
 		Tools   []struct{ Name string }
+		Total   int `json:"total_tools"`
+		Listed  []struct {
+			Name     string
+			Problems []string
+			Notes    []string
+		} `json:"flagged_tools"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || rep.Flagged != 1 || len(rep.Tools) != 1 {
-		t.Errorf("lint --json: exit %d, %+v, %v", code, rep, err)
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || rep.Flagged != 1 || len(rep.Tools) != 1 || rep.Total != 3 || len(rep.Listed) != 2 || rep.Listed[0].Name != "d__t" || rep.Listed[1].Name != "d__v" || len(rep.Listed[1].Notes) != 1 {
+		t.Errorf("lint --json --top 1: exit %d, %+v, %v", code, rep, err)
 	}
 	if _, _, code = runCLI(t, "lint", "--max-schema", "0"); code != 2 {
 		t.Errorf("lint --max-schema 0: exit %d, want 2 (usage)", code)
