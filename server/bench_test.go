@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"runtime"
@@ -78,8 +79,10 @@ func BenchmarkMetaTools(b *testing.B) {
 
 // BenchmarkHTTPSessions measures discover_tools (hybrid, built-in catalog
 // and embedder) over Streamable HTTP on loopback, from 1, 4 and 16
-// concurrent client sessions, in meta and dynamic exposure: throughput
-// (calls/s) and latency percentiles across all sessions.
+// concurrent clients, with sessions (2025-11-25) and without (the
+// stateless protocol; in dynamic mode also with a toolset in every
+// request), in meta and dynamic exposure: throughput (calls/s) and
+// latency percentiles across all clients.
 //
 // TOOLSCOUT_BENCH_SIZES=10000 runs it on a synthetic catalog of that
 // many tools instead of the built-in one.
@@ -101,57 +104,78 @@ func BenchmarkHTTPSessions(b *testing.B) {
 		srv := New(Options{Live: live, Expose: Exposure{Mode: mode}})
 		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 		for _, sessions := range []int{1, 4, 16} {
-			b.Run(fmt.Sprintf("expose=%s/sessions=%d", mode, sessions), func(b *testing.B) {
-				css := make([]*mcp.ClientSession, sessions)
-				for i := range css {
-					cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
-						&mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer cs.Close()
-					css[i] = cs
-				}
-				var mu sync.Mutex
-				lat := make([]float64, 0, b.N)
-				var next atomic.Int64
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				start := time.Now()
-				for _, cs := range css {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for {
-							i := next.Add(1) - 1
-							if i >= int64(b.N) {
-								return
-							}
-							t0 := time.Now()
-							res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DiscoverTools,
-								Arguments: map[string]any{"query": queries[i%int64(len(queries))], "limit": 5}})
-							if err != nil || res.IsError {
-								b.Error(err)
-								return
-							}
-							d := float64(time.Since(t0).Microseconds()) / 1000
-							mu.Lock()
-							lat = append(lat, d)
-							mu.Unlock()
-						}
-					}()
-				}
-				wg.Wait()
-				elapsed := time.Since(start)
-				sort.Float64s(lat)
-				if len(lat) > 0 {
-					b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "calls/s")
-					b.ReportMetric(lat[len(lat)/2], "p50-ms")
-					b.ReportMetric(lat[len(lat)*99/100], "p99-ms")
-				}
-			})
+			for _, protocol := range []string{"2025-11-25", StatelessProtocol} {
+				b.Run(fmt.Sprintf("expose=%s/sessions=%d/protocol=%s", mode, sessions, protocol), func(b *testing.B) {
+					benchHTTPCalls(b, hs.URL, sessions, protocol, "", queries)
+				})
+			}
+			if mode == ExposeDynamic {
+				// Every request carries a toolset (github: 25 tools),
+				// answered by a view made for it.
+				toolset := encodeToolset(map[string]bool{"github": true})
+				b.Run(fmt.Sprintf("expose=%s/sessions=%d/protocol=%s/toolset", mode, sessions, StatelessProtocol), func(b *testing.B) {
+					benchHTTPCalls(b, hs.URL, sessions, StatelessProtocol, toolset, queries)
+				})
+			}
 		}
 		hs.Close()
+	}
+}
+
+// benchHTTPCalls runs b.N discover_tools calls from clients concurrent
+// clients of the protocol (sessions, or stateless requests) and reports
+// throughput and latency percentiles across them.
+func benchHTTPCalls(b *testing.B, url string, clients int, protocol, toolset string, queries []string) {
+	var meta mcp.Meta
+	if toolset != "" {
+		meta = mcp.Meta{ToolsetMetaKey: toolset}
+	}
+	css := make([]*mcp.ClientSession, clients)
+	for i := range css {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		css[i] = cs
+	}
+	var mu sync.Mutex
+	lat := make([]float64, 0, b.N)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for _, cs := range css {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				t0 := time.Now()
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DiscoverTools, Meta: maps.Clone(meta),
+					Arguments: map[string]any{"query": queries[i%int64(len(queries))], "limit": 5}})
+				if err != nil || res.IsError {
+					b.Error(err)
+					return
+				}
+				d := float64(time.Since(t0).Microseconds()) / 1000
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	sort.Float64s(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "calls/s")
+		b.ReportMetric(lat[len(lat)/2], "p50-ms")
+		b.ReportMetric(lat[len(lat)*99/100], "p99-ms")
 	}
 }
 
@@ -176,7 +200,7 @@ func BenchmarkHTTPSessionMemory(b *testing.B) {
 				var css []*mcp.ClientSession
 				for i := 0; i < open; i++ {
 					cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
-						&mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+						&mcp.StreamableClientTransport{Endpoint: hs.URL}, sessionOpts)
 					if err != nil {
 						b.Fatal(err)
 					}

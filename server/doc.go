@@ -5,6 +5,12 @@
 //	srv := server.New(server.Options{Live: live})
 //	err := srv.MCP().Run(ctx, server.NewStdioTransport(os.Stdin, os.Stdout, log))
 //
+// Over HTTP, one handler serves both protocol generations: requests of
+// [StatelessProtocol] (2026-07-28) each on their own, so that any replica
+// answers any of them, and older clients with sessions:
+//
+//	http.Handle("/mcp", srv.HTTPHandler(server.HTTPOptions{SessionIdle: 30 * time.Minute}))
+//
 // Place in the flow: the top library layer. The [Gateway] keeps sessions
 // to upstream servers and is a plain source of domain specs (Specs,
 // Changed) that cmd hands to search.Live; the [Server] searches through

@@ -1,11 +1,15 @@
 package server
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,6 +50,10 @@ type view struct {
 	mcp     *mcp.Server
 	direct  map[string]string // qualified name → hash of tools listed directly
 	enabled map[string]bool   // dynamic mode: "domain" or "domain/group"
+	// dynamic is set when the view was made with enable_domain and
+	// disable_domain; toolset when it was made for one stateless request's
+	// toolset. Both are fixed before the view serves.
+	dynamic, toolset bool
 }
 
 // newViewLocked makes a view and keeps it in step with the catalog until
@@ -60,8 +68,8 @@ func (s *Server) newViewLocked() *view {
 // and disable_domain) but no direct tools yet. It reads no guarded state, so
 // that sessions opening at once build their views in parallel.
 func (s *Server) newView(dynamic bool) *view {
-	v := &view{direct: map[string]string{}, enabled: map[string]bool{}}
-	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Instructions: s.instr, Logger: s.log})
+	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic}
+	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Instructions: s.instr, Logger: s.log, SetCacheable: cacheable(v)})
 	s.addMetaTools(v.mcp)
 	if dynamic {
 		s.addDynamicTools(v)
@@ -80,10 +88,7 @@ func (s *Server) addViewLocked(v *view) {
 // dynamic mode, or returns nil in the other modes (all sessions share the
 // primary view).
 func (s *Server) newSessionView() *view {
-	s.mu.Lock()
-	dynamic := s.expose.Mode == ExposeDynamic
-	s.mu.Unlock()
-	if !dynamic {
+	if !s.dynamic() {
 		return nil
 	}
 	v := s.newView(true)
@@ -91,6 +96,65 @@ func (s *Server) newSessionView() *view {
 	defer s.mu.Unlock()
 	s.addViewLocked(v)
 	return v
+}
+
+// maxToolsetViews bounds the views kept for toolsets (toolsetViews); a
+// var so that tests can lower it.
+var maxToolsetViews = 32
+
+// toolsetViews keeps the views of the toolsets that stateless requests
+// carried last, at most maxToolsetViews: a view costs about as much to
+// make as the request it answers (the meta-tools and every enabled tool
+// registered with the go-sdk), and a client that sends a toolset sends
+// the same one with each request. Guarded by Server.mu.
+type toolsetViews struct {
+	byHandle map[string]*list.Element // of toolsetEntry, most recently used first
+	order    list.List
+}
+
+type toolsetEntry struct {
+	handle string
+	v      *view
+}
+
+// toolsetView returns the view that lists the tools of keys, a set whose
+// handle is h: the one kept for h, or a new one, kept in place of the
+// least recently used when there are too many.
+func (s *Server) toolsetView(h string, keys map[string]bool) *view {
+	s.mu.Lock()
+	if e, ok := s.toolsets.byHandle[h]; ok {
+		s.toolsets.order.MoveToFront(e)
+		s.mu.Unlock()
+		return e.Value.(toolsetEntry).v
+	}
+	s.mu.Unlock()
+	v := s.newView(true) // outside the lock, as newSessionView
+	v.enabled, v.toolset = keys, true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.toolsets.byHandle[h]; ok { // made meanwhile by another request
+		return e.Value.(toolsetEntry).v
+	}
+	s.addViewLocked(v)
+	if s.toolsets.byHandle == nil {
+		s.toolsets.byHandle = map[string]*list.Element{}
+	}
+	s.toolsets.byHandle[h] = s.toolsets.order.PushFront(toolsetEntry{h, v})
+	for s.toolsets.order.Len() > maxToolsetViews {
+		old := s.toolsets.order.Remove(s.toolsets.order.Back()).(toolsetEntry)
+		delete(s.toolsets.byHandle, old.handle)
+		// A request still using it finishes with it; it no longer
+		// follows catalog changes.
+		delete(s.views, old.v)
+	}
+	return v
+}
+
+// dynamic reports whether the exposure is dynamic.
+func (s *Server) dynamic() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.expose.Mode == ExposeDynamic
 }
 
 // adoptView hands v to the session that the request it was made for
@@ -220,36 +284,57 @@ func (s *Server) directHandler(name string) mcp.ToolHandler {
 type DomainArgs struct {
 	Domain string `json:"domain"`
 	Group  string `json:"group,omitempty"`
+	// Toolset, when set, is the set to change (one an earlier answer
+	// returned) instead of the connection's own.
+	Toolset string `json:"toolset,omitempty"`
 }
 
 // EnableAnswer says what a dynamic-mode call changed.
 type EnableAnswer struct {
-	Enabled []string    `json:"enabled"`
-	Tools   []ToolEntry `json:"tools,omitempty"`
-	Note    string      `json:"note,omitempty"`
+	Enabled []string `json:"enabled"`
+	// Toolset is the handle of the enabled set (toolset.go).
+	Toolset  string      `json:"toolset"`
+	Tools    []ToolEntry `json:"tools,omitempty"`
+	Note     string      `json:"note,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 }
 
 func (s *Server) addDynamicTools(v *view) {
 	schema := map[string]any{"type": "object", "properties": map[string]any{
-		"domain": map[string]any{"type": "string"},
-		"group":  map[string]any{"type": "string"},
+		"domain":  map[string]any{"type": "string"},
+		"group":   map[string]any{"type": "string"},
+		"toolset": map[string]any{"type": "string"},
 	}, "required": []string{"domain"}}
 	ann := &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false), DestructiveHint: boolPtr(false)}
-	mcp.AddTool(v.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name.", InputSchema: schema, Annotations: ann},
+	mcp.AddTool(v.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name. Pass toolset from an earlier answer to change that set.", InputSchema: schema, Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
-			return s.setEnabled(v, args, true)
+			return s.setEnabled(ctx, v, req, args, true)
 		})
 	mcp.AddTool(v.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: schema, Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
-			return s.setEnabled(v, args, false)
+			return s.setEnabled(ctx, v, req, args, false)
 		})
 }
 
-func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
-	cat := s.eng.Catalog()
+// Notes of enable_domain's answer: a connection's list follows its
+// enable_domain; a stateless request's list is the same for everyone
+// (SEP-2567: it may not change as a side effect of another request).
+const (
+	enableNote    = "These tools are now in tools/list. If your client does not refresh its list, call them through execute_tool."
+	statelessNote = "Your client speaks the stateless protocol, where tools/list does not change: call these tools through execute_tool (get_tool_schema gives their arguments). To change this set, pass toolset to enable_domain or disable_domain. A client that sends the toolset in _meta \"" + ToolsetMetaKey + "\" gets these tools in tools/list and can call them by name."
+)
+
+// setEnabled enables or disables a domain (or group) in a set: the one
+// args.Toolset names, else the view's. A session's view (and the stdio
+// client's) keeps the result, which changes its tools/list; a stateless
+// request changes nothing on the server and gets the result as a toolset
+// only.
+func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolRequest, args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
 	if args.Domain == "" {
 		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
 	}
+	s.waitReady(ctx) // the domain may be an upstream that is still connecting
+	cat := s.eng.Catalog()
 	if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
 		return nil, nil, err
 	}
@@ -257,19 +342,42 @@ func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolRes
 	if args.Group != "" {
 		key += "/" + args.Group
 	}
-	s.mu.Lock()
-	if on {
-		v.enabled[key] = true
-	} else {
-		delete(v.enabled, key)
+	var base map[string]bool
+	var warnings []string
+	if args.Toolset != "" {
+		keys, err := decodeToolset(args.Toolset)
+		if err != nil {
+			return nil, nil, toolsetError(args.Toolset, err)
+		}
+		var dropped []string
+		base, dropped = knownKeys(cat, s.unavailable(), keys)
+		if len(dropped) > 0 {
+			warnings = append(warnings, fmt.Sprintf("the toolset named %s, which this server does not have: left out", strings.Join(dropped, ", ")))
+		}
 	}
-	s.syncViewLocked(v)
-	out := EnableAnswer{Enabled: []string{}}
-	for k := range v.enabled {
-		out.Enabled = append(out.Enabled, k)
+	stateless := statelessCall(req.Extra)
+	s.mu.Lock()
+	if base == nil {
+		base = maps.Clone(v.enabled)
+		if base == nil {
+			base = map[string]bool{}
+		}
+	}
+	if on {
+		base[key] = true
+	} else {
+		delete(base, key)
+	}
+	if !stateless {
+		v.enabled = base
+		s.syncViewLocked(v)
+		base = maps.Clone(base)
 	}
 	s.mu.Unlock()
-	sort.Strings(out.Enabled)
+	out := EnableAnswer{Enabled: slices.Sorted(maps.Keys(base)), Toolset: encodeToolset(base), Warnings: warnings}
+	if out.Enabled == nil {
+		out.Enabled = []string{}
+	}
 	if on {
 		// For clients that ignore tools/list_changed: the names work with
 		// execute_tool as well.
@@ -278,7 +386,10 @@ func (s *Server) setEnabled(v *view, args DomainArgs, on bool) (*mcp.CallToolRes
 				out.Tools = append(out.Tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings})
 			}
 		}
-		out.Note = "These tools are now in tools/list. If your client does not refresh its list, call them through execute_tool."
+		out.Note = enableNote
+		if stateless {
+			out.Note = statelessNote
+		}
 	}
 	return nil, out, nil
 }

@@ -275,23 +275,37 @@ func TestGatewayStreamableHTTPUpstream(t *testing.T) {
 	}
 }
 
-func TestGatewaySSEUpstreamFallback(t *testing.T) {
-	// A go-sdk server that only speaks the old SSE transport: with no
-	// "type", toolscout tries Streamable HTTP first, then SSE.
-	up := mcp.NewServer(&mcp.Implementation{Name: "sse-only", Version: "1"}, nil)
+// shoutServer is a go-sdk server with one tool, shout, which upper-cases
+// a word.
+func shoutServer(name string, opts *mcp.ServerOptions) *mcp.Server {
+	up := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, opts)
 	mcp.AddTool(up, &mcp.Tool{Name: "shout", Description: "Upper-case a word."}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 		Word string `json:"word"`
 	}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(in.Word)}}}, nil, nil
 	})
+	return up
+}
+
+// checkShout waits for domain's shout tool and runs it through the
+// gateway.
+func checkShout(t *testing.T, env *gatewayEnv, domain string) {
+	t.Helper()
+	name := domain + "__shout"
+	waitFor(t, name, func() bool { return env.hasTool(name) })
+	if res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": name, "arguments": map[string]any{"word": "hi"}}); res.IsError || text(res) != "HI" {
+		t.Errorf("%s = %v %s, want HI", name, res.IsError, text(res))
+	}
+}
+
+func TestGatewaySSEUpstreamFallback(t *testing.T) {
+	// A go-sdk server that only speaks the old SSE transport: with no
+	// "type", toolscout tries Streamable HTTP first, then SSE.
+	up := shoutServer("sse-only", nil)
 	hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(hs.Close)
 	env := startGateway(t, []UpstreamConfig{{Domain: "old", URL: hs.URL, ConnectTimeout: 10 * time.Second}}, Exposure{Mode: ExposeMeta})
-	waitFor(t, "the SSE server's tools", func() bool { return env.hasTool("old__shout") })
-	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "old__shout", "arguments": map[string]any{"word": "hi"}})
-	if res.IsError || text(res) != "HI" {
-		t.Errorf("shout over SSE = %v %s", res.IsError, text(res))
-	}
+	checkShout(t, env, "old")
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
@@ -381,11 +395,7 @@ func TestExposureModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-		}
-		return names
+		return toolNames(res)
 	}
 	meta := []string{"discover_tools", "execute_tool", "get_tool_schema"}
 
@@ -496,7 +506,7 @@ func TestDynamicModeIsPerHTTPSession(t *testing.T) {
 	t.Cleanup(hs.Close)
 	connectHTTP := func() *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+			&mcp.StreamableClientTransport{Endpoint: hs.URL}, sessionOpts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -66,7 +66,7 @@ func TestMaxSessions(t *testing.T) {
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{MaxSessions: 2}))
 	t.Cleanup(hs.Close)
 	connect := func() (*mcp.ClientSession, error) {
-		return mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+		return mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, sessionOpts)
 	}
 	// Sessions end asynchronously after the client's DELETE, so a new one
 	// may need a moment: retry, and close every session before hs.Close

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -72,7 +71,8 @@ type Server struct {
 
 	mu       sync.Mutex         // guards views, their tools, expose and failures
 	primary  *view              // the stdio (or shared HTTP) server
-	views    map[*view]struct{} // the primary, and one per HTTP session in dynamic mode
+	views    map[*view]struct{} // the primary, one per HTTP session in dynamic mode, the toolsets'
+	toolsets toolsetViews       // the views of the toolsets stateless requests carried last
 	failures int                // search errors in a row (not bad requests)
 }
 
@@ -184,88 +184,6 @@ func (s *Server) waitReady(ctx context.Context) {
 
 // MCP returns the underlying go-sdk server, to run on a transport.
 func (s *Server) MCP() *mcp.Server { return s.primary.mcp }
-
-// HTTPOptions configures HTTPHandler.
-type HTTPOptions struct {
-	// SessionIdle closes a session after this long without a request
-	// (never when zero).
-	SessionIdle time.Duration
-	// MaxSessions bounds the open sessions: a request that would start
-	// another gets 503 (no bound when zero).
-	MaxSessions int
-}
-
-// HTTPHandler serves Streamable HTTP. In dynamic mode every session gets
-// its own view, so that one client's enable_domain does not change what
-// the others see; otherwise all sessions share the primary server.
-//
-// The go-sdk asks for the server on every request, not once per session
-// (and twice for a request without a session: once to learn the protocol
-// versions), and says nothing when a session ends. So a request without
-// Mcp-Session-Id (an initialize, or a request of the stateless protocol)
-// gets one view, made before the go-sdk sees the request and carried in its
-// context; when the request is answered, the view goes to the session it
-// opened, which releases it when it ends (DELETE, idle expiry), or is
-// dropped at once. A request naming its session gets the primary server:
-// the go-sdk routes it by its session id and only reads the server's
-// protocol versions, the same in every view.
-func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if v, ok := r.Context().Value(viewKey{}).(*view); ok {
-			return v.mcp
-		}
-		return s.primary.mcp
-	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: s.log})
-	views := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-			h.ServeHTTP(w, r)
-			return
-		}
-		v := s.newSessionView()
-		if v == nil {
-			h.ServeHTTP(w, r)
-			return
-		}
-		defer s.adoptView(v)
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
-	})
-	if o.MaxSessions <= 0 {
-		return views
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.SessionCount() >= o.MaxSessions {
-			w.Header().Set("Retry-After", "30")
-			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server takes (--max-sessions); close one or retry later", o.MaxSessions), http.StatusServiceUnavailable)
-			return
-		}
-		views.ServeHTTP(w, r)
-	})
-}
-
-// viewKey is the request context key of the view made for a request that
-// may open a session.
-type viewKey struct{}
-
-// SessionCount returns the number of open client sessions.
-func (s *Server) SessionCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for v := range s.views {
-		for range v.mcp.Sessions() {
-			n++
-		}
-	}
-	return n
-}
-
-// ViewCount returns the number of server views (the primary one, and one
-// per session in dynamic mode over HTTP).
-func (s *Server) ViewCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.views)
-}
 
 // Instructions tells the client how to use the meta-tools and which domains
 // exist, in about 80 tokens whatever the catalog's size.

@@ -9,16 +9,18 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // TestHTTPSessionsAreReleased (issue 26): whatever a Streamable HTTP
-// session holds is released with it, on DELETE or idle expiry. Rounds of
-// sessions are opened, used (enable_domain in dynamic mode) and ended; after
-// each round the views drop back to the primary one, and after all of them
-// the live heap and the goroutines are back near where they were after a
-// warm-up round.
+// session holds is released with it, on DELETE or idle expiry, and what a
+// stateless request with a toolset holds (issue 24) with its answer.
+// Rounds of sessions are opened, used (enable_domain in dynamic mode) and
+// ended, or of stateless requests sent; after each round the views drop
+// back to the primary one, and after all of them the live heap and the
+// goroutines are back near where they were after a warm-up round.
 func TestHTTPSessionsAreReleased(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens thousands of sessions")
@@ -30,7 +32,7 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 	tests := []struct {
 		name    string
 		mode    string
-		idle    time.Duration // sessions are abandoned and expire; zero: DELETE
+		idle    time.Duration // sessions are abandoned and expire; zero: DELETE; negative: stateless requests
 		warmUp  int
 		rounds  int
 		perRnd  int
@@ -40,15 +42,22 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 		{"meta/delete", ExposeMeta, 0, 100, 4, 250, 8},
 		{"dynamic/idle", ExposeDynamic, 300 * time.Millisecond, 100, 2, 100, 8},
 		{"meta/idle", ExposeMeta, 300 * time.Millisecond, 100, 2, 100, 8},
+		// Stateless requests, each with one of the catalog's 31 toolsets,
+		// of which 4 views are kept.
+		{"dynamic/stateless", ExposeDynamic, -1, 100, 4, 200, 8},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.idle < 0 {
+				defer func(n int) { maxToolsetViews = n }(maxToolsetViews)
+				maxToolsetViews = 4
+			}
 			srv := New(Options{Live: live, Expose: Exposure{Mode: tc.mode}})
-			hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{SessionIdle: tc.idle}))
+			hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{SessionIdle: max(tc.idle, 0)}))
 			defer hs.Close()
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: tc.workers}}
 			defer client.CloseIdleConnections()
-			p := &leakPeer{t: t, url: hs.URL, client: client, dynamic: tc.mode == ExposeDynamic}
+			p := &leakPeer{t: t, url: hs.URL, client: client, dynamic: tc.mode == ExposeDynamic, stateless: tc.idle < 0}
 
 			round := func(n int) {
 				t.Helper()
@@ -56,10 +65,10 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 				// Sessions end asynchronously after the DELETE's answer
 				// or the idle timer: give them a moment.
 				deadline := time.Now().Add(10 * time.Second)
-				for srv.SessionCount() > 0 || srv.ViewCount() > 1 {
+				for srv.SessionCount() > 0 || srv.ViewCount() > 1+srv.keptToolsets() || srv.keptToolsets() > maxToolsetViews {
 					if time.Now().After(deadline) {
-						t.Fatalf("%d sessions ended, still %d open and %d views held, want 0 and 1 (the primary)",
-							n, srv.SessionCount(), srv.ViewCount())
+						t.Fatalf("%d sessions ended, still %d open and %d views held, %d for toolsets; want 0 and 1 (the primary) and those of at most %d toolsets",
+							n, srv.SessionCount(), srv.ViewCount(), srv.keptToolsets(), maxToolsetViews)
 					}
 					time.Sleep(10 * time.Millisecond)
 				}
@@ -104,10 +113,12 @@ func leakHeap() uint64 {
 // requests: cheaper than the go-sdk client, and able to abandon a session
 // without a DELETE.
 type leakPeer struct {
-	t       *testing.T
-	url     string
-	client  *http.Client
-	dynamic bool
+	t         *testing.T
+	url       string
+	client    *http.Client
+	dynamic   bool
+	stateless bool // requests of the stateless protocol instead of sessions
+	sent      atomic.Int64
 }
 
 // round runs n sessions on workers goroutines: initialize, initialized,
@@ -153,6 +164,9 @@ feed:
 }
 
 func (p *leakPeer) session(del bool) error {
+	if p.stateless {
+		return p.statelessRequests()
+	}
 	sid, err := p.post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"leak","version":"1"}}}`, http.StatusOK)
 	if err != nil {
 		return err
@@ -174,6 +188,38 @@ func (p *leakPeer) session(del bool) error {
 	req, _ := http.NewRequest(http.MethodDelete, p.url, nil)
 	req.Header.Set("Mcp-Session-Id", sid)
 	return p.do(req, http.StatusNoContent, nil)
+}
+
+// statelessRequests sends what a stateless client in dynamic mode does
+// with a toolset: tools/list and enable_domain with it in _meta. The
+// toolset goes round the 31 sets of testCatalog's domains and groups.
+func (p *leakPeer) statelessRequests() error {
+	keys := map[string]bool{}
+	n := p.sent.Add(1)%31 + 1
+	for i, k := range []string{"github", "github/issues", "github/repos", "jira", "weather"} {
+		if n&(1<<i) != 0 {
+			keys[k] = true
+		}
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + StatelessProtocol + `","io.modelcontextprotocol/clientCapabilities":{},"` +
+		ToolsetMetaKey + `":"` + encodeToolset(keys) + `"}`
+	for _, m := range []struct{ method, name, body string }{
+		{"tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`},
+		{"tools/call", EnableDomain, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"enable_domain","arguments":{"domain":"jira"},` + meta + `}}`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(m.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", StatelessProtocol)
+		req.Header.Set("Mcp-Method", m.method)
+		if m.name != "" {
+			req.Header.Set("Mcp-Name", m.name)
+		}
+		if err := p.do(req, http.StatusOK, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // post sends one JSON-RPC message and returns the session id answered.

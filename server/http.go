@@ -1,0 +1,261 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// StatelessProtocol is the first MCP protocol version without sessions:
+// no initialize handshake, the version and the client's capabilities in
+// each request's _meta (SEP-2575), no Mcp-Session-Id (SEP-2567), and the
+// routing headers Mcp-Method and Mcp-Name checked against the body
+// (SEP-2243). Versions compare as strings (they are dates).
+const StatelessProtocol = "2026-07-28"
+
+// protocolHeader is the HTTP header that names a request's protocol
+// version.
+const protocolHeader = "Mcp-Protocol-Version"
+
+// HTTPOptions configures HTTPHandler.
+type HTTPOptions struct {
+	// SessionIdle closes a session after this long without a request
+	// (never when zero). Requests of the stateless protocol open none.
+	SessionIdle time.Duration
+	// MaxSessions bounds the open sessions: a request that would start
+	// another gets 503 (no bound when zero). Requests of the stateless
+	// protocol open none and are not counted.
+	MaxSessions int
+}
+
+// HTTPHandler serves Streamable HTTP at one endpoint for both protocol
+// generations, told apart by the request (statelessRequest):
+//
+//   - requests of StatelessProtocol or later are served by a stateless
+//     handler: every request stands alone, so any replica (or a restarted
+//     process) answers any of them. In dynamic mode a request that carries
+//     a toolset in _meta (ToolsetMetaKey) is answered by a view with that
+//     toolset's domains enabled (the views of the toolsets used last are
+//     kept: toolsetViews); other requests by the primary server, whose
+//     tools/list is the same for every client.
+//   - 2025-11-25 and older clients get sessions (Mcp-Session-Id), as
+//     before. In dynamic mode every session gets its own view, so that one
+//     client's enable_domain does not change what the others see;
+//     otherwise all sessions share the primary server.
+//
+// The go-sdk asks for the server on every request, not once per session
+// (and twice for a request without a session: once to learn the protocol
+// versions), and says nothing when a session ends. So a request without
+// Mcp-Session-Id (an initialize) gets one view, made before the go-sdk
+// sees the request and carried in its context; when the request is
+// answered, the view goes to the session it opened, which releases it when
+// it ends (DELETE, idle expiry), or is dropped at once. A request naming
+// its session gets the primary server: the go-sdk routes it by its session
+// id and only reads the server's protocol versions, the same in every view.
+func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
+	fromContext := func(r *http.Request) *mcp.Server {
+		if v, ok := r.Context().Value(viewKey{}).(*view); ok {
+			return v.mcp
+		}
+		return s.primary.mcp
+	}
+	sessions := s.sessionHandler(mcp.NewStreamableHTTPHandler(fromContext,
+		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: s.log}), o.MaxSessions)
+	// A stateless request ends when its HTTP request does: a client that
+	// goes away cancels the call (the transport spec's cancellation).
+	stateless := s.statelessHandler(mcp.NewStreamableHTTPHandler(fromContext,
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, PropagateRequestCancellation: true}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p *peeked
+		if r.Method == http.MethodPost && r.Header.Get(protocolHeader) == "" && r.Header.Get("Mcp-Session-Id") == "" {
+			// An initialize, or a request of the stateless protocol
+			// without its version header: the body tells.
+			var ok bool
+			if p, ok = peekBody(w, r); !ok {
+				return
+			}
+		}
+		if statelessRequest(r.Header, p) {
+			stateless(w, r, p)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
+}
+
+// statelessRequest reports whether an HTTP request is of the stateless
+// protocol: its version header says StatelessProtocol or later, or it
+// has none and its body's _meta names a protocol version (the go-sdk
+// then answers that the header is missing, as the transport spec asks).
+func statelessRequest(h http.Header, p *peeked) bool {
+	if v := h.Get(protocolHeader); v != "" {
+		return v >= StatelessProtocol
+	}
+	return p != nil && p.meta[mcp.MetaKeyProtocolVersion] != nil
+}
+
+// statelessCall reports whether a tool call or list request came over the
+// stateless protocol on HTTP (the only way the go-sdk hands a handler the
+// request's HTTP headers without a session).
+func statelessCall(extra *mcp.RequestExtra) bool {
+	return extra != nil && extra.Header != nil && statelessRequest(extra.Header, nil)
+}
+
+// sessionHandler serves the requests of 2025-11-25 and older clients: it
+// makes the view of a request that may open a session (in dynamic mode)
+// and refuses a session over max.
+func (s *Server) sessionHandler(h http.Handler, max int) http.Handler {
+	views := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		v := s.newSessionView()
+		if v == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		defer s.adoptView(v)
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
+	})
+	if max <= 0 {
+		return views
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.SessionCount() >= max {
+			w.Header().Set("Retry-After", "30")
+			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server takes (--max-sessions); close one or retry later", max), http.StatusServiceUnavailable)
+			return
+		}
+		views.ServeHTTP(w, r)
+	})
+}
+
+// statelessHandler serves the requests of the stateless protocol. In
+// dynamic mode, a request whose _meta carries a toolset gets a view with
+// the toolset's domains enabled.
+func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *http.Request, *peeked) {
+	return func(w http.ResponseWriter, r *http.Request, p *peeked) {
+		if r.Method != http.MethodPost || !s.dynamic() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if p == nil {
+			var ok bool
+			if p, ok = peekBody(w, r); !ok {
+				return
+			}
+		}
+		raw, ok := p.meta[ToolsetMetaKey]
+		if !ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		var handle string
+		if err := json.Unmarshal(raw, &handle); err != nil {
+			writeRPCError(w, p.id, fmt.Sprintf("_meta %q must be a string, the toolset that enable_domain answered", ToolsetMetaKey))
+			return
+		}
+		keys, err := decodeToolset(handle)
+		if err != nil {
+			writeRPCError(w, p.id, fmt.Sprintf("_meta %q: %v", ToolsetMetaKey, toolsetError(handle, err)))
+			return
+		}
+		s.waitReady(r.Context()) // its domains may be upstreams still connecting
+		keys, dropped := knownKeys(s.eng.Catalog(), s.unavailable(), keys)
+		if len(dropped) > 0 {
+			s.log.Warn("a request's toolset names domains or groups this server does not have; they are left out", "left_out", dropped)
+		}
+		if len(keys) == 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		v := s.toolsetView(encodeToolset(keys), keys)
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
+	}
+}
+
+// peeked is what HTTPHandler reads of a request body before the go-sdk
+// does: the JSON-RPC id and the params' _meta.
+type peeked struct {
+	id   json.RawMessage
+	meta map[string]json.RawMessage
+}
+
+// peekBody reads r's body (within the go-sdk's size limit), puts it back
+// for the go-sdk, and returns its id and _meta; a body that is not one
+// JSON-RPC message yields none (the go-sdk answers it). When the body
+// cannot be read it answers the request itself and returns false.
+func peekBody(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
+	r.Body.Close()
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, fmt.Sprintf("Bad Request: reading the body: %v", err), http.StatusBadRequest)
+		}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return &peeked{}, true
+	}
+	return &peeked{id: msg.ID, meta: msg.Params.Meta}, true
+}
+
+// writeRPCError answers a request of the stateless protocol with an
+// invalid-params JSON-RPC error and 400, as the transport spec asks.
+func writeRPCError(w http.ResponseWriter, id json.RawMessage, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": -32602, "message": msg}})
+}
+
+// viewKey is the request context key of the view made for a request that
+// may open a session, or for a stateless request's toolset.
+type viewKey struct{}
+
+// SessionCount returns the number of open client sessions of the
+// 2025-11-25 and older protocols over HTTP (the go-sdk's short-lived
+// sessions of stateless requests have no id and are not counted).
+func (s *Server) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for v := range s.views {
+		for ss := range v.mcp.Sessions() {
+			if ss.ID() != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// ViewCount returns the number of server views: the primary one, one per
+// session in dynamic mode over HTTP, and those kept for the toolsets of
+// stateless requests (at most maxToolsetViews).
+func (s *Server) ViewCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.views)
+}
