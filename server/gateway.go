@@ -193,7 +193,7 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 			u.latency = connected.Sub(start)
 			u.mu.Unlock()
 			u.readyOnce()
-			g.log.Info("upstream connected", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()), "latency", connected.Sub(start).Round(time.Millisecond))
+			g.log.Info("upstream connected", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()), "protocol", session.InitializeResult().ProtocolVersion, "latency", connected.Sub(start).Round(time.Millisecond))
 			g.notify()
 			werr := session.Wait()
 			if ctx.Err() != nil {
@@ -258,8 +258,12 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 		ProgressNotificationHandler: g.forwardProgress,
 	})
 	var errs []error
-	for _, tr := range u.cfg.transports(g.log.With("domain", u.cfg.Domain)) {
-		session, err := client.Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	for _, a := range u.cfg.attempts(g.log.With("domain", u.cfg.Domain)) {
+		var dial *net.OpError
+		if a.retry && len(errs) > 0 && errors.As(errs[len(errs)-1], &dial) {
+			continue // the server is not reachable: asking again is no use
+		}
+		session, err := client.Connect(cctx, a.tr, &mcp.ClientSessionOptions{ProtocolVersion: a.protocol})
 		if err != nil {
 			errs = append(errs, err)
 			continue

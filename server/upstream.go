@@ -54,9 +54,9 @@ type UpstreamConfig struct {
 	ConnectTimeout time.Duration
 }
 
-// upstreamProtocol is the protocol version toolscout asks upstreams for:
-// go-sdk's newer default sends server/discover first, which some stdio
-// servers do not survive (go-sdk issue #1177).
+// upstreamProtocol is the protocol version toolscout asks stdio and SSE
+// upstreams for: go-sdk's newer default sends server/discover first,
+// which some stdio servers do not survive (go-sdk issue #1177).
 const upstreamProtocol = "2025-11-25"
 
 func (c *UpstreamConfig) timeout() time.Duration {
@@ -73,27 +73,45 @@ func (c *UpstreamConfig) connectTimeout() time.Duration {
 	return 15 * time.Second
 }
 
-// transports returns the transports to try, in order. A stdio server
-// gets a minimal environment (childEnv), and what it prints on stdout
-// that is not JSON-RPC is skipped and logged to log.
-func (c *UpstreamConfig) transports(log *slog.Logger) []mcp.Transport {
+// An attempt is one way to connect to an upstream: a transport and the
+// protocol version to ask for ("": the go-sdk's newest, StatelessProtocol,
+// which sends server/discover and falls back to initialize on a server of
+// an older protocol).
+type attempt struct {
+	tr       mcp.Transport
+	protocol string
+	// retry is set on an attempt that repeats the one before it with an
+	// older protocol: it is made only when that one got an answer (a
+	// server that breaks the connection over server/discover), not when
+	// it could not reach the server.
+	retry bool
+}
+
+// attempts returns the ways to connect, in order. A stdio server gets a
+// minimal environment (childEnv), and what it prints on stdout that is
+// not JSON-RPC is skipped and logged to log. A Streamable HTTP server is
+// asked for the stateless protocol first (a server of only that protocol
+// refuses an initialize of 2025-11-25), then, should that fail, for
+// 2025-11-25.
+func (c *UpstreamConfig) attempts(log *slog.Logger) []attempt {
 	if c.Command != "" {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Dir = c.Cwd
 		cmd.Env = childEnv(os.Environ(), c.Env)
 		cmd.Stderr = nil // the server's stderr is not ours to print on
-		return []mcp.Transport{&commandTransport{cmd: cmd, terminate: 2 * time.Second, log: log}}
+		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: 2 * time.Second, log: log}, protocol: upstreamProtocol}}
 	}
 	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
-	sse := &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}
+	streamed := []attempt{{tr: streamable}, {tr: streamable, protocol: upstreamProtocol, retry: true}}
+	sse := attempt{tr: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}, protocol: upstreamProtocol}
 	switch c.Transport {
 	case "sse":
-		return []mcp.Transport{sse}
+		return []attempt{sse}
 	case "http":
-		return []mcp.Transport{streamable}
+		return streamed
 	}
-	return []mcp.Transport{streamable, sse}
+	return append(streamed, sse)
 }
 
 // headerTransport adds configured headers to every request.
