@@ -57,6 +57,10 @@ type Gateway struct {
 	change chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// closing is closed by Close: calls in flight are cancelled, so that
+	// their sessions can close.
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	progMu  sync.Mutex
 	progSeq atomic.Int64
@@ -106,7 +110,7 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), prog: map[string]progressRoute{}}
+	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), prog: map[string]progressRoute{}, closing: make(chan struct{})}
 	for _, c := range opts.Upstreams {
 		u := &upstream{cfg: c, ready: make(chan struct{}), changed: make(chan struct{}, 1), state: "connecting"}
 		g.ups = append(g.ups, u)
@@ -148,8 +152,10 @@ func (g *Gateway) WaitReady(ctx context.Context) {
 	}
 }
 
-// Close disconnects from every upstream and stops restarting them.
+// Close cancels the calls in flight, disconnects from every upstream and
+// stops restarting them.
 func (g *Gateway) Close() {
+	g.closeOnce.Do(func() { close(g.closing) })
 	if g.cancel != nil {
 		g.cancel()
 	}
@@ -443,6 +449,16 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 	}
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
 	defer cancel()
+	// A session closes only once its calls are done: a call still running
+	// when the gateway closes (a server exiting after its drain) is
+	// cancelled rather than waited for.
+	go func() {
+		select {
+		case <-g.closing:
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	if req != nil && req.Params != nil && req.Session != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil {
@@ -464,6 +480,9 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if isClosed(g.closing) {
+			return nil, fmt.Errorf("toolscout is shutting down: the call to server %q was cancelled; retry it", t.Domain)
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("server %q did not answer within %s (its timeout); tools of other domains still work", t.Domain, u.cfg.timeout())
