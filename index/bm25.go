@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -106,6 +107,8 @@ var ErrLocked = errors.New("keyword index in use")
 type KeywordIndex struct {
 	idx      bleve.Index
 	inMemory bool
+	// readOnly: opened with OpenKeywordReadOnly; Sync only checks.
+	readOnly bool
 	// partDocs is the number of documents per part of a divided query
 	// (split.go); zero or less: never divided.
 	partDocs int
@@ -207,7 +210,7 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 	}
 	var healed []string
 	if _, err := os.Stat(path); err == nil {
-		idx, err := openBleve(path, keywordOpenTimeout)
+		idx, err := openBleve(path, keywordOpenTimeout, false)
 		if err == nil {
 			format, ferr := idx.GetInternal([]byte(formatKey))
 			if ferr == nil && string(format) == keywordFormat {
@@ -250,6 +253,40 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		return nil, fmt.Errorf("create keyword index %s: %w", path, err)
 	}
 	return &KeywordIndex{idx: idx, healed: healed, partDocs: splitDocs}, nil
+}
+
+// OpenKeywordReadOnly opens the keyword index at path without writing
+// to it: Bleve reads it with no merger or persister running, and its
+// root.bolt is locked shared, so that any number of processes read it at
+// once (a process writing it holds the lock exclusively: the open waits
+// a second, then answers ErrLocked). Nothing is created or healed: a
+// missing index is ErrNoIndex, a damaged one an error. Sync then fails
+// with ErrReadOnly unless the index already holds the catalog.
+func OpenKeywordReadOnly(path string) (*KeywordIndex, error) {
+	if _, err := os.Stat(filepath.Join(path, "store", "root.bolt")); err != nil {
+		return nil, fmt.Errorf("keyword index %s: %w", path, ErrNoIndex)
+	}
+	idx, err := openBleve(path, keywordOpenTimeout, true)
+	if err != nil {
+		if errors.Is(err, bbolt.ErrTimeout) {
+			return nil, fmt.Errorf("open keyword index %s: %w (a toolscout process writing it holds it: toolscout index, or serve without --read-only)", path, ErrLocked)
+		}
+		return nil, fmt.Errorf("open keyword index %s: %w", path, err)
+	}
+	k := &KeywordIndex{idx: idx, readOnly: true, partDocs: splitDocs}
+	format, err := idx.GetInternal([]byte(formatKey))
+	if err == nil && string(format) != keywordFormat {
+		err = fmt.Errorf("its format is %q, this toolscout reads %q: build it again with toolscout index", format, keywordFormat)
+	}
+	if err == nil {
+		var st *search.BM25Stats
+		if st, err = k.loadLengths(); err == nil {
+			k.lengths.Store(st)
+			return k, nil
+		}
+	}
+	idx.Close()
+	return nil, fmt.Errorf("open keyword index %s: %w", path, err)
 }
 
 func (k *KeywordIndex) batchSize() int {
@@ -483,6 +520,9 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 	if h, err := k.idx.GetInternal([]byte(catalogHashKey)); err == nil && string(h) == cat.Hash() {
 		st.Unchanged = cat.Len()
 		return st, nil
+	}
+	if k.readOnly {
+		return st, fmt.Errorf("keyword index: %w, and it holds another catalog than the one to serve: build it with toolscout index", ErrReadOnly)
 	}
 	old, err := k.walkManifest()
 	if err != nil {

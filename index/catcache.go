@@ -221,6 +221,9 @@ func (s *Store) CachedCatalog(key string) *Catalog {
 		}
 	}
 	p, err := readCacheFile(basePath, decodeBase)
+	if err != nil && s.readOnly {
+		return nil // not healed: the caller says there is no catalog to serve
+	}
 	if err != nil {
 		os.Remove(basePath)
 		s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", basePath, err))
@@ -228,6 +231,9 @@ func (s *Store) CachedCatalog(key string) *Catalog {
 	}
 	if !ofBase {
 		if p, err = readCacheFile(deltaPath, p.base.decodeDelta); err != nil {
+			if s.readOnly {
+				return nil
+			}
 			os.Remove(deltaPath)
 			s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", deltaPath, err))
 			return nil
@@ -288,6 +294,9 @@ func (s *Store) LastCatalog() *Catalog {
 func (s *Store) SaveCatalog(key string, c *Catalog) error {
 	if s.dir == "" {
 		return nil
+	}
+	if s.readOnly {
+		return fmt.Errorf("save the catalog: %w", ErrReadOnly)
 	}
 	raw, err := hex.DecodeString(key)
 	if err != nil || len(raw) != sha256.Size {

@@ -163,7 +163,7 @@ func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(
 		if err := load(bytes.NewReader(rest)); err != nil {
 			continue
 		}
-		if f != path {
+		if f != path && !s.readOnly {
 			// Saved for cat, still with the sketch of the catalog the
 			// statistics were fitted on: the drift never adds up unseen.
 			if err := WriteFileAtomic(path, func(w *bufio.Writer) error { _, err := w.Write(data); return err }); err == nil {
@@ -181,6 +181,9 @@ func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(
 func (s *Store) SaveFit(fp string, cat *Catalog, save func(io.Writer) error) error {
 	if s.dir == "" {
 		return nil
+	}
+	if s.readOnly {
+		return fmt.Errorf("save fitted statistics: %w", ErrReadOnly)
 	}
 	path := s.fitPath(fp, cat)
 	sketch := sketchOf(cat)

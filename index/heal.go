@@ -43,9 +43,10 @@ const boltLockTimeout = time.Second
 
 // openBleve opens the keyword index at path within timeout (each step),
 // a panic or a fault on its mapped files included in the errors (as
-// ErrDamaged). root.bolt is checked first (checkRootBolt), since bbolt
-// trusts it enough to read past its end.
-func openBleve(path string, timeout time.Duration) (bleve.Index, error) {
+// ErrDamaged), read-only (a shared lock, nothing written) when readOnly.
+// root.bolt is checked first (checkRootBolt), since bbolt trusts it
+// enough to read past its end.
+func openBleve(path string, timeout time.Duration, readOnly bool) (bleve.Index, error) {
 	if err := bounded("check keyword index", timeout, nil, func() error {
 		return checkRootBolt(filepath.Join(path, "store", "root.bolt"))
 	}); err != nil {
@@ -59,7 +60,11 @@ func openBleve(path string, timeout time.Duration) (bleve.Index, error) {
 		}
 	}, func() error {
 		var err error
-		idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": boltLockTimeout.String()})
+		config := map[string]any{"bolt_timeout": boltLockTimeout.String()}
+		if readOnly {
+			config["read_only"] = true
+		}
+		idx, err = bleve.OpenUsing(path, config)
 		return err
 	})
 	if err != nil {

@@ -18,7 +18,25 @@ type Store struct {
 	MemoryKeyword bool
 	dir           string
 	healed        []string // what CachedCatalog removed
+	readOnly      bool
 }
+
+// StoreOptions configures OpenStoreWith.
+type StoreOptions struct {
+	// ReadOnly opens a data dir that another process built (toolscout
+	// index) to serve it, beside any number of other read-only
+	// processes: nothing is created, written, healed or removed there,
+	// and the keyword index is locked shared (OpenKeywordReadOnly). What
+	// would need a write fails with ErrReadOnly: syncing to a catalog the
+	// indexes do not already hold, saving a catalog or statistics.
+	ReadOnly bool
+}
+
+// ErrReadOnly means a store opened read-only was asked to write.
+var ErrReadOnly = errors.New("the data dir is open read-only")
+
+// ErrNoIndex means a store opened read-only found no index to read.
+var ErrNoIndex = errors.New("no index in the data dir")
 
 // OpenStore opens the indexes under dir (keyword.bleve and vectors/),
 // creating them when missing. An empty dir keeps both in memory.
@@ -34,7 +52,14 @@ type Store struct {
 //
 // Layout: keyword.bleve/ (Bleve, scorch) and vectors/ (one file per vector
 // collection, see VectorStore).
-func OpenStore(dir string) (*Store, error) {
+func OpenStore(dir string) (*Store, error) { return OpenStoreWith(dir, StoreOptions{}) }
+
+// OpenStoreWith is OpenStore with options; read-only, dir must hold
+// the indexes (else ErrNoIndex).
+func OpenStoreWith(dir string, o StoreOptions) (*Store, error) {
+	if o.ReadOnly {
+		return openStoreReadOnly(dir)
+	}
 	var kwPath, vecPath string
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -62,6 +87,22 @@ func OpenStore(dir string) (*Store, error) {
 	}
 	return &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword}, nil
 }
+
+// openStoreReadOnly opens the indexes under dir without writing there.
+func openStoreReadOnly(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("%w: a read-only store needs a data dir", ErrNoIndex)
+	}
+	kw, err := OpenKeywordReadOnly(filepath.Join(dir, "keyword.bleve"))
+	if err != nil {
+		return nil, err
+	}
+	vs := openVectorsReadOnly(filepath.Join(dir, "vectors"))
+	return &Store{Keyword: kw, Vectors: vs, dir: dir, readOnly: true}, nil
+}
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // Healed says, one line each, what could not be read and was removed to be
 // rebuilt from the catalog by the next Sync (a kill during a write, a

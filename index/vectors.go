@@ -62,6 +62,10 @@ type VectorStore struct {
 	read     map[string]bool // collections read from dir (or found missing)
 	imported map[string]bool // ... through their export, not their snapshot file
 	healed   []string
+	// readOnly: nothing is written, healed or removed; unreadable says
+	// why a collection could not be read.
+	readOnly   bool
+	unreadable map[string]error
 }
 
 // OpenVectors opens the vector store in dir, creating it when missing. An
@@ -81,6 +85,15 @@ func OpenVectors(dir string) (*VectorStore, error) {
 	// temporary file behind; the previous version is still whole.
 	removeLeftoverTemps(dir)
 	return v, nil
+}
+
+// openVectorsReadOnly opens the vector store in dir (missing or not)
+// without writing there: collections are read, never migrated, written
+// or healed, and Sync fails with ErrReadOnly unless a collection already
+// holds the catalog's vectors.
+func openVectorsReadOnly(dir string) *VectorStore {
+	return &VectorStore{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{}, imported: map[string]bool{},
+		readOnly: true, unreadable: map[string]error{}}
 }
 
 // Healed says, one line each, what could not be read and was removed to
@@ -138,13 +151,19 @@ func (v *VectorStore) readLocked(name string) {
 	if err == nil {
 		base, err = snapshotOf(docs, dimsOf(name))
 	}
+	if err != nil && v.readOnly {
+		v.unreadable[name] = fmt.Errorf("vector collection %s could not be read: %w", path, err)
+		return
+	}
 	if err != nil {
 		os.Remove(path)
 		v.removeDelta(name)
 		v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
 		return
 	}
-	writeSnap(path, base, nil, fileTag{})
+	if !v.readOnly {
+		writeSnap(path, base, nil, fileTag{})
+	}
 	v.snaps[name] = v.withDeltaFile(name, base)
 }
 
@@ -250,9 +269,13 @@ func (v *VectorStore) withDeltaFile(name string, base *snapshot) *snapshot {
 	if err != nil {
 		// A kill between the delta's two writes: its .gob is whole.
 		top, removed, forBase, err = readDeltaGob(dpath, name)
-		if err == nil && forBase == bt {
+		if err == nil && forBase == bt && !v.readOnly {
 			writeSnap(dpath, top, removed, forBase)
 		}
+	}
+	if (err != nil || forBase != bt) && v.readOnly {
+		// The base alone, which lacks what the delta held: Sync says so.
+		return base
 	}
 	if err != nil || forBase != bt {
 		// Unreadable, or written for another version of the base: the
@@ -600,6 +623,9 @@ func (v *VectorStore) Count(col Collection) int {
 // lexicon fingerprint, so each lexicon change would otherwise leave one
 // behind.
 func (v *VectorStore) Prune(provider string, keep Collection) ([]string, error) {
+	if v.readOnly {
+		return nil, nil // other processes may use them
+	}
 	names := map[string]bool{}
 	v.mu.Lock()
 	for name, snap := range v.snaps {
@@ -702,6 +728,15 @@ func (v *VectorStore) Sync(ctx context.Context, col Collection, cat *Catalog, em
 	}
 	if len(todo) == 0 && len(removed) == 0 {
 		return st, nil
+	}
+	if v.readOnly {
+		v.mu.Lock()
+		why := v.unreadable[col.Name()]
+		v.mu.Unlock()
+		if why == nil {
+			why = fmt.Errorf("it lacks %d of the catalog's tools and holds %d others", len(todo), len(removed))
+		}
+		return st, fmt.Errorf("vectors of %s: %w: %w; build them with toolscout index and the same embedder", col.Name(), ErrReadOnly, why)
 	}
 	name := col.Name()
 	// A small change goes into the collection's delta (see deltaFraction);

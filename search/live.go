@@ -422,6 +422,9 @@ func (l *Live) restoreFit(f embed.Fitter, cat *index.Catalog) bool {
 // saveFullFit saves the statistics just fitted to cat, when they can be.
 // A failure costs the next start a fit.
 func (l *Live) saveFullFit(f embed.Fitter, cat *index.Catalog) {
+	if l.store.ReadOnly() {
+		return // fitted for this process only
+	}
 	if saver, fp, ok := fitSaver(f); ok {
 		if err := l.store.SaveFit(fp, cat, saver.SaveFit); err != nil {
 			l.log.Warn("could not save the embedder's statistics", "err", err)

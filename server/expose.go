@@ -70,6 +70,9 @@ func (s *Server) newViewLocked() *view {
 func (s *Server) newView(dynamic bool) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic}
 	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Instructions: s.instr, Logger: s.log, SetCacheable: cacheable(v)})
+	if s.metrics != nil {
+		v.mcp.AddReceivingMiddleware(s.metrics.middleware)
+	}
 	s.addMetaTools(v.mcp)
 	if dynamic {
 		s.addDynamicTools(v)

@@ -42,6 +42,13 @@ func startGateway(t *testing.T, ups []UpstreamConfig, exp Exposure) *gatewayEnv 
 // startGatewayWith is startGateway with the gateway's options.
 func startGatewayWith(t *testing.T, opts GatewayOptions, exp Exposure) *gatewayEnv {
 	t.Helper()
+	return startGatewayServer(t, opts, Options{Expose: exp})
+}
+
+// startGatewayServer is startGatewayWith with the server's options (their
+// Live and Executor are the gateway's).
+func startGatewayServer(t *testing.T, opts GatewayOptions, so Options) *gatewayEnv {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	store, err := index.OpenStore("")
@@ -55,7 +62,8 @@ func startGatewayWith(t *testing.T, opts GatewayOptions, exp Exposure) *gatewayE
 	gw := NewGateway(opts)
 	env := &gatewayEnv{gw: gw, progress: make(chan any, 100)}
 	live.Follow(ctx, gw)
-	env.srv = New(Options{Live: live, Executor: gw, Expose: exp})
+	so.Live, so.Executor = live, gw
+	env.srv = New(so)
 	gw.Start(ctx)
 	t.Cleanup(func() { gw.Close(); live.Close() })
 	st, ct := mcp.NewInMemoryTransports()

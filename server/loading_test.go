@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/embedtest"
-	"github.com/toolscout/toolscout/search"
 )
 
 // TestServeBeforeTheIndexLoads: initialize is answered before the index
@@ -18,15 +17,7 @@ import (
 // keyword index, then at most SemanticGrace for the vectors, and is ranked
 // by keyword with a notice; once loaded, it is ranked by hybrid.
 func TestServeBeforeTheIndexLoads(t *testing.T) {
-	store, err := index.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, err := search.NewLive(search.LiveOptions{Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer live.Close()
+	live := unloadedLive(t)
 	start := time.Now()
 	cs := connect(t, New(Options{Live: live, Domains: []string{"github", "jira", "weather"}})) // initialize
 	if d := time.Since(start); d > 5*time.Second {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,6 +56,9 @@ type Options struct {
 	// Name and Version identify the server to clients.
 	Name, Version string
 	Logger        *slog.Logger
+	// Metrics, when set, counts every request the server receives and
+	// reports the index, sessions and upstreams (see Metrics).
+	Metrics *Metrics
 }
 
 // Server is toolscout's MCP server.
@@ -68,6 +72,8 @@ type Server struct {
 	instr  string
 
 	fallback string
+	metrics  *Metrics    // nil: not counted
+	draining atomic.Bool // see Drain
 
 	mu       sync.Mutex         // guards views, their tools, expose and failures
 	primary  *view              // the stdio (or shared HTTP) server
@@ -129,7 +135,7 @@ func New(opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	eng := opts.Live.Engine()
-	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback,
+	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback, metrics: opts.Metrics,
 		impl:  &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		instr: instructions(eng.Catalog(), opts.Domains, opts.Expose.Mode),
 		views: map[*view]struct{}{}}
@@ -141,6 +147,9 @@ func New(opts Options) *Server {
 		defer s.mu.Unlock()
 		s.syncDirectToolsLocked()
 	})
+	if s.metrics != nil {
+		s.metrics.watch(s)
+	}
 	return s
 }
 

@@ -29,11 +29,17 @@ const testCatalog = `{"domains":[
 // testLive indexes the catalog js in memory (vectors too when emb is set).
 func testLive(t *testing.T, js string, emb embed.Embedder) *search.Live {
 	t.Helper()
+	return testLiveIn(t, "", js, emb)
+}
+
+// testLiveIn indexes the catalog js in the data dir dir ("": in memory).
+func testLiveIn(t *testing.T, dir, js string, emb embed.Embedder) *search.Live {
+	t.Helper()
 	specs, err := index.ParseCatalog("test", []byte(js))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := index.OpenStore("")
+	store, err := index.OpenStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

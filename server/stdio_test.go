@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
-	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/search"
 )
 
 // stdioPeer drives a real Server through NewStdioTransport over pipes, as a
@@ -306,15 +303,7 @@ func TestStdioLifecycleCodes(t *testing.T) {
 // number (1.5 and 1) stay two calls; a cancellation names the call by the
 // id the client sent; the id is free again once answered.
 func TestStdioInFlightIDs(t *testing.T) {
-	store, err := index.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, err := search.NewLive(search.LiveOptions{Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer live.Close()
+	live := unloadedLive(t)
 	// Nothing is ever loaded: discover_tools waits (MaxStartupWait) until
 	// it is cancelled.
 	p := startStdio(t, New(Options{Live: live}))

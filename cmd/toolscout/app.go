@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -122,12 +123,19 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, err := g.storeDir()
+	storeDir := g.storeDir
+	if g.readOnly {
+		storeDir = g.readOnlyStoreDir
+	}
+	dir, err := storeDir()
 	if err != nil {
 		a.closeGateway()
 		return nil, nil, err
 	}
-	store, err := index.OpenStore(dir)
+	store, err := index.OpenStoreWith(dir, index.StoreOptions{ReadOnly: g.readOnly})
+	if errors.Is(err, index.ErrNoIndex) {
+		err = g.noIndex(err)
+	}
 	if err != nil {
 		a.closeGateway()
 		return nil, nil, err
@@ -139,6 +147,11 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		if base, err = a.catalogFrom(store); err != nil {
 			store.Close()
 			return nil, nil, err
+		}
+		if a.cat == nil && store.ReadOnly() {
+			// Building it from the files would write the data dir.
+			store.Close()
+			return nil, nil, g.noIndex(fmt.Errorf("%w: no catalog built from these files as they are now", index.ErrNoIndex))
 		}
 	}
 	a.live, err = search.NewLive(search.LiveOptions{Store: store, Quarantine: a.gc != nil && a.gc.Quarantine, Logger: log})

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolscout/toolscout/index"
 )
 
 // The data dir holds one folder of indexes per catalog set, so that a
@@ -74,7 +76,6 @@ func (g *globalFlags) storeDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(strings.Join(src, "\n")))
 	if err := os.MkdirAll(g.dataDir, 0o755); err != nil {
 		return "", fmt.Errorf("data dir: %w", err)
 	}
@@ -82,7 +83,7 @@ func (g *globalFlags) storeDir() (string, error) {
 	if _, err := ownFolder(sets); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(sets, hex.EncodeToString(sum[:6]))
+	dir := setDir(g.dataDir, src)
 	created, err := ownFolder(dir)
 	if err != nil {
 		return "", err
@@ -99,6 +100,47 @@ func (g *globalFlags) storeDir() (string, error) {
 		os.Rename(tmp, filepath.Join(dir, "sources.json"))
 	}
 	return dir, nil
+}
+
+// setDir is the folder of the set of sources src in dataDir.
+func setDir(dataDir string, src []string) string {
+	sum := sha256.Sum256([]byte(strings.Join(src, "\n")))
+	return filepath.Join(dataDir, "sets", hex.EncodeToString(sum[:6]))
+}
+
+// readOnlyStoreDir returns the folder of the current set's indexes for
+// serve --read-only: it must be there (toolscout index made it), and
+// nothing in it is created or changed, sources.json included.
+func (g *globalFlags) readOnlyStoreDir() (string, error) {
+	src, err := g.sources()
+	if err != nil {
+		return "", err
+	}
+	dir := setDir(g.dataDir, src)
+	for _, p := range []string{filepath.Join(g.dataDir, "sets"), dir} {
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", g.noIndex(fmt.Errorf("%w: %s is missing", index.ErrNoIndex, p))
+		case err != nil:
+			return "", fmt.Errorf("data dir: %w", err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return "", fmt.Errorf("data dir: %s is a symbolic link: toolscout reads its indexes only from folders it created; point --data-dir at the folder you want", p)
+		case !fi.IsDir():
+			return "", fmt.Errorf("data dir: %s is not a folder", p)
+		}
+	}
+	return dir, nil
+}
+
+// noIndex says that the data dir has no index of the current catalog
+// set for serve --read-only, and the command that builds it.
+func (g *globalFlags) noIndex(err error) error {
+	cmd := "toolscout index --data-dir " + g.dataDir
+	for _, c := range g.catalogs {
+		cmd += " --catalog " + c
+	}
+	return fmt.Errorf("--read-only: the data dir has no index of these catalogs to serve (%w); build it first with `%s` (the same --catalog files, the same --embedder)", err, cmd)
 }
 
 // ownFolder creates the folder p unless it exists, and reports whether it

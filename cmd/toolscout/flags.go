@@ -21,13 +21,16 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // globalFlags are the flags every command accepts.
 type globalFlags struct {
-	dataDir  string
-	catalogs stringList
-	configs  stringList
-	embedder string
-	model    string
-	prompts  stringList
-	logLevel string
+	dataDir   string
+	catalogs  stringList
+	configs   stringList
+	embedder  string
+	model     string
+	prompts   stringList
+	logLevel  string
+	logFormat string
+	// readOnly opens the data dir without writing (serve --read-only).
+	readOnly bool
 }
 
 // register adds the global flags to fs; logLevel is the command's default
@@ -41,6 +44,7 @@ func (g *globalFlags) register(fs *flag.FlagSet, logLevel string) {
 	fs.StringVar(&g.model, "model", "", "Ollama embedding `MODEL` (default: the config's toolscout.model, else the best installed embedding model)")
 	fs.Var(&g.prompts, "prompt", "query/document prompts of a model: `MODEL=QUERY_PREFIX|DOC_PREFIX` (repeatable)")
 	fs.StringVar(&g.logLevel, "log-level", logLevel, "log level on stderr: debug, info, warn or error")
+	fs.StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text (key=value) or json (one JSON object a line, for log collectors)")
 }
 
 func defaultDataDir() string {
@@ -119,7 +123,22 @@ func (g *globalFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, usagef("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), nil
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch g.logFormat {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(stderr, opts)), nil
+	case "json":
+		// Durations as text ("1.5s"), as the text format writes them,
+		// not as integer nanoseconds.
+		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				a.Value = slog.StringValue(a.Value.Duration().String())
+			}
+			return a
+		}
+		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+	}
+	return nil, usagef("--log-format %q: use text or json", g.logFormat)
 }
 
 // baseSource reads the --catalog files; with neither --catalog nor

@@ -51,6 +51,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"index", "extra"}, "takes no arguments"},
 		{[]string{"serve", "--expose", "everything"}, "--expose"},
 		{[]string{"serve", "--data-dir", dir, "--expose", "core"}, "needs tools to pin"},
+		{[]string{"serve", "--data-dir", dir, "--http", "127.0.0.1:0", "--drain-timeout", "-1s"}, "--drain-timeout -1s"},
+		{[]string{"search", "--data-dir", dir, "--log-format", "xml", "x"}, `--log-format "xml": use text or json`},
 	}
 	for _, tc := range tests {
 		_, stderr, code := runCLI(t, tc.args...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -17,7 +18,7 @@ import (
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come.", stderr)
+	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.", stderr)
 	g.register(fs, "info")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	expose := fs.String("expose", "", "what tools/list shows: "+strings.Join(server.ExposeModes, ", ")+" (default meta, or the config's toolscout.expose)")
@@ -29,12 +30,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	insecure := fs.Bool("insecure", false, "with --http: allow a non-loopback address without a token")
 	idle := fs.Duration("session-idle", 30*time.Minute, "with --http: close a session after this long without a request (0: never)")
 	maxSessions := fs.Int("max-sessions", 1000, "with --http: the most sessions open at once; more get 503 (0: no limit)")
+	fs.BoolVar(&g.readOnly, "read-only", false, "serve the indexes that toolscout index built in the data dir without writing there, beside any number of other read-only servers (not with --config)")
+	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := noArgs("serve", pos); err != nil {
 		return err
+	}
+	if g.readOnly && len(g.configs) > 0 {
+		return usagef("--read-only serves catalogs (--catalog, or the built-in one), not --config: a gateway re-indexes its upstream servers' tools as they change, which writes the data dir")
+	}
+	if *drainTimeout < 0 {
+		return usagef("--drain-timeout %s: want a duration of 0 or more, e.g. 10s", *drainTimeout)
 	}
 	if *expose != "" && !validExpose(*expose) {
 		return usagef("--expose %q: use %s", *expose, strings.Join(server.ExposeModes, ", "))
@@ -84,9 +93,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// The server answers at once; the index loads behind it (keyword
 	// first), and meta-tool calls wait for the keyword index only.
-	ctx, stop := context.WithCancelCause(ctx)
+	// ctx is the server's work (loading, upstream sessions): over stdio a
+	// signal ends it at once, over HTTP only after the drain, so that the
+	// calls in flight can still reach their upstream servers (an SSE
+	// upstream's session lives on it).
+	sig := ctx
+	ctx, stop := context.WithCancelCause(context.WithoutCancel(sig))
 	defer stop(nil)
+	if *httpAddr == "" {
+		defer context.AfterFunc(sig, func() { stop(nil) })()
+	}
 	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, Version: version, Logger: log, Domains: a.domain}
+	if *httpAddr != "" {
+		opts.Metrics = server.NewMetrics()
+	}
 	if a.gw != nil {
 		opts.Executor = a.gw
 		// The live index re-indexes when the gateway's tools change; the
@@ -146,8 +166,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
-	handler := server.Guard(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard)
-	if err := serveHTTP(ctx, *httpAddr, handler, stderr, what, guard.Token != ""); err != nil {
+	o := httpServing{
+		addr:          *httpAddr,
+		mcp:           server.Guard(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard),
+		metrics:       server.Guard(opts.Metrics.Handler(), guard),
+		srv:           srv,
+		drainTimeout:  *drainTimeout,
+		what:          what,
+		authenticated: guard.Token != "",
+	}
+	if err := serveHTTP(sig, ctx, o, stderr, log); err != nil {
 		return err
 	}
 	return loadError(ctx)
@@ -193,21 +221,47 @@ func httpGuard(addr string, origins []string, tokenFile string, insecure bool) (
 	return o, nil
 }
 
-// serveHTTP serves the MCP server over Streamable HTTP at /mcp until ctx is
-// done.
-func serveHTTP(ctx context.Context, addr string, handler http.Handler, stderr io.Writer, what string, authenticated bool) error {
-	ln, err := net.Listen("tcp", addr)
+// httpServing is what serveHTTP serves.
+type httpServing struct {
+	addr string
+	// mcp and metrics are guarded (origin, token); the health endpoints
+	// are not.
+	mcp, metrics  http.Handler
+	srv           *server.Server
+	drainTimeout  time.Duration
+	what          string // the log line's description of the server
+	authenticated bool
+}
+
+// serveHTTP serves the MCP server over Streamable HTTP at /mcp, with the
+// operations endpoints beside it, until sig is done (a signal: the server
+// drains) or work is (the index failed to load).
+func serveHTTP(sig, work context.Context, o httpServing, stderr io.Writer, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
+	var calls inFlight
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", handler)
+	mux.Handle("/mcp", calls.count(o.mcp))
+	// Probes carry no token and no Origin: they say "ok", "ready" or why
+	// not, nothing more. Metrics name the upstream servers and the
+	// traffic, so they need the token when there is one.
+	mux.Handle("GET /healthz", server.HealthHandler())
+	mux.Handle("GET /readyz", o.srv.ReadyHandler())
+	mux.Handle("GET /metrics", o.metrics)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "toolscout speaks MCP (Streamable HTTP) at /mcp", http.StatusNotFound)
+		http.Error(w, "toolscout speaks MCP (Streamable HTTP) at /mcp; GET /healthz, /readyz and /metrics are its operations endpoints", http.StatusNotFound)
 	})
+	// Requests' contexts end with streams, which a drain cancels once
+	// the calls in flight are answered: that ends the event streams
+	// clients hold open (GET /mcp).
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
 	// Stalled clients cannot hold connections: headers and bodies must
 	// arrive in time (SSE streams are responses, which this does not bound).
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return streams }}
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	ip := net.ParseIP(host)
 	clientHost := host
@@ -216,10 +270,10 @@ func serveHTTP(ctx context.Context, addr string, handler http.Handler, stderr io
 		clientHost = "127.0.0.1"
 	}
 	url := "http://" + net.JoinHostPort(clientHost, port) + "/mcp"
-	fmt.Fprintf(stderr, "toolscout serving %s over Streamable HTTP at %s\n", what, url)
+	fmt.Fprintf(stderr, "toolscout serving %s over Streamable HTTP at %s\n", o.what, url)
 	fmt.Fprintf(stderr, "connect a client, e.g.: claude mcp add --transport http toolscout %s\n", url)
 	if ip == nil || !ip.IsLoopback() {
-		if authenticated {
+		if o.authenticated {
 			fmt.Fprintf(stderr, "listening on %s: reachable from other machines (with the bearer token), at this machine's addresses\n", ln.Addr())
 		} else {
 			fmt.Fprintf(stderr, "warning: %s is reachable from other machines WITHOUT authentication (--insecure)\n", ln.Addr())
@@ -230,13 +284,10 @@ func serveHTTP(ctx context.Context, addr string, handler http.Handler, stderr io
 	select {
 	case err := <-errc:
 		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err := hs.Shutdown(sctx)
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
+	case <-sig.Done():
+	case <-work.Done():
 	}
+	o.srv.Drain()
+	drain(hs, &calls, endStreams, o.drainTimeout, log)
+	return nil
 }

@@ -1,0 +1,391 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// httpServe is a `toolscout serve --http` process.
+type httpServe struct {
+	cmd  *exec.Cmd
+	base string // http://127.0.0.1:PORT
+	addr string // 127.0.0.1:PORT
+	done chan struct{}
+	err  error // of cmd.Wait, once done is closed
+
+	mu  sync.Mutex
+	log bytes.Buffer // stderr after the URL line
+}
+
+// startServeHTTP starts bin with args (serve --http 127.0.0.1:0 ...) and
+// returns once it printed its URL. The process is interrupted at the end
+// of the test if it still runs.
+func startServeHTTP(t *testing.T, bin string, env []string, args ...string) *httpServe {
+	t.Helper()
+	s := &httpServe{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	s.cmd.Env = append(os.Environ(), env...)
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	urlRE := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/mcp`)
+	sc := bufio.NewScanner(stderr)
+	var head []string
+	for sc.Scan() {
+		head = append(head, sc.Text())
+		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+			s.addr, s.base = m[1], "http://"+m[1]
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+			s.mu.Lock()
+			s.log.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+		}
+		s.err = s.cmd.Wait()
+		close(s.done)
+	}()
+	if s.base == "" {
+		t.Fatalf("serve --http printed no URL:\n%s", strings.Join(head, "\n"))
+	}
+	return s
+}
+
+// logText returns what the server logged after its URL.
+func (s *httpServe) logText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+// dump makes a hung process print its goroutines (SIGQUIT), waits for
+// it to exit and returns its log.
+func (s *httpServe) dump() string {
+	s.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+	}
+	return s.logText()
+}
+
+// get GETs path with the headers (name, value, name, value...) and
+// returns the status code and body.
+func get(t *testing.T, url string, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// waitReady polls /readyz until it answers 200 (30 s at most).
+func (s *httpServe) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := get(t, s.base+"/readyz")
+		if code == http.StatusOK {
+			return
+		}
+		if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "not ready: ") {
+			t.Fatalf("/readyz = %d %q, want 503 with a reason while not ready", code, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still %q after 30 s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connectMCP connects a go-sdk client to the server's /mcp (at protocol
+// 2025-11-25: a session with its event stream, what a drain must end).
+func connectMCP(t *testing.T, s *httpServe, hc *http.Client, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ops-test", Version: "1"}, opts).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: s.base + "/mcp", HTTPClient: hc, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// metricLine returns the line of the series (name with its labels, as
+// the text format writes them) in a scrape, or "".
+func metricLine(scrape, series string) string {
+	for line := range strings.Lines(scrape) {
+		if strings.HasPrefix(line, series+" ") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// TestServeOperationsEndpoints: with a token configured, /healthz and
+// /readyz answer without it (and whatever the Origin), /metrics needs
+// it; the metrics count a discover_tools call made by a go-sdk client.
+func TestServeOperationsEndpoints(t *testing.T) {
+	bin := buildBinary(t)
+	const token = "ops-test-token"
+	s := startServeHTTP(t, bin, []string{"TOOLSCOUT_AUTH_TOKEN=" + token},
+		"serve", "--http", "127.0.0.1:0", "--embedder", "builtin", "--data-dir", t.TempDir(), "--log-format", "json")
+	if code, body := get(t, s.base+"/healthz", "Origin", "https://evil.example"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz with a foreign Origin, no token = %d %q, want 200 ok", code, body)
+	}
+	s.waitReady(t)
+	if code, body := get(t, s.base+"/readyz", "Origin", "https://evil.example"); code != http.StatusOK || body != "ready\n" {
+		t.Errorf("/readyz = %d %q, want 200 ready", code, body)
+	}
+	if code, _ := get(t, s.base+"/metrics"); code != http.StatusUnauthorized {
+		t.Errorf("/metrics without the token = %d, want 401", code)
+	}
+	cs := connectMCP(t, s, &http.Client{Transport: bearer{token}}, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": "restart the web deployment", "limit": 3}})
+	if err != nil || res.IsError {
+		t.Fatalf("discover_tools: %v %+v", err, res)
+	}
+	code, scrape := get(t, s.base+"/metrics", "Authorization", "Bearer "+token)
+	if code != http.StatusOK {
+		t.Fatalf("/metrics with the token = %d", code)
+	}
+	for _, want := range []string{
+		`toolscout_requests_total{method="tools/call",tool="discover_tools"} 1`,
+		`toolscout_request_duration_seconds_count{method="tools/call",tool="discover_tools"} 1`,
+		`toolscout_requests_total{method="tools/call",tool="get_tool_schema"} 0`,
+		`toolscout_index_tools 302`,
+		`toolscout_sessions_open 1`,
+		`toolscout_ready 1`,
+	} {
+		series := want[:strings.LastIndex(want, " ")]
+		if got := metricLine(scrape, series); got != want {
+			t.Errorf("metrics: %q, want %q", got, want)
+		}
+	}
+	if !strings.Contains(scrape, "# TYPE toolscout_request_duration_seconds histogram") {
+		t.Error("toolscout_request_duration_seconds is not a histogram")
+	}
+	if log := s.logText(); !regexp.MustCompile(`"msg":"index loaded".*"in":"[0-9.]+[mµn]?s"`).MatchString(log) {
+		t.Errorf("--log-format json: no JSON \"index loaded\" line with its duration as text in:\n%s", log)
+	}
+}
+
+// everythingConfig writes a config with the reference server
+// server-everything (its trigger-long-running-operation tool takes as
+// long as it is told), over stdio or, with sse, as a remote server
+// speaking the old SSE transport, started here.
+func everythingConfig(t *testing.T, sse bool) string {
+	t.Helper()
+	nodeClient(t)
+	root, _ := filepath.Abs("../..")
+	everything := filepath.Join(root, "node_modules", ".bin", "mcp-server-everything")
+	entry := `{"command": "` + everything + `"}`
+	if sse {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		up := exec.Command(everything, "sse")
+		up.Env = append(os.Environ(), "PORT="+addr[strings.LastIndex(addr, ":")+1:])
+		if err := up.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { up.Process.Kill(); up.Wait() })
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, err := net.Dial("tcp", addr)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("server-everything sse does not listen on %s after 30 s", addr)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		entry = `{"type": "sse", "url": "http://` + addr + `/sse"}`
+	}
+	cfg := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"everything": `+entry+`}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// longCall starts execute_tool of the upstream's long-running operation
+// (seconds long) and returns once the upstream reported its first step
+// of progress, with the channel its outcome will come on.
+func longCall(t *testing.T, s *httpServe, seconds int) <-chan error {
+	t.Helper()
+	progress := make(chan struct{}, 100)
+	cs := connectMCP(t, s, nil, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		progress <- struct{}{}
+	}})
+	outcome := make(chan error, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "execute_tool", Arguments: map[string]any{
+			"tool_name": "everything__trigger-long-running-operation",
+			"arguments": map[string]any{"duration": seconds, "steps": seconds},
+		}}
+		params.SetProgressToken("drain-test")
+		res, err := cs.CallTool(context.Background(), params)
+		switch {
+		case err != nil:
+			outcome <- err
+		case res.IsError || len(res.Content) == 0:
+			js, _ := json.Marshal(res.Content)
+			outcome <- fmt.Errorf("tool error: %s", js)
+		default:
+			if tc, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "Long running operation completed") {
+				outcome <- fmt.Errorf("unexpected result %+v", res.Content[0])
+				return
+			}
+			outcome <- nil
+		}
+	}()
+	select {
+	case <-progress:
+	case err := <-outcome:
+		t.Fatalf("the long call ended before its first progress: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no progress from the long call within 30 s")
+	}
+	return outcome
+}
+
+// refused waits until a new TCP connection to addr is refused (10 s at
+// most) and returns nil, or else what happened. A connect that was in
+// the listener's queue when it closed is reset: refused too.
+func refused(addr string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return errors.New("connections still accepted after 10 s")
+}
+
+// TestServeDrainsOnSIGTERM: a SIGTERM while an upstream tool call is in
+// flight stops new connections at once, lets the call finish (its
+// upstream session still up, over stdio or SSE), then exits 0; with a
+// drain timeout shorter than the call, the process exits at the bound
+// and the call is cut.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	bin := buildBinary(t)
+	serve := func(t *testing.T, cfg, drain string) *httpServe {
+		s := startServeHTTP(t, bin, nil, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--embedder", "builtin",
+			"--data-dir", t.TempDir(), "--drain-timeout", drain)
+		s.waitReady(t)
+		return s
+	}
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("call finishes, sse upstream %v", sse), func(t *testing.T) {
+			s := serve(t, everythingConfig(t, sse), "30s")
+			outcome := longCall(t, s, 3)
+			s.cmd.Process.Signal(syscall.SIGTERM)
+			if err := refused(s.addr); err != nil {
+				t.Errorf("new connections after SIGTERM: %v", err)
+			}
+			select {
+			case err := <-outcome:
+				if err != nil {
+					t.Errorf("the call in flight failed: %v\n%s", err, s.logText())
+				}
+			case <-s.done:
+				t.Fatalf("the process exited before the call in flight was answered:\n%s", s.logText())
+			}
+			select {
+			case <-s.done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the process still runs 30 s after its last call, its drain timeout:\n%s", s.dump())
+			}
+			if s.err != nil || !strings.Contains(s.logText(), "drained") {
+				t.Errorf("exit: %v; log:\n%s", s.err, s.logText())
+			}
+		})
+	}
+	t.Run("bound", func(t *testing.T) {
+		s := serve(t, everythingConfig(t, false), "1s")
+		outcome := longCall(t, s, 60)
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the process still runs 20 s after SIGTERM with --drain-timeout 1s:\n%s", s.dump())
+		}
+		if s.err != nil || !strings.Contains(s.logText(), "drain cut requests short") {
+			t.Errorf("exit: %v; log:\n%s", s.err, s.logText())
+		}
+		select {
+		case err := <-outcome:
+			if err == nil {
+				t.Error("a 60 s call succeeded although the server drained for 1 s")
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the cut call never returned to the client")
+		}
+	})
+}

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Why a server is not ready (Ready). They name no tool, server or
+// path: /readyz answers without authentication.
+var (
+	ErrDraining          = errors.New("draining: the server is shutting down")
+	ErrIndexLoading      = errors.New("the index is loading")
+	ErrSemanticLoading   = errors.New("the semantic index is loading")
+	ErrUpstreamsStarting = errors.New("upstream servers are connecting")
+)
+
+// Drain marks the server as shutting down: from now on Ready reports
+// ErrDraining, so that /readyz answers 503 and load balancers send no
+// new work. Requests in flight are not touched.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Ready returns nil when the server answers every request as it should:
+// its index is loaded (keyword and vectors) and, when it follows upstream
+// servers, their first round of tools is indexed (each server answered
+// or failed once; one that failed is retried in the background and its
+// tools come when it does). Otherwise it returns why not: ErrDraining,
+// ErrIndexLoading, ErrSemanticLoading or ErrUpstreamsStarting. A server
+// whose index failed to load and that lists every tool directly instead
+// (fallback eager) is ready.
+func (s *Server) Ready() error {
+	switch {
+	case s.draining.Load():
+		return ErrDraining
+	case !isClosed(s.live.Loaded()):
+		return ErrIndexLoading
+	case !isClosed(s.live.Settled()):
+		return ErrSemanticLoading
+	case !isClosed(s.live.Ready()):
+		return ErrUpstreamsStarting
+	}
+	return nil
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// HealthHandler answers liveness probes (/healthz): 200 "ok" for as long
+// as the process serves HTTP, draining included.
+func HealthHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plainText(w, http.StatusOK, "ok")
+	})
+}
+
+// ReadyHandler answers readiness probes (/readyz): 200 "ready" when Ready
+// returns nil, else 503 with the reason.
+func (s *Server) ReadyHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.Ready(); err != nil {
+			plainText(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
+			return
+		}
+		plainText(w, http.StatusOK, "ready")
+	})
+}
+
+// plainText writes a short uncached text answer.
+func plainText(w http.ResponseWriter, code int, text string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, text)
+}
