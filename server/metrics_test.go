@@ -32,7 +32,7 @@ func connectHTTP(t *testing.T, srv *Server) *mcp.ClientSession {
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "metrics-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+		&mcp.StreamableClientTransport{Endpoint: hs.URL}, sessionOpts) // a session: initialize and sessions_open are counted
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +154,19 @@ func TestMetricsCountRequests(t *testing.T) {
 				t.Errorf("%s{%s} = %v (present %v), want %v", tc.metric, tc.labels, v, ok, tc.want)
 			}
 		})
+	}
+	// A client of the stateless protocol is counted the same way.
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+	defer hs.Close()
+	stateless, err := mcp.NewClient(&mcp.Implementation{Name: "metrics-test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call(t, stateless, DiscoverTools, map[string]any{"query": "forecast for a city"})
+	stateless.Close()
+	if v, ok := sample(scrape(t, m), "toolscout_requests_total", "method=tools/call,tool=discover_tools"); !ok || v != 2 {
+		t.Errorf("after a stateless discover_tools: toolscout_requests_total{tools/call,discover_tools} = %v (present %v), want 2", v, ok)
 	}
 	if _, ok := after["go_goroutines"]; !ok {
 		t.Error("no Go runtime metrics (go_goroutines)")
