@@ -56,3 +56,37 @@ func BenchmarkVectorQuery(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenVectors opens a vector store written by a sync and reads
+// its collection: what a start does with an unchanged index (the
+// snapshot file mapped and checked), at the built-in embedder's 512
+// dimensions.
+func BenchmarkOpenVectors(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			cat, err := synth.Catalog(n, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dir := b.TempDir()
+			vs, _ := index.OpenVectors(dir)
+			col := index.Collection{Provider: "bench", Model: "random", Dims: 512}
+			if _, err := vs.Sync(context.Background(), col, cat, randomEmbedder{512}, index.VectorSyncOptions{BatchSize: 1000}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				vs, err := index.OpenVectors(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := vs.Count(col); got != n {
+					b.Fatalf("Count = %d, want %d", got, n)
+				}
+				if h := vs.Healed(); len(h) > 0 {
+					b.Fatalf("healed %q", h)
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,30 +242,45 @@ func TestSmallChangesGoToADelta(t *testing.T) {
 	sameVectors(t, "reopened after the full write", vs, d)
 }
 
+// deltaCatalogs returns two catalogs: b is a with 3 tools changed, one
+// added and one removed, few enough for a delta.
+func deltaCatalogs(t *testing.T) (a, b *Catalog) {
+	t.Helper()
+	a = deltaCatalog(t, nil, nil)
+	b = deltaCatalog(t, []string{"new1"}, func(d, i int, tool map[string]any) bool {
+		if d == 1 && i < 3 {
+			tool["description"] = fmt.Sprintf("Changed tool %d.", i)
+		}
+		return !(d == 2 && i == 0)
+	})
+	return a, b
+}
+
+// syncedDelta syncs a, then b, into a fresh vector store and returns its
+// dir, collection file and delta file.
+func syncedDelta(t *testing.T, a, b *Catalog) (dir, base, delta string) {
+	t.Helper()
+	dir = t.TempDir()
+	for _, cat := range []*Catalog{a, b} {
+		vs, _ := OpenVectors(dir)
+		if _, err := vs.Sync(context.Background(), testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base = (&VectorStore{dir: dir}).fileOf(testCol.Name())
+	return dir, base, deltaFileOf(base)
+}
+
 // TestDeltaHeals: a delta whose snapshot is missing or stale (a kill
 // between its two writes) is read from its .gob, nothing embedded; one
 // written for another version of the collection file (a kill during a
 // full write) or unreadable is removed, and its tools embedded again.
 func TestDeltaHeals(t *testing.T) {
 	ctx := context.Background()
-	a := deltaCatalog(t, nil, nil)
-	b := deltaCatalog(t, []string{"new1"}, func(d, i int, tool map[string]any) bool {
-		if d == 1 && i < 3 {
-			tool["description"] = fmt.Sprintf("Changed tool %d.", i)
-		}
-		return !(d == 2 && i == 0)
-	})
+	a, b := deltaCatalogs(t)
 	for _, damage := range []string{"snap missing", "snap stale", "snap garbage", "other base", "gob garbage"} {
 		t.Run(damage, func(t *testing.T) {
-			dir := t.TempDir()
-			for _, cat := range []*Catalog{a, b} {
-				vs, _ := OpenVectors(dir)
-				if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			base := (&VectorStore{dir: dir}).fileOf(testCol.Name())
-			delta := deltaFileOf(base)
+			dir, base, delta := syncedDelta(t, a, b)
 			later := time.Now().Add(time.Hour)
 			wantEmbedded := 0
 			switch damage {
@@ -292,8 +308,9 @@ func TestDeltaHeals(t *testing.T) {
 			if err != nil || emb.texts != wantEmbedded {
 				t.Fatalf("sync = %+v, %v, %d embedded; want %d", st, err, emb.texts, wantEmbedded)
 			}
-			if damage == "gob garbage" && len(vs.Healed()) == 0 {
-				t.Error("an unreadable delta was not reported in Healed")
+			warned := damage == "gob garbage" || damage == "snap garbage"
+			if h := vs.Healed(); len(h) != map[bool]int{true: 1}[warned] {
+				t.Errorf("Healed = %q, want one line: %v", h, warned)
 			}
 			sameVectors(t, damage, vs, b)
 			// Healed for good: the next open reads the snapshot files
@@ -324,9 +341,9 @@ func TestCollectionFileIsChromemExports(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		docs, meta, err := readExport(path, testCol.Name())
-		if err != nil || len(docs) != n || meta["k"] != "v" {
-			t.Fatalf("%d rows: read %d, meta %v, %v", n, len(docs), meta, err)
+		docs, meta, sealed, err := readExport(path, testCol.Name())
+		if err != nil || len(docs) != n || meta["k"] != "v" || !sealed {
+			t.Fatalf("%d rows: read %d, meta %v, sealed %v, %v", n, len(docs), meta, sealed, err)
 		}
 		byID := map[string]chromem.Document{}
 		for _, d := range docs {
@@ -381,4 +398,90 @@ func TestColdSyncRowsInIDOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// unseal rewrites the collection file at path the way toolscout wrote it
+// before checksums: one chromem-go export, nothing after it; its
+// metadata (a delta's base tag and removed list) kept, with base as the
+// base tag when not zero. It returns the file's new tag.
+func unseal(t *testing.T, path string, base fileTag) fileTag {
+	t.Helper()
+	docs, meta, sealed, err := readExport(path, testCol.Name())
+	if err != nil || !sealed {
+		t.Fatalf("readExport(%s) = sealed %v, %v", path, sealed, err)
+	}
+	if base != (fileTag{}) {
+		meta[metaBase] = base.String()
+	}
+	s, err := snapshotOf(docs, testCol.Dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]snapRow, len(s.ids))
+	for i := range rows {
+		rows[i] = s.rowOf(i)
+	}
+	if err := WriteFileAtomic(path, func(w *bufio.Writer) error { return exportPart(w, testCol.Name(), meta, rows) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, sealed, err := readExport(path, testCol.Name()); err != nil || sealed {
+		t.Fatalf("unsealed %s reads back sealed %v, %v", path, sealed, err)
+	}
+	tag, _ := tagOf(path)
+	return tag
+}
+
+// TestEarlierFilesAreWrittenAgainOnce: a collection of a toolscout before
+// checksums (exports without one, "TSSNAP03" snapshots, a delta) opens
+// with one warning and nothing embedded, holds the same vectors, and is
+// written again with checksums: the next open reads the snapshot alone,
+// with no warning.
+func TestEarlierFilesAreWrittenAgainOnce(t *testing.T) {
+	ctx := context.Background()
+	a, b := deltaCatalogs(t)
+	dir, base, delta := syncedDelta(t, a, b)
+	bt := unseal(t, base, fileTag{})
+	unseal(t, delta, bt)
+	vs, _ := OpenVectors(dir)
+	top, removed, _, _, err := readDeltaGob(delta, testCol.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, _, _, err := readExport(base, testCol.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseSnap, err := snapshotOf(docs, testCol.Dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSnap(base, baseSnap, nil, fileTag{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSnap(delta, top, removed, bt); err != nil {
+		t.Fatal(err)
+	}
+	writeSnapV3(t, base)
+	writeSnapV3(t, delta)
+
+	emb := &countingEmbedder{}
+	if _, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{}); err != nil || emb.texts != 0 {
+		t.Fatalf("sync over the earlier files: %v, %d embedded; want none", err, emb.texts)
+	}
+	if h := vs.Healed(); len(h) != 1 || !strings.Contains(h[0], "earlier toolscout") {
+		t.Errorf("Healed = %q, want one line saying the collection was written again", h)
+	}
+	sameVectors(t, "earlier files", vs, b)
+	if _, _, sealed, err := readExport(base, testCol.Name()); err != nil || !sealed {
+		t.Errorf("the collection file was not written again with its checksum: sealed %v, %v", sealed, err)
+	}
+	if _, err := os.Stat(delta); !os.IsNotExist(err) {
+		t.Errorf("the earlier delta is still there (%v): it was merged into the collection file", err)
+	}
+	vs, _ = OpenVectors(dir)
+	emb = &countingEmbedder{}
+	if _, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{}); err != nil || emb.texts != 0 || vs.imported[testCol.Name()] || len(vs.Healed()) != 0 {
+		t.Fatalf("second open: %v, %d embedded, export imported %v, healed %q", err, emb.texts, vs.imported[testCol.Name()], vs.Healed())
+	}
+	sameVectors(t, "earlier files, reopened", vs, b)
 }

@@ -222,11 +222,12 @@ func TestNoTwoToolsShareAVectorFile(t *testing.T) {
 // TestUnchangedStartReadsTheSnapshot: reopening an unchanged index reads
 // the snapshot file only. A snapshot that no longer matches its
 // collection file, or is damaged, is ignored: the export is read and the
-// snapshot file written again.
+// snapshot file written again, with a warning for damage (a byte of the
+// matrix flipped, its time kept, once changed rankings silently).
 func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 	ctx := context.Background()
 	cat := mustCatalog(t, smallCatalog)
-	for _, damage := range []string{"none", "stale", "garbage", "missing"} {
+	for _, damage := range []string{"none", "stale", "garbage", "missing", "flipped"} {
 		t.Run(damage, func(t *testing.T) {
 			dir := syncedStore(t)
 			gob, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
@@ -239,6 +240,12 @@ func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 				os.WriteFile(snap, []byte("TSSNAP01 and then nothing useful"), 0o644)
 			case "missing":
 				os.Remove(snap)
+			case "flipped":
+				fi, _ := os.Stat(snap)
+				data, _ := os.ReadFile(snap)
+				data[len(data)-footerLen(data)-2] ^= 0xff // the last float's exponent
+				os.WriteFile(snap, data, 0o644)
+				os.Chtimes(snap, fi.ModTime(), fi.ModTime())
 			}
 			st, err := OpenStore(dir)
 			if err != nil {
@@ -252,6 +259,10 @@ func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 			}
 			if imported := st.Vectors.imported[testCol.Name()]; imported != (damage != "none") {
 				t.Errorf("export imported = %v, want %v", imported, damage != "none")
+			}
+			warned := damage == "garbage" || damage == "flipped"
+			if h := st.Healed(); len(h) != map[bool]int{true: 1}[warned] || warned && !strings.Contains(h[0], "vector snapshot") {
+				t.Errorf("Healed = %q, want one line about the snapshot: %v", h, warned)
 			}
 			if damage != "none" {
 				// The snapshot file was written again: the next start reads it.

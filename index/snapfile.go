@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"unsafe"
 )
 
@@ -19,7 +20,7 @@ import (
 //
 // Layout (little endian):
 //
-//	"TSSNAP03"                       magic
+//	"TSSNAP04"                       magic
 //	uint64 size, int64 mtime (ns)    of the .gob it was written with
 //	uint32 dims, uint32 rows
 //	uint32 removed, uint32 0
@@ -28,22 +29,21 @@ import (
 //	removed strings                  the base IDs a delta removes
 //	0-63 zero bytes                  the matrix starts at a multiple of 64
 //	rows × dims float32              the matrix
+//	checksums                        a CRC-32C per MiB of all the above (writeChecks)
 //
+// The checksum is checked before anything else is read: a file whose
+// bytes changed is damaged, and rebuilt from its .gob with a warning.
 // The .gob's size and modification time tie the two files: a snapshot
-// whose .gob changed since (or is gone) is ignored and rebuilt. A delta's
-// snapshot (.delta.snap beside .delta.gob, see deltaFileOf) also names
-// the base .gob it applies to. "TSSNAP01" files (toolscout 0.3.0 before
-// deltas) have neither the removed count nor the base tag. In those and
-// in "TSSNAP02" files the matrix starts at a multiple of 4 bytes only,
-// and a scan of a matrix 4 or 8 bytes past a 16-byte boundary takes
-// twice as long (100k × 512 floats on two cores: 6.0 against 2.9 ms).
-// They are still read as they are; the next time a collection is written
-// whole, its snapshot moves to the current format.
-const (
-	snapMagic   = "TSSNAP03"
-	snapMagicV2 = "TSSNAP02"
-	snapMagicV1 = "TSSNAP01"
-)
+// whose .gob changed since (or is gone) is stale, and rebuilt from it
+// without a warning (a kill between the two writes leaves one). A
+// delta's snapshot (.delta.snap beside .delta.gob, see deltaFileOf) also
+// names the base .gob it applies to. Files of the earlier formats
+// ("TSSNAP01" to "TSSNAP03", without a checksum) are rebuilt once, with
+// a warning (errOldSnap).
+const snapMagic = "TSSNAP04"
+
+// snapOlder are the magics of the earlier snapshot formats.
+var snapOlder = []string{"TSSNAP01", "TSSNAP02", "TSSNAP03"}
 
 // snapAlign is where a snapshot's matrix starts in its file, and so in
 // memory when the file is mapped or read whole (both page-aligned): a
@@ -71,15 +71,15 @@ func tagOf(path string) (fileTag, error) {
 	return fileTag{fi.Size(), fi.ModTime().UnixNano()}, nil
 }
 
-// writeSnap writes s beside gobPath (temporary file, fsync, rename). For a
-// delta, removed and base say which base IDs it drops and which base
-// .gob it applies to.
+// writeSnap writes s beside gobPath (temporary file, fsync, rename), with
+// its checksum. For a delta, removed and base say which base IDs it
+// drops and which base .gob it applies to.
 func writeSnap(gobPath string, s *snapshot, removed []string, base fileTag) error {
 	gt, err := tagOf(gobPath)
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(snapPathOf(gobPath), func(w *bufio.Writer) error {
+	return writeChecked(snapPathOf(gobPath), func(w *bufio.Writer) error {
 		var hdr [snapHeader]byte
 		copy(hdr[:8], snapMagic)
 		binary.LittleEndian.PutUint64(hdr[8:], uint64(gt.size))
@@ -119,17 +119,22 @@ func writeSnap(gobPath string, s *snapshot, removed []string, base fileTag) erro
 	})
 }
 
-const (
-	snapHeader   = 56
-	snapHeaderV1 = 32
+const snapHeader = 56
+
+var (
+	// errStaleSnap means a snapshot file does not match its collection
+	// file: rebuilt from it, nothing lost.
+	errStaleSnap = errors.New("snapshot older than its collection")
+	// errOldSnap means a snapshot file of an earlier format, without a
+	// checksum: rebuilt from its collection file once.
+	errOldSnap = errors.New("snapshot of an earlier format, without a checksum")
 )
 
-// errStaleSnap means a snapshot file does not match its collection file.
-var errStaleSnap = errors.New("snapshot older than its collection")
-
-// readSnap reads the snapshot beside gobPath. It fails with errStaleSnap
-// when the .gob changed since it was written. removed and base are a
-// delta's (see writeSnap).
+// readSnap reads the snapshot beside gobPath. It fails with
+// os.ErrNotExist when either file is missing, errOldSnap for a file of an
+// earlier format, errChecksum when its bytes changed since they were
+// written (damage), and errStaleSnap when the .gob changed since it was
+// written. removed and base are a delta's (see writeSnap).
 func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err error) {
 	gt, err := tagOf(gobPath)
 	if err != nil {
@@ -139,28 +144,25 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 	if err != nil {
 		return nil, nil, base, err
 	}
-	hdr, maxPad := snapHeader, snapAlign-1
-	switch {
-	case len(data) >= snapHeader && string(data[:8]) == snapMagic:
-	case len(data) >= snapHeader && string(data[:8]) == snapMagicV2:
-		maxPad = 3
-	case len(data) >= snapHeaderV1 && string(data[:8]) == snapMagicV1:
-		hdr, maxPad = snapHeaderV1, 3
-	default:
+	if len(data) >= len(snapMagic) && slices.Contains(snapOlder, string(data[:len(snapMagic)])) {
+		return nil, nil, base, errOldSnap
+	}
+	if len(data) < snapHeader+minFooter || string(data[:len(snapMagic)]) != snapMagic {
 		return nil, nil, base, errors.New("not a toolscout snapshot")
+	}
+	if data, err = checkedBody(data); err != nil {
+		return nil, nil, base, err
 	}
 	if int64(binary.LittleEndian.Uint64(data[8:])) != gt.size || int64(binary.LittleEndian.Uint64(data[16:])) != gt.mtime {
 		return nil, nil, base, errStaleSnap
 	}
 	dims, rows := int(binary.LittleEndian.Uint32(data[24:])), int(binary.LittleEndian.Uint32(data[28:]))
-	nremoved := 0
-	if hdr == snapHeader {
-		nremoved = int(binary.LittleEndian.Uint32(data[32:]))
-		base = fileTag{int64(binary.LittleEndian.Uint64(data[40:])), int64(binary.LittleEndian.Uint64(data[48:]))}
-	}
+	nremoved := int(binary.LittleEndian.Uint32(data[32:]))
+	base = fileTag{int64(binary.LittleEndian.Uint64(data[40:])), int64(binary.LittleEndian.Uint64(data[48:]))}
 	// The matrix alone needs rows × dims × 4 bytes, and each string at
 	// least a byte: a header that claims more than the file holds is
-	// damage, not a reason to allocate.
+	// damage, not a reason to allocate. (The checksum makes that
+	// unlikely, not impossible: a file written wrong checks.)
 	matBytes := int64(rows) * int64(dims) * 4
 	if dims <= 0 || matBytes+int64(4*rows+nremoved) > int64(len(data)) {
 		return nil, nil, base, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, len(data))
@@ -168,10 +170,10 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 	// The strings region is one string that every field slices (no
 	// allocation per tool).
 	strEnd := int64(len(data)) - matBytes
-	if strEnd < int64(hdr) {
+	if strEnd < snapHeader {
 		return nil, nil, base, errors.New("snapshot is shorter than its matrix")
 	}
-	region := data[hdr:strEnd]
+	region := data[snapHeader:strEnd]
 	type span struct{ off, n int }
 	spans := make([]span, 4*rows+nremoved)
 	pos := 0
@@ -184,7 +186,7 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 		spans[i] = span{pos, int(n)}
 		pos += int(n)
 	}
-	if pad := len(region) - pos; pad < 0 || pad > maxPad {
+	if pad := len(region) - pos; pad < 0 || pad >= snapAlign {
 		return nil, nil, base, errors.New("snapshot strings do not end where the matrix starts")
 	}
 	var all string // the file's bytes, read-only (readOnlyFile)

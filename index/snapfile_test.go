@@ -1,7 +1,7 @@
 package index
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,11 +28,11 @@ func snapFixture(n, dims int) *snapshot {
 // matrixOffset is where the matrix of a snapshot file of s starts.
 func matrixOffset(t *testing.T, path string, s *snapshot) int64 {
 	t.Helper()
-	fi, err := os.Stat(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fi.Size() - int64(4*len(s.mat))
+	return int64(len(data) - footerLen(data) - 4*len(s.mat))
 }
 
 // TestSnapMatrixOnACacheLine: whatever the strings before it, a written
@@ -63,49 +63,62 @@ func TestSnapMatrixOnACacheLine(t *testing.T) {
 	}
 }
 
-// writeSnapV2 writes s the way toolscout did before "TSSNAP03": the
-// current file with the old magic and the matrix right after the strings,
-// at the next multiple of 4 bytes.
-func writeSnapV2(t *testing.T, gobPath string, s *snapshot) {
+// writeSnapV3 rewrites the snapshot file beside gobPath the way
+// toolscout did before checksums ("TSSNAP03"): the same layout, another
+// magic, no checksum at the end.
+func writeSnapV3(t *testing.T, gobPath string) {
 	t.Helper()
-	if err := writeSnap(gobPath, s, nil, fileTag{}); err != nil {
-		t.Fatal(err)
-	}
 	data, err := os.ReadFile(snapPathOf(gobPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := snapHeader
-	for i := range s.ids {
-		for _, f := range [4]string{s.ids[i], s.hash[i], s.domain.at(i), s.group.at(i)} {
-			n += len(binary.AppendUvarint(nil, uint64(len(f)))) + len(f)
-		}
-	}
-	old := append([]byte(snapMagicV2), data[8:n]...)
-	old = append(old, make([]byte, (4-n%4)%4)...)
-	old = append(old, data[len(data)-4*len(s.mat):]...)
+	old := append([]byte("TSSNAP03"), data[len(snapMagic):len(data)-footerLen(data)]...)
+	fi, _ := os.Stat(snapPathOf(gobPath))
 	if err := os.WriteFile(snapPathOf(gobPath), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	os.Chtimes(snapPathOf(gobPath), fi.ModTime(), fi.ModTime())
 }
 
-// TestOlderSnapStillReads: a snapshot file of the previous format, its
-// matrix 4-byte aligned, reads back the same.
-func TestOlderSnapStillReads(t *testing.T) {
+// TestSnapChecked: a snapshot file reads back only whole. Any byte
+// changed (header, strings, padding, matrix, checksum), a file cut
+// short or one of an earlier format is an error that says so, never a
+// snapshot.
+func TestSnapChecked(t *testing.T) {
 	dir := t.TempDir()
 	gob := filepath.Join(dir, "c.gob")
 	os.WriteFile(gob, []byte("x"), 0o644)
 	want := snapFixture(5, 3)
-	writeSnapV2(t, gob, want)
-	if off := matrixOffset(t, snapPathOf(gob), want); off%snapAlign == 0 {
-		t.Fatalf("fixture: the old-format matrix is already aligned (byte %d): the test would check less", off)
-	}
-	got, _, _, err := readSnap(gob)
-	if err != nil {
+	if err := writeSnap(gob, want, []string{"d__gone"}, fileTag{1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.mat, want.mat) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(column(got.group), column(want.group)) {
-		t.Fatal("the old-format snapshot reads back differently")
+	snap := snapPathOf(gob)
+	whole, _ := os.ReadFile(snap)
+	if _, _, _, err := readSnap(gob); err != nil {
+		t.Fatalf("readSnap of a whole file: %v", err)
+	}
+	for at := 0; at < len(whole); at++ {
+		damaged := slices.Clone(whole)
+		damaged[at] ^= 0x10
+		os.WriteFile(snap, damaged, 0o644)
+		if s, _, _, err := readSnap(gob); err == nil || s != nil || !snapDamaged(err) {
+			t.Fatalf("byte %d of %d changed: readSnap = %v, %v; want an error that is damage", at, len(whole), s, err)
+		}
+	}
+	for _, n := range []int{0, 7, snapHeader, len(whole) - 1} {
+		os.WriteFile(snap, whole[:n], 0o644)
+		if _, _, _, err := readSnap(gob); err == nil || !snapDamaged(err) {
+			t.Errorf("cut to %d bytes: readSnap = %v; want damage", n, err)
+		}
+	}
+	os.WriteFile(snap, whole, 0o644)
+	writeSnapV3(t, gob)
+	if _, _, _, err := readSnap(gob); !errors.Is(err, errOldSnap) || !snapDamaged(err) {
+		t.Errorf("readSnap of a TSSNAP03 file = %v, want errOldSnap", err)
+	}
+	os.Remove(snap)
+	if _, _, _, err := readSnap(gob); !errors.Is(err, os.ErrNotExist) || snapDamaged(err) {
+		t.Errorf("readSnap without a file = %v, want os.ErrNotExist, no damage", err)
 	}
 }
 

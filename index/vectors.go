@@ -129,25 +129,31 @@ func nameOf(file string) string {
 }
 
 // readLocked reads the named collection from dir into v.snaps the first
-// time it is used: the snapshot file (and the delta's) when it matches
-// the collection file, else the collection file's exports, after which
-// the snapshot file is written again. A file that cannot be read is
-// removed (its tools are embedded again) and said in Healed. v.mu is held.
+// time it is used: the snapshot file (and the delta's) when it is whole
+// and matches the collection file, else the collection file's exports,
+// from which the snapshot file is written again. A snapshot file that is
+// damaged or of an earlier format is said in Healed; one that is missing
+// or stale (a kill between the two writes, a copy without times) is not.
+// A collection file that cannot be read is removed (its tools are
+// embedded again) and said in Healed; one written before checksums is
+// written again with them, its delta merged in, and said in Healed. v.mu
+// is held.
 func (v *VectorStore) readLocked(name string) {
 	if v.dir == "" || v.read[name] {
 		return
 	}
 	v.read[name] = true
-	if v.fromSnapshot(name) {
+	path := v.fileOf(name)
+	base, _, _, serr := readSnap(path)
+	if serr == nil {
+		v.snaps[name] = v.withDeltaFile(name, base, false)
 		return
 	}
-	path := v.fileOf(name)
 	if _, err := os.Stat(path); err != nil {
 		return // not written yet
 	}
 	v.imported[name] = true
-	docs, _, err := readExport(path, name)
-	var base *snapshot
+	docs, _, sealed, err := readExport(path, name)
 	if err == nil {
 		base, err = snapshotOf(docs, dimsOf(name))
 	}
@@ -157,14 +163,40 @@ func (v *VectorStore) readLocked(name string) {
 	}
 	if err != nil {
 		os.Remove(path)
+		os.Remove(snapPathOf(path))
 		v.removeDelta(name)
 		v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
+		return
+	}
+	if !sealed {
+		// One layer: persist writes the snapshot file from it.
+		s := patchSnapshot(v.withDeltaFile(name, base, true), dimsOf(name), nil, nil)
+		if v.readOnly {
+			v.snaps[name] = s
+			return
+		}
+		msg := fmt.Sprintf("vector collection %s was written by an earlier toolscout, without checksums; written again with them", path)
+		if _, err := v.persist(name, s); err != nil {
+			msg = fmt.Sprintf("vector collection %s was written by an earlier toolscout, without checksums, and could not be written again (%v)", path, err)
+		}
+		v.healed = append(v.healed, msg)
+		v.snaps[name] = s
 		return
 	}
 	if !v.readOnly {
 		writeSnap(path, base, nil, fileTag{})
 	}
-	v.snaps[name] = v.withDeltaFile(name, base)
+	if snapDamaged(serr) {
+		v.healed = append(v.healed, fmt.Sprintf("vector snapshot %s could not be read (%v); rebuilt from %s", snapPathOf(path), serr, filepath.Base(path)))
+	}
+	v.snaps[name] = v.withDeltaFile(name, base, false)
+}
+
+// snapDamaged reports whether readSnap's error is worth a warning: not a
+// missing or stale snapshot, which a kill between two writes or a copy
+// without times leaves, but damage or an earlier format.
+func snapDamaged(err error) bool {
+	return err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, errStaleSnap)
 }
 
 // snapshotOf returns a one-layer snapshot of chromem-go documents.
@@ -177,17 +209,6 @@ func snapshotOf(docs []chromem.Document, dims int) (*snapshot, error) {
 		rows[i] = snapRow{id: d.ID, hash: d.Metadata["hash"], domain: d.Metadata["domain"], group: d.Metadata["group"], vec: normalized(d.Embedding)}
 	}
 	return flat(dims, rows), nil
-}
-
-// fromSnapshot reads the named collection's snapshot file, and its
-// delta's, into v.snaps, reporting whether it could. v.mu is held.
-func (v *VectorStore) fromSnapshot(name string) bool {
-	s, _, _, err := readSnap(v.fileOf(name))
-	if err != nil {
-		return false
-	}
-	v.snaps[name] = v.withDeltaFile(name, s)
-	return true
 }
 
 // refill creates the named chromem-go collection from a snapshot.
@@ -253,9 +274,12 @@ func (v *VectorStore) removeDelta(name string) error {
 }
 
 // withDeltaFile returns base with the named collection's delta applied,
-// or base when there is none. The delta's snapshot is read when it
-// matches its .gob, else the .gob through chromem-go. v.mu is held.
-func (v *VectorStore) withDeltaFile(name string, base *snapshot) *snapshot {
+// or base when there is none. The delta's snapshot is read when it is
+// whole and matches its .gob, else the .gob, and the snapshot written
+// again (said in Healed when it was damaged). A .gob without a checksum
+// is taken only when unsealed is true: the caller writes the collection
+// whole, the delta merged in. v.mu is held.
+func (v *VectorStore) withDeltaFile(name string, base *snapshot, unsealed bool) *snapshot {
 	path := v.fileOf(name)
 	dpath := deltaFileOf(path)
 	if _, err := os.Stat(dpath); err != nil {
@@ -265,12 +289,21 @@ func (v *VectorStore) withDeltaFile(name string, base *snapshot) *snapshot {
 	if err != nil {
 		return base
 	}
-	top, removed, forBase, err := readSnap(dpath)
-	if err != nil {
+	top, removed, forBase, serr := readSnap(dpath)
+	err = serr
+	if serr != nil {
 		// A kill between the delta's two writes: its .gob is whole.
-		top, removed, forBase, err = readDeltaGob(dpath, name)
-		if err == nil && forBase == bt && !v.readOnly {
+		var sealed bool
+		top, removed, forBase, sealed, err = readDeltaGob(dpath, name)
+		switch {
+		case err != nil || forBase != bt:
+		case !sealed && !unsealed:
+			err = errors.New("written by an earlier toolscout, without a checksum")
+		case sealed && !v.readOnly:
 			writeSnap(dpath, top, removed, forBase)
+			if snapDamaged(serr) {
+				v.healed = append(v.healed, fmt.Sprintf("vector delta snapshot %s could not be read (%v); rebuilt from %s", snapPathOf(dpath), serr, filepath.Base(dpath)))
+			}
 		}
 	}
 	if (err != nil || forBase != bt) && v.readOnly {
@@ -305,24 +338,23 @@ type chromemExport struct {
 	}
 }
 
-// readDeltaGob reads a delta's .gob: its rows, removed IDs and base tag.
-func readDeltaGob(dpath, name string) (*snapshot, []string, fileTag, error) {
-	var bt fileTag
-	docs, meta, err := readExport(dpath, name)
+// readDeltaGob reads a delta's .gob: its rows, removed IDs and base tag,
+// and whether it carried a checksum (readExport).
+func readDeltaGob(dpath, name string) (top *snapshot, removed []string, bt fileTag, sealed bool, err error) {
+	docs, meta, sealed, err := readExport(dpath, name)
 	if err != nil {
-		return nil, nil, bt, err
+		return nil, nil, bt, false, err
 	}
 	if _, err := fmt.Sscanf(meta[metaBase], "%d:%d", &bt.size, &bt.mtime); err != nil {
-		return nil, nil, bt, fmt.Errorf("delta without a base tag: %w", err)
+		return nil, nil, bt, false, fmt.Errorf("delta without a base tag: %w", err)
 	}
-	var removed []string
 	if r := meta[metaRemoved]; r != "" {
 		if err := json.Unmarshal([]byte(r), &removed); err != nil {
-			return nil, nil, bt, fmt.Errorf("delta removed list: %w", err)
+			return nil, nil, bt, false, fmt.Errorf("delta removed list: %w", err)
 		}
 	}
-	top, err := snapshotOf(docs, dimsOf(name))
-	return top, removed, bt, err
+	top, err = snapshotOf(docs, dimsOf(name))
+	return top, removed, bt, sealed, err
 }
 
 // exportRows is the number of documents per chromem-go export in a
@@ -335,15 +367,19 @@ const exportRows = 4096
 
 // writeExport writes rows (sorted by ID) as chromem-go exports of the
 // named collection, one per exportRows documents (one, empty, when there
-// are none), each with the collection metadata meta. The exports follow
-// one another in the file; readExport reads them back. gob encodes every
-// float with a call of its own (2.5 s for 100k × 512 on one core), so the
-// parts are encoded on all cores, a few at a time, and written in order.
+// are none), each with the collection metadata meta, then the checksum:
+// one more export, without documents, whose metadata metaCRC is the
+// CRC-32C of the exports before it. The exports follow one another in the
+// file; readExport reads them back and checks the checksum. gob encodes
+// every float with a call of its own (2.5 s for 100k × 512 on one core),
+// so the parts are encoded on all cores, a few at a time, and written in
+// order.
 func writeExport(w io.Writer, name string, meta map[string]string, rows []snapRow) error {
 	var parts [][]snapRow
 	for lo := 0; lo == 0 || lo < len(rows); lo += exportRows {
 		parts = append(parts, rows[lo:min(lo+exportRows, len(rows))])
 	}
+	cw := &crcWriter{w: w}
 	wave := runtime.GOMAXPROCS(0)
 	for start := 0; start < len(parts); start += wave {
 		bufs := make([]bytes.Buffer, min(wave, len(parts)-start))
@@ -355,13 +391,19 @@ func writeExport(w io.Writer, name string, meta map[string]string, rows []snapRo
 			return err
 		}
 		for i := range bufs {
-			if _, err := bufs[i].WriteTo(w); err != nil {
+			if _, err := bufs[i].WriteTo(cw); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	return exportPart(w, name, map[string]string{metaCRC: fmt.Sprintf("%08x", cw.crc)}, nil)
 }
+
+// metaCRC is the collection metadata of the last export of a file
+// (writeExport): the CRC-32C of the exports before it, in hex. chromem-go
+// reads the first export of a file and ignores the rest, and toolscout
+// before checksums read it as an export without documents.
+const metaCRC = "toolscout_crc32c"
 
 // exportPart writes rows as one chromem-go export of the named collection.
 func exportPart(w io.Writer, name string, meta map[string]string, rows []snapRow) error {
@@ -385,30 +427,43 @@ func exportPart(w io.Writer, name string, meta map[string]string, rows []snapRow
 
 // readExport reads the named collection from a file of one or more
 // chromem-go exports (writeExport; earlier data dirs hold one): its
-// documents, and the collection metadata of the first export.
-func readExport(path, name string) ([]chromem.Document, map[string]string, error) {
+// documents, and the collection metadata of the first export. A file
+// whose checksum does not match is an error (errChecksum); one without a
+// checksum (written before toolscout had them) is read as it is, and
+// sealed is false.
+func readExport(path, name string) (docs []chromem.Document, meta map[string]string, sealed bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	defer f.Close()
 	// gob reads exactly one export from a reader that is an
 	// io.ByteReader, so each export gets a decoder of its own.
 	br := bufio.NewReaderSize(f, 1<<20)
-	var docs []chromem.Document
-	var meta map[string]string
+	cr := &crcReader{r: br}
 	err = guard("read "+path, func() error {
 		for first := true; ; first = false {
 			if _, err := br.Peek(1); err == io.EOF && !first {
 				return nil
 			}
+			if sealed {
+				return errors.New("data after the checksum")
+			}
+			before := cr.crc
 			var exp chromemExport
-			if err := gob.NewDecoder(br).Decode(&exp); err != nil {
+			if err := gob.NewDecoder(cr).Decode(&exp); err != nil {
 				return err
 			}
 			c := exp.Collections[name]
 			if c == nil {
 				return fmt.Errorf("collection %q is not in the file", name)
+			}
+			if sum, ok := c.Metadata[metaCRC]; ok && !first {
+				if sum != fmt.Sprintf("%08x", before) {
+					return errChecksum
+				}
+				sealed = true
+				continue
 			}
 			if first {
 				meta = c.Metadata
@@ -419,9 +474,9 @@ func readExport(path, name string) ([]chromem.Document, map[string]string, error
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return docs, meta, nil
+	return docs, meta, sealed, nil
 }
 
 // persistDelta writes s's delta layer as the named collection's delta
@@ -465,7 +520,8 @@ func syncDir(dir string) {
 // persist writes the named collection's file whole: a temporary file,
 // synced, then renamed over the old one, so that a kill leaves either
 // version whole; then its snapshot, and removes the delta it now holds.
-// Callers make sure no write to the collection runs meanwhile.
+// s is one layer (no delta). Callers make sure no write to the
+// collection runs meanwhile.
 func (v *VectorStore) persist(name string, s *snapshot) (*snapshot, error) {
 	if v.dir == "" {
 		return nil, nil
