@@ -28,9 +28,16 @@ import (
 // fitHeader starts a saved fit file. Then: the sketch of the catalog the
 // statistics were fitted on (uint32 count, then count pairs of uint64
 // name hash and uint64 content hash, little endian, sorted by name hash),
-// then the embedder's own data. "TSFITV01" files (no sketch) are fitted
-// again.
-const fitHeader = "TSFITV02"
+// then the embedder's own data, then the checksums of all that
+// (writeChecks). Files of the earlier formats ("TSFITV01", no sketch;
+// "TSFITV02", no checksum) are fitted again, with a warning.
+const fitHeader = "TSFITV03"
+
+// fitOlder are the headers of the earlier fit file formats.
+var fitOlder = []string{"TSFITV01", "TSFITV02"}
+
+// errOldFit means a fit file of an earlier format.
+var errOldFit = errors.New("saved by an earlier toolscout, without a checksum")
 
 // fitTool is one tool of a fitSketch: hashes of its qualified name and
 // of its content hash.
@@ -78,29 +85,36 @@ func (s fitSketch) drift(o fitSketch) int {
 	return n + len(s) - i + len(o) - j
 }
 
-// writeFit writes a fit file: the sketch, then what save writes.
+// writeFit writes a fit file: the sketch, then what save writes, then the
+// checksums (writeChecks).
 func writeFit(w io.Writer, sketch fitSketch, save func(io.Writer) error) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString(fitHeader)
-	var buf [16]byte
-	binary.LittleEndian.PutUint32(buf[:4], uint32(len(sketch)))
-	bw.Write(buf[:4])
-	for _, t := range sketch {
-		binary.LittleEndian.PutUint64(buf[:8], t.name)
-		binary.LittleEndian.PutUint64(buf[8:], t.content)
-		bw.Write(buf[:])
-	}
-	if err := save(bw); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return writeChecks(w, func(bw *bufio.Writer) error {
+		bw.WriteString(fitHeader)
+		var buf [16]byte
+		binary.LittleEndian.PutUint32(buf[:4], uint32(len(sketch)))
+		bw.Write(buf[:4])
+		for _, t := range sketch {
+			binary.LittleEndian.PutUint64(buf[:8], t.name)
+			binary.LittleEndian.PutUint64(buf[8:], t.content)
+			bw.Write(buf[:])
+		}
+		return save(bw)
+	})
 }
 
 // readFit reads a fit file's sketch and returns it with the rest of data,
-// the embedder's.
+// the embedder's. A file whose checksum does not match is errChecksum;
+// one of an earlier format, errOldFit.
 func readFit(data []byte) (fitSketch, []byte, error) {
-	if len(data) < len(fitHeader)+4 || string(data[:len(fitHeader)]) != fitHeader {
-		return nil, nil, errors.New("not a saved fit of this version")
+	if len(data) >= len(fitHeader) && slices.Contains(fitOlder, string(data[:len(fitHeader)])) {
+		return nil, nil, errOldFit
+	}
+	if len(data) < len(fitHeader)+4+minFooter || string(data[:len(fitHeader)]) != fitHeader {
+		return nil, nil, errors.New("not a saved fit")
+	}
+	data, err := checkedBody(data)
+	if err != nil {
+		return nil, nil, err
 	}
 	data = data[len(fitHeader):]
 	n := int64(binary.LittleEndian.Uint32(data))
@@ -127,10 +141,13 @@ func (s *Store) fitPath(fp string, cat *Catalog) string {
 // (added, removed or changed ones, counted against the catalog the
 // statistics were fitted on). Statistics fitted on another catalog are
 // saved again for cat. It reports whether it restored them; when not,
-// the caller fits them and calls SaveFit. A store in memory saves none.
-func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(io.Reader) error) bool {
+// the caller fits them and calls SaveFit. A saved file that is damaged
+// or of an earlier format is removed, and the error says which (wrapping
+// errChecksum or errOldFit), for the caller to warn that the statistics
+// are fitted again. A store in memory saves none.
+func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(io.Reader) error) (bool, error) {
 	if s.dir == "" {
-		return false
+		return false, nil
 	}
 	path := s.fitPath(fp, cat)
 	files, _ := filepath.Glob(filepath.Join(s.dir, "fit-"+fp+"-*.bin"))
@@ -145,6 +162,7 @@ func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(
 		return 0
 	})
 	var sketch fitSketch
+	var damaged []error
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -152,6 +170,9 @@ func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(
 		}
 		fitted, rest, err := readFit(data)
 		if err != nil {
+			if os.Remove(f) == nil {
+				damaged = append(damaged, fmt.Errorf("the built-in embedder's statistics %s could not be read (%w); removed, fitted again", f, err))
+			}
 			continue
 		}
 		if sketch == nil {
@@ -170,9 +191,9 @@ func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(
 				s.removeFitsBut(path)
 			}
 		}
-		return true
+		return true, errors.Join(damaged...)
 	}
-	return false
+	return false, errors.Join(damaged...)
 }
 
 // SaveFit saves, through save, the statistics that the embedder with

@@ -3,6 +3,7 @@ package index
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -73,9 +74,17 @@ func TestFitFileRoundTrip(t *testing.T) {
 	if err != nil || got.drift(sketch) != 0 || len(got) != len(sketch) || string(rest) != "weights" {
 		t.Fatalf("readFit = %v, %q, %v; want the sketch and the embedder's data", got, rest, err)
 	}
-	for _, bad := range [][]byte{nil, []byte("TSFITV01\x00\x00\x00\x00weights"), buf.Bytes()[:len(fitHeader)+4+20]} {
+	for _, bad := range [][]byte{nil, []byte("TSFITV01\x00\x00\x00\x00weights"), []byte("TSFITV02\x00\x00\x00\x00weights"), buf.Bytes()[:len(fitHeader)+4+20]} {
 		if _, _, err := readFit(bad); err == nil {
 			t.Errorf("readFit(%q) accepted it", bad)
+		}
+	}
+	// Any byte changed, the embedder's data included, is an error.
+	for at := range buf.Len() {
+		damaged := bytes.Clone(buf.Bytes())
+		damaged[at] ^= 0x01
+		if _, _, err := readFit(damaged); err == nil {
+			t.Errorf("byte %d of %d changed: readFit accepted it", at, buf.Len())
 		}
 	}
 }
@@ -93,8 +102,8 @@ func TestRestoreFit(t *testing.T) {
 		return f
 	}
 	st := &Store{dir: t.TempDir()}
-	if st.RestoreFit(fp, cat, 0.2, loadLabel(new(string))) {
-		t.Fatal("restored statistics that were never saved")
+	if ok, err := st.RestoreFit(fp, cat, 0.2, loadLabel(new(string))); ok || err != nil {
+		t.Fatalf("RestoreFit before any was saved = %v, %v", ok, err)
 	}
 	if err := st.SaveFit(fp, cat, saveLabel("fitted on cat")); err != nil {
 		t.Fatal(err)
@@ -113,8 +122,8 @@ func TestRestoreFit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var got string
-		if ok := st.RestoreFit(fp, tc.cat, tc.maxDrift, loadLabel(&got)); ok != tc.want || ok && got != "fitted on cat" {
-			t.Errorf("%s: RestoreFit = %v (%q), want %v", tc.name, ok, got, tc.want)
+		if ok, err := st.RestoreFit(fp, tc.cat, tc.maxDrift, loadLabel(&got)); ok != tc.want || ok && got != "fitted on cat" || err != nil {
+			t.Errorf("%s: RestoreFit = %v (%q), %v; want %v", tc.name, ok, got, err, tc.want)
 		}
 		if f := fits(st.dir); len(f) != 1 {
 			t.Errorf("%s: saved fits %v, want one", tc.name, f)
@@ -123,16 +132,33 @@ func TestRestoreFit(t *testing.T) {
 	if _, err := os.Stat(st.fitPath(fp, two)); err != nil {
 		t.Errorf("the statistics restored for another catalog were not saved for it: %v", err)
 	}
-	if st.RestoreFit("other", cat, 1, loadLabel(new(string))) {
+	if ok, _ := st.RestoreFit("other", cat, 1, loadLabel(new(string))); ok {
 		t.Error("restored the statistics of another embedder fingerprint")
 	}
-	// An earlier toolscout's file, without a sketch: fitted again.
-	old := &Store{dir: t.TempDir()}
-	WriteFileAtomic(old.fitPath(fp, cat), func(w *bufio.Writer) error { _, err := w.WriteString("TSFITV01\x00\x00\x00\x00weights"); return err })
-	if old.RestoreFit(fp, cat, 1, loadLabel(new(string))) {
-		t.Error("restored a fit file without a sketch")
+	// An earlier toolscout's file (without a sketch, or without a
+	// checksum) or a damaged one: removed, said, fitted again.
+	whole, err := os.ReadFile(fits(st.dir)[0])
+	if err != nil {
+		t.Fatal(err)
 	}
-	if (&Store{}).RestoreFit(fp, cat, 1, loadLabel(new(string))) || (&Store{}).SaveFit(fp, cat, saveLabel("x")) != nil {
+	flipped := bytes.Clone(whole)
+	flipped[len(flipped)/2] ^= 0xff
+	for name, data := range map[string][]byte{
+		"TSFITV01": []byte("TSFITV01\x00\x00\x00\x00weights"),
+		"TSFITV02": append([]byte("TSFITV02"), whole[len(fitHeader):len(whole)-footerLen(whole)]...),
+		"flipped":  flipped,
+	} {
+		old := &Store{dir: t.TempDir()}
+		WriteFileAtomic(old.fitPath(fp, cat), func(w *bufio.Writer) error { _, err := w.Write(data); return err })
+		ok, err := old.RestoreFit(fp, cat, 1, loadLabel(new(string)))
+		if ok || !errors.Is(err, errChecksum) && !errors.Is(err, errOldFit) || !strings.Contains(err.Error(), old.fitPath(fp, cat)) {
+			t.Errorf("%s: RestoreFit = %v, %v; want false and an error naming the file", name, ok, err)
+		}
+		if f := fits(old.dir); len(f) != 0 {
+			t.Errorf("%s: the file is still there: %v", name, f)
+		}
+	}
+	if ok, err := (&Store{}).RestoreFit(fp, cat, 1, loadLabel(new(string))); ok || err != nil || (&Store{}).SaveFit(fp, cat, saveLabel("x")) != nil {
 		t.Error("a store in memory saves or restores statistics")
 	}
 }

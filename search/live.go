@@ -352,8 +352,8 @@ func (l *Live) notifyLocked() {
 // (restored, or fitted: see restoreFit), an embedder of unknown size
 // checked, the vectors synced and those of older fingerprints deleted.
 func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, progress func(done, total int)) (index.SyncStats, error) {
-	refit := false
-	if f, ok := l.emb.(embed.Fitter); ok && !l.restoreFit(f, cat) {
+	refit, damaged := false, false
+	if f, ok := l.emb.(embed.Fitter); ok && !l.restoreFit(f, cat, &damaged) {
 		refit = true
 		if c, ok := f.(embed.DocumentCounter); ok {
 			// Statistics only weight queries, so they can wait for the
@@ -386,7 +386,7 @@ func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, progress fun
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
-	if refit && l.store.Dir() != "" && cat.Len() > 0 && float64(st.Added+st.Changed+st.Removed) <= maxFitDrift*float64(cat.Len()) {
+	if refit && !damaged && l.store.Dir() != "" && cat.Len() > 0 && float64(st.Added+st.Changed+st.Removed) <= maxFitDrift*float64(cat.Len()) {
 		// The vectors were synced to cat before, and the statistics then
 		// fitted were not saved (a kill in between): the ones restoreFit
 		// found were fitted on another catalog, or there were none.
@@ -413,10 +413,19 @@ const maxFitDrift = 0.02
 // restoreFit gives the embedder the statistics the store saved for cat,
 // or for a catalog that differs from it in few tools (up to maxFitDrift,
 // counted against the catalog they were fitted on). It reports whether
-// it did; if not, the caller fits and calls saveFullFit.
-func (l *Live) restoreFit(f embed.Fitter, cat *index.Catalog) bool {
+// it did; if not, the caller fits and calls saveFullFit. A saved file
+// that could not be read is said in a warning, and *damaged set.
+func (l *Live) restoreFit(f embed.Fitter, cat *index.Catalog, damaged *bool) bool {
 	saver, fp, ok := fitSaver(f)
-	return ok && l.store.RestoreFit(fp, cat, maxFitDrift, saver.LoadFit)
+	if !ok {
+		return false
+	}
+	restored, err := l.store.RestoreFit(fp, cat, maxFitDrift, saver.LoadFit)
+	if err != nil {
+		l.log.Warn(err.Error())
+		*damaged = true
+	}
+	return restored
 }
 
 // saveFullFit saves the statistics just fitted to cat, when they can be.
