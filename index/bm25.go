@@ -222,8 +222,7 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 					k.lengths.Store(st)
 					return k, nil
 				}
-				idx.Close()
-				ferr = err
+				ferr = err // idx is closed below (scorch panics on a second Close)
 			}
 			// Written by an earlier toolscout, with other fields: its
 			// documents would miss the fields queries now search.
@@ -586,7 +585,7 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 	if err != nil {
 		return st, fmt.Errorf("keyword index field lengths: %w", err)
 	}
-	b.SetInternal([]byte(lengthsKey), rawLengths)
+	b.SetInternal([]byte(lengthsKey), sealLengths(rawLengths))
 	if st.Added+st.Changed+st.Removed != 0 {
 		b.SetInternal([]byte(manifestKey), man)
 	}

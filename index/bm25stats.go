@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,8 +24,21 @@ import (
 // words in the catalog it indexes, stores the totals in the index beside
 // the manifest, and every query passes them on.
 
-// lengthsKey holds the JSON of the index's search.BM25Stats.
-const lengthsKey = "toolscout_field_lengths"
+// lengthsKey holds the index's search.BM25Stats: lengthsHeader, their
+// JSON, then the checksums of both (sealLengths). A byte changed in them
+// would silently change every keyword score, so a value whose checksum
+// does not match makes the index unreadable (rebuilt from the catalog).
+// A value written before checksums (JSON alone) is read as it is, and
+// stored again with one.
+const (
+	lengthsKey    = "toolscout_field_lengths"
+	lengthsHeader = "TSLEN01\n"
+)
+
+// sealLengths returns the value stored under lengthsKey for the JSON js.
+func sealLengths(js []byte) []byte {
+	return appendChecks(append([]byte(lengthsHeader), js...))
+}
 
 // fieldLengths counts, over cat's tools, the documents and each field's
 // words as the text analyzer keeps them (letters and digits, split at
@@ -67,14 +81,28 @@ func fieldLengths(cat *Catalog) *search.BM25Stats {
 }
 
 // loadLengths reads the statistics Sync stored; nil when there are none.
+// Statistics stored before checksums are stored again with one.
 func (k *KeywordIndex) loadLengths() (*search.BM25Stats, error) {
 	raw, err := k.idx.GetInternal([]byte(lengthsKey))
 	if err != nil || len(raw) == 0 {
 		return nil, err
 	}
+	js, sealed := raw, bytes.HasPrefix(raw, []byte(lengthsHeader))
+	if sealed {
+		body, err := checkedBody(raw)
+		if err != nil {
+			return nil, fmt.Errorf("keyword index field lengths: %w", err)
+		}
+		js = body[len(lengthsHeader):]
+	}
 	var st search.BM25Stats
-	if err := json.Unmarshal(raw, &st); err != nil {
+	if err := json.Unmarshal(js, &st); err != nil {
 		return nil, fmt.Errorf("keyword index field lengths: %w", err)
+	}
+	if !sealed {
+		if err := k.idx.SetInternal([]byte(lengthsKey), sealLengths(js)); err != nil {
+			return nil, fmt.Errorf("keyword index field lengths: %w", err)
+		}
 	}
 	return &st, nil
 }
