@@ -235,6 +235,30 @@ func NewCatalogFromLast(specs []DomainSpec, last *Catalog) (*Catalog, error) {
 	return newCatalogFrom(specs, last, true)
 }
 
+// NewCatalogSkipping is NewCatalogFrom over strict and then lenient
+// domains, where a lenient domain that cannot be built (an upstream
+// server's, which the user cannot fix) is left out and its error returned
+// in skipped, while a strict one (from a file) fails the whole build.
+func NewCatalogSkipping(strict, lenient []DomainSpec, prev *Catalog) (cat *Catalog, skipped []error, err error) {
+	all := append(append(make([]DomainSpec, 0, len(strict)+len(lenient)), strict...), lenient...)
+	if cat, err = NewCatalogFrom(all, prev); err == nil || len(lenient) == 0 {
+		return cat, nil, err
+	}
+	keep := append(make([]DomainSpec, 0, len(all)), strict...)
+	if _, err := NewCatalogFrom(strict, prev); err != nil {
+		return nil, nil, err
+	}
+	for _, d := range lenient {
+		if _, derr := NewCatalogFrom([]DomainSpec{d}, prev); derr != nil {
+			skipped = append(skipped, derr)
+			continue
+		}
+		keep = append(keep, d)
+	}
+	cat, err = NewCatalogFrom(keep, prev)
+	return cat, skipped, err
+}
+
 func newCatalogFrom(specs []DomainSpec, prev *Catalog, own bool) (*Catalog, error) {
 	if c, ok := patchCatalog(specs, prev, own); ok {
 		return c, nil

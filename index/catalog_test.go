@@ -3,6 +3,7 @@ package index
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -302,5 +303,43 @@ func TestCatalogHashLines(t *testing.T) {
 		if got, want := catalogHash(tools), hex.EncodeToString(sum[:16]); got != want {
 			t.Fatalf("round %d: catalogHash = %s, want %s (lines %q)", round, got, want, lines)
 		}
+	}
+}
+
+// TestNewCatalogSkipping: a lenient domain that cannot be built is left
+// out with its error, the others kept; a strict one fails the build.
+func TestNewCatalogSkipping(t *testing.T) {
+	obj := json.RawMessage(`{"type":"object"}`)
+	good := DomainSpec{Name: "good", Tools: []ToolSpec{{Name: "a", InputSchema: obj}}}
+	other := DomainSpec{Name: "other", Tools: []ToolSpec{{Name: "b", InputSchema: obj}}}
+	bad := DomainSpec{Name: "Bad Name", Tools: []ToolSpec{{Name: "c", InputSchema: obj}}}
+	for _, tc := range []struct {
+		name            string
+		strict, lenient []DomainSpec
+		wantTools       []string
+		wantSkipped     int
+		wantErr         bool
+	}{
+		{"all valid", []DomainSpec{good}, []DomainSpec{other}, []string{"good__a", "other__b"}, 0, false},
+		{"bad lenient domain left out", []DomainSpec{good}, []DomainSpec{bad, other}, []string{"good__a", "other__b"}, 1, false},
+		{"bad strict domain fails", []DomainSpec{bad}, []DomainSpec{other}, nil, 0, true},
+		{"only lenient, one bad", nil, []DomainSpec{bad}, nil, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, skipped, err := NewCatalogSkipping(tc.strict, tc.lenient, nil)
+			if (err != nil) != tc.wantErr || len(skipped) != tc.wantSkipped {
+				t.Fatalf("NewCatalogSkipping = skipped %v, err %v; want %d skipped, error %v", skipped, err, tc.wantSkipped, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			var names []string
+			for _, tl := range cat.Tools() {
+				names = append(names, tl.QualifiedName)
+			}
+			if strings.Join(names, ",") != strings.Join(tc.wantTools, ",") {
+				t.Errorf("tools = %v, want %v", names, tc.wantTools)
+			}
+		})
 	}
 }
