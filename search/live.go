@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
@@ -30,15 +31,34 @@ type LiveOptions struct {
 	Logger    *slog.Logger
 }
 
+// FollowOptions configures Follow.
+type FollowOptions struct {
+	// StartupWait bounds how long the first refresh waits for the source
+	// to know every domain (DefaultStartupWait when zero): a slow
+	// upstream server holds back the others' tools no longer than this.
+	StartupWait time.Duration
+	// Settle is how long a source's changes gather before a re-index
+	// (DefaultSettle when zero): servers that list their tools moments
+	// apart cost one re-index and one tools/list_changed.
+	Settle time.Duration
+}
+
+// DefaultStartupWait is FollowOptions.StartupWait's default.
+const DefaultStartupWait = 30 * time.Second
+
+// DefaultSettle is FollowOptions.Settle's default.
+const DefaultSettle = 200 * time.Millisecond
+
 // Source is a set of domains that changes: the gateway's upstream servers.
 type Source interface {
 	// Specs returns the current domains.
 	Specs() []index.DomainSpec
 	// Changed receives after the domains changed.
 	Changed() <-chan struct{}
-	// WaitReady returns once the first round of specs is known (every
-	// upstream answered or failed once) or ctx ends.
-	WaitReady(ctx context.Context)
+	// WaitKnown returns once the source knows every domain's tools (an
+	// upstream's from its last run, or listed now, or it failed once) or
+	// ctx ends.
+	WaitKnown(ctx context.Context)
 }
 
 // Live owns the indexed state: it is the one path from domain specs to a
@@ -123,6 +143,25 @@ func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Emb
 	return l.load(ctx, func() (*index.Catalog, error) { return index.NewCatalog(l.quarantine(specs)) }, emb, progress)
 }
 
+// LoadKnown is Load with the domains a source (the gateway) listed last
+// time besides specs: those of known that no longer make a valid catalog
+// are left out and logged, as Update does, while specs are checked
+// strictly. Follow then refreshes them from the source.
+func (l *Live) LoadKnown(ctx context.Context, specs, known []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
+	return l.load(ctx, func() (*index.Catalog, error) { return l.build(specs, known, nil) }, emb, progress)
+}
+
+// build returns the catalog of strict and lenient domains, quarantine
+// applied (index.NewCatalogSkipping), logging the lenient domains left
+// out.
+func (l *Live) build(strict, lenient []index.DomainSpec, prev *index.Catalog) (*index.Catalog, error) {
+	cat, skipped, err := index.NewCatalogSkipping(l.quarantine(strict), l.quarantine(lenient), prev)
+	for _, e := range skipped {
+		l.log.Error("domain left out of the index", "err", e)
+	}
+	return cat, err
+}
+
 // LoadCatalog is Load for a catalog already built (read back from the
 // data dir's catalog cache, say).
 func (l *Live) LoadCatalog(ctx context.Context, cat *index.Catalog, emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
@@ -167,12 +206,14 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
 	l.eng.SetCatalog(cat)
+	// Subscribers first: whoever waits for Loaded finds them up to date
+	// (the server's directly listed tools).
+	l.notifyLocked()
 	select {
 	case <-l.loaded:
 	default:
 		close(l.loaded)
 	}
-	l.notifyLocked()
 	if emb == nil {
 		l.eng.setEmbedder(nil, "")
 		return st, nil
@@ -197,6 +238,7 @@ func (l *Live) UseCatalog(cat *index.Catalog) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.eng.SetCatalog(cat)
+	l.notifyLocked()
 	for _, ch := range []chan struct{}{l.loaded, l.done} {
 		select {
 		case <-ch:
@@ -204,7 +246,6 @@ func (l *Live) UseCatalog(cat *index.Catalog) {
 			close(ch)
 		}
 	}
-	l.notifyLocked()
 }
 
 // Loaded is closed once Load has made the first catalog searchable.
@@ -233,23 +274,11 @@ func (l *Live) Subscribe(f func()) {
 // One invalid domain does not hold back the others: it is left out and
 // logged.
 func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.StoreStats, error) {
-	specs = l.quarantine(specs)
 	// Tools whose source did not change are taken from the catalog served
 	// now instead of being checked and hashed again.
-	prev := l.eng.Catalog()
-	cat, err := index.NewCatalogFrom(specs, prev)
+	cat, err := l.build(nil, specs, l.eng.Catalog())
 	if err != nil {
-		var keep []index.DomainSpec
-		for _, d := range specs {
-			if _, derr := index.NewCatalogFrom([]index.DomainSpec{d}, prev); derr != nil {
-				l.log.Error("domain left out of the index", "domain", d.Name, "err", derr)
-				continue
-			}
-			keep = append(keep, d)
-		}
-		if cat, err = index.NewCatalogFrom(keep, prev); err != nil {
-			return index.StoreStats{}, err
-		}
+		return index.StoreStats{}, err
 	}
 	cat.PrepareLookups() // here, not in the first query after the swap
 	l.mu.Lock()
@@ -269,10 +298,18 @@ func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.Stor
 	return st, nil
 }
 
-// Follow re-indexes from src in the background: once src is ready, then
-// after each change, until ctx ends or Close. Ready is open until the
-// first of these refreshes is done.
-func (l *Live) Follow(ctx context.Context, src Source) {
+// Follow re-indexes from src in the background: once Load has returned
+// and src knows every domain (or StartupWait passed), then after each
+// change, until ctx ends or Close. Changes that come within Settle of
+// each other make one re-index. Ready is open until the first of these
+// refreshes is done.
+func (l *Live) Follow(ctx context.Context, src Source, opts FollowOptions) {
+	if opts.StartupWait <= 0 {
+		opts.StartupWait = DefaultStartupWait
+	}
+	if opts.Settle <= 0 {
+		opts.Settle = DefaultSettle
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	ready := make(chan struct{})
 	l.readyMu.Lock()
@@ -281,7 +318,16 @@ func (l *Live) Follow(ctx context.Context, src Source) {
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		src.WaitReady(ctx)
+		// Load's catalog (the files' domains and what the source listed
+		// last time) is older than anything the source says now: the
+		// first refresh comes after it, or Load would replace it.
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+		}
+		wctx, wcancel := context.WithTimeout(ctx, opts.StartupWait)
+		src.WaitKnown(wctx)
+		wcancel()
 		if ctx.Err() == nil {
 			if _, err := l.Update(ctx, src.Specs()); err != nil {
 				l.log.Error("index after connecting upstreams failed", "err", err)
@@ -293,9 +339,20 @@ func (l *Live) Follow(ctx context.Context, src Source) {
 			case <-ctx.Done():
 				return
 			case <-src.Changed():
-				if _, err := l.Update(ctx, src.Specs()); err != nil && ctx.Err() == nil {
-					l.log.Error("re-index after upstream change failed", "err", err)
-				}
+			}
+			settle := time.NewTimer(opts.Settle)
+			select {
+			case <-ctx.Done():
+				settle.Stop()
+				return
+			case <-settle.C:
+			}
+			select {
+			case <-src.Changed(): // folded into this re-index
+			default:
+			}
+			if _, err := l.Update(ctx, src.Specs()); err != nil && ctx.Err() == nil {
+				l.log.Error("re-index after upstream change failed", "err", err)
 			}
 		}
 	}()

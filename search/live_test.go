@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,7 +186,7 @@ func (f *fakeSource) Specs() []index.DomainSpec {
 	return f.specs
 }
 func (f *fakeSource) Changed() <-chan struct{} { return f.changed }
-func (f *fakeSource) WaitReady(ctx context.Context) {
+func (f *fakeSource) WaitKnown(ctx context.Context) {
 	select {
 	case <-f.ready:
 	case <-ctx.Done():
@@ -203,7 +204,7 @@ func TestLiveFollow(t *testing.T) {
 	defer live.Close()
 	src := &fakeSource{ready: make(chan struct{}), changed: make(chan struct{}, 1),
 		specs: []index.DomainSpec{{Name: "a", Tools: []index.ToolSpec{tool("one", "")}}}}
-	live.Follow(context.Background(), src)
+	live.Follow(context.Background(), src, FollowOptions{})
 	select {
 	case <-live.Ready():
 		t.Fatal("ready before the source was")
@@ -336,10 +337,9 @@ func TestLoadFromThePreviousBuild(t *testing.T) {
 	}
 }
 
-// TestLoadAnswersKeywordFirst: while Load embeds, the catalog is
-// searchable and semantic requests are ranked by keyword with a notice;
-// once the vectors are in, the embedder ranks.
-func TestLoadAnswersKeywordFirst(t *testing.T) {
+// newLive returns a Live index over a new data dir, nothing loaded yet.
+func newLive(t *testing.T) *Live {
+	t.Helper()
 	store, err := index.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +348,15 @@ func TestLoadAnswersKeywordFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer live.Close()
+	t.Cleanup(func() { live.Close() })
+	return live
+}
+
+// TestLoadAnswersKeywordFirst: while Load embeds, the catalog is
+// searchable and semantic requests are ranked by keyword with a notice;
+// once the vectors are in, the embedder ranks.
+func TestLoadAnswersKeywordFirst(t *testing.T) {
+	live := newLive(t)
 	specs, _ := index.ParseCatalog("test", []byte(testCatalog))
 	emb := embedtest.NewBlocking()
 	loadErr := make(chan error, 1)
@@ -381,5 +389,87 @@ func TestLoadAnswersKeywordFirst(t *testing.T) {
 	resp, err = live.Engine().Search(context.Background(), Request{Query: "send a message to the channel"})
 	if err != nil || resp.Mode != Hybrid || resp.Embedder != "builtin/"+embed.BuiltinModel {
 		t.Errorf("after loading: %+v, %v; want hybrid with the built-in embedder", resp, err)
+	}
+}
+
+// TestFollowRefreshesAfterLoad: a source that is ready before Load has
+// run (upstream servers that connect while the embedder is chosen) is
+// indexed after Load, never replaced by Load's older catalog: the bug
+// that served "index loaded tools=0" after an upstream's re-index.
+func TestFollowRefreshesAfterLoad(t *testing.T) {
+	live := newLive(t)
+	src := &fakeSource{ready: make(chan struct{}), changed: make(chan struct{}, 1),
+		specs: []index.DomainSpec{{Name: "up", Tools: []index.ToolSpec{tool("one", "")}}}}
+	close(src.ready)
+	live.Follow(context.Background(), src, FollowOptions{})
+	// Let a first refresh that does not wait for Load (the bug) run
+	// before Load.
+	select {
+	case <-live.Ready():
+	case <-time.After(500 * time.Millisecond):
+	}
+	if _, err := live.Load(context.Background(), nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-live.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not ready 10 s after Load")
+	}
+	if live.Engine().Catalog().Tool("up__one") == nil {
+		t.Errorf("after Load and the first refresh the catalog has %d tools, want the source's up__one", live.Engine().Catalog().Len())
+	}
+}
+
+// TestFollowFirstRefreshIsBounded: a source that never knows all its
+// domains (a server that hangs at start) holds the first refresh back
+// for StartupWait only: what the source has by then is indexed.
+func TestFollowFirstRefreshIsBounded(t *testing.T) {
+	live := openLive(t, "", nil, false, nil)
+	defer live.Close()
+	src := &fakeSource{ready: make(chan struct{}), changed: make(chan struct{}, 1),
+		specs: []index.DomainSpec{{Name: "fast", Tools: []index.ToolSpec{tool("one", "")}}}}
+	live.Follow(context.Background(), src, FollowOptions{StartupWait: 100 * time.Millisecond})
+	select {
+	case <-live.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not ready 10 s after a StartupWait of 100 ms")
+	}
+	if live.Engine().Catalog().Tool("fast__one") == nil {
+		t.Error("the tools the source had when StartupWait passed were not indexed")
+	}
+}
+
+// TestFollowSettles: changes that come within Settle of each other make
+// one re-index, of the last specs.
+func TestFollowSettles(t *testing.T) {
+	live := openLive(t, "", nil, false, nil)
+	defer live.Close()
+	src := &fakeSource{ready: make(chan struct{}), changed: make(chan struct{}, 1)}
+	close(src.ready)
+	live.Follow(context.Background(), src, FollowOptions{Settle: 500 * time.Millisecond})
+	<-live.Ready()
+	var refreshes atomic.Int32
+	live.Subscribe(func() { refreshes.Add(1) })
+	for i := 1; i <= 5; i++ {
+		d := index.DomainSpec{Name: "a"}
+		for j := 0; j < i; j++ {
+			d.Tools = append(d.Tools, tool(fmt.Sprintf("t%d", j), ""))
+		}
+		src.mu.Lock()
+		src.specs = []index.DomainSpec{d}
+		src.mu.Unlock()
+		select { // as the gateway tells: without blocking, coalescing
+		case src.changed <- struct{}{}:
+		default:
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for live.Engine().Catalog().Len() != 5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond) // room for a second re-index
+	if n := refreshes.Load(); n != 1 || live.Engine().Catalog().Len() != 5 {
+		t.Errorf("5 changes in a burst: %d re-indexes, %d tools; want 1 of the last specs (5 tools)", n, live.Engine().Catalog().Len())
 	}
 }

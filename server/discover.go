@@ -37,8 +37,12 @@ type DomainEntry struct {
 	Description string   `json:"description,omitempty"`
 	ToolCount   int      `json:"tool_count"`
 	Groups      []string `json:"groups,omitempty"`
-	// Status says why a configured domain has no tools (its server is
-	// down); empty for a domain that answers.
+	// Status says why a configured domain's server is not connected:
+	// "unavailable: why" or "connecting; its tools are not known yet"
+	// for one without tools; for one whose tools are
+	// those it listed last (on this run or, at start, on the last one),
+	// "connecting" or "unavailable: why", then "; tools as it last
+	// listed them". Empty for a domain that answers.
 	Status string `json:"status,omitempty"`
 }
 
@@ -211,11 +215,19 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 	if args.Domain == "" && args.Group == "" {
 		all := make([]DomainEntry, 0, len(cat.Domains())+len(down))
 		for _, d := range cat.Domains() {
-			all = append(all, DomainEntry{Name: d.Name, Description: d.Description, ToolCount: len(d.Tools), Groups: d.Groups})
+			e := DomainEntry{Name: d.Name, Description: d.Description, ToolCount: len(d.Tools), Groups: d.Groups}
+			if why, ok := down[d.Name]; ok {
+				e.Status = knownStatus(why)
+			}
+			all = append(all, e)
 		}
 		for name, why := range down {
 			if cat.Domain(name) == nil {
-				all = append(all, DomainEntry{Name: name, Status: "unavailable: " + why})
+				st := "unavailable: " + why
+				if why == stillConnecting {
+					st = "connecting; its tools are not known yet"
+				}
+				all = append(all, DomainEntry{Name: name, Status: st})
 			}
 		}
 		slices.SortFunc(all, func(a, b DomainEntry) int { return strings.Compare(a.Name, b.Name) })
@@ -245,6 +257,15 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		out.Total = len(tools)
 	}
 	return nil, out, nil
+}
+
+// knownStatus is the status of a domain listed with the tools its
+// server listed last, the server not connected for why.
+func knownStatus(why string) string {
+	if why == stillConnecting {
+		return "connecting; tools as it last listed them"
+	}
+	return "unavailable: " + why + "; tools as it last listed them"
 }
 
 // page returns the bounds of the page of n entries that cursor (an offset

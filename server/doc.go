@@ -15,7 +15,10 @@
 // to upstream servers and is a plain source of domain specs (Specs,
 // Changed) that cmd hands to search.Live; the [Server] searches through
 // the live engine, subscribes to it to update tools/list, and runs tools
-// through its [Executor] (the gateway).
+// through its [Executor] (the gateway). The gateway can start with the
+// tools each server listed on its last run ([GatewayOptions].Known), and
+// the server holds a first tools/list and the first calls until the start
+// settles (startup.go), telling the client with progress notifications.
 //
 // Tools run through an [Executor] (the gateway's upstream sessions); tools
 // that come from catalog files only are listed, described, and refused with

@@ -23,7 +23,7 @@ func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args Exe
 	if args.ToolName == "" {
 		return nil, nil, errors.New("pass tool_name; find names with discover_tools")
 	}
-	t, serr := resolve(s.eng.Catalog(), args.ToolName)
+	t, serr := s.resolveTool(s.eng.Catalog(), args.ToolName)
 	if serr != nil {
 		return nil, nil, errors.New(serr.Error)
 	}

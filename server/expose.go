@@ -54,6 +54,7 @@ type view struct {
 	// disable_domain; toolset when it was made for one stateless request's
 	// toolset. Both are fixed before the view serves.
 	dynamic, toolset bool
+	sync    listSync          // each change of direct is whole to clients
 }
 
 // newViewLocked makes a view and keeps it in step with the catalog until
@@ -77,6 +78,8 @@ func (s *Server) newView(dynamic bool) *view {
 	if dynamic {
 		s.addDynamicTools(v)
 	}
+	v.mcp.AddReceivingMiddleware(s.startupMiddleware(v))
+	v.mcp.AddSendingMiddleware(v.sync.middleware)
 	return v
 }
 
@@ -221,12 +224,21 @@ func (s *Server) syncDirectToolsLocked() {
 }
 
 // syncViewLocked adds and removes v's directly listed tools so that they
-// match the exposure and the current catalog. The SDK tells the view's
-// clients with notifications/tools/list_changed. s.mu is held.
+// match the exposure and the current catalog, as one change (listSync):
+// the view's clients get one notifications/tools/list_changed for it, and
+// no tools/list in between. s.mu is held.
 func (s *Server) syncViewLocked(v *view) {
 	if s.expose.Mode == "" || s.expose.Mode == ExposeMeta {
 		return
 	}
+	v.sync.begin()
+	changed := s.changeViewLocked(v)
+	v.sync.end(changed, v.mcp)
+}
+
+// changeViewLocked makes syncViewLocked's change and reports whether it
+// changed anything. s.mu is held.
+func (s *Server) changeViewLocked(v *view) bool {
 	want := map[string]*index.Tool{}
 	for _, t := range s.wanted(s.eng.Catalog(), v) {
 		if t.QualifiedName == DiscoverTools || t.QualifiedName == GetToolSchema || t.QualifiedName == ExecuteTool {
@@ -255,8 +267,16 @@ func (s *Server) syncViewLocked(v *view) {
 		t := want[name]
 		v.mcp.AddTool(mcpTool(t), s.directHandler(name))
 		v.direct[name] = t.Hash
+		if addToolHook != nil {
+			addToolHook()
+		}
 	}
+	return len(remove) > 0 || len(names) > 0
 }
+
+// addToolHook, when set (by tests), runs after each tool a view adds: a
+// pause there is what a busy machine does to a long change.
+var addToolHook func()
 
 // directHandler runs a directly listed tool, looked up by name at call
 // time so that a re-index never leaves a stale tool behind.

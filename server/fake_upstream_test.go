@@ -18,7 +18,10 @@ import (
 // answer initialize, serve schemas that are not object schemas, crash in
 // the middle of a call, print a banner on stdout, exit right after
 // connecting, flood list_changed. With TOOLSCOUT_FAKE_STARTS set it
-// appends a line to that file each time it starts.
+// appends a line to that file each time it starts; with
+// TOOLSCOUT_FAKE_DELAY (a duration) it sleeps that long before it reads
+// its first message: a server that is slow to start (an `npx -y` that
+// downloads its package).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("TOOLSCOUT_FAKE_UPSTREAM"); mode != "" {
 		fakeUpstream(mode)
@@ -33,6 +36,9 @@ func fakeUpstream(mode string) {
 			fmt.Fprintln(f, time.Now().UnixNano())
 			f.Close()
 		}
+	}
+	if d, err := time.ParseDuration(os.Getenv("TOOLSCOUT_FAKE_DELAY")); err == nil {
+		time.Sleep(d)
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,8 +35,19 @@ type GatewayOptions struct {
 	// StableAfter is how long a session must last to reset the backoff
 	// (30 s when zero).
 	StableAfter time.Duration
-	Version     string
-	Logger      *slog.Logger
+	// Known are the tools each upstream listed on its last run (the data
+	// dir keeps them): they are served, and the server marked as still
+	// connecting, until it lists its tools again. With any of them, the
+	// gateway knows its tools at once (WaitKnown): a server the last run
+	// did not list (new in the config, or down then) adds its tools when
+	// it lists them. Entries of domains not in Upstreams are ignored.
+	Known []index.ListedTools
+	// Keep, when set, is given every upstream's last tools each time one
+	// lists tools that differ from what it listed before (for the data
+	// dir to keep them for the next start).
+	Keep    func([]index.ListedTools) error
+	Version string
+	Logger  *slog.Logger
 }
 
 // UpstreamStatus describes one upstream for doctor and logs.
@@ -65,6 +79,8 @@ type Gateway struct {
 	progMu  sync.Mutex
 	progSeq atomic.Int64
 	prog    map[string]progressRoute
+
+	keepMu sync.Mutex // one Keep at a time, in the order of the listings
 }
 
 type progressRoute struct {
@@ -75,6 +91,9 @@ type progressRoute struct {
 type upstream struct {
 	cfg   UpstreamConfig
 	ready chan struct{} // closed after the first connection attempt
+	// known is closed once the tools are known: at once when the last
+	// run's are, else with ready.
+	known chan struct{}
 	// changed receives after the server announced tools/list_changed
 	// (coalescing, like Gateway.change); follow re-lists.
 	changed chan struct{}
@@ -88,6 +107,9 @@ type upstream struct {
 	instr   string // the server's instructions
 	skipped []string
 	latency time.Duration
+	// lastRun is true while tools are the last run's (GatewayOptions.Known),
+	// not listed by this one yet.
+	lastRun bool
 	// changedBy is the session that announced the change, until follow
 	// re-lists it.
 	changedBy *mcp.ClientSession
@@ -111,10 +133,32 @@ func NewGateway(opts GatewayOptions) *Gateway {
 		log = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), prog: map[string]progressRoute{}, closing: make(chan struct{})}
+	known := map[string]index.ListedTools{}
+	for _, k := range opts.Known {
+		known[k.Domain] = k
+	}
 	for _, c := range opts.Upstreams {
-		u := &upstream{cfg: c, ready: make(chan struct{}), changed: make(chan struct{}, 1), state: "connecting"}
+		u := &upstream{cfg: c, ready: make(chan struct{}), known: make(chan struct{}), changed: make(chan struct{}, 1), state: "connecting"}
+		if k, ok := known[c.Domain]; ok && k.Tools != nil {
+			// Groups come from this run's config, as toolSpecs sets them.
+			u.tools = make([]index.ToolSpec, len(k.Tools))
+			for i, t := range k.Tools {
+				t.Group = strings.TrimSpace(c.Groups[t.Name])
+				u.tools[i] = t
+			}
+			u.title, u.instr, u.lastRun = k.Title, k.Instructions, true
+			close(u.known)
+		}
 		g.ups = append(g.ups, u)
 		g.byDom[c.Domain] = u
+	}
+	if slices.ContainsFunc(g.ups, func(u *upstream) bool { return u.lastRun }) {
+		// A head start: the last run's catalog is served at once.
+		for _, u := range g.ups {
+			if !u.lastRun {
+				close(u.known)
+			}
+		}
 	}
 	return g
 }
@@ -143,13 +187,40 @@ func (g *Gateway) Start(ctx context.Context) {
 // WaitReady waits until every upstream has finished its first connection
 // attempt (successful or not) or ctx is done.
 func (g *Gateway) WaitReady(ctx context.Context) {
+	g.waitEach(ctx, func(u *upstream) <-chan struct{} { return u.ready })
+}
+
+// waitEach waits until ch(u) is closed for every upstream u, or ctx is
+// done.
+func (g *Gateway) waitEach(ctx context.Context, ch func(u *upstream) <-chan struct{}) {
 	for _, u := range g.ups {
 		select {
-		case <-u.ready:
+		case <-ch(u):
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// WaitKnown waits until every upstream's tools are known (listed on its
+// last run, or now, or it failed its first connection attempt) or ctx is
+// done.
+func (g *Gateway) WaitKnown(ctx context.Context) {
+	g.waitEach(ctx, func(u *upstream) <-chan struct{} { return u.known })
+}
+
+// Connecting returns the domains whose servers have not finished their
+// first connection attempt, for what a wait says it waits for.
+func (g *Gateway) Connecting() []string {
+	var out []string
+	for _, u := range g.ups {
+		select {
+		case <-u.ready:
+		default:
+			out = append(out, u.cfg.Domain)
+		}
+	}
+	return out
 }
 
 // Close cancels the calls in flight, disconnects from every upstream and
@@ -200,7 +271,6 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 			u.mu.Unlock()
 			u.readyOnce()
 			g.log.Info("upstream connected", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()), "protocol", session.InitializeResult().ProtocolVersion, "latency", connected.Sub(start).Round(time.Millisecond))
-			g.notify()
 			werr := session.Wait()
 			if ctx.Err() != nil {
 				return
@@ -221,13 +291,19 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 	}
 }
 
-// readyOnce closes u.ready the first time; it reports whether it did.
+// readyOnce closes u.ready (and u.known) the first time; it reports
+// whether it did.
 func (u *upstream) readyOnce() bool {
 	select {
 	case <-u.ready:
 		return false
 	default:
 		close(u.ready)
+		select {
+		case <-u.known:
+		default:
+			close(u.known)
+		}
 		return true
 	}
 }
@@ -274,7 +350,7 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 			errs = append(errs, err)
 			continue
 		}
-		if err := g.list(cctx, u, session); err != nil {
+		if err := g.list(cctx, u, session, false); err != nil {
 			session.Close()
 			errs = append(errs, err)
 			continue
@@ -298,8 +374,10 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 	return nil, err
 }
 
-// list lists session's tools (all pages) into u and marks it up.
-func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSession) error {
+// list lists session's tools (all pages) into u and marks it up. When
+// they differ from what u had (nothing, the last run's, the previous
+// listing), it tells Changed and Keep; logChange says so in the log too.
+func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSession, logChange bool) error {
 	var tools []*mcp.Tool
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
@@ -321,10 +399,46 @@ func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSess
 		}
 		instr = ir.Instructions
 	}
+	if specs == nil {
+		specs = []index.ToolSpec{} // listed: known, if empty
+	}
 	u.mu.Lock()
-	u.state, u.err, u.session, u.tools, u.skipped, u.title, u.instr = "up", nil, session, specs, skipped, title, instr
+	same := u.tools != nil && reflect.DeepEqual(u.tools, specs) && u.title == title && u.instr == instr
+	wasLastRun := u.lastRun
+	u.state, u.err, u.session, u.tools, u.skipped, u.title, u.instr, u.lastRun = "up", nil, session, specs, skipped, title, instr, false
 	u.mu.Unlock()
+	if same {
+		if wasLastRun {
+			g.log.Info("upstream lists the tools it listed on its last run", "domain", u.cfg.Domain, "tools", len(specs))
+		}
+		return nil
+	}
+	if logChange || wasLastRun {
+		g.log.Info("upstream tools changed", "domain", u.cfg.Domain, "tools", len(specs))
+	}
+	g.keepListed()
+	g.notify()
 	return nil
+}
+
+// keepListed hands every upstream's last tools to GatewayOptions.Keep.
+func (g *Gateway) keepListed() {
+	if g.opts.Keep == nil {
+		return
+	}
+	g.keepMu.Lock()
+	defer g.keepMu.Unlock()
+	var all []index.ListedTools
+	for _, u := range g.ups {
+		u.mu.Lock()
+		if u.tools != nil {
+			all = append(all, index.ListedTools{Domain: u.cfg.Domain, Title: u.title, Instructions: u.instr, Tools: u.tools})
+		}
+		u.mu.Unlock()
+	}
+	if err := g.opts.Keep(all); err != nil {
+		g.log.Warn("could not keep the upstream servers' tools in the data dir; the next start waits for the servers to list them", "err", err)
+	}
 }
 
 // relistEvery bounds how often one upstream is re-listed (and the index
@@ -367,17 +481,14 @@ func (g *Gateway) follow(ctx context.Context, u *upstream) {
 func (g *Gateway) relist(ctx context.Context, u *upstream, session *mcp.ClientSession) {
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.connectTimeout())
 	defer cancel()
-	if err := g.list(ctx, u, session); err != nil {
+	if err := g.list(ctx, u, session, true); err != nil {
 		g.log.Warn("re-listing upstream tools failed", "domain", u.cfg.Domain, "err", err)
-		return
 	}
-	g.log.Info("upstream tools changed", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()))
-	g.notify()
 }
 
 // Specs returns the domains to index: the base catalog's, then every
-// upstream's last known tools (kept while a server is down, so they stay
-// discoverable).
+// upstream's last known tools (the last run's until it lists them, and
+// kept while a server is down, so that they stay discoverable).
 func (g *Gateway) Specs() []index.DomainSpec {
 	specs := append([]index.DomainSpec{}, g.opts.Base...)
 	for _, u := range g.ups {
@@ -396,16 +507,20 @@ func (g *Gateway) Specs() []index.DomainSpec {
 	return specs
 }
 
-// Unavailable returns, for each upstream that has no tools listed yet,
-// why: still connecting, or down with its last error.
+// stillConnecting is Unavailable's reason for a server whose first
+// connection attempt has not ended.
+const stillConnecting = "still connecting"
+
+// Unavailable returns, for each upstream that is not connected, why:
+// stillConnecting, or down with its last error.
 func (g *Gateway) Unavailable() map[string]string {
 	out := map[string]string{}
 	for _, u := range g.ups {
 		u.mu.Lock()
-		if u.tools == nil {
+		if u.session == nil {
 			why := u.state
 			if u.state == "connecting" {
-				why = "still connecting"
+				why = stillConnecting
 			} else if u.err != nil {
 				why = search.Quote(u.err.Error(), 200)
 			}
@@ -438,8 +553,26 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		return nil, ErrNotExecutable
 	}
 	u.mu.Lock()
+	session, state := u.session, u.state
+	u.mu.Unlock()
+	if session == nil && state == "connecting" {
+		// Its tools are the last run's: the server is starting. Wait for
+		// its first connection attempt, within the call's timeout.
+		wctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+		waitNoticed(wctx, g.log, req, u.ready, fmt.Sprintf("%s waits for server %q to start", t.QualifiedName, t.Domain), func() string {
+			return fmt.Sprintf("waiting for server %q to start (it gets %s to connect)", t.Domain, u.cfg.connectTimeout())
+		})
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	u.mu.Lock()
 	session, state, uerr := u.session, u.state, u.err
 	u.mu.Unlock()
+	if session == nil && state == "connecting" {
+		return nil, fmt.Errorf("server %q is still starting: it did not connect within %s (the call's timeout); try again in a moment. Tools of other domains work", t.Domain, u.cfg.timeout())
+	}
 	if session == nil {
 		reason := state
 		if uerr != nil {

@@ -124,7 +124,7 @@ func startRelay(tb testing.TB) *relayEnv {
 		tb.Fatal(err)
 	}
 	gw := NewGateway(GatewayOptions{Upstreams: []UpstreamConfig{fakeConfig(tb, "fake", "blob")}})
-	live.Follow(ctx, gw)
+	live.Follow(ctx, gw, search.FollowOptions{})
 	srv := New(Options{Live: live, Executor: gw})
 	gw.Start(ctx)
 	tb.Cleanup(func() { gw.Close(); live.Close() })

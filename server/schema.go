@@ -68,7 +68,7 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 	cat := s.eng.Catalog()
 	out := SchemaAnswer{Tools: []ToolSchema{}}
 	for _, name := range names {
-		t, serr := resolve(cat, name)
+		t, serr := s.resolveTool(cat, name)
 		if serr != nil {
 			out.Errors = append(out.Errors, *serr)
 			continue

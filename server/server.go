@@ -39,7 +39,7 @@ var ErrNotExecutable = errors.New("tool has no upstream server")
 type Options struct {
 	// Live is the index the server searches; after each of its refreshes
 	// the server updates what tools/list shows. Its Ready channel holds
-	// meta-tool calls at startup (see MaxStartupWait).
+	// meta-tool calls at startup (see StartupWait).
 	Live *search.Live
 	// Executor runs tools; nil means every tool is catalog-only.
 	Executor Executor
@@ -53,6 +53,17 @@ type Options struct {
 	// fails to load, and by the server after FallbackAfter search failures
 	// in a row. "" never does.
 	Fallback string
+	// LoadDone, with Fallback "eager", is closed once the index has
+	// loaded or the server has fallen back (Live.Settled when nil): the
+	// first tools/list waits for it (for SemanticGrace once the keyword
+	// index is in), so that an index that cannot load lists every tool
+	// from the first list on.
+	LoadDone <-chan struct{}
+	// StartupWait bounds how long a request waits for the start to settle:
+	// a tools/list (in the modes that list tools directly) or a meta-tool
+	// call for the catalog to load and the upstream servers' tools to be
+	// known (search.DefaultStartupWait when zero).
+	StartupWait time.Duration
 	// Name and Version identify the server to clients.
 	Name, Version string
 	Logger        *slog.Logger
@@ -71,9 +82,11 @@ type Server struct {
 	impl   *mcp.Implementation
 	instr  string
 
-	fallback string
-	metrics  *Metrics    // nil: not counted
-	draining atomic.Bool // see Drain
+	fallback  string
+	metrics   *Metrics    // nil: not counted
+	draining  atomic.Bool // see Drain
+	loadDone  <-chan struct{}
+	startWait time.Duration
 
 	mu       sync.Mutex         // guards views, their tools, expose and failures
 	primary  *view              // the stdio (or shared HTTP) server
@@ -135,7 +148,14 @@ func New(opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	eng := opts.Live.Engine()
+	if opts.LoadDone == nil {
+		opts.LoadDone = opts.Live.Settled()
+	}
+	if opts.StartupWait <= 0 {
+		opts.StartupWait = search.DefaultStartupWait
+	}
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback, metrics: opts.Metrics,
+		loadDone: opts.LoadDone, startWait: opts.StartupWait,
 		impl:  &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		instr: instructions(eng.Catalog(), opts.Domains, opts.Expose.Mode),
 		views: map[*view]struct{}{}}
@@ -151,44 +171,6 @@ func New(opts Options) *Server {
 		s.metrics.watch(s)
 	}
 	return s
-}
-
-// MaxStartupWait bounds how long a meta-tool call waits for upstream
-// servers that are still connecting at startup.
-const MaxStartupWait = 30 * time.Second
-
-// SemanticGrace is how long a meta-tool call made while the index loads
-// waits for semantic ranking once the keyword index answers; after it,
-// the call is ranked by keyword with a notice.
-const SemanticGrace = 2 * time.Second
-
-// waitReady blocks until the live index has loaded its catalog (keyword
-// first, then semantic ranking for at most SemanticGrace) and holds the
-// upstreams' first round of tools, MaxStartupWait passes or ctx ends: the
-// client's initialize never waits, its first meta-tool call does.
-func (s *Server) waitReady(ctx context.Context) {
-	deadline := time.NewTimer(MaxStartupWait)
-	defer deadline.Stop()
-	wait := func(ch <-chan struct{}, limit <-chan time.Time) bool {
-		select {
-		case <-ch:
-			return true
-		case <-ctx.Done():
-		case <-deadline.C:
-		case <-limit:
-			return true
-		}
-		return false
-	}
-	if !wait(s.live.Loaded(), nil) {
-		return
-	}
-	grace := time.NewTimer(SemanticGrace)
-	defer grace.Stop()
-	if !wait(s.live.Settled(), grace.C) {
-		return
-	}
-	wait(s.live.Ready(), nil)
 }
 
 // MCP returns the underlying go-sdk server, to run on a transport.

@@ -52,7 +52,10 @@ func testLiveIn(t *testing.T, dir, js string, emb embed.Embedder) *search.Live {
 }
 
 // connect runs srv on in-memory transports and returns a client session.
-func connect(t *testing.T, srv *Server) *mcp.ClientSession {
+func connect(t *testing.T, srv *Server) *mcp.ClientSession { return connectWith(t, srv, nil) }
+
+// connectWith is connect with the client's options.
+func connectWith(t *testing.T, srv *Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
@@ -61,7 +64,7 @@ func connect(t *testing.T, srv *Server) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -50,9 +50,17 @@ type UpstreamConfig struct {
 	Groups map[string]string
 	// Timeout bounds each tool call (60 s when zero).
 	Timeout time.Duration
-	// ConnectTimeout bounds connecting and listing tools (15 s when zero).
+	// ConnectTimeout bounds starting, connecting and listing tools
+	// (DefaultConnectTimeout when zero).
 	ConnectTimeout time.Duration
 }
+
+// DefaultConnectTimeout is how long an upstream server gets to start,
+// answer initialize and list its tools. A first `npx -y` start downloads
+// the package: 3.6-4.7 s for the reference servers here (BENCHMARKS.md),
+// 14.3 s on the machine issue 23 was filed from; the old 15 s left a
+// server that needs 20 s never connected.
+const DefaultConnectTimeout = 60 * time.Second
 
 // upstreamProtocol is the protocol version toolscout asks stdio and SSE
 // upstreams for: go-sdk's newer default sends server/discover first,
@@ -70,7 +78,7 @@ func (c *UpstreamConfig) connectTimeout() time.Duration {
 	if c.ConnectTimeout > 0 {
 		return c.ConnectTimeout
 	}
-	return 15 * time.Second
+	return DefaultConnectTimeout
 }
 
 // An attempt is one way to connect to an upstream: a transport and the

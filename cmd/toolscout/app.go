@@ -33,6 +33,10 @@ type app struct {
 	gc     *gatewayConfig
 	stats  index.StoreStats
 	domain []string // configured domains, base first
+	// known are the upstream servers' domains as the gateway knows them
+	// when the index loads: the tools each listed on its last run (kept
+	// in the data dir), or, for commands that wait for the servers, now.
+	known []index.DomainSpec
 	// last is the data dir's previous catalog build, when cat missed: the
 	// files' unchanged tools are taken from it.
 	last *index.Catalog
@@ -67,10 +71,9 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 	return a, nil
 }
 
-// readSources reads --config and the catalog files and returns the app with
-// its gateway (started and waited for with waitUpstreams) and the domains
-// they give, unchecked.
-func (g *globalFlags) readSources(ctx context.Context, log *slog.Logger, waitUpstreams bool) (*app, []index.DomainSpec, error) {
+// readSources reads --config and the catalog files and returns the app
+// (its gateway config checked) and the catalog files' domains, unchecked.
+func (g *globalFlags) readSources(log *slog.Logger) (*app, []index.DomainSpec, error) {
 	if len(g.configs) == 0 {
 		// Parsed by prepare, unless the data dir has them cached.
 		src, err := g.baseSource()
@@ -87,7 +90,7 @@ func (g *globalFlags) readSources(ctx context.Context, log *slog.Logger, waitUps
 	for _, d := range base {
 		a.domain = append(a.domain, d.Name)
 	}
-	gc, err := loadConfigs(g.configs)
+	gc, err := g.gatewayConfig()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,20 +109,49 @@ func (g *globalFlags) readSources(ctx context.Context, log *slog.Logger, waitUps
 	for _, d := range gc.Skipped {
 		log.Warn("skipping an upstream server that is toolscout itself", "server", d)
 	}
-	a.gw = server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Base: base, Version: version, Logger: log})
-	if waitUpstreams {
-		a.gw.Start(ctx)
-		a.gw.WaitReady(ctx)
-		base = a.gw.Specs()
-	}
 	return a, base, nil
+}
+
+// listNow returns base followed by the domains of a's upstream servers
+// as they list them now: each is connected and waited for until it has
+// answered or failed once. The data dir is not used (lint reads no index).
+func (a *app) listNow(ctx context.Context, log *slog.Logger, base []index.DomainSpec) []index.DomainSpec {
+	if a.gc == nil {
+		return base
+	}
+	gw := server.NewGateway(server.GatewayOptions{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log})
+	gw.Start(ctx)
+	defer gw.Close()
+	gw.WaitReady(ctx)
+	return gw.Specs()
+}
+
+// gatewayConfig reads the --config files, with --connect-timeout (else
+// the config's toolscout.connect_timeout) as the connect timeout of the
+// servers that set none.
+func (g *globalFlags) gatewayConfig() (*gatewayConfig, error) {
+	gc, err := loadConfigs(g.configs)
+	if err != nil {
+		return nil, err
+	}
+	timeout := g.connectTimeout.or(gc.ConnectTimeout)
+	for i := range gc.Upstreams {
+		if gc.Upstreams[i].ConnectTimeout == 0 {
+			gc.Upstreams[i].ConnectTimeout = timeout
+		}
+	}
+	return gc, nil
 }
 
 // prepare does the quick part of open: it reads --config and the catalog
 // files (unchecked: load checks them), opens the data dir and returns the
-// app with a Live index still empty, and the domains to load into it.
+// app with a Live index still empty, and the catalog files' domains to
+// load into it (a.known: the upstreams'). With --config it makes the
+// gateway, knowing the tools each server listed on its last run; with
+// waitUpstreams it starts it and waits until every server has answered
+// or failed once.
 func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstreams bool) (*app, []index.DomainSpec, error) {
-	a, base, err := g.readSources(ctx, log, waitUpstreams)
+	a, base, err := g.readSources(log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,7 +161,6 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	}
 	dir, err := storeDir()
 	if err != nil {
-		a.closeGateway()
 		return nil, nil, err
 	}
 	store, err := index.OpenStoreWith(dir, index.StoreOptions{ReadOnly: g.readOnly})
@@ -137,8 +168,18 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		err = g.noIndex(err)
 	}
 	if err != nil {
-		a.closeGateway()
 		return nil, nil, err
+	}
+	if a.gc != nil {
+		a.gw = server.NewGateway(server.GatewayOptions{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log,
+			Known: store.ListedTools(), Keep: store.SaveListedTools})
+		if waitUpstreams {
+			a.gw.Start(ctx)
+			a.gw.WaitReady(ctx)
+		}
+		// Specs lists the base domains first, then the upstreams'.
+		specs := a.gw.Specs()
+		base, a.known = specs[:len(base)], specs[len(base):]
 	}
 	if store.MemoryKeyword {
 		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
@@ -182,13 +223,14 @@ func (a *app) catalogFrom(store *index.Store) ([]index.DomainSpec, error) {
 	return base, err
 }
 
-// catalog returns the catalog of base, or of the cache: for the eager
-// fallback when the index cannot load.
+// catalog returns the catalog of base and the upstreams' known domains,
+// or of the cache: for the eager fallback when the index cannot load.
 func (a *app) catalog(base []index.DomainSpec) (*index.Catalog, error) {
 	if a.cat != nil {
 		return a.cat, nil
 	}
-	return index.NewCatalog(base)
+	cat, _, err := index.NewCatalogSkipping(base, a.known, nil)
+	return cat, err
 }
 
 // load picks the embedder and loads base into the app's Live index: the
@@ -228,7 +270,7 @@ func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec,
 	if a.cat != nil {
 		a.stats, err = a.live.LoadCatalog(ctx, a.cat, emb, bar.update)
 	} else {
-		a.stats, err = a.live.Load(ctx, base, emb, bar.update)
+		a.stats, err = a.live.LoadKnown(ctx, base, a.known, emb, bar.update)
 	}
 	bar.finish()
 	for _, h := range a.live.Store().Healed() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -51,6 +52,8 @@ type serverEntry struct {
 	Groups      map[string]string `json:"groups"`
 	Disabled    bool              `json:"disabled"`
 	Timeout     float64           `json:"timeout"`
+	// ConnectTimeout bounds the server's start (seconds).
+	ConnectTimeout float64 `json:"connect_timeout"`
 }
 
 // gatewayConfig is what the config files say.
@@ -64,14 +67,22 @@ type gatewayConfig struct {
 	// Fallback is "eager" to list every tool directly when the meta layer
 	// cannot serve ("" when no file sets it).
 	Fallback string
-	Disabled []string // domains switched off
-	Skipped  []string // servers that are toolscout itself
+	// ConnectTimeout is toolscout.connect_timeout: how long a server
+	// without its own connect_timeout gets to start (0 when no file sets
+	// it).
+	ConnectTimeout time.Duration
+	// StartupWait is toolscout.startup_wait: how long the first tools/list
+	// and meta-tool calls wait for the start to settle (0 when no file
+	// sets it).
+	StartupWait time.Duration
+	Disabled    []string // domains switched off
+	Skipped     []string // servers that are toolscout itself
 }
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
-	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback"}
+	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "timeout", "connect_timeout"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -122,11 +133,13 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 	var top struct {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		Toolscout  *struct {
-			Expose     string   `json:"expose"`
-			Pinned     []string `json:"pinned"`
-			Model      string   `json:"model"`
-			Quarantine bool     `json:"quarantine"`
-			Fallback   string   `json:"fallback"`
+			Expose         string   `json:"expose"`
+			Pinned         []string `json:"pinned"`
+			Model          string   `json:"model"`
+			Quarantine     bool     `json:"quarantine"`
+			Fallback       string   `json:"fallback"`
+			ConnectTimeout float64  `json:"connect_timeout"`
+			StartupWait    float64  `json:"startup_wait"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -134,6 +147,10 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if errors.As(err, &syn) {
 			line := bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n")) + 1
 			return nil, &ConfigError{File: file, Reason: fmt.Sprintf("invalid JSON on line %d: %v", line, err)}
+		}
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) && typ.Field != "" {
+			return nil, &ConfigError{File: file, Path: typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", jsonKind(typ.Type), typ.Value)}
 		}
 		return nil, &ConfigError{File: file, Reason: err.Error()}
 	}
@@ -157,6 +174,13 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		}
 		if gc.Expose != "" && !validExpose(gc.Expose) {
 			return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: fmt.Sprintf("%q: use %s", gc.Expose, strings.Join(server.ExposeModes, ", "))}
+		}
+		var err error
+		if gc.ConnectTimeout, err = seconds(file, "toolscout.connect_timeout", top.Toolscout.ConnectTimeout); err != nil {
+			return nil, err
+		}
+		if gc.StartupWait, err = seconds(file, "toolscout.startup_wait", top.Toolscout.StartupWait); err != nil {
+			return nil, err
 		}
 	}
 	keys := make([]string, 0, len(top.MCPServers))
@@ -207,11 +231,13 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		default:
 			return nil, &ConfigError{File: file, Path: path + ".type", Reason: fmt.Sprintf("%q: use stdio, http or sse", e.Type)}
 		}
-		if e.Timeout < 0 {
-			return nil, &ConfigError{File: file, Path: path + ".timeout", Reason: "must be a number of seconds ≥ 0"}
-		}
-		uc.Timeout = time.Duration(e.Timeout * float64(time.Second))
 		var err error
+		if uc.Timeout, err = seconds(file, path+".timeout", e.Timeout); err != nil {
+			return nil, err
+		}
+		if uc.ConnectTimeout, err = seconds(file, path+".connect_timeout", e.ConnectTimeout); err != nil {
+			return nil, err
+		}
 		expand := func(field, s string) string {
 			if err != nil {
 				return s
@@ -268,6 +294,34 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		gc.Upstreams = append(gc.Upstreams, uc)
 	}
 	return gc, nil
+}
+
+// jsonKind names the JSON value a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list"
+	}
+	return "an object"
+}
+
+// maxSeconds bounds a config's durations: a day is more than any server
+// needs to start, and far from time.Duration's overflow.
+const maxSeconds = 24 * 60 * 60
+
+// seconds converts a config's number of seconds at path (0: the default)
+// into a duration.
+func seconds(file, path string, v float64) (time.Duration, error) {
+	if v < 0 || v > maxSeconds {
+		return 0, &ConfigError{File: file, Path: path, Reason: fmt.Sprintf("%v: must be a number of seconds from 0 (the default) to %d", v, maxSeconds)}
+	}
+	return time.Duration(v * float64(time.Second)), nil
 }
 
 // isToolscout reports whether command starts toolscout itself.
@@ -331,6 +385,12 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.Fallback != "" {
 			all.Fallback = gc.Fallback
+		}
+		if gc.ConnectTimeout > 0 {
+			all.ConnectTimeout = gc.ConnectTimeout
+		}
+		if gc.StartupWait > 0 {
+			all.StartupWait = gc.StartupWait
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)

@@ -14,21 +14,22 @@ func env(vars map[string]string) func(string) (string, bool) {
 func TestParseConfig(t *testing.T) {
 	data := `{"mcpServers": {
 	  "GitHub Server": {"command": "npx", "args": ["-y", "@x/github"], "env": {"TOKEN": "${GH_TOKEN}"}, "cwd": "/tmp",
-	                    "description": "GitHub", "groups": {"create_issue": "issues"}, "timeout": 2.5},
+	                    "description": "GitHub", "groups": {"create_issue": "issues"}, "timeout": 2.5, "connect_timeout": 90},
 	  "remote": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
 	  "old": {"url": "http://localhost:9/sse", "type": "sse"},
 	  "off": {"command": "x", "disabled": true}
-	}, "toolscout": {"expose": "core", "pinned": ["github-server__*"], "model": " mxbai-embed-large "}}`
+	}, "toolscout": {"expose": "core", "pinned": ["github-server__*"], "model": " mxbai-embed-large ", "connect_timeout": 120, "startup_wait": 5.5}}`
 	gc, err := parseConfig("c.json", []byte(data), env(map[string]string{"GH_TOKEN": "ghp_1", "TOKEN": "t0k"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gc.Upstreams) != 3 || gc.Expose != "core" || gc.Model != "mxbai-embed-large" || len(gc.Pinned) != 1 || len(gc.Disabled) != 1 || gc.Disabled[0] != "off" {
+	if len(gc.Upstreams) != 3 || gc.Expose != "core" || gc.Model != "mxbai-embed-large" || len(gc.Pinned) != 1 || len(gc.Disabled) != 1 || gc.Disabled[0] != "off" ||
+		gc.ConnectTimeout != 2*time.Minute || gc.StartupWait != 5500*time.Millisecond {
 		t.Fatalf("config = %+v", gc)
 	}
 	gh := gc.Upstreams[0]
 	if gh.Domain != "github-server" || gh.Command != "npx" || gh.Env["TOKEN"] != "ghp_1" || gh.Cwd != "/tmp" ||
-		gh.Groups["create_issue"] != "issues" || gh.Timeout != 2500*time.Millisecond || gh.Description != "GitHub" {
+		gh.Groups["create_issue"] != "issues" || gh.Timeout != 2500*time.Millisecond || gh.ConnectTimeout != 90*time.Second || gh.Description != "GitHub" {
 		t.Errorf("github entry = %+v", gh)
 	}
 	if r := gc.Upstreams[2]; r.Domain != "remote" || r.Headers["Authorization"] != "Bearer t0k" || r.Transport != "" {
@@ -73,7 +74,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad url", `{"mcpServers": {"a": {"url": "ftp://h"}}}`, "mcpServers.a.url", "not an http(s) URL"},
 		{"unset var", `{"mcpServers": {"a": {"url": "http://h", "headers": {"X": "${NOPE}"}}}}`, "mcpServers.a.headers.X", "${NOPE} is not set"},
 		{"unset var in env", `{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}}}`, "mcpServers.a.env.K", "${NOPE}"},
-		{"negative timeout", `{"mcpServers": {"a": {"command": "x", "timeout": -1}}}`, "mcpServers.a.timeout", "≥ 0"},
+		{"negative timeout", `{"mcpServers": {"a": {"command": "x", "timeout": -1}}}`, "mcpServers.a.timeout", "from 0 (the default)"},
+		{"negative connect timeout", `{"mcpServers": {"a": {"command": "x", "connect_timeout": -5}}}`, "mcpServers.a.connect_timeout", "from 0 (the default)"},
+		{"connect timeout of years", `{"mcpServers": {"a": {"command": "x", "connect_timeout": 1e12}}}`, "mcpServers.a.connect_timeout", "to 86400"},
+		{"misspelt connect timeout", `{"mcpServers": {"a": {"command": "x", "connectTimeout": 30}}}`, "mcpServers.a.connectTimeout", `did you mean "connect_timeout"?`},
+		{"negative startup wait", `{"mcpServers": {}, "toolscout": {"startup_wait": -1}}`, "toolscout.startup_wait", "from 0 (the default)"},
+		{"startup wait as text", `{"mcpServers": {}, "toolscout": {"startup_wait": "30s"}}`, "toolscout.startup_wait", "expected a number, found JSON string"},
 		{"wrong field type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, "mcpServers.a.args", "expected"},
 		{"name clash", `{"mcpServers": {"My Server": {"command": "x"}, "my-server": {"command": "y"}}}`, "mcpServers.my-server", "both become domain"},
 		{"bad expose", `{"mcpServers": {}, "toolscout": {"expose": "all"}}`, "toolscout.expose", "meta, eager, core, dynamic"},

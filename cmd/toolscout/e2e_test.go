@@ -21,7 +21,7 @@ import (
 )
 
 // buildBinary builds toolscout once per test run.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "toolscout")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
@@ -324,27 +324,33 @@ func TestEndToEndThousandDomains(t *testing.T) {
 // added to the environment.
 func e2eTools(t *testing.T, env []string, args ...string) (count int, names []string, discover string) {
 	t.Helper()
-	client := nodeClient(t)
-	script := filepath.Join(filepath.Dir(client), "e2e_tools.mjs")
-	bin := buildBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{script, bin, "serve"}, args...)...)
-	cmd.Env = append(append(os.Environ(), "WAIT_MS=15000"), env...)
-	cmd.Stderr = os.Stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, raw)
-	}
 	var out struct {
 		Count    int
 		Names    []string
 		Discover json.RawMessage
 	}
-	if err := json.Unmarshal(raw, &out); err != nil {
+	runScript(t, "e2e_tools.mjs", buildBinary(t), append(env, "WAIT_MS=15000"), args, &out)
+	return out.Count, out.Names, string(out.Discover)
+}
+
+// runScript runs the node script of testdata against `bin serve
+// args...`, with env added to the environment, and decodes the JSON it
+// prints into out.
+func runScript(t *testing.T, script, bin string, env, args []string, out any) {
+	t.Helper()
+	script = filepath.Join(filepath.Dir(nodeClient(t)), script)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{script, bin, "serve"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, raw)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
 		t.Fatalf("client output %.300s: %v", raw, err)
 	}
-	return out.Count, out.Names, string(out.Discover)
 }
 
 // TestExposeFromEnvironment: TOOLSCOUT_EXPOSE chooses the loading mode

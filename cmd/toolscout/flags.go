@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/server"
 )
 
 // stringList is a repeatable string flag.
@@ -18,6 +20,36 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// durationFlag is a duration flag that knows whether it was given, so
+// that a config key can set what the flag does when it was not.
+type durationFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (f *durationFlag) String() string { return f.d.String() }
+
+func (f *durationFlag) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write it like 90s or 2m", v)
+	}
+	if d <= 0 {
+		return fmt.Errorf("%s: give a duration above zero", v)
+	}
+	f.d, f.set = d, true
+	return nil
+}
+
+// or returns the flag's value when it was given, else configured when
+// it is set (non-zero), else the flag's default.
+func (f *durationFlag) or(configured time.Duration) time.Duration {
+	if f.set || configured <= 0 {
+		return f.d
+	}
+	return configured
+}
 
 // globalFlags are the flags every command accepts.
 type globalFlags struct {
@@ -31,6 +63,9 @@ type globalFlags struct {
 	logFormat string
 	// readOnly opens the data dir without writing (serve --read-only).
 	readOnly bool
+	// connectTimeout is --connect-timeout: how long an upstream server
+	// without its own connect_timeout gets to start.
+	connectTimeout durationFlag
 }
 
 // register adds the global flags to fs; logLevel is the command's default
@@ -45,6 +80,8 @@ func (g *globalFlags) register(fs *flag.FlagSet, logLevel string) {
 	fs.Var(&g.prompts, "prompt", "query/document prompts of a model: `MODEL=QUERY_PREFIX|DOC_PREFIX` (repeatable)")
 	fs.StringVar(&g.logLevel, "log-level", logLevel, "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text (key=value) or json (one JSON object a line, for log collectors)")
+	g.connectTimeout.d = server.DefaultConnectTimeout
+	fs.Var(&g.connectTimeout, "connect-timeout", "with --config: how long (`DURATION`, e.g. 90s) each upstream server gets to start, answer initialize and list its tools (a first npx -y downloads its package); a server's \"connect_timeout\" wins, and without this flag the config's toolscout.connect_timeout sets it")
 }
 
 func defaultDataDir() string {

@@ -36,11 +36,11 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	a, specs, err := g.readSources(ctx, log, true)
+	a, specs, err := g.readSources(log)
 	if err != nil {
 		return err
 	}
-	a.closeGateway()
+	specs = a.listNow(ctx, log, specs)
 	if a.src != nil {
 		if specs, err = a.src.Specs(); err != nil {
 			return err

@@ -13,12 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.", stderr)
+	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.", stderr)
 	g.register(fs, "info")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	expose := fs.String("expose", "", "what tools/list shows: "+strings.Join(server.ExposeModes, ", ")+" (default meta, or the config's toolscout.expose)")
@@ -32,6 +33,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxSessions := fs.Int("max-sessions", 1000, "with --http: the most sessions open at once; more get 503 (0: no limit)")
 	fs.BoolVar(&g.readOnly, "read-only", false, "serve the indexes that toolscout index built in the data dir without writing there, beside any number of other read-only servers (not with --config)")
 	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
+	startupWait := durationFlag{d: search.DefaultStartupWait}
+	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager or core, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -91,8 +94,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
 	}
-	// The server answers at once; the index loads behind it (keyword
-	// first), and meta-tool calls wait for the keyword index only.
+	wait := startupWait.d
+	if a.gc != nil {
+		wait = startupWait.or(a.gc.StartupWait)
+	}
+	// The server answers initialize at once; the index loads behind it
+	// (keyword first). The first tools/list and meta-tool calls wait for
+	// what they need, within the startup wait.
 	// ctx is the server's work (loading, upstream sessions): over stdio a
 	// signal ends it at once, over HTTP only after the drain, so that the
 	// calls in flight can still reach their upstream servers (an SSE
@@ -103,7 +111,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *httpAddr == "" {
 		defer context.AfterFunc(sig, func() { stop(nil) })()
 	}
-	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, Version: version, Logger: log, Domains: a.domain}
+	loadDone := make(chan struct{})
+	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, Version: version, Logger: log, Domains: a.domain}
 	if *httpAddr != "" {
 		opts.Metrics = server.NewMetrics()
 	}
@@ -111,10 +120,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opts.Executor = a.gw
 		// The live index re-indexes when the gateway's tools change; the
 		// server follows the live index.
-		a.live.Follow(ctx, a.gw)
+		a.live.Follow(ctx, a.gw, search.FollowOptions{StartupWait: wait})
 	}
 	srv := server.New(opts)
-	loadDone := make(chan struct{})
 	go func() {
 		defer close(loadDone)
 		start := time.Now()
@@ -148,6 +156,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), exp.Mode)
 	if a.gw != nil {
 		what += fmt.Sprintf(", %s connecting", plural(len(a.gc.Upstreams), "upstream server"))
+		if len(a.known) > 0 {
+			what += fmt.Sprintf(" (the tools of %d as they listed them last, meanwhile)", len(a.known))
+		}
 	}
 	if *httpAddr == "" {
 		log.Info("serving over stdio: " + what)

@@ -64,7 +64,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 	if len(g.configs) == 0 {
 		return
 	}
-	gc, err := loadConfigs(g.configs)
+	gc, err := g.gatewayConfig()
 	if err != nil {
 		emit(check{name: "config", detail: err.Error(), fix: configAdvice(err)})
 		return
@@ -134,7 +134,7 @@ func upstreamAdvice(st server.UpstreamStatus, stdio bool) string {
 	var exitErr *exec.ExitError
 	switch {
 	case st.State == "connecting":
-		return fmt.Sprintf("%s did not answer initialize and tools/list within its connect timeout: run its command by hand to see whether it starts, or raise \"timeout\"", st.Domain)
+		return fmt.Sprintf("%s did not answer initialize and tools/list within its connect timeout: run its command by hand to see whether it starts, or raise its \"connect_timeout\" (seconds) or --connect-timeout", st.Domain)
 	case errors.Is(st.Err, exec.ErrNotFound) || errors.Is(st.Err, fs.ErrNotExist):
 		return fmt.Sprintf("the command of %s was not found: install it, or give its full path in \"command\"", st.Domain)
 	case errors.As(st.Err, &exitErr):
@@ -142,7 +142,7 @@ func upstreamAdvice(st server.UpstreamStatus, stdio bool) string {
 	case stdio && (errors.Is(st.Err, io.EOF) || errors.Is(st.Err, syscall.EPIPE) || errors.Is(st.Err, mcp.ErrConnectionClosed)):
 		return fmt.Sprintf("%s exited or closed its stdout before answering: run its command by hand to see its errors", st.Domain) + envAdvice
 	case errors.Is(st.Err, context.DeadlineExceeded):
-		return fmt.Sprintf("%s did not answer within its connect timeout: check that it is a stdio MCP server, or raise \"timeout\"", st.Domain)
+		return fmt.Sprintf("%s did not answer within its connect timeout: check that it is a stdio MCP server, or raise its \"connect_timeout\" (seconds) or --connect-timeout", st.Domain)
 	}
 	return "check the command or URL of " + st.Domain + " (run it by hand to see its errors)"
 }

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolscout/toolscout/server"
+)
+
+// firstList is what e2e_first_list.mjs prints.
+type firstList struct {
+	First    int      `json:"first"`
+	FirstMs  int      `json:"firstMs"`
+	Lists    []int    `json:"lists"`
+	Names    []string `json:"names"`
+	Notices  int      `json:"notices"`
+	Progress []string `json:"progress"`
+	Discover *struct {
+		Ms     int `json:"ms"`
+		Result struct {
+			Results []struct{ Name string } `json:"results"`
+		} `json:"result"`
+	} `json:"discover"`
+	Contents *struct {
+		Domains []struct {
+			Name      string `json:"name"`
+			ToolCount int    `json:"tool_count"`
+			Status    string `json:"status"`
+		} `json:"domains"`
+	} `json:"contents"`
+	Call *struct {
+		Ms     int    `json:"ms"`
+		Error  string `json:"error"`
+		Result struct {
+			IsError bool                    `json:"isError"`
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	} `json:"call"`
+}
+
+// runFirstList runs e2e_first_list.mjs against `bin serve args...` with
+// env added to the environment.
+func runFirstList(t *testing.T, bin string, env []string, args ...string) firstList {
+	t.Helper()
+	var out firstList
+	runScript(t, "e2e_first_list.mjs", bin, append(env, "SETTLE_MS=1000"), args, &out)
+	return out
+}
+
+// checkWhole fails unless every list the client got had want tools and
+// no tools/list_changed came (the first list was whole already).
+func checkWhole(t *testing.T, out firstList, want int) {
+	t.Helper()
+	if out.First != want {
+		t.Errorf("first tools/list = %d tools, want all %d", out.First, want)
+	}
+	for _, n := range out.Lists {
+		if n != want {
+			t.Errorf("lists = %v, want each of the %d tools", out.Lists, want)
+			break
+		}
+	}
+	if out.Notices != 0 {
+		t.Errorf("%d tools/list_changed after a whole first list (lists %v), want none", out.Notices, out.Lists)
+	}
+}
+
+// TestFirstListTypeScript: a client that acts like Claude Desktop (the
+// official TypeScript SDK, listing right after initialize and again on
+// each list_changed) gets the whole list first, over stdio, with a fresh
+// and with an indexed data dir, in eager and core mode and with the
+// eager fallback; no list in between is partial.
+func TestFirstListTypeScript(t *testing.T) {
+	nodeClient(t)
+	bin := buildBinary(t)
+	const builtin = 302 + 3
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		args    []string
+		indexed bool
+		want    int
+	}{
+		{"eager, fresh", nil, []string{"--expose", "eager"}, false, builtin},
+		{"eager, indexed", nil, []string{"--expose", "eager"}, true, builtin},
+		{"core, fresh", nil, []string{"--expose", "core", "--pin", "weather__*"}, false, 3 + 5},
+		{"core, indexed", nil, []string{"--expose", "core", "--pin", "weather__*"}, true, 3 + 5},
+		// The index cannot load (Ollama is not there): every tool is
+		// listed directly, from the first list on.
+		{"fallback, fresh", []string{"TOOLSCOUT_FALLBACK=eager", "OLLAMA_HOST=127.0.0.1:9"}, []string{"--embedder", "ollama"}, false, builtin},
+		{"fallback, indexed", []string{"TOOLSCOUT_FALLBACK=eager", "OLLAMA_HOST=127.0.0.1:9"}, []string{"--embedder", "ollama"}, true, builtin},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := t.TempDir()
+			if tc.indexed {
+				if out, err := exec.Command(bin, "index", "--data-dir", data, "--embedder", "builtin").CombinedOutput(); err != nil {
+					t.Fatalf("index: %v\n%s", err, out)
+				}
+			}
+			args := append([]string{"--data-dir", data, "--log-level", "warn"}, tc.args...)
+			if !slices.Contains(args, "--embedder") {
+				args = append(args, "--embedder", "builtin")
+			}
+			checkWhole(t, runFirstList(t, bin, tc.env, args...), tc.want)
+		})
+	}
+}
+
+// gatewayConfig writes a config of the three npm reference servers and
+// "slow", server-memory started SLOW_DELAY_MS milliseconds late (read
+// from toolscout's environment), which gets connect_timeout seconds; a
+// late server, 2 s late with a connect timeout of 1 s, never connects.
+func writeSlowConfig(t *testing.T, dir string, connectTimeout int, late bool) string {
+	t.Helper()
+	root, _ := filepath.Abs("../..")
+	bin := func(name string) string { return filepath.Join(root, "node_modules", ".bin", name) }
+	memory := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js")
+	delayed := func(ms string, file string) map[string]any {
+		return map[string]any{"command": "node", "args": []string{"-e", "setTimeout(() => import(" + jsString(memory) + "), Number(process.env.DELAY_MS))"},
+			"env": map[string]string{"DELAY_MS": ms, "MEMORY_FILE_PATH": filepath.Join(dir, file)}}
+	}
+	slow := delayed("${SLOW_DELAY_MS}", "slow.jsonl")
+	slow["connect_timeout"] = connectTimeout
+	servers := map[string]any{
+		"memory":     map[string]any{"command": bin("mcp-server-memory"), "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "m.jsonl")}},
+		"files":      map[string]any{"command": bin("mcp-server-filesystem"), "args": []string{dir}},
+		"everything": map[string]any{"command": bin("mcp-server-everything")},
+		"slow":       slow,
+	}
+	if late {
+		l := delayed("2000", "late.jsonl")
+		l["connect_timeout"] = 1
+		servers["late"] = l
+	}
+	doc, err := json.Marshal(map[string]any{"mcpServers": servers, "toolscout": map[string]any{"expose": "eager"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "servers.json")
+	if err := os.WriteFile(cfg, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestGatewayStartTypeScript: behind the gateway, in eager mode, with
+// the npm reference servers and a server slow to start:
+//   - fresh: the first list waits for every server (the slow one
+//     connects: its connect_timeout is above its start time), with
+//     progress, and is whole; a server slower than its own
+//     connect_timeout is left out and marked unavailable;
+//   - indexed: the first list and discover_tools answer at once from the
+//     tools the servers listed last, the slow server marked connecting;
+//   - a call of the slow server's tool made at once waits for it.
+func TestGatewayStartTypeScript(t *testing.T) {
+	nodeClient(t)
+	if _, err := os.Stat(filepath.Join("..", "..", "node_modules", ".bin", "mcp-server-everything")); err != nil {
+		needNode(t, "npm packages are missing: run `npm ci` (make test does)")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cfg := writeSlowConfig(t, dir, 20, true)
+	data := filepath.Join(dir, "data")
+	serve := []string{"--config", cfg, "--data-dir", data, "--embedder", "builtin", "--log-level", "warn"}
+	const all = 3 + 9 + 14 + 14 + 9 // meta-tools, memory, files, everything, slow
+
+	fresh := runFirstList(t, bin, []string{"SLOW_DELAY_MS=2000"}, serve...)
+	checkWhole(t, fresh, all)
+	if !slices.Contains(fresh.Names, "slow__read_graph") || slices.ContainsFunc(fresh.Names, func(n string) bool { return strings.HasPrefix(n, "late__") }) {
+		t.Errorf("fresh start listed %v, want slow's tools and none of late's", fresh.Names)
+	}
+	if !slices.ContainsFunc(fresh.Progress, func(m string) bool { return strings.Contains(m, "still connecting") }) {
+		t.Errorf("progress while the first list waited = %q, want the servers it waits for", fresh.Progress)
+	}
+
+	known := runFirstList(t, bin, []string{"SLOW_DELAY_MS=30000", "QUERY=create entities in the knowledge graph"}, serve...)
+	checkWhole(t, known, all)
+	if known.Discover == nil || len(known.Discover.Result.Results) == 0 {
+		t.Fatalf("discover_tools on an indexed start = %+v", known.Discover)
+	}
+	status := map[string]string{}
+	for _, d := range known.Contents.Domains {
+		status[d.Name] = d.Status
+	}
+	if !strings.HasPrefix(status["slow"], "connecting") || status["late"] == "" {
+		t.Errorf("domains on an indexed start = %+v, want slow connecting (with its last tools) and late marked", known.Contents.Domains)
+	}
+	t.Logf("indexed start: first list after %d ms, discover_tools after %d ms", known.FirstMs, known.Discover.Ms)
+
+	call := runFirstList(t, bin, []string{"SLOW_DELAY_MS=2000", "CALL=slow__read_graph"}, serve...)
+	if call.Call == nil || call.Call.Error != "" || call.Call.Result.IsError {
+		t.Errorf("a call of the slow server's tool at start = %+v, want it to wait for the server and run", call.Call)
+	}
+}
+
+// TestConnectTimeoutPrecedence: a server's connect_timeout wins over
+// --connect-timeout, which wins over the config's
+// toolscout.connect_timeout, which wins over the default.
+func TestConnectTimeoutPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name      string
+		config    string
+		flag      string
+		own, rest time.Duration
+	}{
+		{"defaults", `{"mcpServers": {"own": {"command": "x", "connect_timeout": 5}, "rest": {"command": "y"}}}`, "", 5 * time.Second, server.DefaultConnectTimeout},
+		{"config", `{"mcpServers": {"own": {"command": "x", "connect_timeout": 5}, "rest": {"command": "y"}}, "toolscout": {"connect_timeout": 90}}`, "", 5 * time.Second, 90 * time.Second},
+		{"flag over config", `{"mcpServers": {"own": {"command": "x", "connect_timeout": 5}, "rest": {"command": "y"}}, "toolscout": {"connect_timeout": 90}}`, "2m", 5 * time.Second, 2 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+			os.WriteFile(path, []byte(tc.config), 0o644)
+			g := globalFlags{configs: stringList{path}}
+			g.connectTimeout.d = server.DefaultConnectTimeout
+			if tc.flag != "" {
+				if err := g.connectTimeout.Set(tc.flag); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gc, err := g.gatewayConfig()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]time.Duration{}
+			for _, u := range gc.Upstreams {
+				got[u.Domain] = u.ConnectTimeout
+			}
+			if got["own"] != tc.own || got["rest"] != tc.rest {
+				t.Errorf("connect timeouts = %v, want own %s and rest %s", got, tc.own, tc.rest)
+			}
+		})
+	}
+	var f durationFlag
+	for _, bad := range []string{"-1s", "0", "soon"} {
+		if err := f.Set(bad); err == nil {
+			t.Errorf("--connect-timeout %s accepted", bad)
+		}
+	}
+}

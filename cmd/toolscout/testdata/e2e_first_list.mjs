@@ -1,0 +1,52 @@
+// A client that acts like Claude Desktop, through the official TypeScript
+// SDK: it lists the tools right after initialize (with a progress
+// token) and again after every notifications/tools/list_changed, then
+// watches for SETTLE_MS more. With QUERY set it also asks discover_tools
+// at once; with CALL (a tool name) and CALL_ARGS (JSON) it calls a tool
+// at once. Prints one JSON object for the Go test: the size of every
+// list in order, the notifications, the progress messages and what the
+// calls answered, with the milliseconds from the start of the server to
+// each answer.
+//
+//   SETTLE_MS=1500 node e2e_first_list.mjs BINARY ARG...
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [bin, ...args] = process.argv.slice(2);
+const settle = Number(process.env.SETTLE_MS ?? 1500);
+const start = Date.now();
+const out = { lists: [], names: [], notices: 0, progress: [] };
+const client = new Client({ name: "claude-desktop-like", version: "1.0.0" });
+let relisting = Promise.resolve();
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  out.notices++;
+  relisting = relisting.then(async () => {
+    out.lists.push((await client.listTools()).tools.length);
+  });
+});
+await client.connect(new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" }));
+const pending = [];
+if (process.env.QUERY) {
+  pending.push(client.callTool({ name: "discover_tools", arguments: { query: process.env.QUERY, limit: 5 } }).then((r) => {
+    out.discover = { ms: Date.now() - start, result: r.structuredContent ?? r.content };
+  }));
+  pending.push(client.callTool({ name: "discover_tools", arguments: {} }).then((r) => {
+    out.contents = r.structuredContent ?? r.content;
+  }));
+}
+if (process.env.CALL) {
+  pending.push(client.callTool({ name: process.env.CALL, arguments: JSON.parse(process.env.CALL_ARGS ?? "{}") }).then(
+    (r) => { out.call = { ms: Date.now() - start, result: r }; },
+    (e) => { out.call = { ms: Date.now() - start, error: String(e) }; }));
+}
+const first = await client.listTools(undefined, { timeout: 120000, onprogress: (p) => out.progress.push(p.message ?? "") });
+out.first = first.tools.length;
+out.firstMs = Date.now() - start;
+out.names = first.tools.map((t) => t.name);
+out.lists.unshift(first.tools.length);
+await Promise.all(pending);
+await new Promise((r) => setTimeout(r, settle));
+await relisting;
+console.log(JSON.stringify(out));
+await client.close();

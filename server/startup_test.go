@@ -1,0 +1,433 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+)
+
+// emptyLive returns a Live index with nothing loaded yet: a server at
+// its first moment.
+func emptyLive(t *testing.T) *search.Live {
+	t.Helper()
+	store, err := index.OpenStore("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := search.NewLive(search.LiveOptions{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Close() })
+	return live
+}
+
+func specsOf(t *testing.T, js string) []index.DomainSpec {
+	t.Helper()
+	specs, err := index.ParseCatalog("test", []byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return specs
+}
+
+// lister is a client that acts like Claude Desktop: it lists the tools
+// right after initialize and again after each tools/list_changed,
+// recording how many tools each list had.
+type lister struct {
+	cs       *mcp.ClientSession
+	mu       sync.Mutex
+	sizes    []int
+	notices  atomic.Int32
+	progress chan *mcp.ProgressNotificationParams
+	relist   chan struct{}
+}
+
+func connectLister(t *testing.T, srv *Server) *lister {
+	t.Helper()
+	l := &lister{progress: make(chan *mcp.ProgressNotificationParams, 100), relist: make(chan struct{}, 100)}
+	l.cs = connectWith(t, srv, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			l.notices.Add(1)
+			l.relist <- struct{}{}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			l.progress <- req.Params
+		},
+	})
+	go func() {
+		for range l.relist {
+			l.list(nil)
+		}
+	}()
+	return l
+}
+
+// list lists the tools (params may carry a progress token) and records
+// the count.
+func (l *lister) list(params *mcp.ListToolsParams) (int, error) {
+	res, err := l.cs.ListTools(context.Background(), params)
+	if err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	l.sizes = append(l.sizes, len(res.Tools))
+	l.mu.Unlock()
+	return len(res.Tools), nil
+}
+
+func (l *lister) lists() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int(nil), l.sizes...)
+}
+
+// waitList waits until some list had n tools.
+func (l *lister) waitList(t *testing.T, n int) {
+	t.Helper()
+	waitFor(t, "a list of all the tools", func() bool {
+		for _, s := range l.lists() {
+			if s == n {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestFirstListIsComplete: in eager and core mode, a client that lists
+// the tools before the index has loaded gets the whole list once it has
+// (not the meta-tools alone); a call of a directly listed tool made then
+// waits too, instead of failing as an unknown tool.
+func TestFirstListIsComplete(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		exp  Exposure
+		want int
+	}{
+		{"eager", Exposure{Mode: ExposeEager}, 3 + 5},
+		{"core", Exposure{Mode: ExposeCore, Pinned: []string{"github__*"}}, 3 + 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := emptyLive(t)
+			l := connectLister(t, New(Options{Live: live, Expose: tc.exp}))
+			first := make(chan int, 1)
+			go func() {
+				n, err := l.list(nil)
+				if err != nil {
+					t.Error(err)
+				}
+				first <- n
+			}()
+			called := make(chan *mcp.CallToolResult, 1)
+			go func() {
+				res, err := l.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "github__list_issues", Arguments: map[string]any{}})
+				if err != nil {
+					t.Errorf("a call of github__list_issues before the index loaded: %v, want it to wait", err)
+				}
+				called <- res
+			}()
+			if _, err := live.Load(context.Background(), specsOf(t, testCatalog), nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if n := <-first; n != tc.want {
+				t.Errorf("first tools/list = %d tools, want all %d", n, tc.want)
+			}
+			if res := <-called; res != nil && !strings.Contains(text(res), "cannot run here") {
+				t.Errorf("call of github__list_issues = %s, want the catalog-only answer", text(res))
+			}
+		})
+	}
+}
+
+// TestLongWaitsAreTold: a tools/list that waits sends progress
+// notifications with its progress token, each larger than the last and
+// saying what it waits for; one without a token is logged instead.
+func TestLongWaitsAreTold(t *testing.T) {
+	live := emptyLive(t)
+	logs := &logBuffer{}
+	l := connectLister(t, New(Options{Live: live, Expose: Exposure{Mode: ExposeEager}, Logger: logs.logger()}))
+	listed := make(chan int, 2)
+	go func() {
+		n, _ := l.list(&mcp.ListToolsParams{Meta: mcp.Meta{"progressToken": "first-list"}})
+		listed <- n
+	}()
+	go func() {
+		n, _ := l.list(nil)
+		listed <- n
+	}()
+	var got []*mcp.ProgressNotificationParams
+	for len(got) < 2 {
+		select {
+		case p := <-l.progress:
+			got = append(got, p)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no progress notification 10 s into a tools/list that waits (got %d)", len(got))
+		}
+	}
+	for i, p := range got {
+		if p.ProgressToken != "first-list" || !strings.Contains(p.Message, "index to load") || i > 0 && p.Progress <= got[i-1].Progress {
+			t.Errorf("progress notification %d = %+v, want token first-list, increasing progress and what it waits for", i, p)
+		}
+	}
+	waitFor(t, "a log line for the list without a token", func() bool { return len(logs.records("tools/list waits")) > 0 })
+	if _, err := live.Load(context.Background(), specsOf(t, testCatalog), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if n := <-listed; n != 8 {
+			t.Errorf("a tools/list that waited = %d tools, want 8", n)
+		}
+	}
+}
+
+// TestListChangedOncePerChange: a change of many tools that pauses in
+// the middle (a busy machine) is announced once, and no client lists
+// part of it.
+func TestListChangedOncePerChange(t *testing.T) {
+	added := 0
+	addToolHook = func() {
+		if added++; added%25 == 0 {
+			time.Sleep(15 * time.Millisecond) // longer than the go-sdk's 10 ms debounce
+		}
+	}
+	t.Cleanup(func() { addToolHook = nil })
+	live := emptyLive(t)
+	l := connectLister(t, New(Options{Live: live, Expose: Exposure{Mode: ExposeEager}}))
+	if _, err := live.Load(context.Background(), specsOf(t, manyDomains(100)), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.list(nil)
+	l.waitList(t, 203)
+	time.Sleep(300 * time.Millisecond) // room for a late notification
+	for _, n := range l.lists() {
+		if n != 203 {
+			t.Errorf("lists = %v, want every one whole (203 tools)", l.lists())
+			break
+		}
+	}
+	if n := l.notices.Load(); n > 1 {
+		t.Errorf("%d tools/list_changed for one change, want at most 1", n)
+	}
+	// The next change is announced again, once.
+	before := l.notices.Load()
+	if _, err := live.Update(context.Background(), specsOf(t, manyDomains(101))); err != nil {
+		t.Fatal(err)
+	}
+	l.waitList(t, 205)
+	time.Sleep(300 * time.Millisecond)
+	if n := l.notices.Load() - before; n != 1 {
+		t.Errorf("%d tools/list_changed for the second change, want 1", n)
+	}
+}
+
+// TestFallbackFirstListIsComplete: with the eager fallback, the first
+// tools/list waits until the load ends; when the index cannot load, it
+// is every tool, not the meta-tools alone.
+func TestFallbackFirstListIsComplete(t *testing.T) {
+	live := emptyLive(t)
+	loadDone := make(chan struct{})
+	srv := New(Options{Live: live, Fallback: ExposeEager, LoadDone: loadDone})
+	l := connectLister(t, srv)
+	first := make(chan int, 1)
+	go func() {
+		n, _ := l.list(nil)
+		first <- n
+	}()
+	cat, err := index.NewCatalog(specsOf(t, testCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.UseCatalog(cat) // what serve does when the index fails to load
+	srv.FallBackToEager("the index could not load")
+	close(loadDone)
+	if n := <-first; n != 8 {
+		t.Errorf("first tools/list with the fallback = %d tools, want all 8", n)
+	}
+}
+
+// knownGateway serves upstreams whose tools are known from their last
+// run, as `toolscout serve --config` does on a data dir that has them:
+// the live index loads them first, then follows the gateway.
+func knownGateway(t *testing.T, opts GatewayOptions, exp Exposure) (*Server, *Gateway, *search.Live) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	live := emptyLive(t)
+	if opts.MinBackoff == 0 {
+		opts.MinBackoff, opts.MaxBackoff = 100*time.Millisecond, 500*time.Millisecond
+	}
+	gw := NewGateway(opts)
+	if _, err := live.LoadKnown(ctx, nil, gw.Specs(), embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	live.Follow(ctx, gw, search.FollowOptions{})
+	srv := New(Options{Live: live, Executor: gw, Expose: exp})
+	gw.Start(ctx)
+	t.Cleanup(gw.Close) // before the live index closes: cleanups run last first
+	return srv, gw, live
+}
+
+// fakeKnown is what a fake upstream lists, as its last run would have
+// kept it (drop leaves out the tools named).
+func fakeKnown(t *testing.T, domain string, drop ...string) index.ListedTools {
+	t.Helper()
+	cfg := fakeConfig(t, domain, "ok")
+	gw := NewGateway(GatewayOptions{Upstreams: []UpstreamConfig{cfg}})
+	gw.Start(context.Background())
+	gw.WaitReady(context.Background())
+	defer gw.Close()
+	specs := gw.Specs()
+	if len(specs) != 1 {
+		t.Fatalf("the fake upstream listed no tools: %+v", gw.Status())
+	}
+	k := index.ListedTools{Domain: domain, Title: "fake-ok"}
+	for _, tl := range specs[0].Tools {
+		if !strings.Contains(" "+strings.Join(drop, " ")+" ", " "+tl.Name+" ") {
+			k.Tools = append(k.Tools, tl)
+		}
+	}
+	return k
+}
+
+// TestHeadStartFromKnownTools: with the tools its servers listed on
+// their last run, a start answers discover_tools, get_tool_schema and
+// tools/list from them before the servers connect, marks the servers as
+// connecting, runs execute_tool once its server is up (waiting for it,
+// with progress), and announces nothing when the servers list what they
+// listed before; the data dir is written only for a change.
+func TestHeadStartFromKnownTools(t *testing.T) {
+	known := fakeKnown(t, "slow")
+	slow := fakeConfig(t, "slow", "ok")
+	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
+	var keeps atomic.Int32
+	srv, gw, _ := knownGateway(t, GatewayOptions{Upstreams: []UpstreamConfig{slow}, Known: []index.ListedTools{known},
+		Keep: func([]index.ListedTools) error { keeps.Add(1); return nil }}, Exposure{Mode: ExposeEager})
+	l := connectLister(t, srv)
+	if n, err := l.list(nil); err != nil || n != 3+len(known.Tools) {
+		t.Errorf("first tools/list = %d tools (%v), want the %d known ones and the meta-tools", n, err, len(known.Tools))
+	}
+	var page Contents
+	if err := json.Unmarshal([]byte(structured(t, call(t, l.cs, DiscoverTools, map[string]any{}))), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Domains) != 1 || page.Domains[0].ToolCount != len(known.Tools) || !strings.HasPrefix(page.Domains[0].Status, "connecting") {
+		t.Errorf("contents before the server connected = %+v, want slow with its known tools, marked connecting", page.Domains)
+	}
+	if res := call(t, l.cs, DiscoverTools, map[string]any{"query": "echo the text back"}); !strings.Contains(text(res), "slow__echo") {
+		t.Errorf("discover before the server connected = %s, want slow__echo", text(res))
+	}
+	if res := call(t, l.cs, GetToolSchema, map[string]any{"tool_name": "slow__echo"}); res.IsError {
+		t.Errorf("get_tool_schema before the server connected = %s", text(res))
+	}
+	if st := gw.Status(); st[0].State != "connecting" {
+		t.Fatalf("the slow server is %s already; the test needs it still starting", st[0].State)
+	}
+	res, err := l.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ExecuteTool, Meta: mcp.Meta{"progressToken": 7},
+		Arguments: map[string]any{"tool_name": "slow__echo", "arguments": map[string]any{"text": "hi"}}})
+	if err != nil || res.IsError || !strings.Contains(text(res), "hi") {
+		t.Fatalf("execute_tool on a server still starting = %v, %v; want it to wait and run", res, err)
+	}
+	select {
+	case p := <-l.progress:
+		if !strings.Contains(p.Message, `server "slow"`) {
+			t.Errorf("progress while waiting for the server = %+v", p)
+		}
+	default:
+		t.Error("execute_tool waited 2 s for its server without a progress notification")
+	}
+	time.Sleep(500 * time.Millisecond) // a re-index and its notification would come now
+	if n := l.notices.Load(); n != 0 || keeps.Load() != 0 {
+		t.Errorf("the server listed what it listed last time: %d tools/list_changed, %d writes; want none", n, keeps.Load())
+	}
+}
+
+// TestCallWaitsWithinItsTimeout: a call of a tool whose server is still
+// starting waits no longer than the tool's call timeout, then says the
+// server is still starting (not unavailable, not unknown).
+func TestCallWaitsWithinItsTimeout(t *testing.T) {
+	known := fakeKnown(t, "slow")
+	slow := fakeConfig(t, "slow", "ok")
+	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "3s"
+	slow.Timeout = 300 * time.Millisecond
+	srv, _, _ := knownGateway(t, GatewayOptions{Upstreams: []UpstreamConfig{slow}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeMeta})
+	cs := connect(t, srv)
+	res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "slow__echo", "arguments": map[string]any{"text": "hi"}})
+	if !res.IsError || !strings.Contains(text(res), `server "slow" is still starting`) || !strings.Contains(text(res), "300ms") {
+		t.Errorf("execute_tool on a server starting for longer than the call's timeout = %s", text(res))
+	}
+}
+
+// TestChangedUpstreamIsAnnouncedOnce: a server that lists other tools
+// than on its last run is re-indexed, announced once and kept.
+func TestChangedUpstreamIsAnnouncedOnce(t *testing.T) {
+	known := fakeKnown(t, "fake", "fail", "crash")
+	var kept atomic.Value
+	srv, _, live := knownGateway(t, GatewayOptions{Upstreams: []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Known: []index.ListedTools{known},
+		Keep: func(l []index.ListedTools) error { kept.Store(l); return nil }}, Exposure{Mode: ExposeEager})
+	l := connectLister(t, srv)
+	first, _ := l.list(nil)
+	waitFor(t, "the re-index", func() bool { return live.Engine().Catalog().Tool("fake__crash") != nil })
+	l.waitList(t, first+2)
+	time.Sleep(500 * time.Millisecond)
+	if n := l.notices.Load(); n != 1 {
+		t.Errorf("%d tools/list_changed for one changed server, want 1 (lists %v)", n, l.lists())
+	}
+	got, _ := kept.Load().([]index.ListedTools)
+	if len(got) != 1 || len(got[0].Tools) != len(known.Tools)+2 {
+		t.Errorf("kept %+v, want the server's new list", got)
+	}
+}
+
+// TestSlowServerConnects: a server slower to start than the old fixed
+// 15 s connects within its own connect timeout (scaled down here: 2 s
+// against 10 s), without holding up a fast one; one slower than its
+// timeout is down with a reason, and its tools are said to be
+// unavailable, not unknown.
+func TestSlowServerConnects(t *testing.T) {
+	slow := fakeConfig(t, "slow", "ok")
+	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
+	slow.ConnectTimeout = 10 * time.Second
+	late := fakeConfig(t, "late", "ok")
+	late.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
+	late.ConnectTimeout = 300 * time.Millisecond
+	env := startGatewayWith(t, GatewayOptions{Upstreams: []UpstreamConfig{fakeConfig(t, "fast", "ok"), slow, late},
+		MinBackoff: time.Hour, MaxBackoff: time.Hour}, Exposure{Mode: ExposeMeta})
+	state := func(d string) string {
+		for _, st := range env.gw.Status() {
+			if st.Domain == d {
+				return st.State
+			}
+		}
+		return ""
+	}
+	waitFor(t, "the fast server", func() bool { return state("fast") == "up" })
+	if s := state("slow"); s != "connecting" {
+		t.Errorf("when the fast server was up the slow one was %s, want connecting", s)
+	}
+	waitFor(t, "the slow server", func() bool { return state("slow") == "up" })
+	waitFor(t, "the server slower than its connect timeout to be down", func() bool { return state("late") == "down" })
+	for _, st := range env.gw.Status() {
+		if st.Domain == "late" && (st.Err == nil || !strings.Contains(st.Err.Error(), "no answer within 300ms")) {
+			t.Errorf("late: %v, want the timeout named", st.Err)
+		}
+	}
+	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "late__echo", "arguments": map[string]any{"text": "x"}})
+	if !res.IsError || !strings.Contains(text(res), `server "late" is unavailable`) || strings.Contains(text(res), "unknown tool") {
+		t.Errorf("execute_tool on a server that never connected = %s, want it named unavailable", text(res))
+	}
+	res = call(t, env.cs, GetToolSchema, map[string]any{"tool_name": "late__echo"})
+	if !res.IsError || !strings.Contains(text(res), "unavailable") {
+		t.Errorf("get_tool_schema of a tool of a server that never connected = %s", text(res))
+	}
+}
