@@ -54,7 +54,7 @@ type view struct {
 	// disable_domain; toolset when it was made for one stateless request's
 	// toolset. Both are fixed before the view serves.
 	dynamic, toolset bool
-	sync    listSync          // each change of direct is whole to clients
+	sync             listSync // each change of direct is whole to clients
 }
 
 // newViewLocked makes a view and keeps it in step with the catalog until
