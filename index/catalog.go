@@ -77,6 +77,8 @@ type Catalog struct {
 	// QualifiedName(domain, name) (renamed after a clash): with byQName,
 	// all ToolByKey needs.
 	renamed map[toolKey]*Tool
+	// clashes are the tools of this build renamed after a clash.
+	clashes []Clash
 	// names are the lookups by bare name and by name words, built on
 	// first use: a re-index never asks them.
 	names *nameLookups
@@ -313,12 +315,13 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, own bool) (*Catalog, erro
 				return nil, &CatalogError{File: ds.Source, Path: tpath() + ".name",
 					Reason: fmt.Sprintf("duplicate tool %q in domain %q (first at tools[%d])", ts.Name, ds.Name, k)}
 			}
-			if _, clash := c.byQName[t.QualifiedName]; clash {
+			if first, clash := c.byQName[t.QualifiedName]; clash {
 				if b.shared {
 					cp := *t
 					t = &cp
 				}
 				t.QualifiedName = QualifiedName(ds.Name, ts.Name+"#"+fmt.Sprint(j))
+				c.clashes = append(c.clashes, Clash{Domain: ds.Name, Name: ts.Name, QualifiedName: t.QualifiedName, With: first.QualifiedName})
 				t.Hash = ""
 				c.setRenamed(t)
 			} else if b.shared {
@@ -955,6 +958,19 @@ func plainName(name string) bool {
 
 // toolKey is a tool's domain and name.
 type toolKey struct{ domain, name string }
+
+// Clash is a tool whose qualified name another tool of the catalog had
+// first: it is listed under another one.
+type Clash struct {
+	Domain, Name string
+	// QualifiedName is the name it is listed under; With the tool that
+	// has the name it would have had.
+	QualifiedName, With string
+}
+
+// Clashes returns the tools renamed after a clash when the catalog was
+// built, in catalog order.
+func (c *Catalog) Clashes() []Clash { return c.clashes }
 
 // setRenamed records t, whose qualified name is not QualifiedName(its
 // domain, its name), for toolIn.

@@ -159,6 +159,13 @@ func (l *Live) build(strict, lenient []index.DomainSpec, prev *index.Catalog) (*
 	for _, e := range skipped {
 		l.log.Error("domain left out of the index", "err", e)
 	}
+	if cat != nil {
+		for _, c := range cat.Clashes() {
+			if prev == nil || prev.Tool(c.QualifiedName) == nil { // said once, when it starts
+				l.log.Warn("tool listed under another name: its name clashes with another tool's; rename one of them in its server to call it by its own", "domain", c.Domain, "tool", c.Name, "listed_as", c.QualifiedName, "clashes_with", c.With)
+			}
+		}
+	}
 	return cat, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -471,5 +472,31 @@ func TestFollowSettles(t *testing.T) {
 	time.Sleep(700 * time.Millisecond) // room for a second re-index
 	if n := refreshes.Load(); n != 1 || live.Engine().Catalog().Len() != 5 {
 		t.Errorf("5 changes in a burst: %d re-indexes, %d tools; want 1 of the last specs (5 tools)", n, live.Engine().Catalog().Len())
+	}
+}
+
+// TestClashIsLogged: an upstream tool whose qualified name another tool
+// had first is listed under another name, and the log says so, once: not
+// again when the same tools are indexed again.
+func TestClashIsLogged(t *testing.T) {
+	var logs bytes.Buffer
+	store, err := index.OpenStore("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _, err := Open(context.Background(), LiveOptions{Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	clashing := strings.TrimPrefix(index.QualifiedName("mail", "send.mail"), "mail__") // named like send.mail's qualified name
+	specs := []index.DomainSpec{{Name: "mail", Tools: []index.ToolSpec{tool("send.mail", "Send a mail."), tool(clashing, "Clashes.")}}}
+	for range 2 {
+		if _, err := live.Update(context.Background(), specs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logs.String(), "tool listed under another name"); n != 1 || !strings.Contains(logs.String(), "clashes_with="+index.QualifiedName("mail", "send.mail")) {
+		t.Errorf("%d clash warnings, want 1 naming the tool it clashes with:\n%s", n, logs.String())
 	}
 }
