@@ -518,16 +518,7 @@ func TestExactFormsCountMore(t *testing.T) {
 // every word of a short query is near 1, and it does not depend on the
 // query running whole or in parts (split.go).
 func TestCoverage(t *testing.T) {
-	ctx := context.Background()
-	cat := mustCatalog(t, smallCatalog)
-	kw, err := OpenKeyword("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kw.Close()
-	if _, err := kw.Sync(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
+	ctx, kw := context.Background(), smallKeyword(t)
 	coverage := func(q string, divide bool) map[string]float64 {
 		t.Helper()
 		hits, err := kw.Search(ctx, KeywordQuery{Text: q, Size: 10, Divide: divide})
@@ -560,16 +551,7 @@ func TestCoverage(t *testing.T) {
 // TestSearchIDs: a query limited to some tools scores them as the whole
 // query does, coverage included, and returns no other.
 func TestSearchIDs(t *testing.T) {
-	ctx := context.Background()
-	cat := mustCatalog(t, smallCatalog)
-	kw, err := OpenKeyword("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kw.Close()
-	if _, err := kw.Sync(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
+	ctx, kw := context.Background(), smallKeyword(t)
 	all, err := kw.Search(ctx, KeywordQuery{Text: "create an issue in a repository", Size: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -651,4 +633,18 @@ func TestKeywordLengthsChecked(t *testing.T) {
 		t.Errorf("lengths stored before checksums are stored again as %.30q, want %.30q", raw, sealed)
 	}
 	kw.Close()
+}
+
+// smallKeyword returns an in-memory keyword index of smallCatalog.
+func smallKeyword(t *testing.T) *KeywordIndex {
+	t.Helper()
+	kw, err := OpenKeyword("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kw.Close() })
+	if _, err := kw.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
+		t.Fatal(err)
+	}
+	return kw
 }
