@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,9 +74,10 @@ func checkWhole(t *testing.T, out firstList, want int) {
 
 // TestFirstListTypeScript: a client that acts like Claude Desktop (the
 // official TypeScript SDK, listing right after initialize and again on
-// each list_changed) gets the whole list first, over stdio, with a fresh
-// and with an indexed data dir, in eager and core mode and with the
-// eager fallback; no list in between is partial.
+// each list_changed) gets the whole list first, over stdio and over HTTP
+// (connecting as the server starts), with a fresh and with an indexed
+// data dir, in eager and core mode and with the eager fallback; no list
+// in between is partial.
 func TestFirstListTypeScript(t *testing.T) {
 	nodeClient(t)
 	bin := buildBinary(t)
@@ -108,7 +110,49 @@ func TestFirstListTypeScript(t *testing.T) {
 				args = append(args, "--embedder", "builtin")
 			}
 			checkWhole(t, runFirstList(t, bin, tc.env, args...), tc.want)
+			// Over HTTP, a client that connects as the server starts.
+			data = t.TempDir()
+			if tc.indexed {
+				if out, err := exec.Command(bin, "index", "--data-dir", data, "--embedder", "builtin").CombinedOutput(); err != nil {
+					t.Fatalf("index: %v\n%s", err, out)
+				}
+			}
+			args[1] = data
+			url := startHTTP(t, bin, tc.env, args...)
+			var out firstList
+			runScript(t, "e2e_first_list.mjs", bin, append(tc.env, "SETTLE_MS=1000", "HTTP_URL="+url), nil, &out)
+			checkWhole(t, out, tc.want)
 		})
+	}
+}
+
+// startHTTP starts bin serve --http on a free loopback port with args and
+// returns its endpoint as soon as it accepts connections (before its
+// index is loaded); the server is killed when the test ends.
+func startHTTP(t *testing.T, bin string, env []string, args ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, append([]string{"serve", "--http", addr}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return "http://" + addr + "/mcp"
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve --http %s does not accept connections after 10 s", addr)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -8,9 +8,14 @@
 // calls answered, with the milliseconds from the start of the server to
 // each answer.
 //
+// With HTTP_URL set it connects to that Streamable HTTP endpoint (a
+// server started by the test) instead of starting BINARY over stdio.
+//
 //   SETTLE_MS=1500 node e2e_first_list.mjs BINARY ARG...
+//   HTTP_URL=http://127.0.0.1:PORT/mcp node e2e_first_list.mjs
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [bin, ...args] = process.argv.slice(2);
@@ -25,7 +30,9 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     out.lists.push((await client.listTools()).tools.length);
   });
 });
-await client.connect(new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" }));
+await client.connect(process.env.HTTP_URL
+  ? new StreamableHTTPClientTransport(new URL(process.env.HTTP_URL))
+  : new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" }));
 const pending = [];
 if (process.env.QUERY) {
   pending.push(client.callTool({ name: "discover_tools", arguments: { query: process.env.QUERY, limit: 5 } }).then((r) => {
