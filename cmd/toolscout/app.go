@@ -181,6 +181,10 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		specs := a.gw.Specs()
 		base, a.known = specs[:len(base)], specs[len(base):]
 	}
+	if store.MemoryKeyword && g.writer {
+		store.Close()
+		return nil, nil, fmt.Errorf("the keyword index in %s is in use by another toolscout process (serve, or serve --read-only replicas): stop it and run toolscout index again, or index into another --data-dir; nothing was indexed", dir)
+	}
 	if store.MemoryKeyword {
 		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
 	}

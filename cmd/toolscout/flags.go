@@ -63,6 +63,10 @@ type globalFlags struct {
 	logFormat string
 	// readOnly opens the data dir without writing (serve --read-only).
 	readOnly bool
+	// writer says the command's job is to write the data dir's index
+	// (toolscout index): a keyword index another process holds is an
+	// error, not a reason to keep one in memory.
+	writer bool
 	// connectTimeout is --connect-timeout: how long an upstream server
 	// without its own connect_timeout gets to start.
 	connectTimeout durationFlag

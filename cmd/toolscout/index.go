@@ -20,6 +20,7 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	start := time.Now()
+	g.writer = true
 	a, _, err := g.openApp(ctx, stderr, true)
 	if err != nil {
 		return err

@@ -46,6 +46,38 @@ func TestServeReadOnly(t *testing.T) {
 		}
 		cs.Close()
 	}
+	// Indexing while replicas read the data dir fails, saying why, and
+	// writes nothing (it once fell back to a keyword index in memory and
+	// said "indexed ... into DIR", leaving the one on disk stale).
+	out, err := exec.Command(bin, "index", "--data-dir", dir, "--embedder", "builtin").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "in use by another toolscout process") {
+		t.Errorf("index while read-only servers run: %v\n%s", err, out)
+	}
+	// Indexing while replicas read the data dir fails, saying why, and
+	// leaves the indexes alone (it once fell back to a keyword index in
+	// memory and said "indexed ... into DIR", the one on disk stale); only
+	// the set's bookkeeping (sources.json: when it was last used) moves.
+	mid, err := treestate.Of(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := exec.Command(bin, "index", "--data-dir", dir, "--embedder", "builtin").CombinedOutput()
+	if err == nil || !strings.Contains(string(idx), "in use by another toolscout process") {
+		t.Errorf("index while read-only servers run: %v\n%s", err, idx)
+	}
+	post, err := treestate.Of(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range treestate.Diff(mid, post) {
+		if !strings.Contains(d, "sources.json") && !strings.Contains(d, "sets/") {
+			t.Errorf("index refused, but changed the data dir: %s", d)
+		}
+		if strings.Contains(d, "keyword.bleve") || strings.Contains(d, "vectors") || strings.Contains(d, "catalog.") {
+			t.Errorf("index refused, but changed an index file: %s", d)
+		}
+	}
+	before = post
 	for i, s := range servers {
 		s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
