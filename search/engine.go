@@ -164,14 +164,13 @@ type Options struct {
 // Engine answers searches. It is safe for concurrent use; SetCatalog swaps
 // the catalog after a re-index.
 type Engine struct {
-	kw     *index.KeywordIndex
-	vs     *index.VectorStore
-	emb    embed.Embedder
 	params Params
 	cache  *vectorCache
 	log    *slog.Logger
 
 	mu  sync.RWMutex
+	ix  *indexes // swapped whole (SwapIndexes)
+	emb embed.Embedder
 	cat *index.Catalog
 	// unavailable, when set, says why semantic ranking cannot answer yet
 	// (a Live index still embedding); emb is nil meanwhile.
@@ -189,8 +188,7 @@ func NewEngine(opts Options) *Engine {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Engine{
-		kw:     opts.Keyword,
-		vs:     opts.Vectors,
+		ix:     &indexes{kw: opts.Keyword, vs: opts.Vectors},
 		emb:    opts.Embedder,
 		params: opts.Params.withDefaults(),
 		cache:  newVectorCache(size),
@@ -207,6 +205,35 @@ func (e *Engine) Catalog() *index.Catalog {
 }
 
 // SetCatalog replaces the catalog once both indexes hold its tools.
+// indexes are the keyword and vector indexes a search reads, with the
+// searches in flight on them: a search keeps the ones it started with,
+// so that a swap (a newer build) never mixes two.
+type indexes struct {
+	kw       *index.KeywordIndex
+	vs       *index.VectorStore
+	inflight sync.WaitGroup
+}
+
+// acquire returns the indexes, embedder and catalog searches use now,
+// counted in flight until release.
+func (e *Engine) acquire() (*indexes, embed.Embedder, *index.Catalog, string) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	e.ix.inflight.Add(1)
+	return e.ix, e.emb, e.cat, e.unavailable
+}
+
+// swapIndexes makes kw, vs, emb and cat what searches use, at once, and
+// returns a function that waits for the searches still on the previous
+// indexes.
+func (e *Engine) swapIndexes(kw *index.KeywordIndex, vs *index.VectorStore, emb embed.Embedder, cat *index.Catalog) (drained func()) {
+	e.mu.Lock()
+	old := e.ix
+	e.ix, e.emb, e.cat, e.unavailable = &indexes{kw: kw, vs: vs}, emb, cat, ""
+	e.mu.Unlock()
+	return old.inflight.Wait
+}
+
 func (e *Engine) SetCatalog(cat *index.Catalog) {
 	e.mu.Lock()
 	e.cat = cat
@@ -230,7 +257,7 @@ func (e *Engine) EmbedderName() string {
 func (e *Engine) embedder() (embed.Embedder, string) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	if e.emb == nil || e.vs == nil {
+	if e.emb == nil || e.ix.vs == nil {
 		if e.unavailable != "" {
 			return nil, e.unavailable
 		}
@@ -251,10 +278,11 @@ func (e *Engine) setEmbedder(emb embed.Embedder, unavailable string) {
 // stored vector, or by keyword on its name words when there are no
 // vectors.
 func (e *Engine) Related(ctx context.Context, t *index.Tool, n int) ([]*index.Tool, error) {
-	cat := e.Catalog()
+	ix, emb, cat, _ := e.acquire()
+	defer ix.inflight.Done()
 	var ids []string
-	if emb, _ := e.embedder(); emb != nil && emb.Info().Dims > 0 {
-		hits, err := e.vs.Neighbors(ctx, collectionOf(emb, emb.Info().Dims), t.QualifiedName, n, t.Domain)
+	if emb != nil && ix.vs != nil && emb.Info().Dims > 0 {
+		hits, err := ix.vs.Neighbors(ctx, collectionOf(emb, emb.Info().Dims), t.QualifiedName, n, t.Domain)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +290,7 @@ func (e *Engine) Related(ctx context.Context, t *index.Tool, n int) ([]*index.To
 			ids = append(ids, h.ID)
 		}
 	} else {
-		hits, err := e.kw.Search(ctx, index.KeywordQuery{Text: index.NameWords(t.Name) + " " + t.Summary, Domain: t.Domain, Size: n + 1, Weights: e.params.Fields, Scoring: e.params.scoring()})
+		hits, err := ix.kw.Search(ctx, index.KeywordQuery{Text: index.NameWords(t.Name) + " " + t.Summary, Domain: t.Domain, Size: n + 1, Weights: e.params.Fields, Scoring: e.params.scoring()})
 		if err != nil && !errors.Is(err, index.ErrEmptyQuery) {
 			return nil, err
 		}
@@ -343,12 +371,24 @@ type plan struct {
 	emb     embed.Embedder // nil: semantic ranking unavailable, for unavail
 	unavail string
 	exclude map[string]bool
+	ix      *indexes // in flight until Search returns
 }
 
 // plan validates req against the engine's catalog: the query (bounded),
 // the mode, the scope and the limit.
-func (e *Engine) plan(req Request) (plan, error) {
-	cat := e.Catalog()
+func (e *Engine) plan(req Request) (pl plan, err error) {
+	ix, emb, cat, unavail := e.acquire()
+	if emb == nil || ix.vs == nil {
+		emb = nil
+		if unavail == "" {
+			unavail = "no embedder configured"
+		}
+	}
+	defer func() {
+		if err != nil {
+			ix.inflight.Done()
+		}
+	}()
 	q, notice := boundQuery(strings.TrimSpace(req.Query))
 	if q == "" {
 		return plan{}, invalidf("empty query: describe the task in words")
@@ -374,8 +414,7 @@ func (e *Engine) plan(req Request) (plan, error) {
 		}
 		p = req.Params.withDefaults()
 	}
-	emb, unavail := e.embedder()
-	pl := plan{req: req, q: q, mode: mode, p: p, limit: limit, depth: max(limit, p.Candidates), notice: notice, cat: cat, emb: emb, unavail: unavail}
+	pl = plan{req: req, q: q, mode: mode, p: p, limit: limit, depth: max(limit, p.Candidates), notice: notice, cat: cat, emb: emb, unavail: unavail, ix: ix}
 	if len(req.Exclude) > 0 {
 		pl.exclude = make(map[string]bool, len(req.Exclude))
 		for _, id := range req.Exclude {
@@ -394,6 +433,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer pl.ix.inflight.Done()
 	resp := &Response{Query: pl.q, Mode: pl.mode, Embedder: "none", Notice: pl.notice}
 	var steps []string
 	if pl.p.StepDepth != int(Off) {
@@ -462,7 +502,7 @@ func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]index.
 	if alone {
 		kq.Fuzzy, kq.Divide = pl.p.Fuzzy, true
 	}
-	hits, err := e.kw.Search(ctx, kq)
+	hits, err := pl.ix.kw.Search(ctx, kq)
 	if err != nil || len(pl.exclude) == 0 {
 		return hits, err
 	}
@@ -559,13 +599,13 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 		return nil, nil, errors.New(pl.unavail)
 	}
 	emb, q, depth, domain, group := pl.emb, pl.q, pl.depth, pl.req.Domain, pl.req.Group
-	hits, v, err := e.nearest(ctx, emb, q, depth, domain, group, pl.exclude)
+	hits, v, err := e.nearest(ctx, pl.ix, emb, q, depth, domain, group, pl.exclude)
 	if err != nil {
 		return nil, nil, err
 	}
 	var domSim map[string]float32
 	if domains {
-		if domSim, err = e.vs.DomainSimilarity(ctx, collectionOf(emb, len(v)), v); err != nil {
+		if domSim, err = pl.ix.vs.DomainSimilarity(ctx, collectionOf(emb, len(v)), v); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -588,7 +628,7 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 	}
 	partBest := map[string]float32{}
 	for _, part := range parts {
-		ph, _, err := e.nearest(ctx, emb, part, depth, domain, group, pl.exclude)
+		ph, _, err := e.nearest(ctx, pl.ix, emb, part, depth, domain, group, pl.exclude)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -627,12 +667,12 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 
 // nearest embeds text (through the cache) and returns its depth nearest
 // tools but those in exclude, and the text's vector.
-func (e *Engine) nearest(ctx context.Context, emb embed.Embedder, text string, depth int, domain, group string, exclude map[string]bool) ([]index.VectorHit, []float32, error) {
+func (e *Engine) nearest(ctx context.Context, ix *indexes, emb embed.Embedder, text string, depth int, domain, group string, exclude map[string]bool) ([]index.VectorHit, []float32, error) {
 	v, err := e.embedQuery(ctx, emb, text)
 	if err != nil {
 		return nil, nil, err
 	}
-	hits, err := e.vs.Query(ctx, collectionOf(emb, len(v)), v, depth+len(exclude), domain, group)
+	hits, err := ix.vs.Query(ctx, collectionOf(emb, len(v)), v, depth+len(exclude), domain, group)
 	if err != nil || len(exclude) == 0 {
 		return hits, v, err
 	}

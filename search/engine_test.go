@@ -98,7 +98,7 @@ func TestSearchModes(t *testing.T) {
 
 func TestSearchExplain(t *testing.T) {
 	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
-	rrf := NewEngine(Options{Catalog: eng.Catalog(), Keyword: eng.kw, Vectors: eng.vs, Embedder: eng.emb, Params: Params{Fusion: FusionRRF, SemanticWeight: 1.5, KeywordWeight: 1}})
+	rrf := NewEngine(Options{Catalog: eng.Catalog(), Keyword: eng.ix.kw, Vectors: eng.ix.vs, Embedder: eng.emb, Params: Params{Fusion: FusionRRF, SemanticWeight: 1.5, KeywordWeight: 1}})
 	for _, e := range []*Engine{eng, rrf} {
 		p := e.Params()
 		resp, err := e.Search(context.Background(), Request{Query: "post_message", Explain: true})

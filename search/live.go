@@ -238,6 +238,44 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 	return st, nil
 }
 
+// Swap makes store, with its catalog cat and the embedder emb, what
+// searches use, in one step: a read-only server picking up a newer build.
+// The store must hold cat's indexes already (a read-only store only
+// checks that it does); if it does not, Swap returns the error and the
+// current ones stay. Searches started before the swap finish on the
+// previous indexes, which are closed once they have. Subscribers are told,
+// as after a refresh.
+func (l *Live) Swap(ctx context.Context, store *index.Store, cat *index.Catalog, emb embed.Embedder) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	oldStore, oldEmb := l.store, l.emb
+	l.store, l.emb = store, emb
+	restore := func(err error) error {
+		l.store, l.emb = oldStore, oldEmb
+		return err
+	}
+	if _, err := store.Keyword.Sync(ctx, cat); err != nil {
+		return restore(fmt.Errorf("the new build's keyword index: %w", err))
+	}
+	if emb != nil {
+		if _, err := l.syncVectors(ctx, cat, nil); err != nil {
+			return restore(fmt.Errorf("the new build's vectors: %w", err))
+		}
+	}
+	drained := l.eng.swapIndexes(store.Keyword, store.Vectors, emb, cat)
+	l.log.Info("swapped in a newer build", "dir", store.Dir(), "tools", cat.Len())
+	l.notifyLocked()
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		drained()
+		if err := oldStore.Close(); err != nil {
+			l.log.Warn("closing the previous build's indexes", "err", err)
+		}
+	}()
+	return nil
+}
+
 // UseCatalog makes cat the catalog without indexing it, after Load
 // failed: its tools can be listed and run, not searched (the fallback of
 // a server whose index cannot open).

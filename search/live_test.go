@@ -500,3 +500,58 @@ func TestClashIsLogged(t *testing.T) {
 		t.Errorf("%d clash warnings, want 1 naming the tool it clashes with:\n%s", n, logs.String())
 	}
 }
+
+// TestSwapUnderLoad: searches running while Swap puts another store in
+// place answer from one store or the other, never both, never an error;
+// the previous store is closed once they are done.
+func TestSwapUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	specsOf := func(gen string) []index.DomainSpec {
+		var tools []index.ToolSpec
+		for _, name := range []string{"alpha", "bravo", "charlie"} {
+			tools = append(tools, tool(name+"_report", "Export the "+name+" report of the "+gen+" build."))
+		}
+		return []index.DomainSpec{{Name: "reports", Tools: tools}}
+	}
+	live := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, specsOf("first"))
+	defer live.Close()
+	next := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, specsOf("second"))
+	store, cat, emb := next.Store(), next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				for _, mode := range Modes {
+					resp, err := live.Engine().Search(ctx, Request{Query: "export the report", Mode: mode})
+					if err != nil {
+						errs <- err
+						return
+					}
+					gens := map[string]bool{}
+					for _, r := range resp.Results {
+						gens[strings.Fields(r.Tool.Description)[6]] = true
+					}
+					if len(gens) != 1 || len(resp.Results) != 3 {
+						errs <- fmt.Errorf("%s: %d results from builds %v", mode, len(resp.Results), gens)
+						return
+					}
+				}
+			}
+		}()
+	}
+	if err := live.Swap(ctx, store, cat, emb); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	resp, err := live.Engine().Search(ctx, Request{Query: "export the report"})
+	if err != nil || !strings.Contains(resp.Results[0].Tool.Description, "second build") {
+		t.Errorf("after the swap: %v %+v", err, resp)
+	}
+}

@@ -197,7 +197,7 @@ func (e *Engine) labelSteps(ctx context.Context, pl plan, steps []string, whole 
 	for si, step := range steps {
 		fit := make([]float64, n)
 		if mode != Semantic {
-			hits, err := e.kw.Search(ctx, index.KeywordQuery{Text: step, IDs: ids, Size: n, Weights: pl.p.Fields, Scoring: pl.p.scoring()})
+			hits, err := pl.ix.kw.Search(ctx, index.KeywordQuery{Text: step, IDs: ids, Size: n, Weights: pl.p.Fields, Scoring: pl.p.scoring()})
 			if err != nil && !errors.Is(err, index.ErrEmptyQuery) {
 				return nil, err
 			}
@@ -214,7 +214,7 @@ func (e *Engine) labelSteps(ctx context.Context, pl plan, steps []string, whole 
 			if err != nil {
 				return nil, semanticError{err}
 			}
-			sims, err := e.vs.Similarities(ctx, collectionOf(pl.emb, len(v)), v, ids)
+			sims, err := pl.ix.vs.Similarities(ctx, collectionOf(pl.emb, len(v)), v, ids)
 			if err != nil {
 				return nil, semanticError{err}
 			}

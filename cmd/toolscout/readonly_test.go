@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,5 +116,129 @@ func TestServeReadOnlyRefuses(t *testing.T) {
 	os.WriteFile(cfg, []byte(`{"mcpServers": {}}`), 0o644)
 	if _, stderr, code := runCLI(t, "serve", "--read-only", "--config", cfg, "--data-dir", missing); code != 2 || !strings.Contains(stderr, "--read-only serves catalogs") {
 		t.Errorf("serve --read-only --config: exit %d, %q", code, stderr)
+	}
+}
+
+// TestReadOnlySwapsInANewerBuild: a read-only server over a data dir that
+// is a symbolic link picks up the build the link is switched to, under
+// load, without a restart: no request fails, no answer mixes the two
+// builds, and every answer after the swap is the new build's.
+func TestReadOnlySwapsInANewerBuild(t *testing.T) {
+	bin := buildBinary(t)
+	root := t.TempDir()
+	catalog := filepath.Join(root, "catalog.json")
+	writeBuild := func(gen string) string {
+		t.Helper()
+		var tools []string
+		for _, name := range []string{"alpha", "bravo", "charlie", "delta"} {
+			tools = append(tools, fmt.Sprintf(`{"name":"%s_report","description":"Export the %s report of the %s build.","inputSchema":{"type":"object"}}`, name, name, gen))
+		}
+		if gen == "second" {
+			tools = append(tools, `{"name":"echo_report","description":"Export the echo report of the second build.","inputSchema":{"type":"object"}}`)
+		}
+		os.WriteFile(catalog, []byte(`{"domains":[{"name":"reports","description":"Reports","tools":[`+strings.Join(tools, ",")+`]}]}`), 0o644)
+		dir := filepath.Join(root, gen)
+		if out, err := exec.Command(bin, "index", "--catalog", catalog, "--data-dir", dir, "--embedder", "builtin").CombinedOutput(); err != nil {
+			t.Fatalf("index %s: %v\n%s", gen, err, out)
+		}
+		return dir
+	}
+	current := filepath.Join(root, "current")
+	if err := os.Symlink(writeBuild("first"), current); err != nil {
+		t.Fatal(err)
+	}
+	s := startServeHTTP(t, bin, nil, "serve", "--read-only", "--http", "127.0.0.1:0", "--embedder", "builtin",
+		"--catalog", catalog, "--data-dir", current, "--reload-interval", "50ms")
+	s.waitReady(t)
+	cs := connectMCP(t, s, nil, nil)
+	defer cs.Close()
+	// The answer's build: every summary says which.
+	build := func() (string, error) {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": "export the report", "limit": 10}})
+		if err != nil || res.IsError {
+			return "", fmt.Errorf("discover_tools: %v %+v", err, res)
+		}
+		var ans struct {
+			Results []struct{ Summary string } `json:"results"`
+		}
+		data, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(data, &ans)
+		seen := map[string]bool{}
+		for _, r := range ans.Results {
+			for _, gen := range []string{"first", "second"} {
+				if strings.Contains(r.Summary, gen+" build") {
+					seen[gen] = true
+				}
+			}
+		}
+		if len(seen) != 1 || len(ans.Results) < 4 {
+			return "", fmt.Errorf("an answer of %d results from builds %v: %s", len(ans.Results), seen, data)
+		}
+		for gen := range seen {
+			return gen, nil
+		}
+		return "", nil
+	}
+	if gen, err := build(); err != nil || gen != "first" {
+		t.Fatalf("before the switch: %q, %v", gen, err)
+	}
+	// Load on the server while the second build is made and the link
+	// switched in one rename.
+	stop := make(chan struct{})
+	var answers []string
+	var failures []error
+	loadDone := make(chan struct{})
+	go func() {
+		defer close(loadDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			gen, err := build()
+			if err != nil {
+				failures = append(failures, err)
+			} else {
+				answers = append(answers, gen)
+			}
+		}
+	}()
+	second := writeBuild("second")
+	next := filepath.Join(root, "next")
+	if err := os.Symlink(second, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, current); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if gen, err := build(); err == nil && gen == "second" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second build was not served 20 s after the switch:\n%s", s.logText())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	<-loadDone
+	for _, err := range failures {
+		t.Error(err)
+	}
+	// Once the second build answered, the first never did again.
+	swapped := false
+	for _, gen := range answers {
+		if gen == "second" {
+			swapped = true
+		} else if swapped {
+			t.Errorf("the first build answered after the second: %v", answers)
+			break
+		}
+	}
+	if !swapped || !strings.Contains(s.logText(), "swapped in a newer build") {
+		t.Errorf("no answer from the second build under load (%d answers), or no log line:\n%s", len(answers), s.logText())
 	}
 }

@@ -32,6 +32,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	idle := fs.Duration("session-idle", 30*time.Minute, "with --http: close a session after this long without a request (0: never)")
 	maxSessions := fs.Int("max-sessions", 1000, "with --http: the most sessions open at once; more get 503 (0: no limit)")
 	fs.BoolVar(&g.readOnly, "read-only", false, "serve the indexes that toolscout index built in the data dir without writing there, beside any number of other read-only servers (not with --config)")
+	reloadEvery := fs.Duration("reload-interval", 2*time.Second, "with --read-only: how often to look where the data dir (a symbolic link) leads, and swap in a newer build found there (0: never)")
 	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
 	startupWait := durationFlag{d: search.DefaultStartupWait}
 	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager or core, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
@@ -131,6 +132,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cat := a.eng.Catalog()
 			log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
 			cat.PrepareLookups() // built on first use otherwise: not in a query
+			if g.readOnly && *reloadEvery > 0 {
+				go g.watchBuilds(ctx, a, log, *reloadEvery)
+			}
 			// Loading parsed the whole catalog file and synced both
 			// indexes: give that transient memory back to the system
 			// instead of holding it for the server's lifetime.

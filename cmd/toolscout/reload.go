@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+// A read-only server picks up a newer build of its data dir without a
+// restart. The rollout: build the new index into a folder of its own
+// (toolscout index --data-dir /srv/toolscout/build-8), then point the
+// data dir the servers use, a symbolic link, at it in one step (ln -sfn
+// build-8 next && mv -T next current). Each server looks where its data
+// dir leads every --reload-interval; when that changed, it opens the new
+// build read-only, checks that it holds the catalog and vectors it
+// serves, and swaps it in whole: searches started before finish on the
+// previous build, later ones see only the new one, and a build that does
+// not check out is not served (the previous one stays, with a warning).
+
+// watchBuilds swaps in each newer build the data dir leads to, until ctx
+// ends.
+func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger, every time.Duration) {
+	serving, err := filepath.EvalSymlinks(g.dataDir)
+	if err != nil {
+		log.Warn("cannot watch the data dir for newer builds", "data_dir", g.dataDir, "err", err)
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now, err := filepath.EvalSymlinks(g.dataDir)
+		if err != nil || now == serving {
+			continue // mid-switch, or unchanged
+		}
+		if err := g.swapBuild(ctx, a, log); err != nil {
+			log.Warn("a newer build of the data dir is not served: it does not hold this server's index; serving the previous one", "build", now, "err", err)
+		}
+		serving = now // tried once; the next change is tried again
+	}
+}
+
+// swapBuild opens the build the data dir leads to now and swaps it in.
+func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) error {
+	dir, err := g.readOnlyStoreDir()
+	if err != nil {
+		return err
+	}
+	store, err := index.OpenStoreWith(dir, index.StoreOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	// The catalog files as they are now: the new build was made from
+	// them, perhaps changed.
+	src, err := g.baseSource()
+	if err != nil {
+		store.Close()
+		return err
+	}
+	cat := store.CachedCatalog(src.Key())
+	if cat == nil {
+		store.Close()
+		return fmt.Errorf("%w: no catalog of the catalog files as they are now in it (build it with toolscout index)", index.ErrNoIndex)
+	}
+	emb, err := g.newEmbedder(ctx, log, "")
+	if err != nil {
+		store.Close()
+		return err
+	}
+	if err := a.live.Swap(ctx, store, cat, emb); err != nil {
+		store.Close()
+		return err
+	}
+	cat.PrepareLookups()
+	return nil
+}
