@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test tracked vet fmt-check unit npm bench bench-scale eval generate wordvectors longtasks clean
+.PHONY: all build run test tracked vet fmt-check unit npm haproxy cluster-test bench bench-scale eval generate wordvectors longtasks clean
 
 all: build
 
@@ -18,8 +18,9 @@ run: build
 	$(BIN) serve --http $(ADDR)
 
 # Everything CI runs. npm ci installs the real MCP peers the end-to-end and
-# gateway tests talk to (versions pinned in package-lock.json).
-test: tracked fmt-check vet npm eval unit
+# gateway tests talk to (versions pinned in package-lock.json); HAProxy is
+# the cluster test's load balancer.
+test: tracked fmt-check vet npm haproxy eval unit cluster-test
 
 npm: node_modules/.package-lock.json
 
@@ -40,6 +41,24 @@ vet:
 # -race everywhere: the indexes embed concurrently and the engine is shared.
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# HAProxy (the Debian package) for the cluster test, installed with
+# apt-get when it is missing (with sudo when not root).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || { \
+	  echo "installing haproxy (apt-get) for the cluster test"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy >/dev/null || \
+	  { $(SUDO) apt-get update >/dev/null && \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy >/dev/null; }; }
+
+# Three `serve --http --read-only` replicas over one data dir behind
+# HAProxy, under load of both protocol generations: scaling, a SIGKILL,
+# rolling restarts (about 40 s; exits 1 when a check fails). Flags:
+# go run ./internal/clustertest -help, e.g. CLUSTER_FLAGS="-tools 100000".
+CLUSTER_FLAGS ?=
+cluster-test: build haproxy
+	$(GO) run ./internal/clustertest -bin $(BIN) $(CLUSTER_FLAGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./index ./search ./embed
