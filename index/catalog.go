@@ -62,6 +62,13 @@ type ToolSpec struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	Group        string          `json:"group,omitempty"`
 	Tags         []string        `json:"tags,omitempty"`
+	// Enabled false keeps the tool in the catalog (and the index) but
+	// out of listings, of discovery unless asked for, and of execution;
+	// nil and true mean enabled.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Deprecated marks a tool to move away from: true, or a string saying
+	// why or what to use instead.
+	Deprecated Deprecation `json:"deprecated,omitempty"`
 
 	raw  string // rawDigest of the bytes it was read from, if read from a file
 	from *Tool  // the previous build's tool read from the same bytes (SpecsFrom)
@@ -695,7 +702,7 @@ func specDigest(ds DomainSpec, ts ToolSpec) string {
 		h.Write(n[:])
 		h.Write(b)
 	}
-	for _, f := range []string{ds.Name, ds.Description, ts.Name, ts.Title, ts.Description, ts.Group} {
+	for _, f := range []string{ds.Name, ds.Description, ts.Name, ts.Title, ts.Description, ts.Group, toolState(ts), string(ts.Deprecated)} {
 		field([]byte(f))
 	}
 	// No tags and an empty list are two sources: the content hash tells
@@ -751,6 +758,9 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 	if ts.Group != "" && (len(ts.Group) > 64 || strings.TrimSpace(ts.Group) != ts.Group) {
 		return nil, &CatalogError{Path: ".group", Reason: fmt.Sprintf("invalid group %q: at most 64 characters, no surrounding space", ts.Group)}
 	}
+	if len(ts.Deprecated) > MaxDeprecatedBytes {
+		return nil, &CatalogError{Path: ".deprecated", Reason: fmt.Sprintf("%d bytes: say in at most %d what to use instead", len(ts.Deprecated), MaxDeprecatedBytes)}
+	}
 	var ann json.RawMessage
 	if len(ts.Annotations) > 0 && string(ts.Annotations) != "null" {
 		if !json.Valid(ts.Annotations) || bytes.TrimSpace(ts.Annotations)[0] != '{' {
@@ -769,6 +779,8 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 		InputSchema:   schema,
 		OutputSchema:  out,
 		Annotations:   ann,
+		Disabled:      ts.Enabled != nil && !*ts.Enabled,
+		Deprecated:    strings.TrimSpace(string(ts.Deprecated)),
 		params:        params,
 	}
 	t.Summary = Summarize(t.Description)

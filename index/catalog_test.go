@@ -35,6 +35,9 @@ func TestParseCatalogErrors(t *testing.T) {
 		{"empty tool name", `{"domains":[{"name":"a","tools":[{"name":"","inputSchema":{"type":"object"}}]}]}`, "domains[0].tools[0].name", "missing tool name"},
 		{"bad output schema", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"outputSchema":{"type":"array"}}]}]}`, "domains[0].tools[0].outputSchema", "not an object schema"},
 		{"annotations not object", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"annotations":[true]}]}]}`, "domains[0].tools[0].annotations", "JSON object"},
+		{"enabled not a boolean", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"enabled":"no"}]}]}`, "domains[0].tools[0].enabled", "expected bool"},
+		{"deprecated a number", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"deprecated":2}]}]}`, "domains[0].tools[0]", `"deprecated" must be true, false or a string`},
+		{"deprecated too long", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"deprecated":"` + strings.Repeat("x", 301) + `"}]}]}`, "domains[0].tools[0].deprecated", "at most 300"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,6 +262,37 @@ func FuzzParseCatalog(f *testing.F) {
 
 // TestSpecsRebuildTheCatalog: a catalog built from Specs() has the same
 // tools and hash.
+// TestToolState: "enabled": false and "deprecated" (true or a string)
+// reach the tool without changing its content hash, and survive Specs.
+func TestToolState(t *testing.T) {
+	plain := `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"}},{"name":"y","inputSchema":{"type":"object"}},{"name":"z","inputSchema":{"type":"object"}}]}]}`
+	withState := `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"enabled":false},{"name":"y","inputSchema":{"type":"object"},"deprecated":true},{"name":"z","inputSchema":{"type":"object"},"enabled":true,"deprecated":" use a__x "}]}]}`
+	a, b := mustCatalog(t, plain), mustCatalog(t, withState)
+	for _, tc := range []struct {
+		name       string
+		disabled   bool
+		deprecated string
+	}{{"a__x", true, ""}, {"a__y", false, DeprecatedTrue}, {"a__z", false, "use a__x"}} {
+		tl := b.Tool(tc.name)
+		if tl.Disabled != tc.disabled || tl.Deprecated != tc.deprecated {
+			t.Errorf("%s: disabled %v, deprecated %q; want %v, %q", tc.name, tl.Disabled, tl.Deprecated, tc.disabled, tc.deprecated)
+		}
+		if tl.Hash != a.Tool(tc.name).Hash {
+			t.Errorf("%s: the state changed the content hash", tc.name)
+		}
+	}
+	again, err := NewCatalog(b.Specs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl := again.Tool("a__x"); !tl.Disabled {
+		t.Error("Specs lost enabled: false")
+	}
+	if js, _ := json.Marshal(b.Specs()[0].Tools[1]); !strings.Contains(string(js), `"deprecated":true`) {
+		t.Errorf("deprecated true encodes as %s", js)
+	}
+}
+
 func TestSpecsRebuildTheCatalog(t *testing.T) {
 	cat, err := BuiltinCatalog()
 	if err != nil {

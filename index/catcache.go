@@ -62,7 +62,7 @@ const (
 // it whenever NewCatalog derives anything differently (checks, summaries,
 // warnings, hashes, qualified names, name forms): caches of the old
 // rules then miss. TestCatalogCacheVersion fails until you do.
-const CatalogCacheVersion = 5
+const CatalogCacheVersion = 6
 
 const catCacheFile = "catalog.bin"
 
@@ -519,6 +519,12 @@ func (w *catWriter) tool(t *Tool, di int) {
 	w.raw(t.OutputSchema)
 	w.raw(t.Annotations)
 	w.list(t.Warnings)
+	if t.Disabled {
+		w.uint(1)
+	} else {
+		w.uint(0)
+	}
+	w.str(t.Deprecated)
 	if t.params == nil {
 		w.uint(0)
 	} else {
@@ -701,6 +707,8 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 	t.Tags = r.list()
 	t.InputSchema, t.OutputSchema, t.Annotations = r.raw(), r.raw(), r.raw()
 	t.Warnings = r.list()
+	t.Disabled = r.uint() == 1
+	t.Deprecated = r.str()
 	if np := r.count(); np > 0 {
 		t.params = make([]Param, np-1)
 		for j := range t.params {

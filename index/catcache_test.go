@@ -28,10 +28,10 @@ const richCatalog = `{"domains":[
     "inputSchema":{"type":"object","properties":{"to":{"type":"string","description":"Recipient"},"cc":{"type":"array"}},"required":["to"]},
     "outputSchema":{"type":"object","properties":{"id":{"type":"string"}}},"annotations":{"readOnlyHint":false,"title":"Mail"}},
    {"name":"send_mail","title":"Only a title","inputSchema":{"type":"object"},"tags":[]},
-   {"name":"list-drafts","description":"List drafts.","group":"mail","inputSchema":{"type":"object","properties":{}}}]},
+   {"name":"list-drafts","description":"List drafts.","group":"mail","inputSchema":{"type":"object","properties":{}},"enabled":false,"deprecated":"use send_mail"}]},
  {"name":"alpha","description":"","tools":[
    {"name":"VeryLongToolNameThatGoesOnAndOnPastTheSixtyFourCharacterLimitOfStrictClients","description":"Long.","inputSchema":{"type":"object"}},
-   {"name":"send_mail","description":"Same bare name in another domain.","inputSchema":{"type":"object"}}]}]}`
+   {"name":"send_mail","description":"Same bare name in another domain.","inputSchema":{"type":"object"},"enabled":true,"deprecated":true}]}]}`
 
 func TestCatalogCacheRoundTrip(t *testing.T) {
 	builtin, err := BuiltinCatalog()
@@ -88,7 +88,7 @@ func cacheFile(t *testing.T, cat *Catalog) []byte {
 // old rules. This digest of the rich catalog's encoding moves with any
 // such change.
 func TestCatalogCacheVersion(t *testing.T) {
-	const version, digest = 5, "7214e3f78d2e41e04b5f507d6334f0e533221daa025eb487cc43f9e0a466fd4f"
+	const version, digest = 6, "ecf969c31e6a4b2c88d30ae9b40e4e0b4245fcc6f0efc6c1b9b020bec009613a"
 	h := sha256.New()
 	for _, part := range encodeCatalog(mustCatalog(t, richCatalog)) {
 		h.Write(part)

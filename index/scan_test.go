@@ -162,7 +162,7 @@ func TestParseCatalogFromReusesUnchangedTools(t *testing.T) {
 	// taken over.
 	edited := strings.Replace(richCatalog, "Send an email.", "Send one email.", 1)
 	swapA := `{"name":"send_mail","title":"Only a title","inputSchema":{"type":"object"},"tags":[]}`
-	swapB := `{"name":"list-drafts","description":"List drafts.","group":"mail","inputSchema":{"type":"object","properties":{}}}`
+	swapB := `{"name":"list-drafts","description":"List drafts.","group":"mail","inputSchema":{"type":"object","properties":{}},"enabled":false,"deprecated":"use send_mail"}`
 	if !strings.Contains(edited, swapA) || !strings.Contains(edited, swapB) {
 		t.Fatal("test document: the tools to swap are not there")
 	}

@@ -33,6 +33,15 @@ type Tool struct {
 	// Warnings are the tool's poisoning flags (ScanTool): text in its
 	// description or schema that looks like an injection.
 	Warnings []string `json:"warnings,omitempty"`
+	// Disabled is set for a tool its catalog (or config) turned off
+	// ("enabled": false): it stays indexed, but is not listed, found
+	// (unless asked for) or run. It is not part of Hash: turning a tool
+	// off or on re-indexes nothing.
+	Disabled bool `json:"disabled,omitempty"`
+	// Deprecated, when set, says that the tool is deprecated: why, or
+	// what to use instead (DeprecatedTrue when the catalog said only
+	// true). Not part of Hash either.
+	Deprecated string `json:"deprecated,omitempty"`
 
 	params []Param
 	src    string // specDigest of what the tool was built from
@@ -47,8 +56,12 @@ type Tool struct {
 
 // spec returns a spec that builds the tool.
 func (t *Tool) spec() ToolSpec {
-	return ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
-		OutputSchema: t.OutputSchema, Annotations: t.Annotations, Group: t.Group, Tags: t.Tags}
+	ts := ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		OutputSchema: t.OutputSchema, Annotations: t.Annotations, Group: t.Group, Tags: t.Tags, Deprecated: Deprecation(t.Deprecated)}
+	if t.Disabled {
+		ts.Enabled = new(bool)
+	}
+	return ts
 }
 
 // Param is one top-level property of a tool's input schema.
