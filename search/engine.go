@@ -331,6 +331,9 @@ func CheckScope(cat *index.Catalog, domain, group string) error {
 			names = append(names, d.Name)
 		}
 		msg := fmt.Sprintf("unknown domain %q", domain)
+		if len(names) == 0 {
+			return invalidf("%s: no domain has tools yet", msg)
+		}
 		if s := closest(domain, names, 1); len(s) > 0 {
 			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 		}

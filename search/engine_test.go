@@ -221,6 +221,14 @@ func TestSearchErrors(t *testing.T) {
 			}
 		})
 	}
+	// An empty catalog names no valid domains: it says there are none.
+	empty, err := index.NewCatalog(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckScope(empty, "memory", ""); err == nil || err.Error() != `unknown domain "memory": no domain has tools yet` {
+		t.Errorf("CheckScope on an empty catalog = %v", err)
+	}
 }
 
 func TestQueryEmbeddingCache(t *testing.T) {
