@@ -275,3 +275,21 @@ func BenchmarkRelayLargeResult(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAutoDecision measures auto mode's decision on a new catalog
+// (listingCost: counting tools/list entries with o200k_base until the
+// budget is reached) on synthetic catalogs (seed 1): it stops at the
+// budget, so it costs about the same at any size past it.
+func BenchmarkAutoDecision(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000, 50000} {
+		cat, err := synth.Catalog(n, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				listingCost(cat, DefaultAutoBudget)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -24,6 +26,8 @@ type DiscoverArgs struct {
 	// Cursor continues a listing (domains, or a domain's tools) where the
 	// previous page's next_cursor says.
 	Cursor string `json:"cursor,omitempty"`
+	// IncludeDisabled lists and ranks disabled tools too, marked.
+	IncludeDisabled bool `json:"include_disabled,omitempty"`
 }
 
 // PageSize is the number of entries a listing returns without a limit:
@@ -33,10 +37,18 @@ const PageSize = 50
 
 // DomainEntry is one domain of the table of contents.
 type DomainEntry struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description,omitempty"`
-	ToolCount   int      `json:"tool_count"`
-	Groups      []string `json:"groups,omitempty"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// ToolCount counts the domain's enabled tools; DisabledTools the
+	// others.
+	ToolCount     int      `json:"tool_count"`
+	DisabledTools int      `json:"disabled_tools,omitempty"`
+	Groups        []string `json:"groups,omitempty"`
+	// Enabled, in dynamic mode, says that the domain's tools are in
+	// this client's tools/list; EnabledGroups names the groups that are,
+	// when the domain is not whole.
+	Enabled       bool     `json:"enabled,omitempty"`
+	EnabledGroups []string `json:"enabled_groups,omitempty"`
 	// Status says why a configured domain's server is not connected:
 	// "unavailable: why" or "connecting; its tools are not known yet"
 	// for one without tools; for one whose tools are
@@ -68,6 +80,11 @@ type ToolEntry struct {
 	// Warnings are the tool's poisoning flags: read its full description
 	// with care before using it.
 	Warnings []string `json:"warnings,omitempty"`
+	// Deprecated is true, or says what to use instead, for a deprecated
+	// tool.
+	Deprecated index.Deprecation `json:"deprecated,omitempty"`
+	// Disabled marks a disabled tool (listed with include_disabled).
+	Disabled bool `json:"disabled,omitempty"`
 	// Confidence, on the first result of a search, estimates from 0 to 1
 	// the chance that the catalog holds a tool for the request
 	// (search.Confidence).
@@ -76,9 +93,12 @@ type ToolEntry struct {
 
 // DomainListing is discover_tools' answer for a domain (and group).
 type DomainListing struct {
-	Domain string      `json:"domain"`
-	Group  string      `json:"group,omitempty"`
-	Tools  []ToolEntry `json:"tools"`
+	Domain string `json:"domain"`
+	Group  string `json:"group,omitempty"`
+	// Enabled, in dynamic mode, says that these tools are in this
+	// client's tools/list.
+	Enabled bool        `json:"enabled,omitempty"`
+	Tools   []ToolEntry `json:"tools"`
 	// Total is the number of tools in the domain (and group), when the
 	// list is a page of them.
 	Total int `json:"total,omitempty"`
@@ -100,7 +120,8 @@ type SearchAnswer struct {
 	Results []ToolEntry `json:"results"`
 }
 
-func (s *Server) addMetaTools(srv *mcp.Server) {
+func (s *Server) addMetaTools(v *view) {
+	srv := v.mcp
 	srv.AddReceivingMiddleware(relayMiddleware) // large execute_tool results go through raw
 	schema := func(props map[string]any, required ...string) map[string]any {
 		m := map[string]any{"type": "object", "properties": props}
@@ -112,20 +133,22 @@ func (s *Server) addMetaTools(srv *mcp.Server) {
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	inputs := map[string]map[string]any{
 		DiscoverTools: schema(map[string]any{
-			"query":       str("the task in words"),
-			"domain":      str("browse or limit to a domain"),
-			"group":       str("a group of the domain"),
-			"search_mode": map[string]any{"type": "string", "enum": []string{"hybrid", "keyword", "semantic"}, "description": "ranking; hybrid if absent"},
-			"limit":       map[string]any{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "description": "most results"},
-			"cursor":      str("the last next_cursor"),
+			"query":            str("the task in words"),
+			"domain":           str("browse or limit to a domain"),
+			"group":            str("a group in domain"),
+			"search_mode":      map[string]any{"type": "string", "enum": []string{"hybrid", "keyword", "semantic"}, "description": "default hybrid"},
+			"limit":            map[string]any{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "description": "most results"},
+			"cursor":           str("the last next_cursor"),
+			"include_disabled": map[string]any{"type": "boolean", "description": "also disabled tools"},
 		}),
 		GetToolSchema: schema(map[string]any{
-			"tool_name":  str("a discovered tool's name"),
-			"tool_names": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "several names"},
+			"tool_name":        str("a tool's name"),
+			"tool_names":       map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "several names"},
+			"include_examples": map[string]any{"type": "boolean", "description": "default true"},
 		}),
 		ExecuteTool: schema(map[string]any{
-			"tool_name": str("the tool to run"),
-			"arguments": map[string]any{"type": "object", "description": "the tool's arguments"},
+			"tool_name": str("the tool's name"),
+			"arguments": map[string]any{"type": "object", "description": "its arguments"},
 		}, "tool_name"),
 	}
 	decoded := map[string]map[string]any{}
@@ -146,16 +169,18 @@ func (s *Server) addMetaTools(srv *mcp.Server) {
 		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",
 		InputSchema: inputs[DiscoverTools],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-	}, s.discover)
+	}, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
+		return s.discover(ctx, v, args)
+	})
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        GetToolSchema,
-		Description: "Full description and input schema of one tool (tool_name) or several (tool_names).",
+		Description: "Full description and input schema of tool_name or each of tool_names.",
 		InputSchema: inputs[GetToolSchema],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, s.getSchema)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ExecuteTool,
-		Description: "Run a tool with arguments that match its schema.",
+		Description: "Run a tool with arguments matching its schema.",
 		InputSchema: inputs[ExecuteTool],
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 	}, s.execute)
@@ -176,18 +201,22 @@ func (s *Server) unavailable() map[string]string {
 	return nil
 }
 
-func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
+func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 	s.waitReady(ctx)
 	cat := s.eng.Catalog()
 	down := s.unavailable()
 	if why, ok := down[args.Domain]; ok && cat.Domain(args.Domain) == nil {
-		return nil, nil, fmt.Errorf("domain %q has no tools yet: its server is unavailable (%s); toolscout keeps reconnecting it. Other domains work", args.Domain, why)
+		return nil, nil, fmt.Errorf("domain %q has no tools yet: %s. Other domains work", args.Domain, serverDown(args.Domain, why))
 	}
 	if args.Query != "" {
 		if args.Cursor != "" {
 			return nil, nil, errors.New("cursor pages a listing, not a query: use limit (up to 100) to get more results")
 		}
-		resp, err := s.eng.Search(ctx, search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit})
+		sr := search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit}
+		if !args.IncludeDisabled {
+			sr.Exclude = s.disabledTools(cat)
+		}
+		resp, err := s.eng.Search(ctx, sr)
 		if ctx.Err() == nil {
 			s.searchDone(err)
 		}
@@ -196,7 +225,9 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		}
 		out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Steps: resp.Steps, Results: []ToolEntry{}}
 		for _, r := range resp.Results {
-			out.Results = append(out.Results, ToolEntry{Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group, Summary: r.Tool.Summary, Step: r.Step, Warnings: r.Tool.Warnings})
+			e := entryOf(r.Tool)
+			e.Domain, e.Step = r.Tool.Domain, r.Step
+			out.Results = append(out.Results, e)
 		}
 		if c := resp.Confidence; c != nil && len(out.Results) > 0 {
 			v := math.Round(c.Value*100) / 100
@@ -212,10 +243,27 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 	if args.Limit > 0 {
 		size = args.Limit
 	}
+	enabled := s.enabledSet(v)
 	if args.Domain == "" && args.Group == "" {
 		all := make([]DomainEntry, 0, len(cat.Domains())+len(down))
+		total := 0
 		for _, d := range cat.Domains() {
-			e := DomainEntry{Name: d.Name, Description: d.Description, ToolCount: len(d.Tools), Groups: d.Groups}
+			e := DomainEntry{Name: d.Name, Description: d.Description, Groups: d.Groups, Enabled: enabled[d.Name]}
+			for _, t := range d.Tools {
+				if t.Disabled {
+					e.DisabledTools++
+				} else {
+					e.ToolCount++
+				}
+			}
+			total += e.ToolCount
+			if !e.Enabled {
+				for _, g := range d.Groups {
+					if enabled[d.Name+"/"+g] {
+						e.EnabledGroups = append(e.EnabledGroups, g)
+					}
+				}
+			}
 			if why, ok := down[d.Name]; ok {
 				e.Status = knownStatus(why)
 			}
@@ -227,7 +275,7 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 				if why == stillConnecting {
 					st = "connecting; its tools are not known yet"
 				}
-				all = append(all, DomainEntry{Name: name, Status: st})
+				all = append(all, DomainEntry{Name: name, Status: st, Enabled: enabled[name]})
 			}
 		}
 		slices.SortFunc(all, func(a, b DomainEntry) int { return strings.Compare(a.Name, b.Name) })
@@ -235,7 +283,7 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 		if err != nil {
 			return nil, nil, err
 		}
-		return nil, Contents{Domains: all[from:to], TotalDomains: len(all), TotalTools: cat.Len(), NextCursor: next}, nil
+		return nil, Contents{Domains: all[from:to], TotalDomains: len(all), TotalTools: total, NextCursor: next}, nil
 	}
 	if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
 		return nil, nil, err
@@ -243,16 +291,17 @@ func (s *Server) discover(ctx context.Context, req *mcp.CallToolRequest, args Di
 	d := cat.Domain(args.Domain)
 	var tools []ToolEntry
 	for _, t := range d.Tools {
-		if args.Group != "" && t.Group != args.Group {
+		if args.Group != "" && t.Group != args.Group || t.Disabled && !args.IncludeDisabled {
 			continue
 		}
-		tools = append(tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings})
+		tools = append(tools, entryOf(t))
 	}
 	from, to, next, err := page(args.Cursor, len(tools), size)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := DomainListing{Domain: d.Name, Group: args.Group, Tools: append([]ToolEntry{}, tools[from:to]...), NextCursor: next}
+	out := DomainListing{Domain: d.Name, Group: args.Group, Tools: append([]ToolEntry{}, tools[from:to]...), NextCursor: next,
+		Enabled: enabled[d.Name] || args.Group != "" && enabled[d.Name+"/"+args.Group]}
 	if to-from < len(tools) {
 		out.Total = len(tools)
 	}
@@ -282,4 +331,38 @@ func page(cursor string, n, size int) (from, to int, next string, err error) {
 		next = strconv.Itoa(to)
 	}
 	return from, to, next, nil
+}
+
+// entryOf is t's entry in a listing or a ranked answer.
+func entryOf(t *index.Tool) ToolEntry {
+	return ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
+		Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
+}
+
+// enabledSet returns the domains and groups v enables in dynamic mode
+// (nil in the other modes).
+func (s *Server) enabledSet(v *view) map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.expose.Mode != ExposeDynamic {
+		return nil
+	}
+	return maps.Clone(v.enabled)
+}
+
+// disabledTools returns the qualified names of cat's disabled tools,
+// which searches leave out: found once per catalog.
+func (s *Server) disabledTools(cat *index.Catalog) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.disabled.cat != cat {
+		var names []string
+		for _, t := range cat.Tools() {
+			if t.Disabled {
+				names = append(names, t.QualifiedName)
+			}
+		}
+		s.disabled.cat, s.disabled.names = cat, names
+	}
+	return s.disabled.names
 }

@@ -20,6 +20,12 @@
 // the server holds a first tools/list and the first calls until the start
 // settles (startup.go), telling the client with progress notifications.
 //
+// What tools/list shows besides the meta-tools is the [Exposure]: nothing
+// more (meta), every tool (eager; compact, with stripped schemas), pinned
+// ones (core), domains the model enables (dynamic), or every tool while
+// they cost less than a token budget (auto). Disabled tools are never
+// listed, found unless asked for, or run.
+//
 // Tools run through an [Executor] (the gateway's upstream sessions); tools
 // that come from catalog files only are listed, described, and refused with
 // an actionable error when executed.

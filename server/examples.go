@@ -362,10 +362,13 @@ type RelatedTool struct {
 // maxRelated is the most related tools get_tool_schema returns per tool.
 const maxRelated = 3
 
+// relatedEntries lists the related tools that are not disabled.
 func relatedEntries(tools []*index.Tool) []RelatedTool {
 	out := make([]RelatedTool, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, RelatedTool{Name: t.QualifiedName, Summary: t.Summary, Warnings: t.Warnings})
+		if !t.Disabled {
+			out = append(out, RelatedTool{Name: t.QualifiedName, Summary: t.Summary, Warnings: t.Warnings})
+		}
 	}
 	return out
 }

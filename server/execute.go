@@ -35,6 +35,9 @@ func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args Exe
 // back as IsError results; the error is for protocol faults and bad
 // arguments (which the typed handler turns into IsError too).
 func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+	if t.Disabled {
+		return errorResult("%s", disabledMessage(t)), nil
+	}
 	if args == nil {
 		args = map[string]any{}
 	}

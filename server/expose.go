@@ -18,21 +18,31 @@ import (
 )
 
 // Exposure modes: what tools/list shows besides the three meta-tools.
+// Disabled tools are never listed.
 const (
 	ExposeMeta    = "meta"    // nothing else
 	ExposeEager   = "eager"   // every tool, under its qualified name
 	ExposeCore    = "core"    // the pinned tools
 	ExposeDynamic = "dynamic" // the tools of domains the model enabled
+	// ExposeAuto lists every tool, as eager does, while their listing
+	// costs fewer tokens than Exposure.Budget, and none above it.
+	ExposeAuto = "auto"
+	// ExposeCompact lists every tool with its description and a
+	// stripped input schema (compactSchema); get_tool_schema gives the
+	// whole one, and calls are checked against the whole one.
+	ExposeCompact = "compact"
 )
 
 // ExposeModes lists the valid modes.
-var ExposeModes = []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic}
+var ExposeModes = []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic, ExposeAuto, ExposeCompact}
 
 // Exposure chooses what tools/list shows.
 type Exposure struct {
 	Mode string
 	// Pinned lists qualified names or globs ("github__*") for core mode.
 	Pinned []string
+	// Budget is auto mode's token budget (DefaultAutoBudget when zero).
+	Budget int
 }
 
 // Dynamic-mode tool names.
@@ -48,7 +58,7 @@ const (
 // HTTPHandler).
 type view struct {
 	mcp     *mcp.Server
-	direct  map[string]string // qualified name → hash of tools listed directly
+	direct  map[string]string // qualified name → listingKey of tools listed directly
 	enabled map[string]bool   // dynamic mode: "domain" or "domain/group"
 	// dynamic is set when the view was made with enable_domain and
 	// disable_domain; toolset when it was made for one stateless request's
@@ -70,11 +80,12 @@ func (s *Server) newViewLocked() *view {
 // that sessions opening at once build their views in parallel.
 func (s *Server) newView(dynamic bool) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic}
-	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Instructions: s.instr, Logger: s.log, SetCacheable: cacheable(v)})
+	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)})
+	v.mcp.AddReceivingMiddleware(s.instructionsMiddleware)
 	if s.metrics != nil {
 		v.mcp.AddReceivingMiddleware(s.metrics.middleware)
 	}
-	s.addMetaTools(v.mcp)
+	s.addMetaTools(v)
 	if dynamic {
 		s.addDynamicTools(v)
 	}
@@ -192,27 +203,27 @@ func (s *Server) dropView(v *view) {
 	}
 }
 
-// wanted returns the catalog tools that the exposure lists directly in v.
-func (s *Server) wanted(cat *index.Catalog, v *view) []*index.Tool {
-	var out []*index.Tool
-	for _, t := range cat.Tools() {
-		switch s.expose.Mode {
-		case ExposeEager:
-			out = append(out, t)
-		case ExposeCore:
-			for _, p := range s.expose.Pinned {
-				if ok, _ := path.Match(p, t.QualifiedName); ok || p == t.QualifiedName {
-					out = append(out, t)
-					break
-				}
-			}
-		case ExposeDynamic:
-			if v.enabled[t.Domain] || t.Group != "" && v.enabled[t.Domain+"/"+t.Group] {
-				out = append(out, t)
+// listedLocked reports whether the exposure lists t directly in v: never
+// a disabled tool. s.mu is held.
+func (s *Server) listedLocked(cat *index.Catalog, v *view, t *index.Tool) bool {
+	if t.Disabled {
+		return false
+	}
+	switch s.expose.Mode {
+	case ExposeEager, ExposeCompact:
+		return true
+	case ExposeAuto:
+		return s.autoEagerLocked(cat)
+	case ExposeCore:
+		for _, p := range s.expose.Pinned {
+			if ok, _ := path.Match(p, t.QualifiedName); ok || p == t.QualifiedName {
+				return true
 			}
 		}
+	case ExposeDynamic:
+		return enabledIn(v.enabled, t)
 	}
-	return out
+	return false
 }
 
 // syncDirectToolsLocked brings every view's directly listed tools up to
@@ -240,15 +251,16 @@ func (s *Server) syncViewLocked(v *view) {
 // changed anything. s.mu is held.
 func (s *Server) changeViewLocked(v *view) bool {
 	want := map[string]*index.Tool{}
-	for _, t := range s.wanted(s.eng.Catalog(), v) {
-		if t.QualifiedName == DiscoverTools || t.QualifiedName == GetToolSchema || t.QualifiedName == ExecuteTool {
-			continue
+	cat := s.eng.Catalog()
+	for _, t := range cat.Tools() {
+		if !ownTool(t.QualifiedName) && s.listedLocked(cat, v, t) {
+			want[t.QualifiedName] = t
 		}
-		want[t.QualifiedName] = t
 	}
+	compact := s.expose.Mode == ExposeCompact
 	var remove []string
-	for name, hash := range v.direct {
-		if t, ok := want[name]; !ok || t.Hash != hash {
+	for name, key := range v.direct {
+		if t, ok := want[name]; !ok || listingKey(t, compact) != key {
 			remove = append(remove, name)
 			delete(v.direct, name)
 		}
@@ -265,8 +277,8 @@ func (s *Server) changeViewLocked(v *view) bool {
 	sort.Strings(names)
 	for _, name := range names {
 		t := want[name]
-		v.mcp.AddTool(mcpTool(t), s.directHandler(name))
-		v.direct[name] = t.Hash
+		v.mcp.AddTool(listedTool(t, compact), s.directHandler(name))
+		v.direct[name] = listingKey(t, compact)
 		if addToolHook != nil {
 			addToolHook()
 		}
@@ -316,10 +328,13 @@ type DomainArgs struct {
 type EnableAnswer struct {
 	Enabled []string `json:"enabled"`
 	// Toolset is the handle of the enabled set (toolset.go).
-	Toolset  string      `json:"toolset"`
-	Tools    []ToolEntry `json:"tools,omitempty"`
-	Note     string      `json:"note,omitempty"`
-	Warnings []string    `json:"warnings,omitempty"`
+	Toolset string      `json:"toolset"`
+	Tools   []ToolEntry `json:"tools,omitempty"`
+	// Removed, in disable_domain's answer, lists the tools no longer
+	// listed.
+	Removed  []string `json:"removed,omitempty"`
+	Note     string   `json:"note,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (s *Server) addDynamicTools(v *view) {
@@ -358,7 +373,14 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 	}
 	s.waitReady(ctx) // the domain may be an upstream that is still connecting
 	cat := s.eng.Catalog()
-	if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
+	var warnings []string
+	if why, down := s.unavailable()[args.Domain]; down && cat.Domain(args.Domain) == nil {
+		// A configured server that has not listed its tools: its
+		// tools are listed when it does (its groups are not known yet).
+		if on {
+			warnings = append(warnings, serverDown(args.Domain, why)+": its tools are listed when it lists them")
+		}
+	} else if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
 		return nil, nil, err
 	}
 	key := args.Domain
@@ -366,7 +388,6 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 		key += "/" + args.Group
 	}
 	var base map[string]bool
-	var warnings []string
 	if args.Toolset != "" {
 		keys, err := decodeToolset(args.Toolset)
 		if err != nil {
@@ -386,6 +407,7 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 			base = map[string]bool{}
 		}
 	}
+	before := maps.Clone(base)
 	if on {
 		base[key] = true
 	} else {
@@ -404,33 +426,61 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 	if on {
 		// For clients that ignore tools/list_changed: the names work with
 		// execute_tool as well.
-		for _, t := range cat.Domain(args.Domain).Tools {
-			if args.Group == "" || t.Group == args.Group {
-				out.Tools = append(out.Tools, ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings})
+		if d := cat.Domain(args.Domain); d != nil {
+			for _, t := range d.Tools {
+				if (args.Group == "" || t.Group == args.Group) && !t.Disabled {
+					out.Tools = append(out.Tools, entryOf(t))
+				}
 			}
 		}
 		out.Note = enableNote
 		if stateless {
 			out.Note = statelessNote
 		}
+		return nil, out, nil
+	}
+	// What disabling took off the list: the tools the set listed before
+	// and does not now (a group's tools stay while their domain is
+	// enabled).
+	if d := cat.Domain(args.Domain); d != nil {
+		for _, t := range d.Tools {
+			if !t.Disabled && enabledIn(before, t) && !enabledIn(base, t) {
+				out.Removed = append(out.Removed, t.QualifiedName)
+			}
+		}
+	}
+	switch {
+	case !before[key]:
+		out.Note = fmt.Sprintf("%s was not enabled: nothing removed", key)
+	case len(out.Removed) == 0 && key != args.Domain && base[args.Domain]:
+		out.Note = fmt.Sprintf("%s's tools stay listed: domain %s is enabled", key, args.Domain)
 	}
 	return nil, out, nil
 }
 
-// eagerTools returns every catalog tool as an MCP tool under its qualified
-// name, as an aggregating proxy would list it.
-func eagerTools(cat *index.Catalog) []*mcp.Tool {
+// enabledIn reports whether the set keys (a view's or a toolset's)
+// enables t's domain or group.
+func enabledIn(keys map[string]bool, t *index.Tool) bool {
+	return keys[t.Domain] || t.Group != "" && keys[t.Domain+"/"+t.Group]
+}
+
+// eagerTools returns every enabled catalog tool as an MCP tool under its
+// qualified name, as an aggregating proxy would list it (compact: as
+// compact mode lists it).
+func eagerTools(cat *index.Catalog, compact bool) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, cat.Len())
 	for _, t := range cat.Tools() {
-		out = append(out, mcpTool(t))
+		if !t.Disabled {
+			out = append(out, listedTool(t, compact))
+		}
 	}
 	return out
 }
 
 // mcpTool turns a catalog tool into the MCP tool listed under its qualified
-// name.
+// name; a deprecated tool's description says so first.
 func mcpTool(t *index.Tool) *mcp.Tool {
-	mt := &mcp.Tool{Name: t.QualifiedName, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+	mt := &mcp.Tool{Name: t.QualifiedName, Title: t.Title, Description: listedDescription(t), InputSchema: t.InputSchema}
 	if len(t.OutputSchema) > 0 {
 		mt.OutputSchema = t.OutputSchema
 	}

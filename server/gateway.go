@@ -10,7 +10,6 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -140,10 +139,11 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	for _, c := range opts.Upstreams {
 		u := &upstream{cfg: c, ready: make(chan struct{}), known: make(chan struct{}), changed: make(chan struct{}, 1), state: "connecting"}
 		if k, ok := known[c.Domain]; ok && k.Tools != nil {
-			// Groups come from this run's config, as toolSpecs sets them.
+			// Groups and states come from this run's config, as
+			// toolSpecs sets them.
 			u.tools = make([]index.ToolSpec, len(k.Tools))
 			for i, t := range k.Tools {
-				t.Group = strings.TrimSpace(c.Groups[t.Name])
+				c.applyTo(&t)
 				u.tools[i] = t
 			}
 			u.title, u.instr, u.lastRun = k.Title, k.Instructions, true

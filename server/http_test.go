@@ -352,6 +352,8 @@ func TestCacheHints(t *testing.T) {
 		{"meta/stateless", ExposeMeta, StatelessProtocol, false, cachePublic, ttl},
 		{"meta/session", ExposeMeta, "2025-11-25", false, cachePublic, ttl},
 		{"eager/stateless", ExposeEager, StatelessProtocol, false, cachePublic, ttl},
+		{"auto/session", ExposeAuto, "2025-11-25", false, cachePublic, ttl},
+		{"compact/stateless", ExposeCompact, StatelessProtocol, false, cachePublic, ttl},
 		{"dynamic/stateless", ExposeDynamic, StatelessProtocol, false, cachePublic, 0},
 		{"dynamic/stateless+toolset", ExposeDynamic, StatelessProtocol, true, cachePrivate, 0},
 		{"dynamic/session", ExposeDynamic, "2025-11-25", false, cachePrivate, 0},
@@ -519,14 +521,14 @@ func TestServerDiscover(t *testing.T) {
 		t.Errorf("capabilities = %v, want tools", caps)
 	case info["name"] != "toolscout" || info["version"] != "1.2.3":
 		t.Errorf("serverInfo = %v", info)
-	case res["instructions"] != srv.instr:
-		t.Errorf("instructions = %v, want %q", res["instructions"], srv.instr)
+	case res["instructions"] != srv.instructionsNow():
+		t.Errorf("instructions = %v, want %q", res["instructions"], srv.instructionsNow())
 	case res["cacheScope"] != cachePublic || res["ttlMs"] != float64(ListTTL.Milliseconds()):
 		t.Errorf("cacheScope %v, ttlMs %v; want public, %d", res["cacheScope"], res["ttlMs"], ListTTL.Milliseconds())
 	}
 	// A go-sdk client learns the same by server/discover, without a handshake.
 	cs := connectURL(t, hs.URL, nil, "")
-	if ir := cs.InitializeResult(); ir.ProtocolVersion != StatelessProtocol || ir.Instructions != srv.instr || ir.ServerInfo == nil || ir.ServerInfo.Version != "1.2.3" {
+	if ir := cs.InitializeResult(); ir.ProtocolVersion != StatelessProtocol || ir.Instructions != srv.instructionsNow() || ir.ServerInfo == nil || ir.ServerInfo.Version != "1.2.3" {
 		t.Errorf("go-sdk client's discovery = %+v", ir)
 	}
 }

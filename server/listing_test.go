@@ -98,7 +98,7 @@ func TestDownServerIsListed(t *testing.T) {
 		t.Errorf("listing = %+v, want fake up and broken unavailable with the reason", page.Domains)
 	}
 	res := call(t, env.cs, DiscoverTools, map[string]any{"domain": "broken"})
-	if !res.IsError || !strings.Contains(text(res), "server is unavailable") || strings.Contains(text(res), "unknown domain") {
+	if !res.IsError || !strings.Contains(text(res), `server "broken" is unavailable`) || strings.Contains(text(res), "unknown domain") {
 		t.Errorf("domain broken = %q, want the server named as unavailable", text(res))
 	}
 }

@@ -19,11 +19,11 @@ import (
 func TestServeBeforeTheIndexLoads(t *testing.T) {
 	live := unloadedLive(t)
 	start := time.Now()
-	cs := connect(t, New(Options{Live: live, Domains: []string{"github", "jira", "weather"}})) // initialize
+	cs := connect(t, New(Options{Live: live, Domains: []DomainSize{{"github", 3}, {"jira", 1}, {"weather", 1}}})) // initialize
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("initialize took %s with nothing loaded", d)
 	}
-	if !strings.Contains(cs.InitializeResult().Instructions, "github, jira, weather") {
+	if !strings.Contains(cs.InitializeResult().Instructions, "5 tools in 3 domains: github, jira and weather.") {
 		t.Errorf("instructions before loading = %q, want the domains", cs.InitializeResult().Instructions)
 	}
 	answer := make(chan string, 1)

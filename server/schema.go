@@ -17,6 +17,8 @@ import (
 type SchemaArgs struct {
 	ToolName  string   `json:"tool_name,omitempty"`
 	ToolNames []string `json:"tool_names,omitempty"`
+	// IncludeExamples false leaves the examples out (nil: included).
+	IncludeExamples *bool `json:"include_examples,omitempty"`
 }
 
 // ToolSchema is one tool's full description.
@@ -31,6 +33,10 @@ type ToolSchema struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	// Warnings are the tool's poisoning flags, when it has any.
 	Warnings []string `json:"warnings,omitempty"`
+	// Deprecated is true, or says what to use instead, for a deprecated
+	// tool; Disabled marks a tool that does not run.
+	Deprecated index.Deprecation `json:"deprecated,omitempty"`
+	Disabled   bool              `json:"disabled,omitempty"`
 	// Examples are argument objects valid against InputSchema (Examples).
 	Examples []Example `json:"examples,omitempty"`
 	// RelatedTools are the nearest tools of the same domain.
@@ -77,11 +83,15 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 		if err != nil {
 			s.log.Warn("related tools unavailable", "tool", t.QualifiedName, "err", err)
 		}
-		out.Tools = append(out.Tools, ToolSchema{
+		ts := ToolSchema{
 			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
 			Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
-			Warnings: t.Warnings, Examples: Examples(t), RelatedTools: relatedEntries(related),
-		})
+			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
+		}
+		if args.IncludeExamples == nil || *args.IncludeExamples {
+			ts.Examples = Examples(t)
+		}
+		out.Tools = append(out.Tools, ts)
 	}
 	if len(out.Tools) == 0 {
 		msgs := make([]string, len(out.Errors))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,9 +44,11 @@ type Options struct {
 	Executor Executor
 	// Expose chooses what tools/list shows besides the meta-tools.
 	Expose Exposure
-	// Domains, when set, are the domains the instructions name (a gateway
-	// knows its servers before their tools are listed).
-	Domains []string
+	// Domains, when set, are the domains the instructions name before the
+	// catalog has loaded, with their sizes when known (a gateway knows its
+	// servers before their tools are listed), and after it, the domains
+	// of configured servers that have not listed tools.
+	Domains []DomainSize
 	// Fallback "eager" lists every tool directly when the meta layer
 	// cannot serve: FallBackToEager, called by the command when the index
 	// fails to load, and by the server after FallbackAfter search failures
@@ -80,7 +81,8 @@ type Server struct {
 	expose Exposure
 	log    *slog.Logger
 	impl   *mcp.Implementation
-	instr  string
+	// domains are Options.Domains (instructions.go).
+	domains []DomainSize
 
 	fallback  string
 	metrics   *Metrics    // nil: not counted
@@ -93,6 +95,11 @@ type Server struct {
 	views    map[*view]struct{} // the primary, one per HTTP session in dynamic mode, the toolsets'
 	toolsets toolsetViews       // the views of the toolsets stateless requests carried last
 	failures int                // search errors in a row (not bad requests)
+	auto     autoDecision       // auto mode's decision for the current catalog
+	disabled struct {           // the current catalog's disabled tools
+		cat   *index.Catalog
+		names []string
+	}
 }
 
 // FallbackAfter is the number of search failures in a row after which a
@@ -156,9 +163,9 @@ func New(opts Options) *Server {
 	}
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback, metrics: opts.Metrics,
 		loadDone: opts.LoadDone, startWait: opts.StartupWait,
-		impl:  &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
-		instr: instructions(eng.Catalog(), opts.Domains, opts.Expose.Mode),
-		views: map[*view]struct{}{}}
+		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
+		domains: opts.Domains,
+		views:   map[*view]struct{}{}}
 	s.mu.Lock()
 	s.primary = s.newViewLocked()
 	s.mu.Unlock()
@@ -175,36 +182,6 @@ func New(opts Options) *Server {
 
 // MCP returns the underlying go-sdk server, to run on a transport.
 func (s *Server) MCP() *mcp.Server { return s.primary.mcp }
-
-// Instructions tells the client how to use the meta-tools and which domains
-// exist, in about 80 tokens whatever the catalog's size.
-func Instructions(cat *index.Catalog) string { return instructions(cat, nil, ExposeMeta) }
-
-// maxNamedDomains is the most domains the instructions name; with more,
-// they point at discover_tools, which lists them page by page.
-const maxNamedDomains = 8
-
-func instructions(cat *index.Catalog, domains []string, mode string) string {
-	var b strings.Builder
-	if domains == nil {
-		for _, d := range cat.Domains() {
-			domains = append(domains, d.Name)
-		}
-	}
-	fmt.Fprintf(&b, "This server finds and runs tools from %d domains. ", len(domains))
-	b.WriteString("Workflow: 1) discover_tools with a query describing the task; ")
-	b.WriteString("2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments. ")
-	b.WriteString("Skip discovery for tools you have already seen. ")
-	if mode == ExposeDynamic {
-		b.WriteString("enable_domain lists a domain's tools directly. ")
-	}
-	if len(domains) > 0 && len(domains) <= maxNamedDomains {
-		fmt.Fprintf(&b, "Domains: %s.", strings.Join(domains, ", "))
-	} else {
-		b.WriteString("discover_tools without a query lists the domains.")
-	}
-	return b.String()
-}
 
 func boolPtr(b bool) *bool { return &b }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
@@ -136,7 +137,7 @@ func TestToolsList(t *testing.T) {
 		}
 	}
 	init := cs.InitializeResult()
-	if !strings.Contains(init.Instructions, "discover_tools") || !strings.Contains(init.Instructions, "github, jira, weather") {
+	if !strings.Contains(init.Instructions, "discover_tools") || !strings.Contains(init.Instructions, "5 tools in 3 domains: github, jira and weather.") {
 		t.Errorf("instructions = %q, want the workflow and the domains", init.Instructions)
 	}
 }
@@ -348,7 +349,9 @@ func TestTokenBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 349 before discover_tools took a cursor (paged listings), 352 after,
-	// 404 with a description for every parameter (issue 23 allows 420).
+	// 404 with a description for every parameter (issue 23 allows 420),
+	// 415 with include_disabled and include_examples (the binary counts
+	// 4 more: its version is in each answer's _meta).
 	if rep.MetaToolsList > 420 {
 		t.Errorf("meta tools/list = %d tokens, want ≤ 420", rep.MetaToolsList)
 	}
@@ -361,4 +364,75 @@ func TestTokenBudget(t *testing.T) {
 	if rep.DiscoverQuery == 0 || rep.GetToolSchema == 0 || rep.DiscoverContents == 0 {
 		t.Errorf("typical answers not counted: %+v", rep)
 	}
+}
+
+// TestInstructions: one line on what the catalog covers, largest domains
+// first, then how to use what the mode lists: no workflow through the
+// meta-tools where every tool is listed, and no "1 domains".
+func TestInstructions(t *testing.T) {
+	three := []DomainSize{{"github", 3}, {"jira", 1}, {"weather", 1}}
+	var ten []DomainSize
+	for i := range 10 {
+		ten = append(ten, DomainSize{Name: "d" + itoa(i), Tools: 10 - i})
+	}
+	tests := []struct {
+		name    string
+		domains []DomainSize
+		mode    string
+		want    []string
+		notWant []string
+	}{
+		{"meta", three, ExposeMeta, []string{"5 tools in 3 domains: github, jira and weather. Workflow: 1) discover_tools", "3) execute_tool"}, []string{"enable_domain", "called by name"}},
+		{"one domain", three[2:], ExposeMeta, []string{"1 tool in 1 domain: weather."}, []string{"1 domains", "1 tools"}},
+		{"unknown sizes", []DomainSize{{"memory", 0}, {"filesystem", 0}}, ExposeMeta, []string{"Tools in 2 domains: filesystem and memory. "}, []string{"0 tools"}},
+		{"many domains", ten, ExposeMeta, []string{"55 tools in 10 domains, the largest: d0, d1, d2, d3, d4, d5, d6, d7."}, []string{"d8"}},
+		{"eager", three, ExposeEager, []string{"Every tool is listed: call it by name."}, []string{"execute_tool", "get_tool_schema", "Workflow"}},
+		{"compact", three, ExposeCompact, []string{"short schema", "get_tool_schema gives a tool's full schema"}, []string{"execute_tool", "Workflow"}},
+		{"core", three, ExposeCore, []string{"Tools in tools/list can be called by name. For others: 1) discover_tools"}, nil},
+		{"auto", three, ExposeAuto, []string{"Tools in tools/list can be called by name."}, nil},
+		{"dynamic", three, ExposeDynamic, []string{"enable_domain lists a domain's tools directly"}, nil},
+		{"none", nil, ExposeMeta, []string{"has none yet"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := instructions(domainSizes(emptyCatalog(t), tc.domains), tc.mode)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("instructions(%s) = %q, want %q in it", tc.mode, got, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("instructions(%s) = %q, want no %q", tc.mode, got, w)
+				}
+			}
+		})
+	}
+	// On the built-in catalog, in every mode, within the budget.
+	cat, err := index.BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := tokenizer.Get(tokenizer.O200kBase)
+	for _, mode := range ExposeModes {
+		got := instructions(domainSizes(cat, nil), mode)
+		if n, _ := enc.Count(got); n > 90 {
+			t.Errorf("instructions(%s) on the built-in catalog = %d tokens, want ≤ 90: %s", mode, n, got)
+		}
+	}
+	// A server names the domains of its catalog, and of configured
+	// servers that have no tools yet.
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Domains: []DomainSize{{"slack", 0}}, Expose: Exposure{Mode: ExposeEager}}))
+	if got := cs.InitializeResult().Instructions; !strings.HasPrefix(got, "5 tools in 4 domains: github, jira, weather and slack. Every tool is listed") {
+		t.Errorf("eager server's instructions = %q", got)
+	}
+}
+
+func emptyCatalog(t *testing.T) *index.Catalog {
+	t.Helper()
+	cat, err := index.NewCatalog(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
 }

@@ -126,13 +126,18 @@ func waitNoticed(ctx context.Context, log *slog.Logger, req mcp.Request, ready <
 }
 
 // gated reports whether tools/list and direct tool calls wait for the
-// start to settle: in the modes that list catalog tools at start, and
-// with the eager fallback, which may list them all once the load ends.
+// start to settle: in the modes that list catalog tools at start (auto
+// mode decides on the whole catalog), and with the eager fallback, which
+// may list them all once the load ends.
 func (s *Server) gated() bool {
 	s.mu.Lock()
 	mode := s.expose.Mode
 	s.mu.Unlock()
-	return mode == ExposeEager || mode == ExposeCore || s.fallback == ExposeEager
+	switch mode {
+	case ExposeEager, ExposeCore, ExposeAuto, ExposeCompact:
+		return true
+	}
+	return s.fallback == ExposeEager
 }
 
 // waitListing holds a tools/list (or a call of a directly listed tool)
@@ -209,7 +214,8 @@ func (s *Server) waitingFor() string {
 // startupMiddleware holds tools/list and calls of directly listed tools
 // until the start settles (waitListing), lists v's tools only between
 // two of its changes (listSync), and answers a call of a tool whose
-// server never listed its tools with what is wrong.
+// server never listed its tools, or of a tool v does not list
+// (unlistedCall), with what is wrong and what to call.
 func (s *Server) startupMiddleware(v *view) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -220,9 +226,19 @@ func (s *Server) startupMiddleware(v *view) mcp.Middleware {
 			case "tools/call":
 				ctx = withCall(ctx, req)
 				if name := toolCalled(req); name != "" && !ownTool(name) {
-					s.waitListing(ctx, "a call of "+name)
+					if s.gated() {
+						s.waitListing(ctx, "a call of "+name)
+					} else {
+						// Not listed: answered like a meta-tool call,
+						// once the catalog and the servers are in
+						// (unlistedCall).
+						s.waitReady(ctx)
+					}
 					if msg := s.unavailableTool(s.eng.Catalog(), name); msg != "" {
 						return errorResult("%s", msg), nil
+					}
+					if res := s.unlistedCall(v, req.(*mcp.CallToolRequest)); res != nil {
+						return res, nil
 					}
 				}
 			}
@@ -260,10 +276,19 @@ func (s *Server) unavailableTool(cat *index.Catalog, name string) string {
 	if !down {
 		return ""
 	}
+	msg := search.Quote(name, 100) + ": " + serverDown(domain, why)
 	if why == stillConnecting {
-		return fmt.Sprintf("%s: server %q is still connecting and has not listed its tools yet; try again in a moment. Tools of other domains work", search.Quote(name, 100), domain)
+		msg += "; try again in a moment"
 	}
-	return fmt.Sprintf("%s: server %q is unavailable (%s), so its tools are not known; toolscout keeps reconnecting it. Tools of other domains work", search.Quote(name, 100), domain, why)
+	return msg + ". Tools of other domains work"
+}
+
+// serverDown says why a configured server's tools are not known.
+func serverDown(domain, why string) string {
+	if why == stillConnecting {
+		return fmt.Sprintf("server %q is still connecting and has not listed its tools yet", domain)
+	}
+	return fmt.Sprintf("server %q is unavailable (%s), so its tools are not known; toolscout keeps reconnecting it", domain, why)
 }
 
 // resolveTool is resolve, saying that a tool of a server that has not

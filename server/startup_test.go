@@ -105,7 +105,7 @@ func (l *lister) waitList(t *testing.T, n int) {
 	})
 }
 
-// TestFirstListIsComplete: in eager and core mode, a client that lists
+// TestFirstListIsComplete: in eager, core, auto and compact mode, a client that lists
 // the tools before the index has loaded gets the whole list once it has
 // (not the meta-tools alone); a call of a directly listed tool made then
 // waits too, instead of failing as an unknown tool.
@@ -117,6 +117,8 @@ func TestFirstListIsComplete(t *testing.T) {
 	}{
 		{"eager", Exposure{Mode: ExposeEager}, 3 + 5},
 		{"core", Exposure{Mode: ExposeCore, Pinned: []string{"github__*"}}, 3 + 3},
+		{"auto", Exposure{Mode: ExposeAuto}, 3 + 5},
+		{"compact", Exposure{Mode: ExposeCompact}, 3 + 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			live := emptyLive(t)

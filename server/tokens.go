@@ -82,7 +82,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 	}
 	cat := s.eng.Catalog()
 	rep := &TokenReport{Encoding: string(tokenizer.O200kBase), Tools: cat.Len(), Domains: len(cat.Domains())}
-	if rep.EagerToolsList, err = count(&mcp.ListToolsResult{Tools: eagerTools(cat)}); err != nil {
+	if rep.EagerToolsList, err = count(&mcp.ListToolsResult{Tools: eagerTools(cat, false)}); err != nil {
 		return nil, err
 	}
 	st, ct := mcp.NewInMemoryTransports()

@@ -48,6 +48,11 @@ type UpstreamConfig struct {
 	Description string
 	// Groups maps tool names to groups.
 	Groups map[string]string
+	// DisabledTools names tools to turn off: indexed, but not listed,
+	// found (unless asked for) or run. DeprecatedTools marks tools as
+	// deprecated, each with what to use instead ("" says only that).
+	DisabledTools   []string
+	DeprecatedTools map[string]string
 	// Timeout bounds each tool call (60 s when zero).
 	Timeout time.Duration
 	// ConnectTimeout bounds starting, connecting and listing tools
@@ -159,7 +164,8 @@ func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []stri
 			skipped = append(skipped, fmt.Sprintf("%s: input schema %v", t.Name, err))
 			continue
 		}
-		spec := index.ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, Group: strings.TrimSpace(cfg.Groups[t.Name])}
+		spec := index.ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in}
+		cfg.applyTo(&spec)
 		if t.OutputSchema != nil {
 			if out, err := cleanSchema(t.OutputSchema); err == nil {
 				spec.OutputSchema = out
@@ -173,23 +179,46 @@ func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []stri
 		}
 		specs = append(specs, spec)
 	}
-	// A groups entry for a tool the server does not list is a typo in the
+	// An entry for a tool the server does not list is a typo in the
 	// config, or a tool the server dropped: say so instead of ignoring it.
-	var stale []string
-	for name := range cfg.Groups {
-		if !seen[name] {
-			stale = append(stale, name)
+	for _, list := range []struct {
+		key   string
+		names []string
+	}{{"groups", slices.Collect(maps.Keys(cfg.Groups))}, {"disabled_tools", cfg.DisabledTools}, {"deprecated_tools", slices.Collect(maps.Keys(cfg.DeprecatedTools))}} {
+		var stale []string
+		for _, name := range list.names {
+			if !seen[name] {
+				stale = append(stale, name)
+			}
 		}
-	}
-	sort.Strings(stale)
-	for _, name := range stale {
-		msg := fmt.Sprintf("groups entry %q: the server has no such tool", name)
-		if s := search.Closest(name, slices.Sorted(maps.Keys(seen)), 1); len(s) > 0 {
-			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		sort.Strings(stale)
+		for _, name := range stale {
+			msg := fmt.Sprintf("%s entry %q: the server has no such tool", list.key, name)
+			if s := search.Closest(name, slices.Sorted(maps.Keys(seen)), 1); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+			}
+			skipped = append(skipped, msg)
 		}
-		skipped = append(skipped, msg)
 	}
 	return specs, skipped
+}
+
+// applyTo sets what the config says of ts's tool: its group, and whether
+// it is disabled or deprecated. What the server listed says nothing of
+// these: this run's config decides, for tools kept from the last run too.
+func (c *UpstreamConfig) applyTo(ts *index.ToolSpec) {
+	ts.Group = strings.TrimSpace(c.Groups[ts.Name])
+	ts.Enabled = nil
+	if slices.Contains(c.DisabledTools, ts.Name) {
+		ts.Enabled = new(bool)
+	}
+	ts.Deprecated = ""
+	if msg, ok := c.DeprecatedTools[ts.Name]; ok {
+		ts.Deprecated = index.Deprecation(strings.TrimSpace(msg))
+		if ts.Deprecated == "" {
+			ts.Deprecated = index.DeprecatedTrue
+		}
+	}
 }
 
 // cleanSchema returns an upstream's schema as a catalog object schema

@@ -345,7 +345,10 @@ func (g *globalFlags) newEmbedder(ctx context.Context, log *slog.Logger, configu
 		}
 		choice, reason := g.autoModel(ctx, host, configured)
 		if reason != "" {
-			log.Warn(reason)
+			// The built-in embedder is auto's offline default, not a
+			// fault: said at info level (serve's default, --log-level
+			// info), and by doctor as a note.
+			log.Info(reason)
 			return embed.NewBuiltin(embed.BuiltinOptions{}), nil
 		}
 		o, err := g.newOllama(host, choice.Model, log)
@@ -400,4 +403,35 @@ func (g *globalFlags) newOllama(host *url.URL, model string, log *slog.Logger) (
 		prompts[m] = pr
 	}
 	return embed.NewOllama(embed.OllamaOptions{Host: host, Model: model, Prompts: prompts, Logger: log}), nil
+}
+
+// domainSizes returns the configured domains with the number of enabled
+// tools each is known to have before the index loads (0 for an upstream
+// server whose tools are not known yet), so that the instructions a
+// client gets then are the ones it gets after.
+func (a *app) domainSizes(base []index.DomainSpec) []server.DomainSize {
+	known := map[string]int{}
+	if a.cat != nil {
+		for _, d := range a.cat.Domains() {
+			for _, t := range d.Tools {
+				if !t.Disabled {
+					known[d.Name]++
+				}
+			}
+		}
+	}
+	for _, specs := range [][]index.DomainSpec{base, a.known} {
+		for _, d := range specs {
+			for _, t := range d.Tools {
+				if t.Enabled == nil || *t.Enabled {
+					known[d.Name]++
+				}
+			}
+		}
+	}
+	out := make([]server.DomainSize, len(a.domain))
+	for i, d := range a.domain {
+		out[i] = server.DomainSize{Name: d, Tools: known[d]}
+	}
+	return out
 }

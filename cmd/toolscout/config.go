@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,7 +52,11 @@ type serverEntry struct {
 	Description string            `json:"description"`
 	Groups      map[string]string `json:"groups"`
 	Disabled    bool              `json:"disabled"`
-	Timeout     float64           `json:"timeout"`
+	// DisabledTools and DeprecatedTools set tools' state (tool names;
+	// tool name → what to use instead).
+	DisabledTools   []string          `json:"disabled_tools"`
+	DeprecatedTools map[string]string `json:"deprecated_tools"`
+	Timeout         float64           `json:"timeout"`
 	// ConnectTimeout bounds the server's start (seconds).
 	ConnectTimeout float64 `json:"connect_timeout"`
 }
@@ -81,7 +86,7 @@ type gatewayConfig struct {
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
-	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "timeout", "connect_timeout"}
+	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
 	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait"}
 )
 
@@ -172,8 +177,10 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		default:
 			return nil, &ConfigError{File: file, Path: "toolscout.fallback", Reason: fmt.Sprintf("%q: use eager (list every tool directly when the meta layer cannot serve) or none", gc.Fallback)}
 		}
-		if gc.Expose != "" && !validExpose(gc.Expose) {
-			return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: fmt.Sprintf("%q: use %s", gc.Expose, strings.Join(server.ExposeModes, ", "))}
+		if gc.Expose != "" {
+			if _, err := parseExpose(gc.Expose); err != nil {
+				return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: err.Error()}
+			}
 		}
 		var err error
 		if gc.ConnectTimeout, err = seconds(file, "toolscout.connect_timeout", top.Toolscout.ConnectTimeout); err != nil {
@@ -212,7 +219,8 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			gc.Disabled = append(gc.Disabled, dom)
 			continue
 		}
-		uc := server.UpstreamConfig{Domain: dom, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Description: e.Description, Groups: e.Groups}
+		uc := server.UpstreamConfig{Domain: dom, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Description: e.Description, Groups: e.Groups,
+			DisabledTools: e.DisabledTools, DeprecatedTools: e.DeprecatedTools}
 		switch {
 		case e.Command != "" && e.URL != "":
 			return nil, &ConfigError{File: file, Path: path, Reason: `has both "command" and "url": a server is either started (command) or reached (url)`}
@@ -346,13 +354,33 @@ func isToolscout(command string) bool {
 	return err1 == nil && err2 == nil && a == b
 }
 
-func validExpose(m string) bool {
-	for _, v := range server.ExposeModes {
-		if m == v {
-			return true
-		}
+// exposeChoices names the values --expose takes.
+const exposeChoices = "meta, eager, core, dynamic, auto[:TOKENS] or compact"
+
+// maxAutoBudget bounds auto mode's budget: a million tokens is more than
+// any client's context.
+const maxAutoBudget = 1_000_000
+
+// parseExpose reads an exposure mode: one of server.ExposeModes, or
+// auto:TOKENS with auto mode's token budget.
+func parseExpose(s string) (server.Exposure, error) {
+	mode, budget, hasBudget := strings.Cut(s, ":")
+	if !slices.Contains(server.ExposeModes, mode) {
+		return server.Exposure{}, fmt.Errorf("%q: use %s", s, exposeChoices)
 	}
-	return false
+	exp := server.Exposure{Mode: mode}
+	if !hasBudget {
+		return exp, nil
+	}
+	if mode != server.ExposeAuto {
+		return exp, fmt.Errorf("%q: only auto takes a token budget (auto:TOKENS)", s)
+	}
+	n, err := strconv.Atoi(budget)
+	if err != nil || n < 1 || n > maxAutoBudget {
+		return exp, fmt.Errorf("%q: auto:TOKENS takes a whole number of tokens from 1 to %d, e.g. auto:%d", s, maxAutoBudget, server.DefaultAutoBudget)
+	}
+	exp.Budget = n
+	return exp, nil
 }
 
 // loadConfigs reads every --config file into one gateway config.

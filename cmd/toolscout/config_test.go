@@ -14,7 +14,8 @@ func env(vars map[string]string) func(string) (string, bool) {
 func TestParseConfig(t *testing.T) {
 	data := `{"mcpServers": {
 	  "GitHub Server": {"command": "npx", "args": ["-y", "@x/github"], "env": {"TOKEN": "${GH_TOKEN}"}, "cwd": "/tmp",
-	                    "description": "GitHub", "groups": {"create_issue": "issues"}, "timeout": 2.5, "connect_timeout": 90},
+	                    "description": "GitHub", "groups": {"create_issue": "issues"}, "timeout": 2.5, "connect_timeout": 90,
+	                    "disabled_tools": ["delete_repo"], "deprecated_tools": {"open_issue": "use create_issue"}},
 	  "remote": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
 	  "old": {"url": "http://localhost:9/sse", "type": "sse"},
 	  "off": {"command": "x", "disabled": true}
@@ -29,7 +30,8 @@ func TestParseConfig(t *testing.T) {
 	}
 	gh := gc.Upstreams[0]
 	if gh.Domain != "github-server" || gh.Command != "npx" || gh.Env["TOKEN"] != "ghp_1" || gh.Cwd != "/tmp" ||
-		gh.Groups["create_issue"] != "issues" || gh.Timeout != 2500*time.Millisecond || gh.ConnectTimeout != 90*time.Second || gh.Description != "GitHub" {
+		gh.Groups["create_issue"] != "issues" || gh.Timeout != 2500*time.Millisecond || gh.ConnectTimeout != 90*time.Second || gh.Description != "GitHub" ||
+		strings.Join(gh.DisabledTools, ",") != "delete_repo" || gh.DeprecatedTools["open_issue"] != "use create_issue" {
 		t.Errorf("github entry = %+v", gh)
 	}
 	if r := gc.Upstreams[2]; r.Domain != "remote" || r.Headers["Authorization"] != "Bearer t0k" || r.Transport != "" {
@@ -82,7 +84,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"startup wait as text", `{"mcpServers": {}, "toolscout": {"startup_wait": "30s"}}`, "toolscout.startup_wait", "expected a number, found JSON string"},
 		{"wrong field type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, "mcpServers.a.args", "expected"},
 		{"name clash", `{"mcpServers": {"My Server": {"command": "x"}, "my-server": {"command": "y"}}}`, "mcpServers.my-server", "both become domain"},
-		{"bad expose", `{"mcpServers": {}, "toolscout": {"expose": "all"}}`, "toolscout.expose", "meta, eager, core, dynamic"},
+		{"bad expose", `{"mcpServers": {}, "toolscout": {"expose": "all"}}`, "toolscout.expose", "meta, eager, core, dynamic, auto[:TOKENS] or compact"},
+		{"auto budget of zero", `{"mcpServers": {}, "toolscout": {"expose": "auto:0"}}`, "toolscout.expose", "from 1 to 1000000, e.g. auto:10000"},
+		{"budget of another mode", `{"mcpServers": {}, "toolscout": {"expose": "eager:500"}}`, "toolscout.expose", "only auto takes a token budget"},
+		{"disabled tools not a list", `{"mcpServers": {"a": {"command": "x", "disabled_tools": "t"}}}`, "mcpServers.a.disabled_tools", "expected"},
+		{"misspelt disabled tools", `{"mcpServers": {"a": {"command": "x", "disabled_tool": ["t"]}}}`, "mcpServers.a.disabled_tool", `did you mean "disabled_tools"?`},
 		{"misspelt key", `{"mcpServers": {"a": {"comand": "x"}}}`, "mcpServers.a.comand", `did you mean "command"?`},
 		{"misspelt toolscout key", `{"mcpServers": {}, "toolscout": {"exposee": "meta"}}`, "toolscout.exposee", `did you mean "expose"?`},
 		{"unknown toolscout key", `{"mcpServers": {}, "toolscout": {"colour": "red"}}`, "toolscout.colour", "use expose, pinned, model, quarantine"},
@@ -99,6 +105,32 @@ func TestParseConfigErrors(t *testing.T) {
 				t.Errorf("error = %q (path %q), want path %q and a reason containing %q", err, ce.Path, tc.path, tc.reason)
 			}
 		})
+	}
+}
+
+func TestParseExpose(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		mode   string
+		budget int
+		err    string
+	}{
+		{"meta", "meta", 0, ""},
+		{"auto", "auto", 0, ""},
+		{"auto:5000", "auto", 5000, ""},
+		{"compact", "compact", 0, ""},
+		{"auto:", "", 0, "whole number of tokens"},
+		{"auto:-3", "", 0, "whole number of tokens"},
+		{"auto:2000000", "", 0, "from 1 to 1000000"},
+		{"Auto", "", 0, "use meta, eager"},
+	} {
+		exp, err := parseExpose(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("parseExpose(%q) = %+v, %v; want an error containing %q", tc.in, exp, err, tc.err)
+		case tc.err == "" && (err != nil || exp.Mode != tc.mode || exp.Budget != tc.budget):
+			t.Errorf("parseExpose(%q) = %+v, %v; want %s with budget %d", tc.in, exp, err, tc.mode, tc.budget)
+		}
 	}
 }
 

@@ -50,6 +50,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"eval", "--k", "1,x"}, "--k"},
 		{[]string{"index", "extra"}, "takes no arguments"},
 		{[]string{"serve", "--expose", "everything"}, "--expose"},
+		{[]string{"serve", "--expose", "auto:lots"}, `--expose "auto:lots": auto:TOKENS takes a whole number of tokens`},
 		{[]string{"serve", "--data-dir", dir, "--expose", "core"}, "needs tools to pin"},
 		{[]string{"serve", "--data-dir", dir, "--http", "127.0.0.1:0", "--drain-timeout", "-1s"}, "--drain-timeout -1s"},
 		{[]string{"search", "--data-dir", dir, "--log-format", "xml", "x"}, `--log-format "xml": use text or json`},

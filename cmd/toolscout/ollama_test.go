@@ -75,8 +75,12 @@ func TestAutoFallsBackWithAReason(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"embedder": "builtin/`) {
 		t.Fatalf("search: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if n := strings.Count(stderr, "answers but has no embedding model"); n != 1 || !strings.Contains(stderr, "ollama pull nomic-embed-text") {
-		t.Errorf("stderr says why %d times, want once with what to pull:\n%s", n, stderr)
+	if stderr != "" {
+		t.Errorf("search that fell back to the built-in embedder printed:\n%s\nwant nothing at the default log level", stderr)
+	}
+	_, stderr, _ = runCLI(t, "search", "--data-dir", dir, "--log-level", "info", "--limit", "1", "send an email")
+	if n := strings.Count(stderr, "answers but has no embedding model"); n != 1 || !strings.Contains(stderr, "ollama pull nomic-embed-text") || strings.Contains(stderr, "WARN") {
+		t.Errorf("stderr at --log-level info says why %d times, want once, at info, with what to pull:\n%s", n, stderr)
 	}
 	stdout, _, code = runCLI(t, "doctor", "--data-dir", dir)
 	if code != 0 || !strings.Contains(stdout, "note  model      no embedding model installed") || !strings.Contains(stdout, "run `ollama pull nomic-embed-text`") {
@@ -96,9 +100,20 @@ func TestDoctorOllamaDownIsANoteInAuto(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "note  ollama") || !strings.Contains(stdout, "ollama serve") {
 		t.Errorf("doctor with Ollama down: exit %d, want 0 with a note\n%s", code, stdout)
 	}
-	_, stderr, _ := runCLI(t, "search", "--data-dir", dir, "--limit", "1", "send an email")
-	if !strings.Contains(stderr, "Ollama not reachable at http://127.0.0.1:9") {
-		t.Errorf("search with Ollama down: stderr %q, want the reason", stderr)
+	// Without Ollama the built-in embedder is the normal case: search,
+	// eval and serve say so at info level, not as a warning.
+	for _, args := range [][]string{
+		{"search", "--data-dir", dir, "--limit", "1", "send an email"},
+		{"search", "--data-dir", dir, "--mode", "keyword", "--limit", "1", "send an email"},
+		{"eval", "--data-dir", dir, "--modes", "keyword", "--k", "1"},
+	} {
+		if _, stderr, code := runCLI(t, args...); code != 0 || strings.Contains(stderr, "Ollama") {
+			t.Errorf("%v with Ollama down: exit %d, stderr %q; want nothing said", args, code, stderr)
+		}
+	}
+	_, stderr, _ := runCLI(t, "search", "--data-dir", dir, "--log-level", "info", "--limit", "1", "send an email")
+	if n := strings.Count(stderr, "Ollama not reachable at http://127.0.0.1:9"); n != 1 || !strings.Contains(stderr, "level=INFO") {
+		t.Errorf("search --log-level info with Ollama down: stderr %q, want the reason once, at info", stderr)
 	}
 }
 

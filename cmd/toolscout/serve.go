@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.", stderr)
 	g.register(fs, "info")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
-	expose := fs.String("expose", "", "what tools/list shows: "+strings.Join(server.ExposeModes, ", ")+" (default meta, or the config's toolscout.expose)")
+	expose := fs.String("expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a stripped schema (default meta, or the config's toolscout.expose)")
 	var pins stringList
 	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or `GLOB` to list directly (repeatable)")
 	var origins stringList
@@ -35,7 +36,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reloadEvery := fs.Duration("reload-interval", 2*time.Second, "with --read-only: how often to look where the data dir (a symbolic link) leads, and swap in a newer build found there (0: never)")
 	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
 	startupWait := durationFlag{d: search.DefaultStartupWait}
-	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager or core, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
+	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager, core, auto or compact, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -49,8 +50,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *drainTimeout < 0 {
 		return usagef("--drain-timeout %s: want a duration of 0 or more, e.g. 10s", *drainTimeout)
 	}
-	if *expose != "" && !validExpose(*expose) {
-		return usagef("--expose %q: use %s", *expose, strings.Join(server.ExposeModes, ", "))
+	if *expose != "" {
+		if _, err := parseExpose(*expose); err != nil {
+			return usagef("--expose %v", err)
+		}
 	}
 	var guard server.GuardOptions
 	if *httpAddr != "" {
@@ -67,23 +70,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer a.Close()
-	exp := server.Exposure{Mode: *expose, Pinned: pins}
+	mode := *expose
 	fallback := ""
 	if a.gc != nil {
-		if exp.Mode == "" {
-			exp.Mode = a.gc.Expose
+		if mode == "" {
+			mode = a.gc.Expose
 		}
-		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
 		fallback = a.gc.Fallback
 	}
-	if exp.Mode == "" {
-		exp.Mode = os.Getenv("TOOLSCOUT_EXPOSE")
-		if exp.Mode != "" && !validExpose(exp.Mode) {
-			return usagef("TOOLSCOUT_EXPOSE=%q: use %s", exp.Mode, strings.Join(server.ExposeModes, ", "))
+	if mode == "" {
+		mode = os.Getenv("TOOLSCOUT_EXPOSE")
+		if _, err := parseExpose(mode); mode != "" && err != nil {
+			return usagef("TOOLSCOUT_EXPOSE=%v", err)
 		}
 	}
-	if exp.Mode == "" {
-		exp.Mode = server.ExposeMeta
+	if mode == "" {
+		mode = server.ExposeMeta
+	}
+	exp, _ := parseExpose(mode) // checked above, or by the config
+	exp.Pinned = pins
+	if a.gc != nil {
+		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
 	}
 	if fallback == "" {
 		switch fallback = os.Getenv("TOOLSCOUT_FALLBACK"); fallback {
@@ -113,7 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer context.AfterFunc(sig, func() { stop(nil) })()
 	}
 	loadDone := make(chan struct{})
-	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, Version: version, Logger: log, Domains: a.domain}
+	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, Version: version, Logger: log, Domains: a.domainSizes(base)}
 	if *httpAddr != "" {
 		opts.Metrics = server.NewMetrics()
 	}
@@ -157,7 +164,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.gw != nil {
 		a.gw.Start(ctx)
 	}
-	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), exp.Mode)
+	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), mode)
 	if a.gw != nil {
 		what += fmt.Sprintf(", %s connecting", plural(len(a.gc.Upstreams), "upstream server"))
 		if len(a.known) > 0 {

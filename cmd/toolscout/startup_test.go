@@ -76,8 +76,8 @@ func checkWhole(t *testing.T, out firstList, want int) {
 // official TypeScript SDK, listing right after initialize and again on
 // each list_changed) gets the whole list first, over stdio and over HTTP
 // (connecting as the server starts), with a fresh and with an indexed
-// data dir, in eager and core mode and with the eager fallback; no list
-// in between is partial.
+// data dir, in eager, core, auto and compact mode and with the eager
+// fallback; no list in between is partial.
 func TestFirstListTypeScript(t *testing.T) {
 	nodeClient(t)
 	bin := buildBinary(t)
@@ -93,6 +93,12 @@ func TestFirstListTypeScript(t *testing.T) {
 		{"eager, indexed", nil, []string{"--expose", "eager"}, true, builtin},
 		{"core, fresh", nil, []string{"--expose", "core", "--pin", "weather__*"}, false, 3 + 5},
 		{"core, indexed", nil, []string{"--expose", "core", "--pin", "weather__*"}, true, 3 + 5},
+		// The built-in catalog's tools cost about 25k tokens: auto lists
+		// them under a larger budget, the meta-tools alone under the
+		// default one.
+		{"auto:30000, fresh", nil, []string{"--expose", "auto:30000"}, false, builtin},
+		{"auto, indexed", nil, []string{"--expose", "auto"}, true, 3},
+		{"compact, fresh", nil, []string{"--expose", "compact"}, false, builtin},
 		// The index cannot load (Ollama is not there): every tool is
 		// listed directly, from the first list on.
 		{"fallback, fresh", []string{"TOOLSCOUT_FALLBACK=eager", "OLLAMA_HOST=127.0.0.1:9"}, []string{"--embedder", "ollama"}, false, builtin},
@@ -198,6 +204,18 @@ func jsString(s string) string {
 	return string(b)
 }
 
+// referenceServersClient skips (or, on CI, fails) a test that needs the
+// TypeScript SDK client and the npm reference servers when they are
+// missing, and returns the toolscout binary.
+func referenceServersClient(t *testing.T) string {
+	t.Helper()
+	nodeClient(t)
+	if _, err := os.Stat(filepath.Join("..", "..", "node_modules", ".bin", "mcp-server-everything")); err != nil {
+		needNode(t, "npm packages are missing: run `npm ci` (make test does)")
+	}
+	return buildBinary(t)
+}
+
 // TestGatewayStartTypeScript: behind the gateway, in eager mode, with
 // the npm reference servers and a server slow to start:
 //   - fresh: the first list waits for every server (the slow one
@@ -208,11 +226,7 @@ func jsString(s string) string {
 //     tools the servers listed last, the slow server marked connecting;
 //   - a call of the slow server's tool made at once waits for it.
 func TestGatewayStartTypeScript(t *testing.T) {
-	nodeClient(t)
-	if _, err := os.Stat(filepath.Join("..", "..", "node_modules", ".bin", "mcp-server-everything")); err != nil {
-		needNode(t, "npm packages are missing: run `npm ci` (make test does)")
-	}
-	bin := buildBinary(t)
+	bin := referenceServersClient(t)
 	dir := t.TempDir()
 	cfg := writeSlowConfig(t, dir, 20, true)
 	data := filepath.Join(dir, "data")
@@ -291,5 +305,39 @@ func TestConnectTimeoutPrecedence(t *testing.T) {
 		if err := f.Set(bad); err == nil {
 			t.Errorf("--connect-timeout %s accepted", bad)
 		}
+	}
+}
+
+// TestFirstCallsTypeScript: through the TypeScript SDK client, behind
+// the gateway with the npm reference servers on a fresh data dir (the
+// slow one 1 s late): enable_domain as the model's first call waits for
+// the servers and lists the domain; a direct call of a real tool in meta
+// mode answers with the execute_tool call to make, and runs nothing.
+func TestFirstCallsTypeScript(t *testing.T) {
+	bin := referenceServersClient(t)
+	dir := t.TempDir()
+	cfg := writeSlowConfig(t, dir, 20, false)
+	serve := func(expose string) []string {
+		return []string{"--config", cfg, "--data-dir", t.TempDir(), "--embedder", "builtin", "--log-level", "warn", "--expose", expose}
+	}
+	text := func(out firstList) string {
+		if out.Call == nil || len(out.Call.Result.Content) == 0 {
+			return ""
+		}
+		return out.Call.Result.Content[0].Text
+	}
+
+	enable := runFirstList(t, bin, []string{"SLOW_DELAY_MS=1000", "CALL=enable_domain", `CALL_ARGS={"domain":"slow"}`}, serve("dynamic")...)
+	if enable.Call == nil || enable.Call.Error != "" || enable.Call.Result.IsError || !strings.Contains(text(enable), "slow__read_graph") {
+		t.Errorf("enable_domain as the first call = %+v, want the slow server's tools", enable.Call)
+	}
+	if got := enable.Lists[len(enable.Lists)-1]; got != 5+9 {
+		t.Errorf("lists after enable_domain = %v, want the 5 tools of dynamic mode and slow's 9 last", enable.Lists)
+	}
+
+	direct := runFirstList(t, bin, []string{"SLOW_DELAY_MS=0", "CALL=memory__create_entities", `CALL_ARGS={"entities":[]}`}, serve("meta")...)
+	want := `call execute_tool with {"arguments":{"entities":[]},"tool_name":"memory__create_entities"}`
+	if direct.Call == nil || !direct.Call.Result.IsError || !strings.Contains(text(direct), want) {
+		t.Errorf("a direct call in meta mode = %+v, want an error naming %s", direct.Call, want)
 	}
 }

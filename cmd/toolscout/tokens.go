@@ -12,10 +12,13 @@ import (
 
 func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("tokens", "tokens [flags]\n\nCounts what a client pays in context tokens (o200k_base): tools/list with\nevery tool's schema (eager) against toolscout's three meta-tools, and typical\nanswers.", stderr)
+	fs := newFlagSet("tokens", "tokens [flags]\n\nCounts what a client pays in context tokens (o200k_base): tools/list with\nevery tool's schema (eager) against toolscout's three meta-tools, typical\nanswers, and tools/list in each exposure mode (--expose of serve).", stderr)
 	g.register(fs, "warn")
 	asJSON := fs.Bool("json", false, "print JSON")
 	query := fs.String("query", "create an issue for a bug", "query for the typical discover and schema answers")
+	var pins stringList
+	fs.Var(&pins, "pin", "count core mode with this qualified tool name or `GLOB` pinned (repeatable; the config's toolscout.pinned count too); without any, core is not counted")
+	budget := fs.Int("budget", server.DefaultAutoBudget, "count auto mode with this token budget (`TOKENS`, as --expose auto:TOKENS)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -32,10 +35,14 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if *budget < 1 || *budget > maxAutoBudget {
+		return usagef("--budget %d: give a number of tokens from 1 to %d", *budget, maxAutoBudget)
+	}
 	if a.gc != nil {
-		if err := exposureCosts(ctx, a, rep); err != nil {
-			return err
-		}
+		pins = append(pins, a.gc.Pinned...)
+	}
+	if err := exposureCosts(ctx, a, rep, pins, *budget); err != nil {
+		return err
 	}
 	lint, err := server.Lint(a.eng.Catalog(), server.LintOptions{})
 	if err != nil {
@@ -60,7 +67,16 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(tw, "  of which examples\t%d\t\n", rep.SchemaExamples)
 	fmt.Fprintf(tw, "  of which related_tools\t%d\t\n", rep.SchemaRelated)
 	for _, mode := range server.ExposeModes {
-		if n, ok := rep.Extra["tools_list_"+mode]; ok {
+		n, ok := rep.Extra["tools_list_"+mode]
+		switch {
+		case !ok:
+		case mode == server.ExposeAuto:
+			what := "meta-tools only"
+			if rep.Extra["auto_lists_every_tool"] == 1 {
+				what = "every tool"
+			}
+			fmt.Fprintf(tw, "tools/list with --expose auto:%d (%s)\t%d\t\n", *budget, what, n)
+		default:
 			fmt.Fprintf(tw, "tools/list with --expose %s\t%d\t\n", mode, n)
 		}
 	}
@@ -70,17 +86,25 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// exposureCosts adds what tools/list costs in each exposure mode: core with
-// the config's pinned tools, dynamic before any domain is enabled.
-func exposureCosts(ctx context.Context, a *app, rep *server.TokenReport) error {
+// exposureCosts adds what tools/list costs in each exposure mode: core
+// with pins (not counted without), dynamic before any domain is enabled,
+// auto with budget (and whether it lists every tool).
+func exposureCosts(ctx context.Context, a *app, rep *server.TokenReport, pins []string, budget int) error {
 	rep.Extra = map[string]int{}
 	for _, mode := range server.ExposeModes {
-		srv := server.New(server.Options{Live: a.live, Version: version, Expose: server.Exposure{Mode: mode, Pinned: a.gc.Pinned}})
+		if mode == server.ExposeCore && len(pins) == 0 {
+			continue
+		}
+		srv := server.New(server.Options{Live: a.live, Version: version, Expose: server.Exposure{Mode: mode, Pinned: pins, Budget: budget}})
 		n, err := srv.CountToolsList(ctx)
 		if err != nil {
 			return err
 		}
 		rep.Extra["tools_list_"+mode] = n
+	}
+	rep.Extra["auto_budget"] = budget
+	if rep.Extra["tools_list_"+server.ExposeAuto] > rep.Extra["tools_list_"+server.ExposeMeta] {
+		rep.Extra["auto_lists_every_tool"] = 1
 	}
 	return nil
 }

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"encoding/json"
+
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+// Auto mode lists every tool directly, as eager mode does, while their
+// entries in tools/list cost fewer tokens than a budget, and only the
+// meta-tools above it: a small catalog costs the client little and
+// saves it a round of discovery, a large one would crowd its context.
+// Claude Code defers MCP tools the same way once their definitions pass
+// a share of the context. The decision is made again whenever the
+// catalog changes.
+
+// DefaultAutoBudget is auto mode's token budget when none is given: 5%
+// of a 200k-token context.
+const DefaultAutoBudget = 10000
+
+// autoDecision is auto mode's decision for one catalog.
+type autoDecision struct {
+	cat   *index.Catalog
+	eager bool
+	cost  int // tokens counted: the whole listing's when eager
+}
+
+// listingCost counts, with o200k_base, the tokens of cat's enabled tools
+// as eager mode lists them (the JSON of each tools/list entry), stopping
+// once the count reaches limit. It reports the count and whether the
+// listing costs less than limit. A catalog of any size costs at most
+// about limit tokens of counting.
+func listingCost(cat *index.Catalog, limit int) (int, bool) {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return 0, false
+	}
+	n := 0
+	for _, t := range cat.Tools() {
+		if t.Disabled {
+			continue
+		}
+		b, err := json.Marshal(mcpTool(t))
+		if err != nil {
+			continue
+		}
+		c, err := enc.Count(string(b))
+		if err != nil {
+			c = len(b) // no tokenizer error is known; bytes bound tokens
+		}
+		if n += c; n >= limit {
+			return n, false
+		}
+	}
+	return n, true
+}
+
+// budget returns auto mode's budget.
+func (s *Server) budget() int {
+	if s.expose.Budget > 0 {
+		return s.expose.Budget
+	}
+	return DefaultAutoBudget
+}
+
+// autoEagerLocked reports whether auto mode lists cat's tools directly,
+// deciding once per catalog. s.mu is held.
+func (s *Server) autoEagerLocked(cat *index.Catalog) bool {
+	if s.auto.cat == cat {
+		return s.auto.eager
+	}
+	cost, under := listingCost(cat, s.budget())
+	prev := s.auto
+	s.auto = autoDecision{cat: cat, eager: under, cost: cost}
+	if cat.Len() > 0 && (prev.cat == nil || prev.cat.Len() == 0 || prev.eager != under) {
+		if under {
+			s.log.Info("expose auto: listing every tool directly", "tokens", cost, "budget", s.budget())
+		} else {
+			s.log.Info("expose auto: the tools cost more than the budget; listing the meta-tools only", "tokens_counted", cost, "budget", s.budget())
+		}
+	}
+	return under
+}
