@@ -21,8 +21,9 @@ type LintOptions struct {
 	MaxDescription int
 	// MaxSchema is the most an input schema may cost (500).
 	MaxSchema int
-	// Strict counts parameters without a description as problems, not
-	// notes.
+	// Strict counts the notes as problems: parameters without a
+	// description, and descriptions or schemas verbose beside the
+	// catalog's median but within the budgets.
 	Strict bool
 }
 
@@ -61,8 +62,9 @@ type ToolLint struct {
 	Description int      `json:"description_tokens"`
 	Schema      int      `json:"schema_tokens"`
 	Problems    []string `json:"problems,omitempty"`
-	// Notes are what is worth a look but costs little: parameters
-	// without a description (problems with Strict).
+	// Notes are what is worth a look but within the budgets: parameters
+	// without a description, and a description or schema verbose beside
+	// the catalog's median (problems with Strict).
 	Notes []string `json:"notes,omitempty"`
 }
 
@@ -116,6 +118,15 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 		l.Problems = append(l.Problems, msg)
 		rep.Counts[kind]++
 	}
+	// note records what costs more than its neighbours but within the
+	// budgets: worth a look, not a failure, unless Strict.
+	note := func(l *ToolLint, kind, msg string) {
+		if o.Strict {
+			flag(l, kind, msg)
+			return
+		}
+		l.Notes = append(l.Notes, msg)
+	}
 	tools := cat.Tools()
 	costs := make([]*ToolLint, len(tools))
 	descs, schemas := make([]int, 0, len(tools)), make([]int, 0, len(tools))
@@ -148,13 +159,13 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 		case l.Description > o.MaxDescription:
 			flag(l, LintLongDescription, fmt.Sprintf("description is %d tokens (budget %d)", l.Description, o.MaxDescription))
 		case l.Description > VerboseFloor && l.Description > Verbose*rep.MedianDescription:
-			flag(l, LintVerbose, fmt.Sprintf("description is %d tokens, %.0f× the catalog's median of %d: say what the tool does and what sets it apart, and move the rest into parameter descriptions", l.Description, float64(l.Description)/float64(max(rep.MedianDescription, 1)), rep.MedianDescription))
+			note(l, LintVerbose, fmt.Sprintf("description is %d tokens, %.0f× the catalog's median of %d: say what the tool does and what sets it apart, and move the rest into parameter descriptions", l.Description, float64(l.Description)/float64(max(rep.MedianDescription, 1)), rep.MedianDescription))
 		}
 		switch {
 		case l.Schema > o.MaxSchema:
 			flag(l, LintLongSchema, fmt.Sprintf("input schema is %d tokens (budget %d)", l.Schema, o.MaxSchema))
 		case l.Schema > VerboseFloor && l.Schema > Verbose*rep.MedianSchema:
-			flag(l, LintSchemaBloat, fmt.Sprintf("input schema is %d tokens, %.0f× the catalog's median of %d: drop what repeats the description, rarely used options, and nested definitions a call never needs", l.Schema, float64(l.Schema)/float64(max(rep.MedianSchema, 1)), rep.MedianSchema))
+			note(l, LintSchemaBloat, fmt.Sprintf("input schema is %d tokens, %.0f× the catalog's median of %d: drop what repeats the description, rarely used options, and nested definitions a call never needs", l.Schema, float64(l.Schema)/float64(max(rep.MedianSchema, 1)), rep.MedianSchema))
 		}
 		var bare []string
 		for _, p := range t.Params() {
@@ -167,11 +178,7 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 		}
 		if len(bare) > 0 {
 			msg := fmt.Sprintf("%s without a description: %s", pluralWord(len(bare), "parameter"), strings.Join(bare, ", "))
-			if o.Strict {
-				flag(l, LintParamNoDesc, msg)
-			} else {
-				l.Notes = append(l.Notes, msg+" (fine when the name says it all; --strict makes this a problem)")
-			}
+			note(l, LintParamNoDesc, msg+" (fine when the name says it all)")
 		}
 		byName[t.QualifiedName] = l
 		rep.Tools = append(rep.Tools, *l)

@@ -51,7 +51,6 @@ func TestLint(t *testing.T) {
 	for name, want := range map[string]string{
 		"a__long":        "description is",
 		"a__manage":      "parameter action chooses among 5 operations",
-		"a__bloated":     "the catalog's median",
 		"a__none":        "no description",
 		"a__list_open":   "nearly the same as a__list_opened",
 		"a__list_opened": "nearly the same as a__list_open",
@@ -61,25 +60,33 @@ func TestLint(t *testing.T) {
 			t.Errorf("%s: problems %q, want %q", name, problems[name], want)
 		}
 	}
+	// A schema verbose beside the catalog's median but within the budget
+	// is a note.
+	if !strings.Contains(notes["a__bloated"], "the catalog's median") || problems["a__bloated"] != "" {
+		t.Errorf("a__bloated: problems %q, notes %q: want the bloated schema as a note", problems["a__bloated"], notes["a__bloated"])
+	}
 	if problems["a__clean"] != "" {
 		t.Errorf("clean tool flagged: %q", problems["a__clean"])
 	}
-	if rep.Flagged != 8 || rep.Tools[0].Name != "a__long" || rep.Tools[0].Description <= DefaultMaxDescription {
+	if rep.Flagged != 7 || rep.Tools[0].Name != "a__long" || rep.Tools[0].Description <= DefaultMaxDescription {
 		t.Errorf("flagged %d, costliest %+v", rep.Flagged, rep.Tools[0])
 	}
 	// A budget above the long description leaves it verbose against the
-	// catalog's median.
+	// catalog's median: a note.
 	rep, _ = Lint(cat, LintOptions{MaxDescription: 100000})
 	for _, tl := range rep.Tools {
-		if tl.Name == "a__long" && (len(tl.Problems) != 1 || !strings.Contains(tl.Problems[0], "× the catalog's median")) {
-			t.Errorf("with a large budget a__long has %q, want it verbose", tl.Problems)
+		if tl.Name == "a__long" && (len(tl.Problems) != 0 || len(tl.Notes) != 1 || !strings.Contains(tl.Notes[0], "× the catalog's median")) {
+			t.Errorf("with a large budget a__long has problems %q, notes %q, want it noted verbose", tl.Problems, tl.Notes)
 		}
 	}
-	// Strict makes the bare parameter a problem.
+	// Strict makes the notes problems.
 	rep, _ = Lint(cat, LintOptions{Strict: true})
 	for _, tl := range rep.Tools {
 		if tl.Name == "a__bare" && !strings.Contains(strings.Join(tl.Problems, "|"), "1 parameter without a description: id") {
 			t.Errorf("strict: a__bare has %q", tl.Problems)
+		}
+		if tl.Name == "a__bloated" && !strings.Contains(strings.Join(tl.Problems, "|"), "the catalog's median") {
+			t.Errorf("strict: a__bloated has %q", tl.Problems)
 		}
 	}
 }

@@ -15,13 +15,13 @@ import (
 
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("lint", "lint [flags]\n\nMeasures what each tool costs a model in tokens (name, description, input\nschema; o200k_base) and flags what costs and confuses: descriptions and\nschemas over budget or many times the catalog's median, tools without a\ndescription, duplicate descriptions, and a parameter that chooses among\nmany operations. Parameters without a description are notes (problems\nwith --strict). Exits 1 when a tool has a problem, so it can gate a\ncatalog or config in CI.", stderr)
+	fs := newFlagSet("lint", "lint [flags]\n\nMeasures what each tool costs a model in tokens (name, description, input\nschema; o200k_base) and flags what costs and confuses: descriptions and\nschemas over budget, tools without a description, duplicate descriptions,\nand a parameter that chooses among many operations. Descriptions or\nschemas many times the catalog's median, and parameters without a\ndescription, are notes (problems with --strict). Exits 1 when a tool has a problem, so it can gate a\ncatalog or config in CI.", stderr)
 	g.register(fs, "warn")
 	asJSON := fs.Bool("json", false, "print JSON")
 	maxDesc := fs.Int("max-description", server.DefaultMaxDescription, "description budget in `TOKENS`")
 	maxSchema := fs.Int("max-schema", server.DefaultMaxSchema, "input schema budget in `TOKENS`")
 	top := fs.Int("top", 10, "how many of the costliest tools to list (with --json too; every flagged tool is listed apart)")
-	strict := fs.Bool("strict", false, "count parameters without a description as problems, not notes")
+	strict := fs.Bool("strict", false, "count the notes (verbose descriptions and schemas, parameters without a description) as problems")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
