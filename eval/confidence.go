@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -165,79 +167,32 @@ func fitLogistic(xs [][]float64, ys []float64, l2 float64) []float64 {
 		return []float64{0}
 	}
 	n := len(xs[0]) + 1
-	w := make([]float64, n)
-	row := make([]float64, n)
+	w := mat.NewVecDense(n, nil)
+	row := mat.NewVecDense(n, nil)
 	for iter := 0; iter < 100; iter++ {
-		g := make([]float64, n)
-		h := make([][]float64, n)
-		for i := range h {
-			h[i] = make([]float64, n+1)
-		}
+		g := mat.NewVecDense(n, nil)
+		h := mat.NewSymDense(n, nil)
 		for k, x := range xs {
-			copy(row, x)
-			row[n-1] = 1
-			z := 0.0
-			for i := range row {
-				z += w[i] * row[i]
+			for i, v := range x {
+				row.SetVec(i, v)
 			}
-			p := 1 / (1 + math.Exp(-z))
-			for i := range row {
-				g[i] += (p - ys[k]) * row[i]
-				for j := range row {
-					h[i][j] += p * (1 - p) * row[i] * row[j]
-				}
-			}
+			row.SetVec(n-1, 1)
+			p := 1 / (1 + math.Exp(-mat.Dot(w, row)))
+			g.AddScaledVec(g, p-ys[k], row)
+			h.SymRankOne(h, p*(1-p), row)
 		}
 		for i := 0; i < n-1; i++ {
-			g[i] += l2 * w[i]
-			h[i][i] += l2
+			g.SetVec(i, g.AtVec(i)+l2*w.AtVec(i))
+			h.SetSym(i, i, h.At(i, i)+l2)
 		}
-		step := solve(h, g)
-		biggest := 0.0
-		for i := range w {
-			w[i] -= step[i]
-			biggest = max(biggest, math.Abs(step[i]))
+		var step mat.VecDense
+		if err := step.SolveVec(h, g); err != nil {
+			break // singular: no better step
 		}
-		if biggest < 1e-9 {
+		w.SubVec(w, &step)
+		if mat.Norm(&step, math.Inf(1)) < 1e-9 {
 			break
 		}
 	}
-	return w
-}
-
-// solve returns x with a·x = b by Gaussian elimination with partial
-// pivoting; a has room for one more column, which it uses.
-func solve(a [][]float64, b []float64) []float64 {
-	n := len(b)
-	for i := range a {
-		a[i][n] = b[i]
-	}
-	for c := 0; c < n; c++ {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
-				p = r
-			}
-		}
-		a[c], a[p] = a[p], a[c]
-		if a[c][c] == 0 {
-			continue
-		}
-		for r := 0; r < n; r++ {
-			if r == c {
-				continue
-			}
-			f := a[r][c] / a[c][c]
-			for k := c; k <= n; k++ {
-				a[r][k] -= f * a[c][k]
-			}
-		}
-	}
-	x := make([]float64, n)
-	for i := range x {
-		if a[i][i] != 0 {
-			x[i] = a[i][n] / a[i][i]
-		}
-	}
-	return x
+	return w.RawVector().Data
 }

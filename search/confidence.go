@@ -54,7 +54,7 @@ var ConfidenceModels = struct {
 	Semantic ConfidenceModel
 }{
 	Both:     ConfidenceModel{Coverage: 2.1351, Similarity: 3.8006, Bias: -2.1584},
-	Keyword:  ConfidenceModel{Coverage: 4.4345, Bias: -0.8109},
+	Keyword:  ConfidenceModel{Coverage: 4.4489, Bias: -0.8127},
 	Semantic: ConfidenceModel{Similarity: 5.0662, Bias: -2.4639},
 }
 
