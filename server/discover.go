@@ -155,15 +155,9 @@ func (s *Server) addMetaTools(v *view) {
 	for name, in := range inputs {
 		decoded[name] = decodedSchema(in)
 	}
-	srv.AddReceivingMiddleware(plainErrors(func(name string) map[string]any {
-		if d, ok := decoded[name]; ok {
-			return d
-		}
-		if t := s.eng.Catalog().Tool(name); t != nil {
-			return decodedSchema(t.InputSchema)
-		}
-		return nil
-	}))
+	// Only the meta-tools go through the go-sdk's schema check: tools
+	// listed directly are checked by ValidateArguments, in plain words.
+	srv.AddReceivingMiddleware(plainErrors(func(name string) map[string]any { return decoded[name] }))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        DiscoverTools,
 		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",

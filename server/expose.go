@@ -82,15 +82,18 @@ func (s *Server) newView(dynamic bool) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic}
 	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)})
 	v.mcp.AddReceivingMiddleware(s.instructionsMiddleware)
-	if s.metrics != nil {
-		v.mcp.AddReceivingMiddleware(s.metrics.middleware)
-	}
 	s.addMetaTools(v)
 	if dynamic {
 		s.addDynamicTools(v)
 	}
 	v.mcp.AddReceivingMiddleware(s.startupMiddleware(v))
+	if s.metrics != nil {
+		// Last, so outermost (the go-sdk wraps in order): it counts what
+		// the middlewares inside answer and times their waits too.
+		v.mcp.AddReceivingMiddleware(s.metrics.middleware)
+	}
 	v.mcp.AddSendingMiddleware(v.sync.middleware)
+	v.sync.srv = v.mcp
 	return v
 }
 
@@ -377,6 +380,9 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 	if why, down := s.unavailable()[args.Domain]; down && cat.Domain(args.Domain) == nil {
 		// A configured server that has not listed its tools: its
 		// tools are listed when it does (its groups are not known yet).
+		if args.Group != "" {
+			return nil, nil, fmt.Errorf("group %s of domain %q: %s, so its groups are not known yet; pass the domain alone", search.Quote(args.Group, 100), args.Domain, serverDown(args.Domain, why))
+		}
 		if on {
 			warnings = append(warnings, serverDown(args.Domain, why)+": its tools are listed when it lists them")
 		}

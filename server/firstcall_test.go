@@ -105,7 +105,12 @@ func TestDirectCallOfAnUnlistedTool(t *testing.T) {
 	}
 	// Arguments too long to quote back are not.
 	res := call(t, cs, "weather__get_forecast", map[string]any{"city": strings.Repeat("x", 5000)})
-	if !res.IsError || len(text(res)) > 1000 || !strings.Contains(text(res), `"arguments":"the same arguments"`) {
+	if !res.IsError || len(text(res)) > 1000 || !strings.Contains(text(res), `call execute_tool with tool_name "weather__get_forecast" and the same arguments`) {
 		t.Errorf("direct call with long arguments = %.300s (%d bytes)", text(res), len(text(res)))
+	}
+	// A name longer than any tool's is not echoed whole.
+	res = call(t, cs, strings.Repeat("n", 1<<20), map[string]any{})
+	if !res.IsError || len(text(res)) > 400 || !strings.Contains(text(res), "no tool name is longer than") {
+		t.Errorf("direct call of a 1 MiB name = %.300s (%d bytes)", text(res), len(text(res)))
 	}
 }

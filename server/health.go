@@ -23,8 +23,9 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // Ready returns nil when the server answers every request as it should:
 // its index is loaded (keyword and vectors) and, when it follows upstream
 // servers, their first round of tools is indexed (each server answered
-// or failed once; one that failed is retried in the background and its
-// tools come when it does). Otherwise it returns why not: ErrDraining,
+// or failed once, or the startup wait passed; one that failed or is
+// still connecting is waited for in the background and its tools come
+// when it answers). Otherwise it returns why not: ErrDraining,
 // ErrIndexLoading, ErrSemanticLoading or ErrUpstreamsStarting. A server
 // whose index failed to load and that lists every tool directly instead
 // (fallback eager) is ready.

@@ -139,9 +139,9 @@ func covers(domains []DomainSize) string {
 	}
 	var b strings.Builder
 	if total > 0 {
-		fmt.Fprintf(&b, "%s in %s", pluralWord(total, "tool"), pluralWord(len(domains), "domain"))
+		fmt.Fprintf(&b, "%s in %s", count(float64(total), "tool"), count(float64(len(domains)), "domain"))
 	} else {
-		fmt.Fprintf(&b, "Tools in %s", pluralWord(len(domains), "domain"))
+		fmt.Fprintf(&b, "Tools in %s", count(float64(len(domains)), "domain"))
 	}
 	switch {
 	case len(names) < len(domains):

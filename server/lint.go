@@ -177,7 +177,7 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 			flag(l, LintMultiplex, fmt.Sprintf("parameter %s chooses among %d operations: one tool per operation is easier to pick and to call", op.name, op.n))
 		}
 		if len(bare) > 0 {
-			msg := fmt.Sprintf("%s without a description: %s", pluralWord(len(bare), "parameter"), strings.Join(bare, ", "))
+			msg := fmt.Sprintf("%s without a description: %s", count(float64(len(bare)), "parameter"), strings.Join(bare, ", "))
 			note(l, LintParamNoDesc, msg+" (fine when the name says it all)")
 		}
 		byName[t.QualifiedName] = l
@@ -258,13 +258,6 @@ func jaccard(a, b map[string]bool) float64 {
 		}
 	}
 	return float64(inter) / float64(len(a)+len(b)-inter)
-}
-
-func pluralWord(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // median of xs (sorted in place); 0 for none.

@@ -218,3 +218,34 @@ func TestFrameGuard(t *testing.T) {
 		t.Errorf("line 0 = %s, want an internal error saying the size", lines[0])
 	}
 }
+
+// TestEndedSessionsAreForgotten: every session that lists tools is
+// recorded for list_changed, and sessions end without telling; the
+// record must follow the sessions open, not grow with every session
+// there ever was (it kept each one for good in meta mode, where the
+// view's tools never change).
+func TestEndedSessionsAreForgotten(t *testing.T) {
+	srv := New(Options{Live: testLive(t, testCatalog, nil)})
+	for range 300 {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.MCP().Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		cs.Close()
+		ss.Wait()
+	}
+	srv.primary.sync.mu.Lock()
+	n := len(srv.primary.sync.current)
+	srv.primary.sync.mu.Unlock()
+	if n > 128 {
+		t.Errorf("%d sessions recorded after 300 that listed and ended, want at most 128", n)
+	}
+}

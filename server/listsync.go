@@ -39,6 +39,10 @@ type listSync struct {
 	// yet: they answer with the tools of the current change, or a later.
 	listing map[*mcp.ServerSession]int
 	held    []heldNotice // notifications that fell inside a change
+	// srv is the view's server, whose Sessions are the live ones; keep is
+	// the size of current after its last pruning.
+	srv  *mcp.Server
+	keep int
 }
 
 // heldNotice is a tools/list_changed notification to send later: the
@@ -75,18 +79,8 @@ func (l *listSync) end(changed bool, srv *mcp.Server) {
 		}
 	}
 	l.held = nil
-	if len(l.current) > 0 {
-		// Forget the sessions that ended.
-		alive := map[*mcp.ServerSession]bool{}
-		for ss := range srv.Sessions() {
-			alive[ss] = true
-		}
-		for ss := range l.current {
-			if !alive[ss] {
-				delete(l.current, ss)
-			}
-		}
-	}
+	l.srv = srv
+	l.prune()
 	l.mu.Unlock()
 	if len(send) == 0 {
 		return
@@ -127,12 +121,37 @@ func subscribed(req mcp.Request) bool {
 	return ok
 }
 
-// seen records that ss has seen the current change. l.mu is held.
+// seen records that ss has seen the current change. l.mu is held. Every
+// session that lists is recorded, each stateless request's too, and
+// sessions end without telling: once current has doubled since it was
+// last pruned, the sessions that ended are forgotten (a cost of one scan
+// per doubling, so memory follows the sessions open).
 func (l *listSync) seen(ss *mcp.ServerSession) {
 	if l.current == nil {
 		l.current = map[*mcp.ServerSession]uint64{}
 	}
 	l.current[ss] = l.gen
+	if len(l.current) >= max(2*l.keep, 64) {
+		l.prune()
+	}
+}
+
+// prune forgets the sessions of current that ended. l.mu is held.
+func (l *listSync) prune() {
+	if l.srv == nil || len(l.current) == 0 {
+		l.keep = len(l.current)
+		return
+	}
+	alive := map[*mcp.ServerSession]bool{}
+	for ss := range l.srv.Sessions() {
+		alive[ss] = true
+	}
+	for ss := range l.current {
+		if !alive[ss] {
+			delete(l.current, ss)
+		}
+	}
+	l.keep = len(l.current)
 }
 
 // list answers a tools/list: after wait (the start settling), through

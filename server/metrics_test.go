@@ -120,6 +120,11 @@ func TestMetricsCountRequests(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "github__create_issue_typo"}); err == nil {
 		t.Fatal("a call of an unknown tool succeeded")
 	}
+	// A catalog tool called by name in meta mode is answered before the
+	// tool handlers (startupMiddleware): counted all the same.
+	if res := call(t, cs, "weather__get_forecast", map[string]any{"city": "Oslo"}); !res.IsError {
+		t.Fatalf("direct call of an unlisted tool = %s, want the execute_tool hint", text(res))
+	}
 	after := scrape(t, m)
 	tests := []struct {
 		name, metric, labels string
@@ -130,7 +135,8 @@ func TestMetricsCountRequests(t *testing.T) {
 		{"discover no error", "toolscout_request_errors_total", "kind=tool,method=tools/call,tool=discover_tools", -1},
 		{"execute counted", "toolscout_requests_total", "method=tools/call,tool=execute_tool", 1},
 		{"execute failed as a tool", "toolscout_request_errors_total", "kind=tool,method=tools/call,tool=execute_tool", 1},
-		{"unknown tool as other", "toolscout_requests_total", "method=tools/call,tool=other", 1},
+		{"unknown and unlisted tools as other", "toolscout_requests_total", "method=tools/call,tool=other", 2},
+		{"unlisted tool failed as a tool", "toolscout_request_errors_total", "kind=tool,method=tools/call,tool=other", 1},
 		{"unknown tool failed", "toolscout_request_errors_total", "kind=jsonrpc,method=tools/call,tool=other", 1},
 		{"schema not called", "toolscout_requests_total", "method=tools/call,tool=get_tool_schema", 0},
 		{"initialize", "toolscout_requests_total", "method=initialize,tool=", 1},

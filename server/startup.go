@@ -226,6 +226,10 @@ func (s *Server) startupMiddleware(v *view) mcp.Middleware {
 			case "tools/call":
 				ctx = withCall(ctx, req)
 				if name := toolCalled(req); name != "" && !ownTool(name) {
+					if len(name) > search.MaxNameBytes {
+						// The go-sdk's "unknown tool" would echo it whole.
+						return errorResult("unknown tool %s: no tool name is longer than %d bytes; find tools with discover_tools", search.Quote(name, 100), search.MaxNameBytes), nil
+					}
 					if s.gated() {
 						s.waitListing(ctx, "a call of "+name)
 					} else {

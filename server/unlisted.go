@@ -56,8 +56,12 @@ func (s *Server) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallToolRe
 	case listed:
 		return errorResult("%s is listed as %s: call it by that name", search.Quote(name, 100), t.QualifiedName)
 	}
-	call, _ := json.Marshal(map[string]any{"tool_name": t.QualifiedName, "arguments": echoedArguments(req.Params.Arguments)})
-	msg := fmt.Sprintf("%s is not in this server's tools/list, so it cannot be called by name: call execute_tool with %s (get_tool_schema %s gives its arguments)", search.Quote(name, 100), call, t.QualifiedName)
+	how := fmt.Sprintf("tool_name %q and the same arguments", t.QualifiedName)
+	if args := echoedArguments(req.Params.Arguments); args != nil {
+		call, _ := json.Marshal(map[string]any{"tool_name": t.QualifiedName, "arguments": args})
+		how = string(call)
+	}
+	msg := fmt.Sprintf("%s is not in this server's tools/list, so it cannot be called by name: call execute_tool with %s (get_tool_schema %s gives its arguments)", search.Quote(name, 100), how, t.QualifiedName)
 	if dynamic {
 		msg += fmt.Sprintf(", or call enable_domain with {\"domain\":%q} to list it", t.Domain)
 	}
@@ -65,15 +69,15 @@ func (s *Server) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallToolRe
 }
 
 // echoedArguments returns the arguments of a call as a JSON object to
-// quote back: {} when there are none or they are not an object, a
-// placeholder when they are too long to quote.
+// quote back: {} when there are none or they are not an object, nil when
+// they are too long to quote (the answer says it in words).
 func echoedArguments(raw json.RawMessage) any {
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) == 0 || raw[0] != '{' || !json.Valid(raw):
 		return map[string]any{}
 	case len(raw) > maxEchoedArguments:
-		return "the same arguments"
+		return nil
 	}
 	return raw
 }
