@@ -99,7 +99,7 @@ func (k *KeywordIndex) loadLengths() (*search.BM25Stats, error) {
 	if err := json.Unmarshal(js, &st); err != nil {
 		return nil, fmt.Errorf("keyword index field lengths: %w", err)
 	}
-	if !sealed {
+	if !sealed && !k.readOnly { // read-only: Bleve persists nothing, a write would wait for good
 		if err := k.idx.SetInternal([]byte(lengthsKey), sealLengths(js)); err != nil {
 			return nil, fmt.Errorf("keyword index field lengths: %w", err)
 		}

@@ -170,7 +170,10 @@ func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(
 		}
 		fitted, rest, err := readFit(data)
 		if err != nil {
-			if os.Remove(f) == nil {
+			switch {
+			case s.readOnly: // another process's file: left as it is
+				damaged = append(damaged, fmt.Errorf("the built-in embedder's statistics %s could not be read (%w); fitted again in memory", f, err))
+			case os.Remove(f) == nil:
 				damaged = append(damaged, fmt.Errorf("the built-in embedder's statistics %s could not be read (%w); removed, fitted again", f, err))
 			}
 			continue

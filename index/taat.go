@@ -83,7 +83,10 @@ func (a *accumulator) collect(out []taatHit) []taatHit {
 // order.
 func (s *sumSearcher) drain(ctx *search.SearchContext) ([]taatHit, error) {
 	acc := accumulators.Get().(*accumulator)
-	defer accumulators.Put(acc)
+	defer func() {
+		acc.collect(nil) // an error leaves scores behind: cleared for the next query
+		accumulators.Put(acc)
+	}()
 	for _, c := range s.clauses {
 		if cs, ok := c.(*sumSearcher); ok && cs.taat {
 			hits, err := cs.drain(ctx)

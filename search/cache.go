@@ -55,6 +55,14 @@ func (c *vectorCache) put(key string, vec []float32) {
 	}
 }
 
+// clear empties the cache.
+func (c *vectorCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ll.Init()
+	clear(c.items)
+}
+
 func (c *vectorCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

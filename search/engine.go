@@ -95,7 +95,8 @@ type Response struct {
 	Steps   []string `json:"steps,omitempty"`
 	Results []Result `json:"results"`
 	// Confidence is how well the first result fits the request (nil
-	// when there is no result, or no model for the mode and embedder).
+	// when there is no model for the mode and embedder; value 0 and low
+	// when there is no result).
 	Confidence *Confidence `json:"confidence,omitempty"`
 }
 
@@ -231,6 +232,9 @@ func (e *Engine) swapIndexes(kw *index.KeywordIndex, vs *index.VectorStore, emb 
 	old := e.ix
 	e.ix, e.emb, e.cat, e.unavailable = &indexes{kw: kw, vs: vs}, emb, cat, ""
 	e.mu.Unlock()
+	// Query vectors are keyed by the embedder's name, and the new one is
+	// fitted to the new build: the cached ones are the old build's.
+	e.cache.clear()
 	return old.inflight.Wait
 }
 
@@ -671,7 +675,7 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 // nearest embeds text (through the cache) and returns its depth nearest
 // tools but those in exclude, and the text's vector.
 func (e *Engine) nearest(ctx context.Context, ix *indexes, emb embed.Embedder, text string, depth int, domain, group string, exclude map[string]bool) ([]index.VectorHit, []float32, error) {
-	v, err := e.embedQuery(ctx, emb, text)
+	v, err := e.embedQuery(ctx, ix, emb, text)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -683,8 +687,11 @@ func (e *Engine) nearest(ctx context.Context, ix *indexes, emb embed.Embedder, t
 }
 
 // embedQuery embeds a query text through the cache.
-func (e *Engine) embedQuery(ctx context.Context, emb embed.Embedder, text string) ([]float32, error) {
-	key := emb.Info().String() + "\x00" + text
+func (e *Engine) embedQuery(ctx context.Context, ix *indexes, emb embed.Embedder, text string) ([]float32, error) {
+	// The build (ix) is part of the key: after a swap (Live.Swap) another
+	// embedder, fitted to the new build, embeds the same text differently,
+	// and a search still on the old build may put its vector.
+	key := fmt.Sprintf("%p\x00%s\x00%s", ix, emb.Info(), text)
 	if v, ok := e.cache.get(key); ok {
 		return v, nil
 	}

@@ -210,7 +210,7 @@ func (e *Engine) labelSteps(ctx context.Context, pl plan, steps []string, whole 
 			}
 		}
 		if mode != Keyword && pl.emb != nil {
-			v, err := e.embedQuery(ctx, pl.emb, step)
+			v, err := e.embedQuery(ctx, pl.ix, pl.emb, step)
 			if err != nil {
 				return nil, semanticError{err}
 			}

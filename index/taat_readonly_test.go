@@ -1,0 +1,79 @@
+package index
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/search"
+)
+
+// TestReadOnlyOpensUnsealedLengths: an index written before the field
+// lengths carried a checksum opens read-only at once (it once waited for
+// good, resealing them through a Bleve that persists nothing).
+func TestReadOnlyOpensUnsealedLengths(t *testing.T) {
+	dir := syncedStore(t)
+	path := filepath.Join(dir, "keyword.bleve")
+	k, err := OpenKeyword(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := k.idx.GetInternal([]byte(lengthsKey))
+	body, err := checkedBody(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.idx.SetInternal([]byte(lengthsKey), body[len(lengthsHeader):]); err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	done := make(chan error, 1)
+	go func() {
+		r, err := OpenKeywordReadOnly(path)
+		if err == nil {
+			r.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("OpenKeywordReadOnly of an index with unsealed lengths: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OpenKeywordReadOnly hangs on an index with unsealed lengths")
+	}
+}
+
+type failingSearcher struct {
+	search.Searcher
+	n int
+}
+
+func (f *failingSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if f.n == 0 {
+		return nil, errors.New("boom")
+	}
+	f.n--
+	d := ctx.DocumentMatchPool.Get()
+	d.IndexInternalID = docNumber(uint64(f.n + 3))
+	d.Score = 1
+	return d, nil
+}
+
+// TestAccumulatorClearedAfterError: a sum whose clause fails mid-drain
+// leaves no scores in the pooled accumulator for the next query.
+func TestAccumulatorClearedAfterError(t *testing.T) {
+	ctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(10, 0)}
+	s := &sumSearcher{taat: true, clauses: []search.Searcher{&failingSearcher{n: 2}}}
+	if _, err := s.drain(ctx); err == nil {
+		t.Fatal("want error")
+	}
+	// Same goroutine, no GC: the pool hands back the same accumulator.
+	s2 := &sumSearcher{taat: true}
+	hits, err := s2.drain(ctx)
+	if err != nil || len(hits) > 0 {
+		t.Errorf("stale hits from the failed query: %v", hits)
+	}
+}
