@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
@@ -206,7 +207,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if err := dec.Decode(&e); err != nil {
 			var typ *json.UnmarshalTypeError
 			if errors.As(err, &typ) {
-				return nil, &ConfigError{File: file, Path: path + "." + typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", typ.Type, typ.Value)}
+				return nil, &ConfigError{File: file, Path: path + "." + typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", jsonKind(typ.Type), typ.Value)}
 			}
 			return nil, &ConfigError{File: file, Path: path, Reason: err.Error()}
 		}
@@ -218,6 +219,11 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if e.Disabled {
 			gc.Disabled = append(gc.Disabled, dom)
 			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(e.DeprecatedTools)) {
+			if n := len(e.DeprecatedTools[name]); n > index.MaxDeprecatedBytes {
+				return nil, &ConfigError{File: file, Path: path + ".deprecated_tools." + name, Reason: fmt.Sprintf("%d bytes: say in at most %d what to use instead", n, index.MaxDeprecatedBytes)}
+			}
 		}
 		uc := server.UpstreamConfig{Domain: dom, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Description: e.Description, Groups: e.Groups,
 			DisabledTools: e.DisabledTools, DeprecatedTools: e.DeprecatedTools}

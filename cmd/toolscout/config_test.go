@@ -80,6 +80,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"negative connect timeout", `{"mcpServers": {"a": {"command": "x", "connect_timeout": -5}}}`, "mcpServers.a.connect_timeout", "from 0 (the default)"},
 		{"connect timeout of years", `{"mcpServers": {"a": {"command": "x", "connect_timeout": 1e12}}}`, "mcpServers.a.connect_timeout", "to 86400"},
 		{"misspelt connect timeout", `{"mcpServers": {"a": {"command": "x", "connectTimeout": 30}}}`, "mcpServers.a.connectTimeout", `did you mean "connect_timeout"?`},
+		{"connect timeout as text", `{"mcpServers": {"a": {"command": "x", "connect_timeout": "90s"}}}`, "mcpServers.a.connect_timeout", "expected a number, found JSON string"},
+		{"long deprecation", `{"mcpServers": {"a": {"command": "x", "deprecated_tools": {"t": "` + strings.Repeat("x", 400) + `"}}}}`, "mcpServers.a.deprecated_tools.t", "400 bytes: say in at most 300"},
 		{"negative startup wait", `{"mcpServers": {}, "toolscout": {"startup_wait": -1}}`, "toolscout.startup_wait", "from 0 (the default)"},
 		{"startup wait as text", `{"mcpServers": {}, "toolscout": {"startup_wait": "30s"}}`, "toolscout.startup_wait", "expected a number, found JSON string"},
 		{"wrong field type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, "mcpServers.a.args", "expected"},

@@ -31,7 +31,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "write the report to `FILE` instead of stdout")
 	misses := fs.Int("misses", 0, "list the N worst queries of each run")
 	confidence := fs.Bool("confidence", false, "measure each run's confidence: every query ranked again without its relevant tools, reported as AUROC")
-	confidenceFit := fs.Bool("confidence-fit", false, "also print, per run, the logistic model of confidence fitted on these datasets (how the shipped models were made)")
+	confidenceFit := fs.Bool("confidence-fit", false, "also print (on stderr with --format json), per run, the logistic model of confidence fitted on these datasets (how the shipped models were made)")
 	models := fs.String("models", "", "compare Ollama embedding `MODELS` (comma-separated, or all-installed) with the built-in embedder: semantic and hybrid runs for each, against keyword")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -192,7 +192,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&buf, "\nconfidence models fitted on these datasets (search.ConfidenceModels):\n%s\n", fits)
+		// Beside a JSON report (which it would make invalid), on stderr.
+		w := io.Writer(&buf)
+		if *format == "json" {
+			w = stderr
+		}
+		fmt.Fprintf(w, "\nconfidence models fitted on these datasets (search.ConfidenceModels):\n%s\n", fits)
 	}
 	if *out == "" {
 		_, err = stdout.Write(buf.Bytes())

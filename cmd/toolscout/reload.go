@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -29,6 +30,9 @@ func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger,
 		log.Warn("cannot watch the data dir for newer builds", "data_dir", g.dataDir, "err", err)
 		return
 	}
+	if fi, err := os.Lstat(g.dataDir); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		log.Info("newer builds are picked up when --data-dir is a symbolic link switched to them; this one is a folder", "data_dir", g.dataDir)
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -42,7 +46,7 @@ func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger,
 			continue // mid-switch, or unchanged
 		}
 		if err := g.swapBuild(ctx, a, log); err != nil {
-			log.Warn("a newer build of the data dir is not served: it does not hold this server's index; serving the previous one", "build", now, "err", err)
+			log.Warn("a newer build of the data dir is not served; serving the previous one", "build", now, "err", err)
 		}
 		serving = now // tried once; the next change is tried again
 	}

@@ -47,6 +47,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if g.readOnly && len(g.configs) > 0 {
 		return usagef("--read-only serves catalogs (--catalog, or the built-in one), not --config: a gateway re-indexes its upstream servers' tools as they change, which writes the data dir")
 	}
+	if *reloadEvery < 0 {
+		return usagef("--reload-interval %s: want a duration of 0 (never) or more, e.g. 2s", *reloadEvery)
+	}
 	if *drainTimeout < 0 {
 		return usagef("--drain-timeout %s: want a duration of 0 or more, e.g. 10s", *drainTimeout)
 	}
