@@ -99,7 +99,7 @@ func AUROC(pos, neg []float64) float64 {
 // the first result: coverage and similarity for hybrid runs, coverage
 // alone for keyword runs, similarity alone for semantic runs. Every
 // dataset counts (not their splits, which repeat their queries). This is
-// how search.ConfidenceModels were made.
+// how search's shipped confidence models were made.
 func FitConfidence(rep *Report) map[string]search.ConfidenceModel {
 	type sample struct {
 		x []float64

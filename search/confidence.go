@@ -13,7 +13,7 @@ type Confidence struct {
 	// Value estimates, from 0 to 1, the chance that the catalog holds a
 	// tool for the request, judged from the first result: a logistic model
 	// of its evidence, fitted on requests with and without their tools
-	// in the catalog (ConfidenceModels).
+	// in the catalog (the shipped models, below).
 	Value float64 `json:"value"`
 	// Low is Value < 0.5: more likely than not, no tool fits well.
 	Low bool `json:"low"`
@@ -37,26 +37,31 @@ func (m ConfidenceModel) Value(coverage, similarity float64) float64 {
 	return 1 / (1 + math.Exp(-(m.Coverage*coverage + m.Similarity*similarity + m.Bias)))
 }
 
-// ConfidenceModels are the shipped models, by the evidence they use.
+// The shipped confidence models, by the evidence they use.
 // Similarities are on the scale of the built-in embedder, so a model with
 // a similarity term serves only that embedder; with another, hybrid
 // answers are judged by keyword coverage alone and semantic ones not at
 // all. Fitted by `toolscout eval --confidence-fit` on sealtools-dev and
 // metatool-dev, each query with and without its relevant tools
 // (BENCHMARKS.md, "Confidence").
-var ConfidenceModels = struct {
-	// Both judges a hybrid answer of the built-in embedder.
-	Both ConfidenceModel
-	// Keyword judges keyword answers, and hybrid answers of other
-	// embedders, by coverage.
-	Keyword ConfidenceModel
-	// Semantic judges semantic answers of the built-in embedder.
-	Semantic ConfidenceModel
-}{
-	Both:     ConfidenceModel{Coverage: 2.1351, Similarity: 3.8006, Bias: -2.1584},
-	Keyword:  ConfidenceModel{Coverage: 4.4489, Bias: -0.8127},
-	Semantic: ConfidenceModel{Similarity: 5.0662, Bias: -2.4639},
-}
+const (
+	// bothCoverage, bothSimilarity and bothBias judge a hybrid answer of
+	// the built-in embedder.
+	bothCoverage, bothSimilarity, bothBias = 2.1351, 3.8006, -2.1584
+	// keywordCoverage and keywordBias judge keyword answers, and hybrid
+	// answers of other embedders, by coverage.
+	keywordCoverage, keywordBias = 4.4489, -0.8127
+	// semanticSimilarity and semanticBias judge semantic answers of the
+	// built-in embedder.
+	semanticSimilarity, semanticBias = 5.0662, -2.4639
+)
+
+// The models of those coefficients.
+var (
+	bothModel     = ConfidenceModel{Coverage: bothCoverage, Similarity: bothSimilarity, Bias: bothBias}
+	keywordModel  = ConfidenceModel{Coverage: keywordCoverage, Bias: keywordBias}
+	semanticModel = ConfidenceModel{Similarity: semanticSimilarity, Bias: semanticBias}
+)
 
 // confidenceOf judges a response's first result, answered in mode (the
 // mode used, after any fallback) with emb's vectors; an answer without
@@ -66,11 +71,11 @@ func confidenceOf(mode Mode, emb embed.Embedder, results []Result) *Confidence {
 	var m ConfidenceModel
 	switch {
 	case mode == Keyword || mode == Hybrid && !builtin:
-		m = ConfidenceModels.Keyword
+		m = keywordModel
 	case mode == Hybrid:
-		m = ConfidenceModels.Both
+		m = bothModel
 	case mode == Semantic && builtin:
-		m = ConfidenceModels.Semantic
+		m = semanticModel
 	default:
 		return nil
 	}

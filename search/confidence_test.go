@@ -91,7 +91,7 @@ func TestConfidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := resp.Confidence; c == nil || c.Value != ConfidenceModels.Keyword.Value(c.Coverage, 0) {
+	if c := resp.Confidence; c == nil || c.Value != keywordModel.Value(c.Coverage, 0) {
 		t.Errorf("hybrid answer of another embedder: confidence %+v, want the keyword model's", c)
 	}
 }

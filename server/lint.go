@@ -178,7 +178,10 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 		}
 		if len(bare) > 0 {
 			msg := fmt.Sprintf("%s without a description: %s", count(float64(len(bare)), "parameter"), strings.Join(bare, ", "))
-			note(l, LintParamNoDesc, msg+" (fine when the name says it all)")
+			if !o.Strict {
+				msg += " (fine when the name says it all)"
+			}
+			note(l, LintParamNoDesc, msg)
 		}
 		byName[t.QualifiedName] = l
 		rep.Tools = append(rep.Tools, *l)

@@ -197,7 +197,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if *format == "json" {
 			w = stderr
 		}
-		fmt.Fprintf(w, "\nconfidence models fitted on these datasets (search.ConfidenceModels):\n%s\n", fits)
+		fmt.Fprintf(w, "\nconfidence models fitted on these datasets (search/confidence.go):\n%s\n", fits)
 	}
 	if *out == "" {
 		_, err = stdout.Write(buf.Bytes())
