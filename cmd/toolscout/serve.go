@@ -199,6 +199,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		drainTimeout:  *drainTimeout,
 		what:          what,
 		authenticated: guard.Token != "",
+		jsonLogs:      g.logFormat == "json",
 	}
 	if err := serveHTTP(sig, ctx, o, stderr, log); err != nil {
 		return err
@@ -256,6 +257,7 @@ type httpServing struct {
 	drainTimeout  time.Duration
 	what          string // the log line's description of the server
 	authenticated bool
+	jsonLogs      bool // --log-format json: the start lines are log records too
 }
 
 // serveHTTP serves the MCP server over Streamable HTTP at /mcp, with the
@@ -295,9 +297,17 @@ func serveHTTP(sig, work context.Context, o httpServing, stderr io.Writer, log *
 		clientHost = "127.0.0.1"
 	}
 	url := "http://" + net.JoinHostPort(clientHost, port) + "/mcp"
-	fmt.Fprintf(stderr, "toolscout serving %s over Streamable HTTP at %s\n", o.what, url)
-	fmt.Fprintf(stderr, "connect a client, e.g.: claude mcp add --transport http toolscout %s\n", url)
-	if ip == nil || !ip.IsLoopback() {
+	if o.jsonLogs {
+		// One JSON object a line on stderr, as --log-format json promises.
+		log.Info("serving over Streamable HTTP", "what", o.what, "url", url, "listen", ln.Addr().String(), "reachable_from_other_machines", ip == nil || !ip.IsLoopback(), "authenticated", o.authenticated)
+		if (ip == nil || !ip.IsLoopback()) && !o.authenticated {
+			log.Warn("reachable from other machines WITHOUT authentication (--insecure)", "listen", ln.Addr().String())
+		}
+	} else {
+		fmt.Fprintf(stderr, "toolscout serving %s over Streamable HTTP at %s\n", o.what, url)
+		fmt.Fprintf(stderr, "connect a client, e.g.: claude mcp add --transport http toolscout %s\n", url)
+	}
+	if (ip == nil || !ip.IsLoopback()) && !o.jsonLogs {
 		if o.authenticated {
 			fmt.Fprintf(stderr, "listening on %s: reachable from other machines (with the bearer token), at this machine's addresses\n", ln.Addr())
 		} else {
