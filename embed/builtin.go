@@ -396,8 +396,36 @@ func (b *Builtin) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
 		// Nothing recognisable: a fixed unit vector keeps the store happy
 		// and ranks nothing high.
 		v[0] = 1
+		return v, nil
 	}
+	b.fadeLearned(v, len(strings.Fields(q)))
 	return v, nil
+}
+
+// The learned part's weight in a query of n words is
+// min(1, (learnedFullWords/n)^learnedFalloff): whole up to 40 words, half
+// at 43, a tenth at 52. The mean of many words' vectors blurs toward the
+// corpus mean as a request grows, while the hashed features keep every
+// word apart; long multi-step requests rank better on the hashed part
+// alone. Both values were chosen on the mean of the two dev sets' hybrid
+// nDCG@10 over a grid (40 words of 30-50, falloff of 1-50: BENCHMARKS.md
+// "Ranking v6"). Document vectors do not change.
+const (
+	learnedFullWords = 40
+	learnedFalloff   = 9
+)
+
+// fadeLearned scales the learned part of the query vector v, of n words,
+// by its weight and makes v a unit vector again.
+func (b *Builtin) fadeLearned(v []float32, n int) {
+	if b.wv == nil || n <= learnedFullWords {
+		return
+	}
+	f := float32(math.Pow(learnedFullWords/float64(n), learnedFalloff))
+	for i := b.dims; i < len(v); i++ {
+		v[i] *= f
+	}
+	normalize(v)
 }
 
 func (b *Builtin) totalDims() int {

@@ -240,3 +240,31 @@ func TestCountedFitIsFit(t *testing.T) {
 		t.Error("FitCounted fitted without counting")
 	}
 }
+
+// A long request's query vector leans on the hashed features: the learned
+// part's weight falls past learnedFullWords words, and the vector stays a
+// unit vector.
+func TestLongQueryFadesLearnedPart(t *testing.T) {
+	ctx := context.Background()
+	b := NewBuiltin(BuiltinOptions{Dims: 256})
+	sentence := "create a calendar event for the team meeting and send the invitation by email"
+	learnedNorm := func(q string) float64 {
+		t.Helper()
+		v, err := b.EmbedQuery(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := dot(v, v); math.Abs(n-1) > 1e-5 {
+			t.Errorf("query of %d words: squared norm %.6f, want 1", len(strings.Fields(q)), n)
+		}
+		return math.Sqrt(dot(v[256:], v[256:]))
+	}
+	short := learnedNorm(sentence)
+	if want := math.Sqrt(DefaultLearnedShare); math.Abs(short-want) > 1e-5 {
+		t.Errorf("query of %d words: learned part's norm %.4f, want the full share's %.4f", len(strings.Fields(sentence)), short, want)
+	}
+	long := strings.Repeat(sentence+". ", 5) // 75 words
+	if n := learnedNorm(long); n > 0.01 {
+		t.Errorf("query of %d words: learned part's norm %.4f, want it faded below 0.01", len(strings.Fields(long)), n)
+	}
+}

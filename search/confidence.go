@@ -47,13 +47,13 @@ func (m ConfidenceModel) Value(coverage, similarity float64) float64 {
 const (
 	// bothCoverage, bothSimilarity and bothBias judge a hybrid answer of
 	// the built-in embedder.
-	bothCoverage, bothSimilarity, bothBias = 2.1351, 3.8006, -2.1584
+	bothCoverage, bothSimilarity, bothBias = 1.2615, 5.3607, -2.5735
 	// keywordCoverage and keywordBias judge keyword answers, and hybrid
 	// answers of other embedders, by coverage.
 	keywordCoverage, keywordBias = 4.4489, -0.8127
 	// semanticSimilarity and semanticBias judge semantic answers of the
 	// built-in embedder.
-	semanticSimilarity, semanticBias = 5.0662, -2.4639
+	semanticSimilarity, semanticBias = 6.5625, -2.9901
 )
 
 // The models of those coefficients.
