@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	txt "github.com/toolscout/toolscout/internal/text"
+	"github.com/toolscout/toolscout/search"
 )
 
 // maxDescription bounds a derived domain description, in bytes.
@@ -107,7 +107,7 @@ func rankWords(tools []index.ToolSpec, textOf func(index.ToolSpec) string, n int
 	for st, c := range df {
 		if c >= 2 && (len(tools) <= 2 || c < len(tools)) {
 			words = append(words, st)
-			p, ok := embed.CorpusFrequency(st)
+			p, ok := search.WordFrequency(st)
 			if !ok || p <= 0 {
 				p = 1e-7 // rarer than any word of the vocabulary
 			}
