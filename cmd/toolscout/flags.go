@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -139,16 +140,25 @@ func needsQuotes(f *flag.Flag) bool {
 	return isString
 }
 
-// parseFlags parses args, turning flag errors into usage errors. It accepts
-// flags after positional arguments too ("search QUERY --json").
+// parseFlags parses args, turning flag errors into usage errors of one
+// line (what was wrong, and where the flags are listed): the flag
+// package's own message ("invalid value ... : parse error") and the whole
+// usage it prints after it say less in more lines. --help prints the
+// usage. It accepts flags after positional arguments too ("search QUERY
+// --json").
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				usage()
 				return nil, err
 			}
-			return nil, usageError{err}
+			return nil, usageError{flagError(fs, err)}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -220,4 +230,46 @@ func noArgs(cmd string, pos []string) error {
 		return usagef("%s takes no arguments, got %q", cmd, pos)
 	}
 	return nil
+}
+
+var (
+	flagUnknown  = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	flagNoValue  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	flagBadValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]+): (.*)$`)
+)
+
+// flagError rewrites an error of fs.Parse in the --flag spelling, saying
+// what kind of value a flag takes when the value did not parse.
+func flagError(fs *flag.FlagSet, err error) error {
+	help := fmt.Sprintf("(%s --help lists the flags)", fs.Name())
+	msg := err.Error()
+	if m := flagUnknown.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("unknown flag --%s %s", m[1], help)
+	}
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s needs a value %s", m[1], help)
+	}
+	m := flagBadValue.FindStringSubmatch(msg)
+	if m == nil {
+		return fmt.Errorf("%s %s", msg, help)
+	}
+	value, name, why := m[1], m[2], m[3]
+	if f := fs.Lookup(name); f != nil && (why == "parse error" || why == "value out of range") {
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case time.Duration:
+				why = "not a duration: use a number with a unit, e.g. 30s, 2m or 1h"
+			case int, int64, uint, uint64:
+				why = "not a whole number"
+				if strings.HasSuffix(msg, "value out of range") {
+					why = "out of range"
+				}
+			case float64:
+				why = "not a number"
+			case bool:
+				why = "use true or false"
+			}
+		}
+	}
+	return fmt.Errorf("--%s %q: %s", name, value, why)
 }

@@ -45,7 +45,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"search", "--data-dir", dir, "--mode", "vector", "x"}, "keyword, semantic or hybrid"},
 		{[]string{"search", "--data-dir", dir, "--limit", "0", "x"}, "--limit 0"},
 		{[]string{"search", "--data-dir", dir, "--embedder", "gpt", "x"}, `--embedder "gpt"`},
-		{[]string{"search", "--nope", "x"}, "flag provided but not defined"},
+		{[]string{"search", "--nope", "x"}, "toolscout: unknown flag --nope (toolscout search --help lists the flags)\n"},
+		{[]string{"serve", "--drain-timeout", "abc"}, `toolscout: --drain-timeout "abc": not a duration: use a number with a unit, e.g. 30s, 2m or 1h` + "\n"},
+		{[]string{"search", "--limit", "x", "q"}, `toolscout: --limit "x": not a whole number` + "\n"},
+		{[]string{"search", "q", "--limit"}, "toolscout: --limit needs a value (toolscout search --help lists the flags)\n"},
 		{[]string{"eval", "--format", "pdf"}, `--format "pdf"`},
 		{[]string{"eval", "--k", "1,x"}, "--k"},
 		{[]string{"index", "extra"}, "takes no arguments"},
@@ -59,6 +62,11 @@ func TestUsageErrors(t *testing.T) {
 		_, stderr, code := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("toolscout %v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.want)
+		}
+		// A flag error (a want ending in a line break) is one line: the
+		// error, not the command's whole usage before it.
+		if strings.HasSuffix(tc.want, "\n") && stderr != tc.want {
+			t.Errorf("toolscout %v: stderr %q, want the error alone on one line", tc.args, stderr)
 		}
 	}
 }
