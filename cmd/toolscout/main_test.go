@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,5 +246,43 @@ func TestLintExitStatus(t *testing.T) {
 	}
 	if _, _, code = runCLI(t, "lint", "--max-schema", "0"); code != 2 {
 		t.Errorf("lint --max-schema 0: exit %d, want 2 (usage)", code)
+	}
+}
+
+// `toolscout search` treats tool states as discover_tools does: a disabled
+// tool is left out unless --include-disabled, then marked; a deprecated
+// one is marked.
+func TestSearchToolStates(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog.json")
+	os.WriteFile(cat, []byte(`{"domains":[{"name":"github","description":"GitHub repositories","tools":[
+  {"name":"delete_repo","description":"Delete a repository for good.","inputSchema":{"type":"object"},"enabled":false},
+  {"name":"archive_repo","description":"Archive a repository (old API).","inputSchema":{"type":"object"},"deprecated":"use github__set_repo_state"},
+  {"name":"list_repos","description":"List repositories.","inputSchema":{"type":"object"}}]}]}`), 0o644)
+	common := []string{"search", "--catalog", cat, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin"}
+	stdout, stderr, code := runCLI(t, append(common, "delete a repository")...)
+	if code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "delete_repo") || !strings.Contains(stdout, "github__archive_repo (deprecated)") {
+		t.Errorf("search without --include-disabled:\n%s\nwant delete_repo left out and archive_repo marked deprecated", stdout)
+	}
+	stdout, _, _ = runCLI(t, append(common, "--include-disabled", "delete a repository")...)
+	if !strings.Contains(stdout, "github__delete_repo (disabled)") {
+		t.Errorf("search --include-disabled:\n%s\nwant delete_repo marked disabled", stdout)
+	}
+	stdout, _, _ = runCLI(t, append(common, "--include-disabled", "--json", "delete a repository")...)
+	var out struct {
+		Results []searchResultJSON `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	marks := map[string]string{}
+	for _, r := range out.Results {
+		marks[r.Name] = fmt.Sprint(r.Disabled, r.Deprecated)
+	}
+	if marks["github__delete_repo"] != "true" || marks["github__archive_repo"] != "falseuse github__set_repo_state" {
+		t.Errorf("search --json marks = %v", marks)
 	}
 }

@@ -18,6 +18,9 @@ type searchResultJSON struct {
 	Group       string              `json:"group"`
 	Summary     string              `json:"summary"`
 	Score       float64             `json:"score"`
+	Step        int                 `json:"step,omitempty"`
+	Disabled    bool                `json:"disabled,omitempty"`
+	Deprecated  string              `json:"deprecated,omitempty"`
 	Explanation *search.Explanation `json:"explanation,omitempty"`
 }
 
@@ -31,6 +34,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	limit := fs.Int("limit", 10, fmt.Sprintf("number of results (1-%d)", search.MaxLimit))
 	explain := fs.Bool("explain", false, "show each result's rank and score in both lists")
 	asJSON := fs.Bool("json", false, "print JSON")
+	withDisabled := fs.Bool("include-disabled", false, "rank disabled tools too, marked (as discover_tools' include_disabled); without it they are left out")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -52,9 +56,17 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer a.Close()
-	resp, err := a.eng.Search(ctx, search.Request{
+	req := search.Request{
 		Query: strings.Join(pos, " "), Mode: m, Domain: *domain, Group: *group, Limit: *limit, Explain: *explain,
-	})
+	}
+	if !*withDisabled {
+		for _, t := range a.eng.Catalog().Tools() {
+			if t.Disabled {
+				req.Exclude = append(req.Exclude, t.QualifiedName)
+			}
+		}
+	}
+	resp, err := a.eng.Search(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -64,19 +76,26 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			Mode    search.Mode        `json:"search_mode"`
 			Emb     string             `json:"embedder"`
 			Notice  string             `json:"notice,omitempty"`
+			Steps   []string           `json:"steps,omitempty"`
+			Conf    *search.Confidence `json:"confidence,omitempty"`
 			Results []searchResultJSON `json:"results"`
-		}{resp.Query, resp.Mode, resp.Embedder, resp.Notice, []searchResultJSON{}}
+		}{resp.Query, resp.Mode, resp.Embedder, resp.Notice, resp.Steps, resp.Confidence, []searchResultJSON{}}
 		for _, r := range resp.Results {
 			out.Results = append(out.Results, searchResultJSON{
 				Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group,
-				Summary: r.Tool.Summary, Score: r.Score, Explanation: r.Explanation,
+				Summary: r.Tool.Summary, Score: r.Score, Step: r.Step, Disabled: r.Tool.Disabled,
+				Deprecated: r.Tool.Deprecated, Explanation: r.Explanation,
 			})
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(stdout, "mode %s, embedder %s\n", resp.Mode, resp.Embedder)
+	fmt.Fprintf(stdout, "mode %s, embedder %s", resp.Mode, resp.Embedder)
+	if c := resp.Confidence; c != nil {
+		fmt.Fprintf(stdout, ", confidence %.2f%s", c.Value, map[bool]string{true: " (low: no tool may fit)", false: ""}[c.Low])
+	}
+	fmt.Fprintln(stdout)
 	if resp.Notice != "" {
 		fmt.Fprintf(stdout, "notice: %s\n", resp.Notice)
 	}
@@ -87,7 +106,14 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTOOL\tGROUP\tSCORE\tSUMMARY")
 	for i, r := range resp.Results {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\n", i+1, r.Tool.QualifiedName, r.Tool.Group, r.Score, r.Tool.Summary)
+		name := r.Tool.QualifiedName
+		if r.Tool.Disabled {
+			name += " (disabled)"
+		}
+		if r.Tool.Deprecated != "" {
+			name += " (deprecated)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\n", i+1, name, r.Tool.Group, r.Score, r.Tool.Summary)
 		if x := r.Explanation; x != nil {
 			fmt.Fprintf(tw, "\t\t\t\t  keyword rank %d (bm25 %.3f), semantic rank %d (cos %.3f)%s\n",
 				x.KeywordRank, x.KeywordScore, x.SemanticRank, x.SemanticScore, map[bool]string{true: ", exact name", false: ""}[x.ExactName])
