@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -75,7 +76,8 @@ type Live struct {
 	conc  int
 	log   *slog.Logger
 
-	mu sync.Mutex // serialises Load and refreshes
+	mu     sync.Mutex // serialises Load and refreshes
+	closed bool       // under mu: Close ran; Swap refuses
 
 	subsMu sync.Mutex
 	subs   []func()
@@ -248,6 +250,11 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 func (l *Live) Swap(ctx context.Context, store *index.Store, cat *index.Catalog, emb embed.Embedder) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		// A store swapped in now would never be closed, and its
+		// searches would run on a closed index.
+		return ErrClosed
+	}
 	oldStore, oldEmb := l.store, l.emb
 	l.store, l.emb = store, emb
 	restore := func(err error) error {
@@ -425,8 +432,13 @@ func (l *Live) Close() error {
 	// write before the store closes under it.
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	return l.store.Close()
 }
+
+// ErrClosed is Swap's error once the live index is closed: the caller
+// keeps the store it offered, and closes it.
+var ErrClosed = errors.New("the live index is closed")
 
 func (l *Live) quarantine(specs []index.DomainSpec) []index.DomainSpec {
 	if !l.quar {

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -553,5 +554,25 @@ func TestSwapUnderLoad(t *testing.T) {
 	resp, err := live.Engine().Search(ctx, Request{Query: "export the report"})
 	if err != nil || !strings.Contains(resp.Results[0].Tool.Description, "second build") {
 		t.Errorf("after the swap: %v %+v", err, resp)
+	}
+}
+
+// TestSwapAfterClose: a live index that is closed takes no new store (it
+// would never be closed, and searches would run on closed indexes).
+func TestSwapAfterClose(t *testing.T) {
+	ctx := context.Background()
+	live := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, []index.DomainSpec{{Name: "reports", Tools: []index.ToolSpec{tool("alpha_report", "Export the alpha report.")}}})
+	next := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, []index.DomainSpec{{Name: "reports", Tools: []index.ToolSpec{tool("bravo_report", "Export the bravo report.")}}})
+	defer next.Close()
+	if err := live.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := live.Swap(ctx, next.Store(), next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{}))
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("Swap after Close = %v, want ErrClosed", err)
+	}
+	// The store offered is untouched: its owner still searches it.
+	if _, err := next.Engine().Search(ctx, Request{Query: "export the report"}); err != nil {
+		t.Errorf("the offered store after a refused Swap: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
 )
 
 // A read-only server picks up a newer build of its data dir without a
@@ -47,7 +49,9 @@ func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger,
 		if err != nil || now == serving {
 			continue // mid-switch, or unchanged
 		}
-		if err := g.swapBuild(ctx, a, log); err != nil {
+		if err := g.swapBuild(ctx, a, log); errors.Is(err, search.ErrClosed) {
+			return // the server is shutting down
+		} else if err != nil {
 			log.Warn("a newer build of the data dir is not served; serving the previous one", "build", now, "err", err)
 		}
 		serving = now // tried once; the next change is tried again
@@ -74,7 +78,7 @@ func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) e
 	cat := store.CachedCatalog(src.Key())
 	if cat == nil {
 		store.Close()
-		return fmt.Errorf("%w: no catalog of the catalog files as they are now in it (build it with toolscout index)", index.ErrNoIndex)
+		return fmt.Errorf("%w: no catalog of the catalog files as they are now in it (build one with toolscout index --data-dir A_NEW_FOLDER, not into the folder being served, then switch the link to it)", index.ErrNoIndex)
 	}
 	emb, err := g.newEmbedder(ctx, log, "")
 	if err != nil {
