@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -141,10 +142,18 @@ func upstreamAdvice(st server.UpstreamStatus, stdio bool) string {
 		return fmt.Sprintf("%s exited at start (%v): run its command by hand to see its errors", st.Domain, exitErr) + envAdvice
 	case stdio && (errors.Is(st.Err, io.EOF) || errors.Is(st.Err, syscall.EPIPE) || errors.Is(st.Err, mcp.ErrConnectionClosed)):
 		return fmt.Sprintf("%s exited or closed its stdout before answering: run its command by hand to see its errors", st.Domain) + envAdvice
-	case errors.Is(st.Err, context.DeadlineExceeded):
+	case errors.Is(st.Err, context.DeadlineExceeded) || isTimeout(st.Err):
 		return fmt.Sprintf("%s did not answer within its connect timeout: check that it is a stdio MCP server, or raise its \"connect_timeout\" (seconds) or --connect-timeout", st.Domain)
 	}
 	return "check the command or URL of " + st.Domain + " (run it by hand to see its errors)"
+}
+
+// isTimeout reports a network timeout (an HTTP server that accepted the
+// connection but did not answer in time), which is not always
+// context.DeadlineExceeded.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // configAdvice says what to fix in a config that does not load.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -27,6 +28,7 @@ func TestUpstreamAdvice(t *testing.T) {
 		{"exits while written to", fmt.Errorf("calling %q: %w", "initialize", &os.PathError{Op: "write", Path: "|1", Err: syscall.EPIPE}), true, `"env": {"API_KEY": "${API_KEY}"}`},
 		{"remote closes", fmt.Errorf("calling %q: %w", "initialize", io.EOF), false, "check the command or URL of x"},
 		{"other", errors.New("boom"), true, "check the command or URL of x"},
+		{"HTTP server too slow", fmt.Errorf("calling %q: %w", "initialize", &url.Error{Op: "Post", URL: "http://x/mcp", Err: timeoutError{}}), false, `raise its "connect_timeout"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := upstreamAdvice(server.UpstreamStatus{Domain: "x", State: "down", Err: tc.err}, tc.stdio)
@@ -36,3 +38,11 @@ func TestUpstreamAdvice(t *testing.T) {
 		})
 	}
 }
+
+// timeoutError is a net.Error that timed out, as net/http returns when a
+// server accepts a request but does not answer in time.
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "Client.Timeout exceeded while awaiting headers" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
