@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -69,23 +70,30 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// lintJSON is the JSON report: the costliest top tools, and every tool
-// with a problem or a note apart.
+// lintJSON is the JSON report: the costliest top tools, then apart the
+// tools with a problem (flagged_tools: as many as the report's flagged
+// count) and those with notes only (noted_tools), by name.
 func lintJSON(rep *server.LintReport, top int) any {
-	flagged := []server.ToolLint{}
+	flagged, noted := []server.ToolLint{}, []server.ToolLint{}
 	for _, t := range rep.Tools {
-		if len(t.Problems) > 0 || len(t.Notes) > 0 {
+		switch {
+		case len(t.Problems) > 0:
 			flagged = append(flagged, t)
+		case len(t.Notes) > 0:
+			noted = append(noted, t)
 		}
 	}
-	sort.Slice(flagged, func(i, j int) bool { return flagged[i].Name < flagged[j].Name })
+	byName := func(a, b server.ToolLint) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortFunc(flagged, byName)
+	slices.SortFunc(noted, byName)
 	out := *rep
 	out.Tools = rep.Tools[:min(top, len(rep.Tools))]
 	return struct {
 		*server.LintReport
 		Total   int               `json:"total_tools"`
 		Flagged []server.ToolLint `json:"flagged_tools"`
-	}{&out, len(rep.Tools), flagged}
+		Noted   []server.ToolLint `json:"noted_tools"`
+	}{&out, len(rep.Tools), flagged, noted}
 }
 
 // printLint prints the summary, the costliest tools and every problem.

@@ -240,8 +240,13 @@ func TestLintExitStatus(t *testing.T) {
 			Problems []string
 			Notes    []string
 		} `json:"flagged_tools"`
+		Noted []struct {
+			Name     string
+			Problems []string
+			Notes    []string
+		} `json:"noted_tools"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || rep.Flagged != 1 || len(rep.Tools) != 1 || rep.Total != 3 || len(rep.Listed) != 2 || rep.Listed[0].Name != "d__t" || rep.Listed[1].Name != "d__v" || len(rep.Listed[1].Notes) != 1 {
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || rep.Flagged != 1 || len(rep.Tools) != 1 || rep.Total != 3 || len(rep.Listed) != rep.Flagged || rep.Listed[0].Name != "d__t" || len(rep.Noted) != 1 || rep.Noted[0].Name != "d__v" || len(rep.Noted[0].Notes) != 1 {
 		t.Errorf("lint --json --top 1: exit %d, %+v, %v", code, rep, err)
 	}
 	if _, _, code = runCLI(t, "lint", "--max-schema", "0"); code != 2 {
