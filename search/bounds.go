@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolscout/toolscout/internal/text"
 )
 
 // Bounds on a request, so that one request's cost stays bounded whatever
@@ -69,11 +71,7 @@ func Quote(s string, n int) string {
 	if len(s) <= n {
 		return fmt.Sprintf("%q", s)
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return fmt.Sprintf("%q… (%d bytes)", s[:i], len(s))
+	return fmt.Sprintf("%q… (%d bytes)", text.Prefix(s, n), len(s))
 }
 
 // checkName rejects an over-long domain, group or tool name.

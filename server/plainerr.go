@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	txt "github.com/toolscout/toolscout/internal/text"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -154,11 +155,7 @@ func boundText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return fmt.Sprintf("%s… (%d bytes in all)", s[:i], len(s))
+	return fmt.Sprintf("%s… (%d bytes in all)", txt.Prefix(s, n), len(s))
 }
 
 // describe names a value for an error: short values as JSON, long ones

@@ -1,0 +1,16 @@
+package text
+
+import "unicode/utf8"
+
+// Prefix returns the longest prefix of s of at most n bytes that ends at
+// a rune boundary, so that a cut never splits a UTF-8 sequence.
+func Prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := max(n, 0)
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
