@@ -3,7 +3,7 @@
 // execute_tool.
 //
 //	srv := server.New(server.Options{Live: live})
-//	err := srv.MCP().Run(ctx, server.NewStdioTransport(os.Stdin, os.Stdout, log))
+//	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout, log)
 //
 // Over HTTP, one handler serves both protocol generations: requests of
 // [StatelessProtocol] (2026-07-28) each on their own, so that any replica

@@ -50,7 +50,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 	// A large result comes back as a stub, its bytes in slot, and is
 	// relayed as they are (relay.go).
 	slot := &relaySlot{}
-	res, err := s.exec.Execute(withRelaySlot(ctx, slot), req, t, args)
+	res, err := s.exec.Execute(withValue(ctx, slot), req, t, args)
 	if err != nil {
 		if errors.Is(err, ErrNotExecutable) {
 			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), nil

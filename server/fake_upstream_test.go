@@ -74,7 +74,7 @@ func fakeUpstream(mode string) {
 	}
 	if mode == "blob" {
 		tools = append(tools, map[string]any{"name": "blob", "description": "Answer with text and image content of the sizes asked (relayBlob).",
-			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "integer"}, "image": map[string]any{"type": "integer"}, "isError": map[string]any{"type": "boolean"}}}})
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "integer"}, "image": map[string]any{"type": "integer"}, "isError": map[string]any{"type": "boolean"}, "spaced": map[string]any{"type": "boolean"}}}})
 	}
 	if mode == "env" {
 		tools = append(tools, map[string]any{"name": "environ", "description": "The server's environment.", "inputSchema": map[string]any{"type": "object"}})
@@ -148,8 +148,9 @@ func fakeUpstream(mode string) {
 				text, _ := req.Params.Arguments["text"].(float64)
 				image, _ := req.Params.Arguments["image"].(float64)
 				isError, _ := req.Params.Arguments["isError"].(bool)
+				spaced, _ := req.Params.Arguments["spaced"].(bool)
 				mu.Lock()
-				os.Stdout.Write(relayBlobLine(req.ID, blobSpec{Text: int(text), Image: int(image), IsError: isError}))
+				os.Stdout.Write(relayBlobLine(req.ID, blobSpec{Text: int(text), Image: int(image), IsError: isError, Spaced: spaced}))
 				mu.Unlock()
 			case "environ":
 				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Join(os.Environ(), "\n")}}})

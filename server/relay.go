@@ -35,10 +35,13 @@ import (
 //     with the members the SDK adds (the new protocol's _meta serverInfo
 //     and resultType) in front (one copy).
 //
-// What remains are the copies the SDK's JSON-RPC layer makes of any
-// response it sends: compacted into an encoder's buffer, written into a
-// bytes.Buffer, twice (jsonrpc2.NewResponse, then EncodeMessage); three
-// allocations of the result's size, one encoder buffer being pooled. See
+// Over HTTP (and any transport of the SDK's), what remains are the copies
+// the SDK's JSON-RPC layer makes of any response it sends: compacted into
+// an encoder's buffer, written into a bytes.Buffer, twice
+// (jsonrpc2.NewResponse, then EncodeMessage); three allocations of the
+// result's size, one encoder buffer being pooled. Over toolscout's stdio
+// transport (ServeStdio) the result skips the encoder: the transport
+// writes the upstream's bytes in place of a placeholder (splice.go). See
 // BENCHMARKS.md, "Relaying large results (issue 26)".
 
 // relayRawMin is the size from which a tool result is relayed raw. Smaller
@@ -53,15 +56,18 @@ const relayMetaKey = "io.toolscout/relay"
 // context, when lineConn kept that result raw.
 type relaySlot struct{ body atomic.Pointer[relayBody] }
 
-type relaySlotKey struct{}
+// ctxKey is the key under which a context carries a *T: a relaySlot, a
+// splicer.
+type ctxKey[T any] struct{}
 
-func withRelaySlot(ctx context.Context, s *relaySlot) context.Context {
-	return context.WithValue(ctx, relaySlotKey{}, s)
+func withValue[T any](ctx context.Context, v *T) context.Context {
+	return context.WithValue(ctx, ctxKey[T]{}, v)
 }
 
-func relaySlotFrom(ctx context.Context) *relaySlot {
-	s, _ := ctx.Value(relaySlotKey{}).(*relaySlot)
-	return s
+// valueFrom returns the *T ctx carries, or nil.
+func valueFrom[T any](ctx context.Context) *T {
+	v, _ := ctx.Value(ctxKey[T]{}).(*T)
+	return v
 }
 
 // relayBody is an upstream's tools/call result as the bytes it sent: the
@@ -198,6 +204,9 @@ func relayed(res *mcp.CallToolResult, body *relayBody) *mcp.CallToolResult {
 
 // relayMiddleware relays the results run marked (relayed) as rawResults.
 // Every server that has execute_tool or a directly listed tool needs it.
+// Over a transport that splices (ServeStdio), the upstream's bytes are
+// registered for the transport to write and the SDK encodes a placeholder
+// (splice.go).
 func relayMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -211,7 +220,11 @@ func relayMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		head := *cr
 		head.Meta = nil
-		return &rawResult{CallToolResult: &head, body: body}, nil
+		raw := &rawResult{CallToolResult: &head, body: body}
+		if sp := valueFrom[splicer](ctx); sp != nil {
+			raw.marker = sp.register(ctx, body)
+		}
+		return raw, nil
 	}
 }
 
@@ -220,10 +233,14 @@ func relayMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 type rawResult struct {
 	*mcp.CallToolResult
 	body *relayBody
+	// marker names body in the session's splicer: the result is then
+	// encoded as a placeholder, which the transport replaces with body.
+	marker string
 }
 
 // MarshalJSON writes the members the SDK set on the result (its _meta,
-// resultType), then the upstream's.
+// resultType), then the upstream's, or the placeholder member in their
+// place.
 func (r *rawResult) MarshalJSON() ([]byte, error) {
 	head := *r.CallToolResult
 	head.Content, head.StructuredContent, head.IsError = nil, nil, false
@@ -240,6 +257,9 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 		}
 		return true
 	})
+	if r.marker != "" {
+		return placeholder(sdk, r.marker), nil
+	}
 	if len(sdk) == 0 && r.body.whole != nil {
 		return r.body.whole, nil // the common case: no copy
 	}
@@ -371,7 +391,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		switch {
 		case req.IsCall() && req.Method == "tools/call":
-			if slot := relaySlotFrom(ctx); slot != nil {
+			if slot := valueFrom[relaySlot](ctx); slot != nil {
 				c.slotsMu.Lock()
 				c.slots[req.ID] = slot
 				c.slotsMu.Unlock()

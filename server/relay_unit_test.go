@@ -191,7 +191,7 @@ func TestLineConnSlots(t *testing.T) {
 		slot := &relaySlot{}
 		rid, _ := jsonrpc.MakeID(float64(id))
 		call := &jsonrpc.Request{ID: rid, Method: "tools/call", Params: json.RawMessage(`{}`)}
-		if err := c.Write(withRelaySlot(ctx, slot), call); err != nil {
+		if err := c.Write(withValue(ctx, slot), call); err != nil {
 			t.Fatal(err)
 		}
 		if id == 2 {

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -25,10 +26,29 @@ import (
 // line; the guard's replies share a lock with those writes, so lines never
 // interleave.
 func NewStdioTransport(in io.Reader, out io.Writer, log *slog.Logger) mcp.Transport {
+	return newStdioTransport(in, out, log, nil)
+}
+
+// ServeStdio serves one MCP session over newline-delimited JSON-RPC on in
+// and out, through the transport NewStdioTransport returns, until in ends
+// or ctx is cancelled. Unlike s.MCP().Run with that transport, it writes a
+// large relayed tool result as the upstream's bytes, without the SDK
+// encoding it (splice.go): the answer is the same, byte for byte; a 60
+// MiB one peaks at 2× its size in memory instead of 3× (BENCHMARKS.md).
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger) error {
+	return s.serveStdio(ctx, in, out, log, newSplicer())
+}
+
+func (s *Server) serveStdio(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger, sp *splicer) error {
+	defer sp.close()
+	return s.MCP().Run(withValue(ctx, sp), newStdioTransport(in, out, log, sp))
+}
+
+func newStdioTransport(in io.Reader, out io.Writer, log *slog.Logger, sp *splicer) mcp.Transport {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &stdioWriter{w: out, calls: newCallTable()}
+	w := &stdioWriter{w: out, calls: newCallTable(), splice: sp, log: log}
 	pr, pw := io.Pipe()
 	go guardLines(in, pw, w, log)
 	return &mcp.IOTransport{Reader: pr, Writer: w, MaxLineLength: -1}
@@ -37,20 +57,41 @@ func NewStdioTransport(in io.Reader, out io.Writer, log *slog.Logger) mcp.Transp
 // stdioWriter writes the SDK's messages and the guard's replies to out,
 // one whole line at a time.
 type stdioWriter struct {
-	mu    sync.Mutex
-	w     io.Writer
-	calls *callTable
+	mu     sync.Mutex
+	w      io.Writer
+	calls  *callTable
+	splice *splicer // nil: nothing is spliced
+	log    *slog.Logger
 }
 
-// Write writes one message of the SDK.
+// Write writes one message of the SDK. A response whose result is a
+// placeholder is written with the relayed result in its place.
 func (s *stdioWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	var body *relayBody
+	if s.splice != nil {
+		if marker, ok := placeholderIn(p); ok {
+			if body = s.splice.take(marker); body == nil {
+				s.log.Warn("stdio: a relayed tool result was released before its answer was written (the call was cancelled or the connection is closing); answered with an error")
+				p = releasedAnswer(p)
+			}
+		}
+	}
 	line := s.calls.rewrite(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.w.Write(line); err != nil {
+	var err error
+	if body != nil {
+		if err = writeSpliced(s.w, line, body); err == nil {
+			s.splice.spliced.Add(1)
+		}
+	} else {
+		_, err = s.w.Write(line)
+	}
+	if err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // reply writes one answer of the guard.

@@ -176,7 +176,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *httpAddr == "" {
 		log.Info("serving over stdio: " + what)
-		err := srv.MCP().Run(ctx, server.NewStdioTransport(os.Stdin, os.Stdout, log))
+		err := srv.ServeStdio(ctx, os.Stdin, os.Stdout, log)
 		if err == nil && ctx.Err() == nil {
 			// The client left (stdin closed). A load that is about to fail
 			// (an invalid catalog fails in milliseconds) still gets its

@@ -1,0 +1,362 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestSpliceSameAnswer: over ServeStdio a large result is written in place
+// of its placeholder, and the client reads the same line, byte for byte,
+// as over the SDK's encoder (s.MCP().Run with NewStdioTransport): text and
+// image blocks, isError, the upstream's _meta dropped, whitespace between
+// tokens removed, and in the new protocol the SDK's own _meta in front.
+func TestSpliceSameAnswer(t *testing.T) {
+	e := startRelay(t)
+	plain := relaySession(t, e.srv, false)
+	for _, c := range []struct {
+		blob    blobSpec
+		spliced bool
+	}{
+		{blobSpec{Text: 3 << 20, Image: 1 << 20}, true},
+		{blobSpec{Text: 600 << 10, IsError: true}, true},
+		{blobSpec{Text: 1 << 20, Image: 300 << 10, Spaced: true}, true},
+		{blobSpec{Text: 1000, Image: 100}, false}, // under relayRawMin: the SDK's path in both
+	} {
+		for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+			t.Run(fmt.Sprintf("%+v/%s", c.blob, proto), func(t *testing.T) {
+				meta := ""
+				if proto == "2026-07-28" {
+					meta = newProtocolMeta
+				}
+				before := e.splice.spliced.Load()
+				e.callMeta(1, c.blob, true, meta)
+				plain.callMeta(1, c.blob, true, meta)
+				got := keptAnswer(t, e.dir)
+				want := keptAnswer(t, plain.dir)
+				if !bytes.Equal(got, want) {
+					i := 0
+					for i < min(len(got), len(want)) && got[i] == want[i] {
+						i++
+					}
+					t.Fatalf("spliced answer (%d bytes) differs from the encoder's (%d bytes) at byte %d: got %.80q, want %.80q",
+						len(got), len(want), i, got[i:], want[i:])
+				}
+				if spliced := e.splice.spliced.Load() - before; spliced != map[bool]int64{true: 1, false: 0}[c.spliced] {
+					t.Errorf("%d results spliced, want spliced=%v", spliced, c.spliced)
+				}
+				if bytes.Contains(got, []byte(`"fake":true`)) {
+					t.Error("the upstream's _meta came through")
+				}
+				if proto == "2025-11-25" && c.spliced {
+					compact := c.blob
+					compact.Spaced = false
+					if want := `{"jsonrpc":"2.0","id":1,"result":` + string(compact.result(false)) + "}\n"; string(got) != want {
+						t.Errorf("answer = %.120q..., want the upstream's result, compact, less its _meta: %.120q...", got, want)
+					}
+				} else if proto == "2026-07-28" && !bytes.HasPrefix(got, []byte(`{"jsonrpc":"2.0","id":1,"result":{"_meta":{"`+mcp.MetaKeyServerInfo+`"`)) {
+					t.Errorf("new protocol: answer %.200q does not start with the SDK's serverInfo", got)
+				}
+				if n := e.splice.pending(); n != 0 {
+					t.Errorf("%d results still registered after the answer", n)
+				}
+			})
+		}
+	}
+}
+
+// keptAnswer returns the first answer a relayEnv kept in dir.
+func keptAnswer(t *testing.T, dir string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSpliceConcurrent: large calls at once, with small ones between, each
+// get their own result on the one stdout, with their id as the client
+// wrote it, also when the SDK knows the call by another (run with -race).
+func TestSpliceConcurrent(t *testing.T) {
+	e := startRelay(t)
+	blobs := map[string]blobSpec{}
+	for i, id := range []string{`1`, `"b"`, `3`, `1.5`, `"e\u0041"`, `6`} {
+		b := blobSpec{Text: 300<<10 + i*50<<10, Image: i * 20 << 10, IsError: i%2 == 1}
+		if i%3 == 2 {
+			b = blobSpec{Text: 100 + i} // small: the SDK's path
+		}
+		blobs[id] = b
+		args, _ := json.Marshal(b.args())
+		e.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"execute_tool","arguments":{"tool_name":"fake__blob","arguments":%s}}}`, id, args))
+	}
+	for range len(blobs) {
+		var line bytes.Buffer
+		if a := e.readLine(&line); a.err != nil {
+			t.Fatal(a.err)
+		}
+		prefix := `{"jsonrpc":"2.0","id":`
+		rest, ok := strings.CutPrefix(line.String(), prefix)
+		id := rest[:tokenLen([]byte(rest))]
+		b, known := blobs[id]
+		if !ok || !known {
+			t.Fatalf("answer %.100q is not one of the calls'", line.String())
+		}
+		if want := prefix + id + `,"result":` + string(b.result(false)) + "}\n"; b.Text > relayRawMin && line.String() != want {
+			t.Errorf("answer to call %s (%+v) = %.100q..., want %.100q...", id, b, line.String(), want)
+		}
+		delete(blobs, id)
+	}
+	if n := e.splice.spliced.Load(); n != 4 {
+		t.Errorf("%d results spliced, want the 4 large ones", n)
+	}
+}
+
+// spliceBody registers a large result in sp until ctx ends and returns its
+// marker and the answer line the SDK would write for call id (a JSON
+// token) with it as its result.
+func spliceBody(t *testing.T, ctx context.Context, sp *splicer, id string) (marker string, line []byte, body *relayBody) {
+	t.Helper()
+	body = newRelayBody([]byte(`{"content":[` + big + `], "isError" : true}`))
+	if body == nil {
+		t.Fatal("newRelayBody kept nothing")
+	}
+	if marker = sp.register(ctx, body); marker == "" {
+		t.Fatal("register refused")
+	}
+	return marker, placeholderLine(id, marker), body
+}
+
+// placeholderLine is the line the SDK writes for call id (a JSON token)
+// when its result is the placeholder of marker.
+func placeholderLine(id, marker string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":` + string(placeholder(nil, marker)) + "}\n")
+}
+
+// newSpliceWriter is a stdioWriter over out with a call of id in flight.
+func newSpliceWriter(t *testing.T, sp *splicer, out io.Writer, ids ...string) *stdioWriter {
+	t.Helper()
+	w := &stdioWriter{w: out, calls: newCallTable(), splice: sp, log: slog.New(slog.DiscardHandler)}
+	for _, id := range ids {
+		if _, ok := w.calls.begin(json.RawMessage(id), "tools/call"); !ok {
+			t.Fatalf("call %s already in flight", id)
+		}
+	}
+	return w
+}
+
+// wantSpliced is the line a client reads for call id answered with body.
+func wantSpliced(id string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[` + big + `],"isError":true}}` + "\n"
+}
+
+// TestSpliceReleased: a registered result is released when its call's
+// context ends (answered, cancelled, the connection ended), when writing
+// it fails, and when the splicer closes; a placeholder whose result was
+// released is answered with an error, and its id can be used again.
+func TestSpliceReleased(t *testing.T) {
+	t.Run("written", func(t *testing.T) {
+		sp := newSplicer()
+		_, line, _ := spliceBody(t, context.Background(), sp, "7")
+		var out bytes.Buffer
+		if _, err := newSpliceWriter(t, sp, &out, "7").Write(line); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != wantSpliced("7") {
+			t.Errorf("wrote %.100q, want %.100q", out.String(), wantSpliced("7"))
+		}
+		if sp.pending() != 0 {
+			t.Errorf("%d results registered after the write, want 0", sp.pending())
+		}
+	})
+	t.Run("cancelled before written", func(t *testing.T) {
+		sp := newSplicer()
+		ctx, cancel := context.WithCancel(context.Background())
+		_, line, _ := spliceBody(t, ctx, sp, `"a"`)
+		cancel()
+		waitFor(t, "the release", func() bool { return sp.pending() == 0 })
+		var out bytes.Buffer
+		w := newSpliceWriter(t, sp, &out, `"a"`)
+		if _, err := w.Write(line); err != nil {
+			t.Fatal(err)
+		}
+		var answer struct {
+			ID    string          `json:"id"`
+			Error *rpcError       `json:"error"`
+			R     json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &answer); err != nil || answer.ID != "a" || answer.Error == nil || answer.Error.Code != codeInternalError || answer.R != nil {
+			t.Fatalf("answered %q (%v), want an internal error for id \"a\"", out.String(), err)
+		}
+		if _, ok := w.calls.begin(json.RawMessage(`"a"`), "tools/call"); !ok {
+			t.Error("the id is still in flight after its error answer")
+		}
+	})
+	t.Run("write fails", func(t *testing.T) {
+		sp := newSplicer()
+		_, line, _ := spliceBody(t, context.Background(), sp, "1")
+		fail := errors.New("stdout closed")
+		if _, err := newSpliceWriter(t, sp, failWriter{fail}, "1").Write(line); !errors.Is(err, fail) {
+			t.Errorf("Write = %v, want %v", err, fail)
+		}
+		if sp.pending() != 0 {
+			t.Errorf("%d results registered after a failed write, want 0", sp.pending())
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		sp := newSplicer()
+		spliceBody(t, context.Background(), sp, "1")
+		sp.close()
+		if sp.pending() != 0 {
+			t.Errorf("%d results registered after close, want 0", sp.pending())
+		}
+		if m := sp.register(context.Background(), newRelayBody([]byte(`{"content":[`+big+`]}`))); m != "" {
+			t.Error("a closed splicer registered a result")
+		}
+	})
+	t.Run("middleware", func(t *testing.T) {
+		// What the SDK sees: the placeholder, the bytes registered until
+		// the call's context ends.
+		sp := newSplicer()
+		ctx, cancel := context.WithCancel(withValue(context.Background(), sp))
+		body := newRelayBody([]byte(`{"content":[` + big + `]}`))
+		next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
+			return relayed(&mcp.CallToolResult{Content: []mcp.Content{}}, body), nil
+		}
+		res, err := relayMiddleware(next)(ctx, "tools/call", &mcp.CallToolRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > 100 || !bytes.Contains(got, []byte(relayMarkerPrefix)) || sp.pending() != 1 {
+			t.Fatalf("the SDK encodes %.100q with %d results registered, want a placeholder and 1", got, sp.pending())
+		}
+		cancel()
+		waitFor(t, "the release", func() bool { return sp.pending() == 0 })
+	})
+}
+
+type failWriter struct{ err error }
+
+func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestSpliceForgedMarker: only a response whose result ends with the
+// placeholder member is spliced, and only with the bytes registered under
+// its own marker: another call's result that holds the marker (in text,
+// in structured content, as its last member, in its id), or a placeholder
+// with a marker of another connection or none at all, never gets them.
+func TestSpliceForgedMarker(t *testing.T) {
+	sp, other := newSplicer(), newSplicer()
+	marker, line, _ := spliceBody(t, context.Background(), sp, "1")
+	otherMarker, _, _ := spliceBody(t, context.Background(), other, "1")
+	forged := relayMarkerPrefix + strings.Repeat("0", 32)
+	q := strconv.Quote
+	var out bytes.Buffer
+	w := newSpliceWriter(t, sp, &out)
+	for _, c := range []struct{ name, line string }{
+		{"text", `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":` + q(`"`+marker+`":0}}`) + `}]}}` + "\n"},
+		{"structured content", `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":{"` + marker + `":0}}}` + "\n"},
+		{"structured content's last member", `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":{"a":1,"` + marker + `":0}}}` + "\n"},
+		{"string", `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":"\",\"` + marker + `\":0}"}}` + "\n"},
+		{"id", `{"jsonrpc":"2.0","id":` + q(marker) + `,"result":{"content":[]}}` + "\n"},
+		{"error", `{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m","data":{"` + marker + `":0}}}` + "\n"},
+		{"notification", `{"jsonrpc":"2.0","method":"x","params":{"` + marker + `":0}}` + "\n"},
+		{"no newline", strings.TrimSuffix(string(line), "\n")},
+	} {
+		out.Reset()
+		if _, err := w.Write([]byte(c.line)); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != c.line {
+			t.Errorf("%s: wrote %.120q, want the line as it is: %.120q", c.name, out.String(), c.line)
+		}
+	}
+	for _, c := range []struct{ name, marker string }{{"forged", forged}, {"another connection's", otherMarker}} {
+		out.Reset()
+		if _, err := w.Write(placeholderLine("3", c.marker)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out.String(), `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,`) {
+			t.Errorf("%s marker: wrote %.120q, want an error answer", c.name, out.String())
+		}
+	}
+	if sp.pending() != 1 || other.pending() != 1 {
+		t.Fatalf("%d and %d results registered, want each connection's still there", sp.pending(), other.pending())
+	}
+	out.Reset()
+	if _, err := w.Write(line); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != wantSpliced("1") {
+		t.Errorf("the call's own placeholder: wrote %.100q, want %.100q", out.String(), wantSpliced("1"))
+	}
+}
+
+// TestSpliceClientGone: when the client stops reading, the answer fails
+// to write and nothing of it is held; when the session ends, nothing is
+// registered and nothing new is.
+func TestSpliceClientGone(t *testing.T) {
+	e := startRelay(t)
+	e.call(1, blobSpec{Text: 1000}, false) // warm up the session
+	before := heapNow()
+	e.outR.CloseWithError(errors.New("the client left"))
+	args, _ := json.Marshal(blobSpec{Text: 8 << 20, Image: 1 << 20}.args())
+	e.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_tool","arguments":{"tool_name":"fake__blob","arguments":%s}}}`, args))
+	waitFor(t, "the answer's write to fail", func() bool { return e.writeErrs.Load() > 0 })
+	if n := e.splice.pending(); n != 0 {
+		t.Errorf("%d results registered after the answer failed to write", n)
+	}
+	e.in.Close()
+	if err := <-e.done; err != nil {
+		t.Logf("session ended: %v", err)
+	}
+	if n := e.splice.pending(); n != 0 {
+		t.Errorf("%d results registered after the session ended", n)
+	}
+	if grown := int64(heapNow()) - int64(before); grown > 4<<20 {
+		t.Errorf("the heap is %.1f MiB larger after the failed answer than before: the result is still held", float64(grown)/(1<<20))
+	}
+	if m := e.splice.register(context.Background(), newRelayBody([]byte(`{"content":[`+big+`]}`))); m != "" {
+		t.Error("a result was registered after the session ended")
+	}
+}
+
+// TestSpliceCancelled: a large call the client cancels while it runs gets
+// one answer (its result, or an error if the cancellation came first),
+// holds nothing afterwards, and the session goes on.
+func TestSpliceCancelled(t *testing.T) {
+	e := startRelay(t)
+	args, _ := json.Marshal(blobSpec{Text: 2 << 20}.args())
+	for i := range 5 {
+		e.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"execute_tool","arguments":{"tool_name":"fake__blob","arguments":%s}}}`, i+1, args))
+		e.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, i+1))
+	}
+	for range 5 {
+		var line bytes.Buffer
+		if a := e.readLine(&line); a.err != nil {
+			t.Fatal(a.err)
+		}
+		if !strings.Contains(line.String(), `"result":{"content":[{"type":"text"`) && !strings.Contains(line.String(), `"error":{`) {
+			t.Errorf("answer %.200q is neither the result nor an error", line.String())
+		}
+	}
+	waitFor(t, "the release of every result", func() bool { return e.splice.pending() == 0 })
+	got := e.call(1, blobSpec{Text: 1 << 20}, false)
+	if got[0].bytes < 1<<20 {
+		t.Errorf("after the cancelled calls, a call got %d bytes, want its result", got[0].bytes)
+	}
+}
