@@ -66,13 +66,18 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		}
 		return s.primary.mcp
 	}
+	// Neither handler sets JSONResponse: every answer is an SSE event of
+	// its own, which spliceHTTP can splice (a batch answered as one JSON
+	// array would carry its placeholders unspliced).
 	sessions := s.sessionHandler(mcp.NewStreamableHTTPHandler(fromContext,
 		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: s.log}), o.MaxSessions)
 	// A stateless request ends when its HTTP request does: a client that
 	// goes away cancels the call (the transport spec's cancellation).
 	stateless := s.statelessHandler(mcp.NewStreamableHTTPHandler(fromContext,
 		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, PropagateRequestCancellation: true}))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Large relayed results are written into each response as the
+	// upstream's bytes (spliceHTTP).
+	return spliceHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p *peeked
 		if r.Method == http.MethodPost && r.Header.Get(protocolHeader) == "" && r.Header.Get("Mcp-Session-Id") == "" {
 			// An initialize, or a request of the stateless protocol
@@ -87,7 +92,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			return
 		}
 		sessions.ServeHTTP(w, r)
-	})
+	}), s.log)
 }
 
 // statelessRequest reports whether an HTTP request is of the stateless

@@ -221,7 +221,7 @@ func relayMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		head := *cr
 		head.Meta = nil
 		raw := &rawResult{CallToolResult: &head, body: body}
-		if sp := valueFrom[splicer](ctx); sp != nil {
+		if sp := splicerFor(ctx, req); sp != nil {
 			raw.marker = sp.register(ctx, body)
 		}
 		return raw, nil

@@ -7,8 +7,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Over toolscout's stdio transport a large relayed result (relay.go) does
@@ -51,9 +55,9 @@ const relayMarkerPrefix = "io.toolscout/relay#"
 // markerLen is the length of a marker: the prefix and 32 hex digits.
 const markerLen = len(relayMarkerPrefix) + 32
 
-// placeholderTail ends a response line whose result is a placeholder, after
-// the marker: the member's value, the result's and the line's braces.
-const placeholderTail = `":0}}` + "\n"
+// placeholderTail ends a response whose result is a placeholder, after the
+// marker: the member's value, the result's and the message's braces.
+const placeholderTail = `":0}}`
 
 // splicer holds the relayed results of one stdio connection between the
 // handler returning them and stdioWriter writing them.
@@ -119,38 +123,40 @@ func placeholder(sdk [][]byte, marker string) []byte {
 	return append(out, `":0}`...)
 }
 
-// placeholderIn returns the marker of line when it is a response the SDK
-// wrote for a placeholder result: an answer in the SDK's layout whose
-// result ends with the placeholder member.
-func placeholderIn(line []byte) (string, bool) {
-	n := len(line) - len(placeholderTail) - markerLen - 2 // the byte before the member's quote
-	if n < len(sdkIDPrefix) || !bytes.HasSuffix(line, []byte(placeholderTail)) || !bytes.HasPrefix(line, sdkIDPrefix) {
+// placeholderIn returns the marker of msg (one JSON-RPC message, without
+// a line break) when it is a response the SDK wrote for a placeholder
+// result: an answer in the SDK's layout whose result ends with the
+// placeholder member.
+func placeholderIn(msg []byte) (string, bool) {
+	n := len(msg) - len(placeholderTail) - markerLen - 2 // the byte before the member's quote
+	if n < len(sdkIDPrefix) || !bytes.HasSuffix(msg, []byte(placeholderTail)) || !bytes.HasPrefix(msg, sdkIDPrefix) {
 		return "", false
 	}
-	if line[n] != ',' && line[n] != '{' || line[n+1] != '"' || !bytes.HasPrefix(line[n+2:], []byte(relayMarkerPrefix)) {
+	if msg[n] != ',' && msg[n] != '{' || msg[n+1] != '"' || !bytes.HasPrefix(msg[n+2:], []byte(relayMarkerPrefix)) {
 		return "", false
 	}
 	start := len(sdkIDPrefix)
-	end := start + tokenLen(line[start:])
-	if !bytes.HasPrefix(line[end:], []byte(`,"result":{`)) {
+	end := start + tokenLen(msg[start:])
+	if !bytes.HasPrefix(msg[end:], []byte(`,"result":{`)) {
 		return "", false
 	}
-	return string(line[n+2 : n+2+markerLen]), true
+	return string(msg[n+2 : n+2+markerLen]), true
 }
 
-// releasedAnswer is the answer to the call of line (a placeholder response)
+// releasedAnswer is the answer to the call of msg (a placeholder response)
 // whose result was released before it could be written.
-func releasedAnswer(line []byte) []byte {
+func releasedAnswer(msg []byte) []byte {
 	start := len(sdkIDPrefix)
-	end := start + tokenLen(line[start:])
-	out := append([]byte(nil), line[:end]...)
-	return append(out, `,"error":{"code":-32603,"message":"toolscout: the result of this call was released before it was written: the call was cancelled or the connection is closing"}}`+"\n"...)
+	end := start + tokenLen(msg[start:])
+	out := append([]byte(nil), msg[:end]...)
+	return append(out, `,"error":{"code":-32603,"message":"toolscout: the result of this call was released before it was written: the call was cancelled or the connection is closing"}}`...)
 }
 
-// writeSpliced writes line (a placeholder response, its id already as the
-// client sent it) with body in place of the placeholder member.
-func writeSpliced(w io.Writer, line []byte, body *relayBody) error {
-	head := line[:len(line)-len(placeholderTail)-markerLen-1] // through the result's '{' or the ',' after the SDK's members
+// writeSpliced writes msg (a placeholder response, its id already as the
+// client sent it) with body in place of the placeholder member, then end
+// (what follows the message: a line break, an event's blank line).
+func writeSpliced(w io.Writer, msg []byte, body *relayBody, end string) error {
+	head := msg[:len(msg)-len(placeholderTail)-markerLen-1] // through the result's '{' or the ',' after the SDK's members
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(head)
 	for i, m := range body.members {
@@ -159,7 +165,8 @@ func writeSpliced(w io.Writer, line []byte, body *relayBody) error {
 		}
 		writeCompact(bw, m)
 	}
-	bw.WriteString("}}\n")
+	bw.WriteString("}}")
+	bw.WriteString(end)
 	return bw.Flush()
 }
 
@@ -181,4 +188,128 @@ func writeCompact(w *bufio.Writer, v []byte) {
 		}
 	}
 	w.Write(v[start:])
+}
+
+// Over HTTP (HTTPHandler), each POST gets a splicer of its own: spliceHTTP
+// registers it under a fresh token, names the token in the request's
+// spliceHeader (a client's own value of that header is dropped), and wraps
+// the response writer; relayMiddleware finds the splicer through the
+// header, which the SDK hands to handlers (RequestExtra.Header). The SDK
+// writes a response on the stream of the POST that carried its call, in
+// one Write: an SSE event ("event: message\nid: …\ndata: MSG\n\n") or, in
+// JSON mode, MSG alone. toolscout configures no event store, so an answer
+// is never replayed on another request's stream; were one to reach a
+// writer of another splicer, its marker would not be found there and the
+// answer would be an error, never a placeholder or another call's bytes.
+
+// spliceHeader names, on a POST served by HTTPHandler, the token of its
+// response's splicer.
+const spliceHeader = "X-Toolscout-Splice"
+
+// httpSplicers holds the splicers of the POSTs being served, by token;
+// splicedHTTP counts the results written in place of their placeholder.
+var (
+	httpSplicers sync.Map
+	splicedHTTP  atomic.Int64
+)
+
+// spliceHTTP wraps h so that the large relayed results of each POST are
+// written into its response as the upstream's bytes.
+func spliceHTTP(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			r.Header.Del(spliceHeader)
+			h.ServeHTTP(w, r)
+			return
+		}
+		sp := newSplicer()
+		token := rand.Text()
+		httpSplicers.Store(token, sp)
+		defer func() {
+			httpSplicers.Delete(token)
+			sp.close()
+		}()
+		r = r.Clone(r.Context())
+		r.Header.Set(spliceHeader, token)
+		h.ServeHTTP(&spliceWriter{ResponseWriter: w, sp: sp, log: log}, r)
+	})
+}
+
+// splicerFor returns the splicer of the connection or the POST that
+// carried req: over ServeStdio the context's, over HTTPHandler the one
+// its header names; nil over other transports.
+func splicerFor(ctx context.Context, req mcp.Request) *splicer {
+	if sp := valueFrom[splicer](ctx); sp != nil {
+		return sp
+	}
+	if req == nil {
+		return nil
+	}
+	extra := req.GetExtra()
+	if extra == nil || extra.Header == nil {
+		return nil
+	}
+	token := extra.Header.Get(spliceHeader)
+	if token == "" {
+		return nil
+	}
+	sp, _ := httpSplicers.Load(token)
+	s, _ := sp.(*splicer)
+	return s
+}
+
+// spliceWriter writes a POST's response, each placeholder answer with its
+// relayed result in place.
+type spliceWriter struct {
+	http.ResponseWriter
+	sp  *splicer
+	log *slog.Logger
+}
+
+// Unwrap lets http.ResponseController reach the writer's Flush.
+func (w *spliceWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush sends what was written.
+func (w *spliceWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+var sseData = []byte("data: ")
+
+// Write writes p, one SSE event or one JSON-RPC message, splicing in the
+// result of a placeholder answer.
+func (w *spliceWriter) Write(p []byte) (int, error) {
+	head, msg, end := p[:0], p, ""
+	if len(p) > 0 && p[0] != '{' {
+		// An SSE event: its data line holds the message.
+		i := bytes.Index(p, sseData)
+		if i < 0 || (i > 0 && p[i-1] != '\n') || !bytes.HasSuffix(p, []byte("\n\n")) {
+			return w.ResponseWriter.Write(p)
+		}
+		head, msg, end = p[:i+len(sseData)], p[i+len(sseData):len(p)-2], "\n\n"
+	}
+	marker, ok := placeholderIn(msg)
+	if !ok {
+		return w.ResponseWriter.Write(p)
+	}
+	body := w.sp.take(marker)
+	if body == nil {
+		w.log.Warn("http: a relayed tool result was released before its answer was written (the call was cancelled or the request ended); answered with an error")
+		out := append(append(append([]byte(nil), head...), releasedAnswer(msg)...), end...)
+		if _, err := w.ResponseWriter.Write(out); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if _, err := w.ResponseWriter.Write(head); err != nil {
+		return 0, err
+	}
+	if err := writeSpliced(w.ResponseWriter, msg, body, end); err != nil {
+		return 0, err
+	}
+	w.sp.spliced.Add(1)
+	splicedHTTP.Add(1)
+	return len(p), nil
 }

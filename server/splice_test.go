@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -358,5 +360,110 @@ func TestSpliceCancelled(t *testing.T) {
 	got := e.call(1, blobSpec{Text: 1 << 20}, false)
 	if got[0].bytes < 1<<20 {
 		t.Errorf("after the cancelled calls, a call got %d bytes, want its result", got[0].bytes)
+	}
+}
+
+// TestSpliceHTTPSameAnswer: over HTTPHandler, in both protocol
+// generations, a large result is written into the SSE event in place of
+// its placeholder: the message is the one the SDK's own handler (no
+// splicing) writes for the same call, a client's own splice header
+// changes nothing, and no splicer outlives its request.
+func TestSpliceHTTPSameAnswer(t *testing.T) {
+	e := startRelay(t)
+	ours := httptest.NewServer(e.srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(ours.Close)
+	server := func(*http.Request) *mcp.Server { return e.srv.MCP() }
+	sdkSessions := httptest.NewServer(mcp.NewStreamableHTTPHandler(server, nil))
+	t.Cleanup(sdkSessions.Close)
+	sdkStateless := httptest.NewServer(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(sdkStateless.Close)
+	post := func(url, body string, headers map[string]string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, data
+	}
+	// The message of an answer: JSON, or the data of its SSE event.
+	message := func(data []byte) []byte {
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(l, []byte("data: ")); ok && len(d) > 0 {
+				return d
+			}
+		}
+		return bytes.TrimSpace(data)
+	}
+	session := func(url string) string {
+		t.Helper()
+		h := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+		resp, _ := post(url, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, h)
+		h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
+		if h["Mcp-Session-Id"] == "" {
+			t.Fatalf("%s: initialize opened no session", url)
+		}
+		post(url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h)
+		return h["Mcp-Session-Id"]
+	}
+	sids := map[string]string{ours.URL: session(ours.URL), sdkSessions.URL: session(sdkSessions.URL)}
+	newMeta := fmt.Sprintf(`,"_meta":{%q:%q,%q:{"name":"t","version":"1"},%q:{}}`, mcp.MetaKeyProtocolVersion, StatelessProtocol, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities)
+	for _, c := range []struct {
+		blob    blobSpec
+		spliced bool
+	}{
+		{blobSpec{Text: 3 << 20, Image: 1 << 20}, true},
+		{blobSpec{Text: 1 << 20, Spaced: true, IsError: true}, true},
+		{blobSpec{Text: 1000}, false},
+	} {
+		for _, proto := range []string{"2025-11-25", StatelessProtocol} {
+			t.Run(fmt.Sprintf("%+v/%s", c.blob, proto), func(t *testing.T) {
+				args, _ := json.Marshal(c.blob.args())
+				call := func(url string) []byte {
+					headers := map[string]string{"Mcp-Protocol-Version": proto, spliceHeader: "forged-by-the-client"}
+					meta := ""
+					if proto == StatelessProtocol {
+						meta = newMeta
+						headers["Mcp-Method"], headers["Mcp-Name"] = "tools/call", "execute_tool"
+					} else {
+						headers["Mcp-Session-Id"] = sids[url]
+					}
+					_, data := post(url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_tool","arguments":{"tool_name":"fake__blob","arguments":%s}%s}}`, args, meta), headers)
+					return message(data)
+				}
+				want := call(map[string]string{"2025-11-25": sdkSessions.URL, StatelessProtocol: sdkStateless.URL}[proto])
+				before := splicedHTTP.Load()
+				got := call(ours.URL)
+				if !bytes.Equal(got, want) {
+					i := 0
+					for i < min(len(got), len(want)) && got[i] == want[i] {
+						i++
+					}
+					t.Fatalf("spliced answer (%d bytes) differs from the SDK's (%d bytes) at byte %d: got %.80q, want %.80q",
+						len(got), len(want), i, got[i:], want[i:])
+				}
+				if !bytes.Contains(got, []byte(`"text":"00000000 `)) {
+					t.Errorf("answer %.200q holds no text of the blob", got)
+				}
+				if n := splicedHTTP.Load() - before; n != map[bool]int64{true: 1, false: 0}[c.spliced] {
+					t.Errorf("%d results spliced, want spliced=%v", n, c.spliced)
+				}
+				left := 0
+				httpSplicers.Range(func(any, any) bool { left++; return true })
+				if left != 0 {
+					t.Errorf("%d splicers registered after the request", left)
+				}
+			})
+		}
 	}
 }

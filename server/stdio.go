@@ -69,11 +69,11 @@ type stdioWriter struct {
 func (s *stdioWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	var body *relayBody
-	if s.splice != nil {
-		if marker, ok := placeholderIn(p); ok {
+	if s.splice != nil && len(p) > 0 && p[len(p)-1] == '\n' {
+		if marker, ok := placeholderIn(p[:len(p)-1]); ok {
 			if body = s.splice.take(marker); body == nil {
 				s.log.Warn("stdio: a relayed tool result was released before its answer was written (the call was cancelled or the connection is closing); answered with an error")
-				p = releasedAnswer(p)
+				p = append(releasedAnswer(p[:len(p)-1]), '\n')
 			}
 		}
 	}
@@ -82,7 +82,7 @@ func (s *stdioWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	var err error
 	if body != nil {
-		if err = writeSpliced(s.w, line, body); err == nil {
+		if err = writeSpliced(s.w, line[:len(line)-1], body, "\n"); err == nil {
 			s.splice.spliced.Add(1)
 		}
 	} else {
