@@ -26,6 +26,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	"github.com/toolscout/toolscout/internal/fault"
 	bbolt "go.etcd.io/bbolt"
 )
 
@@ -607,7 +608,7 @@ func roundScore(x float64) float64 { return math.Round(x*1e9) / 1e9 }
 
 func (k *KeywordIndex) search(ctx context.Context, req *bleve.SearchRequest) (*bleve.SearchResult, error) {
 	var res *bleve.SearchResult
-	err := guard("keyword search", func() error {
+	err := fault.Guard("keyword search", func() error {
 		var err error
 		res, err = k.idx.SearchInContext(ctx, req)
 		return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/mapping"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	"github.com/toolscout/toolscout/internal/checksum"
 )
 
 const smallCatalog = `{"domains":[
@@ -624,7 +625,7 @@ func TestKeywordLengthsChecked(t *testing.T) {
 		t.Errorf("Healed = %q, want one line about the damaged field lengths", h)
 	}
 	kw.Close()
-	legacy := sealed[len(lengthsHeader) : len(sealed)-footerLen(sealed)]
+	legacy := sealed[len(lengthsHeader) : len(sealed)-checksum.FooterLen(sealed)]
 	kw = reopen(legacy)
 	if h := kw.Healed(); len(h) != 0 {
 		t.Errorf("lengths stored before checksums: Healed = %q, want nothing", h)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/search"
 
+	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/text"
 )
 
@@ -37,7 +38,7 @@ const (
 
 // sealLengths returns the value stored under lengthsKey for the JSON js.
 func sealLengths(js []byte) []byte {
-	return appendChecks(append([]byte(lengthsHeader), js...))
+	return checksum.Append(append([]byte(lengthsHeader), js...))
 }
 
 // fieldLengths counts, over cat's tools, the documents and each field's
@@ -89,7 +90,7 @@ func (k *KeywordIndex) loadLengths() (*search.BM25Stats, error) {
 	}
 	js, sealed := raw, bytes.HasPrefix(raw, []byte(lengthsHeader))
 	if sealed {
-		body, err := checkedBody(raw)
+		body, err := checksum.Body(raw)
 		if err != nil {
 			return nil, fmt.Errorf("keyword index field lengths: %w", err)
 		}

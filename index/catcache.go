@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/crc32"
 	"io"
 	"os"
@@ -78,7 +80,7 @@ type CatalogSource struct {
 func ReadCatalogSource(paths []string) (*CatalogSource, error) {
 	s := &CatalogSource{}
 	for _, p := range paths {
-		data, err := readOnlyFile(p)
+		data, err := fileio.ReadMapped(p)
 		if err != nil {
 			return nil, fmt.Errorf("load catalog %s: %w", p, err)
 		}
@@ -244,7 +246,7 @@ func (s *Store) CachedCatalog(key string) *Catalog {
 
 // readCacheFile maps the file at path and decodes it with decode.
 func readCacheFile(path string, decode func([]byte) (*catParts, error)) (*catParts, error) {
-	data, err := readOnlyFile(path)
+	data, err := fileio.ReadMapped(path)
 	if err != nil {
 		return nil, err
 	}
@@ -324,9 +326,9 @@ func (s *Store) SaveCatalog(key string, c *Catalog) error {
 func writeCacheFile(path, magic string, head []byte, body [4][]byte) error {
 	crc := uint32(0)
 	for _, part := range body {
-		crc = crc32.Update(crc, castagnoli, part)
+		crc = crc32.Update(crc, checksum.Castagnoli, part)
 	}
-	return WriteFileAtomic(path, func(w *bufio.Writer) error {
+	return fileio.WriteAtomic(path, func(w *bufio.Writer) error {
 		w.WriteString(magic)
 		w.Write(head)
 		var sum [4]byte
@@ -384,8 +386,6 @@ func (b *catBase) worthDelta(c *Catalog) bool {
 	return float64(len(c.tools)-fromBase) <= maxDeltaShare*float64(len(c.tools)) &&
 		float64(len(b.slab)-fromBase) <= maxDeltaShare*float64(len(b.slab))
 }
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // catWriter collects the three regions of an encoded catalog. A dry
 // writer only counts their sizes, so that the real pass appends into
@@ -650,7 +650,7 @@ func openRegions(data []byte, magic string, head int) (*catReader, error) {
 		return nil, errors.New("not a toolscout catalog cache")
 	}
 	body := data[head+4:]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[head:]) {
+	if crc32.Checksum(body, checksum.Castagnoli) != binary.LittleEndian.Uint32(data[head:]) {
 		return nil, errors.New("checksum mismatch")
 	}
 	lm, ls, lr := binary.LittleEndian.Uint64(body), binary.LittleEndian.Uint64(body[8:]), binary.LittleEndian.Uint64(body[16:])
@@ -659,7 +659,7 @@ func openRegions(data []byte, magic string, head int) (*catReader, error) {
 		return nil, errors.New("region lengths do not add up to the file")
 	}
 	// Every string and schema of the catalog points into data (read-only
-	// once read: see readOnlyFile): no copy, no allocation per field.
+	// once read: see fileio.ReadMapped): no copy, no allocation per field.
 	r := &catReader{meta: rest[:lm], raws: rest[lm+ls:]}
 	if ls > 0 {
 		r.strs = unsafe.String(&rest[lm], int(ls))

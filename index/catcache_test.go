@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/crc32"
 	"math/rand"
 	"os"
@@ -200,7 +202,7 @@ func TestCachedCatalogDamage(t *testing.T) {
 	lm := binary.LittleEndian.Uint64(body)
 	withBody := func(b []byte) []byte {
 		out := append(append([]byte(nil), good[:head]...), b...)
-		binary.LittleEndian.PutUint32(out[head-4:], crc32.Checksum(b, castagnoli))
+		binary.LittleEndian.PutUint32(out[head-4:], crc32.Checksum(b, checksum.Castagnoli))
 		return out
 	}
 	for cut := uint64(0); cut < lm; cut += 1 + lm/50 {
@@ -280,11 +282,11 @@ func TestNewCatalogFromReusesUnchangedTools(t *testing.T) {
 // which may be another process's write in progress.
 func TestOpenStoreRemovesTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
-	tmp := filepath.Join(dir, catCacheFile+tmpSuffix+"123")
+	tmp := filepath.Join(dir, catCacheFile+fileio.TmpSuffix+"123")
 	if err := os.WriteFile(tmp, []byte("half a cache"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fresh := filepath.Join(dir, catCacheFile+tmpSuffix+"456")
+	fresh := filepath.Join(dir, catCacheFile+fileio.TmpSuffix+"456")
 	if err := os.WriteFile(fresh, []byte("another process's write"), 0o644); err != nil {
 		t.Fatal(err)
 	}

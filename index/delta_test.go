@@ -14,6 +14,7 @@ import (
 	"time"
 
 	chromem "github.com/philippgille/chromem-go"
+	"github.com/toolscout/toolscout/internal/fileio"
 )
 
 // deltaCatalog returns a catalog of 5 domains × 20 tools; edit changes
@@ -336,7 +337,7 @@ func TestCollectionFileIsChromemExports(t *testing.T) {
 	}
 	for _, n := range []int{0, 3, len(rows)} {
 		path := filepath.Join(dir, fmt.Sprintf("c%d.gob", n))
-		if err := WriteFileAtomic(path, func(w *bufio.Writer) error {
+		if err := fileio.WriteAtomic(path, func(w *bufio.Writer) error {
 			return writeExport(w, testCol.Name(), map[string]string{"k": "v"}, rows[:n])
 		}); err != nil {
 			t.Fatal(err)
@@ -421,7 +422,7 @@ func unseal(t *testing.T, path string, base fileTag) fileTag {
 	for i := range rows {
 		rows[i] = s.rowOf(i)
 	}
-	if err := WriteFileAtomic(path, func(w *bufio.Writer) error { return exportPart(w, testCol.Name(), meta, rows) }); err != nil {
+	if err := fileio.WriteAtomic(path, func(w *bufio.Writer) error { return exportPart(w, testCol.Name(), meta, rows) }); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, sealed, err := readExport(path, testCol.Name()); err != nil || sealed {

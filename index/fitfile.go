@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/fnv"
 	"io"
 	"os"
@@ -29,7 +31,7 @@ import (
 // statistics were fitted on (uint32 count, then count pairs of uint64
 // name hash and uint64 content hash, little endian, sorted by name hash),
 // then the embedder's own data, then the checksums of all that
-// (writeChecks). Files of the earlier formats ("TSFITV01", no sketch;
+// (checksum.Write). Files of the earlier formats ("TSFITV01", no sketch;
 // "TSFITV02", no checksum) are fitted again, with a warning.
 const fitHeader = "TSFITV03"
 
@@ -86,9 +88,9 @@ func (s fitSketch) drift(o fitSketch) int {
 }
 
 // writeFit writes a fit file: the sketch, then what save writes, then the
-// checksums (writeChecks).
+// checksums (checksum.Write).
 func writeFit(w io.Writer, sketch fitSketch, save func(io.Writer) error) error {
-	return writeChecks(w, func(bw *bufio.Writer) error {
+	return checksum.Write(w, func(bw *bufio.Writer) error {
 		bw.WriteString(fitHeader)
 		var buf [16]byte
 		binary.LittleEndian.PutUint32(buf[:4], uint32(len(sketch)))
@@ -103,16 +105,16 @@ func writeFit(w io.Writer, sketch fitSketch, save func(io.Writer) error) error {
 }
 
 // readFit reads a fit file's sketch and returns it with the rest of data,
-// the embedder's. A file whose checksum does not match is errChecksum;
+// the embedder's. A file whose checksum does not match is checksum.ErrMismatch;
 // one of an earlier format, errOldFit.
 func readFit(data []byte) (fitSketch, []byte, error) {
 	if len(data) >= len(fitHeader) && slices.Contains(fitOlder, string(data[:len(fitHeader)])) {
 		return nil, nil, errOldFit
 	}
-	if len(data) < len(fitHeader)+4+minFooter || string(data[:len(fitHeader)]) != fitHeader {
+	if len(data) < len(fitHeader)+4+checksum.MinFooter || string(data[:len(fitHeader)]) != fitHeader {
 		return nil, nil, errors.New("not a saved fit")
 	}
-	data, err := checkedBody(data)
+	data, err := checksum.Body(data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,7 +145,7 @@ func (s *Store) fitPath(fp string, cat *Catalog) string {
 // saved again for cat. It reports whether it restored them; when not,
 // the caller fits them and calls SaveFit. A saved file that is damaged
 // or of an earlier format is removed, and the error says which (wrapping
-// errChecksum or errOldFit), for the caller to warn that the statistics
+// checksum.ErrMismatch or errOldFit), for the caller to warn that the statistics
 // are fitted again. A store in memory saves none.
 func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(io.Reader) error) (bool, error) {
 	if s.dir == "" {
@@ -190,7 +192,7 @@ func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(
 		if f != path && !s.readOnly {
 			// Saved for cat, still with the sketch of the catalog the
 			// statistics were fitted on: the drift never adds up unseen.
-			if err := WriteFileAtomic(path, func(w *bufio.Writer) error { _, err := w.Write(data); return err }); err == nil {
+			if err := fileio.WriteAtomic(path, func(w *bufio.Writer) error { _, err := w.Write(data); return err }); err == nil {
 				s.removeFitsBut(path)
 			}
 		}
@@ -211,7 +213,7 @@ func (s *Store) SaveFit(fp string, cat *Catalog, save func(io.Writer) error) err
 	}
 	path := s.fitPath(fp, cat)
 	sketch := sketchOf(cat)
-	if err := WriteFileAtomic(path, func(w *bufio.Writer) error { return writeFit(w, sketch, save) }); err != nil {
+	if err := fileio.WriteAtomic(path, func(w *bufio.Writer) error { return writeFit(w, sketch, save) }); err != nil {
 		return fmt.Errorf("save fitted statistics: %w", err)
 	}
 	s.removeFitsBut(path)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"io"
 	"os"
 	"path/filepath"
@@ -145,13 +147,13 @@ func TestRestoreFit(t *testing.T) {
 	flipped[len(flipped)/2] ^= 0xff
 	for name, data := range map[string][]byte{
 		"TSFITV01": []byte("TSFITV01\x00\x00\x00\x00weights"),
-		"TSFITV02": append([]byte("TSFITV02"), whole[len(fitHeader):len(whole)-footerLen(whole)]...),
+		"TSFITV02": append([]byte("TSFITV02"), whole[len(fitHeader):len(whole)-checksum.FooterLen(whole)]...),
 		"flipped":  flipped,
 	} {
 		old := &Store{dir: t.TempDir()}
-		WriteFileAtomic(old.fitPath(fp, cat), func(w *bufio.Writer) error { _, err := w.Write(data); return err })
+		fileio.WriteAtomic(old.fitPath(fp, cat), func(w *bufio.Writer) error { _, err := w.Write(data); return err })
 		ok, err := old.RestoreFit(fp, cat, 1, loadLabel(new(string)))
-		if ok || !errors.Is(err, errChecksum) && !errors.Is(err, errOldFit) || !strings.Contains(err.Error(), old.fitPath(fp, cat)) {
+		if ok || !errors.Is(err, checksum.ErrMismatch) && !errors.Is(err, errOldFit) || !strings.Contains(err.Error(), old.fitPath(fp, cat)) {
 			t.Errorf("%s: RestoreFit = %v, %v; want false and an error naming the file", name, ok, err)
 		}
 		if f := fits(old.dir); len(f) != 0 {

@@ -9,31 +9,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/philippgille/chromem-go"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fault"
 	bbolt "go.etcd.io/bbolt"
 )
 
 // ErrDamaged means an index on disk could not be read. Stores heal it by
 // rebuilding the damaged part from the catalog; searches that meet it
 // answer with this error instead of crashing.
-var ErrDamaged = errors.New("index damaged")
-
-// guard runs f and turns a panic inside the index libraries (zapx panics
-// on a garbage segment) into an error wrapping ErrDamaged.
-func guard(what string, f func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %s: %v", ErrDamaged, what, r)
-		}
-	}()
-	return f()
-}
+var ErrDamaged = fault.ErrDamaged
 
 // keywordOpenTimeout bounds each step of opening the keyword index:
 // checking its root.bolt, then Bleve's own open. Both take milliseconds
@@ -50,7 +39,7 @@ const boltLockTimeout = time.Second
 // root.bolt is checked first (checkRootBolt), since bbolt trusts it
 // enough to read past its end.
 func openBleve(path string, timeout time.Duration, readOnly bool) (bleve.Index, error) {
-	if err := bounded("check keyword index", timeout, nil, func() error {
+	if err := fault.Bounded("check keyword index", timeout, nil, func() error {
 		if err := checkRootBolt(filepath.Join(path, "store", "root.bolt")); err != nil {
 			return err
 		}
@@ -59,7 +48,7 @@ func openBleve(path string, timeout time.Duration, readOnly bool) (bleve.Index, 
 		return nil, err
 	}
 	var idx bleve.Index
-	err := bounded("open keyword index", timeout, func() {
+	err := fault.Bounded("open keyword index", timeout, func() {
 		// Opened after all: nobody will use or close it.
 		if idx != nil {
 			idx.Close()
@@ -77,44 +66,6 @@ func openBleve(path string, timeout time.Duration, readOnly bool) (bleve.Index, 
 		return nil, err // idx belongs to the goroutine left running, if any
 	}
 	return idx, nil
-}
-
-// bounded runs f in a goroutine of its own, where a panic or a fault on a
-// mapped file (debug.SetPanicOnFault) is an error wrapping ErrDamaged,
-// and waits for it at most timeout: then it answers an error wrapping
-// ErrDamaged and leaves f running, late (run when f returns after all)
-// cleaning up after it. A goroutine left running is the price of never
-// waiting forever on a file that makes a library loop.
-func bounded(what string, timeout time.Duration, late func(), f func() error) error {
-	done := make(chan error, 1)
-	var mu sync.Mutex
-	gaveUp := false
-	go func() {
-		debug.SetPanicOnFault(true) // this goroutine's alone, and it ends here
-		err := guard(what, f)
-		mu.Lock()
-		defer mu.Unlock()
-		if gaveUp && late != nil {
-			late()
-		}
-		done <- err
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
-		mu.Lock()
-		defer mu.Unlock()
-		select {
-		case err := <-done: // finished while the timer fired
-			return err
-		default:
-		}
-		gaveUp = true
-		return fmt.Errorf("%w: %s: no answer within %s", ErrDamaged, what, timeout)
-	}
 }
 
 // checkRootBolt checks a Bleve index's root.bolt with bbolt's own means
@@ -189,7 +140,7 @@ func checkSegment(path string, buf []byte) error {
 		return err
 	}
 	if h.Sum32() != binary.BigEndian.Uint32(sum[:]) {
-		return errChecksum
+		return checksum.ErrMismatch
 	}
 	return nil
 }
@@ -198,7 +149,7 @@ func checkSegment(path string, buf []byte) error {
 // errors.
 func openChromem(dir string) (*chromem.DB, error) {
 	var db *chromem.DB
-	err := guard("open vector store", func() error {
+	err := fault.Guard("open vector store", func() error {
 		var err error
 		db, err = chromem.NewPersistentDB(dir, false)
 		return err
@@ -273,5 +224,5 @@ func readable(path string, v any) bool {
 		return false
 	}
 	defer f.Close()
-	return guard("decode "+path, func() error { return gob.NewDecoder(f).Decode(v) }) == nil
+	return fault.Guard("decode "+path, func() error { return gob.NewDecoder(f).Decode(v) }) == nil
 }

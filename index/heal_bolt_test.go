@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -171,28 +170,5 @@ func TestOpenStoreKeepsAWholeRootBoltWithSpareRoom(t *testing.T) {
 	stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), &countingEmbedder{}, testCol, VectorSyncOptions{})
 	if err != nil || stats.Keyword.Unchanged != 6 || len(st.Healed()) != 0 {
 		t.Errorf("sync = %+v (healed %q), %v; want the index kept as is", stats.Keyword, st.Healed(), err)
-	}
-}
-
-// TestBoundedGivesUp: a step that never answers is given up on after its
-// timeout as damage, and cleaned up after if it ever returns.
-func TestBoundedGivesUp(t *testing.T) {
-	release, cleaned := make(chan struct{}), make(chan struct{})
-	start := time.Now()
-	err := bounded("open something", 50*time.Millisecond, func() { close(cleaned) }, func() error {
-		<-release
-		return nil
-	})
-	if !errors.Is(err, ErrDamaged) || time.Since(start) > 5*time.Second {
-		t.Fatalf("bounded on a step that hangs = %v after %s, want ErrDamaged after 50ms", err, time.Since(start))
-	}
-	close(release)
-	select {
-	case <-cleaned:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the step returned late and was not cleaned up after")
-	}
-	if err := bounded("quick", time.Minute, nil, func() error { return io.EOF }); err != io.EOF {
-		t.Errorf("bounded on a quick step = %v, want its own error", err)
 	}
 }

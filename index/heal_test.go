@@ -13,6 +13,8 @@ import (
 	"time"
 
 	chromem "github.com/philippgille/chromem-go"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
 )
 
 // syncedStore writes both indexes of smallCatalog under a fresh data dir
@@ -99,7 +101,7 @@ func TestOpenStoreHealsACutCollectionFile(t *testing.T) {
 func TestKillMidWriteKeepsThePreviousFile(t *testing.T) {
 	dir := syncedStore(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
-	tmp := files[0] + tmpSuffix + "123"
+	tmp := files[0] + fileio.TmpSuffix + "123"
 	os.WriteFile(tmp, []byte("half a collection"), 0o644)
 	st := openWithLeftovers(t, dir, tmp)
 	emb := &countingEmbedder{}
@@ -243,7 +245,7 @@ func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 			case "flipped":
 				fi, _ := os.Stat(snap)
 				data, _ := os.ReadFile(snap)
-				data[len(data)-footerLen(data)-2] ^= 0xff // the last float's exponent
+				data[len(data)-checksum.FooterLen(data)-2] ^= 0xff // the last float's exponent
 				os.WriteFile(snap, data, 0o644)
 				os.Chtimes(snap, fi.ModTime(), fi.ModTime())
 			}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"github.com/toolscout/toolscout/internal/fileio"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,7 +13,7 @@ import (
 // test ends).
 func openWithLeftovers(t *testing.T, dir string, paths ...string) *Store {
 	t.Helper()
-	old := time.Now().Add(-2 * leftoverAge)
+	old := time.Now().Add(-2 * fileio.LeftoverAge)
 	for _, p := range paths {
 		if err := os.Chtimes(p, old, old); err != nil {
 			t.Fatal(err)

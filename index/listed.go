@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/crc32"
 	"io"
 	"os"
@@ -26,7 +28,7 @@ import (
 //	uint64       length of the body (little endian)
 //	body         JSON: [{"domain", "title", "instructions", "tools": [ToolSpec...]}...]
 //
-// The file is written to a temporary name and renamed (WriteFileAtomic);
+// The file is written to a temporary name and renamed (fileio.WriteAtomic);
 // one that fails its magic, length, checksum or JSON is removed and said
 // in Store.Healed.
 const (
@@ -59,7 +61,7 @@ func writeListed(w io.Writer, servers []ListedTools) error {
 	}
 	var head [listedHead]byte
 	copy(head[:], listedMagic)
-	binary.LittleEndian.PutUint32(head[len(listedMagic):], crc32.Checksum(body, castagnoli))
+	binary.LittleEndian.PutUint32(head[len(listedMagic):], crc32.Checksum(body, checksum.Castagnoli))
 	binary.LittleEndian.PutUint64(head[len(listedMagic)+4:], uint64(len(body)))
 	if _, err := w.Write(head[:]); err != nil {
 		return err
@@ -89,7 +91,7 @@ func readListed(r io.Reader) ([]ListedTools, error) {
 	if uint64(len(body)) != n {
 		return nil, fmt.Errorf("%w: body is %d bytes, the header says %d", ErrListedCorrupt, len(body), n)
 	}
-	if crc32.Checksum(body, castagnoli) != sum {
+	if crc32.Checksum(body, checksum.Castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrListedCorrupt)
 	}
 	var servers []ListedTools
@@ -138,5 +140,5 @@ func (s *Store) SaveListedTools(servers []ListedTools) error {
 	if s.dir == "" {
 		return nil
 	}
-	return WriteFileAtomic(filepath.Join(s.dir, listedFile), func(w *bufio.Writer) error { return writeListed(w, servers) })
+	return fileio.WriteAtomic(filepath.Join(s.dir, listedFile), func(w *bufio.Writer) error { return writeListed(w, servers) })
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -111,7 +112,7 @@ func TestStoreListedTools(t *testing.T) {
 	if got := s.ListedTools(); !reflect.DeepEqual(got, one) {
 		t.Errorf("ListedTools after a second save = %+v, want %+v", got, one)
 	}
-	if tmps, _ := filepath.Glob(filepath.Join(dir, listedFile+tmpSuffix+"*")); len(tmps) > 0 {
+	if tmps, _ := filepath.Glob(filepath.Join(dir, listedFile+fileio.TmpSuffix+"*")); len(tmps) > 0 {
 		t.Errorf("temporary files left: %v", tmps)
 	}
 	path := filepath.Join(dir, listedFile)

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,7 +31,7 @@ import (
 //	removed strings                  the base IDs a delta removes
 //	0-63 zero bytes                  the matrix starts at a multiple of 64
 //	rows × dims float32              the matrix
-//	checksums                        a CRC-32C per MiB of all the above (writeChecks)
+//	checksums                        a CRC-32C per MiB of all the above (checksum.Write)
 //
 // The checksum is checked before anything else is read: a file whose
 // bytes changed is damaged, and rebuilt from its .gob with a warning.
@@ -79,7 +81,7 @@ func writeSnap(gobPath string, s *snapshot, removed []string, base fileTag) erro
 	if err != nil {
 		return err
 	}
-	return writeChecked(snapPathOf(gobPath), func(w *bufio.Writer) error {
+	return checksum.WriteFile(snapPathOf(gobPath), func(w *bufio.Writer) error {
 		var hdr [snapHeader]byte
 		copy(hdr[:8], snapMagic)
 		binary.LittleEndian.PutUint64(hdr[8:], uint64(gt.size))
@@ -132,7 +134,7 @@ var (
 
 // readSnap reads the snapshot beside gobPath. It fails with
 // os.ErrNotExist when either file is missing, errOldSnap for a file of an
-// earlier format, errChecksum when its bytes changed since they were
+// earlier format, checksum.ErrMismatch when its bytes changed since they were
 // written (damage), and errStaleSnap when the .gob changed since it was
 // written. removed and base are a delta's (see writeSnap).
 func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err error) {
@@ -140,17 +142,17 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 	if err != nil {
 		return nil, nil, base, err
 	}
-	data, err := readOnlyFile(snapPathOf(gobPath))
+	data, err := fileio.ReadMapped(snapPathOf(gobPath))
 	if err != nil {
 		return nil, nil, base, err
 	}
 	if len(data) >= len(snapMagic) && slices.Contains(snapOlder, string(data[:len(snapMagic)])) {
 		return nil, nil, base, errOldSnap
 	}
-	if len(data) < snapHeader+minFooter || string(data[:len(snapMagic)]) != snapMagic {
+	if len(data) < snapHeader+checksum.MinFooter || string(data[:len(snapMagic)]) != snapMagic {
 		return nil, nil, base, errors.New("not a toolscout snapshot")
 	}
-	if data, err = checkedBody(data); err != nil {
+	if data, err = checksum.Body(data); err != nil {
 		return nil, nil, base, err
 	}
 	if int64(binary.LittleEndian.Uint64(data[8:])) != gt.size || int64(binary.LittleEndian.Uint64(data[16:])) != gt.mtime {
@@ -189,7 +191,7 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 	if pad := len(region) - pos; pad < 0 || pad >= snapAlign {
 		return nil, nil, base, errors.New("snapshot strings do not end where the matrix starts")
 	}
-	var all string // the file's bytes, read-only (readOnlyFile)
+	var all string // the file's bytes, read-only (fileio.ReadMapped)
 	if len(region) > 0 {
 		all = unsafe.String(&region[0], len(region))
 	}

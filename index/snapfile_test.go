@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/checksum"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,7 +33,7 @@ func matrixOffset(t *testing.T, path string, s *snapshot) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return int64(len(data) - footerLen(data) - 4*len(s.mat))
+	return int64(len(data) - checksum.FooterLen(data) - 4*len(s.mat))
 }
 
 // TestSnapMatrixOnACacheLine: whatever the strings before it, a written
@@ -72,7 +73,7 @@ func writeSnapV3(t *testing.T, gobPath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := append([]byte("TSSNAP03"), data[len(snapMagic):len(data)-footerLen(data)]...)
+	old := append([]byte("TSSNAP03"), data[len(snapMagic):len(data)-checksum.FooterLen(data)]...)
 	fi, _ := os.Stat(snapPathOf(gobPath))
 	if err := os.WriteFile(snapPathOf(gobPath), old, 0o644); err != nil {
 		t.Fatal(err)

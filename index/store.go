@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,7 +70,7 @@ func OpenStoreWith(dir string, o StoreOptions) (*Store, error) {
 		vecPath = filepath.Join(dir, "vectors")
 		// A kill while catalog.bin or a fit was written leaves its
 		// temporary file; the previous version is still whole.
-		removeLeftoverTemps(dir)
+		fileio.RemoveLeftoverTemps(dir)
 	}
 	kw, err := OpenKeyword(kwPath)
 	memoryKeyword := false

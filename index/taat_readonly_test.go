@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/toolscout/toolscout/internal/checksum"
 )
 
 // TestReadOnlyOpensUnsealedLengths: an index written before the field
@@ -20,7 +21,7 @@ func TestReadOnlyOpensUnsealedLengths(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := k.idx.GetInternal([]byte(lengthsKey))
-	body, err := checkedBody(raw)
+	body, err := checksum.Body(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

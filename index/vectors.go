@@ -21,6 +21,9 @@ import (
 	"time"
 
 	chromem "github.com/philippgille/chromem-go"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fault"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -83,7 +86,7 @@ func OpenVectors(dir string) (*VectorStore, error) {
 	}
 	// A kill while a collection file was being written leaves its
 	// temporary file behind; the previous version is still whole.
-	removeLeftoverTemps(dir)
+	fileio.RemoveLeftoverTemps(dir)
 	return v, nil
 }
 
@@ -106,7 +109,6 @@ func (v *VectorStore) Healed() []string {
 
 const (
 	collectionExt = ".gob"
-	tmpSuffix     = ".tmp-"
 )
 
 // fileOf is the file of the named collection: the name in URL-safe
@@ -379,7 +381,7 @@ func writeExport(w io.Writer, name string, meta map[string]string, rows []snapRo
 	for lo := 0; lo == 0 || lo < len(rows); lo += exportRows {
 		parts = append(parts, rows[lo:min(lo+exportRows, len(rows))])
 	}
-	cw := &crcWriter{w: w}
+	cw := checksum.NewWriter(w)
 	wave := runtime.GOMAXPROCS(0)
 	for start := 0; start < len(parts); start += wave {
 		bufs := make([]bytes.Buffer, min(wave, len(parts)-start))
@@ -396,7 +398,7 @@ func writeExport(w io.Writer, name string, meta map[string]string, rows []snapRo
 			}
 		}
 	}
-	return exportPart(w, name, map[string]string{metaCRC: fmt.Sprintf("%08x", cw.crc)}, nil)
+	return exportPart(w, name, map[string]string{metaCRC: fmt.Sprintf("%08x", cw.Sum())}, nil)
 }
 
 // metaCRC is the collection metadata of the last export of a file
@@ -428,7 +430,7 @@ func exportPart(w io.Writer, name string, meta map[string]string, rows []snapRow
 // readExport reads the named collection from a file of one or more
 // chromem-go exports (writeExport; earlier data dirs hold one): its
 // documents, and the collection metadata of the first export. A file
-// whose checksum does not match is an error (errChecksum); one without a
+// whose checksum does not match is an error (checksum.ErrMismatch); one without a
 // checksum (written before toolscout had them) is read as it is, and
 // sealed is false.
 func readExport(path, name string) (docs []chromem.Document, meta map[string]string, sealed bool, err error) {
@@ -440,8 +442,8 @@ func readExport(path, name string) (docs []chromem.Document, meta map[string]str
 	// gob reads exactly one export from a reader that is an
 	// io.ByteReader, so each export gets a decoder of its own.
 	br := bufio.NewReaderSize(f, 1<<20)
-	cr := &crcReader{r: br}
-	err = guard("read "+path, func() error {
+	cr := checksum.NewReader(br)
+	err = fault.Guard("read "+path, func() error {
 		for first := true; ; first = false {
 			if _, err := br.Peek(1); err == io.EOF && !first {
 				return nil
@@ -449,7 +451,7 @@ func readExport(path, name string) (docs []chromem.Document, meta map[string]str
 			if sealed {
 				return errors.New("data after the checksum")
 			}
-			before := cr.crc
+			before := cr.Sum()
 			var exp chromemExport
 			if err := gob.NewDecoder(cr).Decode(&exp); err != nil {
 				return err
@@ -460,7 +462,7 @@ func readExport(path, name string) (docs []chromem.Document, meta map[string]str
 			}
 			if sum, ok := c.Metadata[metaCRC]; ok && !first {
 				if sum != fmt.Sprintf("%08x", before) {
-					return errChecksum
+					return checksum.ErrMismatch
 				}
 				sealed = true
 				continue
@@ -498,23 +500,15 @@ func (v *VectorStore) persistDelta(name string, s *snapshot) error {
 		rows[i] = s.top.rowOf(i)
 	}
 	meta := map[string]string{metaBase: bt.String(), metaRemoved: string(raw)}
-	err = WriteFileAtomic(dpath, func(w *bufio.Writer) error { return writeExport(w, name, meta, rows) })
+	err = fileio.WriteAtomic(dpath, func(w *bufio.Writer) error { return writeExport(w, name, meta, rows) })
 	if err == nil {
 		err = writeSnap(dpath, s.top, removed, bt)
 	}
 	if err != nil {
 		return fmt.Errorf("write vector delta %s: %w", dpath, err)
 	}
-	syncDir(v.dir)
+	fileio.SyncDir(v.dir)
 	return nil
-}
-
-// syncDir makes the renames in dir survive a power cut.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // persist writes the named collection's file whole: a temporary file,
@@ -540,7 +534,7 @@ func (v *VectorStore) persist(name string, s *snapshot) (*snapshot, error) {
 		rows = make([]snapRow, 0, s.count())
 		s.each(func(l *snapshot, i int) { rows = append(rows, l.rowOf(i)) })
 	}
-	err = WriteFileAtomic(path, func(w *bufio.Writer) error { return writeExport(w, name, nil, rows) })
+	err = fileio.WriteAtomic(path, func(w *bufio.Writer) error { return writeExport(w, name, nil, rows) })
 	if err != nil {
 		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
 	}
@@ -556,7 +550,7 @@ func (v *VectorStore) persist(name string, s *snapshot) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write vector snapshot %s: %w", name, err)
 	}
-	syncDir(v.dir)
+	fileio.SyncDir(v.dir)
 	return s, nil
 }
 
@@ -590,7 +584,7 @@ func (v *VectorStore) migrateLegacy() error {
 	if err == nil {
 		for name := range old.ListCollections() {
 			if !v.read[name] {
-				f, err := os.CreateTemp(v.dir, "migrate"+tmpSuffix+"*")
+				f, err := os.CreateTemp(v.dir, "migrate"+fileio.TmpSuffix+"*")
 				if err != nil {
 					return fmt.Errorf("vector store: %w", err)
 				}

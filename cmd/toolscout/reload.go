@@ -23,7 +23,7 @@ import (
 // serves, and swaps it in whole: searches started before finish on the
 // previous build, later ones see only the new one, and a build that does
 // not check out is not served (the previous one stays, with a warning).
-// The previous build's mapped files (index.readOnlyFile) stay mapped until
+// The previous build's mapped files (fileio.ReadMapped) stay mapped until
 // the process exits: its catalog's strings may point into them.
 
 // watchBuilds swaps in each newer build the data dir leads to, until ctx

@@ -1,4 +1,4 @@
-package index
+package fault
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 // TestBoundedTurnsAFaultIntoAnError: reading a mapped page past the end
 // of its file (what bbolt does in a root.bolt cut short) raises SIGBUS,
-// which kills a Go program whatever recovers; inside bounded it is an
+// which kills a Go program whatever recovers; inside Bounded it is an
 // error wrapping ErrDamaged.
 func TestBoundedTurnsAFaultIntoAnError(t *testing.T) {
 	page := os.Getpagesize()
@@ -32,13 +32,13 @@ func TestBoundedTurnsAFaultIntoAnError(t *testing.T) {
 	if err := os.Truncate(path, int64(page)); err != nil {
 		t.Fatal(err)
 	}
-	err = bounded("read a cut file", time.Minute, nil, func() error {
+	err = Bounded("read a cut file", time.Minute, nil, func() error {
 		if data[3*page] != 0 { // past the end of the file now
 			return errors.New("read a byte that is not there")
 		}
 		return nil
 	})
 	if !errors.Is(err, ErrDamaged) {
-		t.Errorf("bounded on a fault = %v, want ErrDamaged", err)
+		t.Errorf("Bounded on a fault = %v, want ErrDamaged", err)
 	}
 }

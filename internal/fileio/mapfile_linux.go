@@ -1,4 +1,4 @@
-package index
+package fileio
 
 import (
 	"fmt"
@@ -6,15 +6,15 @@ import (
 	"syscall"
 )
 
-// readOnlyFile returns path's bytes mapped read-only, for the life of the
+// ReadMapped returns path's bytes mapped read-only, for the life of the
 // process: what a start reads whole (the catalog cache, vector
 // snapshots) costs a page-table update instead of a copy into fresh heap
 // memory (on a VM, faulting in 60 MB of new memory took 180 ms; mapping
 // the same file from the page cache, 1 ms). The bytes must never be
 // written: they are the file. Files are replaced by rename
-// (WriteFileAtomic), never rewritten in place, so a mapping always sees
+// (WriteAtomic), never rewritten in place, so a mapping always sees
 // the file it opened. When mapping fails it falls back to reading.
-func readOnlyFile(path string) ([]byte, error) {
+func ReadMapped(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
