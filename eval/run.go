@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -161,7 +161,7 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 				}
 				dir = fmt.Sprintf("%s/eval-%s-%s", opts.DataDir, ds.Catalog.Hash(), sanitize(name))
 			}
-			store, err := index.OpenStore(dir)
+			store, err := store.Open(dir)
 			if err != nil {
 				return nil, err
 			}

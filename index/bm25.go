@@ -128,16 +128,6 @@ type KeywordIndex struct {
 	lengths atomic.Pointer[search.BM25Stats]
 }
 
-// SyncStats counts what a Sync changed.
-type SyncStats struct {
-	Added, Changed, Removed, Unchanged int
-}
-
-// String reads "N added, N changed, N removed, N unchanged".
-func (s SyncStats) String() string {
-	return fmt.Sprintf("%d added, %d changed, %d removed, %d unchanged", s.Added, s.Changed, s.Removed, s.Unchanged)
-}
-
 // NewKeywordMapping returns the Bleve index mapping: BM25 scoring, the
 // identifier-aware text analyzer for text fields, exact keyword fields for
 // names, domain and group.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -229,35 +228,6 @@ func TestBM25NotTFIDF(t *testing.T) {
 		if !strings.Contains(hits[0].Explanation, "k1") {
 			t.Errorf("index %q: explanation %s does not show BM25 (k1, b)", path, hits[0].Explanation)
 		}
-	}
-}
-
-func TestStoreSharedDataDir(t *testing.T) {
-	dir := t.TempDir()
-	a, err := OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if a.MemoryKeyword {
-		t.Fatal("the first store did not get the on-disk keyword index")
-	}
-	if _, err := OpenKeyword(filepath.Join(dir, "keyword.bleve")); !errors.Is(err, ErrLocked) {
-		t.Fatalf("second OpenKeyword error = %v, want ErrLocked", err)
-	}
-	b, err := OpenStore(dir)
-	if err != nil {
-		t.Fatalf("second OpenStore on a data dir in use: %v", err)
-	}
-	defer b.Close()
-	if !b.MemoryKeyword {
-		t.Error("the second store should keep its keyword index in memory")
-	}
-	if _, err := b.Keyword.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
-		t.Fatal(err)
-	}
-	if hits, _ := b.Keyword.Search(context.Background(), KeywordQuery{Text: "message"}); len(hits) == 0 {
-		t.Error("the in-memory keyword index finds nothing")
 	}
 }
 

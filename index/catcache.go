@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -11,9 +10,6 @@ import (
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/crc32"
-	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -190,157 +186,6 @@ func (m *rawMatcher) find(raw string) *Tool {
 		}
 	})
 	return m.byRaw[raw]
-}
-
-// CachedCatalog returns the catalog cached in the store's data dir under
-// key, or nil when there is none for this key: catalog.bin, or
-// catalog.delta over it. A cache that cannot be read is removed (the
-// next SaveCatalog writes it again) and said in Healed.
-func (s *Store) CachedCatalog(key string) *Catalog {
-	if s.dir == "" {
-		return nil
-	}
-	want, err := hex.DecodeString(key)
-	if err != nil || len(want) != sha256.Size {
-		return nil
-	}
-	basePath, deltaPath := filepath.Join(s.dir, catCacheFile), filepath.Join(s.dir, catDeltaFile)
-	head, err := readHead(basePath, len(catCacheMagic)+len(catBaseID{}))
-	if err != nil {
-		return nil
-	}
-	// The cache is catalog.bin itself when it has this key, or when its
-	// header cannot be read (damage: decoded, and so removed).
-	ofBase := len(head) < len(catCacheMagic)+sha256.Size || string(head[:len(catCacheMagic)]) != catCacheMagic ||
-		bytes.Equal(head[len(catCacheMagic):][:sha256.Size], want)
-	var dhead []byte
-	if !ofBase {
-		// Built from other files; maybe the delta was.
-		dhead, _ = readHead(deltaPath, catDeltaHead)
-		if len(dhead) != catDeltaHead || string(dhead[:len(catDeltaMagic)]) != catDeltaMagic ||
-			!bytes.Equal(dhead[len(catDeltaMagic):][:sha256.Size], want) || !bytes.Equal(dhead[len(catDeltaMagic)+sha256.Size:], head[len(catCacheMagic):]) {
-			return nil // SaveCatalog replaces them
-		}
-	}
-	p, err := readCacheFile(basePath, decodeBase)
-	if err != nil && s.readOnly {
-		return nil // not healed: the caller says there is no catalog to serve
-	}
-	if err != nil {
-		os.Remove(basePath)
-		s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", basePath, err))
-		return nil
-	}
-	if !ofBase {
-		if p, err = readCacheFile(deltaPath, p.base.decodeDelta); err != nil {
-			if s.readOnly {
-				return nil
-			}
-			os.Remove(deltaPath)
-			s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", deltaPath, err))
-			return nil
-		}
-	}
-	return p.catalog()
-}
-
-// readCacheFile maps the file at path and decodes it with decode.
-func readCacheFile(path string, decode func([]byte) (*catParts, error)) (*catParts, error) {
-	data, err := fileio.ReadMapped(path)
-	if err != nil {
-		return nil, err
-	}
-	return decode(data)
-}
-
-// readHead returns the first n bytes of the file at path (fewer when it
-// is shorter), so that a cache of other files is told apart without
-// reading 65 MB.
-func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	head := make([]byte, n)
-	k, err := io.ReadFull(f, head)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
-	return head[:k], err
-}
-
-// LastCatalog returns the catalog cached in the data dir whatever files
-// it was built from (nil when there is none, or it cannot be read): the
-// previous build, for SpecsFrom and NewCatalogFrom to reuse its unchanged
-// tools.
-func (s *Store) LastCatalog() *Catalog {
-	if s.dir == "" {
-		return nil
-	}
-	p, err := readCacheFile(filepath.Join(s.dir, catCacheFile), decodeBase)
-	if err != nil {
-		return nil
-	}
-	if d, err := readCacheFile(filepath.Join(s.dir, catDeltaFile), p.base.decodeDelta); err == nil {
-		p = d // the last save was a delta over this base
-	}
-	return p.catalog()
-}
-
-// SaveCatalog caches c in the store's data dir under key, replacing the
-// previous cache (written whole or not at all). A catalog built from the
-// one catalog.bin holds, with at most maxDeltaShare of its tools new or
-// changed, is written as catalog.delta over it; any other whole, as
-// catalog.bin. In memory it does nothing.
-func (s *Store) SaveCatalog(key string, c *Catalog) error {
-	if s.dir == "" {
-		return nil
-	}
-	if s.readOnly {
-		return fmt.Errorf("save the catalog: %w", ErrReadOnly)
-	}
-	raw, err := hex.DecodeString(key)
-	if err != nil || len(raw) != sha256.Size {
-		return fmt.Errorf("catalog cache key %q: want a hex SHA-256", key)
-	}
-	basePath, deltaPath := filepath.Join(s.dir, catCacheFile), filepath.Join(s.dir, catDeltaFile)
-	if c.base != nil && c.base.worthDelta(c) {
-		if head, err := readHead(basePath, len(catCacheMagic)+len(catBaseID{})); err == nil &&
-			string(head) == catCacheMagic+string(c.base.id[:]) {
-			return writeCacheFile(deltaPath, catDeltaMagic, append(raw, c.base.id[:]...), encode(func(w *catWriter) { w.delta(c) }))
-		}
-	}
-	if err := writeCacheFile(basePath, catCacheMagic, raw, encode(func(w *catWriter) { w.catalog(c) })); err != nil {
-		return err
-	}
-	// A delta over the old catalog.bin no longer applies: it names that
-	// file's key and CRC, so if it cannot be removed it is only ignored,
-	// and the catalog just written is cached all the same.
-	os.Remove(deltaPath)
-	return nil
-}
-
-// writeCacheFile writes a cache file: magic, head, the CRC-32C of body,
-// body.
-func writeCacheFile(path, magic string, head []byte, body [4][]byte) error {
-	crc := uint32(0)
-	for _, part := range body {
-		crc = crc32.Update(crc, checksum.Castagnoli, part)
-	}
-	return fileio.WriteAtomic(path, func(w *bufio.Writer) error {
-		w.WriteString(magic)
-		w.Write(head)
-		var sum [4]byte
-		binary.LittleEndian.PutUint32(sum[:], crc)
-		w.Write(sum[:])
-		for _, part := range body {
-			if _, err := w.Write(part); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // catBaseID identifies a catalog.bin: its key and CRC, the 36 bytes after

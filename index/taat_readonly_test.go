@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"context"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/toolscout/toolscout/internal/checksum"
 )
@@ -14,10 +15,12 @@ import (
 // lengths carried a checksum opens read-only at once (it once waited for
 // good, resealing them through a Bleve that persists nothing).
 func TestReadOnlyOpensUnsealedLengths(t *testing.T) {
-	dir := syncedStore(t)
-	path := filepath.Join(dir, "keyword.bleve")
+	path := filepath.Join(t.TempDir(), "keyword.bleve")
 	k, err := OpenKeyword(path)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := k.idx.GetInternal([]byte(lengthsKey))

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -48,7 +48,7 @@ func BenchmarkBuild(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				store, err := index.OpenStore(b.TempDir())
+				store, err := store.Open(b.TempDir())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -79,7 +79,7 @@ func benchEngine(b *testing.B, n int) *Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store, err := index.OpenStore("")
+	store, err := store.Open("")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // and owns the path from domain specs to a searchable index.
 //
 // Place in the flow: cmd (or eval) opens a [Live] index over an
-// index.Store with domain specs from catalog files, and hands it the
+// store.Store with domain specs from catalog files, and hands it the
 // gateway as a [Source] to follow; [Live] builds the catalog, syncs both
 // indexes and swaps the catalog into its [Engine]; the server subscribes
 // to [Live] and asks the [Engine] for rankings.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/vector"
 )
 
 // Mode is a ranking mode.
@@ -153,7 +154,7 @@ type FusionTerms struct {
 type Options struct {
 	Catalog  *index.Catalog
 	Keyword  *index.KeywordIndex
-	Vectors  *index.VectorStore
+	Vectors  *vector.Store
 	Embedder embed.Embedder
 	Params   Params
 	// CacheSize is the number of query embeddings kept (256 when zero,
@@ -211,7 +212,7 @@ func (e *Engine) Catalog() *index.Catalog {
 // so that a swap (a newer build) never mixes two.
 type indexes struct {
 	kw       *index.KeywordIndex
-	vs       *index.VectorStore
+	vs       *vector.Store
 	inflight sync.WaitGroup
 }
 
@@ -227,7 +228,7 @@ func (e *Engine) acquire() (*indexes, embed.Embedder, *index.Catalog, string) {
 // swapIndexes makes kw, vs, emb and cat what searches use, at once, and
 // returns a function that waits for the searches still on the previous
 // indexes.
-func (e *Engine) swapIndexes(kw *index.KeywordIndex, vs *index.VectorStore, emb embed.Embedder, cat *index.Catalog) (drained func()) {
+func (e *Engine) swapIndexes(kw *index.KeywordIndex, vs *vector.Store, emb embed.Embedder, cat *index.Catalog) (drained func()) {
 	e.mu.Lock()
 	old := e.ix
 	e.ix, e.emb, e.cat, e.unavailable = &indexes{kw: kw, vs: vs}, emb, cat, ""
@@ -577,7 +578,7 @@ func (e *Engine) semanticResults(ctx context.Context, pl plan) ([]Result, error)
 // triples the keyword cost (BENCHMARKS.md).
 func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 	var (
-		vecHits []index.VectorHit
+		vecHits []vector.Hit
 		domSim  map[string]float32
 		vecErr  error
 		wg      sync.WaitGroup
@@ -601,7 +602,7 @@ func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 
 // semantic returns the depth nearest tools to q and, when domains is set,
 // the similarity of q to each domain's centroid.
-func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.VectorHit, map[string]float32, error) {
+func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]vector.Hit, map[string]float32, error) {
 	if pl.emb == nil {
 		return nil, nil, errors.New(pl.unavail)
 	}
@@ -653,11 +654,11 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 			best[id] *= 0.5
 		}
 	}
-	out := make([]index.VectorHit, 0, len(best))
+	out := make([]vector.Hit, 0, len(best))
 	for id, s := range best {
-		out = append(out, index.VectorHit{ID: id, Similarity: s})
+		out = append(out, vector.Hit{ID: id, Similarity: s})
 	}
-	slices.SortFunc(out, func(a, b index.VectorHit) int {
+	slices.SortFunc(out, func(a, b vector.Hit) int {
 		switch {
 		case a.Similarity > b.Similarity:
 			return -1
@@ -674,7 +675,7 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]index.V
 
 // nearest embeds text (through the cache) and returns its depth nearest
 // tools but those in exclude, and the text's vector.
-func (e *Engine) nearest(ctx context.Context, ix *indexes, emb embed.Embedder, text string, depth int, domain, group string, exclude map[string]bool) ([]index.VectorHit, []float32, error) {
+func (e *Engine) nearest(ctx context.Context, ix *indexes, emb embed.Embedder, text string, depth int, domain, group string, exclude map[string]bool) ([]vector.Hit, []float32, error) {
 	v, err := e.embedQuery(ctx, ix, emb, text)
 	if err != nil {
 		return nil, nil, err
@@ -683,7 +684,7 @@ func (e *Engine) nearest(ctx context.Context, ix *indexes, emb embed.Embedder, t
 	if err != nil || len(exclude) == 0 {
 		return hits, v, err
 	}
-	return without(hits, exclude, func(h index.VectorHit) string { return h.ID }, depth), v, nil
+	return without(hits, exclude, func(h vector.Hit) string { return h.ID }, depth), v, nil
 }
 
 // embedQuery embeds a query text through the cache.
@@ -717,7 +718,7 @@ func Sentences(q string) []string {
 	return out
 }
 
-func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []index.VectorHit, domSim map[string]float32) []Result {
+func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []vector.Hit, domSim map[string]float32) []Result {
 	cat, q, req, p := pl.cat, pl.q, pl.req, pl.p
 	kwIDs := make([]string, len(kw))
 	kwScores := make([]float64, len(kw))

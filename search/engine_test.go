@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 )
 
 const testCatalog = `{"domains":[
@@ -31,7 +32,7 @@ func newTestEngine(t *testing.T, emb embed.Embedder) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := index.OpenStore(t.TempDir())
+	store, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,14 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
 func Example() {
 	ctx := context.Background()
 	specs, _ := index.BuiltinSpecs()
-	store, _ := index.OpenStore("") // in memory
+	store, _ := store.Open("") // in memory
 	live, _, err := search.Open(ctx, search.LiveOptions{
 		Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{}),
 	}, specs)

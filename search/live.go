@@ -11,12 +11,14 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/index/vector"
 )
 
 // LiveOptions configures a Live index.
 type LiveOptions struct {
 	// Store holds both indexes; the Live index owns it and closes it.
-	Store    *index.Store
+	Store    *store.Store
 	Embedder embed.Embedder // nil: keyword only
 	Params   Params
 	// Quarantine leaves the tools with poisoning flags (index.ScanTool)
@@ -69,7 +71,7 @@ type Source interface {
 // the catalog into the engine, then tells subscribers. Refreshes run one
 // at a time; searches keep using the previous catalog until the swap.
 type Live struct {
-	store *index.Store
+	store *store.Store
 	eng   *Engine
 	emb   embed.Embedder
 	quar  bool
@@ -95,10 +97,10 @@ type Live struct {
 // returns the Live index: NewLive and Load with opts.Embedder. Specs that
 // do not make a valid catalog are an error here (they come from files the
 // user can fix), while Update leaves invalid domains out.
-func Open(ctx context.Context, opts LiveOptions, specs []index.DomainSpec) (*Live, index.StoreStats, error) {
+func Open(ctx context.Context, opts LiveOptions, specs []index.DomainSpec) (*Live, store.Stats, error) {
 	l, err := NewLive(opts)
 	if err != nil {
-		return nil, index.StoreStats{}, err
+		return nil, store.Stats{}, err
 	}
 	st, err := l.Load(ctx, specs, opts.Embedder, opts.Progress)
 	if err != nil {
@@ -141,7 +143,7 @@ func NewLive(opts LiveOptions) (*Live, error) {
 // the catalog is searchable (Loaded closes; semantic and hybrid requests
 // are ranked by keyword with a notice meanwhile), then the vectors of emb
 // (nil: keyword only), after which emb ranks. progress reports embedding.
-func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
+func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
 	return l.load(ctx, func() (*index.Catalog, error) { return index.NewCatalog(l.quarantine(specs)) }, emb, progress)
 }
 
@@ -149,7 +151,7 @@ func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Emb
 // time besides specs: those of known that no longer make a valid catalog
 // are left out and logged, as Update does, while specs are checked
 // strictly. Follow then refreshes them from the source.
-func (l *Live) LoadKnown(ctx context.Context, specs, known []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
+func (l *Live) LoadKnown(ctx context.Context, specs, known []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
 	return l.load(ctx, func() (*index.Catalog, error) { return l.build(specs, known, nil) }, emb, progress)
 }
 
@@ -173,11 +175,11 @@ func (l *Live) build(strict, lenient []index.DomainSpec, prev *index.Catalog) (*
 
 // LoadCatalog is Load for a catalog already built (read back from the
 // data dir's catalog cache, say).
-func (l *Live) LoadCatalog(ctx context.Context, cat *index.Catalog, emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
+func (l *Live) LoadCatalog(ctx context.Context, cat *index.Catalog, emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
 	return l.load(ctx, func() (*index.Catalog, error) { return cat, nil }, emb, progress)
 }
 
-func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), emb embed.Embedder, progress func(done, total int)) (index.StoreStats, error) {
+func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	defer func() {
@@ -189,9 +191,9 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 	}()
 	cat, err := build()
 	if err != nil {
-		return index.StoreStats{}, err
+		return store.Stats{}, err
 	}
-	var st index.StoreStats
+	var st store.Stats
 	l.emb = emb
 	// A catalog built from the previous build syncs its vectors beside
 	// the keyword index: a re-index of a few changes waits for the
@@ -247,7 +249,7 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 // current ones stay. Searches started before the swap finish on the
 // previous indexes, which are closed once they have. Subscribers are told,
 // as after a refresh.
-func (l *Live) Swap(ctx context.Context, store *index.Store, cat *index.Catalog, emb embed.Embedder) error {
+func (l *Live) Swap(ctx context.Context, store *store.Store, cat *index.Catalog, emb embed.Embedder) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -311,7 +313,7 @@ func (l *Live) Settled() <-chan struct{} { return l.done }
 func (l *Live) Engine() *Engine { return l.eng }
 
 // Store returns the store the Live index keeps in sync.
-func (l *Live) Store() *index.Store { return l.store }
+func (l *Live) Store() *store.Store { return l.store }
 
 // Subscribe registers f, called after each refresh has swapped in a new
 // catalog (one call at a time, in the refreshing goroutine; f must not
@@ -325,17 +327,17 @@ func (l *Live) Subscribe(f func()) {
 // Update re-indexes from specs: only new and changed tools are embedded.
 // One invalid domain does not hold back the others: it is left out and
 // logged.
-func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (index.StoreStats, error) {
+func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (store.Stats, error) {
 	// Tools whose source did not change are taken from the catalog served
 	// now instead of being checked and hashed again.
 	cat, err := l.build(nil, specs, l.eng.Catalog())
 	if err != nil {
-		return index.StoreStats{}, err
+		return store.Stats{}, err
 	}
 	cat.PrepareLookups() // here, not in the first query after the swap
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var st index.StoreStats
+	var st store.Stats
 	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
@@ -494,9 +496,9 @@ func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, progress fun
 	}
 	col := collectionOf(l.emb, l.emb.Info().Dims)
 	if col.Dims <= 0 {
-		return index.SyncStats{}, index.ErrNoDimension
+		return index.SyncStats{}, store.ErrNoDimension
 	}
-	st, err := l.store.Vectors.Sync(ctx, col, cat, l.emb, index.VectorSyncOptions{Progress: progress, Concurrency: l.conc})
+	st, err := l.store.Vectors.Sync(ctx, col, cat, l.emb, vector.SyncOptions{Progress: progress, Concurrency: l.conc})
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
@@ -577,13 +579,13 @@ func fitAll(f embed.Fitter, cat *index.Catalog) {
 
 // collectionOf names the vector collection of an embedder's vectors of
 // dimension dims.
-func collectionOf(emb embed.Embedder, dims int) index.Collection {
+func collectionOf(emb embed.Embedder, dims int) vector.Collection {
 	info := emb.Info()
 	model := info.Model
 	if f, ok := emb.(embed.Fingerprinter); ok {
 		model += "@" + f.Fingerprint()
 	}
-	return index.Collection{Provider: info.Provider, Model: model, Dims: dims}
+	return vector.Collection{Provider: info.Provider, Model: model, Dims: dims}
 }
 
 func closedChan() chan struct{} {

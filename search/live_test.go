@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/embedtest"
 )
 
@@ -64,7 +65,7 @@ func tool(name, desc string) index.ToolSpec {
 
 func openLive(t *testing.T, dir string, emb embed.Embedder, quarantine bool, specs []index.DomainSpec) *Live {
 	t.Helper()
-	store, err := index.OpenStore(dir)
+	store, err := store.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func TestLoadFromThePreviousBuild(t *testing.T) {
 		if ok != (prev != nil) || ok && n != diff {
 			t.Fatalf("%d tools changed: Changes() = %d, %v; want %d, %v", step.changed, n, ok, diff, prev != nil)
 		}
-		store, err := index.OpenStore(dir)
+		store, err := store.Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +343,7 @@ func TestLoadFromThePreviousBuild(t *testing.T) {
 // newLive returns a Live index over a new data dir, nothing loaded yet.
 func newLive(t *testing.T) *Live {
 	t.Helper()
-	store, err := index.OpenStore(t.TempDir())
+	store, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +482,7 @@ func TestFollowSettles(t *testing.T) {
 // again when the same tools are indexed again.
 func TestClashIsLogged(t *testing.T) {
 	var logs bytes.Buffer
-	store, err := index.OpenStore("")
+	store, err := store.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}

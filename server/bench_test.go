@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/synth"
 	"github.com/toolscout/toolscout/search"
 )
@@ -221,7 +222,7 @@ func BenchmarkHTTPSessionMemory(b *testing.B) {
 // a query cache.
 func benchLive(b *testing.B, cat *index.Catalog, emb embed.Embedder) *search.Live {
 	b.Helper()
-	store, err := index.OpenStore("")
+	store, err := store.Open("")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -51,7 +51,7 @@ func startGatewayServer(t *testing.T, opts GatewayOptions, so Options) *gatewayE
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store, err := index.OpenStore("")
+	store, err := store.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}

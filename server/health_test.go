@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/embedtest"
 	"github.com/toolscout/toolscout/search"
 )
@@ -26,7 +27,7 @@ func probe(t *testing.T, h http.Handler) (int, string) {
 // nothing loaded.
 func unloadedLive(t *testing.T) *search.Live {
 	t.Helper()
-	store, err := index.OpenStore(t.TempDir())
+	store, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -162,7 +162,7 @@ func startRelay(tb testing.TB) *relayEnv {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	store, err := index.OpenStore("")
+	store, err := store.Open("")
 	if err != nil {
 		tb.Fatal(err)
 	}

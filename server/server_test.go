@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -40,7 +41,7 @@ func testLiveIn(t *testing.T, dir, js string, emb embed.Embedder) *search.Live {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := index.OpenStore(dir)
+	store, err := store.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestTokenBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, _ := index.OpenStore("")
+	store, _ := store.Open("")
 	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: store}, cat.Specs())
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -20,7 +21,7 @@ import (
 // its first moment.
 func emptyLive(t *testing.T) *search.Live {
 	t.Helper()
-	store, err := index.OpenStore("")
+	store, err := store.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
 )
@@ -31,7 +32,7 @@ type app struct {
 	eng    *search.Engine
 	gw     *server.Gateway // nil without --config
 	gc     *gatewayConfig
-	stats  index.StoreStats
+	stats  store.Stats
 	domain []string // configured domains, base first
 	// known are the upstream servers' domains as the gateway knows them
 	// when the index loads: the tools each listed on its last run (kept
@@ -163,7 +164,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := index.OpenStoreWith(dir, index.StoreOptions{ReadOnly: g.readOnly})
+	store, err := store.OpenWith(dir, store.Options{ReadOnly: g.readOnly})
 	if errors.Is(err, index.ErrNoIndex) {
 		err = g.noIndex(err)
 	}
@@ -212,7 +213,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 // catalogFrom sets a.cat to the catalog the store caches for a.src, or
 // else returns a.src's domains to build it from; a.domain names the
 // domains either way.
-func (a *app) catalogFrom(store *index.Store) ([]index.DomainSpec, error) {
+func (a *app) catalogFrom(store *store.Store) ([]index.DomainSpec, error) {
 	if a.cat = store.CachedCatalog(a.src.Key()); a.cat != nil {
 		for _, d := range a.cat.Domains() {
 			a.domain = append(a.domain, d.Name)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 )
 
 // check is one doctor check: what it looked at, and the problem with what
@@ -96,17 +97,17 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		f.Close()
 		os.Remove(f.Name())
 		dir, err := g.storeDir()
-		var store *index.Store
+		var st *store.Store
 		if err == nil {
-			store, err = index.OpenStore(dir)
+			st, err = store.Open(dir)
 		}
 		switch {
-		case err == nil && store.MemoryKeyword:
-			store.Close()
+		case err == nil && st.MemoryKeyword:
+			st.Close()
 			add("data dir", fmt.Sprintf("%s writable; its keyword index is in use by another toolscout process (a second one keeps its own in memory)", filepath.Clean(g.dataDir)), nil, "")
 		case err == nil:
-			n, _ := store.Keyword.Count()
-			store.Close()
+			n, _ := st.Keyword.Count()
+			st.Close()
 			add("data dir", fmt.Sprintf("%s writable; this catalog set's keyword index (%s) holds %d tools", filepath.Clean(g.dataDir), dir, n), nil, "")
 		default:
 			add("data dir", "", err, "stop the other toolscout process, or delete the folder to rebuild it")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -64,7 +65,7 @@ func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) e
 	if err != nil {
 		return err
 	}
-	store, err := index.OpenStoreWith(dir, index.StoreOptions{ReadOnly: true})
+	store, err := store.OpenWith(dir, store.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,8 @@
-package index
+package vector
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -14,43 +13,13 @@ import (
 	"time"
 
 	chromem "github.com/philippgille/chromem-go"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/fileio"
+	"github.com/toolscout/toolscout/internal/indextest"
 )
 
-// deltaCatalog returns a catalog of 5 domains × 20 tools; edit changes
-// it per tool (return false to leave the tool out).
-func deltaCatalog(t *testing.T, extra []string, edit func(d, i int, tool map[string]any) bool) *Catalog {
-	t.Helper()
-	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"}
-	var domains []map[string]any
-	for d := 0; d < 5; d++ {
-		var tools []map[string]any
-		for i := 0; i < 20; i++ {
-			tool := map[string]any{
-				"name":        fmt.Sprintf("tool%02d", i),
-				"description": fmt.Sprintf("Do %s %s with %s.", words[(d+i)%12], words[(3*i+1)%12], words[(d*7+i*5)%12]),
-				"inputSchema": map[string]any{"type": "object"},
-			}
-			if edit == nil || edit(d, i, tool) {
-				tools = append(tools, tool)
-			}
-		}
-		if d == 0 {
-			for _, name := range extra {
-				tools = append(tools, map[string]any{"name": name, "description": "Added " + name + " later.", "inputSchema": map[string]any{"type": "object"}})
-			}
-		}
-		domains = append(domains, map[string]any{"name": fmt.Sprintf("dom%d", d), "description": "Domain " + words[d], "tools": tools})
-	}
-	raw, err := json.Marshal(map[string]any{"domains": domains})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mustCatalog(t, string(raw))
-}
-
 // liveRows returns a store's vectors by tool ID.
-func liveRows(t *testing.T, vs *VectorStore) map[string]snapRow {
+func liveRows(t *testing.T, vs *Store) map[string]snapRow {
 	t.Helper()
 	s, err := vs.snapshot(context.Background(), testCol)
 	if err != nil || s == nil {
@@ -66,11 +35,11 @@ func liveRows(t *testing.T, vs *VectorStore) map[string]snapRow {
 
 // sameVectors fails unless vs holds what a store built whole from cat
 // holds, and answers queries the same.
-func sameVectors(t *testing.T, step string, vs *VectorStore, cat *Catalog) {
+func sameVectors(t *testing.T, step string, vs *Store, cat *index.Catalog) {
 	t.Helper()
 	ctx := context.Background()
-	ref, _ := OpenVectors("")
-	if _, err := ref.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+	ref, _ := Open("")
+	if _, err := ref.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, want := liveRows(t, vs), liveRows(t, ref)
@@ -90,8 +59,8 @@ func sameVectors(t *testing.T, step string, vs *VectorStore, cat *Catalog) {
 	}
 	for _, q := range []string{"alpha bravo", "Added later", "echo golf hotel", "kilo"} {
 		for _, domain := range []string{"", "dom0"} {
-			g, err1 := vs.Query(ctx, testCol, hashVec(q), 7, domain, "")
-			w, err2 := ref.Query(ctx, testCol, hashVec(q), 7, domain, "")
+			g, err1 := vs.Query(ctx, testCol, indextest.HashVec(q), 7, domain, "")
+			w, err2 := ref.Query(ctx, testCol, indextest.HashVec(q), 7, domain, "")
 			if err1 != nil || err2 != nil || !sameHits(g, w, want, q) {
 				t.Fatalf("%s: query %q in %q = %v, %v; want %v", step, q, domain, g, err1, w)
 			}
@@ -110,11 +79,11 @@ func sameVectors(t *testing.T, step string, vs *VectorStore, cat *Catalog) {
 // (SIMD), which reorders ties: so each rank's similarity must match w's,
 // and each ID of g must have that similarity to the query (q; "" for a
 // neighbours list, where only the similarities are checked).
-func sameHits(g, w []VectorHit, rows map[string]snapRow, q string) bool {
+func sameHits(g, w []Hit, rows map[string]snapRow, q string) bool {
 	if len(g) != len(w) {
 		return false
 	}
-	qv := normalized(hashVec(q))
+	qv := normalized(indextest.HashVec(q))
 	for i := range g {
 		if math.Abs(float64(g[i].Similarity-w[i].Similarity)) > 1e-5 {
 			return false
@@ -143,30 +112,30 @@ func fileState(t *testing.T, path string) (time.Time, bool) {
 func TestSmallChangesGoToADelta(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	sync := func(cat *Catalog) (SyncStats, int, *VectorStore) {
+	sync := func(cat *index.Catalog) (index.SyncStats, int, *Store) {
 		t.Helper()
-		vs, err := OpenVectors(dir)
+		vs, err := Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		emb := &countingEmbedder{}
-		st, err := vs.Sync(ctx, testCol, cat, emb, VectorSyncOptions{})
+		emb := &indextest.CountingEmbedder{}
+		st, err := vs.Sync(ctx, testCol, cat, emb, SyncOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return st, emb.texts, vs
+		return st, emb.Texts, vs
 	}
-	base := filepath.Join(dir, filepath.Base((&VectorStore{dir: dir}).fileOf(testCol.Name())))
+	base := filepath.Join(dir, filepath.Base((&Store{dir: dir}).fileOf(testCol.Name())))
 	delta := deltaFileOf(base)
 
-	a := deltaCatalog(t, nil, nil)
+	a := indextest.DeltaCatalog(t, nil, nil)
 	if st, n, _ := sync(a); st.Added != 100 || n != 100 {
 		t.Fatalf("first sync: %+v, %d embedded", st, n)
 	}
 	baseTime, _ := fileState(t, base)
 
 	// 3 changed, 2 removed, 2 added: 7 of 100, under a tenth.
-	b := deltaCatalog(t, []string{"new1", "new2"}, func(d, i int, tool map[string]any) bool {
+	b := indextest.DeltaCatalog(t, []string{"new1", "new2"}, func(d, i int, tool map[string]any) bool {
 		if d == 1 && i < 3 {
 			tool["description"] = fmt.Sprintf("Changed tool %d.", i)
 		}
@@ -195,7 +164,7 @@ func TestSmallChangesGoToADelta(t *testing.T) {
 
 	// A second small change: a delta tool changed again, an added one
 	// removed, a base tool changed.
-	c := deltaCatalog(t, []string{"new2"}, func(d, i int, tool map[string]any) bool {
+	c := indextest.DeltaCatalog(t, []string{"new2"}, func(d, i int, tool map[string]any) bool {
 		if d == 1 && i < 3 {
 			tool["description"] = fmt.Sprintf("Changed tool %d.", i)
 		}
@@ -216,7 +185,7 @@ func TestSmallChangesGoToADelta(t *testing.T) {
 	sameVectors(t, "reopened with the second delta", vs, c)
 
 	// 20 changed: over a tenth, so the collection is written whole.
-	d := deltaCatalog(t, []string{"new2"}, func(d, i int, tool map[string]any) bool {
+	d := indextest.DeltaCatalog(t, []string{"new2"}, func(d, i int, tool map[string]any) bool {
 		if d == 4 {
 			tool["description"] = fmt.Sprintf("Rewritten %d.", i)
 		}
@@ -245,10 +214,10 @@ func TestSmallChangesGoToADelta(t *testing.T) {
 
 // deltaCatalogs returns two catalogs: b is a with 3 tools changed, one
 // added and one removed, few enough for a delta.
-func deltaCatalogs(t *testing.T) (a, b *Catalog) {
+func deltaCatalogs(t *testing.T) (a, b *index.Catalog) {
 	t.Helper()
-	a = deltaCatalog(t, nil, nil)
-	b = deltaCatalog(t, []string{"new1"}, func(d, i int, tool map[string]any) bool {
+	a = indextest.DeltaCatalog(t, nil, nil)
+	b = indextest.DeltaCatalog(t, []string{"new1"}, func(d, i int, tool map[string]any) bool {
 		if d == 1 && i < 3 {
 			tool["description"] = fmt.Sprintf("Changed tool %d.", i)
 		}
@@ -259,16 +228,16 @@ func deltaCatalogs(t *testing.T) (a, b *Catalog) {
 
 // syncedDelta syncs a, then b, into a fresh vector store and returns its
 // dir, collection file and delta file.
-func syncedDelta(t *testing.T, a, b *Catalog) (dir, base, delta string) {
+func syncedDelta(t *testing.T, a, b *index.Catalog) (dir, base, delta string) {
 	t.Helper()
 	dir = t.TempDir()
-	for _, cat := range []*Catalog{a, b} {
-		vs, _ := OpenVectors(dir)
-		if _, err := vs.Sync(context.Background(), testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+	for _, cat := range []*index.Catalog{a, b} {
+		vs, _ := Open(dir)
+		if _, err := vs.Sync(context.Background(), testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	base = (&VectorStore{dir: dir}).fileOf(testCol.Name())
+	base = (&Store{dir: dir}).fileOf(testCol.Name())
 	return dir, base, deltaFileOf(base)
 }
 
@@ -300,14 +269,14 @@ func TestDeltaHeals(t *testing.T) {
 				os.WriteFile(delta, []byte("not a gob"), 0o644)
 				wantEmbedded = 4
 			}
-			vs, err := OpenVectors(dir)
+			vs, err := Open(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			emb := &countingEmbedder{}
-			st, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{})
-			if err != nil || emb.texts != wantEmbedded {
-				t.Fatalf("sync = %+v, %v, %d embedded; want %d", st, err, emb.texts, wantEmbedded)
+			emb := &indextest.CountingEmbedder{}
+			st, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{})
+			if err != nil || emb.Texts != wantEmbedded {
+				t.Fatalf("sync = %+v, %v, %d embedded; want %d", st, err, emb.Texts, wantEmbedded)
 			}
 			warned := damage == "gob garbage" || damage == "snap garbage"
 			if h := vs.Healed(); len(h) != map[bool]int{true: 1}[warned] {
@@ -316,10 +285,10 @@ func TestDeltaHeals(t *testing.T) {
 			sameVectors(t, damage, vs, b)
 			// Healed for good: the next open reads the snapshot files
 			// alone.
-			vs, _ = OpenVectors(dir)
-			emb = &countingEmbedder{}
-			if _, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{}); err != nil || emb.texts != 0 || vs.imported[testCol.Name()] {
-				t.Fatalf("second open: %v, %d embedded, export imported %v", err, emb.texts, vs.imported[testCol.Name()])
+			vs, _ = Open(dir)
+			emb = &indextest.CountingEmbedder{}
+			if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 || vs.imported[testCol.Name()] {
+				t.Fatalf("second open: %v, %d embedded, export imported %v", err, emb.Texts, vs.imported[testCol.Name()])
 			}
 			sameVectors(t, damage+", reopened", vs, b)
 		})
@@ -333,7 +302,7 @@ func TestCollectionFileIsChromemExports(t *testing.T) {
 	dir := t.TempDir()
 	rows := make([]snapRow, exportRows+10)
 	for i := range rows {
-		rows[i] = snapRow{id: fmt.Sprintf("d__t%05d", i), hash: fmt.Sprint(i), domain: "d", vec: normalized(hashVec(fmt.Sprintf("word%d other%d", i, i%7)))}
+		rows[i] = snapRow{id: fmt.Sprintf("d__t%05d", i), hash: fmt.Sprint(i), domain: "d", vec: normalized(indextest.HashVec(fmt.Sprintf("word%d other%d", i, i%7)))}
 	}
 	for _, n := range []int{0, 3, len(rows)} {
 		path := filepath.Join(dir, fmt.Sprintf("c%d.gob", n))
@@ -374,15 +343,15 @@ func TestCollectionFileIsChromemExports(t *testing.T) {
 // order is not ("a__y" comes after "a1__x").
 func TestColdSyncRowsInIDOrder(t *testing.T) {
 	ctx := context.Background()
-	cat := mustCatalog(t, `{"domains":[
+	cat := indextest.MustCatalog(t, `{"domains":[
  {"name":"a","description":"A","tools":[
   {"name":"y","description":"Yank the rope.","inputSchema":{"type":"object"}},
   {"name":"z","description":"Zip the files.","inputSchema":{"type":"object"}}]},
  {"name":"a1","description":"A1","tools":[
   {"name":"x","description":"Xray the bag.","inputSchema":{"type":"object"}}]}]}`)
 	for _, dir := range []string{"", t.TempDir()} {
-		vs, _ := OpenVectors(dir)
-		if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+		vs, _ := Open(dir)
+		if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		s, _ := vs.snapshot(ctx, testCol)
@@ -390,7 +359,7 @@ func TestColdSyncRowsInIDOrder(t *testing.T) {
 			t.Fatalf("snapshot rows %v are not in ID order", s.ids)
 		}
 		for _, tool := range cat.Tools() {
-			hits, err := vs.Query(ctx, testCol, hashVec(DocumentText(tool)), 1, "", "")
+			hits, err := vs.Query(ctx, testCol, indextest.HashVec(index.DocumentText(tool)), 1, "", "")
 			if err != nil || len(hits) != 1 || hits[0].ID != tool.QualifiedName || hits[0].Similarity < 0.999 {
 				t.Errorf("dir %q: query by %s's own vector = %v, %v", dir, tool.QualifiedName, hits, err)
 			}
@@ -443,7 +412,7 @@ func TestEarlierFilesAreWrittenAgainOnce(t *testing.T) {
 	dir, base, delta := syncedDelta(t, a, b)
 	bt := unseal(t, base, fileTag{})
 	unseal(t, delta, bt)
-	vs, _ := OpenVectors(dir)
+	vs, _ := Open(dir)
 	top, removed, _, _, err := readDeltaGob(delta, testCol.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -465,9 +434,9 @@ func TestEarlierFilesAreWrittenAgainOnce(t *testing.T) {
 	writeSnapV3(t, base)
 	writeSnapV3(t, delta)
 
-	emb := &countingEmbedder{}
-	if _, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{}); err != nil || emb.texts != 0 {
-		t.Fatalf("sync over the earlier files: %v, %d embedded; want none", err, emb.texts)
+	emb := &indextest.CountingEmbedder{}
+	if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 {
+		t.Fatalf("sync over the earlier files: %v, %d embedded; want none", err, emb.Texts)
 	}
 	if h := vs.Healed(); len(h) != 1 || !strings.Contains(h[0], "earlier toolscout") {
 		t.Errorf("Healed = %q, want one line saying the collection was written again", h)
@@ -479,10 +448,10 @@ func TestEarlierFilesAreWrittenAgainOnce(t *testing.T) {
 	if _, err := os.Stat(delta); !os.IsNotExist(err) {
 		t.Errorf("the earlier delta is still there (%v): it was merged into the collection file", err)
 	}
-	vs, _ = OpenVectors(dir)
-	emb = &countingEmbedder{}
-	if _, err := vs.Sync(ctx, testCol, b, emb, VectorSyncOptions{}); err != nil || emb.texts != 0 || vs.imported[testCol.Name()] || len(vs.Healed()) != 0 {
-		t.Fatalf("second open: %v, %d embedded, export imported %v, healed %q", err, emb.texts, vs.imported[testCol.Name()], vs.Healed())
+	vs, _ = Open(dir)
+	emb = &indextest.CountingEmbedder{}
+	if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 || vs.imported[testCol.Name()] || len(vs.Healed()) != 0 {
+		t.Fatalf("second open: %v, %d embedded, export imported %v, healed %q", err, emb.Texts, vs.imported[testCol.Name()], vs.Healed())
 	}
 	sameVectors(t, "earlier files, reopened", vs, b)
 }

@@ -1,10 +1,11 @@
-package index
+package store
 
 import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"os"
 	"path/filepath"
@@ -13,14 +14,14 @@ import (
 	"testing"
 )
 
-func listedSample() []ListedTools {
-	return []ListedTools{
-		{Domain: "memory", Title: "Memory", Instructions: "Keeps a knowledge graph.", Tools: []ToolSpec{
+func listedSample() []index.ListedTools {
+	return []index.ListedTools{
+		{Domain: "memory", Title: "Memory", Instructions: "Keeps a knowledge graph.", Tools: []index.ToolSpec{
 			{Name: "create_entities", Description: "Create entities.", InputSchema: json.RawMessage(`{"type":"object","properties":{"entities":{"type":"array"}}}`),
 				Annotations: json.RawMessage(`{"readOnlyHint":false}`), Group: "graph"},
 			{Name: "read_graph", Title: "Read", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`), Tags: []string{"read"}},
 		}},
-		{Domain: "files", Tools: []ToolSpec{{Name: "read_file", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
+		{Domain: "files", Tools: []index.ToolSpec{{Name: "read_file", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
 	}
 }
 
@@ -29,11 +30,11 @@ func listedSample() []ListedTools {
 func TestListedRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		servers []ListedTools
-		want    []ListedTools
+		servers []index.ListedTools
+		want    []index.ListedTools
 	}{
 		{"two servers", listedSample(), listedSample()},
-		{"none", nil, []ListedTools{}},
+		{"none", nil, []index.ListedTools{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -58,7 +59,7 @@ func TestListedDamage(t *testing.T) {
 	}
 	good := buf.Bytes()
 	with := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
-	reencode := func(servers []ListedTools) []byte {
+	reencode := func(servers []index.ListedTools) []byte {
 		var b bytes.Buffer
 		writeListed(&b, servers)
 		return b.Bytes()
@@ -74,8 +75,8 @@ func TestListedDamage(t *testing.T) {
 		{"flipped byte", with(func(b []byte) []byte { b[len(b)-3] ^= 0x20; return b })},
 		{"wrong magic", with(func(b []byte) []byte { b[0] = 'X'; return b })},
 		{"huge length", with(func(b []byte) []byte { binary.LittleEndian.PutUint64(b[len(listedMagic)+4:], 1<<60); return b })},
-		{"invalid domain", reencode([]ListedTools{{Domain: "Not Valid"}})},
-		{"repeated domain", reencode([]ListedTools{{Domain: "a"}, {Domain: "a"}})},
+		{"invalid domain", reencode([]index.ListedTools{{Domain: "Not Valid"}})},
+		{"repeated domain", reencode([]index.ListedTools{{Domain: "a"}, {Domain: "a"}})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := readListed(bytes.NewReader(tc.data))
@@ -91,7 +92,7 @@ func TestListedDamage(t *testing.T) {
 // Healed line instead of failing; in memory it keeps nothing.
 func TestStoreListedTools(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenStore(dir)
+	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestStoreListedTools(t *testing.T) {
 	if h := strings.Join(s.Healed(), "\n"); !strings.Contains(h, listedFile) {
 		t.Errorf("Healed = %q, want a line naming %s", h, listedFile)
 	}
-	mem, err := OpenStore("")
+	mem, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package index
+package store
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/vector"
+	"github.com/toolscout/toolscout/internal/indextest"
 	"github.com/toolscout/toolscout/internal/treestate"
 )
 
@@ -32,7 +35,7 @@ func sameTree(t *testing.T, before, after map[string]string) {
 
 func openReadOnly(t *testing.T, dir string) *Store {
 	t.Helper()
-	st, err := OpenStoreWith(dir, StoreOptions{ReadOnly: true})
+	st, err := OpenWith(dir, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,48 +51,48 @@ func openReadOnly(t *testing.T, dir string) *Store {
 func TestReadOnlyStore(t *testing.T) {
 	dir := syncedStore(t)
 	before := treeOf(t, dir)
-	cat := mustCatalog(t, smallCatalog)
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
 	ctx := context.Background()
 	a, b := openReadOnly(t, dir), openReadOnly(t, dir)
 	for i, st := range []*Store{a, b} {
-		emb := &countingEmbedder{}
-		stats, err := st.Sync(ctx, cat, emb, testCol, VectorSyncOptions{})
-		if err != nil || stats.Keyword.Unchanged != 6 || stats.Vectors.Unchanged != 6 || emb.texts != 0 {
-			t.Errorf("store %d: Sync to the catalog it holds = %+v (%d texts embedded), %v; want all unchanged", i, stats, emb.texts, err)
+		emb := &indextest.CountingEmbedder{}
+		stats, err := st.Sync(ctx, cat, emb, testCol, vector.SyncOptions{})
+		if err != nil || stats.Keyword.Unchanged != 6 || stats.Vectors.Unchanged != 6 || emb.Texts != 0 {
+			t.Errorf("store %d: Sync to the catalog it holds = %+v (%d texts embedded), %v; want all unchanged", i, stats, emb.Texts, err)
 		}
-		hits, err := st.Keyword.Search(ctx, KeywordQuery{Text: "post message"})
+		hits, err := st.Keyword.Search(ctx, index.KeywordQuery{Text: "post message"})
 		if err != nil || len(hits) == 0 || hits[0].ID != "slack__post_message" {
 			t.Errorf("store %d: keyword search = %v, %v", i, hits, err)
 		}
-		vhits, err := st.Vectors.Query(ctx, testCol, hashVec(DocumentText(cat.Tool("slack__post_message"))), 1, "", "")
+		vhits, err := st.Vectors.Query(ctx, testCol, indextest.HashVec(index.DocumentText(cat.Tool("slack__post_message"))), 1, "", "")
 		if err != nil || len(vhits) != 1 || vhits[0].ID != "slack__post_message" {
 			t.Errorf("store %d: vector query = %v, %v", i, vhits, err)
 		}
 	}
-	if w, err := OpenKeyword(filepath.Join(dir, "keyword.bleve")); !errors.Is(err, ErrLocked) {
+	if w, err := index.OpenKeyword(filepath.Join(dir, "keyword.bleve")); !errors.Is(err, index.ErrLocked) {
 		if w != nil {
 			w.Close()
 		}
 		t.Errorf("a writer's OpenKeyword beside two readers = %v, want ErrLocked", err)
 	}
-	other := mustCatalog(t, strings.Replace(smallCatalog, "Send a message to a channel.", "Post a message in a channel.", 1))
+	other := indextest.MustCatalog(t, strings.Replace(indextest.SmallCatalog, "Send a message to a channel.", "Post a message in a channel.", 1))
 	if other.Hash() == cat.Hash() {
 		t.Fatal("the other catalog is the same")
 	}
-	emb := &countingEmbedder{}
-	if _, err := a.Sync(ctx, other, emb, testCol, VectorSyncOptions{}); !errors.Is(err, ErrReadOnly) {
+	emb := &indextest.CountingEmbedder{}
+	if _, err := a.Sync(ctx, other, emb, testCol, vector.SyncOptions{}); !errors.Is(err, index.ErrReadOnly) {
 		t.Errorf("Sync to another catalog = %v, want ErrReadOnly", err)
 	}
-	if _, err := a.Vectors.Sync(ctx, testCol, other, emb, VectorSyncOptions{}); !errors.Is(err, ErrReadOnly) || emb.texts != 0 {
-		t.Errorf("vector Sync to another catalog = %v (%d texts embedded), want ErrReadOnly and nothing embedded", err, emb.texts)
+	if _, err := a.Vectors.Sync(ctx, testCol, other, emb, vector.SyncOptions{}); !errors.Is(err, index.ErrReadOnly) || emb.Texts != 0 {
+		t.Errorf("vector Sync to another catalog = %v (%d texts embedded), want ErrReadOnly and nothing embedded", err, emb.Texts)
 	}
-	if err := a.SaveCatalog(strings.Repeat("ab", 32), cat); !errors.Is(err, ErrReadOnly) {
+	if err := a.SaveCatalog(strings.Repeat("ab", 32), cat); !errors.Is(err, index.ErrReadOnly) {
 		t.Errorf("SaveCatalog = %v, want ErrReadOnly", err)
 	}
-	if err := a.SaveFit("fp", cat, func(io.Writer) error { return nil }); !errors.Is(err, ErrReadOnly) {
+	if err := a.SaveFit("fp", cat, func(io.Writer) error { return nil }); !errors.Is(err, index.ErrReadOnly) {
 		t.Errorf("SaveFit = %v, want ErrReadOnly", err)
 	}
-	if gone, err := a.Vectors.Prune(testCol.Provider, Collection{Provider: testCol.Provider, Model: "other", Dims: testCol.Dims}); err != nil || len(gone) != 0 {
+	if gone, err := a.Vectors.Prune(testCol.Provider, vector.Collection{Provider: testCol.Provider, Model: "other", Dims: testCol.Dims}); err != nil || len(gone) != 0 {
 		t.Errorf("Prune = %v, %v; want nothing deleted", gone, err)
 	}
 	a.Close()
@@ -103,11 +106,11 @@ func TestReadOnlyStore(t *testing.T) {
 // file stays.
 func TestReadOnlyStoreRefuses(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "none")
-	if st, err := OpenStoreWith(missing, StoreOptions{ReadOnly: true}); !errors.Is(err, ErrNoIndex) {
+	if st, err := OpenWith(missing, Options{ReadOnly: true}); !errors.Is(err, index.ErrNoIndex) {
 		if st != nil {
 			st.Close()
 		}
-		t.Errorf("OpenStoreWith(missing dir, read-only) = %v, want ErrNoIndex", err)
+		t.Errorf("OpenWith(missing dir, read-only) = %v, want ErrNoIndex", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the missing data dir was created: %v", err)
@@ -121,10 +124,10 @@ func TestReadOnlyStoreRefuses(t *testing.T) {
 	}
 	before := treeOf(t, dir)
 	st := openReadOnly(t, dir)
-	emb := &countingEmbedder{}
-	_, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), emb, testCol, VectorSyncOptions{})
-	if !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "could not be read") || emb.texts != 0 {
-		t.Errorf("Sync over a cut collection file = %v (%d texts embedded), want ErrReadOnly saying it could not be read", err, emb.texts)
+	emb := &indextest.CountingEmbedder{}
+	_, err := st.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog), emb, testCol, vector.SyncOptions{})
+	if !errors.Is(err, index.ErrReadOnly) || !strings.Contains(err.Error(), "could not be read") || emb.Texts != 0 {
+		t.Errorf("Sync over a cut collection file = %v (%d texts embedded), want ErrReadOnly saying it could not be read", err, emb.Texts)
 	}
 	if h := st.Healed(); len(h) != 0 {
 		t.Errorf("Healed = %q, want nothing healed read-only", h)

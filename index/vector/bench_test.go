@@ -1,4 +1,4 @@
-package index_test
+package vector_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -33,9 +33,9 @@ func BenchmarkVectorQuery(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		vs, _ := index.OpenVectors("")
-		col := index.Collection{Provider: "bench", Model: "random", Dims: 384}
-		if _, err := vs.Sync(context.Background(), col, cat, randomEmbedder{384}, index.VectorSyncOptions{BatchSize: 500}); err != nil {
+		vs, _ := vector.Open("")
+		col := vector.Collection{Provider: "bench", Model: "random", Dims: 384}
+		if _, err := vs.Sync(context.Background(), col, cat, randomEmbedder{384}, vector.SyncOptions{BatchSize: 500}); err != nil {
 			b.Fatal(err)
 		}
 		q, _ := randomEmbedder{384}.EmbedDocuments(context.Background(), []string{"q"})
@@ -69,14 +69,14 @@ func BenchmarkOpenVectors(b *testing.B) {
 				b.Fatal(err)
 			}
 			dir := b.TempDir()
-			vs, _ := index.OpenVectors(dir)
-			col := index.Collection{Provider: "bench", Model: "random", Dims: 512}
-			if _, err := vs.Sync(context.Background(), col, cat, randomEmbedder{512}, index.VectorSyncOptions{BatchSize: 1000}); err != nil {
+			vs, _ := vector.Open(dir)
+			col := vector.Collection{Provider: "bench", Model: "random", Dims: 512}
+			if _, err := vs.Sync(context.Background(), col, cat, randomEmbedder{512}, vector.SyncOptions{BatchSize: 1000}); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				vs, err := index.OpenVectors(dir)
+				vs, err := vector.Open(dir)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,9 +1,11 @@
-package index
+package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"os"
 	"path/filepath"
@@ -12,8 +14,8 @@ import (
 
 // Store is the on-disk (or in-memory) home of both indexes.
 type Store struct {
-	Keyword *KeywordIndex
-	Vectors *VectorStore
+	Keyword *index.KeywordIndex
+	Vectors *vector.Store
 	// MemoryKeyword is true when the on-disk keyword index was in use by
 	// another process and this store keeps its own in memory.
 	MemoryKeyword bool
@@ -22,8 +24,8 @@ type Store struct {
 	readOnly      bool
 }
 
-// StoreOptions configures OpenStoreWith.
-type StoreOptions struct {
+// Options configures OpenWith.
+type Options struct {
 	// ReadOnly opens a data dir that another process built (toolscout
 	// index) to serve it, beside any number of other read-only
 	// processes: nothing is created, written, healed or removed there,
@@ -33,13 +35,7 @@ type StoreOptions struct {
 	ReadOnly bool
 }
 
-// ErrReadOnly means a store opened read-only was asked to write.
-var ErrReadOnly = errors.New("the data dir is open read-only")
-
-// ErrNoIndex means a store opened read-only found no index to read.
-var ErrNoIndex = errors.New("no index in the data dir")
-
-// OpenStore opens the indexes under dir (keyword.bleve and vectors/),
+// Open opens the indexes under dir (keyword.bleve and vectors/),
 // creating them when missing. An empty dir keeps both in memory.
 //
 // When another process holds the keyword index (two clients each starting
@@ -52,14 +48,14 @@ var ErrNoIndex = errors.New("no index in the data dir")
 // rebuilt by the next Sync, and Healed says what.
 //
 // Layout: keyword.bleve/ (Bleve, scorch) and vectors/ (one file per vector
-// collection, see VectorStore).
-func OpenStore(dir string) (*Store, error) { return OpenStoreWith(dir, StoreOptions{}) }
+// collection, see vector.Store).
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
 
-// OpenStoreWith is OpenStore with options; read-only, dir must hold
+// OpenWith is Open with options; read-only, dir must hold
 // the indexes (else ErrNoIndex).
-func OpenStoreWith(dir string, o StoreOptions) (*Store, error) {
+func OpenWith(dir string, o Options) (*Store, error) {
 	if o.ReadOnly {
-		return openStoreReadOnly(dir)
+		return openDirReadOnly(dir)
 	}
 	var kwPath, vecPath string
 	if dir != "" {
@@ -72,16 +68,16 @@ func OpenStoreWith(dir string, o StoreOptions) (*Store, error) {
 		// temporary file; the previous version is still whole.
 		fileio.RemoveLeftoverTemps(dir)
 	}
-	kw, err := OpenKeyword(kwPath)
+	kw, err := index.OpenKeyword(kwPath)
 	memoryKeyword := false
-	if errors.Is(err, ErrLocked) {
-		kw, err = OpenKeyword("")
+	if errors.Is(err, index.ErrLocked) {
+		kw, err = index.OpenKeyword("")
 		memoryKeyword = true
 	}
 	if err != nil {
 		return nil, err
 	}
-	vs, err := OpenVectors(vecPath)
+	vs, err := vector.Open(vecPath)
 	if err != nil {
 		kw.Close()
 		return nil, err
@@ -89,16 +85,16 @@ func OpenStoreWith(dir string, o StoreOptions) (*Store, error) {
 	return &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword}, nil
 }
 
-// openStoreReadOnly opens the indexes under dir without writing there.
-func openStoreReadOnly(dir string) (*Store, error) {
+// openDirReadOnly opens the indexes under dir without writing there.
+func openDirReadOnly(dir string) (*Store, error) {
 	if dir == "" {
-		return nil, fmt.Errorf("%w: a read-only store needs a data dir", ErrNoIndex)
+		return nil, fmt.Errorf("%w: a read-only store needs a data dir", index.ErrNoIndex)
 	}
-	kw, err := OpenKeywordReadOnly(filepath.Join(dir, "keyword.bleve"))
+	kw, err := index.OpenKeywordReadOnly(filepath.Join(dir, "keyword.bleve"))
 	if err != nil {
 		return nil, err
 	}
-	vs := openVectorsReadOnly(filepath.Join(dir, "vectors"))
+	vs := vector.OpenReadOnly(filepath.Join(dir, "vectors"))
 	return &Store{Keyword: kw, Vectors: vs, dir: dir, readOnly: true}, nil
 }
 
@@ -123,16 +119,16 @@ func (s *Store) Close() error { return s.Keyword.Close() }
 // ErrNoDimension means the embedder does not know its vector size yet.
 var ErrNoDimension = errors.New("embedder dimension unknown")
 
-// StoreStats are the SyncStats of both indexes.
-type StoreStats struct {
-	Keyword SyncStats
-	Vectors SyncStats
+// Stats are the SyncStats of both indexes.
+type Stats struct {
+	Keyword index.SyncStats
+	Vectors index.SyncStats
 }
 
 // Sync brings both indexes to cat: keyword first (cheap), then vectors for
 // col when emb is not nil.
-func (s *Store) Sync(ctx context.Context, cat *Catalog, emb DocumentEmbedder, col Collection, opts VectorSyncOptions) (StoreStats, error) {
-	var st StoreStats
+func (s *Store) Sync(ctx context.Context, cat *index.Catalog, emb vector.DocumentEmbedder, col vector.Collection, opts vector.SyncOptions) (Stats, error) {
+	var st Stats
 	var err error
 	st.Keyword, err = s.Keyword.Sync(ctx, cat)
 	if err != nil {

@@ -1,11 +1,13 @@
-package index
+package store
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fileio"
+	"github.com/toolscout/toolscout/internal/indextest"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,29 +31,29 @@ func loadLabel(got *string) func(io.Reader) error {
 
 // editCatalog returns smallCatalog with n of its 6 tool descriptions
 // changed.
-func editCatalog(t *testing.T, n int) *Catalog {
+func editCatalog(t *testing.T, n int) *index.Catalog {
 	t.Helper()
-	js := smallCatalog
+	js := indextest.SmallCatalog
 	for _, d := range []string{"Send a message to a channel.", "Read a file from a repository."}[:n] {
 		if !strings.Contains(js, d) {
 			t.Fatalf("smallCatalog has no %q", d)
 		}
 		js = strings.Replace(js, d, d+" Changed.", 1)
 	}
-	return mustCatalog(t, js)
+	return indextest.MustCatalog(t, js)
 }
 
 func TestFitSketchDrift(t *testing.T) {
-	base := sketchOf(mustCatalog(t, smallCatalog))
+	base := sketchOf(indextest.MustCatalog(t, indextest.SmallCatalog))
 	tests := []struct {
 		name string
-		cat  *Catalog
+		cat  *index.Catalog
 		want int
 	}{
-		{"same catalog", mustCatalog(t, smallCatalog), 0},
+		{"same catalog", indextest.MustCatalog(t, indextest.SmallCatalog), 0},
 		{"one tool changed", editCatalog(t, 1), 1},
 		{"two tools changed", editCatalog(t, 2), 2},
-		{"empty catalog", mustCatalog(t, `{"domains":[]}`), 6},
+		{"empty catalog", indextest.MustCatalog(t, `{"domains":[]}`), 6},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +69,7 @@ func TestFitSketchDrift(t *testing.T) {
 }
 
 func TestFitFileRoundTrip(t *testing.T) {
-	sketch := sketchOf(mustCatalog(t, smallCatalog))
+	sketch := sketchOf(indextest.MustCatalog(t, indextest.SmallCatalog))
 	var buf bytes.Buffer
 	if err := writeFit(&buf, sketch, saveLabel("weights")); err != nil {
 		t.Fatal(err)
@@ -97,7 +99,7 @@ func TestFitFileRoundTrip(t *testing.T) {
 // changed (a kill between the indexes and the statistics).
 func TestRestoreFit(t *testing.T) {
 	const fp = "f1"
-	cat := mustCatalog(t, smallCatalog)
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
 	one, two := editCatalog(t, 1), editCatalog(t, 2)
 	fits := func(dir string) []string {
 		f, _ := filepath.Glob(filepath.Join(dir, "fit-*.bin"))
@@ -112,7 +114,7 @@ func TestRestoreFit(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		cat      *Catalog
+		cat      *index.Catalog
 		maxDrift float64
 		want     bool
 	}{

@@ -1,4 +1,4 @@
-package index
+package vector
 
 import (
 	"container/heap"
@@ -19,7 +19,7 @@ import (
 // snapshot is a read-only, contiguous copy of one collection's vectors,
 // rows sorted by ID.
 //
-// A collection with a delta (see VectorStore) is two layers: this one
+// A collection with a delta (see Store) is two layers: this one
 // holds the base file's rows, dead marks those the delta removes or
 // replaces (ndead of them), and top holds the delta's rows. Read it
 // through count, each, find and query, which see the live rows of both.
@@ -232,13 +232,13 @@ func (s *snapshot) withDelta(removed []string, fresh []snapRow) *snapshot {
 // snapshot returns the collection's snapshot: the one Sync left, else
 // the one read from dir (readLocked). It returns nil for a missing or
 // empty collection.
-func (v *VectorStore) snapshot(ctx context.Context, col Collection) (*snapshot, error) {
+func (v *Store) snapshot(ctx context.Context, col Collection) (*snapshot, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.snapshotLocked(ctx, col.Name())
 }
 
-func (v *VectorStore) snapshotLocked(ctx context.Context, name string) (*snapshot, error) {
+func (v *Store) snapshotLocked(ctx context.Context, name string) (*snapshot, error) {
 	if s, ok := v.snaps[name]; ok {
 		return s, nil
 	}
@@ -311,13 +311,13 @@ func dot(a, b []float32) float32 {
 const scanParallelMin = 1 << 20
 
 // query returns the k live rows most similar to q, ties by ID.
-func (s *snapshot) query(q []float32, k int, domain, group string) []VectorHit {
+func (s *snapshot) query(q []float32, k int, domain, group string) []Hit {
 	hits := s.scan(q, k, domain, group)
 	if s.top == nil {
 		return hits
 	}
 	hits = append(hits, s.top.scan(q, k, domain, group)...)
-	slices.SortFunc(hits, func(a, b VectorHit) int {
+	slices.SortFunc(hits, func(a, b Hit) int {
 		if a.Similarity != b.Similarity {
 			if a.Similarity > b.Similarity {
 				return -1
@@ -330,7 +330,7 @@ func (s *snapshot) query(q []float32, k int, domain, group string) []VectorHit {
 }
 
 // scan is query over this layer alone.
-func (s *snapshot) scan(q []float32, k int, domain, group string) []VectorHit {
+func (s *snapshot) scan(q []float32, k int, domain, group string) []Hit {
 	n := len(s.ids)
 	parts := 1
 	if n*s.dims >= scanParallelMin {
@@ -340,7 +340,7 @@ func (s *snapshot) scan(q []float32, k int, domain, group string) []VectorHit {
 	di, dok := s.domain.find(domain)
 	gi, gok := s.group.find(group)
 	if domain != "" && !dok || group != "" && !gok {
-		return []VectorHit{}
+		return []Hit{}
 	}
 	tops := make([]topK, parts)
 	var wg sync.WaitGroup
@@ -371,9 +371,9 @@ func (s *snapshot) scan(q []float32, k int, domain, group string) []VectorHit {
 		}
 		return all.items[i].row < all.items[j].row
 	})
-	hits := make([]VectorHit, len(all.items))
+	hits := make([]Hit, len(all.items))
 	for i, e := range all.items {
-		hits[i] = VectorHit{ID: s.ids[e.row], Similarity: e.sim}
+		hits[i] = Hit{ID: s.ids[e.row], Similarity: e.sim}
 	}
 	return hits
 }

@@ -1,4 +1,4 @@
-package index
+package store
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/fnv"
@@ -56,7 +57,7 @@ func hash64(s string) uint64 {
 }
 
 // sketchOf returns cat's sketch.
-func sketchOf(cat *Catalog) fitSketch {
+func sketchOf(cat *index.Catalog) fitSketch {
 	s := make(fitSketch, 0, cat.Len())
 	for _, t := range cat.Tools() {
 		s = append(s, fitTool{hash64(t.QualifiedName), hash64(t.Hash)})
@@ -133,7 +134,7 @@ func readFit(data []byte) (fitSketch, []byte, error) {
 
 // fitPath is where the statistics of the embedder with fingerprint fp
 // are saved for cat.
-func (s *Store) fitPath(fp string, cat *Catalog) string {
+func (s *Store) fitPath(fp string, cat *index.Catalog) string {
 	return filepath.Join(s.dir, "fit-"+fp+"-"+cat.Hash()+".bin")
 }
 
@@ -147,7 +148,7 @@ func (s *Store) fitPath(fp string, cat *Catalog) string {
 // or of an earlier format is removed, and the error says which (wrapping
 // checksum.ErrMismatch or errOldFit), for the caller to warn that the statistics
 // are fitted again. A store in memory saves none.
-func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(io.Reader) error) (bool, error) {
+func (s *Store) RestoreFit(fp string, cat *index.Catalog, maxDrift float64, load func(io.Reader) error) (bool, error) {
 	if s.dir == "" {
 		return false, nil
 	}
@@ -204,12 +205,12 @@ func (s *Store) RestoreFit(fp string, cat *Catalog, maxDrift float64, load func(
 // SaveFit saves, through save, the statistics that the embedder with
 // fingerprint fp fitted on cat (atomically), and deletes the other saved
 // ones. A store in memory saves nothing.
-func (s *Store) SaveFit(fp string, cat *Catalog, save func(io.Writer) error) error {
+func (s *Store) SaveFit(fp string, cat *index.Catalog, save func(io.Writer) error) error {
 	if s.dir == "" {
 		return nil
 	}
 	if s.readOnly {
-		return fmt.Errorf("save fitted statistics: %w", ErrReadOnly)
+		return fmt.Errorf("save fitted statistics: %w", index.ErrReadOnly)
 	}
 	path := s.fitPath(fp, cat)
 	sketch := sketchOf(cat)

@@ -1,4 +1,4 @@
-package index
+package store
 
 import (
 	"context"
@@ -11,12 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/vector"
+	"github.com/toolscout/toolscout/internal/indextest"
 	bbolt "go.etcd.io/bbolt"
 )
 
 // boltCatalog is a catalog large enough that Bleve's root.bolt spans
 // several pages.
-func boltCatalog(t *testing.T, n int) *Catalog {
+func boltCatalog(t *testing.T, n int) *index.Catalog {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(`{"domains":[{"name":"d","description":"Many tools.","tools":[`)
@@ -27,7 +30,7 @@ func boltCatalog(t *testing.T, n int) *Catalog {
 		fmt.Fprintf(&b, `{"name":"tool_%d","description":"Tool %d lists the invoices %d of customer %d.","inputSchema":{"type":"object","properties":{"id_%d":{"type":"string"}}}}`, i, i, i*7, i*13, i)
 	}
 	b.WriteString(`]}]}`)
-	return mustCatalog(t, b.String())
+	return indextest.MustCatalog(t, b.String())
 }
 
 // copyTree copies the files under src to dst.
@@ -86,11 +89,11 @@ func TestOpenStoreHealsACutRootBolt(t *testing.T) {
 	ctx := context.Background()
 	cat := boltCatalog(t, 600)
 	clean := t.TempDir()
-	st, err := OpenStore(clean)
+	st, err := Open(clean)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Sync(ctx, cat, &countingEmbedder{}, testCol, VectorSyncOptions{}); err != nil {
+	if _, err := st.Sync(ctx, cat, &indextest.CountingEmbedder{}, testCol, vector.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -125,27 +128,27 @@ func TestOpenStoreHealsACutRootBolt(t *testing.T) {
 			}
 			done := make(chan opened, 1)
 			go func() {
-				st, err := OpenStore(dir)
+				st, err := Open(dir)
 				done <- opened{st, err}
 			}()
 			var o opened
 			select {
 			case o = <-done:
 			case <-time.After(30 * time.Second):
-				t.Fatalf("OpenStore with root.bolt cut to %d of %d bytes: no answer in 30 s", size, hwm)
+				t.Fatalf("Open with root.bolt cut to %d of %d bytes: no answer in 30 s", size, hwm)
 			}
 			if o.err != nil {
-				t.Fatalf("OpenStore with root.bolt cut to %d bytes: %v", size, o.err)
+				t.Fatalf("Open with root.bolt cut to %d bytes: %v", size, o.err)
 			}
 			defer o.st.Close()
 			if h := o.st.Healed(); len(h) != 1 || !strings.Contains(h[0], "keyword index") || !strings.Contains(h[0], "root.bolt") {
 				t.Errorf("Healed = %q, want one line saying the keyword index's root.bolt was damaged", h)
 			}
-			stats, err := o.st.Sync(ctx, cat, &countingEmbedder{}, testCol, VectorSyncOptions{})
+			stats, err := o.st.Sync(ctx, cat, &indextest.CountingEmbedder{}, testCol, vector.SyncOptions{})
 			if err != nil || stats.Keyword.Added != cat.Len() || stats.Vectors.Unchanged != cat.Len() {
 				t.Fatalf("sync after healing = %+v, %v; want the keyword index rebuilt, the vectors kept", stats, err)
 			}
-			hits, err := o.st.Keyword.Search(ctx, KeywordQuery{Text: "tool 17 invoices"})
+			hits, err := o.st.Keyword.Search(ctx, index.KeywordQuery{Text: "tool 17 invoices"})
 			if err != nil || len(hits) == 0 || hits[0].ID != "d__tool_17" {
 				t.Errorf("search after healing = %v, %v", hits[:min(len(hits), 3)], err)
 			}
@@ -162,12 +165,12 @@ func TestOpenStoreKeepsAWholeRootBoltWithSpareRoom(t *testing.T) {
 	if err := os.Truncate(root, highWaterMark(t, root)); err != nil {
 		t.Fatal(err)
 	}
-	st, err := OpenStore(dir)
+	st, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	stats, err := st.Sync(context.Background(), mustCatalog(t, smallCatalog), &countingEmbedder{}, testCol, VectorSyncOptions{})
+	stats, err := st.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog), &indextest.CountingEmbedder{}, testCol, vector.SyncOptions{})
 	if err != nil || stats.Keyword.Unchanged != 6 || len(st.Healed()) != 0 {
 		t.Errorf("sync = %+v (healed %q), %v; want the index kept as is", stats.Keyword, st.Healed(), err)
 	}

@@ -1,64 +1,29 @@
-package index
+package vector
 
 import (
 	"context"
-	"errors"
-	"hash/fnv"
 	"math"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	chromem "github.com/philippgille/chromem-go"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/indextest"
 )
-
-// countingEmbedder embeds by hashing words and counts the texts it embeds.
-type countingEmbedder struct {
-	mu     sync.Mutex
-	texts  int
-	calls  int
-	failAt int // fail the call that would bring texts above this (0: never)
-}
-
-func (c *countingEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.failAt > 0 && c.texts+len(texts) > c.failAt {
-		return nil, errors.New("embedder failed")
-	}
-	c.calls++
-	c.texts += len(texts)
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = hashVec(t)
-	}
-	return out, nil
-}
-
-func hashVec(s string) []float32 {
-	v := make([]float32, 16)
-	for _, w := range strings.Fields(strings.ToLower(s)) {
-		h := fnv.New32a()
-		h.Write([]byte(strings.Trim(w, ".,:")))
-		v[h.Sum32()%16]++
-	}
-	v[0] += 0.01
-	return v
-}
 
 var testCol = Collection{Provider: "test", Model: "hash16", Dims: 16}
 
 func TestVectorSyncIsIncremental(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "vectors")
-	vs, err := OpenVectors(dir)
+	vs, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb := &countingEmbedder{}
+	emb := &indextest.CountingEmbedder{}
 	var progress []int
-	st, err := vs.Sync(ctx, testCol, mustCatalog(t, smallCatalog), emb, VectorSyncOptions{BatchSize: 4, Progress: func(done, total int) {
+	st, err := vs.Sync(ctx, testCol, indextest.MustCatalog(t, indextest.SmallCatalog), emb, SyncOptions{BatchSize: 4, Progress: func(done, total int) {
 		if total != 6 {
 			t.Errorf("progress total = %d, want 6", total)
 		}
@@ -67,34 +32,34 @@ func TestVectorSyncIsIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Added != 6 || emb.texts != 6 || emb.calls != 2 {
-		t.Fatalf("first sync: %v, %d texts in %d calls; want 6 added in 2 batches", st, emb.texts, emb.calls)
+	if st.Added != 6 || emb.Texts != 6 || emb.Calls != 2 {
+		t.Fatalf("first sync: %v, %d texts in %d calls; want 6 added in 2 batches", st, emb.Texts, emb.Calls)
 	}
 	if len(progress) != 2 || progress[len(progress)-1] != 6 && progress[0] != 6 {
 		t.Errorf("progress = %v, want two reports ending at 6", progress)
 	}
 
 	// Reopen from disk: nothing to embed.
-	vs, err = OpenVectors(dir)
+	vs, err = Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb.texts = 0
-	st, err = vs.Sync(ctx, testCol, mustCatalog(t, smallCatalog), emb, VectorSyncOptions{})
-	if err != nil || st.Unchanged != 6 || emb.texts != 0 {
-		t.Fatalf("re-sync after reopen: %v, %v, %d texts embedded; want 6 unchanged, 0 embedded", st, err, emb.texts)
+	emb.Texts = 0
+	st, err = vs.Sync(ctx, testCol, indextest.MustCatalog(t, indextest.SmallCatalog), emb, SyncOptions{})
+	if err != nil || st.Unchanged != 6 || emb.Texts != 0 {
+		t.Fatalf("re-sync after reopen: %v, %v, %d texts embedded; want 6 unchanged, 0 embedded", st, err, emb.Texts)
 	}
 
 	// Change one tool and drop the jira domain: 1 re-embedded, 1 deleted.
-	changed := strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
+	changed := strings.Replace(indextest.SmallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
 	changed = changed[:strings.Index(changed, `,
  {"name":"jira"`)] + "]}"
-	st, err = vs.Sync(ctx, testCol, mustCatalog(t, changed), emb, VectorSyncOptions{})
+	st, err = vs.Sync(ctx, testCol, indextest.MustCatalog(t, changed), emb, SyncOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Changed != 1 || st.Removed != 1 || st.Unchanged != 4 || emb.texts != 1 {
-		t.Errorf("sync after change: %v with %d texts embedded; want 1 changed, 1 removed, 4 unchanged, 1 embedded", st, emb.texts)
+	if st.Changed != 1 || st.Removed != 1 || st.Unchanged != 4 || emb.Texts != 1 {
+		t.Errorf("sync after change: %v with %d texts embedded; want 1 changed, 1 removed, 4 unchanged, 1 embedded", st, emb.Texts)
 	}
 	if n := vs.Count(testCol); n != 5 {
 		t.Errorf("Count = %d, want 5", n)
@@ -102,10 +67,10 @@ func TestVectorSyncIsIncremental(t *testing.T) {
 
 	// A model change fills its own collection and leaves the old one alone.
 	other := Collection{Provider: "test", Model: "other", Dims: 16}
-	emb.texts = 0
-	st, err = vs.Sync(ctx, other, mustCatalog(t, changed), emb, VectorSyncOptions{})
-	if err != nil || st.Added != 5 || emb.texts != 5 {
-		t.Errorf("new model: %v, %v, %d embedded; want 5 added", st, err, emb.texts)
+	emb.Texts = 0
+	st, err = vs.Sync(ctx, other, indextest.MustCatalog(t, changed), emb, SyncOptions{})
+	if err != nil || st.Added != 5 || emb.Texts != 5 {
+		t.Errorf("new model: %v, %v, %d embedded; want 5 added", st, err, emb.Texts)
 	}
 	if n := vs.Count(testCol); n != 5 {
 		t.Errorf("old collection Count = %d after a model change, want 5", n)
@@ -114,59 +79,59 @@ func TestVectorSyncIsIncremental(t *testing.T) {
 
 func TestVectorSyncResumesAfterFailure(t *testing.T) {
 	ctx := context.Background()
-	vs, err := OpenVectors(filepath.Join(t.TempDir(), "v"))
+	vs, err := Open(filepath.Join(t.TempDir(), "v"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := mustCatalog(t, smallCatalog)
-	emb := &countingEmbedder{failAt: 2}
-	if _, err := vs.Sync(ctx, testCol, cat, emb, VectorSyncOptions{BatchSize: 2, Concurrency: 1}); err == nil {
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	emb := &indextest.CountingEmbedder{FailAt: 2}
+	if _, err := vs.Sync(ctx, testCol, cat, emb, SyncOptions{BatchSize: 2, Concurrency: 1}); err == nil {
 		t.Fatal("Sync succeeded with a failing embedder")
 	}
 	if n := vs.Count(testCol); n != 2 {
 		t.Fatalf("after failure Count = %d, want the 2 vectors of the batch that worked", n)
 	}
-	emb.failAt, emb.texts = 0, 0
-	st, err := vs.Sync(ctx, testCol, cat, emb, VectorSyncOptions{})
-	if err != nil || st.Unchanged != 2 || st.Added != 4 || emb.texts != 4 {
-		t.Errorf("resumed sync: %v, %v, %d embedded; want 2 unchanged, 4 added", st, err, emb.texts)
+	emb.FailAt, emb.Texts = 0, 0
+	st, err := vs.Sync(ctx, testCol, cat, emb, SyncOptions{})
+	if err != nil || st.Unchanged != 2 || st.Added != 4 || emb.Texts != 4 {
+		t.Errorf("resumed sync: %v, %v, %d embedded; want 2 unchanged, 4 added", st, err, emb.Texts)
 	}
 }
 
 func TestVectorQuery(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := OpenVectors("")
-	cat := mustCatalog(t, smallCatalog)
-	if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+	vs, _ := Open("")
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := vs.Query(ctx, testCol, hashVec(DocumentText(cat.Tool("slack__post_message"))), 100, "", "")
+	hits, err := vs.Query(ctx, testCol, indextest.HashVec(index.DocumentText(cat.Tool("slack__post_message"))), 100, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(hits) != 6 || hits[0].ID != "slack__post_message" {
 		t.Errorf("Query = %v, want all 6 with post_message first", hits)
 	}
-	hits, err = vs.Query(ctx, testCol, hashVec("issue"), 10, "github", "issues")
+	hits, err = vs.Query(ctx, testCol, indextest.HashVec("issue"), 10, "github", "issues")
 	if err != nil || len(hits) != 2 {
 		t.Errorf("filtered Query = %v, %v; want the 2 github issues tools", hits, err)
 	}
 	if _, err := vs.Query(ctx, testCol, make([]float32, 3), 10, "", ""); err == nil {
 		t.Error("Query with a 3-dimensional vector succeeded on a 16-dimensional collection")
 	}
-	if hits, err := vs.Query(ctx, Collection{Provider: "none", Model: "x", Dims: 16}, hashVec("x"), 5, "", ""); err != nil || hits != nil {
+	if hits, err := vs.Query(ctx, Collection{Provider: "none", Model: "x", Dims: 16}, indextest.HashVec("x"), 5, "", ""); err != nil || hits != nil {
 		t.Errorf("Query on an empty collection = %v, %v; want nothing", hits, err)
 	}
 }
 
 func TestDomainSimilarity(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := OpenVectors("")
-	cat := mustCatalog(t, smallCatalog)
-	if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+	vs, _ := Open("")
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	q := hashVec(DocumentText(cat.Tool("slack__post_message")))
+	q := indextest.HashVec(index.DocumentText(cat.Tool("slack__post_message")))
 	sims, err := vs.DomainSimilarity(ctx, testCol, q)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +143,7 @@ func TestDomainSimilarity(t *testing.T) {
 	for _, d := range cat.Domains() {
 		mean := make([]float64, testCol.Dims)
 		for _, tool := range d.Tools {
-			for j, x := range normalized(hashVec(DocumentText(tool))) {
+			for j, x := range normalized(indextest.HashVec(index.DocumentText(tool))) {
 				mean[j] += float64(x)
 			}
 		}
@@ -199,8 +164,8 @@ func TestDomainSimilarity(t *testing.T) {
 }
 
 func TestDocumentText(t *testing.T) {
-	cat := mustCatalog(t, smallCatalog)
-	got := DocumentText(cat.Tool("github__getFileContents"))
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	got := index.DocumentText(cat.Tool("github__getFileContents"))
 	want := "github: get file contents. Read a file from a repository. Parameters: path."
 	if got != want {
 		t.Errorf("DocumentText = %q, want %q", got, want)
@@ -209,15 +174,15 @@ func TestDocumentText(t *testing.T) {
 
 func TestSnapshotMatchesChromem(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := OpenVectors("")
-	cat := mustCatalog(t, smallCatalog)
-	if _, err := vs.Sync(ctx, testCol, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+	vs, _ := Open("")
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"issue", "message channel", "file repository contents"} {
 		for _, scope := range [][2]string{{"", ""}, {"github", ""}, {"github", "issues"}} {
-			a, err1 := vs.Query(ctx, testCol, hashVec(q), 4, scope[0], scope[1])
-			b, err2 := vs.QueryChromem(ctx, testCol, hashVec(q), 4, scope[0], scope[1])
+			a, err1 := vs.Query(ctx, testCol, indextest.HashVec(q), 4, scope[0], scope[1])
+			b, err2 := vs.QueryChromem(ctx, testCol, indextest.HashVec(q), 4, scope[0], scope[1])
 			if err1 != nil || err2 != nil || len(a) != len(b) {
 				t.Fatalf("Query(%q, %v) = %v, %v; chromem %v, %v", q, scope, a, err1, b, err2)
 			}
@@ -232,13 +197,13 @@ func TestSnapshotMatchesChromem(t *testing.T) {
 
 func TestPrune(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := OpenVectors(filepath.Join(t.TempDir(), "v"))
-	cat := mustCatalog(t, smallCatalog)
+	vs, _ := Open(filepath.Join(t.TempDir(), "v"))
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
 	old := Collection{Provider: "builtin", Model: "hash-v1@old", Dims: 16}
 	cur := Collection{Provider: "builtin", Model: "hash-v1@new", Dims: 16}
 	other := Collection{Provider: "ollama", Model: "m", Dims: 16}
 	for _, c := range []Collection{old, cur, other} {
-		if _, err := vs.Sync(ctx, c, cat, &countingEmbedder{}, VectorSyncOptions{}); err != nil {
+		if _, err := vs.Sync(ctx, c, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,24 +222,24 @@ func TestPrune(t *testing.T) {
 // read by chromem-go) holds the same.
 func TestPatchedSnapshotMatchesTheCollection(t *testing.T) {
 	ctx := context.Background()
-	changed := strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
+	changed := strings.Replace(indextest.SmallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
 	changed = changed[:strings.Index(changed, `,
  {"name":"jira"`)] + `,
  {"name":"mail","description":"Email","tools":[
   {"name":"send","description":"Send an email.","inputSchema":{"type":"object"}}]}]}`
 	for _, dir := range []string{"", t.TempDir()} {
-		vs, err := OpenVectors(dir)
+		vs, err := Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		emb := &countingEmbedder{}
-		if _, err := vs.Sync(ctx, testCol, mustCatalog(t, smallCatalog), emb, VectorSyncOptions{}); err != nil {
+		emb := &indextest.CountingEmbedder{}
+		if _, err := vs.Sync(ctx, testCol, indextest.MustCatalog(t, indextest.SmallCatalog), emb, SyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := vs.Sync(ctx, testCol, mustCatalog(t, changed), emb, VectorSyncOptions{}); err != nil {
+		if _, err := vs.Sync(ctx, testCol, indextest.MustCatalog(t, changed), emb, SyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		sameVectors(t, "dir "+dir, vs, mustCatalog(t, changed))
+		sameVectors(t, "dir "+dir, vs, indextest.MustCatalog(t, changed))
 		if dir == "" {
 			continue
 		}

@@ -1,0 +1,208 @@
+package vector
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolscout/toolscout/index"
+	"golang.org/x/sync/errgroup"
+)
+
+// checkpointEvery is how often a long Sync writes the collection's file
+// while it embeds.
+const checkpointEvery = 15 * time.Second
+
+// SyncOptions tunes Store.Sync.
+type SyncOptions struct {
+	// BatchSize is the number of texts per embedding call (32 when zero).
+	BatchSize int
+	// Concurrency bounds the embedding calls in flight (2 when zero).
+	Concurrency int
+	// Progress, when set, is called after each batch with the number of
+	// tools embedded so far and the number to embed in all.
+	Progress func(done, total int)
+}
+
+// Sync makes the collection hold a vector for exactly cat's tools. Tools
+// whose content hash is unchanged are not re-embedded; removed tools are
+// deleted. Embedding runs in batches with bounded concurrency and stops at
+// the first error; the vectors written before it stay valid, so the next
+// Sync resumes where this one stopped.
+func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, emb DocumentEmbedder, opts SyncOptions) (st index.SyncStats, err error) {
+	if col.Dims <= 0 {
+		return st, fmt.Errorf("vector collection %s: dimension unknown", col.Name())
+	}
+	v.mu.Lock()
+	old, err := v.snapshotLocked(ctx, col.Name())
+	v.mu.Unlock()
+	if err != nil {
+		return st, err
+	}
+	existing := map[string]string{}
+	if old != nil {
+		old.each(func(l *snapshot, i int) { existing[l.ids[i]] = l.hash[i] })
+	}
+	var todo []*index.Tool
+	for _, t := range cat.Tools() {
+		h, ok := existing[t.QualifiedName]
+		switch {
+		case !ok:
+			st.Added++
+			todo = append(todo, t)
+		case h != t.Hash:
+			st.Changed++
+			todo = append(todo, t)
+		default:
+			st.Unchanged++
+		}
+	}
+	var removed []string
+	for id := range existing {
+		if cat.Tool(id) == nil {
+			removed = append(removed, id)
+		}
+	}
+	if len(todo) == 0 && len(removed) == 0 {
+		return st, nil
+	}
+	if v.readOnly {
+		v.mu.Lock()
+		why := v.unreadable[col.Name()]
+		v.mu.Unlock()
+		if why == nil {
+			why = fmt.Errorf("it lacks %d of the catalog's tools and holds %d others", len(todo), len(removed))
+		}
+		return st, fmt.Errorf("vectors of %s: %w: %w; build them with toolscout index and the same embedder", col.Name(), index.ErrReadOnly, why)
+	}
+	name := col.Name()
+	// A small change goes into the collection's delta (see deltaFraction);
+	// a large one, or a first write, rewrites the collection whole.
+	useDelta := false
+	if v.dir != "" && old != nil && len(old.ids) > 0 {
+		if _, err := os.Stat(v.fileOf(name)); err == nil {
+			size := len(old.removed()) + len(todo) + len(removed)
+			if old.top != nil {
+				size += len(old.top.ids)
+			}
+			useDelta = size <= len(old.ids)/deltaFraction
+		}
+	}
+	// Every change ends in the collection's files, an error included: the
+	// vectors embedded before it stay, and the next Sync resumes there.
+	// The new snapshot is the old one patched: removed and re-embedded
+	// rows out, the new rows in (no full read of the collection).
+	dirty := false
+	var fresh []snapRow
+	var mat []float32 // the fresh rows' vectors, in todo's order
+	save := func() (*snapshot, error) {
+		if !useDelta {
+			var s *snapshot
+			if (old == nil || old.count() == 0) && len(fresh) == len(todo) && len(todo) > 0 {
+				s = &snapshot{dims: col.Dims, mat: mat, ids: make([]string, len(todo)), hash: make([]string, len(todo))}
+				for i, t := range todo {
+					s.ids[i], s.hash[i] = t.QualifiedName, t.Hash
+					s.domain.add(t.Domain)
+					s.group.add(t.Group)
+				}
+			} else {
+				s = patchSnapshot(old, col.Dims, removed, fresh)
+			}
+			_, err := v.persist(name, s)
+			return s, err
+		}
+		s := old.withDelta(removed, fresh)
+		return s, v.persistDelta(name, s)
+	}
+	defer func() {
+		if !dirty {
+			return
+		}
+		s, perr := save()
+		if perr != nil && err == nil {
+			err = perr
+		}
+		v.mu.Lock()
+		v.snaps[name] = s
+		v.db.DeleteCollection(name) // QueryChromem's copy is stale
+		v.mu.Unlock()
+	}()
+	if len(removed) > 0 {
+		st.Removed = len(removed)
+		dirty = true
+	}
+	if len(todo) == 0 {
+		return st, nil
+	}
+	// Each vector goes into its row of one matrix, todo sorted by ID: when
+	// the sync embeds the whole collection (a cold index), that matrix is
+	// the new snapshot as is, and not copied (at 100k tools a copy of
+	// 205 MB raised the peak memory by twice that).
+	slices.SortFunc(todo, func(a, b *index.Tool) int { return strings.Compare(a.QualifiedName, b.QualifiedName) })
+	mat = make([]float32, len(todo)*col.Dims)
+	batch := opts.BatchSize
+	if batch <= 0 {
+		batch = 32
+	}
+	conc := opts.Concurrency
+	if conc <= 0 {
+		conc = 2
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(conc)
+	// Embedding runs in parallel; adding to the collection, progress and
+	// checkpoints run under mu, so a checkpoint never sees a half add.
+	var mu sync.Mutex
+	done := 0
+	lastSave := time.Now()
+	for start := 0; start < len(todo); start += batch {
+		part := todo[start:min(start+batch, len(todo))]
+		g.Go(func() error {
+			texts := make([]string, len(part))
+			for i, t := range part {
+				texts[i] = index.DocumentText(t)
+			}
+			vecs, err := emb.EmbedDocuments(gctx, texts)
+			if err != nil {
+				return err
+			}
+			if len(vecs) != len(part) {
+				return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(part))
+			}
+			for i, vec := range vecs {
+				if len(vec) != col.Dims {
+					return fmt.Errorf("embedder returned a %d-dimensional vector for %s, collection %s wants %d", len(vec), part[i].QualifiedName, col.Name(), col.Dims)
+				}
+			}
+			for i, vec := range vecs {
+				copy(mat[(start+i)*col.Dims:(start+i+1)*col.Dims], normalized(vec))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			dirty = true
+			for i, t := range part {
+				fresh = append(fresh, snapRow{id: t.QualifiedName, hash: t.Hash, domain: t.Domain, group: t.Group, vec: mat[(start+i)*col.Dims : (start+i+1)*col.Dims]})
+			}
+			done += len(part)
+			if opts.Progress != nil {
+				opts.Progress(done, len(todo))
+			}
+			if v.dir != "" && time.Since(lastSave) > checkpointEvery && done < len(todo) {
+				// A kill loses at most this much embedding work.
+				if _, err := save(); err != nil {
+					return err
+				}
+				lastSave = time.Now()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return st, err
+	}
+	return st, nil
+}
