@@ -120,7 +120,7 @@ func (s *CatalogSource) SpecsFrom(prev *Catalog) ([]DomainSpec, error) {
 }
 
 // SpecsFromLast is SpecsFrom with the previous build still to be read:
-// last (Store.LastCatalog) runs while the files are scanned and their
+// last (index/store's Store.LastCatalog) runs while the files are scanned and their
 // tools digested, which at 100k tools take about as long on the other
 // cores. It returns the specs and what last returned.
 func (s *CatalogSource) SpecsFromLast(last func() *Catalog) ([]DomainSpec, *Catalog, error) {

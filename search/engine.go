@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/index/vector"
 )
 
@@ -110,7 +111,7 @@ type Result struct {
 	Step int
 	// Explanation, when requested.
 	Explanation *Explanation
-	// coverage is the tool's keyword coverage (index.KeywordHit) and
+	// coverage is the tool's keyword coverage (keyword.Hit) and
 	// similarity its semantic similarity, 0 when the tool is not in that
 	// list: the evidence of confidence.
 	coverage, similarity float64
@@ -121,7 +122,7 @@ type Explanation struct {
 	KeywordRank  int     `json:"keyword_rank,omitempty"` // 1-based; 0: not in the list
 	KeywordScore float64 `json:"keyword_score,omitempty"`
 	// KeywordCoverage is the keyword score over the request's attainable
-	// score (index.KeywordHit.Coverage).
+	// score (keyword.Hit.Coverage).
 	KeywordCoverage float64 `json:"keyword_coverage,omitempty"`
 	SemanticRank    int     `json:"semantic_rank,omitempty"`
 	SemanticScore   float64 `json:"semantic_score,omitempty"`
@@ -131,7 +132,7 @@ type Explanation struct {
 	// as a whole matches the query (hybrid mode; 0: not used).
 	DomainRank int `json:"domain_rank,omitempty"`
 	// BM25 is the keyword score by matched term and field.
-	BM25 []index.TermScore `json:"bm25,omitempty"`
+	BM25 []keyword.TermScore `json:"bm25,omitempty"`
 	// Fusion is what each part added to a hybrid score.
 	Fusion *FusionTerms `json:"fusion,omitempty"`
 }
@@ -153,7 +154,7 @@ type FusionTerms struct {
 // Vectors or Embedder, semantic and hybrid requests fall back to keyword.
 type Options struct {
 	Catalog  *index.Catalog
-	Keyword  *index.KeywordIndex
+	Keyword  *keyword.Index
 	Vectors  *vector.Store
 	Embedder embed.Embedder
 	Params   Params
@@ -211,7 +212,7 @@ func (e *Engine) Catalog() *index.Catalog {
 // searches in flight on them: a search keeps the ones it started with,
 // so that a swap (a newer build) never mixes two.
 type indexes struct {
-	kw       *index.KeywordIndex
+	kw       *keyword.Index
 	vs       *vector.Store
 	inflight sync.WaitGroup
 }
@@ -228,7 +229,7 @@ func (e *Engine) acquire() (*indexes, embed.Embedder, *index.Catalog, string) {
 // swapIndexes makes kw, vs, emb and cat what searches use, at once, and
 // returns a function that waits for the searches still on the previous
 // indexes.
-func (e *Engine) swapIndexes(kw *index.KeywordIndex, vs *vector.Store, emb embed.Embedder, cat *index.Catalog) (drained func()) {
+func (e *Engine) swapIndexes(kw *keyword.Index, vs *vector.Store, emb embed.Embedder, cat *index.Catalog) (drained func()) {
 	e.mu.Lock()
 	old := e.ix
 	e.ix, e.emb, e.cat, e.unavailable = &indexes{kw: kw, vs: vs}, emb, cat, ""
@@ -295,8 +296,8 @@ func (e *Engine) Related(ctx context.Context, t *index.Tool, n int) ([]*index.To
 			ids = append(ids, h.ID)
 		}
 	} else {
-		hits, err := ix.kw.Search(ctx, index.KeywordQuery{Text: index.NameWords(t.Name) + " " + t.Summary, Domain: t.Domain, Size: n + 1, Weights: e.params.Fields, Scoring: e.params.scoring()})
-		if err != nil && !errors.Is(err, index.ErrEmptyQuery) {
+		hits, err := ix.kw.Search(ctx, keyword.Query{Text: index.NameWords(t.Name) + " " + t.Summary, Domain: t.Domain, Size: n + 1, Weights: e.params.Fields, Scoring: e.params.scoring()})
+		if err != nil && !errors.Is(err, keyword.ErrEmptyQuery) {
 			return nil, err
 		}
 		for _, h := range hits {
@@ -502,8 +503,8 @@ func (s semanticError) Unwrap() error { return s.err }
 // (keyword mode): then it has fuzzy matches, and the cores to itself, so a
 // query over a large index runs in parts at once. Beside the semantic list
 // (hybrid mode) it has neither.
-func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]index.KeywordHit, error) {
-	kq := index.KeywordQuery{
+func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]keyword.Hit, error) {
+	kq := keyword.Query{
 		Text: pl.q, Domain: pl.req.Domain, Group: pl.req.Group, Size: pl.depth + len(pl.exclude),
 		Weights: pl.p.Fields, Explain: pl.req.Explain, Scoring: pl.p.scoring(),
 	}
@@ -514,7 +515,7 @@ func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]index.
 	if err != nil || len(pl.exclude) == 0 {
 		return hits, err
 	}
-	return without(hits, pl.exclude, func(h index.KeywordHit) string { return h.ID }, pl.depth), nil
+	return without(hits, pl.exclude, func(h keyword.Hit) string { return h.ID }, pl.depth), nil
 }
 
 // without returns the first n of hits whose ID is not in exclude.
@@ -718,7 +719,7 @@ func Sentences(q string) []string {
 	return out
 }
 
-func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []vector.Hit, domSim map[string]float32) []Result {
+func (e *Engine) fuse(pl plan, kw []keyword.Hit, vec []vector.Hit, domSim map[string]float32) []Result {
 	cat, q, req, p := pl.cat, pl.q, pl.req, pl.p
 	kwIDs := make([]string, len(kw))
 	kwScores := make([]float64, len(kw))
@@ -838,7 +839,7 @@ func (e *Engine) fuse(pl plan, kw []index.KeywordHit, vec []vector.Hit, domSim m
 // list whose best match is one common word of the request ("works" in
 // "remember that Alice works at Acme", matching every filesystem tool's
 // "only works within allowed directories") must count as weak as it is.
-func keywordStrength(p Params, kw []index.KeywordHit) float64 {
+func keywordStrength(p Params, kw []keyword.Hit) float64 {
 	if p.KeywordFullCoverage <= 0 || len(kw) == 0 {
 		return 1
 	}

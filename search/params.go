@@ -3,7 +3,7 @@ package search
 import (
 	"fmt"
 
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
 )
 
 // Params are the ranking parameters.
@@ -42,7 +42,7 @@ type Params struct {
 	// normalised scores keep a near tie a near tie.
 	Fusion string `json:"fusion,omitempty"`
 	// KeywordFullCoverage is, in convex fusion, the coverage of the keyword
-	// list's best match (index.KeywordHit.Coverage) from which that list
+	// list's best match (keyword.Hit.Coverage) from which that list
 	// counts in full; below it, its weight shrinks in proportion
 	// (keywordStrength). Off: always in full.
 	KeywordFullCoverage float64 `json:"keyword_full_coverage,omitempty"`
@@ -64,7 +64,7 @@ type Params struct {
 	// score).
 	KeywordScoring string `json:"keyword_scoring,omitempty"`
 	// Fields are the keyword index's field boosts.
-	Fields index.FieldWeights `json:"fields,omitempty"`
+	Fields keyword.FieldWeights `json:"fields,omitempty"`
 }
 
 // Off, as the value of ExactBoost, DomainBoost, DomainWeight, Fuzzy,
@@ -120,7 +120,7 @@ func DefaultParams() Params {
 		Fuzzy:               0.2,
 		Fusion:              FusionConvex,
 		KeywordScoring:      "bm25",
-		Fields:              index.DefaultFieldWeights(),
+		Fields:              keyword.DefaultFieldWeights(),
 	}
 }
 
@@ -186,7 +186,7 @@ func (p Params) withDefaults() Params {
 }
 
 // keywordScorings maps KeywordScoring's values to the index's options.
-var keywordScorings = map[string]index.Scoring{
+var keywordScorings = map[string]keyword.Scoring{
 	"bm25":          {},
 	"coord":         {Coord: true},
 	"idf2":          {IDFWeight: true},
@@ -195,7 +195,7 @@ var keywordScorings = map[string]index.Scoring{
 }
 
 // scoring returns the index's scoring options of p.KeywordScoring.
-func (p Params) scoring() index.Scoring { return keywordScorings[p.KeywordScoring] }
+func (p Params) scoring() keyword.Scoring { return keywordScorings[p.KeywordScoring] }
 
 // The fusion methods of hybrid mode.
 const (

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
 )
 
 // A request that describes several steps ("find the trial data for drug
@@ -197,8 +197,8 @@ func (e *Engine) labelSteps(ctx context.Context, pl plan, steps []string, whole 
 	for si, step := range steps {
 		fit := make([]float64, n)
 		if mode != Semantic {
-			hits, err := pl.ix.kw.Search(ctx, index.KeywordQuery{Text: step, IDs: ids, Size: n, Weights: pl.p.Fields, Scoring: pl.p.scoring()})
-			if err != nil && !errors.Is(err, index.ErrEmptyQuery) {
+			hits, err := pl.ix.kw.Search(ctx, keyword.Query{Text: step, IDs: ids, Size: n, Weights: pl.p.Fields, Scoring: pl.p.scoring()})
+			if err != nil && !errors.Is(err, keyword.ErrEmptyQuery) {
 				return nil, err
 			}
 			cov := make(map[string]float64, len(hits))

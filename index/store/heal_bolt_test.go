@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/indextest"
 	bbolt "go.etcd.io/bbolt"
@@ -148,7 +149,7 @@ func TestOpenStoreHealsACutRootBolt(t *testing.T) {
 			if err != nil || stats.Keyword.Added != cat.Len() || stats.Vectors.Unchanged != cat.Len() {
 				t.Fatalf("sync after healing = %+v, %v; want the keyword index rebuilt, the vectors kept", stats, err)
 			}
-			hits, err := o.st.Keyword.Search(ctx, index.KeywordQuery{Text: "tool 17 invoices"})
+			hits, err := o.st.Keyword.Search(ctx, keyword.Query{Text: "tool 17 invoices"})
 			if err != nil || len(hits) == 0 || hits[0].ID != "d__tool_17" {
 				t.Errorf("search after healing = %v, %v", hits[:min(len(hits), 3)], err)
 			}

@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"errors"
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"github.com/toolscout/toolscout/internal/indextest"
@@ -75,7 +75,7 @@ func TestOpenStoreHealsAGarbageSegment(t *testing.T) {
 	if err != nil || stats.Keyword.Added != 6 || stats.Vectors.Unchanged != 6 {
 		t.Fatalf("sync after healing = %+v, %v; want the keyword index rebuilt and the vectors kept", stats, err)
 	}
-	hits, err := st.Keyword.Search(context.Background(), index.KeywordQuery{Text: "post message"})
+	hits, err := st.Keyword.Search(context.Background(), keyword.Query{Text: "post message"})
 	if err != nil || len(hits) == 0 || hits[0].ID != "slack__post_message" {
 		t.Errorf("search after healing = %v, %v", hits, err)
 	}
@@ -141,8 +141,8 @@ func TestStoreSharedDataDir(t *testing.T) {
 	if a.MemoryKeyword {
 		t.Fatal("the first store did not get the on-disk keyword index")
 	}
-	if _, err := index.OpenKeyword(filepath.Join(dir, "keyword.bleve")); !errors.Is(err, index.ErrLocked) {
-		t.Fatalf("second OpenKeyword error = %v, want ErrLocked", err)
+	if _, err := keyword.Open(filepath.Join(dir, "keyword.bleve")); !errors.Is(err, keyword.ErrLocked) {
+		t.Fatalf("second keyword.Open error = %v, want ErrLocked", err)
 	}
 	b, err := Open(dir)
 	if err != nil {
@@ -155,7 +155,7 @@ func TestStoreSharedDataDir(t *testing.T) {
 	if _, err := b.Keyword.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog)); err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := b.Keyword.Search(context.Background(), index.KeywordQuery{Text: "message"}); len(hits) == 0 {
+	if hits, _ := b.Keyword.Search(context.Background(), keyword.Query{Text: "message"}); len(hits) == 0 {
 		t.Error("the in-memory keyword index finds nothing")
 	}
 }

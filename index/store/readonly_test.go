@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/indextest"
 	"github.com/toolscout/toolscout/internal/treestate"
@@ -60,7 +61,7 @@ func TestReadOnlyStore(t *testing.T) {
 		if err != nil || stats.Keyword.Unchanged != 6 || stats.Vectors.Unchanged != 6 || emb.Texts != 0 {
 			t.Errorf("store %d: Sync to the catalog it holds = %+v (%d texts embedded), %v; want all unchanged", i, stats, emb.Texts, err)
 		}
-		hits, err := st.Keyword.Search(ctx, index.KeywordQuery{Text: "post message"})
+		hits, err := st.Keyword.Search(ctx, keyword.Query{Text: "post message"})
 		if err != nil || len(hits) == 0 || hits[0].ID != "slack__post_message" {
 			t.Errorf("store %d: keyword search = %v, %v", i, hits, err)
 		}
@@ -69,11 +70,11 @@ func TestReadOnlyStore(t *testing.T) {
 			t.Errorf("store %d: vector query = %v, %v", i, vhits, err)
 		}
 	}
-	if w, err := index.OpenKeyword(filepath.Join(dir, "keyword.bleve")); !errors.Is(err, index.ErrLocked) {
+	if w, err := keyword.Open(filepath.Join(dir, "keyword.bleve")); !errors.Is(err, keyword.ErrLocked) {
 		if w != nil {
 			w.Close()
 		}
-		t.Errorf("a writer's OpenKeyword beside two readers = %v, want ErrLocked", err)
+		t.Errorf("a writer's keyword.Open beside two readers = %v, want ErrLocked", err)
 	}
 	other := indextest.MustCatalog(t, strings.Replace(indextest.SmallCatalog, "Send a message to a channel.", "Post a message in a channel.", 1))
 	if other.Hash() == cat.Hash() {

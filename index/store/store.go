@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"os"
@@ -14,7 +15,7 @@ import (
 
 // Store is the on-disk (or in-memory) home of both indexes.
 type Store struct {
-	Keyword *index.KeywordIndex
+	Keyword *keyword.Index
 	Vectors *vector.Store
 	// MemoryKeyword is true when the on-disk keyword index was in use by
 	// another process and this store keeps its own in memory.
@@ -29,7 +30,7 @@ type Options struct {
 	// ReadOnly opens a data dir that another process built (toolscout
 	// index) to serve it, beside any number of other read-only
 	// processes: nothing is created, written, healed or removed there,
-	// and the keyword index is locked shared (OpenKeywordReadOnly). What
+	// and the keyword index is locked shared (keyword.OpenReadOnly). What
 	// would need a write fails with ErrReadOnly: syncing to a catalog the
 	// indexes do not already hold, saving a catalog or statistics.
 	ReadOnly bool
@@ -68,10 +69,10 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		// temporary file; the previous version is still whole.
 		fileio.RemoveLeftoverTemps(dir)
 	}
-	kw, err := index.OpenKeyword(kwPath)
+	kw, err := keyword.Open(kwPath)
 	memoryKeyword := false
-	if errors.Is(err, index.ErrLocked) {
-		kw, err = index.OpenKeyword("")
+	if errors.Is(err, keyword.ErrLocked) {
+		kw, err = keyword.Open("")
 		memoryKeyword = true
 	}
 	if err != nil {
@@ -90,7 +91,7 @@ func openDirReadOnly(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: a read-only store needs a data dir", index.ErrNoIndex)
 	}
-	kw, err := index.OpenKeywordReadOnly(filepath.Join(dir, "keyword.bleve"))
+	kw, err := keyword.OpenReadOnly(filepath.Join(dir, "keyword.bleve"))
 	if err != nil {
 		return nil, err
 	}

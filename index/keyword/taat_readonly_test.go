@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"context"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/indextest"
 )
 
 // TestReadOnlyOpensUnsealedLengths: an index written before the field
@@ -16,11 +17,11 @@ import (
 // good, resealing them through a Bleve that persists nothing).
 func TestReadOnlyOpensUnsealedLengths(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keyword.bleve")
-	k, err := OpenKeyword(path)
+	k, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
+	if _, err := k.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog)); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := k.idx.GetInternal([]byte(lengthsKey))
@@ -34,7 +35,7 @@ func TestReadOnlyOpensUnsealedLengths(t *testing.T) {
 	k.Close()
 	done := make(chan error, 1)
 	go func() {
-		r, err := OpenKeywordReadOnly(path)
+		r, err := OpenReadOnly(path)
 		if err == nil {
 			r.Close()
 		}
@@ -43,10 +44,10 @@ func TestReadOnlyOpensUnsealedLengths(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Errorf("OpenKeywordReadOnly of an index with unsealed lengths: %v", err)
+			t.Errorf("OpenReadOnly of an index with unsealed lengths: %v", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("OpenKeywordReadOnly hangs on an index with unsealed lengths")
+		t.Fatal("OpenReadOnly hangs on an index with unsealed lengths")
 	}
 }
 

@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"bytes"
@@ -26,6 +26,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/fault"
 	bbolt "go.etcd.io/bbolt"
 )
@@ -104,11 +105,11 @@ const catalogHashKey = "toolscout_catalog_hash"
 // ErrLocked means another process has the on-disk keyword index open.
 var ErrLocked = errors.New("keyword index in use")
 
-// KeywordIndex is the Bleve BM25 index of a catalog's tools.
-type KeywordIndex struct {
+// Index is the Bleve BM25 index of a catalog's tools.
+type Index struct {
 	idx      bleve.Index
 	inMemory bool
-	// readOnly: opened with OpenKeywordReadOnly; Sync only checks.
+	// readOnly: opened with OpenReadOnly; Sync only checks.
 	readOnly bool
 	// partDocs is the number of documents per part of a divided query
 	// (split.go); zero or less: never divided.
@@ -117,7 +118,7 @@ type KeywordIndex struct {
 	batchDocs int
 
 	healMu sync.Mutex
-	// healed says what OpenKeyword rebuilt and Sync re-indexed, when
+	// healed says what Open rebuilt and Sync re-indexed, when
 	// they did.
 	healed []string
 
@@ -128,10 +129,10 @@ type KeywordIndex struct {
 	lengths atomic.Pointer[search.BM25Stats]
 }
 
-// NewKeywordMapping returns the Bleve index mapping: BM25 scoring, the
+// NewMapping returns the Bleve index mapping: BM25 scoring, the
 // identifier-aware text analyzer for text fields, exact keyword fields for
 // names, domain and group.
-func NewKeywordMapping() (*mapping.IndexMappingImpl, error) {
+func NewMapping() (*mapping.IndexMappingImpl, error) {
 	im := bleve.NewIndexMapping()
 	im.ScoringModel = bleveindex.BM25Scoring
 	if err := im.AddCustomTokenizer("toolscout_words", map[string]any{
@@ -184,10 +185,10 @@ func NewKeywordMapping() (*mapping.IndexMappingImpl, error) {
 	return im, nil
 }
 
-// OpenKeyword opens the keyword index stored at path, creating it when
+// Open opens the keyword index stored at path, creating it when
 // missing. An empty path keeps the index in memory (scorch, BM25).
-func OpenKeyword(path string) (*KeywordIndex, error) {
-	im, err := NewKeywordMapping()
+func Open(path string) (*Index, error) {
+	im, err := NewMapping()
 	if err != nil {
 		return nil, fmt.Errorf("keyword mapping: %w", err)
 	}
@@ -197,7 +198,7 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		if err != nil {
 			return nil, fmt.Errorf("create in-memory keyword index: %w", err)
 		}
-		return &KeywordIndex{idx: idx, inMemory: true, partDocs: splitDocs}, nil
+		return &Index{idx: idx, inMemory: true, partDocs: splitDocs}, nil
 	}
 	var healed []string
 	if _, err := os.Stat(path); err == nil {
@@ -205,7 +206,7 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		if err == nil {
 			format, ferr := idx.GetInternal([]byte(formatKey))
 			if ferr == nil && string(format) == keywordFormat {
-				k := &KeywordIndex{idx: idx, partDocs: splitDocs}
+				k := &Index{idx: idx, partDocs: splitDocs}
 				st, err := k.loadLengths()
 				if err == nil {
 					// Missing (a kill before the first Sync finished):
@@ -242,19 +243,19 @@ func OpenKeyword(path string) (*KeywordIndex, error) {
 		idx.Close()
 		return nil, fmt.Errorf("create keyword index %s: %w", path, err)
 	}
-	return &KeywordIndex{idx: idx, healed: healed, partDocs: splitDocs}, nil
+	return &Index{idx: idx, healed: healed, partDocs: splitDocs}, nil
 }
 
-// OpenKeywordReadOnly opens the keyword index at path without writing
+// OpenReadOnly opens the keyword index at path without writing
 // to it: Bleve reads it with no merger or persister running, and its
 // root.bolt is locked shared, so that any number of processes read it at
 // once (a process writing it holds the lock exclusively: the open waits
 // a second, then answers ErrLocked). Nothing is created or healed: a
 // missing index is ErrNoIndex, a damaged one an error. Sync then fails
 // with ErrReadOnly unless the index already holds the catalog.
-func OpenKeywordReadOnly(path string) (*KeywordIndex, error) {
+func OpenReadOnly(path string) (*Index, error) {
 	if _, err := os.Stat(filepath.Join(path, "store", "root.bolt")); err != nil {
-		return nil, fmt.Errorf("keyword index %s: %w", path, ErrNoIndex)
+		return nil, fmt.Errorf("keyword index %s: %w", path, index.ErrNoIndex)
 	}
 	idx, err := openBleve(path, keywordOpenTimeout, true)
 	if err != nil {
@@ -263,7 +264,7 @@ func OpenKeywordReadOnly(path string) (*KeywordIndex, error) {
 		}
 		return nil, fmt.Errorf("open keyword index %s: %w", path, err)
 	}
-	k := &KeywordIndex{idx: idx, readOnly: true, partDocs: splitDocs}
+	k := &Index{idx: idx, readOnly: true, partDocs: splitDocs}
 	format, err := idx.GetInternal([]byte(formatKey))
 	if err == nil && string(format) != keywordFormat {
 		err = fmt.Errorf("its format is %q, this toolscout reads %q: build it again with toolscout index", format, keywordFormat)
@@ -279,7 +280,7 @@ func OpenKeywordReadOnly(path string) (*KeywordIndex, error) {
 	return nil, fmt.Errorf("open keyword index %s: %w", path, err)
 }
 
-func (k *KeywordIndex) batchSize() int {
+func (k *Index) batchSize() int {
 	if k.batchDocs > 0 {
 		return k.batchDocs
 	}
@@ -291,13 +292,13 @@ func (k *KeywordIndex) batchSize() int {
 
 // Close closes the index. Closing twice is harmless (Bleve's own Close
 // panics the second time).
-func (k *KeywordIndex) Close() error {
+func (k *Index) Close() error {
 	k.closeOnce.Do(func() { k.closeErr = k.idx.Close() })
 	return k.closeErr
 }
 
 // Count returns the number of indexed tools.
-func (k *KeywordIndex) Count() (uint64, error) { return k.idx.DocCount() }
+func (k *Index) Count() (uint64, error) { return k.idx.DocCount() }
 
 type keywordDoc struct {
 	QName       string `json:"qname"`
@@ -316,10 +317,10 @@ type keywordDoc struct {
 	Group       string `json:"group"`
 }
 
-func newKeywordDoc(t *Tool, domainDesc string) keywordDoc {
+func newKeywordDoc(t *index.Tool, domainDesc string) keywordDoc {
 	var pn, pd []string
-	for _, p := range t.params {
-		pn = append(pn, NameWords(p.Name))
+	for _, p := range t.Params() {
+		pn = append(pn, index.NameWords(p.Name))
 		if p.Description != "" {
 			pd = append(pd, p.Description)
 		}
@@ -327,15 +328,15 @@ func newKeywordDoc(t *Tool, domainDesc string) keywordDoc {
 	d := keywordDoc{
 		QName:       strings.ToLower(t.QualifiedName),
 		Name:        strings.ToLower(t.Name),
-		NameWords:   NameWords(t.Name),
+		NameWords:   index.NameWords(t.Name),
 		Title:       t.Title,
 		Description: t.Description,
 		ParamNames:  strings.Join(pn, " "),
 		ParamDesc:   strings.Join(pd, " "),
-		DomainText:  NameWords(t.Domain) + " " + domainDesc,
-		GroupText:   NameWords(t.Group),
+		DomainText:  index.NameWords(t.Domain) + " " + domainDesc,
+		GroupText:   index.NameWords(t.Group),
 		Tags:        strings.Join(t.Tags, " "),
-		Text:        strings.Join([]string{NameWords(t.Name), t.Title, t.Description, strings.Join(pn, " "), strings.Join(pd, " ")}, " "),
+		Text:        strings.Join([]string{index.NameWords(t.Name), t.Title, t.Description, strings.Join(pn, " "), strings.Join(pd, " ")}, " "),
 		Domain:      t.Domain,
 		Group:       t.Group,
 	}
@@ -350,7 +351,7 @@ func newKeywordDoc(t *Tool, domainDesc string) keywordDoc {
 // tools, on every change.)
 const manifestHeader = "TSKWM01\n"
 
-func (k *KeywordIndex) manifest() (map[string]string, error) {
+func (k *Index) manifest() (map[string]string, error) {
 	raw, err := k.idx.GetInternal([]byte(manifestKey))
 	if err != nil {
 		return nil, err
@@ -406,7 +407,7 @@ type manifestWalk struct {
 }
 
 // walkManifest returns the walk of the index's manifest.
-func (k *KeywordIndex) walkManifest() (*manifestWalk, error) {
+func (k *Index) walkManifest() (*manifestWalk, error) {
 	raw, err := k.idx.GetInternal([]byte(manifestKey))
 	if err != nil {
 		return nil, err
@@ -459,7 +460,7 @@ func (w *manifestWalk) left(f func(id string)) {
 // documentIDs lists the index's documents as a manifest in which every
 // document is out of date, after the manifest could not be read (why),
 // and says so in Healed.
-func (k *KeywordIndex) documentIDs(ctx context.Context, why error) (map[string]string, error) {
+func (k *Index) documentIDs(ctx context.Context, why error) (map[string]string, error) {
 	n, err := k.idx.DocCount()
 	if err != nil {
 		return nil, fmt.Errorf("%w; listing the documents to re-index them failed: %v", why, err)
@@ -479,9 +480,9 @@ func (k *KeywordIndex) documentIDs(ctx context.Context, why error) (map[string]s
 	return m, nil
 }
 
-// Healed says what OpenKeyword rebuilt and Sync re-indexed, when they
+// Healed says what Open rebuilt and Sync re-indexed, when they
 // did, one line each.
-func (k *KeywordIndex) Healed() []string {
+func (k *Index) Healed() []string {
 	k.healMu.Lock()
 	defer k.healMu.Unlock()
 	return slices.Clone(k.healed)
@@ -503,8 +504,8 @@ const (
 // (re)indexed, removed ones deleted, unchanged ones left alone. Documents
 // go in batches of keywordBatchSize; the deletions and the new manifest go
 // in the last one, so an interrupted Sync is finished by the next.
-func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error) {
-	var st SyncStats
+func (k *Index) Sync(ctx context.Context, cat *index.Catalog) (index.SyncStats, error) {
+	var st index.SyncStats
 	// The catalog's hash covers every tool's content hash: when the index
 	// was last synced to the same hash, there is nothing to compare.
 	if h, err := k.idx.GetInternal([]byte(catalogHashKey)); err == nil && string(h) == cat.Hash() {
@@ -512,7 +513,7 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 		return st, nil
 	}
 	if k.readOnly {
-		return st, fmt.Errorf("keyword index: %w, and it holds another catalog than the one to serve: build it with toolscout index", ErrReadOnly)
+		return st, fmt.Errorf("keyword index: %w, and it holds another catalog than the one to serve: build it with toolscout index", index.ErrReadOnly)
 	}
 	old, err := k.walkManifest()
 	if err != nil {
@@ -596,7 +597,7 @@ func (k *KeywordIndex) Sync(ctx context.Context, cat *Catalog) (SyncStats, error
 // run to run.
 func roundScore(x float64) float64 { return math.Round(x*1e9) / 1e9 }
 
-func (k *KeywordIndex) search(ctx context.Context, req *bleve.SearchRequest) (*bleve.SearchResult, error) {
+func (k *Index) search(ctx context.Context, req *bleve.SearchRequest) (*bleve.SearchResult, error) {
 	var res *bleve.SearchResult
 	err := fault.Guard("keyword search", func() error {
 		var err error
@@ -609,8 +610,8 @@ func (k *KeywordIndex) search(ctx context.Context, req *bleve.SearchRequest) (*b
 	return res, nil
 }
 
-// KeywordQuery is a BM25 query over the keyword index.
-type KeywordQuery struct {
+// Query is a BM25 query over the keyword index.
+type Query struct {
 	Text    string
 	Domain  string // optional filter
 	Group   string // optional filter, with Domain
@@ -631,8 +632,8 @@ type KeywordQuery struct {
 	Divide bool
 }
 
-// KeywordHit is one keyword match.
-type KeywordHit struct {
+// Hit is one keyword match.
+type Hit struct {
 	ID    string // qualified name
 	Score float64
 	// Coverage is Score over the query's attainable score: the sum, over
@@ -652,7 +653,7 @@ type KeywordHit struct {
 var ErrEmptyQuery = errors.New("empty query")
 
 // Search runs q and returns hits by descending BM25 score.
-func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit, error) {
+func (k *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	ctx = k.withLengths(ctx)
 	top, kq, err := buildQuery(q)
 	if err != nil {
@@ -695,7 +696,7 @@ func (k *KeywordIndex) Search(ctx context.Context, q KeywordQuery) ([]KeywordHit
 
 // buildQuery returns the Bleve query of q: a disjunction of one match
 // query per weighted field, plus the fuzzy clause, within the scope.
-func buildQuery(q KeywordQuery) (query.Query, *keywordQuery, error) {
+func buildQuery(q Query) (query.Query, *keywordQuery, error) {
 	text := strings.TrimSpace(q.Text)
 	if text == "" {
 		return nil, nil, ErrEmptyQuery
@@ -749,13 +750,13 @@ func buildQuery(q KeywordQuery) (query.Query, *keywordQuery, error) {
 
 // keywordHits turns Bleve's matches into hits: scores rounded, ties in
 // score by ID, the best size kept.
-func keywordHits(found []*search.DocumentMatch, size int, explain bool) []KeywordHit {
-	hits := make([]KeywordHit, 0, len(found))
+func keywordHits(found []*search.DocumentMatch, size int, explain bool) []Hit {
+	hits := make([]Hit, 0, len(found))
 	for _, h := range found {
 		// Bleve sums the terms of a fuzzy expansion in map order, so equal
 		// scores can differ in their last bits from run to run: rounding
 		// lets the ID break those ties, and keyword rankings repeat exactly.
-		kh := KeywordHit{ID: h.ID, Score: roundScore(h.Score)}
+		kh := Hit{ID: h.ID, Score: roundScore(h.Score)}
 		if explain && h.Expl != nil {
 			kh.Terms = termScores(h.Expl)
 			kh.Explanation = h.Expl.String()
@@ -780,7 +781,7 @@ func keywordHits(found []*search.DocumentMatch, size int, explain bool) []Keywor
 // query runs whole, by descending score and then ID when it runs in parts
 // (split.go). byID asks Bleve to break ties in score by ID itself, for a
 // tie wider than the window.
-func (k *KeywordIndex) topHits(ctx context.Context, top query.Query, n int, kq KeywordQuery, byID bool) ([]*search.DocumentMatch, error) {
+func (k *Index) topHits(ctx context.Context, top query.Query, n int, kq Query, byID bool) ([]*search.DocumentMatch, error) {
 	request := func(q query.Query) *bleve.SearchRequest {
 		req := bleve.NewSearchRequestOptions(q, n, 0, kq.Explain)
 		if byID {
@@ -811,7 +812,7 @@ func (k *KeywordIndex) topHits(ctx context.Context, top query.Query, n int, kq K
 // dividedHits runs the query of request in parts at once, all on the
 // snapshot pin holds, and merges their hits by descending score and ID.
 // It returns nil hits when a part saw another snapshot.
-func (k *KeywordIndex) dividedHits(ctx context.Context, top query.Query, n int, request func(query.Query) *bleve.SearchRequest, pin *snapshotPin, parts int) ([]*search.DocumentMatch, error) {
+func (k *Index) dividedHits(ctx context.Context, top query.Query, n int, request func(query.Query) *bleve.SearchRequest, pin *snapshotPin, parts int) ([]*search.DocumentMatch, error) {
 	results := make([]*bleve.SearchResult, parts)
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
@@ -847,7 +848,7 @@ func (k *KeywordIndex) dividedHits(ctx context.Context, top query.Query, n int, 
 
 // Analyze returns the terms the text analyzer makes of s, for tests and
 // explanations.
-func (k *KeywordIndex) Analyze(s string) []string {
+func (k *Index) Analyze(s string) []string {
 	a := k.idx.Mapping().AnalyzerNamed(TextAnalyzer)
 	if a == nil {
 		return nil

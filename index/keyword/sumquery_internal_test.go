@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/toolscout/toolscout/index"
 )
 
 // scoringCatalog is a catalog whose tools differ in length and share
 // words, so that length normalisation, IDF and coordination all show.
-func scoringCatalog(t *testing.T) *Catalog {
+func scoringCatalog(t *testing.T) *index.Catalog {
 	t.Helper()
-	specs, err := ParseCatalog("scoring.json", []byte(`{"domains": [{"name": "files", "description": "Files on disk", "tools": [
+	specs, err := index.ParseCatalog("scoring.json", []byte(`{"domains": [{"name": "files", "description": "Files on disk", "tools": [
 		{"name": "read_file", "description": "Read a file from disk and return its text", "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "description": "file path to read"}}}},
 		{"name": "write_file", "description": "Write text to a file, creating the file when it is missing, replacing it when it exists, in one atomic step that never leaves a partly written file behind", "inputSchema": {"type": "object"}},
 		{"name": "list_dir", "description": "List a directory", "inputSchema": {"type": "object"}},
@@ -24,14 +25,14 @@ func scoringCatalog(t *testing.T) *Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := NewCatalog(specs)
+	cat, err := index.NewCatalog(specs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cat
 }
 
-func scoresOf(t *testing.T, kw *KeywordIndex, ctx context.Context, q query.Query) map[string]float64 {
+func scoresOf(t *testing.T, kw *Index, ctx context.Context, q query.Query) map[string]float64 {
 	t.Helper()
 	res, err := kw.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, 100, 0, false))
 	if err != nil {
@@ -50,7 +51,7 @@ func scoresOf(t *testing.T, kw *KeywordIndex, ctx context.Context, q query.Query
 // hits (the sum leaves terms no tool has out of it), which shows the sum
 // searcher visits and adds what Bleve's does.
 func TestKeywordScoringAsBleve(t *testing.T) {
-	kw, err := OpenKeyword("")
+	kw, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestKeywordScoringAsBleve(t *testing.T) {
 // with the fields' real average lengths: checked against the formula
 // (Bleve's BM25 takes the square root of a term's frequency).
 func TestKeywordScoringBM25(t *testing.T) {
-	kw, err := OpenKeyword("")
+	kw, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestKeywordScoringBM25(t *testing.T) {
 	lengths := fieldLengths(cat)
 	docs := float64(cat.Len())
 	avg := math.Ceil(float64(lengths.FieldCardinality[FieldText]) / docs)
-	hits, err := kw.Search(context.Background(), KeywordQuery{Text: "disk", Weights: FieldWeights{FieldText: 2}, Size: 10})
+	hits, err := kw.Search(context.Background(), Query{Text: "disk", Weights: FieldWeights{FieldText: 2}, Size: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestKeywordScoringBM25(t *testing.T) {
 	}
 	// Bleve's own length estimate (distinct terms over documents) gives
 	// another score: the statistics are in use.
-	bleveHits, err := kw.Search(context.Background(), KeywordQuery{Text: "disk", Weights: FieldWeights{FieldText: 2}, Size: 10, Scoring: Scoring{BleveLengths: true}})
+	bleveHits, err := kw.Search(context.Background(), Query{Text: "disk", Weights: FieldWeights{FieldText: 2}, Size: 10, Scoring: Scoring{BleveLengths: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"encoding/binary"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fault"
 	bbolt "go.etcd.io/bbolt"
@@ -83,12 +84,12 @@ func checkRootBolt(path string) error {
 		if errors.Is(err, bbolt.ErrTimeout) {
 			return err
 		}
-		return fmt.Errorf("%w: %s: %v", ErrDamaged, path, err)
+		return fmt.Errorf("%w: %s: %v", index.ErrDamaged, path, err)
 	}
 	defer db.Close()
 	return db.View(func(tx *bbolt.Tx) error {
 		if need := tx.Size(); need > fi.Size() {
-			return fmt.Errorf("%w: %s is cut short: %d bytes, where its last commit reaches %d", ErrDamaged, path, fi.Size(), need)
+			return fmt.Errorf("%w: %s is cut short: %d bytes, where its last commit reaches %d", index.ErrDamaged, path, fi.Size(), need)
 		}
 		return nil
 	})
@@ -104,7 +105,7 @@ func checkSegments(dir string) error {
 	buf := make([]byte, 1<<20)
 	for _, seg := range segs {
 		if err := checkSegment(seg, buf); err != nil {
-			return fmt.Errorf("%w: segment %s: %v", ErrDamaged, seg, err)
+			return fmt.Errorf("%w: segment %s: %v", index.ErrDamaged, seg, err)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ type Scoring struct {
 	BleveLengths bool
 }
 
-// keywordQuery is the query of a KeywordQuery's text over weighted fields,
+// keywordQuery is the query of a Query's text over weighted fields,
 // scored as Scoring says.
 type keywordQuery struct {
 	text    string
@@ -57,7 +57,7 @@ type keywordQuery struct {
 	scoring Scoring
 	// ceiling, when set, receives the query's attainable score (Ceiling).
 	ceiling *atomicFloat
-	// sparse says the query is advanced to a few documents (KeywordQuery.IDs):
+	// sparse says the query is advanced to a few documents (Query.IDs):
 	// read them document at a time, not every posting term at a time.
 	sparse bool
 }

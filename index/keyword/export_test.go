@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 
 // SetPartDocs sets the number of documents per part of a divided keyword
 // query (zero or less: never divided).
-func (k *KeywordIndex) SetPartDocs(n int) { k.partDocs = n }
+func (k *Index) SetPartDocs(n int) { k.partDocs = n }
 
 // PartHits returns every match of q, first of the whole index, then of
 // each of parts parts, as Bleve scored them; all on one snapshot of the
 // index (a background merge renumbers documents).
-func (k *KeywordIndex) PartHits(ctx context.Context, q KeywordQuery, parts int) ([]map[string]float64, error) {
+func (k *Index) PartHits(ctx context.Context, q Query, parts int) ([]map[string]float64, error) {
 	top, _, err := buildQuery(q)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/search"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/text"
 )
@@ -44,7 +45,7 @@ func sealLengths(js []byte) []byte {
 // fieldLengths counts, over cat's tools, the documents and each field's
 // words as the text analyzer keeps them (letters and digits, split at
 // case changes, without stop words; stemming keeps the count).
-func fieldLengths(cat *Catalog) *search.BM25Stats {
+func fieldLengths(cat *index.Catalog) *search.BM25Stats {
 	// Every field a query can name must be there: Bleve fails a term
 	// query on a field the statistics lack.
 	st := &search.BM25Stats{DocCount: float64(cat.Len()), FieldCardinality: map[string]int{fieldGroup: 0}}
@@ -83,7 +84,7 @@ func fieldLengths(cat *Catalog) *search.BM25Stats {
 
 // loadLengths reads the statistics Sync stored; nil when there are none.
 // Statistics stored before checksums are stored again with one.
-func (k *KeywordIndex) loadLengths() (*search.BM25Stats, error) {
+func (k *Index) loadLengths() (*search.BM25Stats, error) {
 	raw, err := k.idx.GetInternal([]byte(lengthsKey))
 	if err != nil || len(raw) == 0 {
 		return nil, err
@@ -110,7 +111,7 @@ func (k *KeywordIndex) loadLengths() (*search.BM25Stats, error) {
 
 // withLengths returns ctx carrying the index's field lengths, when it has
 // them.
-func (k *KeywordIndex) withLengths(ctx context.Context) context.Context {
+func (k *Index) withLengths(ctx context.Context) context.Context {
 	if st := k.lengths.Load(); st != nil {
 		return context.WithValue(ctx, search.BM25StatsKey, st)
 	}

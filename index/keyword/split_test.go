@@ -1,4 +1,4 @@
-package index_test
+package keyword_test
 
 import (
 	"context"
@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
 // splitIndex returns an on-disk keyword index of 3,000 synthetic tools in
 // several segments, with deleted documents: a second sync changes every
 // seventh tool and drops every eleventh.
-func splitIndex(t *testing.T) *index.KeywordIndex {
+func splitIndex(t *testing.T) *keyword.Index {
 	t.Helper()
-	kw, err := index.OpenKeyword(filepath.Join(t.TempDir(), "kw"))
+	kw, err := keyword.Open(filepath.Join(t.TempDir(), "kw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,10 +58,10 @@ func splitIndex(t *testing.T) *index.KeywordIndex {
 	return kw
 }
 
-func splitQueries() []index.KeywordQuery {
-	var qs []index.KeywordQuery
+func splitQueries() []keyword.Query {
+	var qs []keyword.Query
 	for i, text := range synth.Queries(12, 3) {
-		q := index.KeywordQuery{Text: text, Divide: true}
+		q := keyword.Query{Text: text, Divide: true}
 		switch i % 3 {
 		case 1:
 			q.Fuzzy = 0.2
@@ -69,7 +70,7 @@ func splitQueries() []index.KeywordQuery {
 		}
 		qs = append(qs, q)
 	}
-	return append(qs, index.KeywordQuery{Text: "archives report", Divide: true}, index.KeywordQuery{Text: "deploy pipline", Fuzzy: 0.2, Divide: true})
+	return append(qs, keyword.Query{Text: "archives report", Divide: true}, keyword.Query{Text: "deploy pipline", Fuzzy: 0.2, Divide: true})
 }
 
 // TestQueryPartsPartitionTheIndex: the parts of a divided query match every
@@ -150,7 +151,7 @@ func TestDividedSearchRanksAsWhole(t *testing.T) {
 func TestTermAtATimeScoresAsHeap(t *testing.T) {
 	kw := splitIndex(t)
 	ctx := context.Background()
-	long := index.KeywordQuery{Text: synth.Queries(1, 5)[0] + " and then " + synth.Queries(1, 6)[0] + ", after that " + synth.Queries(1, 7)[0]}
+	long := keyword.Query{Text: synth.Queries(1, 5)[0] + " and then " + synth.Queries(1, 6)[0] + ", after that " + synth.Queries(1, 7)[0]}
 	for _, q := range append(splitQueries(), long) {
 		for _, divide := range []bool{false, true} {
 			q.Size, q.Divide = 40, divide

@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 
 	"github.com/blevesearch/bleve/v2/mapping"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/indextest"
 )
 
 const smallCatalog = `{"domains":[
@@ -29,7 +31,7 @@ const smallCatalog = `{"domains":[
   {"name":"create_issue","description":"Create a ticket in a project.","inputSchema":{"type":"object"}}]}]}`
 
 func TestAnalyzer(t *testing.T) {
-	kw, err := OpenKeyword("")
+	kw, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestAnalyzer(t *testing.T) {
 	}
 }
 
-func ids(hits []KeywordHit) []string {
+func ids(hits []Hit) []string {
 	out := make([]string, len(hits))
 	for i, h := range hits {
 		out[i] = h.ID
@@ -57,8 +59,8 @@ func ids(hits []KeywordHit) []string {
 
 func TestKeywordSearch(t *testing.T) {
 	ctx := context.Background()
-	cat := mustCatalog(t, smallCatalog)
-	kw, err := OpenKeyword("")
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	kw, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestKeywordSearch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			hits, err := kw.Search(ctx, KeywordQuery{Text: tc.query, Domain: tc.domain, Group: tc.group, Size: 10})
+			hits, err := kw.Search(ctx, Query{Text: tc.query, Domain: tc.domain, Group: tc.group, Size: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,14 +106,14 @@ func TestKeywordSearch(t *testing.T) {
 			}
 		})
 	}
-	if _, err := kw.Search(ctx, KeywordQuery{Text: "  "}); err != ErrEmptyQuery {
+	if _, err := kw.Search(ctx, Query{Text: "  "}); err != ErrEmptyQuery {
 		t.Errorf("empty query error = %v, want ErrEmptyQuery", err)
 	}
-	hits, err := kw.Search(ctx, KeywordQuery{Text: "messges", Fuzzy: 1})
+	hits, err := kw.Search(ctx, Query{Text: "messges", Fuzzy: 1})
 	if err != nil || len(hits) == 0 {
 		t.Errorf("fuzzy Search(messges) = %v, %v; want matches", ids(hits), err)
 	}
-	hits, err = kw.Search(ctx, KeywordQuery{Text: "message", Explain: true, Size: 1})
+	hits, err = kw.Search(ctx, Query{Text: "message", Explain: true, Size: 1})
 	if err != nil || len(hits) != 1 || hits[0].Explanation == "" {
 		t.Errorf("Search with Explain = %+v, %v; want an explanation", hits, err)
 	}
@@ -120,16 +122,16 @@ func TestKeywordSearch(t *testing.T) {
 func TestKeywordIndexPersistsBM25AndSyncsIncrementally(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "kw.bleve")
-	kw, err := OpenKeyword(path)
+	kw, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kw.Sync(ctx, mustCatalog(t, smallCatalog)); err != nil {
+	if _, err := kw.Sync(ctx, indextest.MustCatalog(t, indextest.SmallCatalog)); err != nil {
 		t.Fatal(err)
 	}
 	kw.Close()
 
-	kw, err = OpenKeyword(path)
+	kw, err = Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,26 +140,26 @@ func TestKeywordIndexPersistsBM25AndSyncsIncrementally(t *testing.T) {
 		t.Errorf("scoring model after reopen = %+v, want bm25", kw.idx.Mapping())
 	}
 	// Same catalog again: nothing to do.
-	st, err := kw.Sync(ctx, mustCatalog(t, smallCatalog))
+	st, err := kw.Sync(ctx, indextest.MustCatalog(t, indextest.SmallCatalog))
 	if err != nil || st.Unchanged != 6 || st.Added+st.Changed+st.Removed != 0 {
 		t.Fatalf("re-sync = %v, %v; want 6 unchanged", st, err)
 	}
 	// One changed description, one tool removed (jira domain gone).
-	changed := strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
+	changed := strings.Replace(indextest.SmallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
 	changed = changed[:strings.Index(changed, `,
  {"name":"jira"`)] + "]}"
-	st, err = kw.Sync(ctx, mustCatalog(t, changed))
+	st, err = kw.Sync(ctx, indextest.MustCatalog(t, changed))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Changed != 1 || st.Removed != 1 || st.Unchanged != 4 {
 		t.Errorf("sync after change = %v, want 1 changed, 1 removed, 4 unchanged", st)
 	}
-	hits, _ := kw.Search(ctx, KeywordQuery{Text: "room"})
+	hits, _ := kw.Search(ctx, Query{Text: "room"})
 	if len(hits) != 1 || hits[0].ID != "slack__post_message" {
 		t.Errorf("Search(room) = %v, want the updated post_message", ids(hits))
 	}
-	hits, _ = kw.Search(ctx, KeywordQuery{Text: "ticket"})
+	hits, _ = kw.Search(ctx, Query{Text: "ticket"})
 	if len(hits) != 0 {
 		t.Errorf("Search(ticket) = %v, want nothing after jira was removed", ids(hits))
 	}
@@ -169,20 +171,20 @@ func TestKeywordIndexPersistsBM25AndSyncsIncrementally(t *testing.T) {
 	if err := kw.idx.SetInternal([]byte(manifestKey), []byte("{damaged")); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := kw.Sync(ctx, mustCatalog(t, changed)); err != nil || st.Unchanged != 5 || st.Added+st.Changed+st.Removed != 0 {
+	if st, err := kw.Sync(ctx, indextest.MustCatalog(t, changed)); err != nil || st.Unchanged != 5 || st.Added+st.Changed+st.Removed != 0 {
 		t.Errorf("re-sync of the same catalog = %v, %v; want 5 unchanged without reading the manifest", st, err)
 	}
 	// Another catalog needs the manifest: damaged, every tool is indexed
 	// again, the documents no longer in the catalog are deleted, and
 	// Healed says so.
-	st, err = kw.Sync(ctx, mustCatalog(t, smallCatalog))
+	st, err = kw.Sync(ctx, indextest.MustCatalog(t, indextest.SmallCatalog))
 	if err != nil || st.Changed != 5 || st.Added != 1 || st.Removed != 0 {
 		t.Errorf("sync of another catalog with a damaged manifest = %v, %v; want 5 changed (indexed again), 1 added", st, err)
 	}
 	if h := kw.Healed(); len(h) != 1 || !strings.Contains(h[0], "manifest") {
 		t.Errorf("Healed() = %q, want the damaged manifest", h)
 	}
-	hits, _ = kw.Search(ctx, KeywordQuery{Text: "room"})
+	hits, _ = kw.Search(ctx, Query{Text: "room"})
 	if len(hits) != 0 {
 		t.Errorf("Search(room) = %v after healing, want nothing: the changed description is gone", ids(hits))
 	}
@@ -191,7 +193,7 @@ func TestKeywordIndexPersistsBM25AndSyncsIncrementally(t *testing.T) {
 	}
 	// A document the damaged manifest no longer lists, not in the
 	// catalog, is deleted by the heal.
-	if err := kw.idx.Index("ghost__tool", newKeywordDoc(mustCatalog(t, smallCatalog).Tools()[0], "")); err != nil {
+	if err := kw.idx.Index("ghost__tool", newKeywordDoc(indextest.MustCatalog(t, indextest.SmallCatalog).Tools()[0], "")); err != nil {
 		t.Fatal(err)
 	}
 	if err := kw.idx.SetInternal([]byte(manifestKey), []byte("{damaged")); err != nil {
@@ -200,7 +202,7 @@ func TestKeywordIndexPersistsBM25AndSyncsIncrementally(t *testing.T) {
 	if err := kw.idx.SetInternal([]byte(catalogHashKey), []byte("other")); err != nil {
 		t.Fatal(err)
 	}
-	st, err = kw.Sync(ctx, mustCatalog(t, smallCatalog))
+	st, err = kw.Sync(ctx, indextest.MustCatalog(t, indextest.SmallCatalog))
 	if err != nil || st.Removed != 1 || st.Changed != 6 {
 		t.Errorf("heal with a stray document = %v, %v; want it removed and 6 indexed again", st, err)
 	}
@@ -213,14 +215,14 @@ func TestBM25NotTFIDF(t *testing.T) {
 	// The explanation of a BM25 score names the model's k1 and b; TF-IDF's
 	// does not. In memory, bleve.NewMemOnly would silently use TF-IDF.
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "kw.bleve")} {
-		kw, err := OpenKeyword(path)
+		kw, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := kw.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
+		if _, err := kw.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog)); err != nil {
 			t.Fatal(err)
 		}
-		hits, err := kw.Search(context.Background(), KeywordQuery{Text: "message", Explain: true, Size: 1})
+		hits, err := kw.Search(context.Background(), Query{Text: "message", Explain: true, Size: 1})
 		kw.Close()
 		if err != nil || len(hits) == 0 {
 			t.Fatalf("Search = %v, %v", hits, err)
@@ -234,16 +236,16 @@ func TestBM25NotTFIDF(t *testing.T) {
 // TestExplainTermScores: the explanation is each matched term's share of
 // the score, with no internal document IDs, and the shares sum to it.
 func TestExplainTermScores(t *testing.T) {
-	kw, err := OpenKeyword("")
+	kw, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer kw.Close()
-	if _, err := kw.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
+	if _, err := kw.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog)); err != nil {
 		t.Fatal(err)
 	}
 	for _, fuzzy := range []float64{0, 0.2} {
-		hits, err := kw.Search(context.Background(), KeywordQuery{Text: "post a mesage to the channel", Size: 3, Explain: true, Fuzzy: fuzzy})
+		hits, err := kw.Search(context.Background(), Query{Text: "post a mesage to the channel", Size: 3, Explain: true, Fuzzy: fuzzy})
 		if err != nil || len(hits) == 0 {
 			t.Fatalf("search: %v, %v", hits, err)
 		}
@@ -275,21 +277,21 @@ func TestKeywordTiesAreStableAcrossBuilds(t *testing.T) {
 		fmt.Fprintf(&b, `{"name":"tool%02d","description":"Reads the contents of a file.","inputSchema":{"type":"object"}}`, i)
 	}
 	b.WriteString(`]}]}`)
-	cat := mustCatalog(t, b.String())
+	cat := indextest.MustCatalog(t, b.String())
 	for _, size := range []int{5, 10, 25, 40} { // 40: the whole tie fits the window of 2×size
 		var want []string
 		for i := 0; i < size; i++ {
 			want = append(want, fmt.Sprintf("files__tool%02d", i))
 		}
 		for build := 0; build < 4; build++ {
-			kw, err := OpenKeyword("")
+			kw, err := Open("")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := kw.Sync(context.Background(), cat); err != nil {
 				t.Fatal(err)
 			}
-			hits, err := kw.Search(context.Background(), KeywordQuery{Text: "reads contents", Size: size})
+			hits, err := kw.Search(context.Background(), Query{Text: "reads contents", Size: size})
 			kw.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -306,12 +308,12 @@ func TestKeywordTiesAreStableAcrossBuilds(t *testing.T) {
 // written back in the current format.
 func TestKeywordManifestFormats(t *testing.T) {
 	ctx := context.Background()
-	kw, err := OpenKeyword(filepath.Join(t.TempDir(), "kw.bleve"))
+	kw, err := Open(filepath.Join(t.TempDir(), "kw.bleve"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer kw.Close()
-	cat := mustCatalog(t, smallCatalog)
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
 	if _, err := kw.Sync(ctx, cat); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +333,7 @@ func TestKeywordManifestFormats(t *testing.T) {
 	if err := kw.idx.SetInternal([]byte(catalogHashKey), []byte("older")); err != nil {
 		t.Fatal(err)
 	}
-	changed := mustCatalog(t, strings.Replace(smallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1))
+	changed := indextest.MustCatalog(t, strings.Replace(indextest.SmallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1))
 	st, err := kw.Sync(ctx, changed)
 	if err != nil || st.Changed != 1 || st.Added+st.Removed != 0 || len(kw.Healed()) != 0 {
 		t.Errorf("sync over a JSON manifest = %v, %v (healed %q); want 1 changed, nothing healed", st, err, kw.Healed())
@@ -407,7 +409,7 @@ func TestManifestWalk(t *testing.T) {
 // TestSyncBatches: documents go in batches of at most batchSize, and a
 // change of up to one batch is written once, with the manifest.
 func TestSyncBatches(t *testing.T) {
-	kw, err := OpenKeyword(filepath.Join(t.TempDir(), "kw"))
+	kw, err := Open(filepath.Join(t.TempDir(), "kw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +423,7 @@ func TestSyncBatches(t *testing.T) {
 		}
 		return n
 	}
-	catalog := func(changed int) *Catalog {
+	catalog := func(changed int) *index.Catalog {
 		var tools []string
 		for i := 0; i < 25; i++ {
 			desc := fmt.Sprintf("Tool number %d.", i)
@@ -430,7 +432,7 @@ func TestSyncBatches(t *testing.T) {
 			}
 			tools = append(tools, fmt.Sprintf(`{"name":"t%d","description":%q,"inputSchema":{"type":"object"}}`, i, desc))
 		}
-		return mustCatalog(t, `{"domains":[{"name":"d","tools":[`+strings.Join(tools, ",")+`]}]}`)
+		return indextest.MustCatalog(t, `{"domains":[{"name":"d","tools":[`+strings.Join(tools, ",")+`]}]}`)
 	}
 	for _, step := range []struct {
 		changed     int
@@ -455,16 +457,16 @@ func TestExactFormsCountMore(t *testing.T) {
 	const cat = `{"domains":[{"name":"ops","description":"Operations","tools":[
   {"name":"alpha","description":"Lists running processes now.","inputSchema":{"type":"object"}},
   {"name":"beta","description":"Lists run processing now.","inputSchema":{"type":"object"}}]}]}`
-	kw, err := OpenKeyword(filepath.Join(t.TempDir(), "kw.bleve"))
+	kw, err := Open(filepath.Join(t.TempDir(), "kw.bleve"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer kw.Close()
-	if _, err := kw.Sync(context.Background(), mustCatalog(t, cat)); err != nil {
+	if _, err := kw.Sync(context.Background(), indextest.MustCatalog(t, cat)); err != nil {
 		t.Fatal(err)
 	}
 	search := func(w FieldWeights) map[string]float64 {
-		hits, err := kw.Search(context.Background(), KeywordQuery{Text: "running processes", Weights: w, Size: 10})
+		hits, err := kw.Search(context.Background(), Query{Text: "running processes", Weights: w, Size: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,7 +494,7 @@ func TestCoverage(t *testing.T) {
 	ctx, kw := context.Background(), smallKeyword(t)
 	coverage := func(q string, divide bool) map[string]float64 {
 		t.Helper()
-		hits, err := kw.Search(ctx, KeywordQuery{Text: q, Size: 10, Divide: divide})
+		hits, err := kw.Search(ctx, Query{Text: q, Size: 10, Divide: divide})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -523,7 +525,7 @@ func TestCoverage(t *testing.T) {
 // query does, coverage included, and returns no other.
 func TestSearchIDs(t *testing.T) {
 	ctx, kw := context.Background(), smallKeyword(t)
-	all, err := kw.Search(ctx, KeywordQuery{Text: "create an issue in a repository", Size: 10})
+	all, err := kw.Search(ctx, Query{Text: "create an issue in a repository", Size: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +533,7 @@ func TestSearchIDs(t *testing.T) {
 		t.Fatalf("%d hits, want at least 3", len(all))
 	}
 	only := []string{all[1].ID, all[2].ID, "slack__search_messages"}
-	got, err := kw.Search(ctx, KeywordQuery{Text: "create an issue in a repository", Size: 10, IDs: only})
+	got, err := kw.Search(ctx, Query{Text: "create an issue in a repository", Size: 10, IDs: only})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,21 +549,21 @@ func TestSearchIDs(t *testing.T) {
 // and stored again with one.
 func TestKeywordLengthsChecked(t *testing.T) {
 	ctx := context.Background()
-	cat := mustCatalog(t, smallCatalog)
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
 	path := filepath.Join(t.TempDir(), "kw.bleve")
-	kw, err := OpenKeyword(path)
+	kw, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kw.Sync(ctx, cat); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := kw.Search(ctx, KeywordQuery{Text: "send a message to the channel"})
+	want, _ := kw.Search(ctx, Query{Text: "send a message to the channel"})
 	sealed, _ := kw.idx.GetInternal([]byte(lengthsKey))
 	kw.Close()
-	reopen := func(value []byte) *KeywordIndex {
+	reopen := func(value []byte) *Index {
 		t.Helper()
-		kw, err := OpenKeyword(path)
+		kw, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -569,13 +571,13 @@ func TestKeywordLengthsChecked(t *testing.T) {
 			t.Fatal(err)
 		}
 		kw.Close()
-		if kw, err = OpenKeyword(path); err != nil {
+		if kw, err = Open(path); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := kw.Sync(ctx, cat); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := kw.Search(ctx, KeywordQuery{Text: "send a message to the channel"})
+		got, _ := kw.Search(ctx, Query{Text: "send a message to the channel"})
 		if len(got) != len(want) {
 			t.Fatalf("Search after reopening = %v, want %v", got, want)
 		}
@@ -607,14 +609,14 @@ func TestKeywordLengthsChecked(t *testing.T) {
 }
 
 // smallKeyword returns an in-memory keyword index of smallCatalog.
-func smallKeyword(t *testing.T) *KeywordIndex {
+func smallKeyword(t *testing.T) *Index {
 	t.Helper()
-	kw, err := OpenKeyword("")
+	kw, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kw.Close() })
-	if _, err := kw.Sync(context.Background(), mustCatalog(t, smallCatalog)); err != nil {
+	if _, err := kw.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog)); err != nil {
 		t.Fatal(err)
 	}
 	return kw

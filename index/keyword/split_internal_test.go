@@ -1,4 +1,4 @@
-package index
+package keyword
 
 import (
 	"context"
@@ -6,21 +6,22 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/toolscout/toolscout/internal/indextest"
 )
 
 // TestDividedQueryOnAnotherSnapshot: parts that find the index changed
 // since the bounds were taken give no answer, so that the caller runs the
 // query whole, instead of an answer that may miss documents.
 func TestDividedQueryOnAnotherSnapshot(t *testing.T) {
-	kw, err := OpenKeyword("")
+	kw, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer kw.Close()
-	if _, err := kw.Sync(context.Background(), deltaCatalog(t, nil, nil)); err != nil {
+	if _, err := kw.Sync(context.Background(), indextest.DeltaCatalog(t, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	top, _, err := buildQuery(KeywordQuery{Text: "alpha bravo"})
+	top, _, err := buildQuery(Query{Text: "alpha bravo"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,20 @@
+// Package keyword is toolscout's keyword index: a Bleve (scorch) index
+// of every tool, scored with BM25 over weighted fields, and everything
+// that reaches into Bleve's internals to make it fast and safe: the
+// identifier-aware analyzers (registered with Bleve in init), the
+// summing query that scores term at a time, queries divided into ranges
+// of document numbers (and the Bleve global, DisjunctionHeapTakeover,
+// that split.go's init raises), the field lengths saved for BM25, and
+// the checks of root.bolt and the zap segments before Bleve opens them.
+//
+// Place in the flow: under the data dir. index/store opens an [Index] in
+// its keyword.bleve/ folder and syncs it to each catalog (before the
+// vectors); search.Engine asks it for the best tools of a query's words.
+// It knows the catalog (index) and nothing of ranking across modes,
+// embedders or MCP.
+//
+//	kw, err := keyword.Open("")  // "" keeps the index in memory
+//	if err != nil { ... }
+//	if _, err := kw.Sync(ctx, cat); err != nil { ... }
+//	hits, err := kw.Search(ctx, keyword.Query{Text: "open a ticket", Size: 5})
+package keyword
