@@ -164,7 +164,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := store.OpenWith(dir, store.Options{ReadOnly: g.readOnly})
+	st, err := store.OpenWith(dir, store.Options{ReadOnly: g.readOnly})
 	if errors.Is(err, index.ErrNoIndex) {
 		err = g.noIndex(err)
 	}
@@ -173,7 +173,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	}
 	if a.gc != nil {
 		a.gw = server.NewGateway(server.GatewayOptions{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log,
-			Known: store.ListedTools(), Keep: store.SaveListedTools})
+			Known: st.ListedTools(), Keep: st.SaveListedTools})
 		if waitUpstreams {
 			a.gw.Start(ctx)
 			a.gw.WaitReady(ctx)
@@ -182,27 +182,27 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		specs := a.gw.Specs()
 		base, a.known = specs[:len(base)], specs[len(base):]
 	}
-	if store.MemoryKeyword && g.writer {
-		store.Close()
+	if st.MemoryKeyword && g.writer {
+		st.Close()
 		return nil, nil, fmt.Errorf("the keyword index in %s is in use by another toolscout process (serve, or serve --read-only replicas): stop it and run toolscout index again, or index into another --data-dir; nothing was indexed", dir)
 	}
-	if store.MemoryKeyword {
+	if st.MemoryKeyword {
 		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
 	}
 	if a.src != nil {
-		if base, err = a.catalogFrom(store); err != nil {
-			store.Close()
+		if base, err = a.catalogFrom(st); err != nil {
+			st.Close()
 			return nil, nil, err
 		}
-		if a.cat == nil && store.ReadOnly() {
+		if a.cat == nil && st.ReadOnly() {
 			// Building it from the files would write the data dir.
-			store.Close()
+			st.Close()
 			return nil, nil, g.noIndex(fmt.Errorf("%w: no catalog built from these files as they are now", index.ErrNoIndex))
 		}
 	}
-	a.live, err = search.NewLive(search.LiveOptions{Store: store, Quarantine: a.gc != nil && a.gc.Quarantine, Logger: log})
+	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Logger: log})
 	if err != nil {
-		store.Close()
+		st.Close()
 		a.closeGateway()
 		return nil, nil, err
 	}
@@ -211,17 +211,17 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 }
 
 // catalogFrom sets a.cat to the catalog the store caches for a.src, or
-// else returns a.src's domains to build it from; a.domain names the
-// domains either way.
-func (a *app) catalogFrom(store *store.Store) ([]index.DomainSpec, error) {
-	if a.cat = store.CachedCatalog(a.src.Key()); a.cat != nil {
-		for _, d := range a.cat.Domains() {
+// else returns a.src's domains to build it from (and keeps the previous
+// build in a.last); a.domain names the domains either way.
+func (a *app) catalogFrom(st *store.Store) ([]index.DomainSpec, error) {
+	cat, base, last, err := st.CatalogFor(a.src)
+	a.cat, a.last = cat, last
+	if cat != nil {
+		for _, d := range cat.Domains() {
 			a.domain = append(a.domain, d.Name)
 		}
 		return nil, nil
 	}
-	base, last, err := a.src.SpecsFromLast(store.LastCatalog)
-	a.last = last
 	for _, d := range base {
 		a.domain = append(a.domain, d.Name)
 	}

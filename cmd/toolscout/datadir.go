@@ -1,72 +1,18 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 )
 
-// The data dir holds one folder of indexes per catalog set, so that a
-// server on the built-in catalog and an `index --catalog other.json` on the
-// same data dir never delete each other's vectors, and switching back and
-// forth re-embeds nothing:
-//
-//	DATA_DIR/sets/<id>/.toolscout-set, keyword.bleve, vectors/, sources.json
-//
-// A set is identified by its sources (the built-in catalog, or the
-// absolute paths of its --catalog and --config files), not their content:
-// edits to a file stay incremental inside its set.
-//
-// toolscout deletes only what it created: --prune removes a set folder
-// only when it carries setMarker, and never follows a symbolic link out of
-// the data dir (the data dir itself may be one: the user named it).
-
-// setMarker is the file that toolscout writes in each set folder it
-// creates, before anything else; --prune removes only folders holding it.
-const setMarker = ".toolscout-set"
-
-const setMarkerText = "This folder was created by toolscout for one catalog set (see sources.json).\n`toolscout index --prune` removes it once its sources are gone or unused for 30 days.\n"
-
-// setSources names the sources of the current catalog set.
-type setSources struct {
-	Sources  []string  `json:"sources"`
-	LastUsed time.Time `json:"last_used"`
-}
+// The data dir holds one folder of indexes per catalog set (index/store
+// owns them: sets.go); the flags say which set a command uses.
 
 // sources returns the sorted sources of the flags' catalog set.
-func (g *globalFlags) sources() ([]string, error) {
-	var out []string
-	for _, c := range g.catalogs {
-		abs, err := filepath.Abs(c)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, "catalog "+abs)
-	}
-	for _, c := range g.configs {
-		abs, err := filepath.Abs(c)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, "config "+abs)
-	}
-	if len(out) == 0 {
-		out = []string{"builtin"}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
+func (g *globalFlags) sources() ([]string, error) { return store.SetSources(g.catalogs, g.configs) }
 
 // storeDir returns the folder of the current set's indexes, creating it
 // with its marker and recording its sources and last use. It refuses a
@@ -76,36 +22,7 @@ func (g *globalFlags) storeDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(g.dataDir, 0o755); err != nil {
-		return "", fmt.Errorf("data dir: %w", err)
-	}
-	sets := filepath.Join(g.dataDir, "sets")
-	if _, err := ownFolder(sets); err != nil {
-		return "", err
-	}
-	dir := setDir(g.dataDir, src)
-	created, err := ownFolder(dir)
-	if err != nil {
-		return "", err
-	}
-	if err := markSet(dir); err != nil && created {
-		// A set folder without its marker would never be pruned.
-		os.Remove(dir)
-		return "", fmt.Errorf("data dir: %w", err)
-	}
-	data, _ := json.MarshalIndent(setSources{Sources: src, LastUsed: time.Now().UTC()}, "", "  ")
-	// Best effort: the file only helps --prune and people.
-	tmp := filepath.Join(dir, ".sources.json.tmp")
-	if os.WriteFile(tmp, data, 0o644) == nil {
-		os.Rename(tmp, filepath.Join(dir, "sources.json"))
-	}
-	return dir, nil
-}
-
-// setDir is the folder of the set of sources src in dataDir.
-func setDir(dataDir string, src []string) string {
-	sum := sha256.Sum256([]byte(strings.Join(src, "\n")))
-	return filepath.Join(dataDir, "sets", hex.EncodeToString(sum[:6]))
+	return store.SetDir(g.dataDir, src)
 }
 
 // readOnlyStoreDir returns the folder of the current set's indexes for
@@ -116,21 +33,11 @@ func (g *globalFlags) readOnlyStoreDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := setDir(g.dataDir, src)
-	for _, p := range []string{filepath.Join(g.dataDir, "sets"), dir} {
-		fi, err := os.Lstat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return "", g.noIndex(fmt.Errorf("%w: %s is missing", index.ErrNoIndex, p))
-		case err != nil:
-			return "", fmt.Errorf("data dir: %w", err)
-		case fi.Mode()&fs.ModeSymlink != 0:
-			return "", fmt.Errorf("data dir: %s is a symbolic link: toolscout reads its indexes only from folders it created; point --data-dir at the folder you want", p)
-		case !fi.IsDir():
-			return "", fmt.Errorf("data dir: %s is not a folder", p)
-		}
+	dir, err := store.ExistingSetDir(g.dataDir, src)
+	if errors.Is(err, index.ErrNoIndex) {
+		return "", g.noIndex(err)
 	}
-	return dir, nil
+	return dir, err
 }
 
 // noIndex says that the data dir has no index of the current catalog
@@ -143,244 +50,9 @@ func (g *globalFlags) noIndex(err error) error {
 	return fmt.Errorf("--read-only: the data dir has no index of these catalogs to serve (%w); build it first with `%s` (the same --catalog files, the same --embedder)", err, cmd)
 }
 
-// ownFolder creates the folder p unless it exists, and reports whether it
-// did. It refuses a p that is a symbolic link or not a folder: toolscout
-// writes (and later prunes) only inside folders it created.
-func ownFolder(p string) (created bool, err error) {
-	err = os.Mkdir(p, 0o755)
-	created = err == nil
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return false, fmt.Errorf("data dir: %w", err)
-	}
-	fi, err := os.Lstat(p)
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("data dir: %w", err)
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return false, fmt.Errorf("data dir: %s is a symbolic link: toolscout keeps its indexes only in folders it creates; remove the link, or point --data-dir at the folder you want", p)
-	case !fi.IsDir():
-		return false, fmt.Errorf("data dir: %s is not a folder: move it away", p)
-	}
-	return created, nil
-}
-
-// markSet writes the set marker into dir unless it is there. It never
-// writes through a link: O_EXCL refuses any existing name.
-func markSet(dir string) error {
-	p := filepath.Join(dir, setMarker)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			return nil
-		}
-		return fmt.Errorf("mark catalog set: %s is not a file", p)
-	}
-	if err != nil {
-		return fmt.Errorf("mark catalog set: %w", err)
-	}
-	// Even cut short, the file marks the set: its name is what counts.
-	_, err = f.WriteString(setMarkerText)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("mark catalog set: %w", err)
-	}
-	return nil
-}
-
-// pruneAge is how long a set may go unused before --prune removes it.
-const pruneAge = 30 * 24 * time.Hour
-
-// setID matches the name of a set folder (see storeDir).
-var setID = regexp.MustCompile(`^[0-9a-f]{12}$`)
-
 // prune removes the sets other than keep whose source files are gone or
-// that were not used for pruneAge, and the indexes of the data dir's old
-// single-set layout. It returns what it removed, and what it left alone
-// because toolscout did not create it (no marker, a symbolic link, a
-// folder that is not toolscout's), each with the reason.
+// that were not used for 30 days, and the indexes of the data dir's old
+// single-set layout (store.Prune).
 func (g *globalFlags) prune(keep string) (removed, skipped []string, err error) {
-	root, err := filepath.EvalSymlinks(g.dataDir)
-	if err != nil {
-		return nil, nil, nil // no data dir: nothing to prune
-	}
-	// Work on the real paths (root resolved once); show the user's.
-	show := func(rel ...string) string { return filepath.Join(append([]string{g.dataDir}, rel...)...) }
-	remove := func(rel ...string) error {
-		p := filepath.Join(append([]string{root}, rel...)...)
-		// Containment: nothing on the way is a link (swapped in since
-		// the checks), so RemoveAll stays inside the data dir.
-		if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
-			return fmt.Errorf("%s moved or became a symbolic link while pruning; left alone", show(rel...))
-		}
-		return os.RemoveAll(p)
-	}
-	for _, legacy := range []struct {
-		name string
-		sig  func(string) string
-	}{{"keyword.bleve", legacyKeyword}, {"vectors", legacyVectors}} {
-		p := filepath.Join(root, legacy.name)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			continue
-		}
-		why := ""
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			why = "a symbolic link: toolscout never follows links out of the data dir"
-		case !fi.IsDir():
-			why = "not a folder"
-		default:
-			why = legacy.sig(p)
-		}
-		if why != "" {
-			skipped = append(skipped, fmt.Sprintf("%s (not toolscout's index of the layout before catalog sets: %s)", show(legacy.name), why))
-			continue
-		}
-		if err := remove(legacy.name); err != nil {
-			return removed, skipped, err
-		}
-		removed = append(removed, show(legacy.name)+" (the layout before catalog sets)")
-	}
-	setsDir := filepath.Join(root, "sets")
-	fi, err := os.Lstat(setsDir)
-	switch {
-	case err != nil:
-		return removed, skipped, nil
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return removed, append(skipped, show("sets")+" (a symbolic link: toolscout never follows links out of the data dir)"), nil
-	case !fi.IsDir():
-		return removed, append(skipped, show("sets")+" (not a folder)"), nil
-	}
-	sets, err := os.ReadDir(setsDir)
-	if err != nil {
-		return removed, skipped, nil
-	}
-	for _, e := range sets {
-		if e.Name() == filepath.Base(keep) {
-			continue
-		}
-		dir := filepath.Join(setsDir, e.Name())
-		if why := ownedSet(dir, e.Name()); why != "" {
-			skipped = append(skipped, fmt.Sprintf("%s (%s)", show("sets", e.Name()), why))
-			continue
-		}
-		why := ""
-		var s setSources
-		data, err := os.ReadFile(filepath.Join(dir, "sources.json"))
-		switch {
-		case err != nil || json.Unmarshal(data, &s) != nil:
-			why = "no readable sources.json"
-		case time.Since(s.LastUsed) > pruneAge:
-			why = fmt.Sprintf("unused since %s", s.LastUsed.Format("2006-01-02"))
-		default:
-			for _, src := range s.Sources {
-				if kind, path, ok := strings.Cut(src, " "); ok && kind != "builtin" {
-					if _, err := os.Stat(path); err != nil {
-						why = path + " is gone"
-						break
-					}
-				}
-			}
-		}
-		if why == "" {
-			continue
-		}
-		if err := remove("sets", e.Name()); err != nil {
-			return removed, skipped, err
-		}
-		removed = append(removed, fmt.Sprintf("%s (%s: %s)", show("sets", e.Name()), strings.Join(s.Sources, ", "), why))
-	}
-	return removed, skipped, nil
-}
-
-// ownedSet says why the entry name of sets/ at dir is not a set folder
-// that toolscout created, or "" when it is: a real folder (not a link)
-// named like a set, holding the set marker, or, for sets created before
-// the marker, a sources.json that names the set's sources.
-func ownedSet(dir, name string) string {
-	fi, err := os.Lstat(dir)
-	switch {
-	case err != nil:
-		return err.Error()
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return "a symbolic link: toolscout never follows links out of the data dir"
-	case !fi.IsDir():
-		return "not a folder"
-	case !setID.MatchString(name):
-		return "not named like a catalog set"
-	}
-	if fi, err := os.Lstat(filepath.Join(dir, setMarker)); err == nil && fi.Mode().IsRegular() {
-		return ""
-	}
-	var s setSources
-	data, err := os.ReadFile(filepath.Join(dir, "sources.json"))
-	if err == nil && json.Unmarshal(data, &s) == nil && len(s.Sources) > 0 && !s.LastUsed.IsZero() {
-		return ""
-	}
-	return "no " + setMarker + ": toolscout did not create it"
-}
-
-// legacyKeyword says why dir is not a keyword index of the layout before
-// catalog sets, or "" when it is. toolscout wrote a Bleve scorch index
-// there: index_meta.json naming scorch, and store/ holding root.bolt and
-// .zap segments, nothing else.
-func legacyKeyword(dir string) string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err.Error()
-	}
-	for _, e := range entries {
-		if (e.Name() != "index_meta.json" || !e.Type().IsRegular()) && (e.Name() != "store" || !e.IsDir()) {
-			return "it holds " + e.Name() + ", which Bleve does not write"
-		}
-	}
-	var meta struct {
-		IndexType string `json:"index_type"`
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "index_meta.json"))
-	if err != nil || json.Unmarshal(data, &meta) != nil || meta.IndexType != "scorch" {
-		return "no index_meta.json of a Bleve scorch index"
-	}
-	store, err := os.ReadDir(filepath.Join(dir, "store"))
-	if err != nil {
-		return "no store/ of a Bleve scorch index"
-	}
-	for _, e := range store {
-		if !e.Type().IsRegular() || e.Name() != "root.bolt" && !strings.HasSuffix(e.Name(), ".zap") {
-			return "its store/ holds " + e.Name() + ", which Bleve does not write"
-		}
-	}
-	return ""
-}
-
-// chromemName matches the file and folder names of chromem-go's
-// persistent layout: 8 hex digits of a SHA-256 of a name.
-var chromemName = regexp.MustCompile(`^[0-9a-f]{8}(\.gob)?$`)
-
-// legacyVectors says why dir is not a vector store of the layout before
-// catalog sets, or "" when it is. toolscout wrote chromem-go's persistent
-// layout there: a folder per collection (8 hex digits), each holding
-// 00000000.gob (its name) and one 8-hex-digit .gob file per tool.
-func legacyVectors(dir string) string {
-	cols, err := os.ReadDir(dir)
-	if err != nil {
-		return err.Error()
-	}
-	for _, c := range cols {
-		if !c.IsDir() || !chromemName.MatchString(c.Name()) || strings.HasSuffix(c.Name(), ".gob") {
-			return "it holds " + c.Name() + ", which chromem-go does not write"
-		}
-		files, err := os.ReadDir(filepath.Join(dir, c.Name()))
-		if err != nil {
-			return err.Error()
-		}
-		for _, f := range files {
-			if !f.Type().IsRegular() || !strings.HasSuffix(f.Name(), ".gob") || !chromemName.MatchString(f.Name()) {
-				return "it holds " + filepath.Join(c.Name(), f.Name()) + ", which chromem-go does not write"
-			}
-		}
-	}
-	return ""
+	return store.Prune(g.dataDir, keep)
 }

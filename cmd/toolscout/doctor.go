@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -89,13 +88,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		emit(g.checkOllama(ctx)...)
 	}
 
-	if err := os.MkdirAll(g.dataDir, 0o755); err != nil {
-		add("data dir", "", err, "choose a writable --data-dir")
-	} else if f, err := os.CreateTemp(g.dataDir, ".doctor"); err != nil {
+	if err := store.CheckWritable(g.dataDir); err != nil {
 		add("data dir", "", err, "choose a writable --data-dir")
 	} else {
-		f.Close()
-		os.Remove(f.Name())
 		dir, err := g.storeDir()
 		var st *store.Store
 		if err == nil {

@@ -19,17 +19,6 @@ import (
 	"github.com/toolscout/toolscout/internal/indextest"
 )
 
-const smallCatalog = `{"domains":[
- {"name":"github","description":"GitHub repositories and issues","tools":[
-  {"name":"getFileContents","description":"Read a file from a repository.","group":"repos","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"File path"}}}},
-  {"name":"create_issue","description":"Open a new issue in a repository.","group":"issues","inputSchema":{"type":"object"}},
-  {"name":"list_issues","description":"List the issues of a repository.","group":"issues","inputSchema":{"type":"object"}}]},
- {"name":"slack","description":"Slack chat","tools":[
-  {"name":"post_message","description":"Send a message to a channel.","inputSchema":{"type":"object","properties":{"channel_id":{"type":"string"}}}},
-  {"name":"search_messages","description":"Search messages in the workspace.","inputSchema":{"type":"object"}}]},
- {"name":"jira","description":"Jira tickets","tools":[
-  {"name":"create_issue","description":"Create a ticket in a project.","inputSchema":{"type":"object"}}]}]}`
-
 func TestAnalyzer(t *testing.T) {
 	kw, err := Open("")
 	if err != nil {
@@ -608,7 +597,7 @@ func TestKeywordLengthsChecked(t *testing.T) {
 	kw.Close()
 }
 
-// smallKeyword returns an in-memory keyword index of smallCatalog.
+// smallKeyword returns an in-memory keyword index of indextest.SmallCatalog.
 func smallKeyword(t *testing.T) *Index {
 	t.Helper()
 	kw, err := Open("")

@@ -10,26 +10,19 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/indextest"
 )
 
 // scoringCatalog is a catalog whose tools differ in length and share
 // words, so that length normalisation, IDF and coordination all show.
 func scoringCatalog(t *testing.T) *index.Catalog {
 	t.Helper()
-	specs, err := index.ParseCatalog("scoring.json", []byte(`{"domains": [{"name": "files", "description": "Files on disk", "tools": [
+	return indextest.MustCatalog(t, `{"domains": [{"name": "files", "description": "Files on disk", "tools": [
 		{"name": "read_file", "description": "Read a file from disk and return its text", "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "description": "file path to read"}}}},
 		{"name": "write_file", "description": "Write text to a file, creating the file when it is missing, replacing it when it exists, in one atomic step that never leaves a partly written file behind", "inputSchema": {"type": "object"}},
 		{"name": "list_dir", "description": "List a directory", "inputSchema": {"type": "object"}},
 		{"name": "send_mail", "description": "Send a mail message with a file attached", "inputSchema": {"type": "object"}},
-		{"name": "weather", "description": "Weather forecast for a city", "inputSchema": {"type": "object"}}]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := index.NewCatalog(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
+		{"name": "weather", "description": "Weather forecast for a city", "inputSchema": {"type": "object"}}]}]}`)
 }
 
 func scoresOf(t *testing.T, kw *Index, ctx context.Context, q query.Query) map[string]float64 {

@@ -20,6 +20,18 @@ import (
 // (index/catcache.go); which file holds what, and what is healed, is
 // the store's.
 
+// CatalogFor returns the catalog cached for src (CachedCatalog), or,
+// when there is none, src's domain specs to build it from, read beside
+// the previous build (LastCatalog, read on other cores while src's files
+// are scanned), which it returns for index.NewCatalogFromLast to reuse.
+func (s *Store) CatalogFor(src *index.CatalogSource) (cached *index.Catalog, specs []index.DomainSpec, last *index.Catalog, err error) {
+	if cat := s.CachedCatalog(src.Key()); cat != nil {
+		return cat, nil, nil, nil
+	}
+	specs, last, err = src.SpecsFromLast(s.LastCatalog)
+	return nil, specs, last, err
+}
+
 // CachedCatalog returns the catalog cached in the store's data dir under
 // key, or nil when there is none for this key: catalog.bin, or
 // catalog.delta over it. A cache that cannot be read is removed (the

@@ -226,3 +226,29 @@ func cacheFile(t *testing.T, cat *index.Catalog) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestCatalogFor: a source whose catalog is cached gets it back, with
+// no specs to build; another gets its specs and the previous build to
+// reuse, the cached one.
+func TestCatalogFor(t *testing.T) {
+	srcDir := t.TempDir()
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	src := source(t, filepath.Join(srcDir, "rich.json"), richCatalog)
+	cat := indextest.MustCatalog(t, richCatalog)
+	if err := st.SaveCatalog(src.Key(), cat); err != nil {
+		t.Fatal(err)
+	}
+	cached, specs, last, err := st.CatalogFor(src)
+	if err != nil || cached == nil || cached.Hash() != cat.Hash() || specs != nil || last != nil {
+		t.Fatalf("CatalogFor(the cached source) = %v, %d specs, last %v, %v; want the cached catalog alone", cached, len(specs), last, err)
+	}
+	edited := source(t, filepath.Join(srcDir, "rich.json"), strings.Replace(richCatalog, "List drafts.", "List the drafts.", 1))
+	cached, specs, last, err = st.CatalogFor(edited)
+	if err != nil || cached != nil || len(specs) != len(cat.Domains()) || last == nil || last.Hash() != cat.Hash() {
+		t.Fatalf("CatalogFor(an edited source) = %v, %d specs, last %v, %v; want its specs and the cached build", cached, len(specs), last, err)
+	}
+}

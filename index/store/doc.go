@@ -1,19 +1,21 @@
 // Package store owns toolscout's data dir: the one package that opens
 // its files, and the two indexes in their folders.
 //
-// Place in the flow: between the indexes and search. cmd opens a [Store]
-// on the data dir (or in memory); search.Live syncs its two indexes
-// (index/keyword's Bleve index in keyword.bleve/, index/vector's
-// collections in vectors/) to each catalog and asks it for the files
-// that make a start cheap: the catalog cache (catalog.bin,
-// catalog.delta: [Store.CachedCatalog], [Store.SaveCatalog]), the
-// built-in embedder's fitted statistics (fit-*.bin: [Store.RestoreFit])
-// and the tools each upstream server listed last (upstreams.bin:
-// [Store.ListedTools]). What cannot be read is removed to be rebuilt,
-// and said in [Store.Healed].
+// Place in the flow: between the indexes and search. cmd picks the
+// folder of its catalog set in the data dir ([SetSources], [SetDir];
+// [Prune] removes the sets no longer used), opens a [Store] there (or
+// in memory) and asks it for the catalog ([Store.CatalogFor]).
+// search.Live syncs the store's two indexes (index/keyword's Bleve index
+// in keyword.bleve/, index/vector's collections in vectors/) to each
+// catalog and asks it for the files that make a start cheap: the
+// catalog cache (catalog.bin, catalog.delta: [Store.CachedCatalog],
+// [Store.SaveCatalog]), the built-in embedder's fitted statistics
+// (fit-*.bin: [Store.RestoreFit]) and the tools each upstream server
+// listed last (upstreams.bin: [Store.ListedTools]). What cannot be read
+// is removed to be rebuilt, and said in [Store.Healed].
 //
 //	st, err := store.Open(dir)  // "" keeps everything in memory
 //	if err != nil { ... }
 //	defer st.Close()
-//	cat := st.CachedCatalog(src.Key())
+//	cached, specs, last, err := st.CatalogFor(src)
 package store
