@@ -95,33 +95,13 @@ func lineCol(data []byte, offset int64) (int, int) {
 // LoadCatalogFiles reads, parses and validates catalog files. Either every
 // file loads or an error names the first problem; nothing is half-loaded.
 func LoadCatalogFiles(paths []string) (*Catalog, error) {
-	specs, err := ReadCatalogSpecs(paths)
-	if err != nil {
-		return nil, err
-	}
-	return NewCatalog(specs)
-}
-
-// ReadCatalogSpecs reads and parses catalog files without checking the
-// tools (NewCatalog does, naming the file of each error): for callers that
-// build the catalog next, so that it is validated once.
-func ReadCatalogSpecs(paths []string) ([]DomainSpec, error) {
 	src, err := ReadCatalogSource(paths)
 	if err != nil {
 		return nil, err
 	}
-	return src.Specs()
-}
-
-// LoadCatalogSpecs reads and parses catalog files, and checks that together
-// they make a valid catalog, returning their domains to merge with others.
-func LoadCatalogSpecs(paths []string) ([]DomainSpec, error) {
-	all, err := ReadCatalogSpecs(paths)
+	specs, err := src.Specs()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := NewCatalog(all); err != nil {
-		return nil, err
-	}
-	return all, nil
+	return NewCatalog(specs)
 }
