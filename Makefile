@@ -55,10 +55,10 @@ haproxy:
 # Three `serve --http --read-only` replicas over one data dir behind
 # HAProxy, under load of both protocol generations: scaling, a SIGKILL,
 # rolling restarts (about 40 s; exits 1 when a check fails). Flags:
-# go run ./internal/clustertest -help, e.g. CLUSTER_FLAGS="-tools 100000".
+# go run ./cmd/clustertest -help, e.g. CLUSTER_FLAGS="-tools 100000".
 CLUSTER_FLAGS ?=
 cluster-test: build haproxy
-	$(GO) run ./internal/clustertest -bin $(BIN) $(CLUSTER_FLAGS)
+	$(GO) run ./cmd/clustertest -bin $(BIN) $(CLUSTER_FLAGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./index ./search ./embed
@@ -68,7 +68,7 @@ bench:
 # 10 minutes). SIZES=1000,10000 for a quick look.
 SIZES ?= 1000,10000,50000,100000
 bench-scale: build
-	$(GO) run ./internal/benchscale -bin $(BIN) -sizes $(SIZES) -runs 3
+	$(GO) run ./cmd/benchscale -bin $(BIN) -sizes $(SIZES) -runs 3
 
 # The quality table on the built-in dataset (the gate itself is TestBaseline).
 eval: build
@@ -84,12 +84,12 @@ generate:
 CORPUS_TSV ?= $(wildcard ../.library/env/packages/pypi.tsv ../.library/env/packages/npm.tsv)
 wordvectors:
 	apt-get update -o Acquire::Languages=en >/dev/null
-	$(GO) run ./internal/genvectors -out embed/wordvectors.bin $(foreach f,$(CORPUS_TSV),-tsv $(f):summary)
+	$(GO) run ./cmd/genvectors -out embed/wordvectors.bin $(foreach f,$(CORPUS_TSV),-tsv $(f):summary)
 
 # The built-in dataset's long-task queries, composed (seeded) from its
 # single-tool queries.
 longtasks:
-	$(GO) run ./internal/genlongtasks
+	$(GO) run ./cmd/genlongtasks
 
 clean:
 	rm -rf bin

@@ -13,7 +13,7 @@ import (
 )
 
 // wordVectorsFile holds the learned word vectors of the built-in embedder,
-// made by internal/genvectors (`make wordvectors`) from Debian's package
+// made by cmd/genvectors (`make wordvectors`) from Debian's package
 // descriptions and package-registry summaries. Format (little-endian):
 // "TSWV", a version byte (1), the word count V and dimension D as uint32,
 // then V entries of (uvarint length, stem bytes, uint32 corpus count), then

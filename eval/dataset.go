@@ -55,7 +55,7 @@ func Builtin() (*Dataset, error) { return builtinDataset("builtin", "queries.jso
 // BuiltinLong returns the built-in long-task dataset: 200 multi-step task
 // paragraphs over the built-in catalog, each joined mechanically from 2 to
 // 4 single-tool queries of the built-in dataset and labelled with the
-// union of their tools (internal/genlongtasks writes them, seeded).
+// union of their tools (cmd/genlongtasks writes them, seeded).
 func BuiltinLong() (*Dataset, error) { return builtinDataset("builtin-long", "longtasks.jsonl") }
 
 func builtinDataset(name, file string) (*Dataset, error) {

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-//go:generate go run ../internal/gencatalog -in builtin/catalog.src -out builtin/catalog.json
+//go:generate go run ../cmd/gencatalog -in builtin/catalog.src -out builtin/catalog.json
 
 //go:embed builtin/catalog.json
 var builtinCatalogJSON []byte

@@ -9,7 +9,7 @@
 // from one split (dev tasks from dev queries, test from test), are English,
 // and name different tools.
 //
-//	go run ./internal/genlongtasks   (what `make longtasks` runs)
+//	go run ./cmd/genlongtasks   (what `make longtasks` runs)
 package main
 
 import (

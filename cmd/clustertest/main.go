@@ -16,7 +16,7 @@
 // surviving replica that failed, a session on the killed replica that
 // did not come back, a wrong answer, replicas that disagree.
 //
-//	go run ./internal/clustertest -bin bin/toolscout
+//	go run ./cmd/clustertest -bin bin/toolscout
 //
 // `make cluster-test` runs it (installing HAProxy with apt-get when it is
 // missing).

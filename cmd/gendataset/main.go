@@ -1,7 +1,7 @@
 // Command gendataset writes a seeded synthetic eval dataset folder
 // (catalog.json and queries.jsonl) of any size, for timing toolscout eval:
 //
-//	go run ./internal/gendataset -tools 500 -queries 2500 -out /tmp/synth500
+//	go run ./cmd/gendataset -tools 500 -queries 2500 -out /tmp/synth500
 package main
 
 import (

@@ -5,7 +5,7 @@
 // stdio) and its peak memory, and prints the medians as a Markdown table.
 //
 //	go build -o bin/toolscout ./cmd/toolscout
-//	go run ./internal/benchscale -bin bin/toolscout -sizes 1000,10000 -runs 3
+//	go run ./cmd/benchscale -bin bin/toolscout -sizes 1000,10000 -runs 3
 //
 // `make bench-scale` runs it on 1k, 10k, 50k and 100k tools.
 package main

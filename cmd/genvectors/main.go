@@ -22,7 +22,7 @@
 // Usage (what `make wordvectors` runs):
 //
 //	apt-get update -o Acquire::Languages=en
-//	go run ./internal/genvectors -out embed/wordvectors.bin
+//	go run ./cmd/genvectors -out embed/wordvectors.bin
 package main
 
 import (

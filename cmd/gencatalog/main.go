@@ -1,7 +1,7 @@
 // Command gencatalog turns the compact source of the built-in catalog
 // (index/builtin/catalog.src) into catalog.json, the format users write.
 //
-//	go run ./internal/gencatalog -in index/builtin/catalog.src -out index/builtin/catalog.json
+//	go run ./cmd/gencatalog -in index/builtin/catalog.src -out index/builtin/catalog.json
 package main
 
 import (
