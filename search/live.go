@@ -193,63 +193,43 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 	if err != nil {
 		return store.Stats{}, err
 	}
-	var st store.Stats
 	l.emb = emb
-	// A catalog built from the previous build syncs its vectors beside
-	// the keyword index: a re-index of a few changes waits for the
-	// longer of the two instead of their sum.
-	var vecDone chan struct{}
-	var vecErr error
-	vctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if _, ok := cat.Changes(); ok && emb != nil {
-		vecDone = make(chan struct{})
-		go func() {
-			defer close(vecDone)
-			st.Vectors, vecErr = l.syncVectors(vctx, cat, progress)
-		}()
-	}
-	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
-		if vecDone != nil {
-			cancel()
-			<-vecDone
+	opts := store.SyncOptions{KeywordDone: func() {
+		l.eng.SetCatalog(cat)
+		// Subscribers first: whoever waits for Loaded finds them up to
+		// date (the server's directly listed tools).
+		l.notifyLocked()
+		select {
+		case <-l.loaded:
+		default:
+			close(l.loaded)
 		}
-		return st, fmt.Errorf("index catalog: %w", err)
+	}}
+	finish := func(store.Stats, error) {}
+	if emb != nil {
+		opts, finish = l.vectorSync(opts, cat, progress)
+		// A catalog built from the previous build syncs its vectors
+		// beside the keyword index: a re-index of a few changes waits for
+		// the longer of the two instead of their sum.
+		_, opts.Beside = cat.Changes()
 	}
-	l.eng.SetCatalog(cat)
-	// Subscribers first: whoever waits for Loaded finds them up to date
-	// (the server's directly listed tools).
-	l.notifyLocked()
-	select {
-	case <-l.loaded:
-	default:
-		close(l.loaded)
-	}
-	if emb == nil {
-		l.eng.setEmbedder(nil, "")
-		return st, nil
-	}
-	if vecDone != nil {
-		<-vecDone
-		err = vecErr
-	} else {
-		st.Vectors, err = l.syncVectors(ctx, cat, progress)
-	}
+	st, err := l.store.SyncWith(ctx, cat, opts)
+	finish(st, err)
 	if err != nil {
-		return st, err
+		return st, fmt.Errorf("index catalog: %w", err)
 	}
 	l.eng.setEmbedder(emb, "")
 	return st, nil
 }
 
-// Swap makes store, with its catalog cat and the embedder emb, what
+// Swap makes next, with its catalog cat and the embedder emb, what
 // searches use, in one step: a read-only server picking up a newer build.
 // The store must hold cat's indexes already (a read-only store only
 // checks that it does); if it does not, Swap returns the error and the
 // current ones stay. Searches started before the swap finish on the
 // previous indexes, which are closed once they have. Subscribers are told,
 // as after a refresh.
-func (l *Live) Swap(ctx context.Context, store *store.Store, cat *index.Catalog, emb embed.Embedder) error {
+func (l *Live) Swap(ctx context.Context, next *store.Store, cat *index.Catalog, emb embed.Embedder) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -258,21 +238,23 @@ func (l *Live) Swap(ctx context.Context, store *store.Store, cat *index.Catalog,
 		return ErrClosed
 	}
 	oldStore, oldEmb := l.store, l.emb
-	l.store, l.emb = store, emb
+	l.store, l.emb = next, emb
 	restore := func(err error) error {
 		l.store, l.emb = oldStore, oldEmb
 		return err
 	}
-	if _, err := store.Keyword.Sync(ctx, cat); err != nil {
-		return restore(fmt.Errorf("the new build's keyword index: %w", err))
-	}
+	var opts store.SyncOptions
+	finish := func(store.Stats, error) {}
 	if emb != nil {
-		if _, err := l.syncVectors(ctx, cat, nil); err != nil {
-			return restore(fmt.Errorf("the new build's vectors: %w", err))
-		}
+		opts, finish = l.vectorSync(opts, cat, nil)
 	}
-	drained := l.eng.swapIndexes(store.Keyword, store.Vectors, emb, cat)
-	l.log.Info("swapped in a newer build", "dir", store.Dir(), "tools", cat.Len())
+	st, err := next.SyncWith(ctx, cat, opts)
+	finish(st, err)
+	if err != nil {
+		return restore(fmt.Errorf("the new build's indexes: %w", err))
+	}
+	drained := l.eng.swapIndexes(next.Keyword, next.Vectors, emb, cat)
+	l.log.Info("swapped in a newer build", "dir", next.Dir(), "tools", cat.Len())
 	l.notifyLocked()
 	l.wg.Add(1)
 	go func() {
@@ -337,14 +319,15 @@ func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (store.Stat
 	cat.PrepareLookups() // here, not in the first query after the swap
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var st store.Stats
-	if st.Keyword, err = l.store.Keyword.Sync(ctx, cat); err != nil {
-		return st, fmt.Errorf("index catalog: %w", err)
-	}
+	var opts store.SyncOptions
+	finish := func(store.Stats, error) {}
 	if l.emb != nil {
-		if st.Vectors, err = l.syncVectors(ctx, cat, nil); err != nil {
-			return st, err
-		}
+		opts, finish = l.vectorSync(opts, cat, nil)
+	}
+	st, err := l.store.SyncWith(ctx, cat, opts)
+	finish(st, err)
+	if err != nil {
+		return st, fmt.Errorf("index catalog: %w", err)
 	}
 	l.eng.SetCatalog(cat)
 	l.log.Info("re-indexed", "tools", cat.Len(), "keyword", st.Keyword.String(), "vectors", st.Vectors.String())
@@ -463,60 +446,74 @@ func (l *Live) notifyLocked() {
 	}
 }
 
-// syncVectors brings the vectors to cat, changed tools having been
-// added, changed or removed: the built-in embedder's statistics
-// (restored, or fitted: see restoreFit), an embedder of unknown size
-// checked, the vectors synced and those of older fingerprints deleted.
-func (l *Live) syncVectors(ctx context.Context, cat *index.Catalog, progress func(done, total int)) (index.SyncStats, error) {
-	refit, damaged := false, false
-	if f, ok := l.emb.(embed.Fitter); ok && !l.restoreFit(f, cat, &damaged) {
-		refit = true
-		if c, ok := f.(embed.DocumentCounter); ok {
-			// Statistics only weight queries, so they can wait for the
-			// sync: when it embeds every tool (a first index), they come
-			// from that pass, not from a second one over the same
-			// documents (2.7 s of CPU at 100k tools). Otherwise they are
-			// fitted after it.
-			c.StartCounting()
-			defer func() {
-				if !c.FitCounted(cat.Len()) {
-					fitAll(f, cat)
+// vectorSync adds to opts what the store needs to sync cat's vectors for
+// the live embedder, and returns finish, to call with SyncWith's outcome.
+// On the vector path (Prepare) the built-in embedder's statistics are
+// restored, or fitted (see restoreFit), and an embedder of unknown size
+// is checked; finish saves statistics fitted while the sync embedded
+// every tool, warns when the saved ones were stale, and logs the
+// vectors of older fingerprints that the store pruned.
+func (l *Live) vectorSync(opts store.SyncOptions, cat *index.Catalog, progress func(done, total int)) (store.SyncOptions, func(store.Stats, error)) {
+	emb := l.emb
+	var (
+		prepared, refit, damaged bool
+		after                    func()
+	)
+	opts.Embedder = emb
+	opts.Vectors = vector.SyncOptions{Progress: progress, Concurrency: l.conc}
+	// Vectors of an older lexicon are never read again.
+	_, opts.Prune = emb.(embed.Fingerprinter)
+	opts.Prepare = func(ctx context.Context) (vector.Collection, error) {
+		prepared = true
+		if f, ok := emb.(embed.Fitter); ok && !l.restoreFit(f, cat, &damaged) {
+			refit = true
+			if c, ok := f.(embed.DocumentCounter); ok {
+				// Statistics only weight queries, so they can wait for
+				// the sync: when it embeds every tool (a first index),
+				// they come from that pass, not from a second one over
+				// the same documents (2.7 s of CPU at 100k tools).
+				// Otherwise they are fitted after it.
+				c.StartCounting()
+				after = func() {
+					if !c.FitCounted(cat.Len()) {
+						fitAll(f, cat)
+					}
+					l.saveFullFit(f, cat)
 				}
+			} else {
+				fitAll(f, cat)
 				l.saveFullFit(f, cat)
-			}()
-		} else {
-			fitAll(f, cat)
-			l.saveFullFit(f, cat)
+			}
+		}
+		if c, ok := emb.(embed.Checker); ok && emb.Info().Dims == 0 {
+			if err := c.Check(ctx); err != nil {
+				return vector.Collection{}, err
+			}
+		}
+		return collectionOf(emb, emb.Info().Dims), nil
+	}
+	finish := func(st store.Stats, err error) {
+		if after != nil {
+			after()
+		}
+		if err != nil || !prepared {
+			return
+		}
+		vst := st.Vectors
+		if refit && !damaged && l.store.Dir() != "" && cat.Len() > 0 && float64(vst.Added+vst.Changed+vst.Removed) <= maxFitDrift*float64(cat.Len()) {
+			// The vectors were synced to cat before, and the statistics
+			// then fitted were not saved (a kill in between): the ones
+			// restoreFit found were fitted on another catalog, or there
+			// were none.
+			l.log.Warn("the built-in embedder's statistics saved in the data dir do not match the catalog (a re-index stopped before saving them?); fitting them again")
+		}
+		if st.PruneErr != nil {
+			l.log.Warn("could not delete old vectors", "err", st.PruneErr)
+		} else if len(st.Pruned) > 0 {
+			l.log.Info("deleted vectors of an older built-in lexicon", "collections", st.Pruned)
 		}
 	}
-	if c, ok := l.emb.(embed.Checker); ok && l.emb.Info().Dims == 0 {
-		if err := c.Check(ctx); err != nil {
-			return index.SyncStats{}, err
-		}
-	}
-	col := collectionOf(l.emb, l.emb.Info().Dims)
-	if col.Dims <= 0 {
-		return index.SyncStats{}, store.ErrNoDimension
-	}
-	st, err := l.store.Vectors.Sync(ctx, col, cat, l.emb, vector.SyncOptions{Progress: progress, Concurrency: l.conc})
-	if err != nil {
-		return st, fmt.Errorf("index catalog: %w", err)
-	}
-	if refit && !damaged && l.store.Dir() != "" && cat.Len() > 0 && float64(st.Added+st.Changed+st.Removed) <= maxFitDrift*float64(cat.Len()) {
-		// The vectors were synced to cat before, and the statistics then
-		// fitted were not saved (a kill in between): the ones restoreFit
-		// found were fitted on another catalog, or there were none.
-		l.log.Warn("the built-in embedder's statistics saved in the data dir do not match the catalog (a re-index stopped before saving them?); fitting them again")
-	}
-	if _, ok := l.emb.(embed.Fingerprinter); ok {
-		// Vectors of an older lexicon are never read again.
-		if gone, err := l.store.Vectors.Prune(col.Provider, col); err != nil {
-			l.log.Warn("could not delete old vectors", "err", err)
-		} else if len(gone) > 0 {
-			l.log.Info("deleted vectors of an older built-in lexicon", "collections", gone)
-		}
-	}
-	return st, nil
+	return opts, finish
 }
 
 // maxFitDrift is the share of a catalog's tools that may have changed

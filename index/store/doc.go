@@ -5,9 +5,11 @@
 // folder of its catalog set in the data dir ([SetSources], [SetDir];
 // [Prune] removes the sets no longer used), opens a [Store] there (or
 // in memory) and asks it for the catalog ([Store.CatalogFor]).
-// search.Live syncs the store's two indexes (index/keyword's Bleve index
+// search.Live brings the store's two indexes (index/keyword's Bleve index
 // in keyword.bleve/, index/vector's collections in vectors/) to each
-// catalog and asks it for the files that make a start cheap: the
+// catalog through [Store.SyncWith], the one path that writes them (the
+// tests' [Store.Sync] is the same call), and asks it for the files that
+// make a start cheap: the
 // catalog cache (catalog.bin, catalog.delta: [Store.CachedCatalog],
 // [Store.SaveCatalog]), the built-in embedder's fitted statistics
 // (fit-*.bin: [Store.RestoreFit]) and the tools each upstream server

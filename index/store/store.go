@@ -124,23 +124,102 @@ var ErrNoDimension = errors.New("embedder dimension unknown")
 type Stats struct {
 	Keyword index.SyncStats
 	Vectors index.SyncStats
+	// Pruned names the collections SyncOptions.Prune deleted; PruneErr
+	// says why pruning failed (the sync itself did not).
+	Pruned   []string
+	PruneErr error
 }
 
 // Sync brings both indexes to cat: keyword first (cheap), then vectors for
-// col when emb is not nil.
+// col when emb is not nil. It is SyncWith with those options.
 func (s *Store) Sync(ctx context.Context, cat *index.Catalog, emb vector.DocumentEmbedder, col vector.Collection, opts vector.SyncOptions) (Stats, error) {
-	var st Stats
-	var err error
-	st.Keyword, err = s.Keyword.Sync(ctx, cat)
+	return s.SyncWith(ctx, cat, SyncOptions{Embedder: emb, Collection: col, Vectors: opts})
+}
+
+// SyncOptions says how SyncWith brings the vectors along with the keyword
+// index.
+type SyncOptions struct {
+	// Embedder embeds the documents of new and changed tools; nil syncs
+	// the keyword index only.
+	Embedder vector.DocumentEmbedder
+	// Collection is where the vectors go, unless Prepare says.
+	Collection vector.Collection
+	// Prepare, when set, runs first on the vector path and returns the
+	// collection: an embedder's own preparation (its statistics, a check
+	// of its vector size) that must not hold back the keyword index.
+	Prepare func(ctx context.Context) (vector.Collection, error)
+	// Vectors are the vector store's options.
+	Vectors vector.SyncOptions
+	// Beside syncs the vectors at the same time as the keyword index (a
+	// catalog built from the previous one, with few changes: the sync
+	// takes the longer of the two, not their sum); otherwise after it.
+	Beside bool
+	// KeywordDone, when set, is called once the keyword index holds the
+	// catalog, before SyncWith waits for the vectors: the catalog can be
+	// searched by keyword from then on.
+	KeywordDone func()
+	// Prune, once the vectors are synced, deletes the provider's other
+	// collections (vectors of an embedder's older version): Stats.Pruned.
+	Prune bool
+}
+
+// SyncWith brings the store to cat: the keyword index, then (or, with
+// Beside, meanwhile) the vectors, as opts say. It is the one path by which
+// the product and the tests write both indexes.
+func (s *Store) SyncWith(ctx context.Context, cat *index.Catalog, opts SyncOptions) (Stats, error) {
+	var (
+		st      Stats
+		vecErr  error
+		vecDone chan struct{}
+	)
+	vectors := func(ctx context.Context) (index.SyncStats, error) {
+		col := opts.Collection
+		if opts.Prepare != nil {
+			var err error
+			if col, err = opts.Prepare(ctx); err != nil {
+				return index.SyncStats{}, err
+			}
+		}
+		if col.Dims <= 0 {
+			return index.SyncStats{}, ErrNoDimension
+		}
+		vst, err := s.Vectors.Sync(ctx, col, cat, opts.Embedder, opts.Vectors)
+		if err == nil && opts.Prune {
+			st.Pruned, st.PruneErr = s.Vectors.Prune(col.Provider, col)
+		}
+		return vst, err
+	}
+	vctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if opts.Embedder != nil && opts.Beside {
+		vecDone = make(chan struct{})
+		go func() {
+			defer close(vecDone)
+			st.Vectors, vecErr = vectors(vctx)
+		}()
+	}
+	kst, err := s.Keyword.Sync(ctx, cat)
 	if err != nil {
+		if vecDone != nil {
+			cancel()
+			<-vecDone
+		}
+		st.Keyword = kst
 		return st, err
 	}
-	if emb == nil {
+	if opts.KeywordDone != nil {
+		opts.KeywordDone()
+	}
+	if opts.Embedder == nil {
+		st.Keyword = kst
 		return st, nil
 	}
-	if col.Dims <= 0 {
-		return st, ErrNoDimension
+	if vecDone != nil {
+		<-vecDone
+		err = vecErr
+	} else {
+		st.Vectors, err = vectors(ctx)
 	}
-	st.Vectors, err = s.Vectors.Sync(ctx, col, cat, emb, opts)
+	st.Keyword = kst
 	return st, err
 }
