@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"testing"
 	"unsafe"
@@ -163,44 +162,4 @@ func TestSnapshotScopes(t *testing.T) {
 			t.Errorf("domain %q group %q: %s, want %s", tc.domain, tc.group, got, tc.want)
 		}
 	}
-}
-
-// TestMatrixReadFromAFileOutlivesItsUses: a snapshot read from a large
-// file (its matrix outside Go's heap on Linux, newMatrix) answers the
-// same as the one written, and so do a delta over it and a patched copy
-// after the snapshot itself is gone and collected; the patched copy
-// still does after the delta is gone too (the matrix unmapped).
-func TestMatrixReadFromAFileOutlivesItsUses(t *testing.T) {
-	gob := filepath.Join(t.TempDir(), "c.gob")
-	os.WriteFile(gob, []byte("x"), 0o644)
-	want := snapFixture(600, 512)
-	if err := writeSnap(gob, want, nil, fileTag{}); err != nil {
-		t.Fatal(err)
-	}
-	got, _, _, err := readSnap(gob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if runtime.GOOS == "linux" && got.keeper == nil {
-		t.Fatal("a 1.2 MB matrix was read onto the heap")
-	}
-	q := want.row(17)
-	wantHits := fmt.Sprint(want.query(q, 5, "", ""))
-	gone := want.ids[17]
-	delta := got.withDelta([]string{gone}, nil)
-	patched := patchSnapshot(got, 512, []string{gone}, nil)
-	got = nil
-	runtime.GC()
-	runtime.GC()
-	wantWithout := fmt.Sprint(want.withDelta([]string{gone}, nil).query(q, 5, "", ""))
-	if h := fmt.Sprint(delta.query(q, 5, "", "")); h != wantWithout {
-		t.Fatalf("delta over the file's matrix: %s, want %s", h, wantWithout)
-	}
-	delta = nil
-	runtime.GC()
-	runtime.GC()
-	if h := fmt.Sprint(patched.query(q, 5, "", "")); h != wantWithout {
-		t.Fatalf("patched copy: %s, want %s", h, wantWithout)
-	}
-	_ = wantHits
 }
