@@ -29,11 +29,44 @@ func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
 	return newCatalogFrom(specs, prev, false)
 }
 
-// NewCatalogFromLast is NewCatalogFrom for a previous build that is not
-// used after (a re-index of files, which reads its previous build only
-// for this): its lookups may be taken over instead of copied.
-func NewCatalogFromLast(specs []DomainSpec, last *Catalog) (*Catalog, error) {
-	return newCatalogFrom(specs, last, true)
+// Last is a previous build read back from the data dir and never
+// served: the next build of the same files may take it over
+// (NewCatalogFromLast patches its lookups in place instead of copying
+// them), after which it is spent. It is not a Catalog, so that a build
+// that is still to change can be neither served nor searched: a Catalog,
+// once built, is never changed.
+type Last struct {
+	c *Catalog
+}
+
+// NewLast makes c, a catalog that nothing else holds (read back from the
+// data dir for this), a previous build for NewCatalogFromLast to take
+// over; nil for nil.
+func NewLast(c *Catalog) *Last {
+	if c == nil {
+		return nil
+	}
+	return &Last{c: c}
+}
+
+// Catalog returns the previous build, to read (its tools, its hash) and
+// not to serve, until NewCatalogFromLast spends it; nil after.
+func (l *Last) Catalog() *Catalog {
+	if l == nil {
+		return nil
+	}
+	return l.c
+}
+
+// NewCatalogFromLast is NewCatalogFrom reusing last (nil: nothing), which
+// it takes over and spends: last.Catalog() is nil after, and a second
+// build from it reuses nothing.
+func NewCatalogFromLast(specs []DomainSpec, last *Last) (*Catalog, error) {
+	var prev *Catalog
+	if last != nil {
+		prev, last.c = last.c, nil
+	}
+	return newCatalogFrom(specs, prev, prev != nil)
 }
 
 // NewCatalogSkipping is NewCatalogFrom over strict and then lenient

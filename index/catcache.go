@@ -115,20 +115,25 @@ func (s *CatalogSource) Specs() ([]DomainSpec, error) { return s.SpecsFrom(nil) 
 // others are taken from prev's tools. NewCatalogFrom(specs, prev) then
 // reuses them without checking them again.
 func (s *CatalogSource) SpecsFrom(prev *Catalog) ([]DomainSpec, error) {
-	specs, _, err := s.SpecsFromLast(func() *Catalog { return prev })
+	specs, _, err := s.SpecsFromLast(func() *Last { return &Last{c: prev} })
 	return specs, err
 }
 
 // SpecsFromLast is SpecsFrom with the previous build still to be read:
-// last (index/store's Store.LastCatalog) runs while the files are scanned and their
-// tools digested, which at 100k tools take about as long on the other
-// cores. It returns the specs and what last returned.
-func (s *CatalogSource) SpecsFromLast(last func() *Catalog) ([]DomainSpec, *Catalog, error) {
-	var prev *Catalog
+// last (index/store's Store.LastBuild) runs while the files are scanned
+// and their tools digested, which at 100k tools take about as long on
+// the other cores. It returns the specs and what last returned, for
+// NewCatalogFromLast.
+func (s *CatalogSource) SpecsFromLast(last func() *Last) ([]DomainSpec, *Last, error) {
+	var (
+		prevLast *Last
+		prev     *Catalog
+	)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		prev = last()
+		prevLast = last()
+		prev = prevLast.Catalog()
 	}()
 	scanned := make([]*scannedFile, len(s.names))
 	for i, name := range s.names {
@@ -143,7 +148,7 @@ func (s *CatalogSource) SpecsFromLast(last func() *Catalog) ([]DomainSpec, *Cata
 	for _, f := range scanned {
 		specs, err := f.specs(m)
 		if err != nil {
-			return nil, prev, err
+			return nil, prevLast, err
 		}
 		all = append(all, specs...)
 		if m != nil {
@@ -152,7 +157,7 @@ func (s *CatalogSource) SpecsFromLast(last func() *Catalog) ([]DomainSpec, *Cata
 			}
 		}
 	}
-	return all, prev, nil
+	return all, prevLast, nil
 }
 
 // rawMatcher finds the previous build's tool read from the same bytes

@@ -417,7 +417,14 @@ func TestCatalogDelta(t *testing.T) {
 		// over, or as a server's refresh does, keeping them.
 		build := NewCatalogFrom
 		if round%2 == 1 {
-			build = NewCatalogFromLast
+			build = func(specs []DomainSpec, c *Catalog) (*Catalog, error) {
+				l := NewLast(c)
+				built, err := NewCatalogFromLast(specs, l)
+				if l.Catalog() != nil {
+					t.Fatalf("round %d: NewCatalogFromLast left its previous build to be used again", round)
+				}
+				return built, err
+			}
 		}
 		built, err := build(specs, last)
 		if err != nil {

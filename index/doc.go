@@ -18,7 +18,9 @@
 // [ErrNoIndex], [ErrDamaged]). A built catalog can be cached,
 // keyed by the bytes of its files ([CatalogSource]; the format here,
 // the files in index/store), so that a start with unchanged files does
-// no per-tool work.
+// no per-tool work. A Catalog is never changed once built: the previous
+// build read back from the cache to be taken over by the next one is a
+// [Last], not a Catalog, and is spent by [NewCatalogFromLast].
 //
 //	cat, err := index.LoadCatalogFiles([]string{"catalog.json"})
 //	if err != nil { ... }

@@ -280,8 +280,8 @@ func TestSpecsFromLast(t *testing.T) {
 	}
 	src := &CatalogSource{names: []string{"test"}, data: [][]byte{[]byte(strings.Replace(richCatalog, "List drafts.", "List the drafts.", 1))}}
 	for name, prev := range map[string]*Catalog{"no previous build": nil, "a previous build": first} {
-		got, last, err := src.SpecsFromLast(func() *Catalog { return prev })
-		if err != nil || last != prev {
+		got, last, err := src.SpecsFromLast(func() *Last { return NewLast(prev) })
+		if err != nil || last.Catalog() != prev {
 			t.Fatalf("%s: SpecsFromLast = %v, %p; want the build %p", name, err, last, prev)
 		}
 		want, err := src.SpecsFrom(prev)
@@ -304,7 +304,7 @@ func TestSpecsFromLast(t *testing.T) {
 		}
 	}
 	bad := &CatalogSource{names: []string{"bad"}, data: [][]byte{[]byte(`{"domains":[`)}}
-	if _, last, err := bad.SpecsFromLast(func() *Catalog { return first }); err == nil || last != first {
+	if _, last, err := bad.SpecsFromLast(func() *Last { return NewLast(first) }); err == nil || last.Catalog() != first {
 		t.Errorf("a damaged file: SpecsFromLast = %v, %p; want its error and the previous build", err, last)
 	}
 }

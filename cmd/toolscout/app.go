@@ -40,7 +40,7 @@ type app struct {
 	known []index.DomainSpec
 	// last is the data dir's previous catalog build, when cat missed: the
 	// files' unchanged tools are taken from it.
-	last *index.Catalog
+	last *index.Last
 }
 
 // Close stops the gateway, then the live index and its store.

@@ -22,13 +22,14 @@ import (
 
 // CatalogFor returns the catalog cached for src (CachedCatalog), or,
 // when there is none, src's domain specs to build it from, read beside
-// the previous build (LastCatalog, read on other cores while src's files
-// are scanned), which it returns for index.NewCatalogFromLast to reuse.
-func (s *Store) CatalogFor(src *index.CatalogSource) (cached *index.Catalog, specs []index.DomainSpec, last *index.Catalog, err error) {
+// the previous build (LastBuild, read on other cores while src's files
+// are scanned), which it returns for index.NewCatalogFromLast to take
+// over.
+func (s *Store) CatalogFor(src *index.CatalogSource) (cached *index.Catalog, specs []index.DomainSpec, last *index.Last, err error) {
 	if cat := s.CachedCatalog(src.Key()); cat != nil {
 		return cat, nil, nil, nil
 	}
-	specs, last, err = src.SpecsFromLast(s.LastCatalog)
+	specs, last, err = src.SpecsFromLast(s.LastBuild)
 	return nil, specs, last, err
 }
 
@@ -115,11 +116,11 @@ func readHead(path string, n int) ([]byte, error) {
 	return head[:k], err
 }
 
-// LastCatalog returns the catalog cached in the data dir whatever files
-// it was built from (nil when there is none, or it cannot be read): the
-// previous build, for SpecsFrom and NewCatalogFrom to reuse its unchanged
-// tools.
-func (s *Store) LastCatalog() *index.Catalog {
+// LastBuild returns the catalog cached in the data dir whatever files it
+// was built from (nil when there is none, or it cannot be read): the
+// previous build, read for this alone, for index.SpecsFromLast and
+// index.NewCatalogFromLast to take its unchanged tools over.
+func (s *Store) LastBuild() *index.Last {
 	if s.dir == "" {
 		return nil
 	}
@@ -128,9 +129,9 @@ func (s *Store) LastCatalog() *index.Catalog {
 		return nil
 	}
 	if cat, err := readDelta(c, filepath.Join(s.dir, index.CatalogDeltaFile)); err == nil {
-		return cat // the last save was a delta over this base
+		return index.NewLast(cat) // the last save was a delta over this base
 	}
-	return c.Catalog()
+	return index.NewLast(c.Catalog())
 }
 
 // SaveCatalog caches c in the store's data dir under key, replacing the

@@ -117,7 +117,7 @@ func TestCatalogDeltaDamage(t *testing.T) {
 	}
 	save := func(doc string) string {
 		src := source(t, filepath.Join(srcDir, "test"), doc)
-		last := s.LastCatalog()
+		last := s.LastBuild().Catalog()
 		specs, err := src.SpecsFrom(last)
 		if err != nil {
 			t.Fatal(err)
@@ -159,8 +159,8 @@ func TestCatalogDeltaDamage(t *testing.T) {
 		if _, err := os.Stat(deltaPath); !os.IsNotExist(err) || len(s.healed) != 1 || !strings.Contains(s.healed[0], index.CatalogDeltaFile) {
 			t.Errorf("byte %d: the damaged delta is not removed and said: healed %q", at, s.healed)
 		}
-		if last := s.LastCatalog(); last == nil || last.ToolByKey("zeta/list-drafts").Description != "List drafts." {
-			t.Errorf("byte %d: LastCatalog is not catalog.bin's after the delta was found damaged", at)
+		if last := s.LastBuild().Catalog(); last == nil || last.ToolByKey("zeta/list-drafts").Description != "List drafts." {
+			t.Errorf("byte %d: LastBuild is not catalog.bin's after the delta was found damaged", at)
 		}
 	}
 	if got := s.CachedCatalog(baseKey); got == nil || got.Len() != strings.Count(doc, `"inputSchema"`) {
@@ -186,8 +186,8 @@ func TestCatalogDeltaDamage(t *testing.T) {
 	if s.CachedCatalog(deltaKey) != nil {
 		t.Error("a delta over another catalog.bin was applied")
 	}
-	if last := s.LastCatalog(); last == nil || last.Len() != other.Len() {
-		t.Error("LastCatalog applied a delta over another catalog.bin")
+	if last := s.LastBuild().Catalog(); last == nil || last.Len() != other.Len() {
+		t.Error("LastBuild applied a delta over another catalog.bin")
 	}
 }
 
@@ -248,7 +248,7 @@ func TestCatalogFor(t *testing.T) {
 	}
 	edited := source(t, filepath.Join(srcDir, "rich.json"), strings.Replace(richCatalog, "List drafts.", "List the drafts.", 1))
 	cached, specs, last, err = st.CatalogFor(edited)
-	if err != nil || cached != nil || len(specs) != len(cat.Domains()) || last == nil || last.Hash() != cat.Hash() {
+	if err != nil || cached != nil || len(specs) != len(cat.Domains()) || last.Catalog() == nil || last.Catalog().Hash() != cat.Hash() {
 		t.Fatalf("CatalogFor(an edited source) = %v, %d specs, last %v, %v; want its specs and the cached build", cached, len(specs), last, err)
 	}
 }
