@@ -57,6 +57,25 @@ func BenchmarkVectorQuery(b *testing.B) {
 	}
 }
 
+// benchCol is the collection the benchmarks write: the built-in
+// embedder's 512 dimensions.
+var benchCol = vector.Collection{Provider: "bench", Model: "random", Dims: 512}
+
+// syncedDir returns a folder holding a vector store of n synthetic tools
+// in benchCol, written by a sync.
+func syncedDir(b *testing.B, n int) string {
+	cat, err := synth.Catalog(n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	vs, _ := vector.Open(dir)
+	if _, err := vs.Sync(context.Background(), benchCol, cat, randomEmbedder{512}, vector.SyncOptions{BatchSize: 1000}); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
 // BenchmarkOpenVectors opens a vector store written by a sync and reads
 // its collection: what a start does with an unchanged index (the
 // snapshot file mapped and checked), at the built-in embedder's 512
@@ -64,27 +83,39 @@ func BenchmarkVectorQuery(b *testing.B) {
 func BenchmarkOpenVectors(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			cat, err := synth.Catalog(n, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			dir := b.TempDir()
-			vs, _ := vector.Open(dir)
-			col := vector.Collection{Provider: "bench", Model: "random", Dims: 512}
-			if _, err := vs.Sync(context.Background(), col, cat, randomEmbedder{512}, vector.SyncOptions{BatchSize: 1000}); err != nil {
-				b.Fatal(err)
-			}
+			dir := syncedDir(b, n)
 			b.ResetTimer()
 			for b.Loop() {
 				vs, err := vector.Open(dir)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if got := vs.Count(col); got != n {
+				if got := vs.Count(benchCol); got != n {
 					b.Fatalf("Count = %d, want %d", got, n)
 				}
 				if h := vs.Healed(); len(h) > 0 {
 					b.Fatalf("healed %q", h)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkQueryOpened queries a vector store opened from its files, as a
+// started server does (the matrix read from the snapshot file), at the
+// built-in embedder's 512 dimensions.
+func BenchmarkQueryOpened(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			vs, _ := vector.Open(syncedDir(b, n))
+			q, _ := randomEmbedder{512}.EmbedDocuments(context.Background(), []string{"q"})
+			if vs.Count(benchCol) != n {
+				b.Fatalf("Count = %d, want %d", vs.Count(benchCol), n)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := vs.Query(context.Background(), benchCol, q[0], 10, "", ""); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
