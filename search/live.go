@@ -412,12 +412,17 @@ func (l *Live) Close() error {
 	if stop != nil {
 		stop()
 	}
+	// Closed first: a Swap running now finishes (and starts closing the
+	// build it replaced, which Wait then waits for); a later one is
+	// refused.
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 	l.wg.Wait()
 	// A Load or Update still running (its context ended) finishes its
 	// write before the store closes under it.
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.closed = true
 	return l.store.Close()
 }
 

@@ -577,3 +577,32 @@ func TestSwapAfterClose(t *testing.T) {
 		t.Errorf("the offered store after a refused Swap: %v", err)
 	}
 }
+
+// TestCloseDuringSwap: Close while a Swap runs: the swap either lands
+// first (and Close returns once the build it replaced is closed too) or
+// is refused with ErrClosed; run under -race, WaitGroup misuse (an Add
+// while Close waits) shows.
+func TestCloseDuringSwap(t *testing.T) {
+	ctx := context.Background()
+	specs := []index.DomainSpec{{Name: "reports", Tools: []index.ToolSpec{tool("alpha_report", "Export the alpha report.")}}}
+	for range 10 {
+		live := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, specs)
+		next := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, specs)
+		swapped := make(chan error, 1)
+		go func() {
+			swapped <- live.Swap(ctx, next.Store(), next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{}))
+		}()
+		if err := live.Close(); err != nil {
+			t.Fatal(err)
+		}
+		switch err := <-swapped; {
+		case errors.Is(err, ErrClosed):
+			next.Close() // refused: still its own
+		case err != nil:
+			t.Fatalf("Swap during Close: %v", err)
+		}
+		if err := live.Swap(ctx, next.Store(), next.Engine().Catalog(), nil); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Swap after Close = %v, want ErrClosed", err)
+		}
+	}
+}

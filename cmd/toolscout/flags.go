@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -254,6 +255,9 @@ func flagError(fs *flag.FlagSet, err error) error {
 		return fmt.Errorf("%s %s", msg, help)
 	}
 	value, name, why := m[1], m[2], m[3]
+	if v, err := strconv.Unquote(`"` + value + `"`); err == nil {
+		value = v // the flag package quoted it: quoted once below
+	}
 	if f := fs.Lookup(name); f != nil && (why == "parse error" || why == "value out of range") {
 		if g, ok := f.Value.(flag.Getter); ok {
 			switch g.Get().(type) {
