@@ -43,7 +43,7 @@ func (m ConfidenceModel) Value(coverage, similarity float64) float64 {
 // answers are judged by keyword coverage alone and semantic ones not at
 // all. Fitted by `toolscout eval --confidence-fit` on sealtools-dev and
 // metatool-dev, each query with and without its relevant tools
-// (BENCHMARKS.md, "Confidence").
+// (BENCHMARKS.md, Ranking v6, "Confidence, refitted").
 const (
 	// bothCoverage, bothSimilarity and bothBias judge a hybrid answer of
 	// the built-in embedder.
