@@ -33,7 +33,11 @@ func (g *globalFlags) readOnlyStoreDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := store.ExistingSetDir(g.dataDir, src)
+	root := g.dataDir
+	if g.build != "" {
+		root = g.build // the link resolved once: what is served
+	}
+	dir, err := store.ExistingSetDir(root, src)
 	if errors.Is(err, index.ErrNoIndex) {
 		return "", g.noIndex(err)
 	}

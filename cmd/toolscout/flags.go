@@ -65,6 +65,10 @@ type globalFlags struct {
 	logFormat string
 	// readOnly opens the data dir without writing (serve --read-only).
 	readOnly bool
+	// build is, with readOnly, the folder the data dir led to when the
+	// server opened it (a symbolic link resolved once): the build it
+	// serves until watchBuilds swaps in another.
+	build string
 	// writer says the command's job is to write the data dir's index
 	// (toolscout index): a keyword index another process holds is an
 	// error, not a reason to keep one in memory.

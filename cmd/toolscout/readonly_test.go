@@ -242,3 +242,33 @@ func TestReadOnlySwapsInANewerBuild(t *testing.T) {
 		t.Errorf("no answer from the second build under load (%d answers), or no log line:\n%s", len(answers), s.logText())
 	}
 }
+
+// TestReadOnlyServesTheBuildItResolved: a read-only server resolves its
+// data dir's link once, before it opens the store; a link switched while
+// it loads does not change what it opens (the build watcher sees the
+// switch and swaps it in), so the watcher's "serving" is the truth.
+func TestReadOnlyServesTheBuildItResolved(t *testing.T) {
+	root := t.TempDir()
+	catalog := filepath.Join(root, "catalog.json")
+	os.WriteFile(catalog, []byte(`{"domains":[{"name":"reports","description":"Reports","tools":[{"name":"alpha_report","description":"Export the alpha report.","inputSchema":{"type":"object"}}]}]}`), 0o644)
+	for _, gen := range []string{"first", "second"} {
+		if _, stderr, code := runCLI(t, "index", "--catalog", catalog, "--data-dir", filepath.Join(root, gen), "--embedder", "builtin"); code != 0 {
+			t.Fatalf("index %s: %s", gen, stderr)
+		}
+	}
+	link := filepath.Join(root, "current")
+	if err := os.Symlink(filepath.Join(root, "first"), link); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := filepath.EvalSymlinks(filepath.Join(root, "first"))
+	g := &globalFlags{dataDir: link, readOnly: true, catalogs: []string{catalog}, build: first}
+	// The link moves on after the server resolved it.
+	os.Remove(link)
+	if err := os.Symlink(filepath.Join(root, "second"), link); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := g.readOnlyStoreDir()
+	if err != nil || !strings.HasPrefix(dir, first+string(filepath.Separator)) {
+		t.Errorf("readOnlyStoreDir = %q, %v; want a set of the build resolved first, %s", dir, err, first)
+	}
+}

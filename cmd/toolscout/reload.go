@@ -30,9 +30,9 @@ import (
 // watchBuilds swaps in each newer build the data dir leads to, until ctx
 // ends.
 func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger, every time.Duration) {
-	serving, err := filepath.EvalSymlinks(g.dataDir)
-	if err != nil {
-		log.Warn("cannot watch the data dir for newer builds", "data_dir", g.dataDir, "err", err)
+	serving := g.build // resolved before the store was opened
+	if serving == "" {
+		log.Warn("cannot watch the data dir for newer builds: it could not be resolved at start", "data_dir", g.dataDir)
 		return
 	}
 	if fi, err := os.Lstat(g.dataDir); err == nil && fi.Mode()&os.ModeSymlink == 0 {
@@ -50,6 +50,7 @@ func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger,
 		if err != nil || now == serving {
 			continue // mid-switch, or unchanged
 		}
+		g.build = now // what swapBuild opens: the link resolved once
 		if err := g.swapBuild(ctx, a, log); errors.Is(err, search.ErrClosed) {
 			return // the server is shutting down
 		} else if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -67,6 +68,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, err := g.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if g.readOnly {
+		// The build served is the one the data dir leads to now: a
+		// link switched while the index loads is seen by watchBuilds,
+		// not half-read here.
+		if g.build, err = filepath.EvalSymlinks(g.dataDir); err != nil {
+			g.build = ""
+		}
 	}
 	a, base, err := g.prepare(ctx, log, false)
 	if err != nil {
