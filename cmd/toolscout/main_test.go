@@ -49,6 +49,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"search", "--nope", "x"}, "toolscout: unknown flag --nope (toolscout search --help lists the flags)\n"},
 		{[]string{"serve", "--drain-timeout", "abc"}, `toolscout: --drain-timeout "abc": not a duration: use a number with a unit, e.g. 30s, 2m or 1h` + "\n"},
 		{[]string{"search", "--limit", "x", "q"}, `toolscout: --limit "x": not a whole number` + "\n"},
+		{[]string{"tokens", "--config", "/nonexistent/servers.json", "--budget", "0"}, "--budget 0: give a number of tokens"},
 		{[]string{"search", "--limit", `a"b`, "q"}, `toolscout: --limit "a\"b": not a whole number` + "\n"},
 		{[]string{"search", "q", "--limit"}, "toolscout: --limit needs a value (toolscout search --help lists the flags)\n"},
 		{[]string{"eval", "--format", "pdf"}, `--format "pdf"`},

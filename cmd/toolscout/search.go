@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -20,7 +21,7 @@ type searchResultJSON struct {
 	Score       float64             `json:"score"`
 	Step        int                 `json:"step,omitempty"`
 	Disabled    bool                `json:"disabled,omitempty"`
-	Deprecated  string              `json:"deprecated,omitempty"`
+	Deprecated  index.Deprecation   `json:"deprecated,omitempty"`
 	Explanation *search.Explanation `json:"explanation,omitempty"`
 }
 
@@ -84,7 +85,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			out.Results = append(out.Results, searchResultJSON{
 				Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group,
 				Summary: r.Tool.Summary, Score: r.Score, Step: r.Step, Disabled: r.Tool.Disabled,
-				Deprecated: r.Tool.Deprecated, Explanation: r.Explanation,
+				Deprecated: index.Deprecation(r.Tool.Deprecated), Explanation: r.Explanation,
 			})
 		}
 		enc := json.NewEncoder(stdout)

@@ -26,6 +26,11 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := noArgs("tokens", pos); err != nil {
 		return err
 	}
+	// Checked before the catalog is opened: a typo costs no upstream
+	// start and no index.
+	if *budget < 1 || *budget > maxAutoBudget {
+		return usagef("--budget %d: give a number of tokens from 1 to %d", *budget, maxAutoBudget)
+	}
 	a, _, err := g.openApp(ctx, stderr, true)
 	if err != nil {
 		return err
@@ -34,9 +39,6 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	rep, err := server.New(server.Options{Live: a.live, Version: version}).CountTokens(ctx, *query)
 	if err != nil {
 		return err
-	}
-	if *budget < 1 || *budget > maxAutoBudget {
-		return usagef("--budget %d: give a number of tokens from 1 to %d", *budget, maxAutoBudget)
 	}
 	if a.gc != nil {
 		pins = append(pins, a.gc.Pinned...)
