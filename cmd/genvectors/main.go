@@ -49,6 +49,7 @@ import (
 	"unicode"
 
 	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"github.com/toolscout/toolscout/internal/text"
 	"gonum.org/v1/gonum/mat"
 )
@@ -129,7 +130,7 @@ func run(c config) error {
 	if err := embed.WriteWordVectors(&buf, vocab, counts, W, c.dims); err != nil {
 		return err
 	}
-	if err := writeAtomic(c.out, buf.Bytes()); err != nil {
+	if err := fileio.WriteFile(c.out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	log.Printf("wrote %s (%d bytes) in %s", c.out, buf.Len(), time.Since(start).Round(time.Second))
@@ -597,23 +598,4 @@ func removeCommon(w [][]float32, d int) {
 			w[i][j] = float32(x.At(i, j))
 		}
 	}
-}
-
-// writeAtomic writes data to path through a temporary file and a rename,
-// so that an interrupted run leaves the old file whole.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/eval"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -203,29 +204,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		_, err = stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := writeFileAtomic(*out, buf.Bytes()); err != nil {
+	if err := fileio.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write the report to --out %s: %w", *out, err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so a failure never leaves a half-written file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 func values(m map[string]embed.Embedder) []embed.Embedder {

@@ -23,9 +23,30 @@ const TmpSuffix = ".tmp-"
 // then renamed over path, so that a reader or a kill sees either the old
 // file whole or the new one.
 func WriteAtomic(path string, write func(w *bufio.Writer) error) error {
+	return writeAtomic(path, 0, write)
+}
+
+// WriteFile writes data to path as WriteAtomic does, the file with mode
+// perm (WriteAtomic's are 0600, for the data dir): for a file a user
+// reads, a report or a generated asset.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, perm, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+func writeAtomic(path string, perm os.FileMode, write func(w *bufio.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+TmpSuffix+"*")
 	if err != nil {
 		return err
+	}
+	if perm != 0 {
+		if err := tmp.Chmod(perm); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return err
+		}
 	}
 	defer os.Remove(tmp.Name()) // gone after the rename; cleans up after an error
 	w := bufio.NewWriterSize(tmp, 1<<20)
