@@ -23,7 +23,8 @@ func TestParseCatalogErrors(t *testing.T) {
 	}{
 		{"invalid json", "{\"domains\": [\n{\"name\": \"a\",}]}", "", "line 2, column"},
 		{"no domains", `{"tools": []}`, "domains", "missing"},
-		{"domains not a list", `{"domains": {}}`, "domains", "expected"},
+		{"domains not a list", `{"domains": {}}`, "domains", "expected a list, found JSON object"},
+		{"tools not a list", `{"domains":[{"name":"a","tools":{}}]}`, "domains[0].tools", "expected a list, found JSON object"},
 		{"bad domain name", `{"domains":[{"name":"Git Hub","tools":[]}]}`, "domains[0].name", "invalid domain name"},
 		{"duplicate domain", `{"domains":[{"name":"a","tools":[]},{"name":"a","tools":[]}]}`, "domains[1].name", "duplicate domain"},
 		{"duplicate tool", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"}},{"name":"x","inputSchema":{"type":"object"}}]}]}`, "domains[0].tools[1].name", "duplicate tool"},
@@ -31,11 +32,11 @@ func TestParseCatalogErrors(t *testing.T) {
 		{"non-object schema", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"string"}}]}]}`, "domains[0].tools[0].inputSchema", `"type" is "string"`},
 		{"schema without type", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"properties":{}}}]}]}`, "domains[0].tools[0].inputSchema", `"type" is missing`},
 		{"schema is an array", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":[1]}]}]}`, "domains[0].tools[0].inputSchema", "not a JSON object schema"},
-		{"name of wrong type", `{"domains":[{"name":"a","tools":[{"name":5,"inputSchema":{"type":"object"}}]}]}`, "domains[0].tools[0].name", "expected string"},
+		{"name of wrong type", `{"domains":[{"name":"a","tools":[{"name":5,"inputSchema":{"type":"object"}}]}]}`, "domains[0].tools[0].name", "expected a string, found JSON number"},
 		{"empty tool name", `{"domains":[{"name":"a","tools":[{"name":"","inputSchema":{"type":"object"}}]}]}`, "domains[0].tools[0].name", "missing tool name"},
 		{"bad output schema", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"outputSchema":{"type":"array"}}]}]}`, "domains[0].tools[0].outputSchema", "not an object schema"},
 		{"annotations not object", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"annotations":[true]}]}]}`, "domains[0].tools[0].annotations", "JSON object"},
-		{"enabled not a boolean", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"enabled":"no"}]}]}`, "domains[0].tools[0].enabled", "expected bool"},
+		{"enabled not a boolean", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"enabled":"no"}]}]}`, "domains[0].tools[0].enabled", "expected true or false, found JSON string"},
 		{"deprecated a number", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"deprecated":2}]}]}`, "domains[0].tools[0]", `"deprecated" must be true, false or a string`},
 		{"deprecated too long", `{"domains":[{"name":"a","tools":[{"name":"x","inputSchema":{"type":"object"},"deprecated":"` + strings.Repeat("x", 301) + `"}]}]}`, "domains[0].tools[0].deprecated", "at most 300"},
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/toolscout/toolscout/internal/text"
 )
 
 // ParseCatalog parses one catalog.json document into its domains (the
@@ -76,7 +78,7 @@ func jsonError(file, path string, data []byte, err error) error {
 			}
 			p += typ.Field
 		}
-		return &CatalogError{File: file, Path: p, Reason: fmt.Sprintf("expected %s, found JSON %s", typ.Type, typ.Value)}
+		return &CatalogError{File: file, Path: p, Reason: fmt.Sprintf("expected %s, found JSON %s", text.JSONKind(typ.Type), typ.Value)}
 	default:
 		return &CatalogError{File: file, Path: path, Reason: err.Error()}
 	}

@@ -234,8 +234,9 @@ func (e *Engine) swapIndexes(kw *keyword.Index, vs *vector.Store, emb embed.Embe
 	old := e.ix
 	e.ix, e.emb, e.cat, e.unavailable = &indexes{kw: kw, vs: vs}, emb, cat, ""
 	e.mu.Unlock()
-	// Query vectors are keyed by the embedder's name, and the new one is
-	// fitted to the new build: the cached ones are the old build's.
+	// Query vectors are keyed by the build (embedQuery), and the new
+	// embedder is fitted to the new build: the cached ones are the old
+	// build's, of no use again.
 	e.cache.clear()
 	return old.inflight.Wait
 }

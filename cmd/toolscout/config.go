@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -21,6 +20,7 @@ import (
 	"github.com/agnivade/levenshtein"
 
 	"github.com/toolscout/toolscout/index"
+	txt "github.com/toolscout/toolscout/internal/text"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
 )
@@ -156,7 +156,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		}
 		var typ *json.UnmarshalTypeError
 		if errors.As(err, &typ) && typ.Field != "" {
-			return nil, &ConfigError{File: file, Path: typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", jsonKind(typ.Type), typ.Value)}
+			return nil, &ConfigError{File: file, Path: typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", txt.JSONKind(typ.Type), typ.Value)}
 		}
 		return nil, &ConfigError{File: file, Reason: err.Error()}
 	}
@@ -207,7 +207,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if err := dec.Decode(&e); err != nil {
 			var typ *json.UnmarshalTypeError
 			if errors.As(err, &typ) {
-				return nil, &ConfigError{File: file, Path: path + "." + typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", jsonKind(typ.Type), typ.Value)}
+				return nil, &ConfigError{File: file, Path: path + "." + typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", txt.JSONKind(typ.Type), typ.Value)}
 			}
 			return nil, &ConfigError{File: file, Path: path, Reason: err.Error()}
 		}
@@ -308,21 +308,6 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		gc.Upstreams = append(gc.Upstreams, uc)
 	}
 	return gc, nil
-}
-
-// jsonKind names the JSON value a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice:
-		return "a list"
-	}
-	return "an object"
 }
 
 // maxSeconds bounds a config's durations: a day is more than any server
