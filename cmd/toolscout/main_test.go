@@ -59,6 +59,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--expose", "auto:lots"}, `--expose "auto:lots": auto:TOKENS takes a whole number of tokens`},
 		{[]string{"serve", "--data-dir", dir, "--expose", "core"}, "needs tools to pin"},
 		{[]string{"serve", "--data-dir", dir, "--http", "127.0.0.1:0", "--drain-timeout", "-1s"}, "--drain-timeout -1s"},
+		{[]string{"serve", "--data-dir", dir, "--read-only", "--reload-interval", "1ns"}, "--reload-interval 1ns: want 0 (never) or at least 10ms"},
 		{[]string{"search", "--data-dir", dir, "--log-format", "xml", "x"}, `--log-format "xml": use text or json`},
 	}
 	for _, tc := range tests {

@@ -19,6 +19,10 @@ import (
 	"github.com/toolscout/toolscout/server"
 )
 
+// minReloadInterval bounds how often a read-only server looks where its
+// data dir leads: a shorter interval would only keep a core busy.
+const minReloadInterval = 10 * time.Millisecond
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.", stderr)
@@ -48,8 +52,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if g.readOnly && len(g.configs) > 0 {
 		return usagef("--read-only serves catalogs (--catalog, or the built-in one), not --config: a gateway re-indexes its upstream servers' tools as they change, which writes the data dir")
 	}
-	if *reloadEvery < 0 {
-		return usagef("--reload-interval %s: want a duration of 0 (never) or more, e.g. 2s", *reloadEvery)
+	if *reloadEvery < 0 || *reloadEvery > 0 && *reloadEvery < minReloadInterval {
+		return usagef("--reload-interval %s: want 0 (never) or at least %s, e.g. 2s", *reloadEvery, minReloadInterval)
 	}
 	if *drainTimeout < 0 {
 		return usagef("--drain-timeout %s: want a duration of 0 or more, e.g. 10s", *drainTimeout)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/fileio"
 )
 
 // The data dir holds one folder of indexes per catalog set, so that a
@@ -95,11 +96,10 @@ func SetDir(dataDir string, src []string) (string, error) {
 		return "", fmt.Errorf("data dir: %w", err)
 	}
 	data, _ := json.MarshalIndent(setSources{Sources: src, LastUsed: time.Now().UTC()}, "", "  ")
-	// Best effort: the file only helps --prune and people.
-	tmp := filepath.Join(dir, ".sources.json.tmp")
-	if os.WriteFile(tmp, data, 0o644) == nil {
-		os.Rename(tmp, filepath.Join(dir, "sources.json"))
-	}
+	// Best effort: the file only helps --prune and people. Written whole
+	// or not at all, under a temporary name of its own: two processes
+	// opening the set at once do not write into each other's.
+	fileio.WriteFile(filepath.Join(dir, "sources.json"), data, 0o644)
 	return dir, nil
 }
 
