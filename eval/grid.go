@@ -41,6 +41,9 @@ type GridRun struct {
 	StepWeight     float64            `json:"step_weight" yaml:"step_weight"`
 	// KeywordFullCoverage is search.Params.KeywordFullCoverage.
 	KeywordFullCoverage float64 `json:"keyword_full_coverage" yaml:"keyword_full_coverage"`
+	// SentenceShare and ScaledSentences are search.Params'.
+	SentenceShare   float64 `json:"sentence_share" yaml:"sentence_share"`
+	ScaledSentences int     `json:"scaled_sentences" yaml:"scaled_sentences"`
 	// Embedder is "builtin", "ollama", or a research variant of the built-in
 	// embedder: "builtin-hashed" (no learned vectors), "builtin-nolexicon"
 	// (no hand-written lexicon). Empty: the command's --embedder.
@@ -120,6 +123,7 @@ func (r GridRun) Spec() RunSpec {
 		Params: search.Params{
 			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
 			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
+			SentenceShare: r.SentenceShare, ScaledSentences: r.ScaledSentences,
 		},
 	}
 }

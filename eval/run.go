@@ -353,6 +353,12 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 	if override.StepDepth != 0 {
 		p.StepDepth = override.StepDepth
 	}
+	if override.SentenceShare != 0 {
+		p.SentenceShare = max(override.SentenceShare, 0)
+	}
+	if override.ScaledSentences > 0 {
+		p.ScaledSentences = override.ScaledSentences
+	}
 	out := map[string]any{}
 	switch mode {
 	case search.Hybrid:
@@ -369,6 +375,10 @@ func paramsMap(mode search.Mode, engine search.Params, override search.Params) m
 		out["fuzzy"] = p.Fuzzy
 	}
 	out["step_depth"] = p.StepDepth
+	if mode != search.Keyword {
+		out["sentence_share"] = p.SentenceShare
+		out["scaled_sentences"] = p.ScaledSentences
+	}
 	if p.StepWeight > 0 {
 		out["step_weight"] = p.StepWeight
 	}

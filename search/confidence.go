@@ -43,17 +43,17 @@ func (m ConfidenceModel) Value(coverage, similarity float64) float64 {
 // answers are judged by keyword coverage alone and semantic ones not at
 // all. Fitted by `toolscout eval --confidence-fit` on sealtools-dev and
 // metatool-dev, each query with and without its relevant tools
-// (BENCHMARKS.md, Ranking v6, "Confidence, refitted").
+// (BENCHMARKS.md, Ranking v7).
 const (
 	// bothCoverage, bothSimilarity and bothBias judge a hybrid answer of
 	// the built-in embedder.
-	bothCoverage, bothSimilarity, bothBias = 1.2615, 5.3607, -2.5735
+	bothCoverage, bothSimilarity, bothBias = 2.6872, 2.8213, -1.8305
 	// keywordCoverage and keywordBias judge keyword answers, and hybrid
 	// answers of other embedders, by coverage.
 	keywordCoverage, keywordBias = 4.4489, -0.8127
 	// semanticSimilarity and semanticBias judge semantic answers of the
 	// built-in embedder.
-	semanticSimilarity, semanticBias = 6.5625, -2.9901
+	semanticSimilarity, semanticBias = 4.1683, -2.0653
 )
 
 // The models of those coefficients.

@@ -554,17 +554,17 @@ func (e *Engine) keywordResults(ctx context.Context, pl plan) ([]Result, error) 
 
 // semanticResults answers in semantic mode.
 func (e *Engine) semanticResults(ctx context.Context, pl plan) ([]Result, error) {
-	hits, _, err := e.semantic(ctx, pl, false)
+	l, err := e.semantic(ctx, pl, false)
 	if err != nil {
 		return nil, semanticError{err}
 	}
-	out := make([]Result, 0, len(hits))
-	for i, h := range hits {
+	out := make([]Result, 0, len(l.hits))
+	for i, h := range l.hits {
 		t := pl.cat.Tool(h.ID)
 		if t == nil {
 			continue
 		}
-		r := Result{Tool: t, Score: float64(h.Similarity), similarity: float64(h.Similarity)}
+		r := Result{Tool: t, Score: float64(h.Similarity), similarity: l.similarity(i)}
 		if pl.req.Explain {
 			r.Explanation = &Explanation{SemanticRank: i + 1, SemanticScore: float64(h.Similarity)}
 		}
@@ -580,16 +580,15 @@ func (e *Engine) semanticResults(ctx context.Context, pl plan) ([]Result, error)
 // triples the keyword cost (BENCHMARKS.md).
 func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 	var (
-		vecHits []vector.Hit
-		domSim  map[string]float32
-		vecErr  error
-		wg      sync.WaitGroup
+		vec    semanticList
+		vecErr error
+		wg     sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		wantDomains := pl.req.Domain == "" && pl.p.DomainWeight > 0
-		vecHits, domSim, vecErr = e.semantic(ctx, pl, wantDomains)
+		vec, vecErr = e.semantic(ctx, pl, wantDomains)
 	}()
 	kwHits, kwErr := e.keywordHits(ctx, pl, false)
 	wg.Wait()
@@ -599,62 +598,99 @@ func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 	if kwErr != nil {
 		return nil, kwErr
 	}
-	return e.fuse(pl, kwHits, vecHits, domSim), nil
+	return e.fuse(pl, kwHits, vec), nil
+}
+
+// semanticList is a semantic ranking: hits in rank order, their
+// Similarity the score they rank by; sim, when not nil, each hit's
+// similarity to the request where it differs from that score; and, when
+// asked for, domSim, the similarity of the request to each domain's
+// centroid.
+type semanticList struct {
+	hits   []vector.Hit
+	sim    map[string]float32
+	domSim map[string]float32
+}
+
+// similarity returns the similarity to the request of the i-th hit.
+func (l semanticList) similarity(i int) float64 {
+	if l.sim != nil {
+		return float64(l.sim[l.hits[i].ID])
+	}
+	return float64(l.hits[i].Similarity)
 }
 
 // semantic returns the depth nearest tools to q and, when domains is set,
 // the similarity of q to each domain's centroid.
-func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]vector.Hit, map[string]float32, error) {
+func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) (semanticList, error) {
 	if pl.emb == nil {
-		return nil, nil, errors.New(pl.unavail)
+		return semanticList{}, errors.New(pl.unavail)
 	}
 	emb, q, depth, domain, group := pl.emb, pl.q, pl.depth, pl.req.Domain, pl.req.Group
 	hits, v, err := e.nearest(ctx, pl.ix, emb, q, depth, domain, group, pl.exclude)
 	if err != nil {
-		return nil, nil, err
+		return semanticList{}, err
 	}
-	var domSim map[string]float32
+	l := semanticList{hits: hits}
 	if domains {
-		if domSim, err = pl.ix.vs.DomainSimilarity(ctx, collectionOf(emb, len(v)), v); err != nil {
-			return nil, nil, err
+		if l.domSim, err = pl.ix.vs.DomainSimilarity(ctx, collectionOf(emb, len(v)), v); err != nil {
+			return semanticList{}, err
 		}
 	}
 	parts := Sentences(q)
 	if len(parts) < 2 {
-		return hits, domSim, nil
+		return l, nil
 	}
 	if len(parts) > maxSentences {
 		parts = parts[:maxSentences]
 	}
 	// A task of several sentences asks for several tools, and one vector
-	// of the whole blurs them: each sentence is searched as well, and a
-	// tool scores the mean of its similarity to the whole and to its best
-	// sentence (chosen on metatool-dev over the best match alone, which
-	// lost 0.004 nDCG@10 there; BENCHMARKS.md). A tool outside the whole
-	// query's candidates counts 0 for the whole.
-	best := map[string]float32{}
+	// of the whole blurs them: each sentence is searched as well. A tool's
+	// similarity is the mean of its similarity to the whole and to its
+	// best sentence (chosen on metatool-dev over the best match alone,
+	// which lost 0.004 nDCG@10 there; BENCHMARKS.md); a tool outside a
+	// list counts 0 for it. A request of ScaledSentences sentences or more
+	// ranks by the sentences scaled instead: each sentence's similarities
+	// divided by its best match's, so that every step of the task counts
+	// alike however well its words match, a tool scores SentenceShare of
+	// its best scaled sentence and the rest of its similarity to the
+	// whole (BENCHMARKS.md "Ranking v7"). The evidence that confidence
+	// judges is then the tool's similarity to its best sentence.
+	whole := map[string]float32{}
 	for _, h := range hits {
-		best[h.ID] = h.Similarity
+		whole[h.ID] = h.Similarity
 	}
-	partBest := map[string]float32{}
+	partBest, scaled := map[string]float32{}, map[string]float32{}
 	for _, part := range parts {
 		ph, _, err := e.nearest(ctx, pl.ix, emb, part, depth, domain, group, pl.exclude)
 		if err != nil {
-			return nil, nil, err
+			return semanticList{}, err
 		}
 		for _, h := range ph {
 			if s, ok := partBest[h.ID]; !ok || h.Similarity > s {
 				partBest[h.ID] = h.Similarity
 			}
+			if top := ph[0].Similarity; top > 0 {
+				if s := h.Similarity / top; s > scaled[h.ID] {
+					scaled[h.ID] = s
+				}
+			}
 		}
+	}
+	sim := make(map[string]float32, len(whole)+len(partBest))
+	for id, s := range whole {
+		sim[id] = 0.5 * s
 	}
 	for id, s := range partBest {
-		best[id] = 0.5*best[id] + 0.5*s
+		sim[id] += 0.5 * s
 	}
-	for id := range best {
-		if _, ok := partBest[id]; !ok {
-			best[id] *= 0.5
+	best := sim
+	if share := float32(pl.p.SentenceShare); share > 0 && len(parts) >= pl.p.ScaledSentences {
+		best = make(map[string]float32, len(sim))
+		for id := range sim {
+			best[id] = share*scaled[id] + (1-share)*whole[id]
 		}
+		l.sim = partBest
 	}
 	out := make([]vector.Hit, 0, len(best))
 	for id, s := range best {
@@ -672,7 +708,8 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) ([]vector.
 	if len(out) > depth {
 		out = out[:depth]
 	}
-	return out, domSim, nil
+	l.hits = out
+	return l, nil
 }
 
 // nearest embeds text (through the cache) and returns its depth nearest
@@ -720,7 +757,8 @@ func Sentences(q string) []string {
 	return out
 }
 
-func (e *Engine) fuse(pl plan, kw []keyword.Hit, vec []vector.Hit, domSim map[string]float32) []Result {
+func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
+	vec := sl.hits
 	cat, q, req, p := pl.cat, pl.q, pl.req, pl.p
 	kwIDs := make([]string, len(kw))
 	kwScores := make([]float64, len(kw))
@@ -751,7 +789,7 @@ func (e *Engine) fuse(pl plan, kw []keyword.Hit, vec []vector.Hit, domSim map[st
 	if req.Domain == "" && p.DomainBoost > 0 {
 		named = namedDomains(cat, q)
 	}
-	domRank := rankDomains(domSim)
+	domRank := rankDomains(sl.domSim)
 	if len(domRank) > 1 {
 		// Domain-level ranking: the domains, ranked by how well each as a
 		// whole (the centroid of its tools) matches the query, act as a
@@ -799,7 +837,7 @@ func (e *Engine) fuse(pl plan, kw []keyword.Hit, vec []vector.Hit, domSim map[st
 			r.coverage = kw[f.Ranks[0]-1].Coverage
 		}
 		if f.Ranks[1] > 0 {
-			r.similarity = float64(vec[f.Ranks[1]-1].Similarity)
+			r.similarity = sl.similarity(f.Ranks[1] - 1)
 		}
 		if req.Explain {
 			x := &Explanation{KeywordRank: f.Ranks[0], SemanticRank: f.Ranks[1], ExactName: exact[f.ID], DomainNamed: named[t.Domain]}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -394,5 +395,68 @@ func TestParseModeQuotesBriefly(t *testing.T) {
 	}
 	if _, err := ParseMode("fuzzy"); err == nil || !strings.Contains(err.Error(), `"fuzzy"`) {
 		t.Errorf("ParseMode(fuzzy) = %v, want the value named", err)
+	}
+}
+
+// TestScaledSentences: in a request of three sentences or more, each
+// sentence's similarities are scaled by its best match's, so that a step
+// of few, common words still places its tool near the top; the evidence
+// confidence judges stays a similarity, the tool's to its best sentence.
+// Requests of two sentences rank as before.
+func TestScaledSentences(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	ctx := context.Background()
+	steps := []string{"Open a new issue in a repository about the crash in the repository", "Look up the forecast", "Who is on call"}
+	want := []string{"github__create_issue", "weather__get_forecast", "pagerduty__list_oncalls"}
+	q := strings.Join(steps, ". ")
+	top3 := func(p *Params) []string {
+		t.Helper()
+		resp, err := eng.Search(ctx, Request{Query: q, Mode: Semantic, Params: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(resp.Results)
+		slices.Sort(got[:3])
+		return got[:3]
+	}
+	slices.Sort(want)
+	if got := top3(nil); !reflect.DeepEqual(got, want) {
+		t.Errorf("first three %v, want each step's tool %v", got, want)
+	}
+	// The control: unscaled, the long first step's words take two places.
+	if got := top3(&Params{SentenceShare: Off}); reflect.DeepEqual(got, want) {
+		t.Errorf("first three without scaling %v: the request no longer tells scaling apart", got)
+	}
+
+	resp, err := eng.Search(ctx, Request{Query: q, Mode: Semantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := eng.Search(ctx, Request{Query: steps[2], Mode: Semantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range resp.Results {
+		if r.Tool.QualifiedName == "pagerduty__list_oncalls" && r.similarity != alone.Results[0].similarity {
+			t.Errorf("list_oncalls: similarity %v, want its similarity to %q, %v", r.similarity, steps[2], alone.Results[0].similarity)
+		}
+	}
+	if c := resp.Confidence; c == nil || c.Similarity >= 1 || c.Similarity != resp.Results[0].similarity {
+		t.Errorf("confidence %+v: want the first result's similarity (%v), not its scaled score", c, resp.Results[0].similarity)
+	}
+
+	two := steps[0] + ". " + steps[1]
+	for _, mode := range []Mode{Semantic, Hybrid} {
+		on, err := eng.Search(ctx, Request{Query: two, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := eng.Search(ctx, Request{Query: two, Mode: mode, Params: &Params{SentenceShare: Off}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(names(on.Results), names(off.Results)) || on.Results[0].Score != off.Results[0].Score {
+			t.Errorf("%s, two sentences: %v, want as unscaled %v", mode, names(on.Results), names(off.Results))
+		}
 	}
 }

@@ -55,6 +55,16 @@ type Params struct {
 	// request's by RRF instead, each step weighing StepWeight against
 	// the whole's 1.
 	StepWeight float64 `json:"step_weight,omitempty"`
+	// SentenceShare is, in a request of ScaledSentences sentences or
+	// more, the weight of a tool's best scaled sentence similarity in its
+	// semantic score (each sentence's similarities divided by its best
+	// match's; the whole request's similarity has the rest). Off: such a
+	// request ranks as one of two sentences does, by the mean of the
+	// tool's similarity to the whole and to its best sentence.
+	SentenceShare float64 `json:"sentence_share,omitempty"`
+	// ScaledSentences is the fewest sentences of a request whose sentences
+	// are scaled (SentenceShare).
+	ScaledSentences int `json:"scaled_sentences,omitempty"`
 	// KeywordScoring is how keyword scores are summed: "bm25" (the
 	// default: field weight × BM25, summed over terms and fields), or
 	// with Bleve's own additions, for measurement: "coord" (each sum times
@@ -68,7 +78,7 @@ type Params struct {
 }
 
 // Off, as the value of ExactBoost, DomainBoost, DomainWeight, Fuzzy,
-// KeywordFullCoverage or StepDepth, turns that feature off.
+// KeywordFullCoverage, StepDepth or SentenceShare, turns that feature off.
 const Off = -1.0
 
 // Check reports a parameter out of range: a negative value other than
@@ -81,7 +91,8 @@ func (p Params) Check() error {
 	}{
 		{"rrf_k", p.RRFK, false}, {"keyword_weight", p.KeywordWeight, false}, {"semantic_weight", p.SemanticWeight, false},
 		{"candidates", float64(p.Candidates), false}, {"step_depth", float64(p.StepDepth), true},
-		{"step_weight", p.StepWeight, false},
+		{"step_weight", p.StepWeight, false}, {"sentence_share", p.SentenceShare, true},
+		{"scaled_sentences", float64(p.ScaledSentences), false},
 		{"keyword_full_coverage", p.KeywordFullCoverage, true},
 		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"fuzzy", p.Fuzzy, true},
 	} {
@@ -93,6 +104,9 @@ func (p Params) Check() error {
 		default:
 			return fmt.Errorf("%s %g: use a value ≥ 0 (0: the default)", f.name, f.v)
 		}
+	}
+	if p.SentenceShare > 1 {
+		return fmt.Errorf("sentence_share %g: use a value from 0 to 1, or %g to turn it off", p.SentenceShare, Off)
 	}
 	switch p.Fusion {
 	case "", FusionRRF, FusionConvex:
@@ -119,6 +133,8 @@ func DefaultParams() Params {
 		DomainWeight:        0.5,
 		Fuzzy:               0.2,
 		Fusion:              FusionConvex,
+		SentenceShare:       0.95,
+		ScaledSentences:     3,
 		KeywordScoring:      "bm25",
 		Fields:              keyword.DefaultFieldWeights(),
 	}
@@ -169,6 +185,15 @@ func (p Params) withDefaults() Params {
 	}
 	if p.KeywordFullCoverage == Off {
 		p.KeywordFullCoverage = 0
+	}
+	if p.SentenceShare == 0 {
+		p.SentenceShare = d.SentenceShare
+	}
+	if p.SentenceShare == Off {
+		p.SentenceShare = 0
+	}
+	if p.ScaledSentences <= 0 {
+		p.ScaledSentences = d.ScaledSentences
 	}
 	if p.KeywordScoring == "" {
 		p.KeywordScoring = d.KeywordScoring
