@@ -610,3 +610,25 @@ func smallKeyword(t *testing.T) *Index {
 	}
 	return kw
 }
+
+// TestMappingIndexesOnly: the keyword index only answers term queries
+// scored by BM25, so no field keeps its text, term vectors or doc values
+// (doc values, for sorting and facets, were a third of the index).
+func TestMappingIndexesOnly(t *testing.T) {
+	im, err := NewMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for name, dm := range im.DefaultMapping.Properties {
+		for _, f := range dm.Fields {
+			n++
+			if f.Store || f.IncludeTermVectors || f.DocValues || f.IncludeInAll {
+				t.Errorf("field %s: store %v, term vectors %v, doc values %v, in _all %v; want none", name, f.Store, f.IncludeTermVectors, f.DocValues, f.IncludeInAll)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the mapping has no fields")
+	}
+}
