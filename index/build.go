@@ -21,52 +21,31 @@ import (
 func NewCatalog(specs []DomainSpec) (*Catalog, error) { return NewCatalogFrom(specs, nil) }
 
 // NewCatalogFrom is NewCatalog reusing what prev (nil: nothing) built
-// from the same source: a tool whose spec and domain description are
-// byte for byte what they were is not checked, canonicalised, scanned or
+// from the same source: a tool whose spec is prev's tool's spec in
+// value (Tool's fields as given back by Catalog.Specs), or byte for
+// byte the spec it was built from, with its domain's description
+// unchanged, is prev's tool, not checked, canonicalised, scanned or
 // hashed again. The result is the catalog NewCatalog would build; only
 // the checks across tools (names, domains) run for every tool.
 func NewCatalogFrom(specs []DomainSpec, prev *Catalog) (*Catalog, error) {
-	return newCatalogFrom(specs, prev, false)
-}
-
-// Last is a previous build read back from the data dir and never
-// served: the next build of the same files may take it over
-// (NewCatalogFromLast patches its lookups in place instead of copying
-// them), after which it is spent. It is not a Catalog, so that a build
-// that is still to change can be neither served nor searched: a Catalog,
-// once built, is never changed.
-type Last struct {
-	c *Catalog
-}
-
-// NewLast makes c, a catalog that nothing else holds (read back from the
-// data dir for this), a previous build for NewCatalogFromLast to take
-// over; nil for nil.
-func NewLast(c *Catalog) *Last {
-	if c == nil {
-		return nil
-	}
-	return &Last{c: c}
-}
-
-// Catalog returns the previous build, to read (its tools, its hash) and
-// not to serve, until NewCatalogFromLast spends it; nil after.
-func (l *Last) Catalog() *Catalog {
-	if l == nil {
-		return nil
-	}
-	return l.c
+	return newCatalogFrom(specs, prev, nil, false)
 }
 
 // NewCatalogFromLast is NewCatalogFrom reusing last (nil: nothing), which
 // it takes over and spends: last.Catalog() is nil after, and a second
-// build from it reuses nothing.
+// build from it reuses nothing. The tools last's reuse table says were
+// read from files (CatalogSource.SpecsFromLast) keep the digest of their
+// bytes, for the next read of those files to find them.
 func NewCatalogFromLast(specs []DomainSpec, last *Last) (*Catalog, error) {
-	var prev *Catalog
+	var (
+		prev *Catalog
+		read readTable
+	)
 	if last != nil {
-		prev, last.c = last.c, nil
+		prev, read = last.c, last.read
+		last.c, last.read = nil, nil
 	}
-	return newCatalogFrom(specs, prev, prev != nil)
+	return newCatalogFrom(specs, prev, read, prev != nil)
 }
 
 // NewCatalogSkipping is NewCatalogFrom over strict and then lenient
@@ -93,8 +72,8 @@ func NewCatalogSkipping(strict, lenient []DomainSpec, prev *Catalog) (cat *Catal
 	return cat, skipped, err
 }
 
-func newCatalogFrom(specs []DomainSpec, prev *Catalog, own bool) (*Catalog, error) {
-	if c, ok := patchCatalog(specs, prev, own); ok {
+func newCatalogFrom(specs []DomainSpec, prev *Catalog, read readTable, own bool) (*Catalog, error) {
+	if c, ok := patchCatalog(specs, prev, read, own); ok {
 		return c, nil
 	}
 	n := 0
@@ -105,7 +84,7 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, own bool) (*Catalog, erro
 	if prev != nil {
 		c.base = prev.base
 	}
-	built := buildTools(specs, prev)
+	built := buildTools(specs, prev, read)
 	kept := 0 // prev's own tools in c
 	seenDomain := make(map[string]string)
 	for i, ds := range specs {
@@ -260,53 +239,63 @@ func hasOwnQName(t *Tool) bool {
 
 // buildTools runs newTool on every tool of specs, in parallel (schemas are
 // decoded and re-encoded, texts scanned: the bulk of loading a catalog),
-// or copies prev's tool when its source is unchanged. NewCatalog then
-// goes through the results in order, so errors are the same as one pass
-// would give.
-func buildTools(specs []DomainSpec, prev *Catalog) [][]builtTool {
+// or takes prev's tool over when its source is unchanged. NewCatalog
+// then goes through the results in order, so errors are the same as one
+// pass would give.
+func buildTools(specs []DomainSpec, prev *Catalog, read readTable) [][]builtTool {
 	out := make([][]builtTool, len(specs))
+	prevDesc := make([]string, len(specs)) // the description prev gives each domain
 	type job struct{ i, j int }
 	var jobs []job
 	for i, ds := range specs {
 		out[i] = make([]builtTool, len(ds.Tools))
+		if prev != nil {
+			if d := prev.Domain(ds.Name); d != nil {
+				prevDesc[i] = d.Description
+			}
+		}
 		for j := range ds.Tools {
 			jobs = append(jobs, job{i, j})
 		}
 	}
 	inParallel(len(jobs), func(lo, hi int) {
 		for _, jb := range jobs[lo:hi] {
-			out[jb.i][jb.j] = buildTool(specs[jb.i], specs[jb.i].Tools[jb.j], prev)
+			ds := specs[jb.i]
+			var old *Tool
+			if prev != nil {
+				old = prev.toolIn(ds.Name, ds.Tools[jb.j].Name)
+			}
+			out[jb.i][jb.j] = buildTool(ds, ds.Tools[jb.j], old, prevDesc[jb.i], read)
 		}
 	})
 	return out
 }
 
-// buildTool builds ts of ds, or takes prev's tool over when its source
-// is unchanged: shared when it is exactly prev's, copied when only its
-// raw digest or qualified name is new.
-func buildTool(ds DomainSpec, ts ToolSpec, prev *Catalog) builtTool {
+// buildTool builds ts of ds, or takes old (the previous build's tool of
+// the same domain and name, nil for none; its domain described as
+// oldDesc) over when ts builds the same tool: shared when it is exactly
+// old, copied when only its raw digest or qualified name is new. A tool
+// read (the reuse table read says so) keeps the digest of its bytes.
+func buildTool(ds DomainSpec, ts ToolSpec, old *Tool, oldDesc string, read readTable) builtTool {
 	src := ""
-	old := ts.from
-	if old == nil && prev != nil {
-		old = prev.toolIn(ds.Name, ts.Name)
-	}
+	raw, isRead := read.rawOf(ds, ts)
 	if old != nil && old.Domain == ds.Name && old.Name == ts.Name {
-		// Read from the same bytes, or else built from the same spec.
-		sameRaw := ts.raw != "" && ts.raw == old.raw
-		same := sameRaw
+		// The previous tool's spec in value, or else built from the
+		// same spec.
+		same := isSpecOf(ts, ds.Description, old, oldDesc)
 		if !same {
 			src = specDigest(ds, ts)
 			same = src == old.src
 		}
-		if same && (sameRaw || ts.raw == "") && hasOwnQName(old) {
+		if same && (!isRead || raw == old.raw) && hasOwnQName(old) {
 			// Exactly the tool prev has: shared, not copied (tools are
 			// immutable; NewCatalogFrom copies one before it changes it).
 			return builtTool{t: old, shared: true}
 		}
 		if same {
 			t := *old
-			if ts.raw != "" {
-				t.raw = ts.raw
+			if isRead {
+				t.raw = raw
 			}
 			if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
 				t.Hash = "" // the name is hashed: NewCatalog hashes it again
@@ -319,7 +308,7 @@ func buildTool(ds DomainSpec, ts ToolSpec, prev *Catalog) builtTool {
 	}
 	t, err := newTool(&Domain{Name: ds.Name}, ts)
 	if t != nil {
-		t.src, t.raw = src, ts.raw
+		t.src, t.raw = src, raw
 	}
 	return builtTool{t: t, err: err}
 }

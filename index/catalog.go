@@ -42,7 +42,10 @@ type DomainSpec struct {
 	Source string `json:"-"`
 }
 
-// ToolSpec is one tool as tools/list returns it, plus group and tags.
+// ToolSpec is one tool as tools/list returns it, plus group and tags. It
+// is plain data: two equal specs build the same tool, whatever they were
+// read from (what a re-index reuses of the previous build is carried by
+// [Last]).
 type ToolSpec struct {
 	Name         string          `json:"name"`
 	Title        string          `json:"title,omitempty"`
@@ -59,9 +62,6 @@ type ToolSpec struct {
 	// Deprecated marks a tool to move away from: true, or a string saying
 	// why or what to use instead.
 	Deprecated Deprecation `json:"deprecated,omitempty"`
-
-	raw  string // rawDigest of the bytes it was read from, if read from a file
-	from *Tool  // the previous build's tool read from the same bytes (SpecsFrom)
 }
 
 // Catalog is a validated set of domains and their tools. It is immutable

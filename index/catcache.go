@@ -108,30 +108,29 @@ func (s *CatalogSource) Key() string {
 
 // Specs parses the source's files into domains (unchecked: NewCatalog
 // checks them).
-func (s *CatalogSource) Specs() ([]DomainSpec, error) { return s.SpecsFrom(nil) }
-
-// SpecsFrom is Specs, reading again only the tools whose bytes differ
-// from what prev (the previous build, nil for none) was read from: the
-// others are taken from prev's tools. NewCatalogFrom(specs, prev) then
-// reuses them without checking them again.
-func (s *CatalogSource) SpecsFrom(prev *Catalog) ([]DomainSpec, error) {
-	specs, _, err := s.SpecsFromLast(func() *Last { return &Last{c: prev} })
+func (s *CatalogSource) Specs() ([]DomainSpec, error) {
+	specs, _, err := s.SpecsFromLast(func() *Last { return nil })
 	return specs, err
 }
 
-// SpecsFromLast is SpecsFrom with the previous build still to be read:
-// last (index/store's Store.LastBuild) runs while the files are scanned
-// and their tools digested, which at 100k tools take about as long on
-// the other cores. It returns the specs and what last returned, for
-// NewCatalogFromLast.
+// SpecsFromLast parses the source's files into domains as Specs does,
+// decoding again only the tools whose bytes differ from what the
+// previous build (what last returns; nil for none) was read from: the
+// others are that build's tools' specs, which NewCatalogFromLast then
+// takes over without checking them again. last (index/store's
+// Store.LastBuild) runs while the files are scanned and their tools
+// digested, which at 100k tools take about as long on the other cores.
+// It returns the specs and the Last for NewCatalogFromLast (never nil):
+// what last returned, with the reuse table of the tools decoded, so
+// that the build records the digests of their bytes for the next read.
 func (s *CatalogSource) SpecsFromLast(last func() *Last) ([]DomainSpec, *Last, error) {
 	var (
 		prevLast *Last
 		prev     *Catalog
 	)
-	read := make(chan struct{})
+	done := make(chan struct{})
 	go func() {
-		defer close(read)
+		defer close(done)
 		prevLast = last()
 		prev = prevLast.Catalog()
 	}()
@@ -139,14 +138,18 @@ func (s *CatalogSource) SpecsFromLast(last func() *Last) ([]DomainSpec, *Last, e
 	for i, name := range s.names {
 		scanned[i] = scanFile(name, s.data[i])
 	}
-	<-read
+	<-done
+	if prevLast == nil {
+		prevLast = &Last{}
+	}
+	prevLast.read = readTable{}
 	var m *rawMatcher
 	if prev != nil {
 		m = &rawMatcher{prev: prev.tools}
 	}
 	var all []DomainSpec
 	for _, f := range scanned {
-		specs, err := f.specs(m)
+		specs, err := f.specs(m, prevLast.read)
 		if err != nil {
 			return nil, prevLast, err
 		}

@@ -20,7 +20,12 @@
 // the files in index/store), so that a start with unchanged files does
 // no per-tool work. A Catalog is never changed once built: the previous
 // build read back from the cache to be taken over by the next one is a
-// [Last], not a Catalog, and is spent by [NewCatalogFromLast].
+// [Last], not a Catalog, and is spent by [NewCatalogFromLast]. A
+// [ToolSpec] is plain data: a re-index takes a tool over from the
+// previous build when its spec equals that tool's in value, and what
+// the files' bytes were ([CatalogSource.SpecsFromLast] reads again only
+// the tools whose bytes changed) travels in the Last's reuse table, not
+// in the specs.
 //
 //	cat, err := index.LoadCatalogFiles([]string{"catalog.json"})
 //	if err != nil { ... }

@@ -17,7 +17,7 @@ import (
 // built (an error, a tool prev had renamed after a clash). The catalog
 // is the one NewCatalog(specs) builds. With own, prev's lookups become
 // the catalog's (patched in place): prev must not be used after.
-func patchCatalog(specs []DomainSpec, prev *Catalog, own bool) (c *Catalog, ok bool) {
+func patchCatalog(specs []DomainSpec, prev *Catalog, read readTable, own bool) (c *Catalog, ok bool) {
 	if prev == nil || prev.byQName == nil || len(specs) != len(prev.domains) {
 		return nil, false
 	}
@@ -44,14 +44,19 @@ func patchCatalog(specs []DomainSpec, prev *Catalog, own bool) (c *Catalog, ok b
 	if k != len(prev.tools) {
 		return nil, false
 	}
-	// The tools read from the same bytes as prev's at their place are
-	// prev's (buildTool would share them); the others are built.
+	// The tools whose specs are, in value, those of prev's at their
+	// place, and not read from other bytes, are prev's (buildTool would
+	// share them); the others are built.
 	type job struct{ i, j, k int }
 	var jobs []job
 	k = 0
 	for i, ds := range specs {
+		sameDesc := strings.TrimSpace(ds.Description) == pds[i].Description
 		for j, ts := range ds.Tools {
-			if p := prev.tools[k]; ts.from != p || !hasOwnQName(p) {
+			p := prev.tools[k]
+			if !sameDesc || !specEqual(ts, p.spec()) || !hasOwnQName(p) {
+				jobs = append(jobs, job{i, j, k})
+			} else if raw, isRead := read.rawOf(ds, ts); isRead && raw != p.raw {
 				jobs = append(jobs, job{i, j, k})
 			}
 			k++
@@ -60,7 +65,8 @@ func patchCatalog(specs []DomainSpec, prev *Catalog, own bool) (c *Catalog, ok b
 	built := make([]builtTool, len(jobs)) // built[x] is jobs[x]'s
 	inParallel(len(jobs), func(lo, hi int) {
 		for x := lo; x < hi; x++ {
-			built[x] = buildTool(specs[jobs[x].i], specs[jobs[x].i].Tools[jobs[x].j], prev)
+			ds := specs[jobs[x].i]
+			built[x] = buildTool(ds, ds.Tools[jobs[x].j], prev.tools[jobs[x].k], pds[jobs[x].i].Description, read)
 		}
 	})
 	next := 0 // the next job, in the order of the tools

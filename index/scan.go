@@ -287,19 +287,6 @@ func rawDigest(name, desc, tool []byte) string {
 	return string(h.Sum(nil))
 }
 
-// parseCatalogFrom is ParseCatalog, taking the tools whose bytes the
-// previous build (prev, nil for none) already read from it instead of
-// decoding them again. Every tool gets its raw digest, for the next
-// build. A document scanCatalog does not read, or one with an error,
-// goes to ParseCatalog, which reports the error where it is.
-func parseCatalogFrom(file string, data []byte, prev *Catalog) ([]DomainSpec, error) {
-	var m *rawMatcher
-	if prev != nil {
-		m = &rawMatcher{prev: prev.tools}
-	}
-	return scanFile(file, data).specs(m)
-}
-
 // scannedFile is a catalog file scanned for its tools' bytes and
 // digested, before its tools are matched with the previous build's.
 type scannedFile struct {
@@ -352,11 +339,15 @@ func scanFile(file string, data []byte) *scannedFile {
 
 // specs returns the file's domains, its tools taken from the previous
 // build (m, nil for none) where it read the same bytes, decoded
-// otherwise.
-func (f *scannedFile) specs(m *rawMatcher) ([]DomainSpec, error) {
+// otherwise; the decoded ones go into read with the digest of their
+// bytes. A document scanCatalog does not read, or one with an error,
+// goes to ParseCatalog, which reports the error where it is (and whose
+// tools have no digest: the next read decodes them again).
+func (f *scannedFile) specs(m *rawMatcher, read readTable) ([]DomainSpec, error) {
 	if f.spans == nil {
 		return ParseCatalog(f.file, f.data)
 	}
+	decoded := make([]bool, len(f.jobs))
 	var failed atomic.Bool
 	inParallel(len(f.jobs), func(lo, hi int) {
 		for _, jb := range f.jobs[lo:hi] {
@@ -375,20 +366,27 @@ func (f *scannedFile) specs(m *rawMatcher) ([]DomainSpec, error) {
 				} else if m != nil {
 					old = m.find(jb.raw)
 				}
-				if old == nil && json.Unmarshal(raw, ts) != nil {
-					failed.Store(true)
-					return
+				if old == nil {
+					if json.Unmarshal(raw, ts) != nil {
+						failed.Store(true)
+						return
+					}
+					decoded[jb.k] = true
 				}
 			}
 			if old != nil {
 				*ts = old.spec()
-				ts.from = old
 			}
-			ts.raw = jb.raw
 		}
 	})
 	if failed.Load() {
 		return ParseCatalog(f.file, f.data)
+	}
+	for _, jb := range f.jobs {
+		if decoded[jb.k] {
+			ds := &f.doms[jb.i]
+			read[toolKey{ds.Name, ds.Tools[jb.j].Name}] = readTool{raw: jb.raw, desc: ds.Description, spec: ds.Tools[jb.j]}
+		}
 	}
 	return f.doms, nil
 }

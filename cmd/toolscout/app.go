@@ -23,9 +23,9 @@ import (
 // app is what a command works with: the live index over a synced store
 // and, with --config, the gateway to the upstream servers.
 type app struct {
-	// src is the catalog files when there is no --config: the catalog
-	// comes from the data dir's cache of them when it is there (cat),
-	// else from parsing them.
+	// src is the catalog files when there is no --config: the store
+	// gives their catalog (cat), from the data dir's cache of them when
+	// it is there, else built from them.
 	src    *index.CatalogSource
 	cat    *index.Catalog
 	live   *search.Live
@@ -38,9 +38,6 @@ type app struct {
 	// when the index loads: the tools each listed on its last run (kept
 	// in the data dir), or, for commands that wait for the servers, now.
 	known []index.DomainSpec
-	// last is the data dir's previous catalog build, when cat missed: the
-	// files' unchanged tools are taken from it.
-	last *index.Last
 }
 
 // Close stops the gateway, then the live index and its store.
@@ -164,7 +161,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.OpenWith(dir, store.Options{ReadOnly: g.readOnly})
+	st, err := store.OpenWith(dir, store.Options{ReadOnly: g.readOnly, Catalog: a.src, Logger: log})
 	if errors.Is(err, index.ErrNoIndex) {
 		err = g.noIndex(err)
 	}
@@ -192,12 +189,10 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if a.src != nil {
 		if base, err = a.catalogFrom(st); err != nil {
 			st.Close()
+			if errors.Is(err, index.ErrNoIndex) {
+				err = g.noIndex(err) // read-only: building it would write the data dir
+			}
 			return nil, nil, err
-		}
-		if a.cat == nil && st.ReadOnly() {
-			// Building it from the files would write the data dir.
-			st.Close()
-			return nil, nil, g.noIndex(fmt.Errorf("%w: no catalog built from these files as they are now", index.ErrNoIndex))
 		}
 	}
 	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Logger: log})
@@ -211,11 +206,11 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 }
 
 // catalogFrom sets a.cat to the catalog the store caches for a.src, or
-// else returns a.src's domains to build it from (and keeps the previous
-// build in a.last); a.domain names the domains either way.
+// else returns a.src's domains, which the store builds it from when
+// load asks; a.domain names the domains either way.
 func (a *app) catalogFrom(st *store.Store) ([]index.DomainSpec, error) {
-	cat, base, last, err := st.CatalogFor(a.src)
-	a.cat, a.last = cat, last
+	cat, base, err := st.CatalogSpecs()
+	a.cat = cat
 	if cat != nil {
 		for _, d := range cat.Domains() {
 			a.domain = append(a.domain, d.Name)
@@ -250,26 +245,14 @@ func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec,
 		return err
 	}
 	if a.src != nil && a.cat == nil {
-		// Built once, then read back from the data dir by the next start
-		// with the same files. The cache is written while the indexes
-		// sync (as a delta over the previous build when few tools
-		// changed), and load returns after both. The previous build's
-		// unchanged tools are reused, and its catalog patched when the
-		// files changed tools in place: an edit of one tool in 100k
-		// rebuilds one tool, not 100k. a.last is not used after.
-		a.cat, err = index.NewCatalogFromLast(base, a.last)
-		a.last = nil
-		if err != nil {
+		// Built by the store from the files (taking the previous build's
+		// unchanged tools over) and saved while the indexes sync; load
+		// returns after both.
+		st := a.live.Store()
+		if a.cat, err = st.Catalog(ctx); err != nil {
 			return err
 		}
-		saved := make(chan struct{})
-		go func(cat *index.Catalog) {
-			defer close(saved)
-			if err := a.live.Store().SaveCatalog(a.src.Key(), cat); err != nil {
-				log.Warn("could not cache the catalog in the data dir; the next start reads the files again", "err", err)
-			}
-		}(a.cat)
-		defer func() { <-saved }()
+		defer st.WaitSaved()
 	}
 	bar := newProgress(stderr, "embedding "+emb.Info().String())
 	if a.cat != nil {

@@ -20,12 +20,12 @@ import (
 // (index/catcache.go); which file holds what, and what is healed, is
 // the store's.
 
-// CatalogFor returns the catalog cached for src (CachedCatalog), or,
+// catalogFor returns the catalog cached for src (CachedCatalog), or,
 // when there is none, src's domain specs to build it from, read beside
 // the previous build (LastBuild, read on other cores while src's files
 // are scanned), which it returns for index.NewCatalogFromLast to take
 // over.
-func (s *Store) CatalogFor(src *index.CatalogSource) (cached *index.Catalog, specs []index.DomainSpec, last *index.Last, err error) {
+func (s *Store) catalogFor(src *index.CatalogSource) (cached *index.Catalog, specs []index.DomainSpec, last *index.Last, err error) {
 	if cat := s.CachedCatalog(src.Key()); cat != nil {
 		return cat, nil, nil, nil
 	}

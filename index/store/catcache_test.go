@@ -117,12 +117,11 @@ func TestCatalogDeltaDamage(t *testing.T) {
 	}
 	save := func(doc string) string {
 		src := source(t, filepath.Join(srcDir, "test"), doc)
-		last := s.LastBuild().Catalog()
-		specs, err := src.SpecsFrom(last)
+		specs, last, err := src.SpecsFromLast(s.LastBuild)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := index.NewCatalogFrom(specs, last)
+		c, err := index.NewCatalogFromLast(specs, last)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +226,7 @@ func cacheFile(t *testing.T, cat *index.Catalog) []byte {
 	return buf.Bytes()
 }
 
-// TestCatalogFor: a source whose catalog is cached gets it back, with
+// TestCatalogFor: (catalogFor) a source whose catalog is cached gets it back, with
 // no specs to build; another gets its specs and the previous build to
 // reuse, the cached one.
 func TestCatalogFor(t *testing.T) {
@@ -242,12 +241,12 @@ func TestCatalogFor(t *testing.T) {
 	if err := st.SaveCatalog(src.Key(), cat); err != nil {
 		t.Fatal(err)
 	}
-	cached, specs, last, err := st.CatalogFor(src)
+	cached, specs, last, err := st.catalogFor(src)
 	if err != nil || cached == nil || cached.Hash() != cat.Hash() || specs != nil || last != nil {
 		t.Fatalf("CatalogFor(the cached source) = %v, %d specs, last %v, %v; want the cached catalog alone", cached, len(specs), last, err)
 	}
 	edited := source(t, filepath.Join(srcDir, "rich.json"), strings.Replace(richCatalog, "List drafts.", "List the drafts.", 1))
-	cached, specs, last, err = st.CatalogFor(edited)
+	cached, specs, last, err = st.catalogFor(edited)
 	if err != nil || cached != nil || len(specs) != len(cat.Domains()) || last.Catalog() == nil || last.Catalog().Hash() != cat.Hash() {
 		t.Fatalf("CatalogFor(an edited source) = %v, %d specs, last %v, %v; want its specs and the cached build", cached, len(specs), last, err)
 	}

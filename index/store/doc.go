@@ -4,7 +4,10 @@
 // Place in the flow: between the indexes and search. cmd picks the
 // folder of its catalog set in the data dir ([SetSources], [SetDir];
 // [Prune] removes the sets no longer used), opens a [Store] there (or
-// in memory) and asks it for the catalog ([Store.CatalogFor]).
+// in memory) with the set's catalog files ([Options].Catalog) and asks
+// it for their catalog ([Store.Catalog]): the store alone decides
+// whether it is read back from the catalog cache or built from the
+// files (taking the previous build's unchanged tools over) and saved.
 // search.Live brings the store's two indexes (index/keyword's Bleve index
 // in keyword.bleve/, index/vector's collections in vectors/) to each
 // catalog through [Store.SyncWith], the one path that writes them (the
@@ -16,8 +19,8 @@
 // listed last (upstreams.bin: [Store.ListedTools]). What cannot be read
 // is removed to be rebuilt, and said in [Store.Healed].
 //
-//	st, err := store.Open(dir)  // "" keeps everything in memory
+//	st, err := store.OpenWith(dir, store.Options{Catalog: src, Logger: log}) // dir "" keeps everything in memory
 //	if err != nil { ... }
-//	defer st.Close()
-//	cached, specs, last, err := st.CatalogFor(src)
+//	defer st.Close() // after the catalog's save
+//	cat, err := st.Catalog(ctx)
 package store

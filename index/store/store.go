@@ -8,6 +8,7 @@ import (
 	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/fileio"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,9 +24,12 @@ type Store struct {
 	dir           string
 	healed        []string // what CachedCatalog removed
 	readOnly      bool
+	log           *slog.Logger
+	files         filesCatalog // the catalog of Options.Catalog
 }
 
-// Options configures OpenWith.
+// Options configures OpenWith; the zero value opens the indexes for
+// reading and writing, with no catalog files.
 type Options struct {
 	// ReadOnly opens a data dir that another process built (toolscout
 	// index) to serve it, beside any number of other read-only
@@ -34,6 +38,14 @@ type Options struct {
 	// would need a write fails with ErrReadOnly: syncing to a catalog the
 	// indexes do not already hold, saving a catalog or statistics.
 	ReadOnly bool
+	// Catalog is the catalog files the store's catalog comes from
+	// (Store.Catalog): cached in the data dir, or built from them and
+	// saved there. Nil for none: the caller builds its catalog itself
+	// (from upstream servers).
+	Catalog *index.CatalogSource
+	// Logger gets the warnings of what the store does on its own (a
+	// catalog it could not save). Nil discards them.
+	Logger *slog.Logger
 }
 
 // Open opens the indexes under dir (keyword.bleve and vectors/),
@@ -55,7 +67,20 @@ func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
 // OpenWith is Open with options; read-only, dir must hold
 // the indexes (else ErrNoIndex).
 func OpenWith(dir string, o Options) (*Store, error) {
-	if o.ReadOnly {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s, err := openIndexes(dir, o.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	s.log, s.files.src = o.Logger, o.Catalog
+	return s, nil
+}
+
+// openIndexes opens the indexes under dir.
+func openIndexes(dir string, readOnly bool) (*Store, error) {
+	if readOnly {
 		return openDirReadOnly(dir)
 	}
 	var kwPath, vecPath string
@@ -114,8 +139,12 @@ func (s *Store) Healed() []string {
 // Dir returns the data dir ("" in memory).
 func (s *Store) Dir() string { return s.dir }
 
-// Close closes the indexes.
-func (s *Store) Close() error { return s.Keyword.Close() }
+// Close waits for the catalog Catalog saves (WaitSaved), then closes
+// the indexes.
+func (s *Store) Close() error {
+	s.WaitSaved()
+	return s.Keyword.Close()
+}
 
 // ErrNoDimension means the embedder does not know its vector size yet.
 var ErrNoDimension = errors.New("embedder dimension unknown")
