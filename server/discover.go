@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/relay"
 )
 
 // DiscoverArgs are discover_tools' arguments.
@@ -122,7 +123,7 @@ type SearchAnswer struct {
 
 func (s *Server) addMetaTools(v *view) {
 	srv := v.mcp
-	srv.AddReceivingMiddleware(relayMiddleware) // large execute_tool results go through raw
+	srv.AddReceivingMiddleware(relay.Middleware) // large execute_tool results go through raw
 	schema := func(props map[string]any, required ...string) map[string]any {
 		m := map[string]any{"type": "object", "properties": props}
 		if len(required) > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/server/relay"
 )
 
 // ExecuteArgs are execute_tool's arguments.
@@ -48,9 +49,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 		return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it. Connect its server with --config to run it.", t.QualifiedName), nil
 	}
 	// A large result comes back as a stub, its bytes in slot, and is
-	// relayed as they are (relay.go).
-	slot := &relaySlot{}
-	res, err := s.exec.Execute(withValue(ctx, slot), req, t, args)
+	// relayed as they are (server/relay).
+	slot := &relay.Slot{}
+	res, err := s.exec.Execute(relay.WithSlot(ctx, slot), req, t, args)
 	if err != nil {
 		if errors.Is(err, ErrNotExecutable) {
 			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), nil
@@ -60,10 +61,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 		}
 		return errorResult("%s failed: %v", t.QualifiedName, err), nil
 	}
-	if body := slot.body.Load(); body != nil {
-		return relayed(res, body), nil
-	}
-	return res, nil
+	return slot.Mark(res), nil
 }
 
 // ValidateArguments checks args against the tool's input schema and says

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolscout/toolscout/server/relay"
 )
 
 // StatelessProtocol is the first MCP protocol version without sessions:
@@ -67,7 +68,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		return s.primary.mcp
 	}
 	// Neither handler sets JSONResponse: every answer is an SSE event of
-	// its own, which spliceHTTP can splice (a batch answered as one JSON
+	// its own, which relay.SpliceHTTP can splice (a batch answered as one JSON
 	// array would carry its placeholders unspliced).
 	sessions := s.sessionHandler(mcp.NewStreamableHTTPHandler(fromContext,
 		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: s.log}), o.MaxSessions)
@@ -76,8 +77,8 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	stateless := s.statelessHandler(mcp.NewStreamableHTTPHandler(fromContext,
 		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, PropagateRequestCancellation: true}))
 	// Large relayed results are written into each response as the
-	// upstream's bytes (spliceHTTP).
-	return spliceHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// upstream's bytes (relay.SpliceHTTP).
+	return relay.SpliceHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p *peeked
 		if r.Method == http.MethodPost && r.Header.Get(protocolHeader) == "" && r.Header.Get("Mcp-Session-Id") == "" {
 			// An initialize, or a request of the stateless protocol

@@ -20,6 +20,9 @@ import (
 
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
+
+	"github.com/toolscout/toolscout/internal/rawjson"
+	"github.com/toolscout/toolscout/server/relay"
 )
 
 // relayText returns n bytes of text, the same for the same n: lines of
@@ -99,7 +102,7 @@ func spaceOut(v []byte) []byte {
 	out := make([]byte, 0, len(v)+len(v)/8)
 	for i := 0; i < len(v); {
 		if v[i] == '"' {
-			end := skipString(v, i)
+			end := rawjson.SkipString(v, i)
 			out = append(out, v[i:end]...)
 			i = end
 			continue
@@ -132,7 +135,7 @@ func relayBlobLine(id json.RawMessage, b blobSpec) []byte {
 type relayEnv struct {
 	tb     testing.TB
 	srv    *Server
-	splice *splicer // nil: the session runs as s.MCP().Run(NewStdioTransport(...)) would
+	splice *relay.Splicer // nil: the session runs as s.MCP().Run(NewStdioTransport(...)) would
 	in     *io.PipeWriter
 	outR   *io.PipeReader
 	out    *bufio.Reader
@@ -195,7 +198,7 @@ func relaySession(tb testing.TB, srv *Server, splice bool) *relayEnv {
 	outR, outW := io.Pipe()
 	e := &relayEnv{tb: tb, srv: srv, in: inW, outR: outR, out: bufio.NewReaderSize(outR, 64<<10), dir: tb.TempDir(), done: make(chan error, 1)}
 	if splice {
-		e.splice = newSplicer()
+		e.splice = relay.NewSplicer()
 	}
 	go func() {
 		var err error
@@ -376,7 +379,7 @@ func TestRelayLargeResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := e.splice.spliced.Load(); n != 1 {
+	if n := e.splice.Spliced(); n != 1 {
 		t.Errorf("%d results written in place of their placeholder, want 1", n)
 	}
 	want := blob.result(false)

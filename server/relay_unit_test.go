@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/relay"
 )
 
 // decodeCases are lines decodeLine must read as jsonrpc.DecodeMessage does.
@@ -112,75 +114,10 @@ func FuzzDecodeLine(f *testing.F) {
 	})
 }
 
-// big is a text block over relayRawMin, as JSON.
-var big = `{"type":"text","text":"` + strings.Repeat("x", relayRawMin) + `"}`
+// big is a text block over relay.MinSize, as JSON.
+var big = `{"type":"text","text":"` + strings.Repeat("x", relay.MinSize) + `"}`
 
-func TestRelayBody(t *testing.T) {
-	for _, c := range []struct {
-		name, result string
-		want         string // "" when the result takes the SDK's path
-	}{
-		{"no meta", `{"content":[` + big + `],"isError":true}`, `{"content":[` + big + `],"isError":true}`},
-		{"meta first", `{ "_meta" : {"a":"}"} , "content":[` + big + `]}`, `{"content":[` + big + `]}`},
-		{"meta last", `{"content":[` + big + `],"structuredContent":{"_meta":1} ,"_meta":{}}`, `{"content":[` + big + `],"structuredContent":{"_meta":1}}`},
-		{"meta between", `{"content":[` + big + `],"_meta":{},"isError":false}`, `{"content":[` + big + `],"isError":false}`},
-		{"all blocks", `{"content":[` + big + `,{"type":"image"},{"type":"audio"},{"type":"resource_link"},{"type":"resource"}]}`,
-			`{"content":[` + big + `,{"type":"image"},{"type":"audio"},{"type":"resource_link"},{"type":"resource"}]}`},
-		{"small", `{"content":[{"type":"text","text":"x"}]}`, ""},
-		{"unknown block", `{"content":[` + big + `,{"type":"tool_use"}]}`, ""},
-		{"block not an object", `{"content":[` + big + `,"text"]}`, ""},
-		{"no content", `{"structuredContent":` + big + `}`, ""},
-		{"content not an array", `{"content":` + big + `}`, ""},
-		{"duplicate", `{"content":[` + big + `],"content":[]}`, ""},
-		{"result type", `{"content":[` + big + `],"resultType":"complete"}`, ""},
-		{"not an object", `[` + big + `]`, ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			body := newRelayBody([]byte(c.result))
-			if c.want == "" {
-				if body != nil {
-					t.Fatalf("newRelayBody(%.60q) kept it raw, want the SDK's path", c.result)
-				}
-				return
-			}
-			if body == nil {
-				t.Fatalf("newRelayBody(%.60q) = nil, want it kept raw", c.result)
-			}
-			var stub mcp.CallToolResult
-			if err := json.Unmarshal(body.stub(), &stub); err != nil {
-				t.Fatal(err)
-			}
-			res := &rawResult{CallToolResult: &stub, body: body}
-			got, err := json.Marshal(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != c.want {
-				t.Errorf("relayed %.60q as %.80q, want %.80q", c.result, got, c.want)
-			}
-			// With members the SDK adds (new protocol): they come first.
-			res.SetMeta(map[string]any{"k": "v"})
-			got, err = json.Marshal(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := `{"_meta":{"k":"v"},` + c.want[1:]; string(got) != want {
-				t.Errorf("with the SDK's _meta, relayed %.60q as %.80q, want %.80q", c.result, got, want)
-			}
-		})
-	}
-}
-
-// TestRelayBodyUnmarshalled: a relayed result that misses relayMiddleware
-// fails loudly instead of answering an empty result.
-func TestRelayBodyUnmarshalled(t *testing.T) {
-	body := newRelayBody([]byte(`{"content":[` + big + `]}`))
-	if _, err := json.Marshal(relayed(&mcp.CallToolResult{Content: []mcp.Content{}}, body)); err == nil {
-		t.Error("a relayed result marshalled without relayMiddleware, want an error")
-	}
-}
-
-// TestLineConnSlots: the result of a call made with a relaySlot lands in
+// TestLineConnSlots: the result of a call made with a relay.Slot lands in
 // the slot, the SDK reads a stub; a cancelled call's slot is forgotten.
 func TestLineConnSlots(t *testing.T) {
 	inR, inW := io.Pipe()
@@ -188,10 +125,10 @@ func TestLineConnSlots(t *testing.T) {
 	defer c.Close()
 	ctx := context.Background()
 	for _, id := range []int64{1, 2} {
-		slot := &relaySlot{}
+		slot := &relay.Slot{}
 		rid, _ := jsonrpc.MakeID(float64(id))
 		call := &jsonrpc.Request{ID: rid, Method: "tools/call", Params: json.RawMessage(`{}`)}
-		if err := c.Write(withValue(ctx, slot), call); err != nil {
+		if err := c.Write(relay.WithSlot(ctx, slot), call); err != nil {
 			t.Fatal(err)
 		}
 		if id == 2 {
@@ -210,10 +147,43 @@ func TestLineConnSlots(t *testing.T) {
 		if r := msg.(*jsonrpc.Response); string(r.Result) != `{"content":[],"isError":true}` {
 			t.Errorf("the SDK reads %.80s, want the stub", r.Result)
 		}
-		if b := slot.body.Load(); b == nil || string(b.whole) != `{"content":[`+big+`],"isError":true}` {
-			t.Errorf("the slot holds %v, want the result less its _meta", b)
+		if got := relayedJSON(t, slot); got != `{"content":[`+big+`],"isError":true}` {
+			t.Errorf("the slot relays %.80s, want the result less its _meta", got)
 		}
 	}
+}
+
+// keptSlot is a relay.Slot that keeps result.
+func keptSlot(t *testing.T, result string) *relay.Slot {
+	t.Helper()
+	slot := &relay.Slot{}
+	if _, ok := slot.Keep([]byte(result)); !ok {
+		t.Fatalf("Keep(%.60q) kept nothing", result)
+	}
+	return slot
+}
+
+// markedBy is a tools/call handler that answers the result slot marks,
+// as execute_tool does.
+func markedBy(slot *relay.Slot) mcp.MethodHandler {
+	return func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		return slot.Mark(&mcp.CallToolResult{Content: []mcp.Content{}}), nil
+	}
+}
+
+// relayedJSON is what relay.Middleware writes for a result marked with
+// slot.
+func relayedJSON(t *testing.T, slot *relay.Slot) string {
+	t.Helper()
+	res, err := relay.Middleware(markedBy(slot))(context.Background(), "tools/call", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // resultJSON is what a client reads of res: content, structured content

@@ -17,6 +17,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/internal/rawjson"
+	"github.com/toolscout/toolscout/server/relay"
 )
 
 // TestSpliceSameAnswer: over ServeStdio a large result is written in place
@@ -34,7 +37,7 @@ func TestSpliceSameAnswer(t *testing.T) {
 		{blobSpec{Text: 3 << 20, Image: 1 << 20}, true},
 		{blobSpec{Text: 600 << 10, IsError: true}, true},
 		{blobSpec{Text: 1 << 20, Image: 300 << 10, Spaced: true}, true},
-		{blobSpec{Text: 1000, Image: 100}, false}, // under relayRawMin: the SDK's path in both
+		{blobSpec{Text: 1000, Image: 100}, false}, // under relay.MinSize: the SDK's path in both
 	} {
 		for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 			t.Run(fmt.Sprintf("%+v/%s", c.blob, proto), func(t *testing.T) {
@@ -42,7 +45,7 @@ func TestSpliceSameAnswer(t *testing.T) {
 				if proto == "2026-07-28" {
 					meta = newProtocolMeta
 				}
-				before := e.splice.spliced.Load()
+				before := e.splice.Spliced()
 				e.callMeta(1, c.blob, true, meta)
 				plain.callMeta(1, c.blob, true, meta)
 				got := keptAnswer(t, e.dir)
@@ -55,7 +58,7 @@ func TestSpliceSameAnswer(t *testing.T) {
 					t.Fatalf("spliced answer (%d bytes) differs from the encoder's (%d bytes) at byte %d: got %.80q, want %.80q",
 						len(got), len(want), i, got[i:], want[i:])
 				}
-				if spliced := e.splice.spliced.Load() - before; spliced != map[bool]int64{true: 1, false: 0}[c.spliced] {
+				if spliced := e.splice.Spliced() - before; spliced != map[bool]int64{true: 1, false: 0}[c.spliced] {
 					t.Errorf("%d results spliced, want spliced=%v", spliced, c.spliced)
 				}
 				if bytes.Contains(got, []byte(`"fake":true`)) {
@@ -70,7 +73,7 @@ func TestSpliceSameAnswer(t *testing.T) {
 				} else if proto == "2026-07-28" && !bytes.HasPrefix(got, []byte(`{"jsonrpc":"2.0","id":1,"result":{"_meta":{"`+mcp.MetaKeyServerInfo+`"`)) {
 					t.Errorf("new protocol: answer %.200q does not start with the SDK's serverInfo", got)
 				}
-				if n := e.splice.pending(); n != 0 {
+				if n := e.splice.Pending(); n != 0 {
 					t.Errorf("%d results still registered after the answer", n)
 				}
 			})
@@ -110,44 +113,52 @@ func TestSpliceConcurrent(t *testing.T) {
 		}
 		prefix := `{"jsonrpc":"2.0","id":`
 		rest, ok := strings.CutPrefix(line.String(), prefix)
-		id := rest[:tokenLen([]byte(rest))]
+		id := rest[:rawjson.TokenLen([]byte(rest))]
 		b, known := blobs[id]
 		if !ok || !known {
 			t.Fatalf("answer %.100q is not one of the calls'", line.String())
 		}
-		if want := prefix + id + `,"result":` + string(b.result(false)) + "}\n"; b.Text > relayRawMin && line.String() != want {
+		if want := prefix + id + `,"result":` + string(b.result(false)) + "}\n"; b.Text > relay.MinSize && line.String() != want {
 			t.Errorf("answer to call %s (%+v) = %.100q..., want %.100q...", id, b, line.String(), want)
 		}
 		delete(blobs, id)
 	}
-	if n := e.splice.spliced.Load(); n != 4 {
+	if n := e.splice.Spliced(); n != 4 {
 		t.Errorf("%d results spliced, want the 4 large ones", n)
 	}
 }
 
-// spliceBody registers a large result in sp until ctx ends and returns its
-// marker and the answer line the SDK would write for call id (a JSON
-// token) with it as its result.
-func spliceBody(t *testing.T, ctx context.Context, sp *splicer, id string) (marker string, line []byte, body *relayBody) {
+// spliceBody registers a large result in sp until ctx ends, as
+// relay.Middleware does, and returns its marker and the answer line the
+// SDK would write for call id (a JSON token) with it as its result.
+func spliceBody(t *testing.T, ctx context.Context, sp *relay.Splicer, id string) (marker string, line []byte) {
 	t.Helper()
-	body = newRelayBody([]byte(`{"content":[` + big + `], "isError" : true}`))
-	if body == nil {
-		t.Fatal("newRelayBody kept nothing")
+	slot := keptSlot(t, `{"content":[`+big+`], "isError" : true}`)
+	res, err := relay.Middleware(markedBy(slot))(relay.WithSplicer(ctx, sp), "tools/call", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if marker = sp.register(ctx, body); marker == "" {
-		t.Fatal("register refused")
+	result, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return marker, placeholderLine(id, marker), body
+	var placeholder map[string]int
+	if err := json.Unmarshal(result, &placeholder); err != nil || len(placeholder) != 1 {
+		t.Fatalf("the SDK encodes %.100q, want a placeholder (%v)", result, err)
+	}
+	for marker = range placeholder {
+	}
+	return marker, []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":` + string(result) + "}\n")
 }
 
 // placeholderLine is the line the SDK writes for call id (a JSON token)
 // when its result is the placeholder of marker.
 func placeholderLine(id, marker string) []byte {
-	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":` + string(placeholder(nil, marker)) + "}\n")
+	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"` + marker + `":0}}` + "\n")
 }
 
 // newSpliceWriter is a stdioWriter over out with a call of id in flight.
-func newSpliceWriter(t *testing.T, sp *splicer, out io.Writer, ids ...string) *stdioWriter {
+func newSpliceWriter(t *testing.T, sp *relay.Splicer, out io.Writer, ids ...string) *stdioWriter {
 	t.Helper()
 	w := &stdioWriter{w: out, calls: newCallTable(), splice: sp, log: slog.New(slog.DiscardHandler)}
 	for _, id := range ids {
@@ -169,8 +180,8 @@ func wantSpliced(id string) string {
 // released is answered with an error, and its id can be used again.
 func TestSpliceReleased(t *testing.T) {
 	t.Run("written", func(t *testing.T) {
-		sp := newSplicer()
-		_, line, _ := spliceBody(t, context.Background(), sp, "7")
+		sp := relay.NewSplicer()
+		_, line := spliceBody(t, context.Background(), sp, "7")
 		var out bytes.Buffer
 		if _, err := newSpliceWriter(t, sp, &out, "7").Write(line); err != nil {
 			t.Fatal(err)
@@ -178,16 +189,16 @@ func TestSpliceReleased(t *testing.T) {
 		if out.String() != wantSpliced("7") {
 			t.Errorf("wrote %.100q, want %.100q", out.String(), wantSpliced("7"))
 		}
-		if sp.pending() != 0 {
-			t.Errorf("%d results registered after the write, want 0", sp.pending())
+		if sp.Pending() != 0 {
+			t.Errorf("%d results registered after the write, want 0", sp.Pending())
 		}
 	})
 	t.Run("cancelled before written", func(t *testing.T) {
-		sp := newSplicer()
+		sp := relay.NewSplicer()
 		ctx, cancel := context.WithCancel(context.Background())
-		_, line, _ := spliceBody(t, ctx, sp, `"a"`)
+		_, line := spliceBody(t, ctx, sp, `"a"`)
 		cancel()
-		waitFor(t, "the release", func() bool { return sp.pending() == 0 })
+		waitFor(t, "the release", func() bool { return sp.Pending() == 0 })
 		var out bytes.Buffer
 		w := newSpliceWriter(t, sp, &out, `"a"`)
 		if _, err := w.Write(line); err != nil {
@@ -206,49 +217,15 @@ func TestSpliceReleased(t *testing.T) {
 		}
 	})
 	t.Run("write fails", func(t *testing.T) {
-		sp := newSplicer()
-		_, line, _ := spliceBody(t, context.Background(), sp, "1")
+		sp := relay.NewSplicer()
+		_, line := spliceBody(t, context.Background(), sp, "1")
 		fail := errors.New("stdout closed")
 		if _, err := newSpliceWriter(t, sp, failWriter{fail}, "1").Write(line); !errors.Is(err, fail) {
 			t.Errorf("Write = %v, want %v", err, fail)
 		}
-		if sp.pending() != 0 {
-			t.Errorf("%d results registered after a failed write, want 0", sp.pending())
+		if sp.Pending() != 0 {
+			t.Errorf("%d results registered after a failed write, want 0", sp.Pending())
 		}
-	})
-	t.Run("closed", func(t *testing.T) {
-		sp := newSplicer()
-		spliceBody(t, context.Background(), sp, "1")
-		sp.close()
-		if sp.pending() != 0 {
-			t.Errorf("%d results registered after close, want 0", sp.pending())
-		}
-		if m := sp.register(context.Background(), newRelayBody([]byte(`{"content":[`+big+`]}`))); m != "" {
-			t.Error("a closed splicer registered a result")
-		}
-	})
-	t.Run("middleware", func(t *testing.T) {
-		// What the SDK sees: the placeholder, the bytes registered until
-		// the call's context ends.
-		sp := newSplicer()
-		ctx, cancel := context.WithCancel(withValue(context.Background(), sp))
-		body := newRelayBody([]byte(`{"content":[` + big + `]}`))
-		next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
-			return relayed(&mcp.CallToolResult{Content: []mcp.Content{}}, body), nil
-		}
-		res, err := relayMiddleware(next)(ctx, "tools/call", &mcp.CallToolRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) > 100 || !bytes.Contains(got, []byte(relayMarkerPrefix)) || sp.pending() != 1 {
-			t.Fatalf("the SDK encodes %.100q with %d results registered, want a placeholder and 1", got, sp.pending())
-		}
-		cancel()
-		waitFor(t, "the release", func() bool { return sp.pending() == 0 })
 	})
 }
 
@@ -262,10 +239,10 @@ func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
 // in structured content, as its last member, in its id), or a placeholder
 // with a marker of another connection or none at all, never gets them.
 func TestSpliceForgedMarker(t *testing.T) {
-	sp, other := newSplicer(), newSplicer()
-	marker, line, _ := spliceBody(t, context.Background(), sp, "1")
-	otherMarker, _, _ := spliceBody(t, context.Background(), other, "1")
-	forged := relayMarkerPrefix + strings.Repeat("0", 32)
+	sp, other := relay.NewSplicer(), relay.NewSplicer()
+	marker, line := spliceBody(t, context.Background(), sp, "1")
+	otherMarker, _ := spliceBody(t, context.Background(), other, "1")
+	forged := marker[:len(marker)-32] + strings.Repeat("0", 32)
 	q := strconv.Quote
 	var out bytes.Buffer
 	w := newSpliceWriter(t, sp, &out)
@@ -296,8 +273,8 @@ func TestSpliceForgedMarker(t *testing.T) {
 			t.Errorf("%s marker: wrote %.120q, want an error answer", c.name, out.String())
 		}
 	}
-	if sp.pending() != 1 || other.pending() != 1 {
-		t.Fatalf("%d and %d results registered, want each connection's still there", sp.pending(), other.pending())
+	if sp.Pending() != 1 || other.Pending() != 1 {
+		t.Fatalf("%d and %d results registered, want each connection's still there", sp.Pending(), other.Pending())
 	}
 	out.Reset()
 	if _, err := w.Write(line); err != nil {
@@ -319,20 +296,22 @@ func TestSpliceClientGone(t *testing.T) {
 	args, _ := json.Marshal(blobSpec{Text: 8 << 20, Image: 1 << 20}.args())
 	e.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_tool","arguments":{"tool_name":"fake__blob","arguments":%s}}}`, args))
 	waitFor(t, "the answer's write to fail", func() bool { return e.writeErrs.Load() > 0 })
-	if n := e.splice.pending(); n != 0 {
+	if n := e.splice.Pending(); n != 0 {
 		t.Errorf("%d results registered after the answer failed to write", n)
 	}
 	e.in.Close()
 	if err := <-e.done; err != nil {
 		t.Logf("session ended: %v", err)
 	}
-	if n := e.splice.pending(); n != 0 {
+	if n := e.splice.Pending(); n != 0 {
 		t.Errorf("%d results registered after the session ended", n)
 	}
 	if grown := int64(heapNow()) - int64(before); grown > 4<<20 {
 		t.Errorf("the heap is %.1f MiB larger after the failed answer than before: the result is still held", float64(grown)/(1<<20))
 	}
-	if m := e.splice.register(context.Background(), newRelayBody([]byte(`{"content":[`+big+`]}`))); m != "" {
+	slot := keptSlot(t, `{"content":[`+big+`]}`)
+	relay.Middleware(markedBy(slot))(relay.WithSplicer(context.Background(), e.splice), "tools/call", nil)
+	if n := e.splice.Pending(); n != 0 {
 		t.Error("a result was registered after the session ended")
 	}
 }
@@ -356,7 +335,7 @@ func TestSpliceCancelled(t *testing.T) {
 			t.Errorf("answer %.200q is neither the result nor an error", line.String())
 		}
 	}
-	waitFor(t, "the release of every result", func() bool { return e.splice.pending() == 0 })
+	waitFor(t, "the release of every result", func() bool { return e.splice.Pending() == 0 })
 	got := e.call(1, blobSpec{Text: 1 << 20}, false)
 	if got[0].bytes < 1<<20 {
 		t.Errorf("after the cancelled calls, a call got %d bytes, want its result", got[0].bytes)
@@ -430,7 +409,7 @@ func TestSpliceHTTPSameAnswer(t *testing.T) {
 			t.Run(fmt.Sprintf("%+v/%s", c.blob, proto), func(t *testing.T) {
 				args, _ := json.Marshal(c.blob.args())
 				call := func(url string) []byte {
-					headers := map[string]string{"Mcp-Protocol-Version": proto, spliceHeader: "forged-by-the-client"}
+					headers := map[string]string{"Mcp-Protocol-Version": proto, "X-Toolscout-Splice": "forged-by-the-client"} // relay.SpliceHTTP's header
 					meta := ""
 					if proto == StatelessProtocol {
 						meta = newMeta
@@ -442,7 +421,7 @@ func TestSpliceHTTPSameAnswer(t *testing.T) {
 					return message(data)
 				}
 				want := call(map[string]string{"2025-11-25": sdkSessions.URL, StatelessProtocol: sdkStateless.URL}[proto])
-				before := splicedHTTP.Load()
+				_, before := relay.HTTPStats()
 				got := call(ours.URL)
 				if !bytes.Equal(got, want) {
 					i := 0
@@ -455,11 +434,10 @@ func TestSpliceHTTPSameAnswer(t *testing.T) {
 				if !bytes.Contains(got, []byte(`"text":"00000000 `)) {
 					t.Errorf("answer %.200q holds no text of the blob", got)
 				}
-				if n := splicedHTTP.Load() - before; n != map[bool]int64{true: 1, false: 0}[c.spliced] {
+				left, spliced := relay.HTTPStats()
+				if n := spliced - before; n != map[bool]int64{true: 1, false: 0}[c.spliced] {
 					t.Errorf("%d results spliced, want spliced=%v", n, c.spliced)
 				}
-				left := 0
-				httpSplicers.Range(func(any, any) bool { left++; return true })
 				if left != 0 {
 					t.Errorf("%d splicers registered after the request", left)
 				}

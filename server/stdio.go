@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolscout/toolscout/server/relay"
 )
 
 // NewStdioTransport returns an MCP transport over newline-delimited
@@ -33,18 +34,18 @@ func NewStdioTransport(in io.Reader, out io.Writer, log *slog.Logger) mcp.Transp
 // and out, through the transport NewStdioTransport returns, until in ends
 // or ctx is cancelled. Unlike s.MCP().Run with that transport, it writes a
 // large relayed tool result as the upstream's bytes, without the SDK
-// encoding it (splice.go): the answer is the same, byte for byte; a 60
+// encoding it (server/relay): the answer is the same, byte for byte; a 60
 // MiB one peaks at 2× its size in memory instead of 3× (BENCHMARKS.md).
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger) error {
-	return s.serveStdio(ctx, in, out, log, newSplicer())
+	return s.serveStdio(ctx, in, out, log, relay.NewSplicer())
 }
 
-func (s *Server) serveStdio(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger, sp *splicer) error {
-	defer sp.close()
-	return s.MCP().Run(withValue(ctx, sp), newStdioTransport(in, out, log, sp))
+func (s *Server) serveStdio(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger, sp *relay.Splicer) error {
+	defer sp.Close()
+	return s.MCP().Run(relay.WithSplicer(ctx, sp), newStdioTransport(in, out, log, sp))
 }
 
-func newStdioTransport(in io.Reader, out io.Writer, log *slog.Logger, sp *splicer) mcp.Transport {
+func newStdioTransport(in io.Reader, out io.Writer, log *slog.Logger, sp *relay.Splicer) mcp.Transport {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -60,7 +61,7 @@ type stdioWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
 	calls  *callTable
-	splice *splicer // nil: nothing is spliced
+	splice *relay.Splicer // nil: nothing is spliced
 	log    *slog.Logger
 }
 
@@ -68,13 +69,12 @@ type stdioWriter struct {
 // placeholder is written with the relayed result in its place.
 func (s *stdioWriter) Write(p []byte) (int, error) {
 	n := len(p)
-	var body *relayBody
+	var body *relay.Body
 	if s.splice != nil && len(p) > 0 && p[len(p)-1] == '\n' {
-		if marker, ok := placeholderIn(p[:len(p)-1]); ok {
-			if body = s.splice.take(marker); body == nil {
-				s.log.Warn("stdio: a relayed tool result was released before its answer was written (the call was cancelled or the connection is closing); answered with an error")
-				p = append(releasedAnswer(p[:len(p)-1]), '\n')
-			}
+		var ok bool
+		if body, ok = s.splice.Take(p[:len(p)-1]); ok && body == nil {
+			s.log.Warn("stdio: a relayed tool result was released before its answer was written (the call was cancelled or the connection is closing); answered with an error")
+			p = append(relay.Released(p[:len(p)-1]), '\n')
 		}
 	}
 	line := s.calls.rewrite(p)
@@ -82,9 +82,7 @@ func (s *stdioWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	var err error
 	if body != nil {
-		if err = writeSpliced(s.w, line[:len(line)-1], body, "\n"); err == nil {
-			s.splice.spliced.Add(1)
-		}
+		err = s.splice.Write(s.w, line[:len(line)-1], body, "\n")
 	} else {
 		_, err = s.w.Write(line)
 	}

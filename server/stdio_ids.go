@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+
+	"github.com/toolscout/toolscout/internal/rawjson"
 )
 
 // The go-sdk keeps a request id as a string or an int64 made from a float64,
@@ -132,12 +134,9 @@ func lifecycleCode(c *inflight) int64 {
 	return codeInternalError
 }
 
-// The go-sdk (v1.8.0) writes each message as one line that begins with
-// one of these.
-var (
-	sdkIDPrefix     = []byte(`{"jsonrpc":"2.0","id":`)
-	sdkNoticePrefix = []byte(`{"jsonrpc":"2.0","method":`)
-)
+// sdkNoticePrefix begins each notification the go-sdk (v1.8.0) writes, as
+// one line (a message with an id begins as rawjson.SDKID says).
+var sdkNoticePrefix = []byte(`{"jsonrpc":"2.0","method":`)
 
 // rewrite returns line (one message the SDK wrote) with the id of a
 // response to the client put back as the client sent it and a code 0 made
@@ -146,11 +145,10 @@ func (t *callTable) rewrite(line []byte) []byte {
 	if bytes.HasPrefix(line, sdkNoticePrefix) {
 		return line
 	}
-	if !bytes.HasPrefix(line, sdkIDPrefix) {
+	start, end, ok := rawjson.SDKID(line)
+	if !ok {
 		return t.rewriteSlow(line)
 	}
-	start := len(sdkIDPrefix)
-	end := start + tokenLen(line[start:])
 	rest := line[end:]
 	var isErr bool
 	switch {
@@ -171,7 +169,7 @@ func (t *callTable) rewrite(line []byte) []byte {
 	out = append(out, c.sent...)
 	if isErr {
 		at := len(`,"error":{"code":`)
-		if n := tokenLen(rest[at:]); string(rest[at:at+n]) == "0" {
+		if n := rawjson.TokenLen(rest[at:]); string(rest[at:at+n]) == "0" {
 			out = append(out, rest[:at]...)
 			out = strconv.AppendInt(out, lifecycleCode(c), 10)
 			rest = rest[at+n:]
@@ -207,30 +205,6 @@ func (t *callTable) rewriteSlow(line []byte) []byte {
 		return line
 	}
 	return out.Bytes()
-}
-
-// tokenLen returns the length of the JSON string or number at the start
-// of b.
-func tokenLen(b []byte) int {
-	if len(b) == 0 {
-		return 0
-	}
-	if b[0] != '"' {
-		n := 0
-		for n < len(b) && bytes.IndexByte([]byte("+-.0123456789eE"), b[n]) >= 0 {
-			n++
-		}
-		return n
-	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
 }
 
 // cancelled rewrites a notifications/cancelled from the client to name the

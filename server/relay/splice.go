@@ -1,4 +1,4 @@
-package server
+package relay
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/internal/rawjson"
 )
 
 // Over toolscout's stdio transport a large relayed result (relay.go) does
@@ -22,18 +24,19 @@ import (
 // bytes.Buffer; for a 60 MiB result that was three allocations of its size
 // on top of the upstream's line. Instead:
 //
-//   - ServeStdio runs the session with a splicer in its context, which
-//     reaches every handler and middleware of the session.
-//   - relayMiddleware registers the upstream's bytes in the splicer under
-//     a fresh marker (128 random bits) and the SDK encodes a placeholder
-//     in their place: the result's own members (the _meta and resultType
-//     the SDK sets) followed by "io.toolscout/relay#MARKER":0, a few dozen
+//   - server.ServeStdio runs the session with a Splicer in its context
+//     (WithSplicer), which reaches every handler and middleware of the
+//     session.
+//   - Middleware registers the upstream's bytes in the splicer under a
+//     fresh marker (128 random bits) and the SDK encodes a placeholder in
+//     their place: the result's own members (the _meta and resultType the
+//     SDK sets) followed by "io.toolscout/relay#MARKER":0, a few dozen
 //     bytes.
-//   - stdioWriter, about to write that response line, takes the bytes
-//     registered under the marker and writes the line's head, the
-//     upstream's members (compacted on the way, as the SDK's encoder would)
-//     and the closing braces: byte for byte the line the SDK would have
-//     written, without ever joining it.
+//   - server/stdio's writer, about to write that response line, takes the
+//     bytes registered under the marker (Take) and writes the line's head,
+//     the upstream's members (compacted on the way, as the SDK's encoder
+//     would) and the closing braces (Write): byte for byte the line the
+//     SDK would have written, without ever joining it.
 //
 // Only a line whose result ends with the placeholder member is spliced:
 // no result the SDK encodes has a member of that name at its top level,
@@ -59,21 +62,29 @@ const markerLen = len(relayMarkerPrefix) + 32
 // marker: the member's value, the result's and the message's braces.
 const placeholderTail = `":0}}`
 
-// splicer holds the relayed results of one stdio connection between the
-// handler returning them and stdioWriter writing them.
-type splicer struct {
+// A Splicer holds the relayed results of one connection (server/stdio's)
+// or one POST (SpliceHTTP) between Middleware registering them and the
+// transport writing them in place of their placeholder.
+type Splicer struct {
 	mu      sync.Mutex
-	bodies  map[string]*relayBody
+	bodies  map[string]*Body
 	closed  bool
 	spliced atomic.Int64 // results written in place of their placeholder
 }
 
-func newSplicer() *splicer { return &splicer{bodies: map[string]*relayBody{}} }
+// NewSplicer returns an empty Splicer. Close it when its connection ends.
+func NewSplicer() *Splicer { return &Splicer{bodies: map[string]*Body{}} }
+
+// WithSplicer returns ctx carrying sp: Middleware registers the results of
+// the calls served with it there, for the transport to splice.
+func WithSplicer(ctx context.Context, sp *Splicer) context.Context {
+	return withValue(ctx, sp)
+}
 
 // register keeps body under a new marker until ctx ends, and returns the
 // marker; "" when the connection is closed (the result then takes the
 // encoder's path).
-func (sp *splicer) register(ctx context.Context, body *relayBody) string {
+func (sp *Splicer) register(ctx context.Context, body *Body) string {
 	var r [16]byte
 	rand.Read(r[:]) // never fails (crypto/rand)
 	marker := relayMarkerPrefix + hex.EncodeToString(r[:])
@@ -88,7 +99,7 @@ func (sp *splicer) register(ctx context.Context, body *relayBody) string {
 }
 
 // take removes and returns the bytes registered under marker, or nil.
-func (sp *splicer) take(marker string) *relayBody {
+func (sp *Splicer) take(marker string) *Body {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	b := sp.bodies[marker]
@@ -96,16 +107,16 @@ func (sp *splicer) take(marker string) *relayBody {
 	return b
 }
 
-// close releases every registered result and refuses new ones.
-func (sp *splicer) close() {
+// Close releases every registered result and refuses new ones.
+func (sp *Splicer) Close() {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	sp.closed = true
 	clear(sp.bodies)
 }
 
-// pending returns how many results are registered.
-func (sp *splicer) pending() int {
+// Pending returns how many results are registered.
+func (sp *Splicer) Pending() int {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	return len(sp.bodies)
@@ -123,39 +134,62 @@ func placeholder(sdk [][]byte, marker string) []byte {
 	return append(out, `":0}`...)
 }
 
+// Spliced returns how many results were written in place of their
+// placeholder (Write).
+func (sp *Splicer) Spliced() int64 { return sp.spliced.Load() }
+
+// Take returns the result that msg (one JSON-RPC message the SDK wrote,
+// without its line break) stands for, removing it from sp: ok is false
+// when msg is not a placeholder answer, and body is nil when its result
+// was released (then write Released(msg) instead).
+func (sp *Splicer) Take(msg []byte) (body *Body, ok bool) {
+	marker, ok := placeholderIn(msg)
+	if !ok {
+		return nil, false
+	}
+	return sp.take(marker), true
+}
+
 // placeholderIn returns the marker of msg (one JSON-RPC message, without
 // a line break) when it is a response the SDK wrote for a placeholder
 // result: an answer in the SDK's layout whose result ends with the
 // placeholder member.
 func placeholderIn(msg []byte) (string, bool) {
 	n := len(msg) - len(placeholderTail) - markerLen - 2 // the byte before the member's quote
-	if n < len(sdkIDPrefix) || !bytes.HasSuffix(msg, []byte(placeholderTail)) || !bytes.HasPrefix(msg, sdkIDPrefix) {
+	start, end, ok := rawjson.SDKID(msg)
+	if !ok || n < start || !bytes.HasSuffix(msg, []byte(placeholderTail)) {
 		return "", false
 	}
 	if msg[n] != ',' && msg[n] != '{' || msg[n+1] != '"' || !bytes.HasPrefix(msg[n+2:], []byte(relayMarkerPrefix)) {
 		return "", false
 	}
-	start := len(sdkIDPrefix)
-	end := start + tokenLen(msg[start:])
 	if !bytes.HasPrefix(msg[end:], []byte(`,"result":{`)) {
 		return "", false
 	}
 	return string(msg[n+2 : n+2+markerLen]), true
 }
 
-// releasedAnswer is the answer to the call of msg (a placeholder response)
-// whose result was released before it could be written.
-func releasedAnswer(msg []byte) []byte {
-	start := len(sdkIDPrefix)
-	end := start + tokenLen(msg[start:])
+// Released is the answer to the call of msg (a placeholder answer) whose
+// result was released before it could be written.
+func Released(msg []byte) []byte {
+	_, end, _ := rawjson.SDKID(msg)
 	out := append([]byte(nil), msg[:end]...)
 	return append(out, `,"error":{"code":-32603,"message":"toolscout: the result of this call was released before it was written: the call was cancelled or the connection is closing"}}`...)
 }
 
-// writeSpliced writes msg (a placeholder response, its id already as the
-// client sent it) with body in place of the placeholder member, then end
-// (what follows the message: a line break, an event's blank line).
-func writeSpliced(w io.Writer, msg []byte, body *relayBody, end string) error {
+// Write writes msg (a placeholder answer, its id already as the client
+// sent it) with body in place of the placeholder member, then end (what
+// follows the message: a line break, an event's blank line), and counts
+// it in Spliced.
+func (sp *Splicer) Write(w io.Writer, msg []byte, body *Body, end string) error {
+	if err := writeSpliced(w, msg, body, end); err != nil {
+		return err
+	}
+	sp.spliced.Add(1)
+	return nil
+}
+
+func writeSpliced(w io.Writer, msg []byte, body *Body, end string) error {
 	head := msg[:len(msg)-len(placeholderTail)-markerLen-1] // through the result's '{' or the ',' after the SDK's members
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(head)
@@ -178,10 +212,10 @@ func writeCompact(w *bufio.Writer, v []byte) {
 	for i := 0; i < len(v); {
 		switch v[i] {
 		case '"':
-			i = skipString(v, i)
+			i = rawjson.SkipString(v, i)
 		case ' ', '\t', '\n', '\r':
 			w.Write(v[start:i])
-			i = skipSpace(v, i)
+			i = rawjson.SkipSpace(v, i)
 			start = i
 		default:
 			i++
@@ -190,10 +224,11 @@ func writeCompact(w *bufio.Writer, v []byte) {
 	w.Write(v[start:])
 }
 
-// Over HTTP (HTTPHandler), each POST gets a splicer of its own: spliceHTTP
+// Over HTTP (server.HTTPHandler), each POST gets a splicer of its own:
+// SpliceHTTP
 // registers it under a fresh token, names the token in the request's
 // spliceHeader (a client's own value of that header is dropped), and wraps
-// the response writer; relayMiddleware finds the splicer through the
+// the response writer; Middleware finds the splicer through the
 // header, which the SDK hands to handlers (RequestExtra.Header). The SDK
 // writes a response on the stream of the POST that carried its call, in
 // one Write: an SSE event ("event: message\nid: …\ndata: MSG\n\n") or, in
@@ -202,7 +237,7 @@ func writeCompact(w *bufio.Writer, v []byte) {
 // writer of another splicer, its marker would not be found there and the
 // answer would be an error, never a placeholder or another call's bytes.
 
-// spliceHeader names, on a POST served by HTTPHandler, the token of its
+// spliceHeader names, on a POST served through SpliceHTTP, the token of its
 // response's splicer.
 const spliceHeader = "X-Toolscout-Splice"
 
@@ -213,21 +248,29 @@ var (
 	splicedHTTP  atomic.Int64
 )
 
-// spliceHTTP wraps h so that the large relayed results of each POST are
+// HTTPStats returns how many POSTs SpliceHTTP is serving (each has a
+// splicer) and how many results it wrote in place of their placeholder,
+// in all.
+func HTTPStats() (serving int, spliced int64) {
+	httpSplicers.Range(func(any, any) bool { serving++; return true })
+	return serving, splicedHTTP.Load()
+}
+
+// SpliceHTTP wraps h so that the large relayed results of each POST are
 // written into its response as the upstream's bytes.
-func spliceHTTP(h http.Handler, log *slog.Logger) http.Handler {
+func SpliceHTTP(h http.Handler, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			r.Header.Del(spliceHeader)
 			h.ServeHTTP(w, r)
 			return
 		}
-		sp := newSplicer()
+		sp := NewSplicer()
 		token := rand.Text()
 		httpSplicers.Store(token, sp)
 		defer func() {
 			httpSplicers.Delete(token)
-			sp.close()
+			sp.Close()
 		}()
 		r = r.Clone(r.Context())
 		r.Header.Set(spliceHeader, token)
@@ -236,10 +279,10 @@ func spliceHTTP(h http.Handler, log *slog.Logger) http.Handler {
 }
 
 // splicerFor returns the splicer of the connection or the POST that
-// carried req: over ServeStdio the context's, over HTTPHandler the one
+// carried req: over server/stdio the context's, over SpliceHTTP the one
 // its header names; nil over other transports.
-func splicerFor(ctx context.Context, req mcp.Request) *splicer {
-	if sp := valueFrom[splicer](ctx); sp != nil {
+func splicerFor(ctx context.Context, req mcp.Request) *Splicer {
+	if sp := valueFrom[Splicer](ctx); sp != nil {
 		return sp
 	}
 	if req == nil {
@@ -254,7 +297,7 @@ func splicerFor(ctx context.Context, req mcp.Request) *splicer {
 		return nil
 	}
 	sp, _ := httpSplicers.Load(token)
-	s, _ := sp.(*splicer)
+	s, _ := sp.(*Splicer)
 	return s
 }
 
@@ -262,7 +305,7 @@ func splicerFor(ctx context.Context, req mcp.Request) *splicer {
 // relayed result in place.
 type spliceWriter struct {
 	http.ResponseWriter
-	sp  *splicer
+	sp  *Splicer
 	log *slog.Logger
 }
 
@@ -290,14 +333,13 @@ func (w *spliceWriter) Write(p []byte) (int, error) {
 		}
 		head, msg, end = p[:i+len(sseData)], p[i+len(sseData):len(p)-2], "\n\n"
 	}
-	marker, ok := placeholderIn(msg)
+	body, ok := w.sp.Take(msg)
 	if !ok {
 		return w.ResponseWriter.Write(p)
 	}
-	body := w.sp.take(marker)
 	if body == nil {
 		w.log.Warn("http: a relayed tool result was released before its answer was written (the call was cancelled or the request ended); answered with an error")
-		out := append(append(append([]byte(nil), head...), releasedAnswer(msg)...), end...)
+		out := append(append(append([]byte(nil), head...), Released(msg)...), end...)
 		if _, err := w.ResponseWriter.Write(out); err != nil {
 			return 0, err
 		}
@@ -306,10 +348,9 @@ func (w *spliceWriter) Write(p []byte) (int, error) {
 	if _, err := w.ResponseWriter.Write(head); err != nil {
 		return 0, err
 	}
-	if err := writeSpliced(w.ResponseWriter, msg, body, end); err != nil {
+	if err := w.sp.Write(w.ResponseWriter, msg, body, end); err != nil {
 		return 0, err
 	}
-	w.sp.spliced.Add(1)
 	splicedHTTP.Add(1)
 	return len(p), nil
 }
