@@ -23,6 +23,8 @@ import (
 
 	"github.com/toolscout/toolscout/internal/rawjson"
 	"github.com/toolscout/toolscout/server/relay"
+
+	"github.com/toolscout/toolscout/server/stdio"
 )
 
 // relayText returns n bytes of text, the same for the same n: lines of
@@ -135,7 +137,7 @@ func relayBlobLine(id json.RawMessage, b blobSpec) []byte {
 type relayEnv struct {
 	tb     testing.TB
 	srv    *Server
-	splice *relay.Splicer // nil: the session runs as s.MCP().Run(NewStdioTransport(...)) would
+	splice *relay.Splicer // nil: the session runs as s.MCP().Run(stdio.NewTransport(..., nil)) would
 	in     *io.PipeWriter
 	outR   *io.PipeReader
 	out    *bufio.Reader
@@ -189,7 +191,7 @@ func startRelay(tb testing.TB) *relayEnv {
 }
 
 // relaySession opens another stdio session on srv: as ServeStdio runs it
-// (splice), or as s.MCP().Run with NewStdioTransport does.
+// (splice), or as s.MCP().Run with stdio.NewTransport does.
 func relaySession(tb testing.TB, srv *Server, splice bool) *relayEnv {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -206,7 +208,7 @@ func relaySession(tb testing.TB, srv *Server, splice bool) *relayEnv {
 		if splice {
 			err = srv.serveStdio(ctx, inR, out, nil, e.splice)
 		} else {
-			err = srv.MCP().Run(ctx, NewStdioTransport(inR, out, nil))
+			err = srv.MCP().Run(ctx, stdio.NewTransport(inR, out, nil, nil))
 		}
 		outW.CloseWithError(fmt.Errorf("the server ended: %v", err))
 		e.done <- err

@@ -14,6 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/server/relay"
+
+	"github.com/toolscout/toolscout/internal/rawjson"
+	"github.com/toolscout/toolscout/server/stdio"
 )
 
 // decodeCases are lines decodeLine must read as jsonrpc.DecodeMessage does.
@@ -107,7 +110,7 @@ func FuzzDecodeLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		line = bytes.TrimSpace(line)
-		if len(line) == 0 || !json.Valid(line) || nestingDepth(line) > MaxJSONDepth {
+		if len(line) == 0 || !json.Valid(line) || rawjson.Deeper(line, stdio.MaxJSONDepth) {
 			return
 		}
 		checkDecode(t, line)

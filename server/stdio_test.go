@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/toolscout/toolscout/server/stdio"
 )
 
-// stdioPeer drives a real Server through NewStdioTransport over pipes, as a
+// stdioPeer drives a real Server through stdio.NewTransport over pipes, as a
 // client process does over the server's stdin and stdout.
 type stdioPeer struct {
 	t     *testing.T
@@ -31,7 +30,7 @@ func startStdio(t *testing.T, srv *Server) *stdioPeer {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &stdioPeer{t: t, in: inW, lines: make(chan []byte, 64), done: make(chan struct{})}
 	go func() {
-		p.err = srv.MCP().Run(ctx, NewStdioTransport(inR, outW, nil))
+		p.err = srv.MCP().Run(ctx, stdio.NewTransport(inR, outW, nil, nil))
 		inR.CloseWithError(fmt.Errorf("the server ended: %v", p.err)) // no write blocks
 		outW.Close()
 		close(p.done)
@@ -331,66 +330,4 @@ func TestStdioInFlightIDs(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`)
 	want("ping reusing id 1.5 once answered", `1.5`, false)
 	p.close()
-}
-
-// Answers in a layout other than the go-sdk's usual one still get the
-// client's id back and a real code.
-func TestStdioRewriteOtherLayout(t *testing.T) {
-	calls := newCallTable()
-	wire, _ := calls.begin(json.RawMessage(`1.5`), "tools/list")
-	if string(wire) == `1.5` {
-		t.Fatalf("begin(%s) kept the id; want one of toolscout's", wire)
-	}
-	line := `{"error":{"message":"x","code":0},"id":` + string(wire) + `,"jsonrpc":"2.0"}` + "\n"
-	got := string(calls.rewrite([]byte(line)))
-	want := `{"error":{"code":-32600,"message":"x"},"id":1.5,"jsonrpc":"2.0"}` + "\n" // sent before initialize
-	if got != want {
-		t.Errorf("rewrite(%q) = %q, want %q", line, got, want)
-	}
-	if again := string(calls.rewrite([]byte(line))); again != line {
-		t.Errorf("rewrite of an answered call = %q, want it unchanged", again)
-	}
-}
-
-// Whatever the line, the guard hands the SDK only messages its decoder
-// takes (a decode error there ends the session), or answers with one
-// JSON-RPC 2.0 error response.
-func FuzzStdioLine(f *testing.F) {
-	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":1e400,"method":"ping","params":{"a":[1]}}`,
-		`{"jsonrpc":"2.0","id":"\u0041","method":"tools/call","params":{"name":"x"}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.5}}`,
-		`{"jsonrpc":"2.0","id":5,"error":{"code":-1,"message":"x","data":[{}]}}`,
-		`{"jsonrpc":"2.0","id":5,"result":null}`,
-		`{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}`,
-		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
-		`{"x":` + deep(1000) + `}`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, line string) {
-		b := bytes.TrimSpace([]byte(line))
-		if len(b) == 0 || bytes.IndexByte(b, '\n') >= 0 {
-			return // not one line
-		}
-		m, lerr := parseLine(b, false)
-		if lerr != nil {
-			var r stdioReply
-			reply := lerr.reply()
-			if json.Unmarshal(reply, &r) != nil || r.JSONRPC != "2.0" || r.Error == nil || r.Error.Code == 0 || !json.Valid(r.ID) {
-				t.Fatalf("parseLine(%q) answers %q", b, reply)
-			}
-			return
-		}
-		wire := m.id
-		if wire != nil && !m.isResponse() {
-			wire, _ = newCallTable().begin(m.id, m.method)
-		}
-		fwd := m.encode(wire)
-		if _, err := jsonrpc.DecodeMessage(bytes.TrimSpace(fwd)); err != nil {
-			t.Fatalf("parseLine(%q) hands the SDK %q, which it cannot decode: %v", b, fwd, err)
-		}
-	})
 }

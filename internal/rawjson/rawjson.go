@@ -175,3 +175,36 @@ func SDKID(msg []byte) (start, end int, ok bool) {
 	start = len(sdkIDPrefix)
 	return start, start + TokenLen(msg[start:]), true
 }
+
+// Deeper reports whether objects and arrays nest more than max levels
+// deep in data, counted as the go-sdk counts them (brackets outside
+// strings). It stops at the first bracket past max.
+func Deeper(data []byte, max int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}

@@ -1,4 +1,4 @@
-package server
+package stdio
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/toolscout/toolscout/internal/rawjson"
 )
 
 // MaxStdioLine bounds one JSON-RPC message on stdio; a longer line is
@@ -115,7 +117,7 @@ func parseLine(line []byte, tooLong bool) (*rpcMessage, *lineError) {
 		return nil, parseErr("message over %d bytes", MaxStdioLine)
 	case !utf8.Valid(line):
 		return nil, parseErr("message is not valid UTF-8")
-	case nestingDepth(line) > MaxJSONDepth:
+	case rawjson.Deeper(line, MaxJSONDepth):
 		return nil, parseErr("JSON nested deeper than %d levels", MaxJSONDepth)
 	case !json.Valid(line):
 		return nil, parseErr("message is not valid JSON")
@@ -281,40 +283,4 @@ func members(obj []byte) (map[string]json.RawMessage, string) {
 		}
 	}
 	return mem, ""
-}
-
-// nestingDepth returns how deep objects and arrays nest in data, counted as
-// the go-sdk counts them (brackets outside strings), stopping early once
-// past MaxJSONDepth.
-func nestingDepth(data []byte) int {
-	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > deepest {
-				deepest = depth
-				if deepest > MaxJSONDepth {
-					return deepest
-				}
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return deepest
 }
