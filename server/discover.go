@@ -15,6 +15,8 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/relay"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // DiscoverArgs are discover_tools' arguments.
@@ -267,7 +269,7 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 		for name, why := range down {
 			if cat.Domain(name) == nil {
 				st := "unavailable: " + why
-				if why == stillConnecting {
+				if why == gateway.StillConnecting {
 					st = "connecting; its tools are not known yet"
 				}
 				all = append(all, DomainEntry{Name: name, Status: st, Enabled: enabled[name]})
@@ -306,7 +308,7 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 // knownStatus is the status of a domain listed with the tools its
 // server listed last, the server not connected for why.
 func knownStatus(why string) string {
-	if why == stillConnecting {
+	if why == gateway.StillConnecting {
 		return "connecting; tools as it last listed them"
 	}
 	return "unavailable: " + why + "; tools as it last listed them"

@@ -11,6 +11,8 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server/relay"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // ExecuteArgs are execute_tool's arguments.
@@ -53,7 +55,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 	slot := &relay.Slot{}
 	res, err := s.exec.Execute(relay.WithSlot(ctx, slot), req, t, args)
 	if err != nil {
-		if errors.Is(err, ErrNotExecutable) {
+		if errors.Is(err, gateway.ErrNotExecutable) {
 			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), nil
 		}
 		if ctx.Err() != nil {

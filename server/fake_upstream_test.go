@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // A fake upstream MCP server, run by re-executing the test binary with
@@ -192,11 +194,11 @@ func fakeUpstream(mode string) {
 }
 
 // fakeConfig returns the upstream config that starts a fake in mode.
-func fakeConfig(t testing.TB, domain, mode string) UpstreamConfig {
+func fakeConfig(t testing.TB, domain, mode string) gateway.UpstreamConfig {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return UpstreamConfig{Domain: domain, Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{"TOOLSCOUT_FAKE_UPSTREAM": mode}}
+	return gateway.UpstreamConfig{Domain: domain, Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{"TOOLSCOUT_FAKE_UPSTREAM": mode}}
 }

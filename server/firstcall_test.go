@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestEveryMetaToolAsFirstCall: each meta-tool, enable_domain included,
@@ -30,7 +32,7 @@ func TestEveryMetaToolAsFirstCall(t *testing.T) {
 			t.Parallel()
 			slow := fakeConfig(t, "slow", "ok")
 			slow.Env["TOOLSCOUT_FAKE_DELAY"] = "1s"
-			env := startGateway(t, []UpstreamConfig{slow}, Exposure{Mode: tc.mode})
+			env := startGateway(t, []gateway.UpstreamConfig{slow}, Exposure{Mode: tc.mode})
 			if res := call(t, env.cs, tc.tool, tc.args); !strings.Contains(text(res), tc.want) {
 				t.Errorf("%s as the first call = %s, want %s in it", tc.tool, text(res), tc.want)
 			}
@@ -45,7 +47,7 @@ func TestEveryMetaToolAsFirstCall(t *testing.T) {
 func TestEnableDomainOfAServerStillConnecting(t *testing.T) {
 	late := fakeConfig(t, "late", "ok")
 	late.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
-	env := startGatewayServer(t, GatewayOptions{Upstreams: []UpstreamConfig{late}}, Options{Expose: Exposure{Mode: ExposeDynamic}, StartupWait: 300 * time.Millisecond})
+	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{late}}, Options{Expose: Exposure{Mode: ExposeDynamic}, StartupWait: 300 * time.Millisecond})
 	res := call(t, env.cs, EnableDomain, map[string]any{"domain": "late"})
 	var got EnableAnswer
 	json.Unmarshal([]byte(structured(t, res)), &got)

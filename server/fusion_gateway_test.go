@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestGatewayCommonWordDoesNotOutrankMeaning: behind the gateway with the
@@ -19,7 +21,7 @@ import (
 // filesystem tools took the top places.
 func TestGatewayCommonWordDoesNotOutrankMeaning(t *testing.T) {
 	root := t.TempDir()
-	env := startGateway(t, []UpstreamConfig{
+	env := startGateway(t, []gateway.UpstreamConfig{
 		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
 		{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
 		{Domain: "filesystem", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},

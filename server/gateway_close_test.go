@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestGatewayCloseCancelsCalls: closing the gateway (a server exiting
@@ -15,7 +17,7 @@ import (
 // cannot close while a call is in flight, and the call here would run
 // for a minute.
 func TestGatewayCloseCancelsCalls(t *testing.T) {
-	env := startGateway(t, []UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "tools", func() bool { return env.hasTool("everything__trigger-long-running-operation") })
 	params := &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{
 		"tool_name": "everything__trigger-long-running-operation", "arguments": map[string]any{"duration": 60, "steps": 60}}}
@@ -49,6 +51,6 @@ func TestGatewayCloseCancelsCalls(t *testing.T) {
 	select {
 	case <-closed:
 	case <-time.After(30 * time.Second):
-		t.Fatal("Gateway.Close still waits 30 s after its call was cancelled")
+		t.Fatal("gateway.Gateway.Close still waits 30 s after its call was cancelled")
 	}
 }

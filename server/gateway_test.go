@@ -20,11 +20,13 @@ import (
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 type gatewayEnv struct {
 	srv *Server
-	gw  *Gateway
+	gw  *gateway.Gateway
 	cs  *mcp.ClientSession
 	// listChanged counts tools/list_changed notifications the client got.
 	listChanged atomic.Int32
@@ -34,20 +36,20 @@ type gatewayEnv struct {
 
 // startGateway serves the upstreams through toolscout and connects a
 // client to it, like `toolscout serve --config` does.
-func startGateway(t *testing.T, ups []UpstreamConfig, exp Exposure) *gatewayEnv {
+func startGateway(t *testing.T, ups []gateway.UpstreamConfig, exp Exposure) *gatewayEnv {
 	t.Helper()
-	return startGatewayWith(t, GatewayOptions{Upstreams: ups, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond}, exp)
+	return startGatewayWith(t, gateway.Options{Upstreams: ups, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond}, exp)
 }
 
 // startGatewayWith is startGateway with the gateway's options.
-func startGatewayWith(t *testing.T, opts GatewayOptions, exp Exposure) *gatewayEnv {
+func startGatewayWith(t *testing.T, opts gateway.Options, exp Exposure) *gatewayEnv {
 	t.Helper()
 	return startGatewayServer(t, opts, Options{Expose: exp})
 }
 
 // startGatewayServer is startGatewayWith with the server's options (their
 // Live and Executor are the gateway's).
-func startGatewayServer(t *testing.T, opts GatewayOptions, so Options) *gatewayEnv {
+func startGatewayServer(t *testing.T, opts gateway.Options, so Options) *gatewayEnv {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -59,7 +61,7 @@ func startGatewayServer(t *testing.T, opts GatewayOptions, so Options) *gatewayE
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := NewGateway(opts)
+	gw := gateway.New(opts)
 	env := &gatewayEnv{gw: gw, progress: make(chan any, 100)}
 	live.Follow(ctx, gw, search.FollowOptions{})
 	so.Live, so.Executor = live, gw
@@ -114,7 +116,7 @@ func npmBin(t *testing.T, name string) string {
 
 func TestGatewayReferenceServers(t *testing.T) {
 	root := t.TempDir()
-	env := startGateway(t, []UpstreamConfig{
+	env := startGateway(t, []gateway.UpstreamConfig{
 		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
 		{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
 		{Domain: "files", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
@@ -206,7 +208,7 @@ func payload(r *mcp.CallToolResult) any {
 func directClient(t *testing.T, bin string, args ...string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.CommandTransport{Command: exec.Command(bin, args...)}, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+		&mcp.CommandTransport{Command: exec.Command(bin, args...)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // as the gateway connects
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +217,7 @@ func directClient(t *testing.T, bin string, args ...string) *mcp.ClientSession {
 }
 
 func TestGatewayProgressAndCancellation(t *testing.T) {
-	env := startGateway(t, []UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "tools", func() bool { return env.hasTool("everything__trigger-long-running-operation") })
 
 	// Progress notifications reach the client under the client's own token.
@@ -275,7 +277,7 @@ func TestGatewayStreamableHTTPUpstream(t *testing.T) {
 		}
 		return err == nil
 	})
-	env := startGateway(t, []UpstreamConfig{{Domain: "remote", URL: url, Headers: map[string]string{"X-Test": "1"}}}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "remote", URL: url, Headers: map[string]string{"X-Test": "1"}}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the remote server's tools", func() bool { return env.hasTool("remote__get-sum") })
 	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "remote__get-sum", "arguments": map[string]any{"a": 2, "b": 3}})
 	if res.IsError || !strings.Contains(text(res), "5") {
@@ -312,7 +314,7 @@ func TestGatewaySSEUpstreamFallback(t *testing.T) {
 	up := shoutServer("sse-only", nil)
 	hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(hs.Close)
-	env := startGateway(t, []UpstreamConfig{{Domain: "old", URL: hs.URL, ConnectTimeout: 10 * time.Second}}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "old", URL: hs.URL, ConnectTimeout: 10 * time.Second}}, Exposure{Mode: ExposeMeta})
 	checkShout(t, env, "old")
 }
 
@@ -321,7 +323,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func TestGatewayFaults(t *testing.T) {
 	hang := fakeConfig(t, "hang", "hang")
 	hang.ConnectTimeout = time.Second
-	env := startGateway(t, []UpstreamConfig{hang, fakeConfig(t, "fake", "ok"), fakeConfig(t, "broken", "broken")}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{hang, fakeConfig(t, "fake", "ok"), fakeConfig(t, "broken", "broken")}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the working fakes", func() bool { return env.hasTool("fake__echo") && env.hasTool("broken__echo") })
 
 	// A server that never answers initialize: down with the reason, never
@@ -408,14 +410,14 @@ func TestExposureModes(t *testing.T) {
 	meta := []string{"discover_tools", "execute_tool", "get_tool_schema"}
 
 	t.Run("meta", func(t *testing.T) {
-		env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeMeta})
+		env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeMeta})
 		waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
 		if got := list(env); !reflect.DeepEqual(got, meta) {
 			t.Errorf("tools/list = %v, want %v", got, meta)
 		}
 	})
 	t.Run("eager", func(t *testing.T) {
-		env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeEager})
+		env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeEager})
 		waitFor(t, "tools listed", func() bool { return len(list(env)) == 7 })
 		want := []string{"discover_tools", "execute_tool", "fake__add_tool", "fake__crash", "fake__echo", "fake__fail", "get_tool_schema"}
 		if got := list(env); !reflect.DeepEqual(got, want) {
@@ -440,7 +442,7 @@ func TestExposureModes(t *testing.T) {
 		}
 	})
 	t.Run("core", func(t *testing.T) {
-		env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeCore, Pinned: []string{"fake__e*", "fake__fail"}})
+		env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeCore, Pinned: []string{"fake__e*", "fake__fail"}})
 		waitFor(t, "pinned tools listed", func() bool { return len(list(env)) == 5 })
 		want := []string{"discover_tools", "execute_tool", "fake__echo", "fake__fail", "get_tool_schema"}
 		if got := list(env); !reflect.DeepEqual(got, want) {
@@ -452,7 +454,7 @@ func TestExposureModes(t *testing.T) {
 		}
 	})
 	t.Run("dynamic", func(t *testing.T) {
-		env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok"), fakeConfig(t, "other", "ok")}, Exposure{Mode: ExposeDynamic})
+		env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok"), fakeConfig(t, "other", "ok")}, Exposure{Mode: ExposeDynamic})
 		waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") && env.hasTool("other__echo") })
 		base := []string{"disable_domain", "discover_tools", "enable_domain", "execute_tool", "get_tool_schema"}
 		if got := list(env); !reflect.DeepEqual(got, base) {
@@ -484,23 +486,11 @@ func TestExposureModes(t *testing.T) {
 	})
 }
 
-func TestToolSpecsSkipsBadNames(t *testing.T) {
-	specs, skipped := toolSpecs(&UpstreamConfig{Groups: map[string]string{"a": " g "}}, []*mcp.Tool{
-		{Name: "a", InputSchema: map[string]any{"type": "object"}},
-		{Name: "has space", InputSchema: map[string]any{"type": "object"}},
-		{Name: "a", InputSchema: map[string]any{"type": "object"}},
-		{Name: "b", InputSchema: map[string]any{"type": "array"}},
-	})
-	if len(specs) != 1 || specs[0].Group != "g" || len(skipped) != 2 {
-		t.Errorf("specs %+v, skipped %v", specs, skipped)
-	}
-}
-
 func TestFirstCallWaitsForStartup(t *testing.T) {
 	hang := fakeConfig(t, "hang", "hang")
 	hang.ConnectTimeout = time.Second
 	start := time.Now()
-	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok"), hang}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok"), hang}, Exposure{Mode: ExposeMeta})
 	// No waiting here: the first call itself waits for the startup round.
 	res := call(t, env.cs, DiscoverTools, map[string]any{"query": "echo the text back", "limit": 1})
 	if !strings.Contains(text(res), "fake__echo") {
@@ -512,7 +502,7 @@ func TestFirstCallWaitsForStartup(t *testing.T) {
 }
 
 func TestDynamicModeIsPerHTTPSession(t *testing.T) {
-	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeDynamic})
+	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeDynamic})
 	waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
 	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)

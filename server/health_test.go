@@ -13,6 +13,8 @@ import (
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/embedtest"
 	"github.com/toolscout/toolscout/search"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // probe GETs h and returns the status code and body.
@@ -122,7 +124,7 @@ func TestReadinessWaitsForUpstreams(t *testing.T) {
 	hang := fakeConfig(t, "hang", "hang")
 	hang.ConnectTimeout = 2 * time.Second
 	m := NewMetrics()
-	env := startGatewayServer(t, GatewayOptions{Upstreams: []UpstreamConfig{fakeConfig(t, "fake", "ok"), hang},
+	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok"), hang},
 		MinBackoff: time.Minute, MaxBackoff: time.Minute}, Options{Metrics: m})
 	if err := env.srv.Ready(); !errors.Is(err, ErrUpstreamsStarting) {
 		t.Errorf("right after start: Ready() = %v, want %v", err, ErrUpstreamsStarting)

@@ -17,6 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // sessionOpts makes a go-sdk client speak the 2025-11-25 protocol, with a
@@ -41,7 +43,7 @@ func connectURL(t *testing.T, url string, hc *http.Client, protocol string) *mcp
 // serves it over HTTP.
 func serveHTTPGateway(t *testing.T, exp Exposure) (*gatewayEnv, *httptest.Server) {
 	t.Helper()
-	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok"), fakeConfig(t, "other", "ok")}, exp)
+	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok"), fakeConfig(t, "other", "ok")}, exp)
 	waitFor(t, "the fakes' tools", func() bool { return env.hasTool("fake__echo") && env.hasTool("other__echo") })
 	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)

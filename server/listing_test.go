@@ -1,16 +1,16 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // manyDomains is a catalog of n domains of two tools each.
@@ -84,8 +84,8 @@ func TestDomainListingPages(t *testing.T) {
 // by discover_tools with its status, and naming its domain says why it has
 // no tools instead of "unknown domain".
 func TestDownServerIsListed(t *testing.T) {
-	broken := UpstreamConfig{Domain: "broken", Command: "/nonexistent/toolscout-test-server", ConnectTimeout: time.Second}
-	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "ok"), broken}, Exposure{Mode: ExposeMeta})
+	broken := gateway.UpstreamConfig{Domain: "broken", Command: "/nonexistent/toolscout-test-server", ConnectTimeout: time.Second}
+	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok"), broken}, Exposure{Mode: ExposeMeta})
 	var page Contents
 	if err := json.Unmarshal([]byte(structured(t, call(t, env.cs, DiscoverTools, map[string]any{}))), &page); err != nil {
 		t.Fatal(err)
@@ -100,16 +100,6 @@ func TestDownServerIsListed(t *testing.T) {
 	res := call(t, env.cs, DiscoverTools, map[string]any{"domain": "broken"})
 	if !res.IsError || !strings.Contains(text(res), `server "broken" is unavailable`) || strings.Contains(text(res), "unknown domain") {
 		t.Errorf("domain broken = %q, want the server named as unavailable", text(res))
-	}
-}
-
-func TestGroupsEntryForAMissingTool(t *testing.T) {
-	_, skipped := toolSpecs(&UpstreamConfig{Groups: map[string]string{"create_isue": "issues", "list_issues": "issues"}}, []*mcp.Tool{
-		{Name: "create_issue", InputSchema: map[string]any{"type": "object"}},
-		{Name: "list_issues", InputSchema: map[string]any{"type": "object"}},
-	})
-	if len(skipped) != 1 || !strings.Contains(skipped[0], `groups entry "create_isue"`) || !strings.Contains(skipped[0], `did you mean "create_issue"?`) {
-		t.Errorf("skipped = %q, want the stale groups entry named with a suggestion", skipped)
 	}
 }
 
@@ -146,7 +136,7 @@ func TestFallbackAfterSearchFailures(t *testing.T) {
 // process answers the next call. (The gateway is called directly: the
 // in-memory test client has the SDK's own 16 MiB limit.)
 func TestBigUpstreamResult(t *testing.T) {
-	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "big")}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "big")}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the fake upstream's tools", func() bool { return env.hasTool("fake__big") })
 	exec := func(name string) *mcp.CallToolResult {
 		t.Helper()
@@ -169,9 +159,7 @@ func TestBigUpstreamResult(t *testing.T) {
 // TestOversizeUpstreamAnswer: an answer over the limit fails its call with
 // a clear error, and the session goes on with the same process.
 func TestOversizeUpstreamAnswer(t *testing.T) {
-	defer func(l int) { upstreamLimit = l }(upstreamLimit)
-	upstreamLimit = 1 << 20
-	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "fake", "big")}, Exposure{Mode: ExposeMeta})
+	env := startGatewayWith(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "big")}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, MaxMessage: 1 << 20}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the fake upstream's tools", func() bool { return env.hasTool("fake__big") })
 	pid := func() string {
 		res, err := env.gw.Execute(context.Background(), nil, env.srv.eng.Catalog().Tool("fake__pid"), map[string]any{})
@@ -187,35 +175,6 @@ func TestOversizeUpstreamAnswer(t *testing.T) {
 	}
 	if after := pid(); before == "" || before != after {
 		t.Errorf("server process %q before, %q after the oversize answer: the session was restarted", before, after)
-	}
-}
-
-// TestFrameGuard: an oversize message is replaced by an error response for
-// its request, its ID found first (Go SDK) or last (TypeScript SDK); other
-// messages pass through untouched.
-func TestFrameGuard(t *testing.T) {
-	big := strings.Repeat("x", 5000)
-	in := `{"result":{"content":"` + big + `"},"jsonrpc":"2.0","id":"abc"}` + "\n" +
-		`{"jsonrpc":"2.0","id":4,"result":{}}` + "\n" +
-		`{"jsonrpc":"2.0","id":5,"result":{"text":"` + big + `"}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}` + "\n" +
-		`{"jsonrpc":"2.0","id":6,"result":{}}` + "\n"
-	g := &frameGuard{r: bufio.NewReaderSize(strings.NewReader(in), 16), limit: 1000}
-	out, err := io.ReadAll(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d lines out, want 4 (the notification dropped): %.500s", len(lines), out)
-	}
-	for i, want := range []string{`"id":"abc"`, `{"jsonrpc":"2.0","id":4,"result":{}}`, `"id":5`, `{"jsonrpc":"2.0","id":6,"result":{}}`} {
-		if !strings.Contains(lines[i], want) {
-			t.Errorf("line %d = %.200s, want %s", i, lines[i], want)
-		}
-	}
-	if !strings.Contains(lines[0], `"code":-32603`) || !strings.Contains(lines[0], "over the 1000") {
-		t.Errorf("line 0 = %s, want an internal error saying the size", lines[0])
 	}
 }
 

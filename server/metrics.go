@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // Metrics are a server's Prometheus metrics: the MCP requests it answers
@@ -81,10 +83,10 @@ func (m *Metrics) Handler() http.Handler {
 // (the gateway): their state becomes toolscout_upstream_up.
 type StatusReporter interface {
 	// Status reports every upstream server.
-	Status() []UpstreamStatus
+	Status() []gateway.UpstreamStatus
 }
 
-var _ StatusReporter = (*Gateway)(nil)
+var _ StatusReporter = (*gateway.Gateway)(nil)
 
 // watch registers the metrics that s knows: the index, the sessions,
 // readiness, the build, and the upstreams when s's executor reports them.

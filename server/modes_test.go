@@ -10,6 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestDynamicModeShowsItsState: in dynamic mode discover_tools marks the
@@ -280,35 +282,14 @@ func TestCompactListingCosts(t *testing.T) {
 	}
 }
 
-// TestUpstreamToolState: an upstream's config turns tools off and marks
-// them deprecated (entries for tools the server does not list are
-// named), on the tools it lists and on those kept from its last run.
-func TestUpstreamToolState(t *testing.T) {
-	cfg := &UpstreamConfig{DisabledTools: []string{"crash", "crsh"}, DeprecatedTools: map[string]string{"fail": " use echo ", "add_tool": ""}}
-	specs, skipped := toolSpecs(cfg, []*mcp.Tool{
-		{Name: "echo", InputSchema: map[string]any{"type": "object"}},
-		{Name: "crash", InputSchema: map[string]any{"type": "object"}},
-		{Name: "fail", InputSchema: map[string]any{"type": "object"}},
-		{Name: "add_tool", InputSchema: map[string]any{"type": "object"}},
-	})
-	state := map[string]string{}
-	for _, s := range specs {
-		state[s.Name] = string(s.Deprecated)
-		if s.Enabled != nil && !*s.Enabled {
-			state[s.Name] = "off"
-		}
-	}
-	if want := map[string]string{"echo": "", "crash": "off", "fail": "use echo", "add_tool": index.DeprecatedTrue}; !reflect.DeepEqual(state, want) {
-		t.Errorf("states = %v, want %v", state, want)
-	}
-	if len(skipped) != 1 || !strings.Contains(skipped[0], `disabled_tools entry "crsh"`) || !strings.Contains(skipped[0], `did you mean "crash"?`) {
-		t.Errorf("skipped = %q, want the stale entry named", skipped)
-	}
-
+// TestUpstreamToolStateServed: the tools an upstream's config turns off
+// or marks deprecated (gateway's TestUpstreamToolState) are served so, on
+// the tools it lists and on those kept from its last run.
+func TestUpstreamToolStateServed(t *testing.T) {
 	known := fakeKnown(t, "fake")
 	up := fakeConfig(t, "fake", "ok")
 	up.DisabledTools, up.DeprecatedTools = []string{"crash"}, map[string]string{"fail": "use fake__echo"}
-	srv, _, _ := knownGateway(t, GatewayOptions{Upstreams: []UpstreamConfig{up}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeEager})
+	srv, _, _ := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{up}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeEager})
 	cs := connect(t, srv)
 	check := func(when string) {
 		res, err := cs.ListTools(context.Background(), nil)

@@ -25,6 +25,8 @@ import (
 	"github.com/toolscout/toolscout/server/relay"
 
 	"github.com/toolscout/toolscout/server/stdio"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // relayText returns n bytes of text, the same for the same n: lines of
@@ -175,7 +177,7 @@ func startRelay(tb testing.TB) *relayEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	gw := NewGateway(GatewayOptions{Upstreams: []UpstreamConfig{fakeConfig(tb, "fake", "blob")}})
+	gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(tb, "fake", "blob")}})
 	live.Follow(ctx, gw, search.FollowOptions{})
 	srv := New(Options{Live: live, Executor: gw})
 	gw.Start(ctx)

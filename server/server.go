@@ -13,6 +13,8 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // Meta-tool names.
@@ -26,13 +28,16 @@ const (
 type Executor interface {
 	// Execute calls the tool with already validated arguments and returns
 	// the upstream result untouched. A tool it cannot run is reported with
-	// an error wrapping ErrNotExecutable.
+	// an error wrapping gateway.ErrNotExecutable.
 	Execute(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error)
 }
 
-// ErrNotExecutable is wrapped by Executor errors for tools that have no
-// upstream server (tools listed from a catalog file).
-var ErrNotExecutable = errors.New("tool has no upstream server")
+// The gateway is the Executor cmd hands a Server, with the optional
+// abilities the server looks for.
+var (
+	_ Executor            = (*gateway.Gateway)(nil)
+	_ UnavailableReporter = (*gateway.Gateway)(nil)
+)
 
 // Options configures a Server.
 type Options struct {

@@ -14,6 +14,8 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 const testCatalog = `{"domains":[
@@ -278,7 +280,7 @@ type fakeExecutor struct{ calls int }
 
 func (f *fakeExecutor) Execute(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
 	if t.Domain == "jira" {
-		return nil, ErrNotExecutable
+		return nil, gateway.ErrNotExecutable
 	}
 	if t.Domain == "weather" {
 		return nil, errors.New("upstream weather is unavailable; other domains still work")

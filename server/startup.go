@@ -2,18 +2,17 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+
+	"github.com/toolscout/toolscout/server/gateway"
+	"github.com/toolscout/toolscout/server/progress"
 )
 
 // The first seconds of a server: a client that lists tools right after
@@ -26,104 +25,6 @@ import (
 // waits for semantic ranking once the keyword index answers; after it,
 // the call is ranked by keyword with a notice.
 const SemanticGrace = 2 * time.Second
-
-// noticeAfter is how long a wait goes unreported: most are shorter.
-const noticeAfter = time.Second
-
-// noticeEvery is how often a wait sends a progress notification; a log
-// line without a progress token goes out every logEvery.
-const (
-	noticeEvery = time.Second
-	logEvery    = 10 * time.Second
-)
-
-// callKey is the context key of the request a wait reports to.
-type callKey struct{}
-
-// clientCall is a client request being answered: where its waits send
-// progress.
-type clientCall struct {
-	req   mcp.Request
-	start time.Time
-	mu    sync.Mutex
-	last  float64 // the last progress sent: each must be larger
-}
-
-// withCall returns ctx carrying req, unless it carries a request already.
-func withCall(ctx context.Context, req mcp.Request) context.Context {
-	if _, ok := ctx.Value(callKey{}).(*clientCall); ok {
-		return ctx
-	}
-	return context.WithValue(ctx, callKey{}, &clientCall{req: req, start: time.Now()})
-}
-
-// progressTarget returns the session and progress token of req, or nil
-// when the client asked for no progress.
-func progressTarget(req mcp.Request) (*mcp.ServerSession, any) {
-	if req == nil || reflect.ValueOf(req).IsNil() {
-		return nil, nil
-	}
-	ss, ok := req.GetSession().(*mcp.ServerSession)
-	p, pok := req.GetParams().(interface{ GetProgressToken() any })
-	if !ok || ss == nil || !pok || reflect.ValueOf(p).IsNil() {
-		return nil, nil
-	}
-	tok := p.GetProgressToken()
-	if tok == nil {
-		return nil, nil
-	}
-	return ss, tok
-}
-
-// waitNoticed waits until ready closes or ctx ends, and reports whether
-// ready closed. A wait longer than noticeAfter is told to the client of
-// the request in ctx (withCall; else req) as progress notifications
-// every noticeEvery, with what() as their message, when it sent a
-// progress token, and logged otherwise, as label ("tools/list waits").
-func waitNoticed(ctx context.Context, log *slog.Logger, req mcp.Request, ready <-chan struct{}, label string, what func() string) bool {
-	select {
-	case <-ready:
-		return true
-	default:
-	}
-	c, ok := ctx.Value(callKey{}).(*clientCall)
-	if !ok {
-		c = &clientCall{req: req, start: time.Now()}
-	}
-	ss, token := progressTarget(c.req)
-	start := time.Now()
-	tick := time.NewTicker(noticeEvery)
-	defer tick.Stop()
-	var logged time.Time
-	for {
-		select {
-		case <-ready:
-			if !logged.IsZero() {
-				log.Info(label+": done waiting", "waited", time.Since(start).Round(time.Millisecond))
-			}
-			return true
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				log.Warn(label+": stopped waiting", "for", what(), "waited", time.Since(start).Round(time.Millisecond))
-			}
-			return false
-		case now := <-tick.C:
-			if now.Sub(start) < noticeAfter {
-				continue
-			}
-			if token != nil {
-				c.mu.Lock()
-				p := max(now.Sub(c.start).Seconds(), c.last+0.001)
-				c.last = p
-				c.mu.Unlock()
-				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Message: what()})
-			} else if logged.IsZero() || now.Sub(logged) >= logEvery {
-				logged = now
-				log.Info(label, "for", what(), "waiting", now.Sub(start).Round(time.Second))
-			}
-		}
-	}
-}
 
 // gated reports whether tools/list and direct tool calls wait for the
 // start to settle: in the modes that list catalog tools at start (auto
@@ -153,7 +54,7 @@ func (s *Server) waitListing(ctx context.Context, label string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.startWait)
 	defer cancel()
-	if !waitNoticed(ctx, s.log, nil, s.live.Loaded(), label+" waits", func() string { return "the index to load" }) {
+	if !progress.Wait(ctx, s.log, nil, s.live.Loaded(), label+" waits", func() string { return "the index to load" }) {
 		return
 	}
 	if s.fallback == ExposeEager {
@@ -165,7 +66,7 @@ func (s *Server) waitListing(ctx context.Context, label string) {
 		}
 		grace.Stop()
 	}
-	waitNoticed(ctx, s.log, nil, s.live.Ready(), label+" waits", s.waitingFor)
+	progress.Wait(ctx, s.log, nil, s.live.Ready(), label+" waits", s.waitingFor)
 }
 
 // waitReady blocks a meta-tool call until the live index has loaded its
@@ -176,7 +77,7 @@ func (s *Server) waitListing(ctx context.Context, label string) {
 func (s *Server) waitReady(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.startWait)
 	defer cancel()
-	if !waitNoticed(ctx, s.log, nil, s.live.Loaded(), "a meta-tool call waits", func() string { return "the index to load" }) {
+	if !progress.Wait(ctx, s.log, nil, s.live.Loaded(), "a meta-tool call waits", func() string { return "the index to load" }) {
 		return
 	}
 	grace := time.NewTimer(SemanticGrace)
@@ -187,7 +88,7 @@ func (s *Server) waitReady(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	waitNoticed(ctx, s.log, nil, s.live.Ready(), "a meta-tool call waits", s.waitingFor)
+	progress.Wait(ctx, s.log, nil, s.live.Ready(), "a meta-tool call waits", s.waitingFor)
 }
 
 // connectingReporter is implemented by executors whose servers connect
@@ -198,7 +99,7 @@ type connectingReporter interface {
 	Connecting() []string
 }
 
-var _ connectingReporter = (*Gateway)(nil)
+var _ connectingReporter = (*gateway.Gateway)(nil)
 
 // waitingFor says what a wait for the live index's first refresh waits
 // for.
@@ -221,10 +122,10 @@ func (s *Server) startupMiddleware(v *view) mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "tools/list":
-				ctx = withCall(ctx, req)
+				ctx = progress.WithCall(ctx, req)
 				return v.sync.list(ctx, next, method, req, func() { s.waitListing(ctx, "tools/list") })
 			case "tools/call":
-				ctx = withCall(ctx, req)
+				ctx = progress.WithCall(ctx, req)
 				if name := toolCalled(req); name != "" && !ownTool(name) {
 					if len(name) > search.MaxNameBytes {
 						// The go-sdk's "unknown tool" would echo it whole.
@@ -281,7 +182,7 @@ func (s *Server) unavailableTool(cat *index.Catalog, name string) string {
 		return ""
 	}
 	msg := search.Quote(name, 100) + ": " + serverDown(domain, why)
-	if why == stillConnecting {
+	if why == gateway.StillConnecting {
 		msg += "; try again in a moment"
 	}
 	return msg + ". Tools of other domains work"
@@ -289,7 +190,7 @@ func (s *Server) unavailableTool(cat *index.Catalog, name string) string {
 
 // serverDown says why a configured server's tools are not known.
 func serverDown(domain, why string) string {
-	if why == stillConnecting {
+	if why == gateway.StillConnecting {
 		return fmt.Sprintf("server %q is still connecting and has not listed its tools yet", domain)
 	}
 	return fmt.Sprintf("server %q is unavailable (%s), so its tools are not known; toolscout keeps reconnecting it", domain, why)

@@ -15,6 +15,8 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // emptyLive returns a Live index with nothing loaded yet: a server at
@@ -262,7 +264,7 @@ func TestFallbackFirstListIsComplete(t *testing.T) {
 // knownGateway serves upstreams whose tools are known from their last
 // run, as `toolscout serve --config` does on a data dir that has them:
 // the live index loads them first, then follows the gateway.
-func knownGateway(t *testing.T, opts GatewayOptions, exp Exposure) (*Server, *Gateway, *search.Live) {
+func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) (*Server, *gateway.Gateway, *search.Live) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -270,7 +272,7 @@ func knownGateway(t *testing.T, opts GatewayOptions, exp Exposure) (*Server, *Ga
 	if opts.MinBackoff == 0 {
 		opts.MinBackoff, opts.MaxBackoff = 100*time.Millisecond, 500*time.Millisecond
 	}
-	gw := NewGateway(opts)
+	gw := gateway.New(opts)
 	if _, err := live.LoadKnown(ctx, nil, gw.Specs(), embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +288,7 @@ func knownGateway(t *testing.T, opts GatewayOptions, exp Exposure) (*Server, *Ga
 func fakeKnown(t *testing.T, domain string, drop ...string) index.ListedTools {
 	t.Helper()
 	cfg := fakeConfig(t, domain, "ok")
-	gw := NewGateway(GatewayOptions{Upstreams: []UpstreamConfig{cfg}})
+	gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{cfg}})
 	gw.Start(context.Background())
 	gw.WaitReady(context.Background())
 	defer gw.Close()
@@ -314,7 +316,7 @@ func TestHeadStartFromKnownTools(t *testing.T) {
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
 	var keeps atomic.Int32
-	srv, gw, _ := knownGateway(t, GatewayOptions{Upstreams: []UpstreamConfig{slow}, Known: []index.ListedTools{known},
+	srv, gw, _ := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{slow}, Known: []index.ListedTools{known},
 		Keep: func([]index.ListedTools) error { keeps.Add(1); return nil }}, Exposure{Mode: ExposeEager})
 	l := connectLister(t, srv)
 	if n, err := l.list(nil); err != nil || n != 3+len(known.Tools) {
@@ -363,7 +365,7 @@ func TestCallWaitsWithinItsTimeout(t *testing.T) {
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "3s"
 	slow.Timeout = 300 * time.Millisecond
-	srv, _, _ := knownGateway(t, GatewayOptions{Upstreams: []UpstreamConfig{slow}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeMeta})
+	srv, _, _ := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{slow}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeMeta})
 	cs := connect(t, srv)
 	res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "slow__echo", "arguments": map[string]any{"text": "hi"}})
 	if !res.IsError || !strings.Contains(text(res), `server "slow" is still starting`) || !strings.Contains(text(res), "300ms") {
@@ -376,7 +378,7 @@ func TestCallWaitsWithinItsTimeout(t *testing.T) {
 func TestChangedUpstreamIsAnnouncedOnce(t *testing.T) {
 	known := fakeKnown(t, "fake", "fail", "crash")
 	var kept atomic.Value
-	srv, _, live := knownGateway(t, GatewayOptions{Upstreams: []UpstreamConfig{fakeConfig(t, "fake", "ok")}, Known: []index.ListedTools{known},
+	srv, _, live := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Known: []index.ListedTools{known},
 		Keep: func(l []index.ListedTools) error { kept.Store(l); return nil }}, Exposure{Mode: ExposeEager})
 	l := connectLister(t, srv)
 	first, _ := l.list(nil)
@@ -404,7 +406,7 @@ func TestSlowServerConnects(t *testing.T) {
 	late := fakeConfig(t, "late", "ok")
 	late.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
 	late.ConnectTimeout = 300 * time.Millisecond
-	env := startGatewayWith(t, GatewayOptions{Upstreams: []UpstreamConfig{fakeConfig(t, "fast", "ok"), slow, late},
+	env := startGatewayWith(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fast", "ok"), slow, late},
 		MinBackoff: time.Hour, MaxBackoff: time.Hour}, Exposure{Mode: ExposeMeta})
 	state := func(d string) string {
 		for _, st := range env.gw.Status() {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // logBuffer collects a gateway's log as JSON lines, for tests that read
@@ -46,30 +48,6 @@ func (b *logBuffer) records(msg string) []map[string]any {
 	return out
 }
 
-func TestUpstreamEnv(t *testing.T) {
-	environ := []string{"PATH=/bin", "HOME=/home/u", "http_proxy=http://p:1", "LC_TIME=C", "npm_config_cache=/c",
-		"TOOLSCOUT_AUTH_TOKEN=secret", "npm_config__authToken=npm-secret", "AWS_SECRET_ACCESS_KEY=aws", "=C:=C:\\", "NOEQUALS"}
-	for _, tc := range []struct {
-		name    string
-		environ []string
-		env     map[string]string
-		want    []string
-	}{
-		{"nothing", nil, nil, []string{}},
-		{"allow-list only", environ, nil, []string{"HOME=/home/u", "LC_TIME=C", "PATH=/bin", "http_proxy=http://p:1", "npm_config_cache=/c"}},
-		{"config adds and overrides", environ, map[string]string{"HOME": "/srv", "GITHUB_TOKEN": "${GITHUB_TOKEN} expanded"},
-			[]string{"GITHUB_TOKEN=${GITHUB_TOKEN} expanded", "HOME=/srv", "LC_TIME=C", "PATH=/bin", "http_proxy=http://p:1", "npm_config_cache=/c"}},
-		{"config may pass a secret on purpose", environ, map[string]string{"TOOLSCOUT_AUTH_TOKEN": "shared"},
-			[]string{"HOME=/home/u", "LC_TIME=C", "PATH=/bin", "TOOLSCOUT_AUTH_TOKEN=shared", "http_proxy=http://p:1", "npm_config_cache=/c"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := upstreamEnv(tc.environ, tc.env); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("upstreamEnv(%q, %v) = %q, want %q", tc.environ, tc.env, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestUpstreamEnvironment: a stdio upstream gets its config's env and the
 // allow-listed variables, never the rest of toolscout's environment (the
 // bearer token above all).
@@ -82,7 +60,7 @@ func TestUpstreamEnvironment(t *testing.T) {
 	up := fakeConfig(t, "env", "env")
 	up.Env["GITHUB_TOKEN"] = "given-in-config"
 	up.Env["HOME"] = "/home/from-config"
-	env := startGateway(t, []UpstreamConfig{up}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{up}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the fake's tools", func() bool { return env.hasTool("env__environ") })
 	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "env__environ"})
 	if res.IsError {
@@ -119,7 +97,7 @@ func TestUpstreamBanner(t *testing.T) {
 	starts := filepath.Join(t.TempDir(), "starts")
 	up := fakeConfig(t, "banner", "banner")
 	up.Env["TOOLSCOUT_FAKE_STARTS"] = starts
-	env := startGatewayWith(t, GatewayOptions{Upstreams: []UpstreamConfig{up}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Logger: logs.logger()}, Exposure{Mode: ExposeMeta})
+	env := startGatewayWith(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{up}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Logger: logs.logger()}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the tools of a server that prints a banner", func() bool { return env.hasTool("banner__echo") })
 	time.Sleep(1100 * time.Millisecond) // the next skipped line is logged in a new second
 	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "banner__echo", "arguments": map[string]any{"text": "hi"}})
@@ -142,6 +120,7 @@ func TestUpstreamBanner(t *testing.T) {
 		n, _ := r["unlogged_before"].(float64)
 		total += int(n)
 	}
+	const noisePerSecond = 10 // the gateway's
 	if total != 31 || len(skipped) > 2*noisePerSecond+1 {
 		t.Errorf("%d skipped lines logged, standing for %d lines; want at most %d logged, standing for 31", len(skipped), total, 2*noisePerSecond+1)
 	}
@@ -152,7 +131,7 @@ func TestUpstreamBanner(t *testing.T) {
 // MinBackoff forever.
 func TestUpstreamRestartBackoff(t *testing.T) {
 	logs := &logBuffer{}
-	gw := NewGateway(GatewayOptions{Upstreams: []UpstreamConfig{fakeConfig(t, "die", "die")}, MinBackoff: 50 * time.Millisecond, MaxBackoff: 400 * time.Millisecond, Logger: logs.logger()})
+	gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "die", "die")}, MinBackoff: 50 * time.Millisecond, MaxBackoff: 400 * time.Millisecond, Logger: logs.logger()})
 	gw.Start(context.Background())
 	defer gw.Close()
 	waits := func() []time.Duration {
@@ -174,35 +153,10 @@ func TestUpstreamRestartBackoff(t *testing.T) {
 	}
 }
 
-func TestRestartBackoff(t *testing.T) {
-	s := time.Second
-	for _, tc := range []struct {
-		name string
-		ups  []time.Duration // how long each attempt stayed up (0: connect failed)
-		want []time.Duration
-	}{
-		{"connect fails", []time.Duration{0, 0, 0, 0, 0, 0, 0, 0}, []time.Duration{1 * s, 2 * s, 4 * s, 8 * s, 16 * s, 32 * s, 60 * s, 60 * s}},
-		{"dies after connecting", []time.Duration{s, s, s, s}, []time.Duration{1 * s, 2 * s, 4 * s, 8 * s}},
-		{"stays up, then dies young", []time.Duration{0, 0, 0, 30 * s, s, 0}, []time.Duration{1 * s, 2 * s, 4 * s, 1 * s, 2 * s, 4 * s}},
-		{"always stable", []time.Duration{time.Hour, 30 * s, time.Minute}, []time.Duration{1 * s, 1 * s, 1 * s}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := restartBackoff{min: s, max: time.Minute, stable: 30 * s}
-			var got []time.Duration
-			for _, up := range tc.ups {
-				got = append(got, b.next(up))
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("next(%v) = %v, want %v", tc.ups, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestListChangedCoalesced: a server announcing a change every 5 ms is
 // re-listed at most once a second, and its last change is applied.
 func TestListChangedCoalesced(t *testing.T) {
-	env := startGateway(t, []UpstreamConfig{fakeConfig(t, "flood", "flood")}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "flood", "flood")}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the fake's tools", func() bool { return env.hasTool("flood__lists") })
 	lists := func() int {
 		t.Helper()
@@ -223,8 +177,9 @@ func TestListChangedCoalesced(t *testing.T) {
 	if env.hasTool("flood__gen_199") {
 		t.Error("gen_199 is still indexed: the last re-listing was not applied")
 	}
-	// One at the first notice, then at most one a second.
-	if n, most := lists()-before, int(elapsed/relistEvery)+2; n > most {
+	// One at the first notice, then at most one a second (the gateway's
+	// relistEvery).
+	if n, most := lists()-before, int(elapsed/time.Second)+2; n > most {
 		t.Errorf("200 notifications in %s caused %d tools/list requests, want at most %d", elapsed.Round(time.Millisecond), n, most)
 	}
 }

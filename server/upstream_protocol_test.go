@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestGatewayStatelessUpstream: an upstream that speaks only the stateless
@@ -31,7 +33,7 @@ func TestGatewayStatelessUpstream(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
-	env := startGateway(t, []UpstreamConfig{{Domain: "new", URL: hs.URL, ConnectTimeout: 10 * time.Second}}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "new", URL: hs.URL, ConnectTimeout: 10 * time.Second}}, Exposure{Mode: ExposeMeta})
 	checkShout(t, env, "new")
 	mcp.AddTool(up, &mcp.Tool{Name: "whisper", Description: "Lower-case a word."}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
@@ -73,7 +75,7 @@ func TestGatewayUpstreamRefusesDiscover(t *testing.T) {
 				h.ServeHTTP(w, r)
 			}))
 			t.Cleanup(hs.Close)
-			env := startGateway(t, []UpstreamConfig{{Domain: "old", URL: hs.URL, Transport: "http", ConnectTimeout: 10 * time.Second}}, Exposure{Mode: ExposeMeta})
+			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "old", URL: hs.URL, Transport: "http", ConnectTimeout: 10 * time.Second}}, Exposure{Mode: ExposeMeta})
 			checkShout(t, env, "old")
 			if refused.Load() == 0 {
 				t.Error("the gateway never asked for the stateless protocol")
@@ -91,7 +93,7 @@ func TestGatewayUnreachableHTTPUpstream(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	ln.Close()
-	env := startGateway(t, []UpstreamConfig{{Domain: "gone", URL: url, ConnectTimeout: 5 * time.Second}}, Exposure{Mode: ExposeMeta})
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "gone", URL: url, ConnectTimeout: 5 * time.Second}}, Exposure{Mode: ExposeMeta})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	env.gw.WaitReady(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // This file is the composition root: it turns flags and config files into
@@ -30,7 +31,7 @@ type app struct {
 	cat    *index.Catalog
 	live   *search.Live
 	eng    *search.Engine
-	gw     *server.Gateway // nil without --config
+	gw     *gateway.Gateway // nil without --config
 	gc     *gatewayConfig
 	stats  store.Stats
 	domain []string // configured domains, base first
@@ -117,7 +118,7 @@ func (a *app) listNow(ctx context.Context, log *slog.Logger, base []index.Domain
 	if a.gc == nil {
 		return base
 	}
-	gw := server.NewGateway(server.GatewayOptions{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log})
+	gw := gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log})
 	gw.Start(ctx)
 	defer gw.Close()
 	gw.WaitReady(ctx)
@@ -169,7 +170,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		return nil, nil, err
 	}
 	if a.gc != nil {
-		a.gw = server.NewGateway(server.GatewayOptions{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log,
+		a.gw = gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log,
 			Known: st.ListedTools(), Keep: st.SaveListedTools})
 		if waitUpstreams {
 			a.gw.Start(ctx)

@@ -23,6 +23,7 @@ import (
 	txt "github.com/toolscout/toolscout/internal/text"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // ConfigError is bad config input: the file, the server and field, the
@@ -64,7 +65,7 @@ type serverEntry struct {
 
 // gatewayConfig is what the config files say.
 type gatewayConfig struct {
-	Upstreams []server.UpstreamConfig
+	Upstreams []gateway.UpstreamConfig
 	Expose    string   // "" when no file sets it
 	Pinned    []string // core mode
 	Model     string   // Ollama embedding model ("" when no file sets it)
@@ -225,7 +226,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 				return nil, &ConfigError{File: file, Path: path + ".deprecated_tools." + name, Reason: fmt.Sprintf("%d bytes: say in at most %d what to use instead", n, index.MaxDeprecatedBytes)}
 			}
 		}
-		uc := server.UpstreamConfig{Domain: dom, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Description: e.Description, Groups: e.Groups,
+		uc := gateway.UpstreamConfig{Domain: dom, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Description: e.Description, Groups: e.Groups,
 			DisabledTools: e.DisabledTools, DeprecatedTools: e.DeprecatedTools}
 		switch {
 		case e.Command != "" && e.URL != "":

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // stringList is a repeatable string flag.
@@ -90,7 +90,7 @@ func (g *globalFlags) register(fs *flag.FlagSet, logLevel string) {
 	fs.Var(&g.prompts, "prompt", "query/document prompts of a model: `MODEL=QUERY_PREFIX|DOC_PREFIX` (repeatable)")
 	fs.StringVar(&g.logLevel, "log-level", logLevel, "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text (key=value) or json (one JSON object a line, for log collectors)")
-	g.connectTimeout.d = server.DefaultConnectTimeout
+	g.connectTimeout.d = gateway.DefaultConnectTimeout
 	fs.Var(&g.connectTimeout, "connect-timeout", "with --config: how long (`DURATION`, e.g. 90s) each upstream server gets to start, answer initialize and list its tools (a first npx -y downloads its package); a server's \"connect_timeout\" wins, and without this flag the config's toolscout.connect_timeout sets it")
 }
 

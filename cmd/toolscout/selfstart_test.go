@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestSelfStartThroughWrappers: a config that names toolscout itself
@@ -52,7 +52,7 @@ func TestSelfStartThroughWrappers(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, append(tc.parent, "--embedder", "builtin", "--config", config, "--data-dir", data)...)
-			cmd.Env = slicesWithout(os.Environ(), server.DepthEnv)
+			cmd.Env = slicesWithout(os.Environ(), gateway.DepthEnv)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			cmd.Run()
@@ -68,7 +68,7 @@ func TestSelfStartThroughWrappers(t *testing.T) {
 	}
 }
 
-// TestNestedToolscout: under a toolscout (server.DepthEnv set), a
+// TestNestedToolscout: under a toolscout (gateway.DepthEnv set), a
 // toolscout with stdio upstream servers refuses to start, with a message
 // naming the variable and the servers; one that serves a catalog, or only
 // remote servers, still runs.
@@ -86,27 +86,27 @@ func TestNestedToolscout(t *testing.T) {
 		{"not a number", "x", "true", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := server.UpstreamConfig{Domain: "s", Command: tc.command}
+			u := gateway.UpstreamConfig{Domain: "s", Command: tc.command}
 			if tc.command == "" {
 				u.URL = "http://127.0.0.1:1/mcp"
 			}
 			environ := []string{"PATH=/bin"}
 			if tc.depth != "" {
-				environ = append(environ, server.DepthEnv+"="+tc.depth)
+				environ = append(environ, gateway.DepthEnv+"="+tc.depth)
 			}
-			err := checkDepth(&gatewayConfig{Upstreams: []server.UpstreamConfig{u}}, environ)
+			err := checkDepth(&gatewayConfig{Upstreams: []gateway.UpstreamConfig{u}}, environ)
 			var ne *nestedError
 			if got := errors.As(err, &ne); got != tc.refused {
-				t.Errorf("checkDepth(%s=%q, command %q) = %v, want refused %v", server.DepthEnv, tc.depth, tc.command, err, tc.refused)
+				t.Errorf("checkDepth(%s=%q, command %q) = %v, want refused %v", gateway.DepthEnv, tc.depth, tc.command, err, tc.refused)
 			}
 		})
 	}
-	t.Setenv(server.DepthEnv, "1")
+	t.Setenv(gateway.DepthEnv, "1")
 	config := filepath.Join(t.TempDir(), "servers.json")
 	writeConfig(t, config, "true", nil)
 	_, stderr, code := runCLI(t, "index", "--data-dir", t.TempDir(), "--embedder", "builtin", "--config", config)
-	if code == 0 || !strings.Contains(stderr, server.DepthEnv+"=1") || !strings.Contains(stderr, "(here: self)") {
-		t.Errorf("index --config with a stdio server under toolscout: exit %d, stderr %q; want an error naming %s and the server", code, stderr, server.DepthEnv)
+	if code == 0 || !strings.Contains(stderr, gateway.DepthEnv+"=1") || !strings.Contains(stderr, "(here: self)") {
+		t.Errorf("index --config with a stdio server under toolscout: exit %d, stderr %q; want an error naming %s and the server", code, stderr, gateway.DepthEnv)
 	}
 	if _, stderr, code := runCLI(t, "search", "--data-dir", t.TempDir(), "--embedder", "builtin", "--mode", "keyword", "restart the deployment"); code != 0 {
 		t.Errorf("search of the built-in catalog under toolscout: exit %d\n%s", code, stderr)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // firstList is what e2e_first_list.mjs prints.
@@ -273,7 +273,7 @@ func TestConnectTimeoutPrecedence(t *testing.T) {
 		flag      string
 		own, rest time.Duration
 	}{
-		{"defaults", `{"mcpServers": {"own": {"command": "x", "connect_timeout": 5}, "rest": {"command": "y"}}}`, "", 5 * time.Second, server.DefaultConnectTimeout},
+		{"defaults", `{"mcpServers": {"own": {"command": "x", "connect_timeout": 5}, "rest": {"command": "y"}}}`, "", 5 * time.Second, gateway.DefaultConnectTimeout},
 		{"config", `{"mcpServers": {"own": {"command": "x", "connect_timeout": 5}, "rest": {"command": "y"}}, "toolscout": {"connect_timeout": 90}}`, "", 5 * time.Second, 90 * time.Second},
 		{"flag over config", `{"mcpServers": {"own": {"command": "x", "connect_timeout": 5}, "rest": {"command": "y"}}, "toolscout": {"connect_timeout": 90}}`, "2m", 5 * time.Second, 2 * time.Minute},
 	} {
@@ -281,7 +281,7 @@ func TestConnectTimeoutPrecedence(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
 			os.WriteFile(path, []byte(tc.config), 0o644)
 			g := globalFlags{configs: stringList{path}}
-			g.connectTimeout.d = server.DefaultConnectTimeout
+			g.connectTimeout.d = gateway.DefaultConnectTimeout
 			if tc.flag != "" {
 				if err := g.connectTimeout.Set(tc.flag); err != nil {
 					t.Fatal(err)

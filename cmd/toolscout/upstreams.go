@@ -17,9 +17,10 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
-// A toolscout started by a toolscout (server.DepthEnv set, however many
+// A toolscout started by a toolscout (gateway.DepthEnv set, however many
 // wrappers lie between: env, sh -c, npx, a script) starts no stdio
 // upstream servers. The command-string check of parseConfig (isToolscout)
 // only catches a config entry that runs toolscout directly; this one
@@ -37,13 +38,13 @@ type nestedError struct {
 
 func (e *nestedError) Error() string {
 	return fmt.Sprintf("%s=%d: a toolscout started this one (directly or through env, sh -c, npx or a script), and under toolscout no stdio upstream server is started (here: %s), so that a config naming toolscout itself cannot start a chain of them: remove this toolscout from the other's config, or give it only catalogs and remote (url) servers (unset %s if no toolscout started it)",
-		server.DepthEnv, e.depth, strings.Join(e.servers, ", "), server.DepthEnv)
+		gateway.DepthEnv, e.depth, strings.Join(e.servers, ", "), gateway.DepthEnv)
 }
 
 // checkDepth refuses gc's stdio upstreams when environ says a toolscout
 // started this one (maxStartDepth).
 func checkDepth(gc *gatewayConfig, environ []string) error {
-	d := server.Depth(environ)
+	d := gateway.Depth(environ)
 	if d < maxStartDepth {
 		return nil
 	}
@@ -75,11 +76,11 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 		detail += fmt.Sprintf("; skipped %s: it is toolscout itself", strings.Join(gc.Skipped, ", "))
 	}
 	if err := checkDepth(gc, os.Environ()); err != nil {
-		emit(check{name: "config", detail: err.Error(), fix: "remove this toolscout from the config of the toolscout that starts it; if none does, unset " + server.DepthEnv})
+		emit(check{name: "config", detail: err.Error(), fix: "remove this toolscout from the config of the toolscout that starts it; if none does, unset " + gateway.DepthEnv})
 		return
 	}
 	emit(check{name: "config", detail: detail})
-	gw := server.NewGateway(server.GatewayOptions{Upstreams: gc.Upstreams, Version: version})
+	gw := gateway.New(gateway.Options{Upstreams: gc.Upstreams, Version: version})
 	gw.Start(ctx)
 	defer gw.Close()
 	ready := make(chan struct{})
@@ -113,7 +114,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 
 // upstreamCheck is the doctor line of one upstream server (started by a
 // command when stdio).
-func upstreamCheck(st server.UpstreamStatus, stdio bool) check {
+func upstreamCheck(st gateway.UpstreamStatus, stdio bool) check {
 	c := check{name: "upstream", detail: fmt.Sprintf("%s: %s in %s", st.Domain, plural(st.Tools, "tool"), st.Latency.Round(time.Millisecond))}
 	if len(st.Skipped) > 0 {
 		c.detail += fmt.Sprintf(" (%d skipped: %s)", len(st.Skipped), strings.Join(st.Skipped, "; "))
@@ -131,7 +132,7 @@ const envAdvice = `; it gets only its "env" and toolscout's PATH, HOME, locale, 
 
 // upstreamAdvice says what to do about a server that did not come up, by
 // what went wrong.
-func upstreamAdvice(st server.UpstreamStatus, stdio bool) string {
+func upstreamAdvice(st gateway.UpstreamStatus, stdio bool) string {
 	var exitErr *exec.ExitError
 	switch {
 	case st.State == "connecting":

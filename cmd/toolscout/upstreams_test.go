@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestUpstreamAdvice: a stdio server that exits at start is told how to
@@ -31,7 +31,7 @@ func TestUpstreamAdvice(t *testing.T) {
 		{"HTTP server too slow", fmt.Errorf("calling %q: %w", "initialize", &url.Error{Op: "Post", URL: "http://x/mcp", Err: timeoutError{}}), false, `raise its "connect_timeout"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := upstreamAdvice(server.UpstreamStatus{Domain: "x", State: "down", Err: tc.err}, tc.stdio)
+			got := upstreamAdvice(gateway.UpstreamStatus{Domain: "x", State: "down", Err: tc.err}, tc.stdio)
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("upstreamAdvice(%v, stdio %v) = %q, want it to contain %q", tc.err, tc.stdio, got, tc.want)
 			}

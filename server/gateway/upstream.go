@@ -1,4 +1,4 @@
-package server
+package gateway
 
 import (
 	"bufio"
@@ -102,17 +102,18 @@ type attempt struct {
 
 // attempts returns the ways to connect, in order. A stdio server gets a
 // minimal environment (childEnv), and what it prints on stdout that is
-// not JSON-RPC is skipped and logged to log. A Streamable HTTP server is
+// not JSON-RPC is skipped and logged to log, and a message over limit
+// bytes answered with an error (frameGuard). A Streamable HTTP server is
 // asked for the stateless protocol first (a server of only that protocol
 // refuses an initialize of 2025-11-25), then, should that fail, for
 // 2025-11-25.
-func (c *UpstreamConfig) attempts(log *slog.Logger) []attempt {
+func (c *UpstreamConfig) attempts(log *slog.Logger, limit int) []attempt {
 	if c.Command != "" {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Dir = c.Cwd
 		cmd.Env = childEnv(os.Environ(), c.Env)
 		cmd.Stderr = nil // the server's stderr is not ours to print on
-		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: 2 * time.Second, log: log}, protocol: upstreamProtocol}}
+		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: 2 * time.Second, limit: limit, log: log}, protocol: upstreamProtocol}}
 	}
 	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
@@ -241,15 +242,13 @@ func cleanSchema(s any) (json.RawMessage, error) {
 // with an error saying so (frameGuard); the session goes on.
 const MaxUpstreamMessage = 64 << 20
 
-// upstreamLimit is MaxUpstreamMessage; tests lower it.
-var upstreamLimit = MaxUpstreamMessage
-
-// commandTransport is mcp.CommandTransport with MaxUpstreamMessage as its
-// frame limit: it starts the command and speaks newline-delimited JSON-RPC
+// commandTransport is mcp.CommandTransport with a frame limit
+// (Options.MaxMessage): it starts the command and speaks newline-delimited JSON-RPC
 // over its stdin and stdout (lineConn, which copies no message).
 type commandTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
+	limit     int          // the largest message read whole
 	log       *slog.Logger // for the lines on stdout that are skipped
 }
 
@@ -265,7 +264,7 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: upstreamLimit, noise: &noiseLog{log: t.log}}
+	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: t.limit, noise: &noiseLog{log: t.log}}
 	// The session ends by closing stdin (childStdin), as the MCP stdio
 	// transport says; the child's stdout stays open until it exits.
 	return newLineConn(guard, &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}), nil

@@ -1,4 +1,4 @@
-package server
+package gateway
 
 import (
 	"context"
@@ -19,10 +19,15 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/progress"
 )
 
-// GatewayOptions configures a Gateway.
-type GatewayOptions struct {
+// ErrNotExecutable is wrapped by Execute's errors for tools that have no
+// upstream server (tools listed from a catalog file).
+var ErrNotExecutable = errors.New("tool has no upstream server")
+
+// Options configures a Gateway.
+type Options struct {
 	Upstreams []UpstreamConfig
 	// Base holds domains from catalog files: listed, never executed.
 	Base []index.DomainSpec
@@ -44,9 +49,12 @@ type GatewayOptions struct {
 	// Keep, when set, is given every upstream's last tools each time one
 	// lists tools that differ from what it listed before (for the data
 	// dir to keep them for the next start).
-	Keep    func([]index.ListedTools) error
-	Version string
-	Logger  *slog.Logger
+	Keep func([]index.ListedTools) error
+	// MaxMessage bounds one message from a stdio upstream server
+	// (MaxUpstreamMessage when zero).
+	MaxMessage int
+	Version    string
+	Logger     *slog.Logger
 }
 
 // UpstreamStatus describes one upstream for doctor and logs.
@@ -63,7 +71,7 @@ type UpstreamStatus struct {
 // of them concurrently, lists their tools, follows list_changed, restarts
 // crashed servers with backoff and routes tool calls.
 type Gateway struct {
-	opts   GatewayOptions
+	opts   Options
 	log    *slog.Logger
 	ups    []*upstream
 	byDom  map[string]*upstream
@@ -106,7 +114,7 @@ type upstream struct {
 	instr   string // the server's instructions
 	skipped []string
 	latency time.Duration
-	// lastRun is true while tools are the last run's (GatewayOptions.Known),
+	// lastRun is true while tools are the last run's (Options.Known),
 	// not listed by this one yet.
 	lastRun bool
 	// changedBy is the session that announced the change, until follow
@@ -114,10 +122,8 @@ type upstream struct {
 	changedBy *mcp.ClientSession
 }
 
-var _ Executor = (*Gateway)(nil)
-
-// NewGateway returns a gateway; Start connects it.
-func NewGateway(opts GatewayOptions) *Gateway {
+// New returns a gateway; Start connects it.
+func New(opts Options) *Gateway {
 	if opts.MinBackoff <= 0 {
 		opts.MinBackoff = time.Second
 	}
@@ -126,6 +132,9 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	}
 	if opts.StableAfter <= 0 {
 		opts.StableAfter = 30 * time.Second
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = MaxUpstreamMessage
 	}
 	log := opts.Logger
 	if log == nil {
@@ -340,7 +349,7 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 		ProgressNotificationHandler: g.forwardProgress,
 	})
 	var errs []error
-	for _, a := range u.cfg.attempts(g.log.With("domain", u.cfg.Domain)) {
+	for _, a := range u.cfg.attempts(g.log.With("domain", u.cfg.Domain), g.opts.MaxMessage) {
 		var dial *net.OpError
 		if a.retry && len(errs) > 0 && errors.As(errs[len(errs)-1], &dial) {
 			continue // the server is not reachable: asking again is no use
@@ -421,7 +430,7 @@ func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSess
 	return nil
 }
 
-// keepListed hands every upstream's last tools to GatewayOptions.Keep.
+// keepListed hands every upstream's last tools to Options.Keep.
 func (g *Gateway) keepListed() {
 	if g.opts.Keep == nil {
 		return
@@ -507,12 +516,12 @@ func (g *Gateway) Specs() []index.DomainSpec {
 	return specs
 }
 
-// stillConnecting is Unavailable's reason for a server whose first
+// StillConnecting is Unavailable's reason for a server whose first
 // connection attempt has not ended.
-const stillConnecting = "still connecting"
+const StillConnecting = "still connecting"
 
 // Unavailable returns, for each upstream that is not connected, why:
-// stillConnecting, or down with its last error.
+// StillConnecting, or down with its last error.
 func (g *Gateway) Unavailable() map[string]string {
 	out := map[string]string{}
 	for _, u := range g.ups {
@@ -520,7 +529,7 @@ func (g *Gateway) Unavailable() map[string]string {
 		if u.session == nil {
 			why := u.state
 			if u.state == "connecting" {
-				why = stillConnecting
+				why = StillConnecting
 			} else if u.err != nil {
 				why = search.Quote(u.err.Error(), 200)
 			}
@@ -530,8 +539,6 @@ func (g *Gateway) Unavailable() map[string]string {
 	}
 	return out
 }
-
-var _ UnavailableReporter = (*Gateway)(nil)
 
 // Status reports every upstream.
 func (g *Gateway) Status() []UpstreamStatus {
@@ -559,7 +566,7 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		// Its tools are the last run's: the server is starting. Wait for
 		// its first connection attempt, within the call's timeout.
 		wctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
-		waitNoticed(wctx, g.log, req, u.ready, fmt.Sprintf("%s waits for server %q to start", t.QualifiedName, t.Domain), func() string {
+		progress.Wait(wctx, g.log, req, u.ready, fmt.Sprintf("%s waits for server %q to start", t.QualifiedName, t.Domain), func() string {
 			return fmt.Sprintf("waiting for server %q to start (it gets %s to connect)", t.Domain, u.cfg.connectTimeout())
 		})
 		cancel()
@@ -614,8 +621,10 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if isClosed(g.closing) {
+		select {
+		case <-g.closing:
 			return nil, fmt.Errorf("toolscout is shutting down: the call to server %q was cancelled; retry it", t.Domain)
+		default:
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("server %q did not answer within %s (its timeout); tools of other domains still work", t.Domain, u.cfg.timeout())

@@ -1,0 +1,28 @@
+// Package gateway keeps toolscout's sessions to upstream MCP servers: it
+// starts or dials each configured server, lists its tools, follows its
+// list_changed notifications, restarts it with a backoff when it stops,
+// and runs tools on it.
+//
+// Its place: beside package server, never under it. cmd builds a
+// [Gateway] from the mcpServers config ([UpstreamConfig]) and hands it to
+// search.Live as a plain source of domain specs (Specs, Changed) and to
+// the server as the Executor of execute_tool (Execute) that also reports
+// which domains are down (Unavailable, Status, Connecting). The server
+// knows it only through those small interfaces; the gateway knows
+// nothing of the meta-tools, exposure modes or clients, and imports no
+// server package but the two it shares with the server: server/relay (a
+// large tool result is kept as the upstream's bytes, lineconn.go) and
+// server/progress (a call that waits for a server to start tells its
+// client so).
+//
+// The gateway can start with the tools each server listed on its last
+// run ([Options].Known), so that a start does not wait for slow servers;
+// what a stdio server prints that is not JSON-RPC is skipped and logged
+// (noise.go), a message over the size limit answered with an error
+// (frameGuard), and its environment is an allow-list (environ.go).
+//
+//	gw := gateway.New(gateway.Options{Upstreams: ups, Logger: log})
+//	gw.Start(ctx)
+//	defer gw.Close()
+//	srv := server.New(server.Options{Live: live, Executor: gw})
+package gateway
