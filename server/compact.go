@@ -1,12 +1,12 @@
 package server
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/server/arguments"
 )
 
 // Compact listing: every tool with its description and a stripped input
@@ -16,42 +16,12 @@ import (
 // the whole schema with examples, and a call is checked against the
 // whole schema, its errors saying what to fix.
 
-// maxCompactEnum is the most values an enum keeps in a compact schema.
-const maxCompactEnum = 8
-
-// compactSchema strips an input schema down to its top-level properties'
-// types (and short enums) and required list.
-func compactSchema(raw json.RawMessage) map[string]any {
-	full := decodedSchema(raw)
-	out := map[string]any{"type": "object"}
-	props, _ := full["properties"].(map[string]any)
-	if len(props) > 0 {
-		small := make(map[string]any, len(props))
-		for name, p := range props {
-			ps, _ := p.(map[string]any)
-			sp := map[string]any{}
-			if typ, ok := ps["type"]; ok {
-				sp["type"] = typ
-			}
-			if enum, ok := ps["enum"].([]any); ok && len(enum) <= maxCompactEnum {
-				sp["enum"] = enum
-			}
-			small[name] = sp
-		}
-		out["properties"] = small
-	}
-	if req, ok := full["required"].([]any); ok && len(req) > 0 {
-		out["required"] = req
-	}
-	return out
-}
-
 // listedTool is t as tools/list shows it: whole, or with a compact schema
 // and no output schema.
 func listedTool(t *index.Tool, compact bool) *mcp.Tool {
 	mt := mcpTool(t)
 	if compact {
-		mt.InputSchema = compactSchema(t.InputSchema)
+		mt.InputSchema = arguments.Compact(t.InputSchema)
 		mt.OutputSchema = nil
 	}
 	return mt

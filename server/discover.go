@@ -16,6 +16,7 @@ import (
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/relay"
 
+	"github.com/toolscout/toolscout/server/arguments"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -156,11 +157,11 @@ func (s *Server) addMetaTools(v *view) {
 	}
 	decoded := map[string]map[string]any{}
 	for name, in := range inputs {
-		decoded[name] = decodedSchema(in)
+		decoded[name] = arguments.Decode(in)
 	}
 	// Only the meta-tools go through the go-sdk's schema check: tools
 	// listed directly are checked by ValidateArguments, in plain words.
-	srv.AddReceivingMiddleware(plainErrors(func(name string) map[string]any { return decoded[name] }))
+	srv.AddReceivingMiddleware(arguments.PlainErrors(func(name string) map[string]any { return decoded[name] }))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        DiscoverTools,
 		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",

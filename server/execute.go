@@ -2,16 +2,14 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server/relay"
 
+	"github.com/toolscout/toolscout/server/arguments"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -44,7 +42,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 	if args == nil {
 		args = map[string]any{}
 	}
-	if err := ValidateArguments(t, args); err != nil {
+	if err := arguments.Validate(t, args); err != nil {
 		return nil, err
 	}
 	if s.exec == nil {
@@ -64,45 +62,4 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 		return errorResult("%s failed: %v", t.QualifiedName, err), nil
 	}
 	return slot.Mark(res), nil
-}
-
-// ValidateArguments checks args against the tool's input schema and says
-// which field is wrong and why. Schemas the validator cannot read (another
-// JSON Schema draft, remote references) are not enforced: the upstream
-// server still validates.
-func ValidateArguments(t *index.Tool, args map[string]any) error {
-	rs, err := resolvedSchema(t)
-	if err != nil || rs == nil {
-		return nil
-	}
-	if err := rs.Validate(args); err != nil {
-		msg := plainArgumentError(decodedSchema(t.InputSchema), decodedArgs(args))
-		if msg == "" {
-			msg = boundText(err.Error(), 300)
-		}
-		return fmt.Errorf("invalid arguments for %s: %s. Call get_tool_schema for its schema", t.QualifiedName, msg)
-	}
-	return nil
-}
-
-func resolvedSchema(t *index.Tool) (*jsonschema.Resolved, error) {
-	var raw map[string]any
-	if err := json.Unmarshal(t.InputSchema, &raw); err != nil {
-		return nil, err
-	}
-	delete(raw, "$schema") // draft-07 schemas validate the same for tool arguments
-	data, _ := json.Marshal(raw)
-	var sch jsonschema.Schema
-	if err := json.Unmarshal(data, &sch); err != nil {
-		return nil, err
-	}
-	return sch.Resolve(nil)
-}
-
-// decodedArgs returns args as decoded JSON (float64 numbers, []any).
-func decodedArgs(args map[string]any) map[string]any {
-	if d := decodedSchema(args); d != nil {
-		return d
-	}
-	return args
 }

@@ -139,9 +139,9 @@ func covers(domains []DomainSize) string {
 	}
 	var b strings.Builder
 	if total > 0 {
-		fmt.Fprintf(&b, "%s in %s", count(float64(total), "tool"), count(float64(len(domains)), "domain"))
+		fmt.Fprintf(&b, "%s in %s", plural(total, "tool"), plural(len(domains), "domain"))
 	} else {
-		fmt.Fprintf(&b, "Tools in %s", count(float64(len(domains)), "domain"))
+		fmt.Fprintf(&b, "Tools in %s", plural(len(domains), "domain"))
 	}
 	switch {
 	case len(names) < len(domains):
@@ -152,4 +152,12 @@ func covers(domains []DomainSize) string {
 		fmt.Fprintf(&b, ": %s and %s.", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 	}
 	return b.String()
+}
+
+// plural is n and noun, in the plural unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

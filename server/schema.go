@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/arguments"
 )
 
 // SchemaArgs are get_tool_schema's arguments.
@@ -38,7 +39,7 @@ type ToolSchema struct {
 	Deprecated index.Deprecation `json:"deprecated,omitempty"`
 	Disabled   bool              `json:"disabled,omitempty"`
 	// Examples are argument objects valid against InputSchema (Examples).
-	Examples []Example `json:"examples,omitempty"`
+	Examples []arguments.Example `json:"examples,omitempty"`
 	// RelatedTools are the nearest tools of the same domain.
 	RelatedTools []RelatedTool `json:"related_tools,omitempty"`
 }
@@ -89,7 +90,7 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
 		}
 		if args.IncludeExamples == nil || *args.IncludeExamples {
-			ts.Examples = Examples(t)
+			ts.Examples = arguments.Examples(t)
 		}
 		out.Tools = append(out.Tools, ts)
 	}
@@ -132,4 +133,27 @@ func resolve(cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
 	}
 	msg += " Search with discover_tools and a query to find tools."
 	return nil, &SchemaError{ToolName: name, Error: msg, Candidates: sugg}
+}
+
+// RelatedTool is a tool near another: same domain, nearest by the index.
+type RelatedTool struct {
+	Name    string `json:"name"`
+	Summary string `json:"summary,omitempty"`
+	// Warnings are the tool's poisoning flags, as discover_tools gives
+	// them: a flagged tool is not offered as a harmless alternative.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// maxRelated is the most related tools get_tool_schema returns per tool.
+const maxRelated = 3
+
+// relatedEntries lists the related tools that are not disabled.
+func relatedEntries(tools []*index.Tool) []RelatedTool {
+	out := make([]RelatedTool, 0, len(tools))
+	for _, t := range tools {
+		if !t.Disabled {
+			out = append(out, RelatedTool{Name: t.QualifiedName, Summary: t.Summary, Warnings: t.Warnings})
+		}
+	}
+	return out
 }

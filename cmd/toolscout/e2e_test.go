@@ -18,6 +18,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/arguments"
 )
 
 // buildBinary builds toolscout once per test run.
@@ -135,7 +136,7 @@ func checkE2E(t *testing.T, raw []byte) {
 		t.Errorf("schema answer has no examples")
 	}
 	for _, ex := range st.Examples {
-		if err := server.ValidateArguments(cat.Tool(st.Name), ex.Arguments); err != nil || ex.Source == "" {
+		if err := arguments.Validate(cat.Tool(st.Name), ex.Arguments); err != nil || ex.Source == "" {
 			t.Errorf("example %+v: %v", ex, err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/lint"
 )
 
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -19,8 +19,8 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("lint", "lint [flags]\n\nMeasures what each tool costs a model in tokens (name, description, input\nschema; o200k_base) and flags what costs and confuses: descriptions and\nschemas over budget, tools without a description, duplicate descriptions,\nand a parameter that chooses among many operations. Descriptions or\nschemas many times the catalog's median, and parameters without a\ndescription, are notes (problems with --strict). Exits 1 when a tool has a problem, so it can gate a\ncatalog or config in CI.", stderr)
 	g.register(fs, "warn")
 	asJSON := fs.Bool("json", false, "print JSON")
-	maxDesc := fs.Int("max-description", server.DefaultMaxDescription, "description budget in `TOKENS`")
-	maxSchema := fs.Int("max-schema", server.DefaultMaxSchema, "input schema budget in `TOKENS`")
+	maxDesc := fs.Int("max-description", lint.DefaultMaxDescription, "description budget in `TOKENS`")
+	maxSchema := fs.Int("max-schema", lint.DefaultMaxSchema, "input schema budget in `TOKENS`")
 	top := fs.Int("top", 10, "how many of the costliest tools to list (with --json too; every flagged tool is listed apart)")
 	strict := fs.Bool("strict", false, "count the notes (verbose descriptions and schemas, parameters without a description) as problems")
 	pos, err := parseFlags(fs, args)
@@ -51,7 +51,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	rep, err := server.Lint(cat, server.LintOptions{MaxDescription: *maxDesc, MaxSchema: *maxSchema, Strict: *strict})
+	rep, err := lint.Check(cat, lint.Options{MaxDescription: *maxDesc, MaxSchema: *maxSchema, Strict: *strict})
 	if err != nil {
 		return err
 	}
@@ -73,8 +73,8 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // lintJSON is the JSON report: the costliest top tools, then apart the
 // tools with a problem (flagged_tools: as many as the report's flagged
 // count) and those with notes only (noted_tools), by name.
-func lintJSON(rep *server.LintReport, top int) any {
-	flagged, noted := []server.ToolLint{}, []server.ToolLint{}
+func lintJSON(rep *lint.Report, top int) any {
+	flagged, noted := []lint.Tool{}, []lint.Tool{}
 	for _, t := range rep.Tools {
 		switch {
 		case len(t.Problems) > 0:
@@ -83,21 +83,21 @@ func lintJSON(rep *server.LintReport, top int) any {
 			noted = append(noted, t)
 		}
 	}
-	byName := func(a, b server.ToolLint) int { return strings.Compare(a.Name, b.Name) }
+	byName := func(a, b lint.Tool) int { return strings.Compare(a.Name, b.Name) }
 	slices.SortFunc(flagged, byName)
 	slices.SortFunc(noted, byName)
 	out := *rep
 	out.Tools = rep.Tools[:min(top, len(rep.Tools))]
 	return struct {
-		*server.LintReport
-		Total   int               `json:"total_tools"`
-		Flagged []server.ToolLint `json:"flagged_tools"`
-		Noted   []server.ToolLint `json:"noted_tools"`
+		*lint.Report
+		Total   int         `json:"total_tools"`
+		Flagged []lint.Tool `json:"flagged_tools"`
+		Noted   []lint.Tool `json:"noted_tools"`
 	}{&out, len(rep.Tools), flagged, noted}
 }
 
 // printLint prints the summary, the costliest tools and every problem.
-func printLint(w io.Writer, rep *server.LintReport, top int) {
+func printLint(w io.Writer, rep *lint.Report, top int) {
 	total := 0
 	for _, t := range rep.Tools {
 		total += t.Tokens
@@ -113,12 +113,12 @@ func printLint(w io.Writer, rep *server.LintReport, top int) {
 		}
 		tw.Flush()
 	}
-	printLintList(w, rep, "problems", func(t server.ToolLint) []string { return t.Problems })
-	printLintList(w, rep, "notes", func(t server.ToolLint) []string { return t.Notes })
+	printLintList(w, rep, "problems", func(t lint.Tool) []string { return t.Problems })
+	printLintList(w, rep, "notes", func(t lint.Tool) []string { return t.Notes })
 }
 
 // printLintList prints one list of findings, by tool name.
-func printLintList(w io.Writer, rep *server.LintReport, title string, of func(server.ToolLint) []string) {
+func printLintList(w io.Writer, rep *lint.Report, title string, of func(lint.Tool) []string) {
 	var names []string
 	found := map[string][]string{}
 	for _, t := range rep.Tools {
@@ -140,7 +140,7 @@ func printLintList(w io.Writer, rep *server.LintReport, title string, of func(se
 }
 
 // lintSummary says how many tools are flagged, and for what.
-func lintSummary(rep *server.LintReport) string {
+func lintSummary(rep *lint.Report) string {
 	if rep.Flagged == 0 {
 		return fmt.Sprintf("no tool flagged (budgets: description %d, schema %d tokens)", rep.MaxDescription, rep.MaxSchema)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/httpguard"
 )
 
 // minReloadInterval bounds how often a read-only server looks where its
@@ -63,7 +64,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--expose %v", err)
 		}
 	}
-	var guard server.GuardOptions
+	var guard httpguard.Options
 	if *httpAddr != "" {
 		if guard, err = httpGuard(*httpAddr, origins, *tokenFile, *insecure); err != nil {
 			return err
@@ -206,8 +207,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	o := httpServing{
 		addr:          *httpAddr,
-		mcp:           server.Guard(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard),
-		metrics:       server.Guard(opts.Metrics.Handler(), guard),
+		mcp:           httpguard.Wrap(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard),
+		metrics:       httpguard.Wrap(opts.Metrics.Handler(), guard),
 		srv:           srv,
 		drainTimeout:  *drainTimeout,
 		what:          what,
@@ -231,8 +232,8 @@ func loadError(ctx context.Context) error {
 
 // httpGuard reads the token (file first, then TOOLSCOUT_AUTH_TOKEN) and
 // refuses a non-loopback address without one unless insecure is set.
-func httpGuard(addr string, origins []string, tokenFile string, insecure bool) (server.GuardOptions, error) {
-	o := server.GuardOptions{AllowedOrigins: origins}
+func httpGuard(addr string, origins []string, tokenFile string, insecure bool) (httpguard.Options, error) {
+	o := httpguard.Options{AllowedOrigins: origins}
 	for _, or := range origins {
 		if or != "*" && !strings.Contains(or, "://") {
 			return o, usagef("--allow-origin %q: an origin is scheme://host[:port], e.g. https://app.example", or)
@@ -254,7 +255,7 @@ func httpGuard(addr string, origins []string, tokenFile string, insecure bool) (
 	if err != nil {
 		return o, usagef("--http %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
 	}
-	if !server.IsLoopbackHost(host) && o.Token == "" && !insecure {
+	if !httpguard.IsLoopbackHost(host) && o.Token == "" && !insecure {
 		return o, usagef("--http %s is reachable from other machines and toolscout has no token: set TOOLSCOUT_AUTH_TOKEN or --auth-token-file, or pass --insecure to serve without authentication", addr)
 	}
 	return o, nil

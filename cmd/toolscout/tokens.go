@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/lint"
 )
 
 func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,7 +47,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := exposureCosts(ctx, a, rep, pins, *budget); err != nil {
 		return err
 	}
-	lint, err := server.Lint(a.eng.Catalog(), server.LintOptions{})
+	lr, err := lint.Check(a.eng.Catalog(), lint.Options{})
 	if err != nil {
 		return err
 	}
@@ -55,8 +56,8 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*server.TokenReport
-			Lint *server.LintReport `json:"lint"`
-		}{rep, lint})
+			Lint *lint.Report `json:"lint"`
+		}{rep, lr})
 	}
 	fmt.Fprintf(stdout, "%s in %s, tokens counted with %s\n\n", plural(rep.Tools, "tool"), plural(rep.Domains, "domain"), rep.Encoding)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -84,7 +85,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nmeta mode saves %.1f%% of the up-front tools/list cost\n", rep.Saved*100)
-	fmt.Fprintf(stdout, "lint: %s; details: toolscout lint\n", lintSummary(lint))
+	fmt.Fprintf(stdout, "lint: %s; details: toolscout lint\n", lintSummary(lr))
 	return nil
 }
 

@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/server"
 	"github.com/toolscout/toolscout/server/gateway"
+	"github.com/toolscout/toolscout/server/lint"
 )
 
 // A toolscout started by a toolscout (gateway.DepthEnv set, however many
@@ -206,7 +206,7 @@ func reportUpstreams(w io.Writer, a *app) {
 // lintCheck is the lint summary as a doctor line: a note when tools are
 // flagged (they work; their descriptions cost or confuse).
 func lintCheck(cat *index.Catalog) check {
-	rep, err := server.Lint(cat, server.LintOptions{})
+	rep, err := lint.Check(cat, lint.Options{})
 	if err != nil {
 		return check{name: "lint", detail: err.Error(), fix: "report this", note: true}
 	}

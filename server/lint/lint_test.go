@@ -1,4 +1,4 @@
-package server
+package lint
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ func TestLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Lint(cat, LintOptions{})
+	rep, err := Check(cat, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +73,14 @@ func TestLint(t *testing.T) {
 	}
 	// A budget above the long description leaves it verbose against the
 	// catalog's median: a note.
-	rep, _ = Lint(cat, LintOptions{MaxDescription: 100000})
+	rep, _ = Check(cat, Options{MaxDescription: 100000})
 	for _, tl := range rep.Tools {
 		if tl.Name == "a__long" && (len(tl.Problems) != 0 || len(tl.Notes) != 1 || !strings.Contains(tl.Notes[0], "× the catalog's median")) {
 			t.Errorf("with a large budget a__long has problems %q, notes %q, want it noted verbose", tl.Problems, tl.Notes)
 		}
 	}
 	// Strict makes the notes problems.
-	rep, _ = Lint(cat, LintOptions{Strict: true})
+	rep, _ = Check(cat, Options{Strict: true})
 	for _, tl := range rep.Tools {
 		if tl.Name == "a__bare" && !strings.Contains(strings.Join(tl.Problems, "|"), "1 parameter without a description: id") {
 			t.Errorf("strict: a__bare has %q", tl.Problems)

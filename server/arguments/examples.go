@@ -1,4 +1,4 @@
-package server
+package arguments
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func Examples(t *index.Tool) []Example {
 	}
 	var out []Example
 	add := func(args map[string]any, source string) {
-		if len(out) < maxExamples && args != nil && ValidateArguments(t, args) == nil {
+		if len(out) < maxExamples && args != nil && Validate(t, args) == nil {
 			out = append(out, Example{Arguments: args, Source: source})
 		}
 	}
@@ -348,27 +348,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// RelatedTool is a tool near another: same domain, nearest by the index.
-type RelatedTool struct {
-	Name    string `json:"name"`
-	Summary string `json:"summary,omitempty"`
-	// Warnings are the tool's poisoning flags, as discover_tools gives
-	// them: a flagged tool is not offered as a harmless alternative.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-// maxRelated is the most related tools get_tool_schema returns per tool.
-const maxRelated = 3
-
-// relatedEntries lists the related tools that are not disabled.
-func relatedEntries(tools []*index.Tool) []RelatedTool {
-	out := make([]RelatedTool, 0, len(tools))
-	for _, t := range tools {
-		if !t.Disabled {
-			out = append(out, RelatedTool{Name: t.QualifiedName, Summary: t.Summary, Warnings: t.Warnings})
-		}
-	}
-	return out
 }

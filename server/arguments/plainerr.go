@@ -1,4 +1,4 @@
-package server
+package arguments
 
 import (
 	"context"
@@ -115,10 +115,10 @@ func plainValueError(name string, p map[string]any, v any) string {
 // tool's input schema.
 const validationPrefix = `validating "arguments": `
 
-// plainErrors rewrites the go-sdk's schema-validation failures of
+// PlainErrors rewrites the go-sdk's schema-validation failures of
 // tools/call into plain words, by the schema of the tool called (schemas
 // gives it by name), and bounds whatever it cannot rewrite.
-func plainErrors(schemas func(name string) map[string]any) mcp.Middleware {
+func PlainErrors(schemas func(name string) map[string]any) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
@@ -272,10 +272,10 @@ func jsonEqual(a, b any) bool {
 	return string(ja) == string(jb)
 }
 
-// decodedSchema returns a schema as decoded JSON (maps, []any, float64),
-// whether it was written in Go or read from JSON; nil if it is not an
-// object.
-func decodedSchema(v any) map[string]any {
+// Decode returns a schema (or any JSON object) as decoded JSON (maps,
+// []any, float64), whether it was written in Go or read from JSON; nil if
+// it is not an object.
+func Decode(v any) map[string]any {
 	var data []byte
 	switch x := v.(type) {
 	case json.RawMessage:

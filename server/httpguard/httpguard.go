@@ -1,4 +1,4 @@
-package server
+package httpguard
 
 import (
 	"crypto/subtle"
@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// GuardOptions configures Guard.
-type GuardOptions struct {
+// Options configures Wrap.
+type Options struct {
 	// AllowedOrigins are origins ("https://app.example:8443") allowed
 	// besides loopback ones; "*" allows any.
 	AllowedOrigins []string
@@ -19,14 +19,14 @@ type GuardOptions struct {
 	Token string
 }
 
-// Guard wraps an MCP HTTP handler with the checks the MCP transport spec
+// Wrap wraps an MCP HTTP handler with the checks the MCP transport spec
 // asks of servers: a request with an Origin header is refused (403) unless
 // the origin is a loopback one (localhost, 127.0.0.0/8, [::1]) or listed in
 // AllowedOrigins, against DNS rebinding and cross-site requests; with a
 // Token, a request without "Authorization: Bearer TOKEN" gets 401 and a
 // WWW-Authenticate challenge. Requests without an Origin (non-browser
 // clients) pass the origin check.
-func Guard(h http.Handler, o GuardOptions) http.Handler {
+func Wrap(h http.Handler, o Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, o.AllowedOrigins) {
 			http.Error(w, fmt.Sprintf("Forbidden: origin %.100q may not use this server: toolscout accepts browser requests from loopback origins only; start it with --allow-origin ORIGIN to add one", origin), http.StatusForbidden)

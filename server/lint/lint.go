@@ -1,4 +1,4 @@
-package server
+package lint
 
 import (
 	"encoding/json"
@@ -12,11 +12,12 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/server/arguments"
 )
 
-// LintOptions are the budgets of Lint, in o200k_base tokens (defaults
+// Options are the budgets of Check, in o200k_base tokens (defaults
 // when zero).
-type LintOptions struct {
+type Options struct {
 	// MaxDescription is the most a description may cost (200).
 	MaxDescription int
 	// MaxSchema is the most an input schema may cost (500).
@@ -55,8 +56,8 @@ const MultiplexOperations = 5
 // cannot tell such tools apart from their descriptions.
 const NearDuplicate = 0.9
 
-// ToolLint is one tool's cost and the problems found.
-type ToolLint struct {
+// Tool is one tool's cost and the problems found.
+type Tool struct {
 	Name        string   `json:"name"`
 	Tokens      int      `json:"tokens"` // name + description + input schema
 	Description int      `json:"description_tokens"`
@@ -68,12 +69,12 @@ type ToolLint struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// LintReport is the catalog's per-tool token cost and problems.
-type LintReport struct {
-	Encoding       string     `json:"encoding"`
-	MaxDescription int        `json:"max_description_tokens"`
-	MaxSchema      int        `json:"max_schema_tokens"`
-	Tools          []ToolLint `json:"tools"`
+// Report is the catalog's per-tool token cost and problems.
+type Report struct {
+	Encoding       string `json:"encoding"`
+	MaxDescription int    `json:"max_description_tokens"`
+	MaxSchema      int    `json:"max_schema_tokens"`
+	Tools          []Tool `json:"tools"`
 	// Flagged is the number of tools with at least one problem.
 	Flagged int `json:"flagged"`
 	// Counts are the problems by kind.
@@ -84,24 +85,24 @@ type LintReport struct {
 	MedianSchema      int `json:"median_schema_tokens"`
 }
 
-// The kinds of problem, as counted in LintReport.Counts.
+// The kinds of problem, as counted in Report.Counts.
 const (
-	LintLongDescription = "long description"
-	LintLongSchema      = "long schema"
-	LintNoDescription   = "no description"
-	LintParamNoDesc     = "parameter without description"
-	LintDuplicate       = "duplicate description"
-	LintVerbose         = "verbose description"
-	LintSchemaBloat     = "schema bloat"
-	LintMultiplex       = "multiplexed operations"
+	LongDescription    = "long description"
+	LongSchema         = "long schema"
+	NoDescription      = "no description"
+	ParamNoDesc        = "parameter without description"
+	Duplicate          = "duplicate description"
+	VerboseDescription = "verbose description"
+	SchemaBloat        = "schema bloat"
+	Multiplex          = "multiplexed operations"
 )
 
-// Lint measures each tool's token cost (name, description, input schema)
+// Check measures each tool's token cost (name, description, input schema)
 // and flags descriptions and schemas over budget, tools or parameters
 // without a description, and descriptions that duplicate another's: the
 // same text anywhere in the catalog, or nearly the same within a domain.
 // Tools are listed costliest first.
-func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
+func Check(cat *index.Catalog, o Options) (*Report, error) {
 	if o.MaxDescription <= 0 {
 		o.MaxDescription = DefaultMaxDescription
 	}
@@ -112,15 +113,15 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &LintReport{Encoding: string(tokenizer.O200kBase), MaxDescription: o.MaxDescription, MaxSchema: o.MaxSchema, Counts: map[string]int{}}
-	byName := map[string]*ToolLint{}
-	flag := func(l *ToolLint, kind, msg string) {
+	rep := &Report{Encoding: string(tokenizer.O200kBase), MaxDescription: o.MaxDescription, MaxSchema: o.MaxSchema, Counts: map[string]int{}}
+	byName := map[string]*Tool{}
+	flag := func(l *Tool, kind, msg string) {
 		l.Problems = append(l.Problems, msg)
 		rep.Counts[kind]++
 	}
 	// note records what costs more than its neighbours but within the
 	// budgets: worth a look, not a failure, unless Strict.
-	note := func(l *ToolLint, kind, msg string) {
+	note := func(l *Tool, kind, msg string) {
 		if o.Strict {
 			flag(l, kind, msg)
 			return
@@ -128,10 +129,10 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 		l.Notes = append(l.Notes, msg)
 	}
 	tools := cat.Tools()
-	costs := make([]*ToolLint, len(tools))
+	costs := make([]*Tool, len(tools))
 	descs, schemas := make([]int, 0, len(tools)), make([]int, 0, len(tools))
 	for i, t := range tools {
-		l := &ToolLint{Name: t.QualifiedName}
+		l := &Tool{Name: t.QualifiedName}
 		nameTok, err := enc.Count(t.QualifiedName)
 		if err != nil {
 			return nil, err
@@ -155,17 +156,17 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 		l := costs[i]
 		switch {
 		case strings.TrimSpace(t.Description) == "":
-			flag(l, LintNoDescription, "no description: the model has only the name to go by")
+			flag(l, NoDescription, "no description: the model has only the name to go by")
 		case l.Description > o.MaxDescription:
-			flag(l, LintLongDescription, fmt.Sprintf("description is %d tokens (budget %d)", l.Description, o.MaxDescription))
+			flag(l, LongDescription, fmt.Sprintf("description is %d tokens (budget %d)", l.Description, o.MaxDescription))
 		case l.Description > VerboseFloor && l.Description > Verbose*rep.MedianDescription:
-			note(l, LintVerbose, fmt.Sprintf("description is %d tokens, %.0f× the catalog's median of %d: say what the tool does and what sets it apart, and move the rest into parameter descriptions", l.Description, float64(l.Description)/float64(max(rep.MedianDescription, 1)), rep.MedianDescription))
+			note(l, VerboseDescription, fmt.Sprintf("description is %d tokens, %.0f× the catalog's median of %d: say what the tool does and what sets it apart, and move the rest into parameter descriptions", l.Description, float64(l.Description)/float64(max(rep.MedianDescription, 1)), rep.MedianDescription))
 		}
 		switch {
 		case l.Schema > o.MaxSchema:
-			flag(l, LintLongSchema, fmt.Sprintf("input schema is %d tokens (budget %d)", l.Schema, o.MaxSchema))
+			flag(l, LongSchema, fmt.Sprintf("input schema is %d tokens (budget %d)", l.Schema, o.MaxSchema))
 		case l.Schema > VerboseFloor && l.Schema > Verbose*rep.MedianSchema:
-			note(l, LintSchemaBloat, fmt.Sprintf("input schema is %d tokens, %.0f× the catalog's median of %d: drop what repeats the description, rarely used options, and nested definitions a call never needs", l.Schema, float64(l.Schema)/float64(max(rep.MedianSchema, 1)), rep.MedianSchema))
+			note(l, SchemaBloat, fmt.Sprintf("input schema is %d tokens, %.0f× the catalog's median of %d: drop what repeats the description, rarely used options, and nested definitions a call never needs", l.Schema, float64(l.Schema)/float64(max(rep.MedianSchema, 1)), rep.MedianSchema))
 		}
 		var bare []string
 		for _, p := range t.Params() {
@@ -174,14 +175,18 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 			}
 		}
 		for _, op := range multiplexed(t) {
-			flag(l, LintMultiplex, fmt.Sprintf("parameter %s chooses among %d operations: one tool per operation is easier to pick and to call", op.name, op.n))
+			flag(l, Multiplex, fmt.Sprintf("parameter %s chooses among %d operations: one tool per operation is easier to pick and to call", op.name, op.n))
 		}
 		if len(bare) > 0 {
-			msg := fmt.Sprintf("%s without a description: %s", count(float64(len(bare)), "parameter"), strings.Join(bare, ", "))
+			noun := "parameters"
+			if len(bare) == 1 {
+				noun = "parameter"
+			}
+			msg := fmt.Sprintf("%d %s without a description: %s", len(bare), noun, strings.Join(bare, ", "))
 			if !o.Strict {
 				msg += " (fine when the name says it all)"
 			}
-			note(l, LintParamNoDesc, msg)
+			note(l, ParamNoDesc, msg)
 		}
 		byName[t.QualifiedName] = l
 		rep.Tools = append(rep.Tools, *l)
@@ -195,7 +200,7 @@ func Lint(cat *index.Catalog, o LintOptions) (*LintReport, error) {
 	for _, b := range later {
 		a := dup[b]
 		for _, pair := range [][2]string{{a, b}, {b, a}} {
-			flag(byName[pair[0]], LintDuplicate, fmt.Sprintf("description nearly the same as %s's: say what sets them apart", pair[1]))
+			flag(byName[pair[0]], Duplicate, fmt.Sprintf("description nearly the same as %s's: say what sets them apart", pair[1]))
 		}
 	}
 	for i := range rep.Tools {
@@ -284,7 +289,7 @@ type operationSwitch struct {
 // multiplexed returns the tool's top-level parameters named like an
 // operation whose enum has MultiplexOperations values or more.
 func multiplexed(t *index.Tool) []operationSwitch {
-	schema := decodedSchema(t.InputSchema)
+	schema := arguments.Decode(t.InputSchema)
 	props, _ := schema["properties"].(map[string]any)
 	var out []operationSwitch
 	for _, name := range slices.Sorted(maps.Keys(props)) {
