@@ -160,7 +160,7 @@ func (s *Server) addMetaTools(v *view) {
 		decoded[name] = arguments.Decode(in)
 	}
 	// Only the meta-tools go through the go-sdk's schema check: tools
-	// listed directly are checked by ValidateArguments, in plain words.
+	// listed directly are checked by arguments.Validate, in plain words.
 	srv.AddReceivingMiddleware(arguments.PlainErrors(func(name string) map[string]any { return decoded[name] }))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        DiscoverTools,

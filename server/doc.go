@@ -11,14 +11,33 @@
 //
 //	http.Handle("/mcp", srv.HTTPHandler(server.HTTPOptions{SessionIdle: 30 * time.Minute}))
 //
-// Place in the flow: the top library layer. The [Gateway] keeps sessions
-// to upstream servers and is a plain source of domain specs (Specs,
-// Changed) that cmd hands to search.Live; the [Server] searches through
-// the live engine, subscribes to it to update tools/list, and runs tools
-// through its [Executor] (the gateway). The gateway can start with the
-// tools each server listed on its last run ([GatewayOptions].Known), and
-// the server holds a first tools/list and the first calls until the start
-// settles (startup.go), telling the client with progress notifications.
+// Place in the flow: the top library layer. The server searches through
+// the live engine (search.Live), subscribes to it to update tools/list,
+// and runs tools through its [Executor]: server/gateway's Gateway, which
+// keeps the sessions to upstream servers and is, for search.Live, a
+// plain source of domain specs that cmd hands it. The gateway can start
+// with the tools each server listed on its last run, and the server holds
+// a first tools/list and the first calls until the start settles
+// (startup.go), telling the client with progress notifications
+// (server/progress).
+//
+// What is not the meta-tools' own lives in packages under this one, each
+// knowing nothing of the others' insides:
+//
+//   - server/gateway: upstream MCP sessions (stdio children, Streamable
+//     HTTP, SSE), restarts, list_changed, execute_tool's calls.
+//   - server/stdio: toolscout's own stdio transport to its client.
+//   - server/relay: a large tool result passed from the gateway to the
+//     client's transport as the upstream's bytes.
+//   - server/progress: waits told to the client.
+//   - server/arguments: a tool's arguments: validation in plain words,
+//     examples, compact schemas.
+//   - server/lint: the per-tool token cost and problems of a catalog.
+//   - server/httpguard: the Origin and bearer-token checks over HTTP.
+//
+// The server imports gateway (the interfaces the gateway meets are
+// checked where they are declared), stdio, relay, progress and arguments;
+// none of them imports the server.
 //
 // What tools/list shows besides the meta-tools is the [Exposure]: nothing
 // more (meta), every tool (eager; compact, with stripped schemas), pinned

@@ -28,7 +28,7 @@ const (
 	// costs fewer tokens than Exposure.Budget, and none above it.
 	ExposeAuto = "auto"
 	// ExposeCompact lists every tool with its description and a
-	// stripped input schema (compactSchema); get_tool_schema gives the
+	// stripped input schema (arguments.Compact); get_tool_schema gives the
 	// whole one, and calls are checked against the whole one.
 	ExposeCompact = "compact"
 )

@@ -48,7 +48,7 @@ func EachMember(obj []byte, fn func(name string, member, value []byte) bool) {
 		i = SkipSpace(obj, nameEnd)
 		i = SkipSpace(obj, i+1) // past ':'
 		vStart := i
-		i = SkipValue(obj, i)
+		i = skipValue(obj, i)
 		if !fn(name, obj[start:i], obj[vStart:i]) {
 			return
 		}
@@ -65,7 +65,7 @@ func EachElement(arr []byte, fn func(v []byte) bool) {
 	i := SkipSpace(arr, 1)
 	for i < len(arr) && arr[i] != ']' {
 		start := i
-		i = SkipValue(arr, i)
+		i = skipValue(arr, i)
 		if !fn(arr[start:i]) {
 			return
 		}
@@ -105,8 +105,8 @@ func SkipString(b []byte, i int) int {
 	}
 }
 
-// SkipValue returns the end of the value that starts at b[i].
-func SkipValue(b []byte, i int) int {
+// skipValue returns the end of the value that starts at b[i].
+func skipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}

@@ -93,7 +93,7 @@ type Body struct {
 // result did not pass Middleware, and relaying an empty result in
 // its place would lose the answer silently.
 func (*Body) MarshalJSON() ([]byte, error) {
-	return nil, errors.New("toolscout: a relayed tool result reached the encoder without relayMiddleware")
+	return nil, errors.New("toolscout: a relayed tool result reached the encoder without relay.Middleware")
 }
 
 // relayContentTypes are the content blocks a CallToolResult may hold, as

@@ -78,7 +78,7 @@ func TestRelayBodyUnmarshalled(t *testing.T) {
 		t.Fatal("Keep kept nothing")
 	}
 	if _, err := json.Marshal(slot.Mark(&mcp.CallToolResult{Content: []mcp.Content{}})); err == nil {
-		t.Error("a relayed result marshalled without relayMiddleware, want an error")
+		t.Error("a relayed result marshalled without Middleware, want an error")
 	}
 }
 
