@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,5 +294,27 @@ func TestSearchToolStates(t *testing.T) {
 	}
 	if marks["github__delete_repo"] != "true" || marks["github__archive_repo"] != "falseuse github__set_repo_state" {
 		t.Errorf("search --json marks = %v", marks)
+	}
+}
+
+// TestServeChecksTheEnvironmentFirst: a bad TOOLSCOUT_EXPOSE or
+// TOOLSCOUT_FALLBACK is told before the data dir is opened (or created)
+// and any upstream server started.
+func TestServeChecksTheEnvironmentFirst(t *testing.T) {
+	for _, tc := range []struct{ env, value, want string }{
+		{"TOOLSCOUT_EXPOSE", "everything", "TOOLSCOUT_EXPOSE="},
+		{"TOOLSCOUT_FALLBACK", "lazy", `TOOLSCOUT_FALLBACK="lazy": use eager`},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv(tc.env, tc.value)
+			dir := filepath.Join(t.TempDir(), "data")
+			_, stderr, code := runCLI(t, "serve", "--data-dir", dir, "--embedder", "builtin")
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s=%s: exit %d, stderr %q; want exit 2 mentioning %q", tc.env, tc.value, code, stderr, tc.want)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s=%s: the data dir was opened before the error (stat: %v)", tc.env, tc.value, err)
+			}
+		})
 	}
 }

@@ -70,6 +70,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	// The environment's values are checked before the index opens and
+	// the upstream servers start, so that a typo is told at once.
+	if v := os.Getenv("TOOLSCOUT_EXPOSE"); v != "" {
+		if _, err := parseExpose(v); err != nil {
+			return usagef("TOOLSCOUT_EXPOSE=%v", err)
+		}
+	}
+	switch v := os.Getenv("TOOLSCOUT_FALLBACK"); v {
+	case "", "none", server.ExposeEager:
+	default:
+		return usagef("TOOLSCOUT_FALLBACK=%q: use eager (list every tool directly when the meta layer cannot serve) or none", v)
+	}
 	log, err := g.logger(stderr)
 	if err != nil {
 		return err
@@ -96,10 +108,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fallback = a.gc.Fallback
 	}
 	if mode == "" {
-		mode = os.Getenv("TOOLSCOUT_EXPOSE")
-		if _, err := parseExpose(mode); mode != "" && err != nil {
-			return usagef("TOOLSCOUT_EXPOSE=%v", err)
-		}
+		mode = os.Getenv("TOOLSCOUT_EXPOSE") // checked above
 	}
 	if mode == "" {
 		mode = server.ExposeMeta
@@ -110,11 +119,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
 	}
 	if fallback == "" {
-		switch fallback = os.Getenv("TOOLSCOUT_FALLBACK"); fallback {
-		case "", "none", server.ExposeEager:
-		default:
-			return usagef("TOOLSCOUT_FALLBACK=%q: use eager (list every tool directly when the meta layer cannot serve) or none", fallback)
-		}
+		fallback = os.Getenv("TOOLSCOUT_FALLBACK") // checked above
 	}
 	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
