@@ -78,7 +78,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, PropagateRequestCancellation: true}))
 	// Large relayed results are written into each response as the
 	// upstream's bytes (relay.SpliceHTTP).
-	return relay.SpliceHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := relay.SpliceHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p *peeked
 		if r.Method == http.MethodPost && r.Header.Get(protocolHeader) == "" && r.Header.Get("Mcp-Session-Id") == "" {
 			// An initialize, or a request of the stateless protocol
@@ -94,6 +94,16 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		}
 		sessions.ServeHTTP(w, r)
 	}), s.log)
+	// The body's limit (the go-sdk's, which peekBody and both handlers
+	// apply again) is first applied here, on the connection's own
+	// writer: net/http closes the connection after a request too large
+	// only when told through that writer, which the splice writer hides.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes)
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // statelessRequest reports whether an HTTP request is of the stateless

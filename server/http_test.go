@@ -608,3 +608,37 @@ func TestStatelessCancel(t *testing.T) {
 		t.Fatal("the upstream call was not cancelled within 10 s of the client giving up")
 	}
 }
+
+// TestBodyTooLargeClosesTheConnection: a body over the go-sdk's limit is
+// refused with 413 and, as net/http does for its own handlers, the
+// connection is closed after the answer rather than kept for a client
+// that may still be sending the rest.
+func TestBodyTooLargeClosesTheConnection(t *testing.T) {
+	srv := New(Options{Live: testLive(t, testCatalog, nil)})
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	for _, header := range []map[string]string{
+		{}, // peekBody reads it
+		{"Mcp-Protocol-Version": StatelessProtocol}, // the go-sdk reads it
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", mcp.DefaultMaxRequestBodyBytes) + `"}}`
+		req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
+			t.Errorf("headers %v: status %d, connection closed %v; want 413 and the connection closed", header, resp.StatusCode, resp.Close)
+		}
+	}
+}
