@@ -622,23 +622,31 @@ func TestBodyTooLargeClosesTheConnection(t *testing.T) {
 		{"Mcp-Protocol-Version": StatelessProtocol}, // the go-sdk reads it
 	} {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", mcp.DefaultMaxRequestBodyBytes) + `"}}`
-		req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postRPC(t, hs.URL, body, header)
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
 			t.Errorf("headers %v: status %d, connection closed %v; want 413 and the connection closed", header, resp.StatusCode, resp.Close)
 		}
 	}
+}
+
+// postRPC posts a JSON-RPC body to url as an MCP client would, with
+// headers, and returns the response (its body for the caller to close).
+func postRPC(t *testing.T, url, body string, headers map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

@@ -199,16 +199,7 @@ func TestSpliceHTTPSameAnswer(t *testing.T) {
 	t.Cleanup(sdkStateless.Close)
 	post := func(url, body string, headers map[string]string) (*http.Response, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range headers {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postRPC(t, url, body, headers)
 		defer resp.Body.Close()
 		data, err := io.ReadAll(resp.Body)
 		if err != nil {
