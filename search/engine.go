@@ -602,17 +602,18 @@ func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 }
 
 // semanticList is a semantic ranking: hits in rank order, their
-// Similarity the score they rank by; sim, when not nil, each hit's
-// similarity to the request where it differs from that score; and, when
-// asked for, domSim, the similarity of the request to each domain's
-// centroid.
+// Similarity the score they rank by; sim, when not nil (the request's
+// sentences were scaled), each hit's similarity to its best sentence,
+// the evidence confidence judges instead of that score; and, when asked
+// for, domSim, the similarity of the request to each domain's centroid.
 type semanticList struct {
 	hits   []vector.Hit
 	sim    map[string]float32
 	domSim map[string]float32
 }
 
-// similarity returns the similarity to the request of the i-th hit.
+// similarity returns the similarity of the i-th hit that confidence
+// judges.
 func (l semanticList) similarity(i int) float64 {
 	if l.sim != nil {
 		return float64(l.sim[l.hits[i].ID])

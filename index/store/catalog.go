@@ -49,9 +49,8 @@ func (s *Store) look() {
 // CatalogSpecs says, quickly, what Catalog returns: the catalog cached
 // for the store's catalog files, or already built (then specs is nil),
 // or else the files' domain specs (unchecked) that Catalog builds it
-// from. It reads the
-// files and the cache once; the previous build is read beside them,
-// for Catalog to take over. Read-only, a catalog not in the cache is an
+// from. It reads the files and the cache once; the previous build is
+// read beside them, for Catalog to take over. Read-only, a catalog not in the cache is an
 // error (index.ErrNoIndex). Without Options.Catalog it returns nothing.
 func (s *Store) CatalogSpecs() (cat *index.Catalog, specs []index.DomainSpec, err error) {
 	s.files.mu.Lock()
