@@ -115,6 +115,12 @@ func (p *plainBM25) score(q string, doc int) float64 { return p.scores(q)[doc] }
 // rank returns the n best tools for q (domain/tool), best first; ties go
 // by catalog order. Tools that match no term are not returned.
 func (p *plainBM25) rank(q string, n int) []string {
+	ids, _ := p.rankScored(q, n)
+	return ids
+}
+
+// rankScored is rank with each tool's BM25 score.
+func (p *plainBM25) rankScored(q string, n int) ([]string, []float64) {
 	scores := p.scores(q)
 	order := make([]int, 0, len(scores))
 	for d := range scores {
@@ -130,8 +136,10 @@ func (p *plainBM25) rank(q string, n int) []string {
 		return a - c
 	})
 	out := make([]string, 0, min(n, len(order)))
+	vals := make([]float64, 0, cap(out))
 	for _, d := range order[:min(n, len(order))] {
 		out = append(out, p.ids[d])
+		vals = append(vals, scores[d])
 	}
-	return out
+	return out, vals
 }

@@ -102,9 +102,10 @@ type CategoryMetrics struct {
 
 type queryResult struct {
 	metrics map[string]float64
-	ranked  []string // domain/tool, best first
-	latency float64  // ms
-	judged  *judged  // with Options.Confidence
+	ranked  []string  // domain/tool, best first
+	scores  []float64 // the run's score of each ranked tool
+	latency float64   // ms
+	judged  *judged   // with Options.Confidence
 }
 
 // MetricNames returns the metric keys for the cut-offs ks, in report order.
@@ -241,9 +242,9 @@ func runBM25(p *plainBM25, ds *Dataset, spec RunSpec, ks []int, limit int) *RunR
 	for i := range ds.Queries {
 		q := &ds.Queries[i]
 		start := time.Now()
-		ranked := p.rank(q.Query, limit)
+		ranked, scores := p.rankScored(q.Query, limit)
 		elapsed := float64(time.Since(start).Microseconds()) / 1000
-		rr.perQuery[i] = queryResult{metrics: queryMetrics(q, ranked, ks), ranked: ranked, latency: elapsed}
+		rr.perQuery[i] = queryResult{metrics: queryMetrics(q, ranked, ks), ranked: ranked, scores: scores, latency: elapsed}
 	}
 	return rr
 }
@@ -281,10 +282,11 @@ func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, 
 			rr.Embedder = resp.Embedder
 		}
 		ranked := make([]string, len(resp.Results))
+		scores := make([]float64, len(resp.Results))
 		for j, r := range resp.Results {
-			ranked[j] = r.Tool.Domain + "/" + r.Tool.Name
+			ranked[j], scores[j] = r.Tool.Domain+"/"+r.Tool.Name, r.Score
 		}
-		rr.perQuery[i] = queryResult{metrics: queryMetrics(q, ranked, ks), ranked: ranked, latency: elapsed}
+		rr.perQuery[i] = queryResult{metrics: queryMetrics(q, ranked, ks), ranked: ranked, scores: scores, latency: elapsed}
 		if confidence && resp.Confidence != nil {
 			without, err := eng.Search(ctx, search.Request{Query: q.Query, Mode: spec.Mode, Limit: limit, Params: &params, Exclude: qualifiedNames(ds, q.Relevant)})
 			if err != nil {
