@@ -16,7 +16,8 @@
 // catalog cache (catalog.bin, catalog.delta: [Store.CachedCatalog],
 // [Store.SaveCatalog]), the built-in embedder's fitted statistics
 // (fit-*.bin: [Store.RestoreFit]) and the tools each upstream server
-// listed last (upstreams.bin: [Store.ListedTools]). What cannot be read
+// listed last (upstreams.bin: [Store.ListedTools]), and what agents ran
+// after their searches (feedback.log: [Store.Feedback]). What cannot be read
 // is removed to be rebuilt, and said in [Store.Healed].
 //
 //	st, err := store.OpenWith(dir, store.Options{Catalog: src, Logger: log}) // dir "" keeps everything in memory
