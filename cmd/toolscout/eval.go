@@ -33,6 +33,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	misses := fs.Int("misses", 0, "list the N worst queries of each run")
 	confidence := fs.Bool("confidence", false, "measure each run's confidence: every query ranked again without its relevant tools, reported as AUROC")
 	confidenceFit := fs.Bool("confidence-fit", false, "also print (on stderr with --format json), per run, the logistic model of confidence fitted on these datasets (how the shipped models were made)")
+	runFile := fs.String("run-file", "", "also write each run in TREC run format to `PREFIX`.<dataset>.<run>.run (qid Q0 domain/tool rank score run) and each dataset's qrels to PREFIX.<dataset>.qrels (qid 0 domain/tool grade), for trec_eval -c, ir_measures or ranx; names keep [A-Za-z0-9._+-], other characters become _")
+	perQuery := fs.String("per-query", "", "also write every query's answer to `FILE`, one JSON line per dataset, run and query: id, query, relevant, ranked tools with scores, metrics")
 	models := fs.String("models", "", "compare Ollama embedding `MODELS` (comma-separated, or all-installed) with the built-in embedder: semantic and hybrid runs for each, against keyword")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -60,10 +62,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *misses < 0 {
 		return usagef("--misses %d: want 0 or more", *misses)
 	}
-	if *out != "" {
-		// Say so before a run that may take minutes, not after it.
-		if fi, err := os.Stat(filepath.Dir(*out)); err != nil || !fi.IsDir() {
-			return usagef("--out %s: folder %s does not exist: create it first", *out, filepath.Dir(*out))
+	// Say so before a run that may take minutes, not after it.
+	for _, f := range []struct{ flag, path string }{{"--out", *out}, {"--run-file", *runFile}, {"--per-query", *perQuery}} {
+		if f.path == "" {
+			continue
+		}
+		if strings.HasSuffix(f.path, string(filepath.Separator)) || strings.HasSuffix(f.path, "/") {
+			return usagef("%s %s: names a folder: give a file name in it (%s)", f.flag, f.path, filepath.Join(f.path, "eval"))
+		}
+		if fi, err := os.Stat(filepath.Dir(f.path)); err != nil || !fi.IsDir() {
+			return usagef("%s %s: folder %s does not exist: create it first", f.flag, f.path, filepath.Dir(f.path))
 		}
 	}
 	log, err := g.logger(stderr)
@@ -201,11 +209,35 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(w, "\nconfidence models fitted on these datasets (search/confidence.go):\n%s\n", fits)
 	}
 	if *out == "" {
-		_, err = stdout.Write(buf.Bytes())
-		return err
-	}
-	if err := fileio.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		if _, err := stdout.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	} else if err := fileio.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write the report to --out %s: %w", *out, err)
+	}
+	return writeExports(rep, *runFile, *perQuery, stderr)
+}
+
+// writeExports writes the TREC files of --run-file and the JSON lines of
+// --per-query (when asked for), each as --out is written, and says on
+// stderr what it wrote.
+func writeExports(rep *eval.Report, runFile, perQuery string, stderr io.Writer) error {
+	var files []eval.ExportFile
+	if runFile != "" {
+		files = rep.TRECFiles(runFile)
+	}
+	if perQuery != "" {
+		files = append(files, eval.ExportFile{Path: perQuery, Write: rep.WritePerQuery})
+	}
+	for _, f := range files {
+		var buf bytes.Buffer
+		if err := f.Write(&buf); err != nil {
+			return fmt.Errorf("write %s: %w", f.Path, err)
+		}
+		if err := fileio.WriteFile(f.Path, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", f.Path, err)
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", f.Path)
 	}
 	return nil
 }

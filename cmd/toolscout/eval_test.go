@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEvalExports: --run-file writes the qrels and a TREC run per run,
+// named PREFIX.<dataset>[.<run>], and --per-query a JSON line per run and
+// query; both are checked for their folder before the run.
+func TestEvalExports(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "on call")
+	os.MkdirAll(ds, 0o755)
+	os.WriteFile(filepath.Join(ds, "catalog.json"), []byte(`{"domains":[{"name":"pagerduty","description":"On-call","tools":[
+	 {"name":"list_oncalls","description":"List who is on call.","inputSchema":{"type":"object"}},
+	 {"name":"create_incident","description":"Trigger an incident.","inputSchema":{"type":"object"}}]}]}`), 0o644)
+	os.WriteFile(filepath.Join(ds, "queries.jsonl"), []byte(`{"id":"q1","query":"who is on call","relevant":["pagerduty/list_oncalls"],"grades":{"pagerduty/list_oncalls":2}}
+{"id":"q2","query":"trigger an incident","relevant":["pagerduty/create_incident"]}
+`), 0o644)
+	prefix, perQuery := filepath.Join(dir, "exp"), filepath.Join(dir, "q.jsonl")
+	_, stderr, code := runCLI(t, "eval", "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--dataset", ds,
+		"--modes", "keyword,hybrid", "--format", "json", "--out", filepath.Join(dir, "r.json"), "--run-file", prefix, "--per-query", perQuery)
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	for name, lines := range map[string]int{"exp.on_call.qrels": 2, "exp.on_call.keyword.run": 2, "exp.on_call.hybrid.run": 4, "q.jsonl": 4} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("eval --run-file --per-query: %v", err)
+			continue
+		}
+		if got := strings.Count(string(data), "\n"); got != lines {
+			t.Errorf("%s: %d lines, want %d:\n%s", name, got, lines, data)
+		}
+		if !strings.Contains(stderr, "wrote "+filepath.Join(dir, name)) {
+			t.Errorf("stderr does not say it wrote %s: %s", name, stderr)
+		}
+	}
+	if data, _ := os.ReadFile(prefix + ".on_call.qrels"); !strings.HasPrefix(string(data), "q1 0 pagerduty/list_oncalls 2\n") {
+		t.Errorf("qrels = %q", data)
+	}
+
+	for _, args := range [][]string{
+		{"--run-file", filepath.Join(dir, "missing", "exp")},
+		{"--per-query", filepath.Join(dir, "missing", "q.jsonl")},
+		{"--per-query", dir + "/"},
+	} {
+		_, stderr, code := runCLI(t, append([]string{"eval", "--dataset", ds}, args...)...)
+		if code != 2 || !strings.Contains(stderr, args[0]) {
+			t.Errorf("eval %v: exit %d, %q (want a usage error before the run)", args, code, stderr)
+		}
+	}
+}
