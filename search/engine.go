@@ -579,6 +579,34 @@ func (e *Engine) semanticResults(ctx context.Context, pl plan) ([]Result, error)
 // character trigrams already catch misspellings, and fuzzy term expansion
 // triples the keyword cost (BENCHMARKS.md).
 func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
+	kw, vec, err := e.hybridLists(ctx, pl)
+	if err != nil {
+		return nil, err
+	}
+	return e.fuse(pl, kw, vec), nil
+}
+
+// FusionInputs returns what the learned fusion reads of a hybrid request
+// (learned.go): a fit ranks each request under many models from these,
+// without searching again. req.Mode is ignored.
+func (e *Engine) FusionInputs(ctx context.Context, req Request) (*FusionInputs, error) {
+	req.Mode = Hybrid
+	pl, err := e.plan(req)
+	if err != nil {
+		return nil, err
+	}
+	defer pl.ix.inflight.Done()
+	kw, sl, err := e.hybridLists(ctx, pl)
+	if err != nil {
+		return nil, err
+	}
+	exact, named, domRank := e.fusionBoosts(pl, sl)
+	return fusionInputs(pl, kw, sl, exact, named, domRank), nil
+}
+
+// hybridLists returns the keyword and the semantic list of a hybrid
+// request, searched at once.
+func (e *Engine) hybridLists(ctx context.Context, pl plan) ([]keyword.Hit, semanticList, error) {
 	var (
 		vec    semanticList
 		vecErr error
@@ -593,12 +621,12 @@ func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 	kwHits, kwErr := e.keywordHits(ctx, pl, false)
 	wg.Wait()
 	if vecErr != nil {
-		return nil, semanticError{vecErr}
+		return nil, semanticList{}, semanticError{vecErr}
 	}
 	if kwErr != nil {
-		return nil, kwErr
+		return nil, semanticList{}, kwErr
 	}
-	return e.fuse(pl, kwHits, vec), nil
+	return kwHits, vec, nil
 }
 
 // semanticList is a semantic ranking: hits in rank order, their
@@ -758,9 +786,26 @@ func Sentences(q string) []string {
 	return out
 }
 
+// fusionBoosts returns the tools the request names exactly, the domains
+// it names, and the domains' ranking by centroid.
+func (e *Engine) fusionBoosts(pl plan, sl semanticList) (exact, named map[string]bool, domRank map[string]int) {
+	exact = exactMatches(pl.cat, pl.q, pl.req.Domain, pl.req.Group)
+	for id := range pl.exclude {
+		delete(exact, id)
+	}
+	named = map[string]bool{}
+	if pl.req.Domain == "" && pl.p.DomainBoost > 0 {
+		named = namedDomains(pl.cat, pl.q)
+	}
+	return exact, named, rankDomains(sl.domSim)
+}
+
 func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
+	if pl.p.Fusion == FusionLearned {
+		return e.fuseLearned(pl, kw, sl)
+	}
 	vec := sl.hits
-	cat, q, req, p := pl.cat, pl.q, pl.req, pl.p
+	cat, req, p := pl.cat, pl.req, pl.p
 	kwIDs := make([]string, len(kw))
 	kwScores := make([]float64, len(kw))
 	for i, h := range kw {
@@ -782,15 +827,7 @@ func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
 			RankedList{IDs: vecIDs, Weight: p.SemanticWeight})
 	}
 
-	exact := exactMatches(cat, q, req.Domain, req.Group)
-	for id := range pl.exclude {
-		delete(exact, id)
-	}
-	named := map[string]bool{}
-	if req.Domain == "" && p.DomainBoost > 0 {
-		named = namedDomains(cat, q)
-	}
-	domRank := rankDomains(sl.domSim)
+	exact, named, domRank := e.fusionBoosts(pl, sl)
 	if len(domRank) > 1 {
 		// Domain-level ranking: the domains, ranked by how well each as a
 		// whole (the centroid of its tools) matches the query, act as a

@@ -73,6 +73,9 @@ type Params struct {
 	// average lengths) or "bleve" (all three, as Bleve's match queries
 	// score).
 	KeywordScoring string `json:"keyword_scoring,omitempty"`
+	// FusionModel is the learned fusion's model (learned.go); nil: the
+	// shipped model of the embedder's kind.
+	FusionModel *FusionModel `json:"fusion_model,omitempty"`
 	// Fields are the keyword index's field boosts.
 	Fields keyword.FieldWeights `json:"fields,omitempty"`
 }
@@ -109,9 +112,9 @@ func (p Params) Check() error {
 		return fmt.Errorf("sentence_share %g: use a value from 0 to 1, or %g to turn it off", p.SentenceShare, Off)
 	}
 	switch p.Fusion {
-	case "", FusionRRF, FusionConvex:
+	case "", FusionRRF, FusionConvex, FusionLearned:
 	default:
-		return fmt.Errorf("fusion %q: use %s or %s", p.Fusion, FusionRRF, FusionConvex)
+		return fmt.Errorf("fusion %q: use %s, %s or %s", p.Fusion, FusionLearned, FusionConvex, FusionRRF)
 	}
 	if _, ok := keywordScorings[p.KeywordScoring]; !ok && p.KeywordScoring != "" {
 		return fmt.Errorf("keyword_scoring %q: use bm25, coord, idf2, bleve-lengths or bleve", p.KeywordScoring)

@@ -1,0 +1,390 @@
+package search
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index/keyword"
+	"github.com/toolscout/toolscout/index/vector"
+	"github.com/toolscout/toolscout/internal/text"
+)
+
+// FusionLearned fuses the two lists by a linear model of each candidate's
+// evidence (FusionModel) whose keyword and semantic weights are scaled,
+// per request, by what the two lists say of it: how well the keyword list
+// covers the request, how much the lists agree, how far each list's best
+// stands out, the request's length. The models are fitted on the dev sets
+// by cmd/fusionfit (BENCHMARKS.md "Ranking v8"), one for the built-in
+// embedder and one for Ollama models.
+const FusionLearned = "learned"
+
+// The evidence of one candidate tool, in FusionModel.Weights' order.
+const (
+	evKeyword      = iota // the keyword score, min-max normalised over the list
+	evSemantic            // the similarity, min-max normalised over the list
+	evCoverage            // the keyword coverage (keyword.Hit), at most 2
+	evSimilarity          // the similarity itself
+	evKeywordRank         // (k+1)/(k+rank) in the keyword list, k = RRFK
+	evSemanticRank        // (k+1)/(k+rank) in the semantic list
+	evDomain              // (k+1)/(k+rank) of the tool's domain by centroid
+	evBoth                // 1 when both lists hold the tool
+	evName                // the share of the tool name's words the request has
+	numEvidence
+)
+
+// EvidenceNames name the evidence, in FusionModel.Weights' order.
+var EvidenceNames = [numEvidence]string{"keyword", "semantic", "coverage", "similarity", "keyword_rank", "semantic_rank", "domain", "both", "name"}
+
+// The shape of a request as the two lists see it, in the order of
+// FusionModel's Center, Keyword and Semantic.
+const (
+	shCoverage     = iota // the keyword list's best coverage, at most 2
+	shWords               // log(1 + words of the request)
+	shSentences           // log(1 + its sentences of three words or more)
+	shAgree10             // the share of the top 10s the two lists share
+	shAgree1              // 1 when both lists rank the same tool first
+	shKeywordPeak         // how far the keyword list's best stands out: (best − mean)/std
+	shSemanticPeak        // the same of the semantic list
+	shKeywordDepth        // the keyword list's length over the depth asked for
+	numShape
+)
+
+// ShapeNames name the request shape features, in FusionModel's order.
+var ShapeNames = [numShape]string{"coverage", "words", "sentences", "agree10", "agree1", "keyword_peak", "semantic_peak", "keyword_depth"}
+
+// FusionModel is a learned fusion. A candidate's score is
+//
+//	Σ_j Weights[j]·m_j·evidence_j + the exact-name and named-domain boosts
+//
+// where m_j is, for the keyword evidence (keyword, coverage,
+// keyword_rank), keywordStrength·exp(Keyword·(shape − Center)); for the
+// semantic evidence (semantic, similarity, semantic_rank)
+// exp(Semantic·(shape − Center)); 1 for domain and both. With Keyword and
+// Semantic zero, Weights {1.5, 1, 0, 0, 0, 0, 0.5/11, 0} is the convex
+// fusion of DefaultParams.
+type FusionModel struct {
+	Weights  [numEvidence]float64 `json:"weights"`
+	Center   [numShape]float64    `json:"center"`
+	Keyword  [numShape]float64    `json:"keyword"`
+	Semantic [numShape]float64    `json:"semantic"`
+}
+
+// ConvexModel is the learned fusion's form of p's convex fusion: the model
+// a fit starts from.
+func ConvexModel(p Params) FusionModel {
+	p = p.withDefaults()
+	var m FusionModel
+	m.Weights[evKeyword] = p.KeywordWeight
+	m.Weights[evSemantic] = p.SemanticWeight
+	m.Weights[evDomain] = p.DomainWeight / (p.RRFK + 1)
+	return m
+}
+
+// modelFor returns the fusion model for an embedder's lists: p's own when
+// it has one, else the shipped model of the embedder's kind.
+func modelFor(p Params, emb embed.Embedder) *FusionModel {
+	if p.FusionModel != nil {
+		return p.FusionModel
+	}
+	if emb != nil && emb.Info().Provider == "builtin" {
+		return &builtinFusion
+	}
+	return &ollamaFusion
+}
+
+// FusionInputs are what the learned fusion of one request reads: its
+// candidates (the union of the two lists, in order of first appearance,
+// then the exactly named tools) with their evidence and boosts, and the
+// request's shape. Engine.FusionInputs returns them so that a fit can rank
+// one request under many models without searching again.
+type FusionInputs struct {
+	ids      []string
+	ranks    [][2]int // 1-based keyword and semantic ranks, 0: absent
+	ev       [][numEvidence]float64
+	boost    []float64
+	shape    [numShape]float64
+	strength float64
+}
+
+// IDs returns the candidates' qualified names.
+func (in *FusionInputs) IDs() []string { return in.ids }
+
+// Shape returns the request's shape features, in ShapeNames' order.
+func (in *FusionInputs) Shape() []float64 { return in.shape[:] }
+
+// multipliers returns the keyword and semantic multipliers of m for this
+// request.
+func (in *FusionInputs) multipliers(m *FusionModel) (mk, ms float64) {
+	var ak, as float64
+	for i, s := range in.shape {
+		d := s - m.Center[i]
+		ak += m.Keyword[i] * d
+		as += m.Semantic[i] * d
+	}
+	return in.strength * math.Exp(clamp(ak, -20, 20)), math.Exp(clamp(as, -20, 20))
+}
+
+func clamp(x, lo, hi float64) float64 { return min(hi, max(lo, x)) }
+
+// parts returns what the keyword evidence, the semantic evidence and the
+// rest (domain, both) of candidate i add to its score under m.
+func (in *FusionInputs) parts(i int, m *FusionModel, mk, ms float64) (kw, sem, rest float64) {
+	e, w := &in.ev[i], &m.Weights
+	kw = mk * (w[evKeyword]*e[evKeyword] + w[evCoverage]*e[evCoverage] + w[evKeywordRank]*e[evKeywordRank])
+	sem = ms * (w[evSemantic]*e[evSemantic] + w[evSimilarity]*e[evSimilarity] + w[evSemanticRank]*e[evSemanticRank])
+	rest = w[evDomain]*e[evDomain] + w[evBoth]*e[evBoth] + w[evName]*e[evName]
+	return kw, sem, rest
+}
+
+// Scores returns each candidate's score under m, into buf when it is
+// long enough.
+func (in *FusionInputs) Scores(m *FusionModel, buf []float64) []float64 {
+	mk, ms := in.multipliers(m)
+	out := buf[:0]
+	for i := range in.ids {
+		kw, sem, rest := in.parts(i, m, mk, ms)
+		out = append(out, kw+sem+rest+in.boost[i])
+	}
+	return out
+}
+
+// order returns the candidates' indexes by descending score, ties in
+// order of first appearance.
+func order(scores []float64) []int {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case scores[a] > scores[b]:
+			return -1
+		case scores[a] < scores[b]:
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+// fusionInputs gathers the evidence of the keyword list kw, the semantic
+// list sl, the domain ranking and the boosts.
+func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[string]bool, domRank map[string]int) *FusionInputs {
+	p := pl.p
+	vec := sl.hits
+	in := &FusionInputs{strength: keywordStrength(p, kw)}
+	pos := map[string]int{}
+	add := func(id string) int {
+		if i, ok := pos[id]; ok {
+			return i
+		}
+		pos[id] = len(in.ids)
+		in.ids = append(in.ids, id)
+		in.ev = append(in.ev, [numEvidence]float64{})
+		in.ranks = append(in.ranks, [2]int{})
+		in.boost = append(in.boost, 0)
+		return len(in.ids) - 1
+	}
+	kLo, kSpan := minSpan(len(kw), func(i int) float64 { return kw[i].Score })
+	sLo, sSpan := minSpan(len(vec), func(i int) float64 { return float64(vec[i].Similarity) })
+	rr := func(rank int) float64 { return (p.RRFK + 1) / (p.RRFK + float64(rank)) }
+	inKw := map[string]bool{}
+	for r := 0; r < max(len(kw), len(vec)); r++ {
+		if r < len(kw) && !inKw[kw[r].ID] {
+			i := add(kw[r].ID)
+			inKw[kw[r].ID] = true
+			e := &in.ev[i]
+			e[evKeyword] = norm(kw[r].Score, kLo, kSpan)
+			e[evCoverage] = min(kw[r].Coverage, 2)
+			e[evKeywordRank] = rr(r + 1)
+			in.ranks[i][0] = r + 1
+		}
+		if r < len(vec) {
+			i := add(vec[r].ID)
+			e := &in.ev[i]
+			if e[evSemanticRank] == 0 {
+				e[evSemantic] = norm(float64(vec[r].Similarity), sLo, sSpan)
+				e[evSimilarity] = float64(vec[r].Similarity)
+				e[evSemanticRank] = rr(r + 1)
+				in.ranks[i][1] = r + 1
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(exact)) { // map order would make ties random
+		add(id)
+	}
+	qWords := stems(pl.q)
+	for i, id := range in.ids {
+		e := &in.ev[i]
+		if e[evKeywordRank] > 0 && e[evSemanticRank] > 0 {
+			e[evBoth] = 1
+		}
+		t := pl.cat.Tool(id)
+		if t == nil {
+			continue
+		}
+		if nw := stems(t.Name); len(nw) > 0 {
+			had := 0
+			for w := range nw {
+				if qWords[w] {
+					had++
+				}
+			}
+			e[evName] = float64(had) / float64(len(nw))
+		}
+		if len(domRank) > 1 && domRank[t.Domain] > 0 {
+			e[evDomain] = rr(domRank[t.Domain])
+		}
+		if exact[id] {
+			in.boost[i] += p.ExactBoost
+		}
+		if named[t.Domain] {
+			in.boost[i] += p.DomainBoost
+		}
+	}
+	in.shape = shapeOf(pl.q, kw, vec)
+	return in
+}
+
+// stems returns the stems of s's words (identifiers split), stopwords
+// aside.
+func stems(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range text.SplitIdentifier(s) {
+		if !text.Stopword(w) {
+			out[text.Stem(w)] = true
+		}
+	}
+	return out
+}
+
+// shapeOf measures the request's shape from its text and its two lists.
+func shapeOf(q string, kw []keyword.Hit, vec []vector.Hit) [numShape]float64 {
+	var s [numShape]float64
+	if len(kw) > 0 {
+		s[shCoverage] = min(kw[0].Coverage, 2)
+	}
+	s[shWords] = math.Log1p(float64(len(strings.Fields(q))))
+	s[shSentences] = math.Log1p(float64(len(Sentences(q))))
+	top := func(n int, id func(int) string, l int) map[string]bool {
+		m := map[string]bool{}
+		for i := 0; i < min(n, l); i++ {
+			m[id(i)] = true
+		}
+		return m
+	}
+	kTop := top(10, func(i int) string { return kw[i].ID }, len(kw))
+	shared := 0
+	for i := 0; i < min(10, len(vec)); i++ {
+		if kTop[vec[i].ID] {
+			shared++
+		}
+	}
+	s[shAgree10] = float64(shared) / 10
+	if len(kw) > 0 && len(vec) > 0 && kw[0].ID == vec[0].ID {
+		s[shAgree1] = 1
+	}
+	s[shKeywordPeak] = peak(len(kw), func(i int) float64 { return kw[i].Score })
+	s[shSemanticPeak] = peak(len(vec), func(i int) float64 { return float64(vec[i].Similarity) })
+	s[shKeywordDepth] = min(1, float64(len(kw))/float64(max(1, len(vec))))
+	return s
+}
+
+// peak is how far the first of n scores stands above their mean, in
+// standard deviations (0 for fewer than two, or all equal), at most 10.
+func peak(n int, score func(int) float64) float64 {
+	if n < 2 {
+		return 0
+	}
+	var sum, sq float64
+	for i := 0; i < n; i++ {
+		sum += score(i)
+	}
+	mean := sum / float64(n)
+	for i := 0; i < n; i++ {
+		d := score(i) - mean
+		sq += d * d
+	}
+	sd := math.Sqrt(sq / float64(n))
+	if sd == 0 {
+		return 0
+	}
+	return min(10, (score(0)-mean)/sd)
+}
+
+// minSpan returns the least of n scores and their range.
+func minSpan(n int, score func(int) float64) (lo, span float64) {
+	if n == 0 {
+		return 0, 0
+	}
+	lo, hi := score(0), score(0)
+	for i := 1; i < n; i++ {
+		lo, hi = min(lo, score(i)), max(hi, score(i))
+	}
+	return lo, hi - lo
+}
+
+// norm min-max normalises s; a list whose scores are all equal counts 1.
+func norm(s, lo, span float64) float64 {
+	if span <= 0 {
+		return 1
+	}
+	return (s - lo) / span
+}
+
+// fuseLearned ranks a hybrid request by the learned fusion.
+func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Result {
+	exact, named, domRank := e.fusionBoosts(pl, sl)
+	in := fusionInputs(pl, kw, sl, exact, named, domRank)
+	m := modelFor(pl.p, pl.emb)
+	mk, ms := in.multipliers(m)
+	scores := in.Scores(m, nil)
+	out := make([]Result, 0, len(in.ids))
+	for _, i := range order(scores) {
+		t := pl.cat.Tool(in.ids[i])
+		if t == nil {
+			continue
+		}
+		r := Result{Tool: t, Score: scores[i]}
+		kr, sr := in.ranks[i][0], in.ranks[i][1]
+		if kr > 0 {
+			r.coverage = kw[kr-1].Coverage
+		}
+		if sr > 0 {
+			r.similarity = sl.similarity(sr - 1)
+		}
+		if pl.req.Explain {
+			x := &Explanation{KeywordRank: kr, SemanticRank: sr, ExactName: exact[t.QualifiedName], DomainNamed: named[t.Domain], DomainRank: domRank[t.Domain]}
+			if len(domRank) < 2 {
+				x.DomainRank = 0
+			}
+			if kr > 0 {
+				x.KeywordScore, x.KeywordCoverage, x.BM25 = kw[kr-1].Score, r.coverage, kw[kr-1].Terms
+			}
+			if sr > 0 {
+				x.SemanticScore = float64(sl.hits[sr-1].Similarity)
+			}
+			k, s, rest := in.parts(i, m, mk, ms)
+			x.Fusion = &FusionTerms{Method: FusionLearned, Keyword: k, Semantic: s, Domain: rest}
+			if x.ExactName {
+				x.Fusion.ExactBoost = pl.p.ExactBoost
+			}
+			if x.DomainNamed {
+				x.Fusion.DomainBoost = pl.p.DomainBoost
+			}
+			r.Explanation = x
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// The shipped fusion models (cmd/fusionfit): until fitted, the convex
+// fusion of DefaultParams.
+var (
+	builtinFusion = ConvexModel(Params{})
+	ollamaFusion  = ConvexModel(Params{})
+)
