@@ -51,6 +51,12 @@ type Options struct {
 	// Progress reports indexing and querying on a label.
 	Progress func(label string, done, total int)
 	Logger   *slog.Logger
+	// FeedbackSplit, above 0, replays that share of each dataset's
+	// queries as runs of their relevant tools and scores every run on
+	// the rest, each beside itself with the feedback channel
+	// ("<run>+feedback"; feedback.go). FeedbackParams shape the channel.
+	FeedbackSplit  float64
+	FeedbackParams search.FeedbackParams
 }
 
 // Report is the outcome of Evaluate, in the JSON shape README.md
@@ -142,8 +148,12 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 			return nil, fmt.Errorf("run %q: unknown embedder %q", r.Label, r.Embedder)
 		}
 	}
+	if err := checkFeedbackSplit(opts.FeedbackSplit); err != nil {
+		return nil, err
+	}
 	rep := &Report{}
 	for _, ds := range datasets {
+		ds, replayed := splitForFeedback(ds, opts.FeedbackSplit)
 		engines := map[string]*search.Engine{}
 		var closers []*search.Live
 		engineFor := func(key string) (*search.Engine, error) {
@@ -205,6 +215,14 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 			}
 			results[ri] = rr
 		}
+		if opts.FeedbackSplit > 0 {
+			fr, err := feedbackRuns(ctx, engineFor, ds, replayed, opts.Runs, opts, ks, limit)
+			if err != nil {
+				closeAll(closers)
+				return nil, err
+			}
+			results = append(results, fr...)
+		}
 		closeAll(closers)
 		// The whole dataset, then each split.
 		parts := []*Dataset{ds}
@@ -260,7 +278,7 @@ func queryMetrics(q *Query, ranked []string, ks []int) map[string]float64 {
 	return m
 }
 
-func runOne(ctx context.Context, eng *search.Engine, ds *Dataset, spec RunSpec, ks []int, limit int, confidence bool, progress func(string, int, int)) (*RunReport, error) {
+func runOne(ctx context.Context, eng searcher, ds *Dataset, spec RunSpec, ks []int, limit int, confidence bool, progress func(string, int, int)) (*RunReport, error) {
 	params := spec.Params
 	label := spec.Label
 	if label == "" {

@@ -1,0 +1,113 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index/store"
+)
+
+var fbNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func fbEvents(query, tool string, callers, each int, at time.Time) []store.FeedbackEvent {
+	var out []store.FeedbackEvent
+	for c := range callers {
+		for range each {
+			out = append(out, store.FeedbackEvent{Request: query, Tool: tool, Caller: fmt.Sprintf("caller-%d", c), Time: at})
+		}
+	}
+	return out
+}
+
+func scoreOf(rs []Result, name string) (float64, int) {
+	for i, r := range rs {
+		if r.Tool.QualifiedName == name {
+			return r.Score, i + 1
+		}
+	}
+	return math.Inf(-1), 0
+}
+
+// TestFeedbackOneCallerCapped: however many times one caller runs a tool
+// after a request, the tool rises for everybody by at most
+// Weight/ToolCap (at most the span of the scaled scores: a tool no list
+// found does not pass the ranking's first), and no more than after one
+// run; distinct callers raise it further, up to Weight; old runs fade.
+func TestFeedbackOneCallerCapped(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	ctx := context.Background()
+	const q, pushed, top = "open a new issue in a repository", "weather__get_forecast", "github__create_issue"
+	search := func(events []store.FeedbackEvent) (*Response, FeedbackParams) {
+		fb := NewFeedback(events, FeedbackOptions{Now: func() time.Time { return fbNow }})
+		resp, err := fb.Search(ctx, eng, Request{Query: q, Limit: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, fb.Params()
+	}
+	plain, p := search(nil)
+	if p.Weight/p.ToolCap > 1 {
+		t.Fatalf("defaults let one caller add %.2f, more than the span of the scaled scores", p.Weight/p.ToolCap)
+	}
+	if got := names(plain.Results); got[0] != top {
+		t.Fatalf("Search(%q) without feedback = %v, want %s first", q, got, top)
+	}
+	one, _ := search(fbEvents(q, pushed, 1, 1, fbNow))
+	many, _ := search(fbEvents(q, pushed, 1, 1000, fbNow))
+	s1, _ := scoreOf(one.Results, pushed)
+	sMany, rank := scoreOf(many.Results, pushed)
+	if math.Abs(s1-sMany) > 1e-9 {
+		t.Errorf("one caller's 1000 runs scored %s %.4f, one run %.4f: want the same (one caller counts once)", pushed, sMany, s1)
+	}
+	// Scaled from 0 to 1, a tool scores at most 1 - its base, plus the
+	// boost: here it is not in the plain list, so its base is 0.
+	if sMany > p.Weight/p.ToolCap+1e-9 {
+		t.Errorf("one caller raised %s to %.4f, want at most Weight/ToolCap = %.4f", pushed, sMany, p.Weight/p.ToolCap)
+	}
+	if got := names(many.Results); got[0] != top || rank == 0 {
+		t.Errorf("after one caller's 1000 runs: %v (%s at %d); want %s still first, %s listed", got, pushed, rank, top, pushed)
+	}
+	callers := int(math.Ceil(p.ToolCap))
+	crowd, _ := search(fbEvents(q, pushed, callers, 1, fbNow))
+	if sCrowd, _ := scoreOf(crowd.Results, pushed); math.Abs(sCrowd-p.Weight) > 1e-9 {
+		t.Errorf("after %d distinct callers ran %s it scored %.4f, want Weight %.4f", callers, pushed, sCrowd, p.Weight)
+	}
+	// Old runs fade: two half-lives ago they count a quarter.
+	old, _ := search(fbEvents(q, pushed, callers, 1, fbNow.Add(-2*p.HalfLife)))
+	sOld, _ := scoreOf(old.Results, pushed)
+	if want := p.Weight * min(1, float64(callers)/p.ToolCap) / 4; math.Abs(sOld-want) > 1e-6 {
+		t.Errorf("runs two half-lives old scored %s %.4f, want %.4f", pushed, sOld, want)
+	}
+}
+
+// TestFeedbackScope: the channel brings in no tool outside the request's
+// domain, and none it excludes.
+func TestFeedbackScope(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	const q = "open a new issue in a repository"
+	fb := NewFeedback(append(fbEvents(q, "weather__get_forecast", 5, 1, fbNow), fbEvents(q, "github__list_issues", 5, 1, fbNow)...),
+		FeedbackOptions{Now: func() time.Time { return fbNow }})
+	for _, tc := range []struct {
+		name string
+		req  Request
+		out  string
+	}{
+		{"domain", Request{Query: q, Domain: "github"}, "weather__get_forecast"},
+		{"exclude", Request{Query: q, Exclude: []string{"github__list_issues"}}, "github__list_issues"},
+		{"keyword mode, domain", Request{Query: q, Mode: Keyword, Domain: "github"}, "weather__get_forecast"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := fb.Search(context.Background(), eng, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, rank := scoreOf(resp.Results, tc.out); rank != 0 {
+				t.Errorf("Search(%+v) = %v, want no %s", tc.req, names(resp.Results), tc.out)
+			}
+		})
+	}
+}
