@@ -168,7 +168,11 @@ func (s *Server) addMetaTools(v *view) {
 		InputSchema: inputs[DiscoverTools],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
-		return s.discover(ctx, v, args)
+		res, out, err := s.discover(ctx, v, args)
+		if a, ok := out.(SearchAnswer); ok && err == nil {
+			s.feedback.noteSearch(req, a.Query)
+		}
+		return res, out, err
 	})
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        GetToolSchema,
@@ -214,7 +218,7 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 		if !args.IncludeDisabled {
 			sr.Exclude = s.disabledTools(cat)
 		}
-		resp, err := s.eng.Search(ctx, sr)
+		resp, err := s.search(ctx, sr)
 		if ctx.Err() == nil {
 			s.searchDone(err)
 		}

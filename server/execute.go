@@ -61,5 +61,8 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 		}
 		return errorResult("%s failed: %v", t.QualifiedName, err), nil
 	}
+	if res != nil && !res.IsError {
+		s.feedback.noteRun(req, t)
+	}
 	return slot.Mark(res), nil
 }

@@ -76,6 +76,11 @@ type Options struct {
 	// Metrics, when set, counts every request the server receives and
 	// reports the index, sessions and upstreams (see Metrics).
 	Metrics *Metrics
+	// Feedback, when set, ranks searches with what agents ran after
+	// theirs, and learns from each tool a caller runs after a search
+	// (feedback.go), kept by FeedbackSink (nil: in memory only).
+	Feedback     *search.Feedback
+	FeedbackSink FeedbackSink
 }
 
 // Server is toolscout's MCP server.
@@ -91,6 +96,7 @@ type Server struct {
 
 	fallback  string
 	metrics   *Metrics    // nil: not counted
+	feedback  *feedback   // nil: off
 	draining  atomic.Bool // see Drain
 	loadDone  <-chan struct{}
 	startWait time.Duration
@@ -168,9 +174,10 @@ func New(opts Options) *Server {
 	}
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback, metrics: opts.Metrics,
 		loadDone: opts.LoadDone, startWait: opts.StartupWait,
-		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
-		domains: opts.Domains,
-		views:   map[*view]struct{}{}}
+		impl:     &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
+		domains:  opts.Domains,
+		views:    map[*view]struct{}{},
+		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log)}
 	s.mu.Lock()
 	s.primary = s.newViewLocked()
 	s.mu.Unlock()

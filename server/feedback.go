@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/search"
+)
+
+// Learning from what agents run: a discover_tools search is remembered
+// per caller, and a tool the same caller then runs successfully
+// (execute_tool, or a direct call of a listed tool) within
+// FeedbackWindow is recorded with the search's request: kept by the
+// FeedbackSink (the data dir, or JSON lines from a read-only replica)
+// and added to the search.Feedback channel at once.
+
+// FeedbackSink keeps the events the server records.
+type FeedbackSink interface {
+	RecordFeedback(ev store.FeedbackEvent) error
+}
+
+// FeedbackWindow is how long after a search a run is taken for its
+// outcome.
+const FeedbackWindow = 15 * time.Minute
+
+// feedbackPerSearch is the most tools one search is credited with: an
+// agent that runs many tools after one search does not make one request
+// stand for all of them.
+const feedbackPerSearch = 3
+
+// maxFeedbackCallers bounds the callers whose last search is held.
+const maxFeedbackCallers = 10000
+
+// feedback is the server's side of the channel.
+type feedback struct {
+	model *search.Feedback
+	sink  FeedbackSink
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu     sync.Mutex
+	recent map[string]*lastSearch // by caller
+}
+
+// lastSearch is a caller's last search.
+type lastSearch struct {
+	query string
+	at    time.Time
+	ran   map[string]bool
+}
+
+func newFeedback(model *search.Feedback, sink FeedbackSink, log *slog.Logger) *feedback {
+	if model == nil {
+		return nil
+	}
+	return &feedback{model: model, sink: sink, log: log, now: time.Now, recent: map[string]*lastSearch{}}
+}
+
+// callerOf identifies who sent req: the authenticated user, else the
+// MCP session, else "local" (stdio, or stateless requests without a
+// token: indistinguishable, so they count as one caller).
+func callerOf(req *mcp.CallToolRequest) string {
+	if req == nil {
+		return "local"
+	}
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		return "user:" + req.Extra.TokenInfo.UserID
+	}
+	if req.Session != nil {
+		if id := req.Session.ID(); id != "" {
+			return "session:" + id
+		}
+	}
+	return "local"
+}
+
+// search answers a search request, through the feedback channel when
+// it is on.
+func (s *Server) search(ctx context.Context, req search.Request) (*search.Response, error) {
+	if s.feedback == nil {
+		return s.eng.Search(ctx, req)
+	}
+	return s.feedback.model.Search(ctx, s.eng, req)
+}
+
+// noteSearch remembers the caller's search of query.
+func (f *feedback) noteSearch(req *mcp.CallToolRequest, query string) {
+	if f == nil || query == "" {
+		return
+	}
+	caller, now := callerOf(req), f.now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.recent) >= maxFeedbackCallers {
+		for c, ls := range f.recent {
+			if now.Sub(ls.at) > FeedbackWindow || len(f.recent) >= maxFeedbackCallers {
+				delete(f.recent, c)
+			}
+		}
+	}
+	f.recent[caller] = &lastSearch{query: query, at: now, ran: map[string]bool{}}
+}
+
+// noteRun records t, run successfully by req's caller, with the
+// caller's last search when it is recent.
+func (f *feedback) noteRun(req *mcp.CallToolRequest, t *index.Tool) {
+	if f == nil {
+		return
+	}
+	caller, now := callerOf(req), f.now()
+	f.mu.Lock()
+	ls := f.recent[caller]
+	if ls == nil || now.Sub(ls.at) > FeedbackWindow || ls.ran[t.QualifiedName] || len(ls.ran) >= feedbackPerSearch {
+		f.mu.Unlock()
+		return
+	}
+	ls.ran[t.QualifiedName] = true
+	ev := store.FeedbackEvent{Request: ls.query, Tool: t.QualifiedName, Caller: caller, Time: now}
+	f.mu.Unlock()
+	ev, err := ev.Clean()
+	if err != nil {
+		return
+	}
+	f.model.Add(ev)
+	if f.sink != nil {
+		if err := f.sink.RecordFeedback(ev); err != nil {
+			f.log.Warn("could not record what an agent ran", "tool", ev.Tool, "err", err)
+		}
+	}
+}
