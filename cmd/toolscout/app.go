@@ -39,6 +39,9 @@ type app struct {
 	// when the index loads: the tools each listed on its last run (kept
 	// in the data dir), or, for commands that wait for the servers, now.
 	known []index.DomainSpec
+	// feedback is the feedback channel serve ranks with (nil: off); a
+	// read-only server resets it to each newer build's events.
+	feedback *search.Feedback
 }
 
 // Close stops the gateway, then the live index and its store.

@@ -78,6 +78,9 @@ type gatewayConfig struct {
 	// without its own connect_timeout gets to start (0 when no file sets
 	// it).
 	ConnectTimeout time.Duration
+	// Feedback is toolscout.feedback: "on" or "off" ("" when no file
+	// sets it).
+	Feedback string
 	// StartupWait is toolscout.startup_wait: how long the first tools/list
 	// and meta-tool calls wait for the start to settle (0 when no file
 	// sets it).
@@ -89,7 +92,7 @@ type gatewayConfig struct {
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -147,6 +150,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			Fallback       string   `json:"fallback"`
 			ConnectTimeout float64  `json:"connect_timeout"`
 			StartupWait    float64  `json:"startup_wait"`
+			Feedback       string   `json:"feedback"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -174,6 +178,11 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 	if top.Toolscout != nil {
 		gc.Expose, gc.Pinned, gc.Model = top.Toolscout.Expose, top.Toolscout.Pinned, strings.TrimSpace(top.Toolscout.Model)
 		gc.Quarantine = top.Toolscout.Quarantine
+		switch gc.Feedback = top.Toolscout.Feedback; gc.Feedback {
+		case "", "on", "off":
+		default:
+			return nil, &ConfigError{File: file, Path: "toolscout.feedback", Reason: fmt.Sprintf("%q: use on (learn from what agents run) or off", gc.Feedback)}
+		}
 		switch gc.Fallback = top.Toolscout.Fallback; gc.Fallback {
 		case "", "none", server.ExposeEager:
 		default:
@@ -411,6 +420,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.StartupWait > 0 {
 			all.StartupWait = gc.StartupWait
+		}
+		if gc.Feedback != "" {
+			all.Feedback = gc.Feedback
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)

@@ -12,11 +12,18 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("index", "index [flags]\n\nBuilds or refreshes the persistent index under --data-dir. Only new and\nchanged tools are embedded again; progress goes to stderr. Each catalog set\n(the built-in catalog, or a set of --catalog / --config files) has its own\nindexes under DATA_DIR/sets/, so sets never overwrite each other.", stderr)
 	g.register(fs, "warn")
 	prune := fs.Bool("prune", false, "then remove the indexes of other catalog sets whose files are gone or that were unused for 30 days")
+	var feedbackFiles stringList
+	fs.Var(&feedbackFiles, "feedback", "fold the feedback events in `FILE` (JSON lines that serve --read-only replicas wrote with --feedback-out; other lines are skipped) into the index, for the servers of this build to rank with (repeatable)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := noArgs("index", pos); err != nil {
+		return err
+	}
+	// Read first: a malformed file is said before minutes of indexing.
+	events, err := readFeedbackFiles(feedbackFiles)
+	if err != nil {
 		return err
 	}
 	start := time.Now()
@@ -31,6 +38,11 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "indexed %s in %s into %s (%s)\n", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain"), a.live.Store().Dir(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "keyword (bm25): %s\n", a.stats.Keyword)
 	fmt.Fprintf(stdout, "vectors (%s): %s\n", a.eng.EmbedderName(), a.stats.Vectors)
+	if len(feedbackFiles) > 0 {
+		if err := foldFeedback(a.live.Store(), cat, events, len(feedbackFiles), stdout); err != nil {
+			return err
+		}
+	}
 	if *prune {
 		removed, skipped, err := g.prune(a.live.Store().Dir())
 		for _, r := range removed {

@@ -91,6 +91,11 @@ func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) e
 		store.Close()
 		return err
 	}
+	if a.feedback != nil {
+		// The build's events, which fold in what replicas wrote out.
+		events, _ := store.Feedback().Events()
+		a.feedback.Reset(events)
+	}
 	cat.PrepareLookups()
 	return nil
 }

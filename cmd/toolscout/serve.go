@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,6 +43,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reloadEvery := fs.Duration("reload-interval", 2*time.Second, "with --read-only: how often to look where the data dir (a symbolic link) leads, and swap in a newer build found there (0: never)")
 	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
 	startupWait := durationFlag{d: search.DefaultStartupWait}
+	var fb feedbackFlags
+	fb.register(fs)
 	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager, core, auto or compact, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -55,6 +58,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *reloadEvery < 0 || *reloadEvery > 0 && *reloadEvery < minReloadInterval {
 		return usagef("--reload-interval %s: want 0 (never) or at least %s, e.g. 2s", *reloadEvery, minReloadInterval)
+	}
+	if _, err := fb.resolve(fs, ""); err != nil {
+		return err
+	}
+	outGiven := false
+	fs.Visit(func(f *flag.Flag) { outGiven = outGiven || f.Name == "feedback-out" })
+	if outGiven && !g.readOnly {
+		return usagef("--feedback-out is for --read-only replicas: a server that writes its data dir records what agents run there")
 	}
 	if *drainTimeout < 0 {
 		return usagef("--drain-timeout %s: want a duration of 0 or more, e.g. 10s", *drainTimeout)
@@ -125,8 +136,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
 	}
 	wait := startupWait.d
+	configuredFeedback := ""
 	if a.gc != nil {
 		wait = startupWait.or(a.gc.StartupWait)
+		configuredFeedback = a.gc.Feedback
+	}
+	feedbackOn, err := fb.resolve(fs, configuredFeedback)
+	if err != nil {
+		return err
 	}
 	// The server answers initialize at once; the index loads behind it
 	// (keyword first). The first tools/list and meta-tool calls wait for
@@ -145,6 +162,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, Version: version, Logger: log, Domains: a.domainSizes(base)}
 	if *httpAddr != "" {
 		opts.Metrics = server.NewMetrics()
+	}
+	if feedbackOn {
+		model, sink, closeSink, err := fb.setUp(a.live.Store(), stderr, log)
+		if err != nil {
+			return err
+		}
+		defer closeSink()
+		opts.Feedback, opts.FeedbackSink, a.feedback = model, sink, model
 	}
 	if a.gw != nil {
 		opts.Executor = a.gw
