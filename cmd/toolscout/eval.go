@@ -35,6 +35,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	confidenceFit := fs.Bool("confidence-fit", false, "also print (on stderr with --format json), per run, the logistic model of confidence fitted on these datasets (how the shipped models were made)")
 	runFile := fs.String("run-file", "", "also write each run in TREC run format to `PREFIX`.<dataset>.<run>.run (qid Q0 domain/tool rank score run) and each dataset's qrels to PREFIX.<dataset>.qrels (qid 0 domain/tool grade), for trec_eval -c, ir_measures or ranx; names keep [A-Za-z0-9._+-], other characters become _")
 	perQuery := fs.String("per-query", "", "also write every query's answer to `FILE`, one JSON line per dataset, run and query: id, query, relevant, ranked tools with scores, metrics")
+	feedbackSplit := fs.Float64("feedback-split", 0, "replay the first `SHARE` (0 to below 1, e.g. 0.5) of each dataset's queries, in a seeded shuffle, as runs of their relevant tools, and score every run on the rest, each beside the same run with the feedback channel (<mode>+feedback), compared with paired-bootstrap CIs")
 	models := fs.String("models", "", "compare Ollama embedding `MODELS` (comma-separated, or all-installed) with the built-in embedder: semantic and hybrid runs for each, against keyword")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -61,6 +62,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *misses < 0 {
 		return usagef("--misses %d: want 0 or more", *misses)
+	}
+	if *feedbackSplit < 0 || *feedbackSplit >= 1 {
+		return usagef("--feedback-split %g: want a share from 0 (off) to below 1, e.g. 0.5", *feedbackSplit)
 	}
 	// Say so before a run that may take minutes, not after it.
 	for _, f := range []struct{ flag, path string }{{"--out", *out}, {"--run-file", *runFile}, {"--per-query", *perQuery}} {
@@ -162,6 +166,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	rep, err := eval.Evaluate(ctx, dss, eval.Options{
 		Runs: runs, Ks: ks, Embedder: emb, Embedders: embedders, Logger: log, DataDir: cacheDir, Confidence: *confidence || *confidenceFit,
+		FeedbackSplit: *feedbackSplit,
 		Progress: func(label string, done, total int) {
 			b := bars[label]
 			if b == nil {
@@ -181,6 +186,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(runs) > 1 {
 		eval.Compare(rep, baseline, metrics)
 	}
+	eval.CompareFeedback(rep, metrics)
 	fmt.Fprintf(stderr, "evaluated %s in %s\n", plural(len(runs), "run"), time.Since(start).Round(time.Millisecond))
 
 	var buf bytes.Buffer
