@@ -44,12 +44,58 @@ func TestFitLogistic(t *testing.T) {
 		}
 		xs, ys = append(xs, x), append(ys, y)
 	}
-	got := fitLogistic(xs, ys, 1e-3)
+	got := fitLogistic(xs, ys, nil, 1e-3)
 	for i := range want {
 		if math.Abs(got[i]-want[i]) > 0.15 {
 			t.Errorf("weights %v, want about %v", got, want)
 			break
 		}
+	}
+	// A sample of weight 2 counts as the same sample twice.
+	xs, ys = xs[:500], ys[:500]
+	ws := make([]float64, len(xs))
+	for i := range ws {
+		ws[i] = 1
+	}
+	ws[0], ws[1] = 2, 2
+	twice := fitLogistic(append(xs, xs[0], xs[1]), append(ys, ys[0], ys[1]), nil, 1e-3)
+	weighted := fitLogistic(xs, ys, ws, 1e-3)
+	for i := range twice {
+		if math.Abs(twice[i]-weighted[i]) > 1e-9 {
+			t.Errorf("weighted fit %v, want %v (the samples repeated)", weighted, twice)
+			break
+		}
+	}
+}
+
+// TestChooseThreshold: the highest threshold (floored to 4 places) within
+// the budget of the mean share of answerable queries flagged, each
+// dataset counting alike.
+func TestChooseThreshold(t *testing.T) {
+	tenths := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
+	tests := []struct {
+		name    string
+		present [][]float64
+		budget  float64
+		want    float64
+	}{
+		{"one in ten", [][]float64{tenths}, 0.1, 0.2},
+		{"two in ten", [][]float64{tenths}, 0.2, 0.3},
+		{"none", [][]float64{tenths}, 0, 0.1},
+		{"all", [][]float64{tenths}, 1, 1},
+		// Pooled, 0.2 would flag 1 of 14 (0.07); as a mean, 1/4 and 0/10
+		// is 0.125.
+		{"datasets alike", [][]float64{{0.1, 0.2, 0.3, 0.4}, tenths}, 0.1, 0.1},
+		{"an empty dataset does not count", [][]float64{{}, tenths}, 0.1, 0.2},
+		{"floored", [][]float64{{0.11119, 0.22229, 0.33339}}, 0.34, 0.2222},
+		{"no values", nil, 0.1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := chooseThreshold(tc.present, tc.budget); got != tc.want {
+				t.Errorf("chooseThreshold(%v, %g) = %g, want %g", tc.present, tc.budget, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -74,8 +120,13 @@ func TestConfidenceReport(t *testing.T) {
 			}
 			// Leaving the relevant tools out must make confidence worse
 			// than chance would.
-			if c.AUROC <= 0.5 || c.LowAbsent <= c.LowPresent {
+			if c.AUROC <= 0.5 || c.UnanswerableCaught <= c.AnswerableFlagged {
 				t.Errorf("%s %s: %+v: want AUROC above 0.5 and more low answers without the tools", d.Name, run.RunName(), *c)
+			}
+			// The old names stay, and the threshold is the server's.
+			m := search.ShippedConfidenceModels().Models[string(run.Mode)]
+			if c.LowPresent != c.AnswerableFlagged || c.LowAbsent != c.UnanswerableCaught || c.Threshold != m.Threshold || m.Threshold <= 0 {
+				t.Errorf("%s %s: %+v: want low_present, low_absent as the new names and the shipped threshold %g", d.Name, run.RunName(), *c, m.Threshold)
 			}
 		}
 	}
@@ -86,4 +137,47 @@ func TestConfidenceReport(t *testing.T) {
 	if m := fits["keyword"]; m.Coverage <= 0 || m.Similarity != 0 {
 		t.Errorf("keyword model %+v: want coverage alone", m)
 	}
+	// Each threshold is the highest within the budget (to 4 places): a
+	// threshold just above the next answerable query's confidence past
+	// it would flag too many.
+	for name, fit := range fits {
+		if fit.Mean.AnswerableFlagged > MaxFlagged || fit.Threshold <= 0 {
+			t.Errorf("%s: %+v: want a threshold that flags at most %g of the answerable queries", name, fit, MaxFlagged)
+		}
+		var present []float64
+		for _, q := range rep.Datasets[0].Runs[runIndex(rep.Datasets[0], name)].perQuery {
+			present = append(present, fit.Value(q.judged.present.Coverage, q.judged.present.Similarity))
+		}
+		next := math.Inf(1)
+		for _, v := range present {
+			if v >= fit.Threshold+1e-4 && v < next {
+				next = v
+			}
+		}
+		if shareOf(present, math.Nextafter(next, 2)) <= MaxFlagged {
+			t.Errorf("%s: threshold %g, but %g would flag %g, within %g", name, fit.Threshold, next, shareOf(present, math.Nextafter(next, 2)), MaxFlagged)
+		}
+		if op := fit.Datasets["builtin"]; op.AnswerableFlagged != fit.Mean.AnswerableFlagged || op.UnanswerableCaught <= op.AnswerableFlagged {
+			t.Errorf("%s: %+v: one dataset's figures are the mean, and more are caught than flagged", name, fit)
+		}
+	}
+
+	models, err := ShippableModels(rep, fits)
+	if err == nil {
+		t.Errorf("ShippableModels without a semantic run = %+v, want an error", models)
+	}
+	fits["semantic"] = ConfidenceFit{ConfidenceModel: search.ConfidenceModel{Similarity: 1, Threshold: 0.3}}
+	models, err = ShippableModels(rep, fits)
+	if err != nil || models.Models["hybrid"] != fits["hybrid"].ConfidenceModel || models.MaxFlagged != MaxFlagged || len(models.Datasets) != 1 || models.Datasets[0] != "builtin" {
+		t.Errorf("ShippableModels = %+v, %v", models, err)
+	}
+}
+
+func runIndex(d *DatasetReport, name string) int {
+	for i, r := range d.Runs {
+		if r.RunName() == name {
+			return i
+		}
+	}
+	return -1
 }

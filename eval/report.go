@@ -142,19 +142,3 @@ func ranksText(ranks []int) string {
 	}
 	return "at ranks " + strings.Join(parts, ", ")
 }
-
-// writeConfidence tabulates the runs' confidence, when measured.
-func writeConfidence(w io.Writer, d *DatasetReport, markdown bool) {
-	var rows [][]string
-	for _, run := range d.Runs {
-		if c := run.Confidence; c != nil {
-			rows = append(rows, []string{run.RunName(), fmt.Sprintf("%.3f", c.AUROC), fmt.Sprintf("%.3f", c.LowPresent), fmt.Sprintf("%.3f", c.LowAbsent)})
-		}
-	}
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nconfidence of the first result, each query with its tools and without (AUROC; share answered low_confidence):")
-	fmt.Fprintln(w)
-	writeRows(w, []string{"run", "auroc", "low with tools", "low without"}, rows, markdown)
-}

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolscout/toolscout/embed"
@@ -67,9 +68,10 @@ func TestConfidence(t *testing.T) {
 		if !(a.Value > b.Value) {
 			t.Errorf("%s: confidence with the tool %.3f, without %.3f: want it to fall", mode, a.Value, b.Value)
 		}
+		m := ShippedConfidenceModels().Models[string(mode)]
 		for _, c := range []*Confidence{a, b} {
-			if c.Low != (c.Value < 0.5) || c.Value < 0 || c.Value >= 1 {
-				t.Errorf("%s: %+v: Low must be Value < 0.5, Value in [0, 1)", mode, *c)
+			if c.Low != (c.Value < m.Threshold) || c.Threshold != m.Threshold || c.Value < 0 || c.Value >= 1 {
+				t.Errorf("%s: %+v: Low must be Value < the %s model's threshold %g, Value in [0, 1)", mode, *c, mode, m.Threshold)
 			}
 		}
 		if len(without.Results) == 0 && (b.Value != 0 || !b.Low) {
@@ -93,6 +95,66 @@ func TestConfidence(t *testing.T) {
 	}
 	if c := resp.Confidence; c == nil || c.Value != keywordModel.Value(c.Coverage, 0) {
 		t.Errorf("hybrid answer of another embedder: confidence %+v, want the keyword model's", c)
+	}
+}
+
+// TestShippedConfidenceModels: the file of record parses, has a model
+// for each mode with a threshold that flags something and not everything,
+// and a file without a mode's model or not JSON is refused.
+func TestShippedConfidenceModels(t *testing.T) {
+	ms := ShippedConfidenceModels()
+	if len(ms.Datasets) == 0 || ms.MaxFlagged <= 0 || ms.MaxFlagged >= 1 {
+		t.Errorf("shipped models fitted on %v with budget %g: want the datasets and a budget in (0, 1)", ms.Datasets, ms.MaxFlagged)
+	}
+	for _, mode := range Modes {
+		m := ms.Models[string(mode)]
+		if m.Threshold <= 0 || m.Threshold >= 1 || m.Value(0, 0) >= m.Threshold || m.Value(1, 1) < m.Threshold {
+			t.Errorf("%s model %+v: want no evidence low and full evidence not", mode, m)
+		}
+	}
+	if ms.Models["hybrid"] != bothModel || ms.Models["keyword"] != keywordModel || ms.Models["semantic"] != semanticModel {
+		t.Errorf("the models confidenceOf uses are not the shipped ones")
+	}
+	// Each call is a copy of its own.
+	ms.Models["hybrid"] = ConfidenceModel{}
+	if ShippedConfidenceModels().Models["hybrid"] != bothModel {
+		t.Error("a caller changed the shipped models")
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"not JSON", `{"models":`, "confidence models:"},
+		{"a mode missing", `{"models": {"keyword": {"bias": 1}, "hybrid": {"bias": 1}}}`, "no model for semantic"},
+	} {
+		if _, err := parseConfidenceModels([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: parseConfidenceModels(%q) error = %v, want %q", tc.name, tc.in, err, tc.want)
+		}
+	}
+}
+
+// TestConfidenceThreshold: an answer is low exactly when its value is
+// under the model's threshold, and one without results is low whatever
+// the model.
+func TestConfidenceThreshold(t *testing.T) {
+	r := []Result{{coverage: 0.5, similarity: 0.4}}
+	v := bothModel.Value(0.5, 0.4)
+	tests := []struct {
+		name      string
+		threshold float64
+		results   []Result
+		wantLow   bool
+	}{
+		{"just above", v + 1e-9, r, true},
+		{"at it", v, r, false},
+		{"zero, no results", 0, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := bothModel
+			m.Threshold = tc.threshold
+			c := judge(m, tc.results)
+			if c.Low != tc.wantLow || c.Threshold != tc.threshold {
+				t.Errorf("judge with threshold %g = %+v, want low %v", tc.threshold, *c, tc.wantLow)
+			}
+		})
 	}
 }
 

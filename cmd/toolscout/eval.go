@@ -31,8 +31,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	format := fs.String("format", "table", "output: table, markdown or json")
 	out := fs.String("out", "", "write the report to `FILE` instead of stdout")
 	misses := fs.Int("misses", 0, "list the N worst queries of each run")
-	confidence := fs.Bool("confidence", false, "measure each run's confidence: every query ranked again without its relevant tools, reported as AUROC")
-	confidenceFit := fs.Bool("confidence-fit", false, "also print (on stderr with --format json), per run, the logistic model of confidence fitted on these datasets (how the shipped models were made)")
+	confidence := fs.Bool("confidence", false, "measure each run's confidence: every query ranked again without its relevant tools, reported as AUROC and, at the server's threshold, the shares of answerable queries flagged low_confidence and of unanswerable ones caught")
+	confidenceFit := fs.Bool("confidence-fit", false, "also print (on stderr with --format json), per run, the logistic model of confidence fitted on these datasets, each dataset counting alike, with its threshold: the highest at which at most 10% of the answerable queries are flagged on average over the datasets (how the shipped models were made)")
+	confidenceModels := fs.String("confidence-models", "", "with --confidence-fit and the modes keyword, semantic and hybrid of the built-in embedder, write the fitted models to `FILE` in the form of search/confidence_models.json, the models toolscout ships")
 	runFile := fs.String("run-file", "", "also write each run in TREC run format to `PREFIX`.<dataset>.<run>.run (qid Q0 domain/tool rank score run) and each dataset's qrels to PREFIX.<dataset>.qrels (qid 0 domain/tool grade), for trec_eval -c, ir_measures or ranx; names keep [A-Za-z0-9._+-], other characters become _")
 	perQuery := fs.String("per-query", "", "also write every query's answer to `FILE`, one JSON line per dataset, run and query: id, query, relevant, ranked tools with scores, metrics")
 	feedbackSplit := fs.Float64("feedback-split", 0, "replay the first `SHARE` (0 to below 1, e.g. 0.5) of each dataset's queries, in a seeded shuffle, as runs of their relevant tools, and score every run on the rest, each beside the same run with the feedback channel (<mode>+feedback), compared with paired-bootstrap CIs")
@@ -67,7 +68,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--feedback-split %g: want a share from 0 (off) to below 1, e.g. 0.5", *feedbackSplit)
 	}
 	// Say so before a run that may take minutes, not after it.
-	for _, f := range []struct{ flag, path string }{{"--out", *out}, {"--run-file", *runFile}, {"--per-query", *perQuery}} {
+	for _, f := range []struct{ flag, path string }{{"--out", *out}, {"--run-file", *runFile}, {"--per-query", *perQuery}, {"--confidence-models", *confidenceModels}} {
 		if f.path == "" {
 			continue
 		}
@@ -86,6 +87,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var runs []eval.RunSpec
 	baseline := 0
 	embedders := map[string]embed.Embedder{}
+	if *confidenceModels != "" && (!*confidenceFit || *models != "" || *gridPath != "") {
+		return usagef("--confidence-models needs --confidence-fit and the runs of --modes (not --grid or --models)")
+	}
 	if *models != "" && *gridPath != "" {
 		return usagef("--models and --grid: give one of them (a grid names its embedders per run)")
 	}
@@ -135,6 +139,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	emb, err := g.newEmbedder(ctx, log, "")
 	if err != nil {
 		return err
+	}
+	if *confidenceModels != "" {
+		have := map[search.Mode]bool{}
+		for _, r := range runs {
+			have[r.Mode] = true
+		}
+		if !have[search.Keyword] || !have[search.Semantic] || !have[search.Hybrid] || emb.Info().Provider != "builtin" {
+			return usagef("--confidence-models: the shipped models are fitted on the modes keyword, semantic and hybrid of the built-in embedder: give --modes keyword,semantic,hybrid --embedder builtin")
+		}
 	}
 
 	var dss []*eval.Dataset
@@ -203,7 +216,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		rep.WriteMisses(&buf, *misses)
 	}
 	if *confidenceFit {
-		fits, err := json.MarshalIndent(eval.FitConfidence(rep), "", "  ")
+		fits := eval.FitConfidence(rep)
+		text, err := json.MarshalIndent(fits, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -212,7 +226,21 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if *format == "json" {
 			w = stderr
 		}
-		fmt.Fprintf(w, "\nconfidence models fitted on these datasets (search/confidence.go):\n%s\n", fits)
+		fmt.Fprintf(w, "\nconfidence models fitted on these datasets (search/confidence_models.json), with their figures at their thresholds:\n%s\n", text)
+		if *confidenceModels != "" {
+			shipped, err := eval.ShippableModels(rep, fits)
+			if err != nil {
+				return fmt.Errorf("--confidence-models: %w", err)
+			}
+			data, err := json.MarshalIndent(shipped, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := fileio.WriteFile(*confidenceModels, append(data, '\n'), 0o644); err != nil {
+				return fmt.Errorf("write --confidence-models %s: %w", *confidenceModels, err)
+			}
+			fmt.Fprintf(stderr, "wrote %s\n", *confidenceModels)
+		}
 	}
 	if *out == "" {
 		if _, err := stdout.Write(buf.Bytes()); err != nil {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolscout/toolscout/eval"
+	"github.com/toolscout/toolscout/search"
 )
 
 // TestEvalExports: --run-file writes the qrels and a TREC run per run,
@@ -47,10 +51,41 @@ func TestEvalExports(t *testing.T) {
 		{"--run-file", filepath.Join(dir, "missing", "exp")},
 		{"--per-query", filepath.Join(dir, "missing", "q.jsonl")},
 		{"--per-query", dir + "/"},
+		{"--confidence-models", filepath.Join(dir, "m.json")},
+		{"--confidence-models", filepath.Join(dir, "m.json"), "--confidence-fit", "--modes", "keyword,hybrid"},
+		{"--confidence-models", filepath.Join(dir, "m.json"), "--confidence-fit", "--modes", "keyword,semantic,hybrid", "--embedder", "ollama"},
 	} {
 		_, stderr, code := runCLI(t, append([]string{"eval", "--dataset", ds}, args...)...)
 		if code != 2 || !strings.Contains(stderr, args[0]) {
 			t.Errorf("eval %v: exit %d, %q (want a usage error before the run)", args, code, stderr)
+		}
+	}
+}
+
+// TestEvalConfidenceModels: --confidence-fit --confidence-models writes
+// models in the shipped file's form, each with a threshold.
+func TestEvalConfidenceModels(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "models.json")
+	_, stderr, code := runCLI(t, "eval", "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--modes", "keyword,semantic,hybrid",
+		"--confidence-fit", "--confidence-models", path, "--format", "json", "--out", filepath.Join(dir, "r.json"))
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms search.ConfidenceModels
+	if err := json.Unmarshal(data, &ms); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(ms.Datasets, " ") != "builtin builtin-long" || ms.MaxFlagged != eval.MaxFlagged || len(ms.Models) != 3 {
+		t.Errorf("models = %s", data)
+	}
+	for mode, m := range ms.Models {
+		if m.Threshold <= 0 || m.Threshold >= 1 || m.Bias == 0 {
+			t.Errorf("%s model %+v: want a fitted model with a threshold", mode, m)
 		}
 	}
 }
