@@ -96,13 +96,20 @@ type Feedback struct {
 	now func() time.Time
 
 	mu     sync.RWMutex
-	events []fbEvent
+	events []fbEvent            // appended in place; replaced whole when trimmed
+	post   map[string][]posting // each request word's events
 	// vecs are the unit vectors of the events' requests, by request, as
 	// the embedder and build vecKey made them; made again after either
 	// changes.
 	vecMu  sync.Mutex
 	vecKey string
 	vecs   map[string][]float32
+}
+
+// posting is an event whose request has a word, with the word's weight.
+type posting struct {
+	event int
+	w     float64
 }
 
 // fbEvent is an event with its request's weighted words.
@@ -143,18 +150,36 @@ func (f *Feedback) Reset(events []store.FeedbackEvent) {
 	}
 	f.mu.Lock()
 	f.events = evs
+	f.indexLocked()
 	f.mu.Unlock()
+}
+
+// indexLocked makes the postings of the events.
+func (f *Feedback) indexLocked() {
+	f.post = map[string][]posting{}
+	for i := range f.events {
+		for w, v := range f.events[i].words {
+			f.post[w] = append(f.post[w], posting{i, v})
+		}
+	}
 }
 
 // Add records one more event, dropping the oldest past the cap.
 func (f *Feedback) Add(ev store.FeedbackEvent) {
 	e := fbEvent{FeedbackEvent: ev, words: requestWords(ev.Request)}
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if len(f.events) >= f.cap {
-		f.events = slices.Delete(f.events, 0, len(f.events)-f.cap+1)
+		// The oldest tenth goes at once, into a new slice (a search may
+		// be reading the old one), and the postings are made again.
+		keep := f.events[len(f.events)-f.cap+max(1, f.cap/10):]
+		f.events = append(make([]fbEvent, 0, f.cap), keep...)
+		f.indexLocked()
 	}
 	f.events = append(f.events, e)
-	f.mu.Unlock()
+	for w, v := range e.words {
+		f.post[w] = append(f.post[w], posting{len(f.events) - 1, v})
+	}
 }
 
 // Len returns the number of events held.
@@ -189,18 +214,6 @@ func requestWords(q string) map[string]float64 {
 		out[k] /= n
 	}
 	return out
-}
-
-// wordSimilarity is the cosine of two requests' weighted words.
-func wordSimilarity(a, b map[string]float64) float64 {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	var s float64
-	for w, v := range a {
-		s += v * b[w]
-	}
-	return s
 }
 
 // Search answers req as e does, with the feedback channel fused in.
@@ -241,18 +254,23 @@ func (f *Feedback) Search(ctx context.Context, e *Engine, req Request) (*Respons
 
 // boosts returns each tool's feedback for resp's request, from 0 to 1.
 func (f *Feedback) boosts(ctx context.Context, e *Engine, resp *Response) (map[string]float64, error) {
-	f.mu.RLock()
-	events := f.events
-	f.mu.RUnlock()
-	sims := make([]float64, len(events))
 	useWords := f.p.Similarity != "vector" || resp.Mode == Keyword
 	useVecs := f.p.Similarity != "words" && resp.Mode != Keyword
+	f.mu.RLock()
+	events := f.events
+	sims := make([]float64, len(events))
 	if useWords {
-		qw := requestWords(resp.Query)
-		for i := range events {
-			sims[i] = wordSimilarity(qw, events[i].words)
+		// The cosine of the weighted words, through the postings: only
+		// the events that share a word with the request are touched.
+		for w, qv := range requestWords(resp.Query) {
+			for _, p := range f.post[w] {
+				if p.event < len(sims) {
+					sims[p.event] += qv * p.w
+				}
+			}
 		}
 	}
+	f.mu.RUnlock()
 	if useVecs {
 		vs, err := f.vectorSimilarities(ctx, e, resp.Query, events)
 		if err != nil {

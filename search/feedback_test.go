@@ -111,3 +111,36 @@ func TestFeedbackScope(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedbackAddWhileSearching: events added while searches run (as the
+// server adds them) are held within the cap, the oldest dropped, and
+// the newest rank at once; run with -race.
+func TestFeedbackAddWhileSearching(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	ctx := context.Background()
+	fb := NewFeedback(nil, FeedbackOptions{Cap: 20, Now: func() time.Time { return fbNow }})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			fb.Add(store.FeedbackEvent{Request: fmt.Sprintf("check the sky over town %d", i%7), Tool: "slack__post_message", Caller: fmt.Sprintf("c%d", i), Time: fbNow})
+		}
+	}()
+	for range 50 {
+		if _, err := fb.Search(ctx, eng, Request{Query: "check the sky over town 3"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if n := fb.Len(); n > 20 || n < 18 {
+		t.Errorf("Len() = %d after 200 adds with cap 20, want 18 to 20", n)
+	}
+	fb.Add(store.FeedbackEvent{Request: "what is the mood of the channel", Tool: "pagerduty__list_oncalls", Caller: "x", Time: fbNow})
+	resp, err := fb.Search(ctx, eng, Request{Query: "what is the mood of the channel", Mode: Keyword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, rank := scoreOf(resp.Results, "pagerduty__list_oncalls"); rank == 0 || s < fb.Params().Weight/fb.Params().ToolCap-1e-9 {
+		t.Errorf("the newest event's tool: rank %d, score %.3f; want it listed with one caller's whole boost", rank, s)
+	}
+}
