@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/toolscout/toolscout/embed"
@@ -28,6 +29,9 @@ type FusionSet struct {
 	Samples []FusionSample
 	// Floor is the nDCG@10 the set must keep (FitOptions); 0: none.
 	Floor float64
+	// Gate marks a regression gate: its shortfall below Floor counts
+	// against a fit, its nDCG@10 does not count in the mean.
+	Gate bool
 }
 
 // FusionSample is one query: its fusion inputs and the gain of each
@@ -145,11 +149,16 @@ type FitOptions struct {
 	// Penalty weighs, in the objective, the mean shortfall of the sets
 	// below their Floor (2 when zero).
 	Penalty float64
-	Log     func(format string, args ...any)
+	// NonNegative keeps every evidence weight at 0 or more: more evidence
+	// for a tool never ranks it lower (a monotonicity prior; without it
+	// a fit made the domain's rank count against a tool).
+	NonNegative bool
+	Log         func(format string, args ...any)
 }
 
-// FusionObjective is what a fit maximises: the mean over the sets of
-// their nDCG@10, less Penalty times the mean shortfall below their floors.
+// FusionObjective is what a fit maximises: the mean over the sets (gates
+// aside) of their nDCG@10, less Penalty times their shortfalls below
+// their floors (gates included) over the number of sets counted.
 // It returns the objective and each set's nDCG@10.
 func FusionObjective(sets []*FusionSet, m *search.FusionModel, penalty float64) (float64, []float64) {
 	means := make([]float64, len(sets))
@@ -164,14 +173,17 @@ func FusionObjective(sets []*FusionSet, m *search.FusionModel, penalty float64) 
 		}()
 	}
 	wg.Wait()
-	obj, short := 0.0, 0.0
+	obj, short, n := 0.0, 0.0, 0.0
 	for i, s := range sets {
-		obj += means[i]
+		if !s.Gate {
+			obj += means[i]
+			n++
+		}
 		if s.Floor > 0 {
 			short += max(0, s.Floor-means[i])
 		}
 	}
-	n := float64(len(sets))
+	n = max(n, 1)
 	return obj/n - penalty*short/n, means
 }
 
@@ -199,6 +211,10 @@ func fusionParams(m *search.FusionModel) []fusionParam {
 	for i, n := range search.EvidenceNames {
 		ps = append(ps, fusionParam{"weights." + n, &m.Weights[i], 0.25})
 	}
+	if m.KeywordPower == 0 {
+		m.KeywordPower = 1
+	}
+	ps = append(ps, fusionParam{"keyword_power", &m.KeywordPower, 0.5})
 	for i, n := range search.ShapeNames {
 		ps = append(ps, fusionParam{"keyword." + n, &m.Keyword[i], 0.5})
 		ps = append(ps, fusionParam{"semantic." + n, &m.Semantic[i], 0.5})
@@ -244,6 +260,11 @@ func FitFusion(sets []*FusionSet, start search.FusionModel, opts FitOptions) sea
 		logf = func(string, ...any) {}
 	}
 	m := start
+	if opts.NonNegative {
+		for i := range m.Weights {
+			m.Weights[i] = max(0, m.Weights[i])
+		}
+	}
 	best, _ := FusionObjective(sets, &m, penalty)
 	logf("start: objective %.5f", best)
 	scale := 1.0
@@ -257,6 +278,9 @@ func FitFusion(sets []*FusionSet, start search.FusionModel, opts FitOptions) sea
 			bestV := orig
 			for _, f := range []float64{1, -1, 0.5, -0.5, 0.25, -0.25} {
 				*p.v = orig + f*p.step*scale
+				if opts.NonNegative && strings.HasPrefix(p.name, "weights.") && *p.v < 0 {
+					continue
+				}
 				if obj, _ := FusionObjective(sets, &m, penalty); obj > best+1e-6 {
 					best, bestV = obj, *p.v
 				}

@@ -39,6 +39,9 @@ type GridRun struct {
 	KeywordScoring string             `json:"keyword_scoring" yaml:"keyword_scoring"`
 	StepDepth      int                `json:"step_depth" yaml:"step_depth"`
 	StepWeight     float64            `json:"step_weight" yaml:"step_weight"`
+	// FusionModel gives a learned fusion this model (the JSON shape
+	// cmd/fusionfit prints).
+	FusionModel *search.FusionModel `json:"fusion_model" yaml:"fusion_model"`
 	// KeywordFullCoverage is search.Params.KeywordFullCoverage.
 	KeywordFullCoverage float64 `json:"keyword_full_coverage" yaml:"keyword_full_coverage"`
 	// SentenceShare and ScaledSentences are search.Params'.
@@ -123,7 +126,7 @@ func (r GridRun) Spec() RunSpec {
 		Params: search.Params{
 			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
 			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
-			SentenceShare: r.SentenceShare, ScaledSentences: r.ScaledSentences,
+			SentenceShare: r.SentenceShare, ScaledSentences: r.ScaledSentences, FusionModel: r.FusionModel,
 		},
 	}
 }

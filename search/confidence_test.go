@@ -175,6 +175,10 @@ func TestWeakKeywordListCountsLess(t *testing.T) {
 	ctx := context.Background()
 	part := func(q string, p *Params) float64 {
 		t.Helper()
+		if p == nil {
+			p = &Params{}
+		}
+		p.Fusion = FusionConvex // the learned fusion scales by coverage too, among other things
 		resp, err := eng.Search(ctx, Request{Query: q, Explain: true, Params: p})
 		if err != nil {
 			t.Fatal(err)

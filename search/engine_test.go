@@ -101,7 +101,8 @@ func TestSearchModes(t *testing.T) {
 func TestSearchExplain(t *testing.T) {
 	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
 	rrf := NewEngine(Options{Catalog: eng.Catalog(), Keyword: eng.ix.kw, Vectors: eng.ix.vs, Embedder: eng.emb, Params: Params{Fusion: FusionRRF, SemanticWeight: 1.5, KeywordWeight: 1}})
-	for _, e := range []*Engine{eng, rrf} {
+	convex := NewEngine(Options{Catalog: eng.Catalog(), Keyword: eng.ix.kw, Vectors: eng.ix.vs, Embedder: eng.emb, Params: Params{Fusion: FusionConvex}})
+	for _, e := range []*Engine{eng, rrf, convex} {
 		p := e.Params()
 		resp, err := e.Search(context.Background(), Request{Query: "post_message", Explain: true})
 		if err != nil {
@@ -117,6 +118,14 @@ func TestSearchExplain(t *testing.T) {
 		// whole weight.
 		want := p.DomainWeight/(p.RRFK+float64(x.DomainRank)) + p.ExactBoost
 		switch p.Fusion {
+		case FusionLearned:
+			// The model's evidence, weighted per request: its parts
+			// and the exact boost make the score.
+			f := x.Fusion
+			want = f.Keyword + f.Semantic + f.Domain + p.ExactBoost
+			if f.Keyword <= 0 || f.Semantic <= 0 {
+				t.Fatalf("learned: parts %+v, want the keyword and the semantic list's best to count", f)
+			}
 		case FusionRRF:
 			want += p.KeywordWeight/(p.RRFK+float64(x.KeywordRank)) + p.SemanticWeight/(p.RRFK+float64(x.SemanticRank))
 		case FusionConvex:
@@ -295,7 +304,7 @@ func TestSuggest(t *testing.T) {
 // results is the order of their domains.
 func TestDomainRanking(t *testing.T) {
 	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
-	only := Params{KeywordWeight: 1e-9, SemanticWeight: 1e-9, DomainWeight: 1, ExactBoost: -1, DomainBoost: -1}
+	only := Params{Fusion: FusionConvex, KeywordWeight: 1e-9, SemanticWeight: 1e-9, DomainWeight: 1, ExactBoost: -1, DomainBoost: -1}
 	resp, err := eng.Search(context.Background(), Request{Query: "open an issue in a repository", Params: &only, Explain: true, Limit: 20})
 	if err != nil {
 		t.Fatal(err)

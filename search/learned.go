@@ -70,6 +70,10 @@ type FusionModel struct {
 	Center   [numShape]float64    `json:"center"`
 	Keyword  [numShape]float64    `json:"keyword"`
 	Semantic [numShape]float64    `json:"semantic"`
+	// KeywordPower raises keywordStrength to a power (1 when zero): above
+	// 1, a keyword list whose best match covers little of the request
+	// counts less still.
+	KeywordPower float64 `json:"keyword_power,omitempty"`
 }
 
 // ConvexModel is the learned fusion's form of p's convex fusion: the model
@@ -124,7 +128,11 @@ func (in *FusionInputs) multipliers(m *FusionModel) (mk, ms float64) {
 		ak += m.Keyword[i] * d
 		as += m.Semantic[i] * d
 	}
-	return in.strength * math.Exp(clamp(ak, -20, 20)), math.Exp(clamp(as, -20, 20))
+	strength := in.strength
+	if m.KeywordPower > 0 && m.KeywordPower != 1 {
+		strength = math.Pow(strength, m.KeywordPower)
+	}
+	return strength * math.Exp(clamp(ak, -20, 20)), math.Exp(clamp(as, -20, 20))
 }
 
 func clamp(x, lo, hi float64) float64 { return min(hi, max(lo, x)) }
@@ -382,9 +390,24 @@ func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Resul
 	return out
 }
 
-// The shipped fusion models (cmd/fusionfit): until fitted, the convex
-// fusion of DefaultParams.
+// The shipped fusion models, fitted by cmd/fusionfit on the ten dev sets
+// (BENCHMARKS.md "Ranking v8"): builtinFusion on the built-in embedder's
+// lists, ollamaFusion on those of an Ollama model (the Universal Sentence
+// Encoder Lite; any Ollama model uses it). Read from the fits: the
+// semantic list counts less the better the keyword list covers the
+// request; the keyword list counts more in a long request, less in one of
+// many sentences and when the two lists agree (it adds little then).
 var (
-	builtinFusion = ConvexModel(Params{})
-	ollamaFusion  = ConvexModel(Params{})
+	builtinFusion = FusionModel{
+		Weights:  [numEvidence]float64{1.375, 1, 0, 0, 0.0235, 0, 0.0631, 0.0938, 0.25},
+		Center:   [numShape]float64{0.2682, 3.0275, 0.9839, 0.4833, 0.5307, 3.437, 3.2808, 0.7312},
+		Keyword:  [numShape]float64{-0.2579, 0.2813, -0.375, -0.5, -0.0156, 0.125, 0, 0},
+		Semantic: [numShape]float64{-0.7773, 0, 0, -0.1563, 0.0156, -0.0313, 0.125, 0.125},
+	}
+	ollamaFusion = FusionModel{
+		Weights:  [numEvidence]float64{1.625, 1, 0.0156, -0.25, 0.25, 0.0625, 0.022, 0.0078, 0.5},
+		Center:   [numShape]float64{0.2682, 3.0275, 0.9839, 0.368, 0.3492, 3.437, 2.7723, 0.7312},
+		Keyword:  [numShape]float64{1.25, 0.375, 0, -0.25, 0, 0, -0.125, 0.25},
+		Semantic: [numShape]float64{-1.625, -0.125, 0.25, -0.125, 0.125, 0.125, 0.25, -0.375},
+	}
 )

@@ -106,6 +106,11 @@ func TestLearnedAdaptsPerRequest(t *testing.T) {
 	if mk, _ := in.multipliers(&m); math.Abs(mk-math.Exp(-1)) > 1e-12 {
 		t.Errorf("keyword multiplier %v, want e^-1", mk)
 	}
+	// A weak keyword list (strength 0.5) counts 0.25 at power 2.
+	in.strength, in.shape[shWords], m.KeywordPower = 0.5, 2, 2
+	if mk, ms := in.multipliers(&m); math.Abs(mk-0.25) > 1e-12 || ms != 1 {
+		t.Errorf("multipliers at power 2 = %v, %v, want 0.25, 1", mk, ms)
+	}
 }
 
 // TestPeak: (best − mean)/std, 0 when it means nothing.

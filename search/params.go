@@ -16,7 +16,8 @@ import (
 type Params struct {
 	// RRFK is the k of Reciprocal Rank Fusion: 1/(k+rank).
 	RRFK float64 `json:"rrf_k,omitempty"`
-	// KeywordWeight and SemanticWeight weight the two lists in the fusion.
+	// KeywordWeight and SemanticWeight weight the two lists in the convex
+	// and rrf fusions (the learned fusion's weights are its model's).
 	KeywordWeight  float64 `json:"keyword_weight,omitempty"`
 	SemanticWeight float64 `json:"semantic_weight,omitempty"`
 	// Candidates is how deep each list is read before fusion.
@@ -30,14 +31,17 @@ type Params struct {
 	// DomainWeight is the weight, in hybrid mode, of the domain ranking: the
 	// domains ranked by the similarity of the query to the centroid of each
 	// domain's tool vectors, a third RRF list in which a tool takes its
-	// domain's rank.
+	// domain's rank (convex and rrf; the learned fusion weighs the
+	// domain's rank by its model; Off turns the ranking off in all).
 	DomainWeight float64 `json:"domain_weight,omitempty"`
 	// Fuzzy is the boost of edit-distance-1 matches in keyword mode.
 	// Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
-	// Fusion is how hybrid mode fuses the two lists: "convex" (min-max
-	// normalised scores, weighted by KeywordWeight and SemanticWeight; the
-	// default) or "rrf" (weighted Reciprocal Rank Fusion). Rank fusion
+	// Fusion is how hybrid mode fuses the two lists: "learned" (the
+	// default: a fitted linear model of each tool's evidence whose weights
+	// follow the request, FusionModel, learned.go), "convex" (min-max
+	// normalised scores, weighted by KeywordWeight and SemanticWeight) or
+	// "rrf" (weighted Reciprocal Rank Fusion). Rank fusion
 	// gives a list's first tool full credit however weak its match;
 	// normalised scores keep a near tie a near tie.
 	Fusion string `json:"fusion,omitempty"`
@@ -135,7 +139,7 @@ func DefaultParams() Params {
 		DomainBoost:         0.02,
 		DomainWeight:        0.5,
 		Fuzzy:               0.2,
-		Fusion:              FusionConvex,
+		Fusion:              FusionLearned,
 		SentenceShare:       0.95,
 		ScaledSentences:     3,
 		KeywordScoring:      "bm25",

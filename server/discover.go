@@ -116,8 +116,10 @@ type SearchAnswer struct {
 	SearchMode string `json:"search_mode"`
 	Embedder   string `json:"embedder"`
 	Notice     string `json:"notice,omitempty"`
-	// LowConfidence says that no tool fits the request well: more likely
-	// than not, the catalog has none for it. Rephrase, or tell the user.
+	// LowConfidence says that no tool may fit the request well: its
+	// confidence is under the threshold of its model, set so that about
+	// one request in ten whose tool is in the catalog is flagged
+	// (search/confidence_models.json). Rephrase, or tell the user.
 	LowConfidence bool `json:"low_confidence,omitempty"`
 	// Steps are the steps a request of several was split into.
 	Steps   []string    `json:"steps,omitempty"`
