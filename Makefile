@@ -39,8 +39,11 @@ vet:
 	$(GO) vet $(PKGS)
 
 # -race everywhere: the indexes embed concurrently and the engine is shared.
+# An explicit -timeout per package binary: go test's default 10 minutes
+# ended a loaded run of cmd/toolscout's tests mid-way (issue 36).
+TEST_TIMEOUT ?= 20m
 unit:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 # HAProxy (the Debian package) for the cluster test, installed with
 # apt-get when it is missing (with sudo when not root).
