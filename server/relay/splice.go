@@ -135,7 +135,8 @@ func placeholder(sdk [][]byte, marker string) []byte {
 }
 
 // Spliced returns how many results were written in place of their
-// placeholder (Write).
+// placeholder (Write), counting each from before its first byte: an
+// answer a client has read is counted, and so is one whose write failed.
 func (sp *Splicer) Spliced() int64 { return sp.spliced.Load() }
 
 // Take returns the result that msg (one JSON-RPC message the SDK wrote,
@@ -179,14 +180,12 @@ func Released(msg []byte) []byte {
 
 // Write writes msg (a placeholder answer, its id already as the client
 // sent it) with body in place of the placeholder member, then end (what
-// follows the message: a line break, an event's blank line), and counts
-// it in Spliced.
+// follows the message: a line break, an event's blank line). It counts
+// the result in Spliced before writing its first byte, so that whoever
+// has read the answer sees it counted.
 func (sp *Splicer) Write(w io.Writer, msg []byte, body *Body, end string) error {
-	if err := writeSpliced(w, msg, body, end); err != nil {
-		return err
-	}
 	sp.spliced.Add(1)
-	return nil
+	return writeSpliced(w, msg, body, end)
 }
 
 func writeSpliced(w io.Writer, msg []byte, body *Body, end string) error {
@@ -242,7 +241,8 @@ func writeCompact(w *bufio.Writer, v []byte) {
 const spliceHeader = "X-Toolscout-Splice"
 
 // httpSplicers holds the splicers of the POSTs being served, by token;
-// splicedHTTP counts the results written in place of their placeholder.
+// splicedHTTP counts the results written in place of their placeholder,
+// each from before its first byte.
 var (
 	httpSplicers sync.Map
 	splicedHTTP  atomic.Int64
@@ -345,12 +345,12 @@ func (w *spliceWriter) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
+	splicedHTTP.Add(1) // before the first byte, as Splicer.Write counts
 	if _, err := w.ResponseWriter.Write(head); err != nil {
 		return 0, err
 	}
 	if err := w.sp.Write(w.ResponseWriter, msg, body, end); err != nil {
 		return 0, err
 	}
-	splicedHTTP.Add(1)
 	return len(p), nil
 }
