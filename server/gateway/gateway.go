@@ -233,20 +233,24 @@ func (g *Gateway) Connecting() []string {
 }
 
 // Close cancels the calls in flight, disconnects from every upstream and
-// stops restarting them.
+// stops restarting them. The sessions close concurrently: a stdio server
+// that ignores the end of its input takes a second or two to stop, and
+// that should not add up over many servers.
 func (g *Gateway) Close() {
 	g.closeOnce.Do(func() { close(g.closing) })
 	if g.cancel != nil {
 		g.cancel()
 	}
+	var closing sync.WaitGroup
 	for _, u := range g.ups {
 		u.mu.Lock()
 		s := u.session
 		u.mu.Unlock()
 		if s != nil {
-			s.Close()
+			closing.Go(func() { s.Close() })
 		}
 	}
+	closing.Wait()
 	g.wg.Wait()
 }
 

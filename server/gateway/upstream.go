@@ -113,7 +113,8 @@ func (c *UpstreamConfig) attempts(log *slog.Logger, limit int) []attempt {
 		cmd.Dir = c.Cwd
 		cmd.Env = childEnv(os.Environ(), c.Env)
 		cmd.Stderr = nil // the server's stderr is not ours to print on
-		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: 2 * time.Second, limit: limit, log: log}, protocol: upstreamProtocol}}
+		ownGroup(cmd)
+		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: stopGrace, limit: limit, log: log}, protocol: upstreamProtocol}}
 	}
 	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
@@ -235,6 +236,13 @@ func cleanSchema(s any) (json.RawMessage, error) {
 	return index.NormalizeObjectSchema(raw)
 }
 
+// stopGrace is how long a stdio server gets to exit after its stdin is
+// closed, and then after SIGTERM, before it (its process group) is
+// signalled again: a session's servers are gone a second or two after it
+// ends, and a CLI run with --config does not wait longer on servers that
+// ignore the end of their input (the everything reference server does).
+const stopGrace = time.Second
+
 // MaxUpstreamMessage bounds one message from a stdio upstream server. The
 // SDK's command transport caps it at 16 MiB and ends the session on a
 // larger one: a 20 MB tool result broke that server's session until it was
@@ -270,9 +278,12 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return newLineConn(guard, &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}), nil
 }
 
-// childStdin closes the child's stdin, then waits for it to exit, sending
-// SIGTERM and then SIGKILL after terminate each (the MCP stdio shutdown,
-// as the SDK's CommandTransport does it).
+// childStdin ends the server when the session closes: it closes the
+// server's stdin, waits up to terminate for the server to exit (the MCP
+// stdio shutdown), then sends SIGTERM to the server's process group
+// (ownGroup), and SIGKILL when anything of it is left after terminate
+// more. The group is signalled even when the server exited at once: what
+// it started (npx's node, a wrapper's server) may outlive it.
 type childStdin struct {
 	io.WriteCloser
 	cmd       *exec.Cmd
@@ -286,35 +297,46 @@ func (c *childStdin) Close() error {
 	return c.err
 }
 
+// groupPoll is how often shutdown looks whether a signalled group is gone.
+const groupPoll = 20 * time.Millisecond
+
 func (c *childStdin) shutdown() error {
+	var errs []error
 	if err := c.WriteCloser.Close(); err != nil {
-		return fmt.Errorf("closing stdin: %w", err)
+		errs = append(errs, fmt.Errorf("closing stdin: %w", err))
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.cmd.Wait() }()
-	wait := func() (error, bool) {
+	exited := false
+	var werr error
+	select {
+	case werr = <-done:
+		exited = true
+	case <-time.After(c.terminate):
+	}
+	if signalGroup(c.cmd, syscall.SIGTERM) {
+		deadline := time.Now().Add(c.terminate)
+		tick := time.NewTicker(groupPoll)
+		for (!exited || groupAlive(c.cmd)) && time.Now().Before(deadline) {
+			select {
+			case werr = <-done:
+				exited = true
+			case <-tick.C:
+			}
+		}
+		tick.Stop()
+		if !exited || groupAlive(c.cmd) {
+			signalGroup(c.cmd, syscall.SIGKILL)
+		}
+	}
+	if !exited {
 		select {
-		case err := <-done:
-			return err, true
+		case werr = <-done:
 		case <-time.After(c.terminate):
-			return nil, false
+			werr = errors.New("the server process did not exit")
 		}
 	}
-	if err, ok := wait(); ok {
-		return err
-	}
-	if c.cmd.Process.Signal(syscall.SIGTERM) == nil {
-		if err, ok := wait(); ok {
-			return err
-		}
-	}
-	if err := c.cmd.Process.Kill(); err != nil {
-		return err
-	}
-	if err, ok := wait(); ok {
-		return err
-	}
-	return errors.New("the server process did not exit")
+	return errors.Join(append(errs, werr)...)
 }
 
 // frameGuard passes a server's newline-delimited messages through, except
