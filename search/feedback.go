@@ -53,7 +53,7 @@ type FeedbackParams struct {
 
 // DefaultFeedbackParams are the defaults, chosen on the ten dev sets
 // with eval --feedback-split 0.5 (BENCHMARKS.md, "Feedback channel").
-var DefaultFeedbackParams = FeedbackParams{Weight: 2, MinSimilarity: 0.5, ToolCap: 2, HalfLife: 30 * 24 * time.Hour, Similarity: "max", Sharpen: 2}
+var DefaultFeedbackParams = FeedbackParams{Weight: 1.5, MinSimilarity: 0.5, ToolCap: 2, HalfLife: 30 * 24 * time.Hour, Similarity: "max", Sharpen: 2}
 
 func (p FeedbackParams) withDefaults() FeedbackParams {
 	d := DefaultFeedbackParams

@@ -4,7 +4,7 @@
 // each dataset when that dataset is left out of it (leave-one-dataset-out).
 // This is how search/learned.go's shipped models were made:
 //
-//	go run ./cmd/fusionfit -floors base.json $(for d in DATASETS; do echo -dataset $d; done)
+//	go run ./cmd/fusionfit -gates -floors base.json $(for d in DATASETS; do echo -dataset $d; done)
 //	OLLAMA_HOST=... go run ./cmd/fusionfit -embedder ollama -model use-lite ...
 //
 // -floors reads a `toolscout eval --format json` report with bm25,
@@ -45,19 +45,20 @@ func main() {
 	rounds := flag.Int("rounds", 20, "most passes of coordinate ascent")
 	cv := flag.Bool("cv", false, "also fit once without each dataset and score it (leave-one-dataset-out)")
 	start := flag.String("start", "", "JSON `FILE` of a FusionModel to start from (default: the convex fusion)")
+	oracle := flag.Bool("oracle", false, "print instead, per dataset, the best nDCG@10 per query among the keyword list alone, the semantic list alone and the start (oracle3), and among nine keyword weights (oracle-weights): what choosing per request could gain at most")
 	gates := flag.Bool("gates", false, "hold the built-in dataset and its long tasks (the regression gates) within 0.005 nDCG@10 of the convex fusion, without counting them in the mean")
 	flag.Parse()
 	if len(datasets) == 0 {
 		fmt.Fprintln(os.Stderr, "fusionfit: give at least one -dataset DIR")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), datasets, frozen, *embedder, *model, *dataDir, *floors, *rounds, *cv, *start, *gates); err != nil {
+	if err := run(context.Background(), datasets, frozen, *embedder, *model, *dataDir, *floors, *rounds, *cv, *start, *gates, *oracle); err != nil {
 		fmt.Fprintln(os.Stderr, "fusionfit:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, floorsFile string, rounds int, cv bool, startFile string, gates bool) error {
+func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, floorsFile string, rounds int, cv bool, startFile string, gates, oracle bool) error {
 	var emb embed.Embedder
 	switch embedder {
 	case "builtin":
@@ -137,7 +138,7 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 	} else {
 		eval.CenterShapes(&base, sets)
 	}
-	if os.Getenv("FUSIONFIT_ORACLE") != "" {
+	if oracle {
 		kwOnly, semOnly := base, base
 		kwOnly.Weights = [len(base.Weights)]float64{1}
 		semOnly.Weights = [len(base.Weights)]float64{0, 1}
@@ -179,11 +180,11 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 	var sb, sa, sh float64
 	for i, s := range sets {
 		h := "-"
-		if cv {
+		name := filepath.Base(s.Name)
+		if cv && !s.Gate {
 			h = fmt.Sprintf("%.4f", held[i])
 			sh += held[i]
 		}
-		name := filepath.Base(s.Name)
 		if s.Gate {
 			fmt.Printf("%-28s %8.4f %8.4f %8.4f %8s\n", name+" (gate)", s.Floor, before[i], after[i], "-")
 			continue
