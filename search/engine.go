@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -854,15 +855,7 @@ func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
 				fused = append(fused, Fused{ID: id, Score: p.ExactBoost, Ranks: make([]int, 2), Parts: make([]float64, 2)})
 			}
 		}
-		slices.SortStableFunc(fused, func(a, b Fused) int {
-			switch {
-			case a.Score > b.Score:
-				return -1
-			case a.Score < b.Score:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(fused, func(a, b Fused) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	out := make([]Result, 0, len(fused))
 	for _, f := range fused {

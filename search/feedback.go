@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -445,15 +446,7 @@ func (f *Feedback) fuse(e *Engine, req Request, results []Result, boost map[stri
 		}
 		out = append(out, Result{Tool: t, Score: f.p.Weight * boost[id]})
 	}
-	slices.SortStableFunc(out, func(a, b Result) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
 	return out
 }
 

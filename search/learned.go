@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -167,15 +168,7 @@ func order(scores []float64) []int {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case scores[a] > scores[b]:
-			return -1
-		case scores[a] < scores[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
 	return idx
 }
 
