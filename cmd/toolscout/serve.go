@@ -294,8 +294,8 @@ func httpGuard(addr string, origins []string, tokenFile string, insecure bool) (
 // httpServing is what serveHTTP serves.
 type httpServing struct {
 	addr string
-	// mcp and metrics are guarded (origin, token); the health endpoints
-	// are not.
+	// mcp and metrics are guarded (Host, Origin, token: httpguard.Wrap);
+	// the health endpoints are not.
 	mcp, metrics  http.Handler
 	srv           *server.Server
 	drainTimeout  time.Duration
@@ -315,9 +315,13 @@ func serveHTTP(sig, work context.Context, o httpServing, stderr io.Writer, log *
 	var calls inFlight
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", calls.count(o.mcp))
-	// Probes carry no token and no Origin: they say "ok", "ready" or why
-	// not, nothing more. Metrics name the upstream servers and the
-	// traffic, so they need the token when there is one.
+	// Probes carry no token and no Origin, and come by IP or under a
+	// load balancer's own name: they are answered whatever the Host, and
+	// say "ok", "ready" or why not (naming nothing), no more than a 403
+	// of the guarded endpoints tells. Metrics name the upstream servers
+	// and the traffic, so they are guarded as /mcp is: a foreign Host on
+	// a loopback address (DNS rebinding), a foreign Origin, and the
+	// token when there is one.
 	mux.Handle("GET /healthz", server.HealthHandler())
 	mux.Handle("GET /readyz", o.srv.ReadyHandler())
 	mux.Handle("GET /metrics", o.metrics)
