@@ -40,6 +40,14 @@ func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger,
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	// A build refused (still being written by toolscout index, or
+	// damaged) is tried again, less often each time up to maxRetryWait,
+	// for as long as the link leads to it: one that completes later is
+	// served then, so that replicas do not stay on different builds. Its
+	// warning is logged once, with the first refusal's reason.
+	var refused string
+	var wait time.Duration
+	var retryAt time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -50,15 +58,34 @@ func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger,
 		if err != nil || now == serving {
 			continue // mid-switch, or unchanged
 		}
-		g.build = now // what swapBuild opens: the link resolved once
-		if err := g.swapBuild(ctx, a, log); errors.Is(err, search.ErrClosed) {
-			return // the server is shutting down
-		} else if err != nil {
-			log.Warn("a newer build of the data dir is not served; serving the previous one", "build", now, "err", err)
+		if now == refused && time.Now().Before(retryAt) {
+			continue
 		}
-		serving = now // tried once; the next change is tried again
+		g.build = now // what swapBuild opens: the link resolved once
+		err = g.swapBuild(ctx, a, log)
+		switch {
+		case errors.Is(err, search.ErrClosed):
+			return // the server is shutting down
+		case err == nil:
+			if now == refused {
+				log.Info("the newer build refused before is served now", "build", now)
+			}
+			serving, refused = now, ""
+		default:
+			if now != refused {
+				log.Warn("a newer build of the data dir is not served; serving the previous one, and trying it again until it is complete", "build", now, "err", err)
+				refused, wait = now, every
+			} else {
+				log.Debug("a newer build is still not served", "build", now, "err", err)
+				wait = min(2*wait, max(every, maxRetryWait))
+			}
+			retryAt = time.Now().Add(wait)
+		}
 	}
 }
+
+// maxRetryWait bounds the wait between two tries of a refused build.
+const maxRetryWait = 10 * time.Second
 
 // swapBuild opens the build the data dir leads to now and swaps it in.
 func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) error {
