@@ -26,6 +26,31 @@ import (
 // upstream server (tools listed from a catalog file).
 var ErrNotExecutable = errors.New("tool has no upstream server")
 
+// Execute's errors for a call that reached no result also match, with
+// errors.Is, the class of what went wrong (their messages are unchanged:
+// the model reads them). A call that failed otherwise (the server
+// answered with a JSON-RPC error) matches none of them.
+var (
+	// ErrUnavailable: the tool's server has no session, being down or
+	// still starting.
+	ErrUnavailable = errors.New("upstream server unavailable")
+	// ErrTimeout: the server did not answer within its timeout.
+	ErrTimeout = errors.New("upstream server timed out")
+	// ErrStopped: the server's session ended during the call.
+	ErrStopped = errors.New("upstream server stopped during the call")
+	// ErrClosing: the gateway is closing (toolscout shuts down).
+	ErrClosing = errors.New("gateway closing")
+)
+
+// classedError reads as err and matches class as well.
+type classedError struct{ err, class error }
+
+func (e *classedError) Error() string   { return e.err.Error() }
+func (e *classedError) Unwrap() []error { return []error{e.err, e.class} }
+
+// classed returns err matching class too.
+func classed(class, err error) error { return &classedError{err: err, class: class} }
+
 // Options configures a Gateway.
 type Options struct {
 	Upstreams []UpstreamConfig
@@ -582,14 +607,14 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 	session, state, uerr := u.session, u.state, u.err
 	u.mu.Unlock()
 	if session == nil && state == "connecting" {
-		return nil, fmt.Errorf("server %q is still starting: it did not connect within %s (the call's timeout); try again in a moment. Tools of other domains work", t.Domain, u.cfg.timeout())
+		return nil, classed(ErrUnavailable, fmt.Errorf("server %q is still starting: it did not connect within %s (the call's timeout); try again in a moment. Tools of other domains work", t.Domain, u.cfg.timeout()))
 	}
 	if session == nil {
 		reason := state
 		if uerr != nil {
 			reason = uerr.Error()
 		}
-		return nil, fmt.Errorf("server %q is unavailable (%s); toolscout keeps reconnecting it. Tools of other domains still work", t.Domain, reason)
+		return nil, classed(ErrUnavailable, fmt.Errorf("server %q is unavailable (%s); toolscout keeps reconnecting it. Tools of other domains still work", t.Domain, reason))
 	}
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
 	defer cancel()
@@ -627,14 +652,14 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		}
 		select {
 		case <-g.closing:
-			return nil, fmt.Errorf("toolscout is shutting down: the call to server %q was cancelled; retry it", t.Domain)
+			return nil, classed(ErrClosing, fmt.Errorf("toolscout is shutting down: the call to server %q was cancelled; retry it", t.Domain))
 		default:
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("server %q did not answer within %s (its timeout); tools of other domains still work", t.Domain, u.cfg.timeout())
+			return nil, classed(ErrTimeout, fmt.Errorf("server %q did not answer within %s (its timeout); tools of other domains still work", t.Domain, u.cfg.timeout()))
 		}
 		if connectionLost(err) {
-			return nil, fmt.Errorf("server %q stopped during the call (%v); toolscout is restarting it. Tools of other domains still work", t.Domain, err)
+			return nil, classed(ErrStopped, fmt.Errorf("server %q stopped during the call (%v); toolscout is restarting it. Tools of other domains still work", t.Domain, err))
 		}
 		return nil, fmt.Errorf("server %q: %w", t.Domain, err)
 	}
