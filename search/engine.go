@@ -91,7 +91,8 @@ type Response struct {
 	// Embedder names the embedder that ranked the semantic list
 	// ("builtin/wordvec-v2", "ollama/nomic-embed-text"), or "none".
 	Embedder string `json:"embedder"`
-	// Notice says why the mode differs from the one asked for.
+	// Notice says why the mode differs from the one asked for, or that
+	// the catalog has no tool yet (NoToolsNotice).
 	Notice string `json:"notice,omitempty"`
 	// Steps are the steps of a request of several (steps.go), in order;
 	// a Result's Step counts from 1 into them.
@@ -435,6 +436,9 @@ func (e *Engine) plan(req Request) (pl plan, err error) {
 	return pl, nil
 }
 
+// NoToolsNotice is the notice of an answer from a catalog without tools.
+const NoToolsNotice = "no tool is indexed yet"
+
 // Search ranks tools for req: the request is validated once, then the
 // mode picks the keyword list, the semantic list or their fusion. When
 // semantic ranking fails, the answer is exactly the keyword request's, with
@@ -446,6 +450,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	defer pl.ix.inflight.Done()
 	resp := &Response{Query: pl.q, Mode: pl.mode, Embedder: "none", Notice: pl.notice}
+	if pl.cat.Len() == 0 {
+		// Nothing to rank (every upstream server down or connecting):
+		// each mode answers alike, and says so.
+		resp.Notice = joinNotice(resp.Notice, NoToolsNotice)
+		resp.Results = []Result{}
+		return resp, nil
+	}
 	var steps []string
 	if pl.p.StepDepth != int(Off) {
 		if steps = Steps(pl.q); len(steps) < 2 {

@@ -228,6 +228,13 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 			return nil, nil, err
 		}
 		out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Steps: resp.Steps, Results: []ToolEntry{}}
+		if len(resp.Results) == 0 && cat.Len() == 0 {
+			if why := serversWithoutTools(down); why != "" && out.Notice != "" {
+				out.Notice += "; " + why
+			} else if why != "" {
+				out.Notice = why
+			}
+		}
 		for _, r := range resp.Results {
 			e := entryOf(r.Tool)
 			e.Domain, e.Step = r.Tool.Domain, r.Step
@@ -310,6 +317,28 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 		out.Total = len(tools)
 	}
 	return nil, out, nil
+}
+
+// serversWithoutTools says, for an answer from a catalog without tools,
+// which configured servers have not listed theirs (down: Unavailable),
+// and why: "" when none.
+func serversWithoutTools(down map[string]string) string {
+	var connecting, unavailable []string
+	for _, name := range slices.Sorted(maps.Keys(down)) {
+		if why := down[name]; why == gateway.StillConnecting {
+			connecting = append(connecting, name)
+		} else {
+			unavailable = append(unavailable, name+" ("+why+")")
+		}
+	}
+	var parts []string
+	if len(connecting) > 0 {
+		parts = append(parts, "upstream servers still connecting: "+strings.Join(connecting, ", ")+"; try again in a moment")
+	}
+	if len(unavailable) > 0 {
+		parts = append(parts, "upstream servers unavailable: "+strings.Join(unavailable, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // knownStatus is the status of a domain listed with the tools its

@@ -129,6 +129,13 @@ type Index struct {
 	lengths atomic.Pointer[search.BM25Stats]
 }
 
+// The fields of the mapping: textFields analyzed by TextAnalyzer,
+// FieldTextExact by TextExactAnalyzer, exactFields kept whole.
+var (
+	textFields  = []string{FieldNameWords, FieldTitle, FieldDescription, FieldParamNames, FieldParamDesc, FieldDomainText, FieldGroupText, FieldTags, FieldText}
+	exactFields = []string{FieldQualifiedName, FieldName, fieldDomain, fieldGroup}
+)
+
 // NewMapping returns the Bleve index mapping: BM25 scoring, the
 // identifier-aware text analyzer for text fields, exact keyword fields for
 // names, domain and group.
@@ -173,13 +180,13 @@ func NewMapping() (*mapping.IndexMappingImpl, error) {
 		f.DocValues = false // nothing sorts or facets by a field: a third of the index
 		return f
 	}
-	for _, name := range []string{FieldNameWords, FieldTitle, FieldDescription, FieldParamNames, FieldParamDesc, FieldDomainText, FieldGroupText, FieldTags, FieldText} {
+	for _, name := range textFields {
 		doc.AddFieldMappingsAt(name, text())
 	}
 	exactText := text()
 	exactText.Analyzer = TextExactAnalyzer
 	doc.AddFieldMappingsAt(FieldTextExact, exactText)
-	for _, name := range []string{FieldQualifiedName, FieldName, fieldDomain, fieldGroup} {
+	for _, name := range exactFields {
 		doc.AddFieldMappingsAt(name, exact())
 	}
 	im.DefaultMapping = doc

@@ -46,9 +46,8 @@ func sealLengths(js []byte) []byte {
 // words as the text analyzer keeps them (letters and digits, split at
 // case changes, without stop words; stemming keeps the count).
 func fieldLengths(cat *index.Catalog) *search.BM25Stats {
-	// Every field a query can name must be there: Bleve fails a term
-	// query on a field the statistics lack.
-	st := &search.BM25Stats{DocCount: float64(cat.Len()), FieldCardinality: map[string]int{fieldGroup: 0}}
+	st := &search.BM25Stats{DocCount: float64(cat.Len())}
+	completeLengths(st)
 	count := func(field, s string) {
 		n := 0
 		for _, w := range text.SplitIdentifier(s) {
@@ -82,6 +81,25 @@ func fieldLengths(cat *index.Catalog) *search.BM25Stats {
 	return st
 }
 
+// completeLengths gives st every field of the mapping, those it lacks
+// with no words. Bleve fails a term query on a field the statistics lack
+// ("field stat for bm25 not present"), and a catalog without tools counts
+// no field at all: every keyword query of an index with no tool yet (all
+// upstream servers down or connecting) failed so (issue 34). Statistics
+// stored that way by an earlier toolscout are completed when read.
+func completeLengths(st *search.BM25Stats) {
+	if st.FieldCardinality == nil {
+		st.FieldCardinality = map[string]int{}
+	}
+	for _, fields := range [][]string{textFields, {FieldTextExact}, exactFields} {
+		for _, f := range fields {
+			if _, ok := st.FieldCardinality[f]; !ok {
+				st.FieldCardinality[f] = 0
+			}
+		}
+	}
+}
+
 // loadLengths reads the statistics Sync stored; nil when there are none.
 // Statistics stored before checksums are stored again with one.
 func (k *Index) loadLengths() (*search.BM25Stats, error) {
@@ -101,6 +119,7 @@ func (k *Index) loadLengths() (*search.BM25Stats, error) {
 	if err := json.Unmarshal(js, &st); err != nil {
 		return nil, fmt.Errorf("keyword index field lengths: %w", err)
 	}
+	completeLengths(&st)
 	if !sealed && !k.readOnly { // read-only: Bleve persists nothing, a write would wait for good
 		if err := k.idx.SetInternal([]byte(lengthsKey), sealLengths(js)); err != nil {
 			return nil, fmt.Errorf("keyword index field lengths: %w", err)
