@@ -64,6 +64,11 @@ func TestSelfStartThroughWrappers(t *testing.T) {
 			if !strings.Contains(out.String(), tc.want) {
 				t.Errorf("toolscout %s does not say %q:\n%s", tc.parent[0], tc.want, out.String())
 			}
+			// Why: the upstream is a toolscout, in its own words, not
+			// the protocol's bare EOF (issue 34, defect 7).
+			if !strings.Contains(out.String(), "the server is a toolscout") || !strings.Contains(out.String(), gateway.DepthEnv+"=1") {
+				t.Errorf("toolscout %s does not say the upstream is a toolscout, with its reason:\n%s", tc.parent[0], out.String())
+			}
 		})
 	}
 }

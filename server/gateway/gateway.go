@@ -385,6 +385,9 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 		}
 		session, err := client.Connect(cctx, a.tr, &mcp.ClientSessionOptions{ProtocolVersion: a.protocol})
 		if err != nil {
+			if ct, ok := a.tr.(*commandTransport); ok {
+				err = ct.exitedError(err, time.Second)
+			}
 			errs = append(errs, err)
 			continue
 		}

@@ -112,9 +112,11 @@ func (c *UpstreamConfig) attempts(log *slog.Logger, limit int) []attempt {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Dir = c.Cwd
 		cmd.Env = childEnv(os.Environ(), c.Env)
-		cmd.Stderr = nil // the server's stderr is not ours to print on
+		// The server's stderr is not ours to print on: its tail is kept
+		// for the error when it exits before answering (stderrtail.go).
+		tail := &stderrTail{done: make(chan struct{})}
 		ownGroup(cmd)
-		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: stopGrace, limit: limit, log: log}, protocol: upstreamProtocol}}
+		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: stopGrace, limit: limit, log: log, stderr: tail}, protocol: upstreamProtocol}}
 	}
 	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
@@ -258,6 +260,7 @@ type commandTransport struct {
 	terminate time.Duration
 	limit     int          // the largest message read whole
 	log       *slog.Logger // for the lines on stdout that are skipped
+	stderr    *stderrTail  // the last of what the server wrote on stderr
 }
 
 func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -269,7 +272,20 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	var stderrW *os.File
+	if t.stderr != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		t.cmd.Stderr, stderrW = w, w
+		go t.stderr.readFrom(r)
+	}
+	err = t.cmd.Start()
+	if stderrW != nil {
+		stderrW.Close() // the child has its own copy: EOF when it exits
+	}
+	if err != nil {
 		return nil, err
 	}
 	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: t.limit, noise: &noiseLog{log: t.log}}
