@@ -47,5 +47,9 @@
 //
 // Tools run through an [Executor] (the gateway's upstream sessions); tools
 // that come from catalog files only are listed, described, and refused with
-// an actionable error when executed.
+// an actionable error when executed. With [Options].Audit, each call that
+// runs a tool (execute_tool, or a tool listed directly) leaves one JSON
+// line, an [AuditRecord], on the writer cmd opened (audit.go); the caller
+// it names is the one identity feedback.go uses (callerOf), so that
+// per-caller identities arrive in one place.
 package server

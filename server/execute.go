@@ -20,49 +20,64 @@ type ExecuteArgs struct {
 }
 
 func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs) (*mcp.CallToolResult, any, error) {
+	call := s.audit.begin(req, ExecuteTool, args.ToolName)
+	res, fail, err := s.executeNamed(ctx, req, args, call)
+	sent := args.Arguments
+	if sent == nil {
+		sent = map[string]any{} // none given: what the tool ran with
+	}
+	call.end(ctx, sent, res, fail, err)
+	return res, nil, err
+}
+
+// executeNamed resolves execute_tool's tool name and runs the tool; fail
+// is as run's.
+func (s *Server) executeNamed(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs, call *auditCall) (*mcp.CallToolResult, string, error) {
 	s.waitReady(ctx)
 	if args.ToolName == "" {
-		return nil, nil, errors.New("pass tool_name; find names with discover_tools")
+		return nil, FailBadRequest, errors.New("pass tool_name; find names with discover_tools")
 	}
 	t, serr := s.resolveTool(s.eng.Catalog(), args.ToolName)
 	if serr != nil {
-		return nil, nil, errors.New(serr.Error)
+		return nil, FailUnknownTool, errors.New(serr.Error)
 	}
-	res, err := s.run(ctx, req, t, args.Arguments)
-	return res, nil, err
+	call.resolved(t)
+	return s.run(ctx, req, t, args.Arguments)
 }
 
 // run validates arguments and runs a resolved tool. Tool failures come
 // back as IsError results; the error is for protocol faults and bad
-// arguments (which the typed handler turns into IsError too).
-func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+// arguments (which the typed handler turns into IsError too). fail is
+// the class of the failure (audit.go) when the call reached no result of
+// the upstream's, "" when the upstream answered res.
+func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (res *mcp.CallToolResult, fail string, err error) {
 	if t.Disabled {
-		return errorResult("%s", disabledMessage(t)), nil
+		return errorResult("%s", disabledMessage(t)), FailDisabled, nil
 	}
 	if args == nil {
 		args = map[string]any{}
 	}
 	if err := arguments.Validate(t, args); err != nil {
-		return nil, err
+		return nil, FailInvalidArguments, err
 	}
 	if s.exec == nil {
-		return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it. Connect its server with --config to run it.", t.QualifiedName), nil
+		return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it. Connect its server with --config to run it.", t.QualifiedName), FailNotExecutable, nil
 	}
 	// A large result comes back as a stub, its bytes in slot, and is
 	// relayed as they are (server/relay).
 	slot := &relay.Slot{}
-	res, err := s.exec.Execute(relay.WithSlot(ctx, slot), req, t, args)
+	res, err = s.exec.Execute(relay.WithSlot(ctx, slot), req, t, args)
 	if err != nil {
 		if errors.Is(err, gateway.ErrNotExecutable) {
-			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), nil
+			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), FailNotExecutable, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, FailCanceled, ctx.Err()
 		}
-		return errorResult("%s failed: %v", t.QualifiedName, err), nil
+		return errorResult("%s failed: %v", t.QualifiedName, err), failClass(err), nil
 	}
 	if res != nil && !res.IsError {
 		s.feedback.noteRun(req, t)
 	}
-	return slot.Mark(res), nil
+	return slot.Mark(res), "", nil
 }

@@ -297,17 +297,24 @@ var addToolHook func()
 // time so that a re-index never leaves a stale tool behind.
 func (s *Server) directHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		call := s.audit.begin(req, AuditDirect, name)
 		t := s.eng.Catalog().Tool(name)
 		if t == nil {
-			return errorResult("tool %s is no longer available; search with discover_tools", name), nil
+			res := errorResult("tool %s is no longer available; search with discover_tools", name)
+			call.end(ctx, nil, res, FailUnknownTool, nil)
+			return res, nil
 		}
+		call.resolved(t)
 		args := map[string]any{}
 		if req.Params != nil && len(req.Params.Arguments) > 0 {
 			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-				return errorResult("arguments for %s must be a JSON object: %v", name, err), nil
+				res := errorResult("arguments for %s must be a JSON object: %v", name, err)
+				call.end(ctx, nil, res, FailInvalidArguments, nil)
+				return res, nil
 			}
 		}
-		res, err := s.run(ctx, req, t, args)
+		res, fail, err := s.run(ctx, req, t, args)
+		call.end(ctx, args, res, fail, err)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err

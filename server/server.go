@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,12 @@ type Options struct {
 	// (feedback.go), kept by FeedbackSink (nil: in memory only).
 	Feedback     *search.Feedback
 	FeedbackSink FeedbackSink
+	// Audit, when set, receives the audit trail: one JSON line per
+	// execute_tool call and per call of a tool listed directly, each
+	// written whole in one Write (audit.go). AuditArguments adds the
+	// calls' arguments, shortened past AuditArgumentsMax bytes.
+	Audit          io.Writer
+	AuditArguments bool
 }
 
 // Server is toolscout's MCP server.
@@ -97,6 +104,7 @@ type Server struct {
 	fallback  string
 	metrics   *Metrics    // nil: not counted
 	feedback  *feedback   // nil: off
+	audit     *auditor    // nil: off
 	draining  atomic.Bool // see Drain
 	loadDone  <-chan struct{}
 	startWait time.Duration
@@ -177,7 +185,8 @@ func New(opts Options) *Server {
 		impl:     &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		domains:  opts.Domains,
 		views:    map[*view]struct{}{},
-		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log)}
+		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
+		audit:    newAuditor(opts.Audit, opts.AuditArguments, log)}
 	s.mu.Lock()
 	s.primary = s.newViewLocked()
 	s.mu.Unlock()

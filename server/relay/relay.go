@@ -77,6 +77,20 @@ func (s *Slot) Mark(res *mcp.CallToolResult) *mcp.CallToolResult {
 	return &out
 }
 
+// MarkedSize returns the size in bytes of the result res relays, when
+// Slot.Mark marked it: the upstream's result less its _meta, without
+// the members the SDK adds. ok is false for a result not marked.
+func MarkedSize(res *mcp.CallToolResult) (n int, ok bool) {
+	if res == nil {
+		return 0, false
+	}
+	body, ok := res.Meta[metaKey].(*Body)
+	if !ok {
+		return 0, false
+	}
+	return 2 + body.size + max(len(body.members)-1, 0), true
+}
+
 // Body is an upstream's tools/call result as the bytes it sent: the
 // members to relay, in order, each a sub-slice of the upstream's line
 // (name and value, as written). The upstream's _meta is not among them.

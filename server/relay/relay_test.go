@@ -45,6 +45,11 @@ func TestRelayBody(t *testing.T) {
 			if body == nil {
 				t.Fatalf("newRelayBody(%.60q) = nil, want it kept raw", c.result)
 			}
+			slot := &Slot{}
+			slot.body.Store(body)
+			if n, ok := MarkedSize(slot.Mark(&mcp.CallToolResult{})); !ok || n != len(c.want) {
+				t.Errorf("MarkedSize of %.60q = %d, %v, want %d (the relayed bytes)", c.result, n, ok, len(c.want))
+			}
 			var stub mcp.CallToolResult
 			if err := json.Unmarshal(body.stub(), &stub); err != nil {
 				t.Fatal(err)
