@@ -85,14 +85,20 @@ type gatewayConfig struct {
 	// and meta-tool calls wait for the start to settle (0 when no file
 	// sets it).
 	StartupWait time.Duration
-	Disabled    []string // domains switched off
-	Skipped     []string // servers that are toolscout itself
+	// Audit is toolscout.audit: the audit trail's file (relative to the
+	// config file's folder), or "-" for stderr ("" when no file sets it).
+	// AuditArguments is toolscout.audit_arguments (nil when no file sets
+	// it).
+	Audit          string
+	AuditArguments *bool
+	Disabled       []string // domains switched off
+	Skipped        []string // servers that are toolscout itself
 }
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -151,6 +157,8 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			ConnectTimeout float64  `json:"connect_timeout"`
 			StartupWait    float64  `json:"startup_wait"`
 			Feedback       string   `json:"feedback"`
+			Audit          string   `json:"audit"`
+			AuditArguments *bool    `json:"audit_arguments"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -199,6 +207,12 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		}
 		if gc.StartupWait, err = seconds(file, "toolscout.startup_wait", top.Toolscout.StartupWait); err != nil {
 			return nil, err
+		}
+		// A relative path is the config file's neighbour: a client that
+		// starts toolscout does so from a folder of its own choosing.
+		gc.Audit, gc.AuditArguments = top.Toolscout.Audit, top.Toolscout.AuditArguments
+		if gc.Audit != "" && gc.Audit != "-" && !filepath.IsAbs(gc.Audit) {
+			gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
 		}
 	}
 	keys := make([]string, 0, len(top.MCPServers))
@@ -423,6 +437,12 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.Feedback != "" {
 			all.Feedback = gc.Feedback
+		}
+		if gc.Audit != "" {
+			all.Audit = gc.Audit
+		}
+		if gc.AuditArguments != nil {
+			all.AuditArguments = gc.AuditArguments
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)

@@ -45,6 +45,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	startupWait := durationFlag{d: search.DefaultStartupWait}
 	var fb feedbackFlags
 	fb.register(fs)
+	var au auditFlags
+	au.register(fs)
 	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager, core, auto or compact, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -145,6 +147,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	auditDest, auditArgs, err := au.resolve(fs, a.gc)
+	if err != nil {
+		return err
+	}
 	// The server answers initialize at once; the index loads behind it
 	// (keyword first). The first tools/list and meta-tool calls wait for
 	// what they need, within the startup wait.
@@ -170,6 +176,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer closeSink()
 		opts.Feedback, opts.FeedbackSink, a.feedback = model, sink, model
+	}
+	if auditDest != "" {
+		w, closeAudit, err := openAudit(ctx, auditDest, stderr, log)
+		if err != nil {
+			return err
+		}
+		defer closeAudit()
+		opts.Audit, opts.AuditArguments = w, auditArgs
+		log.Info("audit trail on", "to", auditDest, "arguments", auditArgs)
 	}
 	if a.gw != nil {
 		opts.Executor = a.gw
