@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -116,6 +117,11 @@ func TestServeReadOnlyRefuses(t *testing.T) {
 	}
 }
 
+// swappedAnswers is how many answers of the new build
+// TestReadOnlySwapsInANewerBuild's load gets before it stops: about
+// what it got in the 200 ms it used to sleep, on a quiet machine.
+const swappedAnswers = 200
+
 // TestReadOnlySwapsInANewerBuild: a read-only server over a data dir that
 // is a symbolic link picks up the build the link is switched to, under
 // load, without a restart: no request fails, no answer mixes the two
@@ -184,6 +190,7 @@ func TestReadOnlySwapsInANewerBuild(t *testing.T) {
 	stop := make(chan struct{})
 	var answers []string
 	var failures []error
+	var fromSecond atomic.Int32 // the load's answers from the second build
 	loadDone := make(chan struct{})
 	go func() {
 		defer close(loadDone)
@@ -198,6 +205,9 @@ func TestReadOnlySwapsInANewerBuild(t *testing.T) {
 				failures = append(failures, err)
 			} else {
 				answers = append(answers, gen)
+				if gen == "second" {
+					fromSecond.Add(1)
+				}
 			}
 		}
 	}()
@@ -219,7 +229,14 @@ func TestReadOnlySwapsInANewerBuild(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The load goes on until it has had answers of the second build: were
+	// the first one still answering, it would answer among them.
+	for fromSecond.Load() < swappedAnswers {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d answers of the second build under load 20 s after the switch, want %d", fromSecond.Load(), swappedAnswers)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	close(stop)
 	<-loadDone
 	for _, err := range failures {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,8 +56,29 @@ func TestSelfStartThroughWrappers(t *testing.T) {
 			cmd.Env = slicesWithout(os.Environ(), gateway.DepthEnv)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
+			// Every process of the run holds alive's write end: the
+			// toolscout gets it as fd 3, and each process passes it on to
+			// what it starts (nothing closes a descriptor it does not
+			// know). The read end's EOF says that all of them have exited,
+			// so that no chain can grow after the count below.
+			alive, held, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer alive.Close()
+			cmd.ExtraFiles = []*os.File{held}
 			cmd.Run()
-			time.Sleep(2 * time.Second) // a chain would grow meanwhile
+			held.Close()
+			gone := make(chan struct{})
+			go func() {
+				io.Copy(io.Discard, alive)
+				close(gone)
+			}()
+			select {
+			case <-gone:
+			case <-ctx.Done():
+				t.Fatalf("a process that toolscout %s started through %s still runs\n%s", tc.parent[0], tc.name, out.String())
+			}
 			starts, _ := os.ReadFile(log)
 			if n := bytes.Count(starts, []byte("\n")); n != 1 {
 				t.Errorf("toolscout %s with a config naming itself through %s started %d toolscouts, want 1\n%s", tc.parent[0], tc.name, n, out.String())
