@@ -48,8 +48,8 @@ type AuditRecord struct {
 	// Via is ExecuteTool, or "direct" for a tool listed directly.
 	Via string `json:"via"`
 	// Tool is the qualified name of the tool run; for a name that
-	// resolved to no tool, the name asked for (at most
-	// auditToolNameMax bytes).
+	// resolved to no tool, the name asked for (cut to
+	// auditToolNameMax bytes as encoded).
 	Tool string `json:"tool"`
 	// Upstream is the tool's domain ("" when the name resolved to none).
 	Upstream string `json:"upstream,omitempty"`
@@ -108,7 +108,8 @@ const (
 	// tool name are bounded so that it holds.
 	AuditLineMax = 4096
 	// auditCallerMax and auditToolNameMax bound the caller and a tool
-	// name that resolved to nothing (a qualified name is at most 64).
+	// name that resolved to nothing (a qualified name is at most 64), as
+	// encoded in the line (cutEncoded).
 	auditCallerMax   = 256
 	auditToolNameMax = 128
 )
@@ -146,9 +147,9 @@ func (a *auditor) begin(req *mcp.CallToolRequest, via, name string) *auditCall {
 	start := time.Now()
 	return &auditCall{a: a, start: start, rec: AuditRecord{
 		Time:   start.UTC(),
-		Caller: cut(callerOf(req), auditCallerMax),
+		Caller: cutEncoded(callerOf(req), auditCallerMax),
 		Via:    via,
-		Tool:   cut(name, auditToolNameMax),
+		Tool:   cutEncoded(name, auditToolNameMax),
 	}}
 }
 
@@ -345,6 +346,35 @@ func shorten(v any, str, items, depth int) any {
 		return json.RawMessage(b)
 	}
 	return "…"
+}
+
+// cutEncoded returns s, or its first runes and "…", so that it takes at
+// most n bytes as the contents of a JSON string: a control character
+// takes six there.
+func cutEncoded(s string, n int) string {
+	const ell = "…"
+	total, fits := 0, 0 // fits: the end of the longest prefix that leaves room for ell
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w := size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			w = 6 // \ufffd
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+			w = 2
+		case r < 0x20 || r == '\u2028' || r == '\u2029':
+			w = 6
+		}
+		if total+w > n {
+			return s[:fits] + ell
+		}
+		total += w
+		i += size
+		if total <= n-len(ell) {
+			fits = i
+		}
+	}
+	return s
 }
 
 // cut returns s when it has at most n bytes, else its first bytes (whole

@@ -166,11 +166,13 @@ func TestAuditFailureClasses(t *testing.T) {
 	call(t, cs, ExecuteTool, map[string]any{"tool_name": "jira__create_issue", "arguments": map[string]any{}})
 	call(t, cs, ExecuteTool, map[string]any{"tool_name": "weather__get_forecast", "arguments": map[string]any{"city": "Oslo"}})
 	call(t, cs, ExecuteTool, map[string]any{"tool_name": strings.Repeat("n", 1000)})
+	call(t, cs, ExecuteTool, map[string]any{"tool_name": strings.Repeat("\x01", 1000)}) // 6 bytes each in JSON
 	checkLines(t, w.lines(t), []wantLine{
 		{ExecuteTool, "create_issue", "", AuditFailure, FailUnknownTool},
 		{ExecuteTool, "jira__create_issue", "jira", AuditFailure, FailNotExecutable},
 		{ExecuteTool, "weather__get_forecast", "weather", AuditFailure, FailUpstream},
 		{ExecuteTool, strings.Repeat("n", auditToolNameMax-len("…")) + "…", "", AuditFailure, FailUnknownTool},
+		{ExecuteTool, strings.Repeat("\x01", (auditToolNameMax-len("…"))/6) + "…", "", AuditFailure, FailUnknownTool},
 	}, "local", from, time.Now())
 }
 
