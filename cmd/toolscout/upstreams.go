@@ -60,6 +60,20 @@ func checkDepth(gc *gatewayConfig, environ []string) error {
 	return &nestedError{depth: d, servers: stdio}
 }
 
+// configSummary says how many servers the config files hold, counting
+// the disabled ones and those skipped as toolscout itself among them: "5
+// servers (1 disabled)".
+func configSummary(gc *gatewayConfig) string {
+	detail := plural(len(gc.Upstreams)+len(gc.Disabled)+len(gc.Skipped), "server")
+	if len(gc.Disabled) > 0 {
+		detail += fmt.Sprintf(" (%d disabled)", len(gc.Disabled))
+	}
+	if len(gc.Skipped) > 0 {
+		detail += fmt.Sprintf("; skipped %s: it is toolscout itself", strings.Join(gc.Skipped, ", "))
+	}
+	return detail
+}
+
 // checkUpstreams connects to each upstream server of --config and emits
 // its tool count and latency, or what is wrong, as each answers or fails.
 func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
@@ -71,10 +85,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 		emit(check{name: "config", detail: err.Error(), fix: configAdvice(err)})
 		return
 	}
-	detail := fmt.Sprintf("%s (%d disabled)", plural(len(gc.Upstreams), "server"), len(gc.Disabled))
-	if len(gc.Skipped) > 0 {
-		detail += fmt.Sprintf("; skipped %s: it is toolscout itself", strings.Join(gc.Skipped, ", "))
-	}
+	detail := configSummary(gc)
 	if err := checkDepth(gc, os.Environ()); err != nil {
 		emit(check{name: "config", detail: err.Error(), fix: "remove this toolscout from the config of the toolscout that starts it; if none does, unset " + gateway.DepthEnv})
 		return

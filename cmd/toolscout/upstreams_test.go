@@ -46,3 +46,26 @@ type timeoutError struct{}
 func (timeoutError) Error() string   { return "Client.Timeout exceeded while awaiting headers" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
+
+// TestConfigSummary: doctor counts every server of the config files,
+// the disabled ones and those skipped as toolscout itself among them.
+func TestConfigSummary(t *testing.T) {
+	five := `{"mcpServers": {"a": {"command": "x"}, "b": {"command": "x"}, "c": {"command": "x"}, "d": {"url": "https://example.test/mcp"}, "off": {"command": "x", "disabled": true}}}`
+	withSelf := `{"mcpServers": {"a": {"command": "x"}, "toolscout": {"command": "/opt/bin/toolscout", "args": ["serve"]}}}`
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"one of five disabled", five, "5 servers (1 disabled)"},
+		{"toolscout itself skipped", withSelf, "2 servers; skipped toolscout: it is toolscout itself"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gc, err := parseConfig("c.json", []byte(tc.config), env(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := configSummary(gc); got != tc.want {
+				t.Errorf("configSummary = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
