@@ -362,8 +362,35 @@ func (l *Live) Follow(ctx context.Context, src Source, opts FollowOptions) {
 		case <-l.done:
 		case <-ctx.Done():
 		}
+		// While the source does not know every domain yet, each change
+		// (a server that listed its tools) is indexed as it comes, so
+		// that one server stuck for the whole wait does not keep the
+		// others' tools out of the answers meanwhile; Ready waits for
+		// all of them, or the wait.
 		wctx, wcancel := context.WithTimeout(ctx, opts.StartupWait)
-		src.WaitKnown(wctx)
+		known := make(chan struct{})
+		go func() {
+			src.WaitKnown(wctx)
+			close(known)
+		}()
+	waiting:
+		for {
+			select {
+			case <-known:
+				break waiting
+			case <-src.Changed():
+			}
+			settle := time.NewTimer(opts.Settle)
+			select {
+			case <-known:
+				settle.Stop()
+				break waiting // the whole first round: indexed below
+			case <-settle.C:
+			}
+			if _, err := l.Update(ctx, src.Specs()); err != nil && ctx.Err() == nil {
+				l.log.Error("index of the upstreams that answered first failed", "err", err)
+			}
+		}
 		wcancel()
 		if ctx.Err() == nil {
 			if _, err := l.Update(ctx, src.Specs()); err != nil {
