@@ -21,17 +21,6 @@ import (
 	"github.com/toolscout/toolscout/server/arguments"
 )
 
-// buildBinary builds toolscout once per test run.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toolscout")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // nodeClient returns the path of the TypeScript SDK client script, or
 // skips the test when npm packages are not installed (outside CI only).
 func nodeClient(t *testing.T) string {
@@ -330,6 +319,7 @@ func e2eTools(t *testing.T, env []string, args ...string) (count int, names []st
 		Names    []string
 		Discover json.RawMessage
 	}
+	nodeClient(t) // skips without node, before the build
 	runScript(t, "e2e_tools.mjs", buildBinary(t), append(env, "WAIT_MS=15000"), args, &out)
 	return out.Count, out.Names, string(out.Discover)
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// The tests that run toolscout as a process share one binary, built
+// when the first of them asks for it (a run that needs none builds none)
+// and removed when the package's tests end.
+var binary struct {
+	once sync.Once
+	dir  string // the folder it is built in
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary returns the toolscout binary of this run, building it the
+// first time. A test that may skip does so before it calls buildBinary.
+func buildBinary(t testing.TB) string {
+	t.Helper()
+	binary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "toolscout-test-")
+		if err != nil {
+			binary.err = err
+			return
+		}
+		binary.dir = dir
+		bin := filepath.Join(dir, "toolscout")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		binary.path = bin
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
+	}
+	return binary.path
+}
