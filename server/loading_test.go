@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +19,20 @@ import (
 // by keyword with a notice; once loaded, it is ranked by hybrid.
 func TestServeBeforeTheIndexLoads(t *testing.T) {
 	live := unloadedLive(t)
+	srv := New(Options{Live: live, Domains: []DomainSize{{"github", 3}, {"jira", 1}, {"weather", 1}}})
+	// arrived is closed when the server gets the first tools/call.
+	arrived := make(chan struct{})
+	var once sync.Once
+	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				once.Do(func() { close(arrived) })
+			}
+			return next(ctx, method, req)
+		}
+	})
 	start := time.Now()
-	cs := connect(t, New(Options{Live: live, Domains: []DomainSize{{"github", 3}, {"jira", 1}, {"weather", 1}}})) // initialize
+	cs := connect(t, srv) // initialize
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("initialize took %s with nothing loaded", d)
 	}
@@ -35,10 +48,13 @@ func TestServeBeforeTheIndexLoads(t *testing.T) {
 		}
 		answer <- text(res)
 	}()
+	// The call is in the server before anything loads; that its answer,
+	// below, holds what loaded after proves that it waited.
+	<-arrived
 	select {
 	case got := <-answer:
 		t.Fatalf("discover_tools answered before anything was indexed: %s", got)
-	case <-time.After(300 * time.Millisecond):
+	default:
 	}
 	specs, _ := index.ParseCatalog("test", []byte(testCatalog))
 	emb := embedtest.NewBlocking()

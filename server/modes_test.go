@@ -289,7 +289,7 @@ func TestUpstreamToolStateServed(t *testing.T) {
 	known := fakeKnown(t, "fake")
 	up := fakeConfig(t, "fake", "ok")
 	up.DisabledTools, up.DeprecatedTools = []string{"crash"}, map[string]string{"fail": "use fake__echo"}
-	srv, _, _ := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{up}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeEager})
+	srv := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{up}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeEager}).srv
 	cs := connect(t, srv)
 	check := func(when string) {
 		res, err := cs.ListTools(context.Background(), nil)

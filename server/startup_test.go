@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,6 +110,96 @@ func (l *lister) waitList(t *testing.T, n int) {
 	})
 }
 
+// listChanges follows the tools/list_changed notifications that the
+// go-sdk makes for a server's primary view (debounced: 10 ms after the
+// last tool added or removed) as they reach listSync, which holds, drops
+// or passes each; and it counts the tools the view adds (addToolHook).
+type listChanges struct {
+	added   atomic.Int64 // tools added
+	done    atomic.Int64 // tools added whose hook (and pause) returned
+	mu      sync.Mutex
+	came    []int64 // per notification listSync handled: done when it came
+	settled int64   // added at the last settle
+}
+
+// watchListChanges starts following srv's primary view; pause, when not
+// nil, runs after the view adds its nth tool.
+func watchListChanges(t *testing.T, srv *Server, pause func(n int64)) *listChanges {
+	t.Helper()
+	w := &listChanges{}
+	addToolHook = func() {
+		n := w.added.Add(1)
+		if pause != nil {
+			pause(n)
+		}
+		w.done.Store(n)
+	}
+	t.Cleanup(func() { addToolHook = nil })
+	// Added last, so it runs first: it sees every notification the go-sdk
+	// makes, before listSync.
+	srv.primary.mcp.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != notificationToolListChanged {
+				return next(ctx, method, req)
+			}
+			done := w.done.Load()
+			res, err := next(ctx, method, req)
+			w.mu.Lock()
+			w.came = append(w.came, done)
+			w.mu.Unlock()
+			return res, err
+		}
+	})
+	return w
+}
+
+// settle waits, after a change of the view that added two tools or more
+// and has ended, until what could still announce it has happened: the
+// go-sdk's notification for the change's last tool has been through
+// listSync (held, dropped or passed), and the client l has handled every
+// message sent before that (a progress notification sent after it has
+// come back: the client handles notifications in order). What l has
+// counted then is all the change brings it, without sleeping for "room
+// for a late notification". The go-sdk's notification for the last tool
+// comes after that tool was added, so after the hook of the tool before
+// it returned; one of an earlier tool comes before, during that hook's
+// pause at the latest.
+func (w *listChanges) settle(t *testing.T, srv *Server, l *lister) {
+	t.Helper()
+	last := w.added.Load()
+	if last-w.settled < 2 {
+		t.Fatalf("settle after a change of %d tools, want 2 or more", last-w.settled)
+	}
+	w.settled = last
+	waitFor(t, "the go-sdk's tools/list_changed for the change's last tool", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return slices.ContainsFunc(w.came, func(done int64) bool { return done >= last-1 })
+	})
+	var sessions []*mcp.ServerSession
+	for ss := range srv.primary.mcp.Sessions() {
+		sessions = append(sessions, ss)
+	}
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions on the view, want the lister's alone", len(sessions))
+	}
+	token := fmt.Sprintf("settled after %d tools", last)
+	if err := sessions[0].NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1}); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case p := <-l.progress:
+			if p.ProgressToken == token {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the client did not get a progress notification in 10 s")
+		}
+	}
+}
+
 // TestFirstListIsComplete: in eager, core, auto and compact mode, a client that lists
 // the tools before the index has loaded gets the whole list once it has
 // (not the meta-tools alone); a call of a directly listed tool made then
@@ -200,21 +292,22 @@ func TestLongWaitsAreTold(t *testing.T) {
 // the middle (a busy machine) is announced once, and no client lists
 // part of it.
 func TestListChangedOncePerChange(t *testing.T) {
-	added := 0
-	addToolHook = func() {
-		if added++; added%25 == 0 {
+	live := emptyLive(t)
+	srv := New(Options{Live: live, Expose: Exposure{Mode: ExposeEager}})
+	// A pause after every 25th tool, and after the first of the second
+	// change's two.
+	w := watchListChanges(t, srv, func(added int64) {
+		if added%25 == 0 || added == 201 {
 			time.Sleep(15 * time.Millisecond) // longer than the go-sdk's 10 ms debounce
 		}
-	}
-	t.Cleanup(func() { addToolHook = nil })
-	live := emptyLive(t)
-	l := connectLister(t, New(Options{Live: live, Expose: Exposure{Mode: ExposeEager}}))
+	})
+	l := connectLister(t, srv)
 	if _, err := live.Load(context.Background(), specsOf(t, manyDomains(100)), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	l.list(nil)
 	l.waitList(t, 203)
-	time.Sleep(300 * time.Millisecond) // room for a late notification
+	w.settle(t, srv, l)
 	for _, n := range l.lists() {
 		if n != 203 {
 			t.Errorf("lists = %v, want every one whole (203 tools)", l.lists())
@@ -230,7 +323,7 @@ func TestListChangedOncePerChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.waitList(t, 205)
-	time.Sleep(300 * time.Millisecond)
+	w.settle(t, srv, l)
 	if n := l.notices.Load() - before; n != 1 {
 		t.Errorf("%d tools/list_changed for the second change, want 1", n)
 	}
@@ -261,10 +354,23 @@ func TestFallbackFirstListIsComplete(t *testing.T) {
 	}
 }
 
+// knownEnv is a server over upstreams whose tools are known from their
+// last run.
+type knownEnv struct {
+	srv  *Server
+	gw   *gateway.Gateway
+	live *search.Live
+	// refreshes counts the live index's refreshes after it loaded the
+	// known tools, each counted once the server's view has taken it in.
+	refreshes atomic.Int32
+	// changes follows the changes of the server's view from the start.
+	changes *listChanges
+}
+
 // knownGateway serves upstreams whose tools are known from their last
 // run, as `toolscout serve --config` does on a data dir that has them:
 // the live index loads them first, then follows the gateway.
-func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) (*Server, *gateway.Gateway, *search.Live) {
+func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) *knownEnv {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -272,15 +378,17 @@ func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) (*Server, *g
 	if opts.MinBackoff == 0 {
 		opts.MinBackoff, opts.MaxBackoff = 100*time.Millisecond, 500*time.Millisecond
 	}
-	gw := gateway.New(opts)
-	if _, err := live.LoadKnown(ctx, nil, gw.Specs(), embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
+	e := &knownEnv{gw: gateway.New(opts), live: live}
+	if _, err := live.LoadKnown(ctx, nil, e.gw.Specs(), embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
 		t.Fatal(err)
 	}
-	live.Follow(ctx, gw, search.FollowOptions{})
-	srv := New(Options{Live: live, Executor: gw, Expose: exp})
-	gw.Start(ctx)
-	t.Cleanup(gw.Close) // before the live index closes: cleanups run last first
-	return srv, gw, live
+	e.srv = New(Options{Live: live, Executor: e.gw, Expose: exp})
+	e.changes = watchListChanges(t, e.srv, nil)
+	live.Subscribe(func() { e.refreshes.Add(1) }) // after the server's own: its view is synced first
+	live.Follow(ctx, e.gw, search.FollowOptions{})
+	e.gw.Start(ctx)
+	t.Cleanup(e.gw.Close) // before the live index closes: cleanups run last first
+	return e
 }
 
 // fakeKnown is what a fake upstream lists, as its last run would have
@@ -316,12 +424,15 @@ func TestHeadStartFromKnownTools(t *testing.T) {
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
 	var keeps atomic.Int32
-	srv, gw, _ := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{slow}, Known: []index.ListedTools{known},
+	logs := &logBuffer{}
+	e := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{slow}, Known: []index.ListedTools{known}, Logger: logs.logger(),
 		Keep: func([]index.ListedTools) error { keeps.Add(1); return nil }}, Exposure{Mode: ExposeEager})
+	srv, gw := e.srv, e.gw
 	l := connectLister(t, srv)
 	if n, err := l.list(nil); err != nil || n != 3+len(known.Tools) {
 		t.Errorf("first tools/list = %d tools (%v), want the %d known ones and the meta-tools", n, err, len(known.Tools))
 	}
+	listed := viewGen(srv) // the view's changes when the client listed
 	var page Contents
 	if err := json.Unmarshal([]byte(structured(t, call(t, l.cs, DiscoverTools, map[string]any{}))), &page); err != nil {
 		t.Fatal(err)
@@ -351,10 +462,35 @@ func TestHeadStartFromKnownTools(t *testing.T) {
 	default:
 		t.Error("execute_tool waited 2 s for its server without a progress notification")
 	}
-	time.Sleep(500 * time.Millisecond) // a re-index and its notification would come now
-	if n := l.notices.Load(); n != 0 || keeps.Load() != 0 {
-		t.Errorf("the server listed what it listed last time: %d tools/list_changed, %d writes; want none", n, keeps.Load())
+	// What would set off a re-index, a write and a notification is the
+	// gateway finding the server's tools changed: it says which it found.
+	// And the live index's refresh at start, done once Ready, changed
+	// nothing either: the view the client listed is the one served, so
+	// there is nothing to announce, now or later.
+	same, changed := "upstream lists the tools it listed on its last run", "upstream tools changed"
+	waitFor(t, "the gateway to compare the server's tools with its last run's", func() bool {
+		return len(logs.records(same))+len(logs.records(changed)) > 0
+	})
+	select {
+	case <-e.live.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the live index did not take in the upstream servers in 30 s")
 	}
+	if len(logs.records(changed)) > 0 || keeps.Load() != 0 {
+		t.Errorf("the server listed what it listed last time, but the gateway found it changed (%d writes)", keeps.Load())
+	}
+	if n, gen := l.notices.Load(), viewGen(srv); n != 0 || gen != listed {
+		t.Errorf("the server listed what it listed last time: %d tools/list_changed, the listing changed %d times; want none", n, gen-listed)
+	}
+}
+
+// viewGen returns how many times the tools that srv's primary view lists
+// changed.
+func viewGen(srv *Server) uint64 {
+	l := &srv.primary.sync
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gen
 }
 
 // TestCallWaitsWithinItsTimeout: a call of a tool whose server is still
@@ -365,8 +501,7 @@ func TestCallWaitsWithinItsTimeout(t *testing.T) {
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "3s"
 	slow.Timeout = 300 * time.Millisecond
-	srv, _, _ := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{slow}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeMeta})
-	cs := connect(t, srv)
+	cs := connect(t, knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{slow}, Known: []index.ListedTools{known}}, Exposure{Mode: ExposeMeta}).srv)
 	res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "slow__echo", "arguments": map[string]any{"text": "hi"}})
 	if !res.IsError || !strings.Contains(text(res), `server "slow" is still starting`) || !strings.Contains(text(res), "300ms") {
 		t.Errorf("execute_tool on a server starting for longer than the call's timeout = %s", text(res))
@@ -378,13 +513,18 @@ func TestCallWaitsWithinItsTimeout(t *testing.T) {
 func TestChangedUpstreamIsAnnouncedOnce(t *testing.T) {
 	known := fakeKnown(t, "fake", "fail", "crash")
 	var kept atomic.Value
-	srv, _, live := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Known: []index.ListedTools{known},
+	e := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Known: []index.ListedTools{known},
 		Keep: func(l []index.ListedTools) error { kept.Store(l); return nil }}, Exposure{Mode: ExposeEager})
-	l := connectLister(t, srv)
+	l := connectLister(t, e.srv)
 	first, _ := l.list(nil)
-	waitFor(t, "the re-index", func() bool { return live.Engine().Catalog().Tool("fake__crash") != nil })
+	waitFor(t, "the re-index", func() bool { return e.live.Engine().Catalog().Tool("fake__crash") != nil })
 	l.waitList(t, first+2)
-	time.Sleep(500 * time.Millisecond)
+	// The live index refreshes twice, whichever comes first: at start
+	// (once the known tools are in) and after the gateway's one change;
+	// then nothing is left to refresh, and settle waits out the change's
+	// notification.
+	waitFor(t, "the live index's refreshes at start and after the change", func() bool { return e.refreshes.Load() >= 2 })
+	e.changes.settle(t, e.srv, l)
 	if n := l.notices.Load(); n != 1 {
 		t.Errorf("%d tools/list_changed for one changed server, want 1 (lists %v)", n, l.lists())
 	}
