@@ -33,6 +33,12 @@ type autoDecision struct {
 // listing costs less than limit. A catalog of any size costs at most
 // about limit tokens of counting.
 func listingCost(cat *index.Catalog, limit int) (int, bool) {
+	return listingCostAs(cat, limit, listing{})
+}
+
+// listingCostAs is listingCost with the tools listed as l says (with
+// condensed descriptions, under --condense).
+func listingCostAs(cat *index.Catalog, limit int, l listing) (int, bool) {
 	enc, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		return 0, false
@@ -42,7 +48,7 @@ func listingCost(cat *index.Catalog, limit int) (int, bool) {
 		if t.Disabled {
 			continue
 		}
-		b, err := json.Marshal(mcpTool(t))
+		b, err := json.Marshal(listedTool(t, l))
 		if err != nil {
 			continue
 		}
@@ -71,7 +77,7 @@ func (s *Server) autoEagerLocked(cat *index.Catalog) bool {
 	if s.auto.cat == cat {
 		return s.auto.eager
 	}
-	cost, under := listingCost(cat, s.budget())
+	cost, under := listingCostAs(cat, s.budget(), s.listingLocked())
 	prev := s.auto
 	s.auto = autoDecision{cat: cat, eager: under, cost: cost}
 	if cat.Len() > 0 && (prev.cat == nil || prev.cat.Len() == 0 || prev.eager != under) {

@@ -32,18 +32,22 @@
 //   - server/progress: waits told to the client.
 //   - server/arguments: a tool's arguments: validation in plain words,
 //     examples, compact schemas.
+//   - server/condense: the short summaries of compact and condensed
+//     listings.
 //   - server/lint: the per-tool token cost and problems of a catalog.
 //   - server/httpguard: the Origin and bearer-token checks over HTTP.
 //
 // The server imports gateway (the interfaces the gateway meets are
-// checked where they are declared), stdio, relay, progress and arguments;
-// none of them imports the server.
+// checked where they are declared), stdio, relay, progress, arguments and
+// condense; none of them imports the server.
 //
 // What tools/list shows besides the meta-tools is the [Exposure]: nothing
-// more (meta), every tool (eager; compact, with stripped schemas), pinned
-// ones (core), domains the model enables (dynamic), or every tool while
-// they cost less than a token budget (auto). Disabled tools are never
-// listed, found unless asked for, or run.
+// more (meta), every tool (eager; compact, with condensed descriptions
+// and stripped schemas), pinned ones (core), domains the model enables
+// (dynamic), or every tool while they cost less than a token budget
+// (auto); with Condense, the tools listed directly have condensed
+// descriptions. Disabled tools are never listed, found unless asked for,
+// or run.
 //
 // Tools run through an [Executor] (the gateway's upstream sessions); tools
 // that come from catalog files only are listed, described, and refused with

@@ -43,6 +43,10 @@ type Exposure struct {
 	Pinned []string
 	// Budget is auto mode's token budget (DefaultAutoBudget when zero).
 	Budget int
+	// Condense lists the tools listed directly (eager, core, dynamic,
+	// auto) with their descriptions condensed to ~15 words, as compact
+	// mode always does; get_tool_schema gives them whole.
+	Condense bool
 }
 
 // Dynamic-mode tool names.
@@ -260,10 +264,10 @@ func (s *Server) changeViewLocked(v *view) bool {
 			want[t.QualifiedName] = t
 		}
 	}
-	compact := s.expose.Mode == ExposeCompact
+	how := s.listingLocked()
 	var remove []string
 	for name, key := range v.direct {
-		if t, ok := want[name]; !ok || listingKey(t, compact) != key {
+		if t, ok := want[name]; !ok || listingKey(t, how) != key {
 			remove = append(remove, name)
 			delete(v.direct, name)
 		}
@@ -280,8 +284,8 @@ func (s *Server) changeViewLocked(v *view) bool {
 	sort.Strings(names)
 	for _, name := range names {
 		t := want[name]
-		v.mcp.AddTool(listedTool(t, compact), s.directHandler(name))
-		v.direct[name] = listingKey(t, compact)
+		v.mcp.AddTool(listedTool(t, how), s.directHandler(name))
+		v.direct[name] = listingKey(t, how)
 		if addToolHook != nil {
 			addToolHook()
 		}
@@ -481,10 +485,15 @@ func enabledIn(keys map[string]bool, t *index.Tool) bool {
 // qualified name, as an aggregating proxy would list it (compact: as
 // compact mode lists it).
 func eagerTools(cat *index.Catalog, compact bool) []*mcp.Tool {
+	return listedTools(cat, listing{compact: compact, condense: compact})
+}
+
+// listedTools returns every enabled catalog tool as l lists it.
+func listedTools(cat *index.Catalog, l listing) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, cat.Len())
 	for _, t := range cat.Tools() {
 		if !t.Disabled {
-			out = append(out, listedTool(t, compact))
+			out = append(out, listedTool(t, l))
 		}
 	}
 	return out

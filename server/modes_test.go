@@ -175,16 +175,19 @@ func TestIncludeExamples(t *testing.T) {
 	}
 }
 
-// TestCompactMode: every tool is listed with its description and a
-// stripped schema (top-level property types, short enums, required);
-// calls are checked against the whole schema; get_tool_schema gives it.
+// TestCompactMode: every tool is listed with a condensed description and
+// a stripped schema (the required properties with their types, short
+// enums and item types; optional ones while the entry stays within
+// compactBudget), without title, annotations or output schema; calls are
+// checked against the whole schema; get_tool_schema gives it.
 func TestCompactMode(t *testing.T) {
 	cat := `{"domains":[{"name":"github","tools":[
-	  {"name":"create_issue","description":"Open a new issue.","inputSchema":{"type":"object","properties":{
+	  {"name":"create_issue","title":"Create Issue","description":"Open a new issue (a bug, a task) in a repository. Labels must exist.","annotations":{"readOnlyHint":false,"openWorldHint":true},
+	   "inputSchema":{"type":"object","properties":{
 	     "repo":{"type":"string","description":"owner/name","pattern":"^[^/]+/[^/]+$"},
 	     "state":{"type":"string","enum":["open","closed"]},
 	     "labels":{"type":"array","items":{"type":"string","maxLength":50},"description":"labels to add"},
-	     "meta":{"anyOf":[{"type":"string"},{"type":"object"}]}},"required":["repo"],"$defs":{"x":{"type":"string"}}},
+	     "meta":{"anyOf":[{"type":"string"},{"type":"object"}]}},"required":["repo","labels","meta"],"$defs":{"x":{"type":"string"}}},
 	   "outputSchema":{"type":"object","properties":{"id":{"type":"integer"}}}}]}]}`
 	ex := &fakeExecutor{}
 	cs := connect(t, New(Options{Live: testLive(t, cat, nil), Executor: ex, Expose: Exposure{Mode: ExposeCompact}}))
@@ -202,18 +205,19 @@ func TestCompactMode(t *testing.T) {
 		t.Fatalf("compact tools/list = %v, want github__create_issue", toolNames(res))
 	}
 	schema, _ := json.Marshal(listed.InputSchema)
-	want := `{"properties":{"labels":{"type":"array"},"meta":{},"repo":{"type":"string"},"state":{"enum":["open","closed"],"type":"string"}},"required":["repo"],"type":"object"}`
-	if string(schema) != want || listed.Description != "Open a new issue." || listed.OutputSchema != nil {
-		t.Errorf("compact entry = %q %s (output %v), want %s", listed.Description, schema, listed.OutputSchema, want)
+	want := `{"properties":{"labels":{"items":{"type":"string"},"type":"array"},"meta":{"type":["string","object"]},"repo":{"type":"string"}},"required":["repo","labels","meta"],"type":"object"}`
+	if string(schema) != want || listed.Description != "Open a new issue in a repository." || listed.Title != "" || listed.Annotations != nil || listed.OutputSchema != nil {
+		t.Errorf("compact entry = %q %s (title %q, annotations %v, output %v), want %s alone", listed.Description, schema, listed.Title, listed.Annotations, listed.OutputSchema, want)
 	}
-	if res := call(t, cs, "github__create_issue", map[string]any{"repo": "nope"}); !res.IsError || !strings.Contains(text(res), "repo") {
+	if res := call(t, cs, "github__create_issue", map[string]any{"repo": "nope", "labels": []any{}, "meta": "m"}); !res.IsError || !strings.Contains(text(res), "repo") {
 		t.Errorf("a call the whole schema refuses = %s", text(res))
 	}
-	if res := call(t, cs, "github__create_issue", map[string]any{"repo": "a/b", "state": "open"}); res.IsError || ex.calls != 1 {
+	if res := call(t, cs, "github__create_issue", map[string]any{"repo": "a/b", "labels": []any{"bug"}, "meta": "m", "state": "open"}); res.IsError || ex.calls != 1 {
 		t.Errorf("a valid call = %s", text(res))
 	}
-	if got := text(call(t, cs, GetToolSchema, map[string]any{"tool_name": "github__create_issue"})); !strings.Contains(got, `"pattern":"^[^/]+/[^/]+$"`) {
-		t.Errorf("get_tool_schema in compact mode = %s, want the whole schema", got)
+	got := text(call(t, cs, GetToolSchema, map[string]any{"tool_name": "github__create_issue"}))
+	if !strings.Contains(got, `"pattern":"^[^/]+/[^/]+$"`) || !strings.Contains(got, "Labels must exist.") {
+		t.Errorf("get_tool_schema in compact mode = %s, want the whole schema and description", got)
 	}
 }
 
