@@ -91,14 +91,18 @@ type gatewayConfig struct {
 	// it).
 	Audit          string
 	AuditArguments *bool
-	Disabled       []string // domains switched off
-	Skipped        []string // servers that are toolscout itself
+	// Condense is toolscout.condense: list the tools that eager, core,
+	// dynamic and auto mode show directly with condensed descriptions
+	// (nil when no file sets it).
+	Condense *bool
+	Disabled []string // domains switched off
+	Skipped  []string // servers that are toolscout itself
 }
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -159,6 +163,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			Feedback       string   `json:"feedback"`
 			Audit          string   `json:"audit"`
 			AuditArguments *bool    `json:"audit_arguments"`
+			Condense       *bool    `json:"condense"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -210,7 +215,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		}
 		// A relative path is the config file's neighbour: a client that
 		// starts toolscout does so from a folder of its own choosing.
-		gc.Audit, gc.AuditArguments = top.Toolscout.Audit, top.Toolscout.AuditArguments
+		gc.Audit, gc.AuditArguments, gc.Condense = top.Toolscout.Audit, top.Toolscout.AuditArguments, top.Toolscout.Condense
 		if gc.Audit != "" && gc.Audit != "-" && !filepath.IsAbs(gc.Audit) {
 			gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
 		}
@@ -443,6 +448,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.AuditArguments != nil {
 			all.AuditArguments = gc.AuditArguments
+		}
+		if gc.Condense != nil {
+			all.Condense = gc.Condense
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)

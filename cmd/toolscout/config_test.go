@@ -19,13 +19,13 @@ func TestParseConfig(t *testing.T) {
 	  "remote": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
 	  "old": {"url": "http://localhost:9/sse", "type": "sse"},
 	  "off": {"command": "x", "disabled": true}
-	}, "toolscout": {"expose": "core", "pinned": ["github-server__*"], "model": " mxbai-embed-large ", "connect_timeout": 120, "startup_wait": 5.5}}`
+	}, "toolscout": {"expose": "core", "pinned": ["github-server__*"], "model": " mxbai-embed-large ", "connect_timeout": 120, "startup_wait": 5.5, "condense": true}}`
 	gc, err := parseConfig("c.json", []byte(data), env(map[string]string{"GH_TOKEN": "ghp_1", "TOKEN": "t0k"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(gc.Upstreams) != 3 || gc.Expose != "core" || gc.Model != "mxbai-embed-large" || len(gc.Pinned) != 1 || len(gc.Disabled) != 1 || gc.Disabled[0] != "off" ||
-		gc.ConnectTimeout != 2*time.Minute || gc.StartupWait != 5500*time.Millisecond {
+		gc.ConnectTimeout != 2*time.Minute || gc.StartupWait != 5500*time.Millisecond || gc.Condense == nil || !*gc.Condense {
 		t.Fatalf("config = %+v", gc)
 	}
 	gh := gc.Upstreams[0]

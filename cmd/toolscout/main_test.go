@@ -194,7 +194,8 @@ func TestGatewayCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
 		t.Fatalf("tokens --json: exit %d, %v\n%s", code, err, stdout)
 	}
-	if rep.Extra["tools_list_eager"] <= rep.Eager || rep.Extra["tools_list_meta"] != rep.Meta || rep.Extra["tools_list_dynamic"] <= rep.Meta {
+	if rep.Extra["tools_list_eager"] <= rep.Eager || rep.Extra["tools_list_meta"] != rep.Meta || rep.Extra["tools_list_dynamic"] <= rep.Meta ||
+		rep.Extra["tools_list_eager_condensed"] <= rep.Meta || rep.Extra["tools_list_eager_condensed"] > rep.Extra["tools_list_eager"] {
 		t.Errorf("exposure costs = %+v", rep)
 	}
 	bad := filepath.Join(dir, "bad.json")

@@ -27,10 +27,11 @@ const minReloadInterval = 10 * time.Millisecond
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.", stderr)
+	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
 	g.register(fs, "info")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
-	expose := fs.String("expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a stripped schema (default meta, or the config's toolscout.expose)")
+	expose := fs.String("expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a condensed description and a stripped schema (default meta, or the config's toolscout.expose, or TOOLSCOUT_EXPOSE)")
+	condense := fs.Bool("condense", false, "list the tools that eager, core, dynamic and auto mode show directly with descriptions condensed to at most 15 words, as compact mode does (get_tool_schema gives them whole); without this flag the config's toolscout.condense sets it")
 	var pins stringList
 	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or `GLOB` to list directly (repeatable)")
 	var origins stringList
@@ -128,6 +129,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	exp, _ := parseExpose(mode) // checked above, or by the config
 	exp.Pinned = pins
+	exp.Condense = *condense
+	condenseGiven := false
+	fs.Visit(func(f *flag.Flag) { condenseGiven = condenseGiven || f.Name == "condense" })
+	if a.gc != nil && a.gc.Condense != nil && !condenseGiven {
+		exp.Condense = *a.gc.Condense
+	}
 	if a.gc != nil {
 		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
 	}

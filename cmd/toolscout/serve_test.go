@@ -43,3 +43,14 @@ func TestServeInvalidCatalogFails(t *testing.T) {
 		}
 	}
 }
+
+// TestServeHelpNamesEnvironment: serve --help names the environment
+// variables that choose what it serves, beside --condense.
+func TestServeHelpNamesEnvironment(t *testing.T) {
+	_, stderr, code := runCLI(t, "serve", "--help")
+	for _, want := range []string{"TOOLSCOUT_EXPOSE", "TOOLSCOUT_FALLBACK", "TOOLSCOUT_AUTH_TOKEN", "OLLAMA_HOST", "--condense"} {
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("serve --help (exit %d) does not name %s:\n%s", code, want, stderr)
+		}
+	}
+}

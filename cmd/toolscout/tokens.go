@@ -83,6 +83,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(tw, "tools/list with --expose %s\t%d\t\n", mode, n)
 		}
 	}
+	fmt.Fprintf(tw, "tools/list with --expose eager --condense\t%d\t\n", rep.Extra["tools_list_eager_condensed"])
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nmeta mode saves %.1f%% of the up-front tools/list cost\n", rep.Saved*100)
 	fmt.Fprintf(stdout, "lint: %s; details: toolscout lint\n", lintSummary(lr))
@@ -91,7 +92,8 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // exposureCosts adds what tools/list costs in each exposure mode: core
 // with pins (not counted without), dynamic before any domain is enabled,
-// auto with budget (and whether it lists every tool).
+// auto with budget (and whether it lists every tool), and eager with
+// --condense.
 func exposureCosts(ctx context.Context, a *app, rep *server.TokenReport, pins []string, budget int) error {
 	rep.Extra = map[string]int{}
 	for _, mode := range server.ExposeModes {
@@ -105,6 +107,12 @@ func exposureCosts(ctx context.Context, a *app, rep *server.TokenReport, pins []
 		}
 		rep.Extra["tools_list_"+mode] = n
 	}
+	srv := server.New(server.Options{Live: a.live, Version: version, Expose: server.Exposure{Mode: server.ExposeEager, Condense: true}})
+	n, err := srv.CountToolsList(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Extra["tools_list_eager_condensed"] = n
 	rep.Extra["auto_budget"] = budget
 	if rep.Extra["tools_list_"+server.ExposeAuto] > rep.Extra["tools_list_"+server.ExposeMeta] {
 		rep.Extra["auto_lists_every_tool"] = 1
