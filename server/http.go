@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolscout/toolscout/internal/rawjson"
 	"github.com/toolscout/toolscout/server/relay"
 )
 
@@ -88,6 +90,12 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			if p, ok = peekBody(w, r); !ok {
 				return
 			}
+			// Without a session, only an initialize starts one; the
+			// go-sdk answered anything else 200 with error code 0.
+			if !statelessRequest(r.Header, p) && p.method != "" && p.method != "initialize" && len(p.id) > 0 {
+				writeInvalidRequest(w, fmt.Sprintf("%s without a session: send initialize first and then the Mcp-Session-Id it answers, or use protocol %s with its Mcp-Protocol-Version header", p.method, StatelessProtocol))
+				return
+			}
 		}
 		if statelessRequest(r.Header, p) {
 			stateless(w, r, p)
@@ -103,7 +111,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes)
 		}
-		if r.Method == http.MethodPost && r.Body != nil && refuseBatch(w, r) {
+		if r.Method == http.MethodPost && r.Body != nil && (refuseBatch(w, r) || refuseDuplicateHeaders(w, r) || refuseID(w, r)) {
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -137,6 +145,73 @@ func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return false
 	}
+}
+
+// routingHeaders are the headers a proxy may route a request by: each
+// may be given once.
+var routingHeaders = []string{protocolHeader, "Mcp-Method", "Mcp-Name", "Mcp-Session-Id"}
+
+// refuseDuplicateHeaders answers a request that gives a routing header
+// more than once with 400: the go-sdk read the first copy while a proxy
+// in front may route on the last. It reports whether it answered.
+func refuseDuplicateHeaders(w http.ResponseWriter, r *http.Request) bool {
+	for _, name := range routingHeaders {
+		if n := len(r.Header.Values(name)); n > 1 {
+			writeInvalidRequest(w, fmt.Sprintf("header %s is given %d times: give it once", name, n))
+			return true
+		}
+	}
+	return false
+}
+
+// refuseID answers a request whose JSON-RPC id is a number that is not
+// an integer within 64 bits (1.5, 1e3, a 30-digit number) with 400: MCP
+// ids are strings or integers, and the go-sdk answered such an id as
+// another number (1.5 as 1, 10^30 as -2^63), which the client cannot
+// match to its request. Stdio echoes ids as sent. The body is read
+// (within the limit already set) and put back. It reports whether it
+// answered.
+func refuseID(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return true
+		}
+		return false // the handlers say what is wrong
+	}
+	i := rawjson.SkipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' || !json.Valid(body) {
+		return false
+	}
+	var id []byte
+	rawjson.EachMember(body[i:], func(name string, _, value []byte) bool {
+		if name == "id" {
+			id = value
+			return false
+		}
+		return true
+	})
+	if len(id) == 0 || id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		return false // absent, a string, or not a number: the go-sdk judges
+	}
+	if _, err := strconv.ParseInt(string(id), 10, 64); err != nil {
+		writeInvalidRequest(w, fmt.Sprintf("id %s: a JSON-RPC id must be a string or an integer from -2^63 to 2^63-1", id[:min(len(id), 40)]))
+		return true
+	}
+	return false
+}
+
+// writeInvalidRequest answers 400 with an invalid-request JSON-RPC error
+// (id null: the request's own could not be used).
+func writeInvalidRequest(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": msg}})
 }
 
 // readCloser reads through a buffer and closes what it buffers.
@@ -240,8 +315,9 @@ func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *htt
 // peeked is what HTTPHandler reads of a request body before the go-sdk
 // does: the JSON-RPC id and the params' _meta.
 type peeked struct {
-	id   json.RawMessage
-	meta map[string]json.RawMessage
+	id     json.RawMessage
+	method string
+	meta   map[string]json.RawMessage
 }
 
 // peekBody reads r's body (within the go-sdk's size limit), puts it back
@@ -263,6 +339,7 @@ func peekBody(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
 		Params struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		} `json:"params"`
@@ -270,7 +347,7 @@ func peekBody(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
 	if json.Unmarshal(body, &msg) != nil {
 		return &peeked{}, true
 	}
-	return &peeked{id: msg.ID, meta: msg.Params.Meta}, true
+	return &peeked{id: msg.ID, method: msg.Method, meta: msg.Params.Meta}, true
 }
 
 // writeRPCError answers a request of the stateless protocol with an
