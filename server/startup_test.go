@@ -386,6 +386,15 @@ func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) *knownEnv {
 	e.changes = watchListChanges(t, e.srv, nil)
 	live.Subscribe(func() { e.refreshes.Add(1) }) // after the server's own: its view is synced first
 	live.Follow(ctx, e.gw, search.FollowOptions{})
+	// The known tools are indexed (the live index's first refresh) before
+	// the servers start, which take longer than that in serve, so that a
+	// test knows its refreshes: that one, then one per change a server
+	// lists.
+	select {
+	case <-live.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the live index did not take in the known tools in 30 s")
+	}
 	e.gw.Start(ctx)
 	t.Cleanup(e.gw.Close) // before the live index closes: cleanups run last first
 	return e
@@ -519,10 +528,9 @@ func TestChangedUpstreamIsAnnouncedOnce(t *testing.T) {
 	first, _ := l.list(nil)
 	waitFor(t, "the re-index", func() bool { return e.live.Engine().Catalog().Tool("fake__crash") != nil })
 	l.waitList(t, first+2)
-	// The live index refreshes twice, whichever comes first: at start
-	// (once the known tools are in) and after the gateway's one change;
-	// then nothing is left to refresh, and settle waits out the change's
-	// notification.
+	// The live index refreshes twice: at start, with the known tools,
+	// and after the gateway's one change; then nothing is left to
+	// refresh, and settle waits out the change's notification.
 	waitFor(t, "the live index's refreshes at start and after the change", func() bool { return e.refreshes.Load() >= 2 })
 	e.changes.settle(t, e.srv, l)
 	if n := l.notices.Load(); n != 1 {
