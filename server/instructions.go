@@ -40,8 +40,17 @@ func (s *Server) instructionsNow() string {
 	s.mu.Lock()
 	mode := s.expose.Mode
 	s.mu.Unlock()
-	return instructions(domainSizes(s.eng.Catalog(), s.domains), mode)
+	out := instructions(domainSizes(s.eng.Catalog(), s.domains), mode)
+	if s.extra != "" {
+		out += "\n\n" + s.extra
+	}
+	return out
 }
+
+// MaxExtraInstructions is the most characters of instructions an operator
+// may add (Options.Instructions): every client reads them before its
+// first request.
+const MaxExtraInstructions = 2000
 
 // instructionsMiddleware writes the instructions into initialize's and
 // server/discover's answers.

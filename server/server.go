@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,10 @@ type Options struct {
 	// call for the catalog to load and the upstream servers' tools to be
 	// known (search.DefaultStartupWait when zero).
 	StartupWait time.Duration
+	// Instructions is text of the operator's added to the server's
+	// instructions (the config's toolscout.instructions), at most
+	// MaxExtraInstructions characters.
+	Instructions string
 	// Name and Version identify the server to clients.
 	Name, Version string
 	Logger        *slog.Logger
@@ -98,8 +103,10 @@ type Server struct {
 	expose Exposure
 	log    *slog.Logger
 	impl   *mcp.Implementation
-	// domains are Options.Domains (instructions.go).
+	// domains are Options.Domains, extra Options.Instructions
+	// (instructions.go).
 	domains []DomainSize
+	extra   string
 
 	fallback  string
 	metrics   *Metrics    // nil: not counted
@@ -184,6 +191,7 @@ func New(opts Options) *Server {
 		loadDone: opts.LoadDone, startWait: opts.StartupWait,
 		impl:     &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		domains:  opts.Domains,
+		extra:    strings.TrimSpace(opts.Instructions),
 		views:    map[*view]struct{}{},
 		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:    newAuditor(opts.Audit, opts.AuditArguments, log)}

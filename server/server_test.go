@@ -453,3 +453,19 @@ func emptyCatalog(t *testing.T) *index.Catalog {
 	}
 	return cat
 }
+
+// TestOperatorInstructions: the config's toolscout.instructions
+// (Options.Instructions) follow the generated instructions in what a
+// client gets at initialize, after them and whole.
+func TestOperatorInstructions(t *testing.T) {
+	extra := "Use the staging servers unless the user says production."
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Instructions: "  " + extra + "\n"}))
+	got := cs.InitializeResult().Instructions
+	if !strings.HasSuffix(got, "\n\n"+extra) || !strings.Contains(got, "discover_tools") {
+		t.Errorf("instructions = %q, want the generated ones, then %q", got, extra)
+	}
+	plain := connect(t, New(Options{Live: testLive(t, testCatalog, nil)})).InitializeResult().Instructions
+	if strings.Contains(plain, "\n\n") || plain+"\n\n"+extra != got {
+		t.Errorf("without operator instructions = %q; with = %q", plain, got)
+	}
+}

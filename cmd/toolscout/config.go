@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agnivade/levenshtein"
 
@@ -95,14 +96,17 @@ type gatewayConfig struct {
 	// dynamic and auto mode show directly with condensed descriptions
 	// (nil when no file sets it).
 	Condense *bool
-	Disabled []string // domains switched off
-	Skipped  []string // servers that are toolscout itself
+	// Instructions is toolscout.instructions: text added to the server's
+	// instructions (the last file's that has them).
+	Instructions string
+	Disabled     []string // domains switched off
+	Skipped      []string // servers that are toolscout itself
 }
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -164,6 +168,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			Audit          string   `json:"audit"`
 			AuditArguments *bool    `json:"audit_arguments"`
 			Condense       *bool    `json:"condense"`
+			Instructions   string   `json:"instructions"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -216,6 +221,10 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		// A relative path is the config file's neighbour: a client that
 		// starts toolscout does so from a folder of its own choosing.
 		gc.Audit, gc.AuditArguments, gc.Condense = top.Toolscout.Audit, top.Toolscout.AuditArguments, top.Toolscout.Condense
+		gc.Instructions = strings.TrimSpace(top.Toolscout.Instructions)
+		if n := utf8.RuneCountInString(gc.Instructions); n > server.MaxExtraInstructions {
+			return nil, &ConfigError{File: file, Path: "toolscout.instructions", Reason: fmt.Sprintf("%d characters: at most %d (every client reads them before its first request: keep them to what the model must know)", n, server.MaxExtraInstructions)}
+		}
 		if gc.Audit != "" && gc.Audit != "-" && !filepath.IsAbs(gc.Audit) {
 			gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
 		}
@@ -451,6 +460,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.Condense != nil {
 			all.Condense = gc.Condense
+		}
+		if gc.Instructions != "" {
+			all.Instructions = gc.Instructions
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)

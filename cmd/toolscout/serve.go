@@ -173,6 +173,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	loadDone := make(chan struct{})
 	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, Version: version, Logger: log, Domains: a.domainSizes(base)}
+	if a.gc != nil {
+		opts.Instructions = a.gc.Instructions
+	}
 	if *httpAddr != "" {
 		opts.Metrics = server.NewMetrics()
 	}
