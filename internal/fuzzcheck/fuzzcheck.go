@@ -1,0 +1,36 @@
+// Package fuzzcheck holds what the fuzz targets of the data dir's
+// decoders share: a check that decoding a small input never allocates
+// without bound (a length field trusted from the file).
+//
+//	f.Fuzz(func(t *testing.T, data []byte) {
+//		fuzzcheck.Bounded(t, len(data), func() { decode(data) })
+//	})
+package fuzzcheck
+
+import (
+	"runtime"
+	"testing"
+)
+
+// PerByte and Slack bound what a decoder may allocate for an input of n
+// bytes: PerByte×n + Slack. Decoded values take more memory than their
+// bytes (a tool's fields, map entries), so PerByte is generous; a length
+// field trusted from a header blows through it at once.
+const (
+	PerByte = 256
+	Slack   = 4 << 20
+)
+
+// Bounded runs fn and fails t if it allocated more than PerByte×n +
+// Slack bytes. A fuzz worker runs one input at a time, so the process's
+// allocations are fn's.
+func Bounded(t testing.TB, n int, fn func()) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(PerByte*n+Slack); got > limit {
+		t.Fatalf("decoding %d bytes allocated %d bytes, more than %d", n, got, limit)
+	}
+}
