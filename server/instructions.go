@@ -35,6 +35,17 @@ func Instructions(cat *index.Catalog) string {
 	return instructions(domainSizes(cat, nil), ExposeMeta)
 }
 
+// InstructionsFor returns the instructions a client initializing gets
+// from a server over cat exposed in mode, with an operator's extra text
+// (Options.Instructions): what doctor shows.
+func InstructionsFor(cat *index.Catalog, mode, extra string) string {
+	out := instructions(domainSizes(cat, nil), mode)
+	if extra = strings.TrimSpace(extra); extra != "" {
+		out += "\n\n" + extra
+	}
+	return out
+}
+
 // instructionsNow returns the instructions for a client initializing now.
 func (s *Server) instructionsNow() string {
 	s.mu.Lock()

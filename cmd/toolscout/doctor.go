@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +14,9 @@ import (
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/server"
+
+	"github.com/tiktoken-go/tokenizer"
 )
 
 // check is one doctor check: what it looked at, and the problem with what
@@ -80,6 +84,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	g.checkUpstreams(ctx, emit)
+	if cat != nil {
+		emit(g.exposureCheck(cat))
+	}
 
 	switch g.embedder {
 	case "builtin", "builtin-hashed", "builtin-nolexicon":
@@ -180,4 +187,51 @@ func catalogAdvice(err error) string {
 		return "fix the catalog as the message says (the format is in the README, Catalog files)"
 	}
 	return "check that the --catalog file is readable"
+}
+
+// exposureCheck says which exposure mode serve would use (the config's
+// toolscout.expose, else TOOLSCOUT_EXPOSE, else meta) and what a client
+// gets first: the instructions at initialize, in tokens and in their
+// first words. serve's own --expose flag, when given, wins over both.
+func (g *globalFlags) exposureCheck(cat *index.Catalog) check {
+	mode, from, extra := server.ExposeMeta, "the default", ""
+	if gc, err := g.gatewayConfig(); err == nil && gc != nil {
+		extra = gc.Instructions
+		if gc.Expose != "" {
+			mode, from = gc.Expose, "the config's toolscout.expose"
+		}
+	}
+	if from == "the default" {
+		if env := os.Getenv("TOOLSCOUT_EXPOSE"); env != "" {
+			mode, from = env, "TOOLSCOUT_EXPOSE"
+		}
+	}
+	exp, err := parseExpose(mode)
+	if err != nil {
+		return check{name: "exposure", detail: fmt.Sprintf("%s: %v", from, err), fix: "set a valid mode: " + exposeChoices}
+	}
+	first := map[string]string{
+		server.ExposeMeta:    "the meta-tools discover_tools, get_tool_schema and execute_tool",
+		server.ExposeDynamic: "the meta-tools and enable_domain",
+		server.ExposeEager:   fmt.Sprintf("all %s with their schemas", plural(cat.Len(), "tool")),
+		server.ExposeCompact: fmt.Sprintf("all %s with summaries and short schemas", plural(cat.Len(), "tool")),
+		server.ExposeCore:    "the meta-tools and the pinned tools",
+		server.ExposeAuto:    "every tool if they fit the token budget, else the meta-tools",
+	}[exp.Mode]
+	text := server.InstructionsFor(cat, exp.Mode, extra)
+	n := len(strings.Fields(text))
+	if enc, err := tokenizer.Get(tokenizer.O200kBase); err == nil {
+		if c, err := enc.Count(text); err == nil {
+			n = c
+		}
+	}
+	head, _, _ := strings.Cut(text, "\n")
+	if r := []rune(head); len(r) > 100 {
+		cut := string(r[:100])
+		if i := strings.LastIndexByte(cut, ' '); i > 0 {
+			cut = cut[:i]
+		}
+		head = cut + " …"
+	}
+	return check{name: "exposure", detail: fmt.Sprintf("%s (from %s): a client lists %s; its instructions, %d tokens: %q", exp.Mode, from, first, n, head)}
 }

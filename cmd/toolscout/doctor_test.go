@@ -57,3 +57,30 @@ func TestDoctorAdvice(t *testing.T) {
 		t.Errorf("doctor with a missing catalog:\n%s", stdout)
 	}
 }
+
+// TestDoctorShowsTheExposure: doctor says which exposure mode serve would
+// use and where it comes from (the config, TOOLSCOUT_EXPOSE, the
+// default), what a client lists first and its instructions, the
+// operator's own included; a bad mode in the environment fails it
+// (issue 35, item 5).
+func TestDoctorShowsTheExposure(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog.json")
+	os.WriteFile(cat, []byte(`{"domains":[{"name":"calc","tools":[{"name":"add","description":"Adds two numbers.","inputSchema":{"type":"object"}}]}]}`), 0o644)
+	data := filepath.Join(dir, "data")
+	stdout, _, code := runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
+	if code != 0 || !strings.Contains(stdout, "ok    exposure   meta (from the default): a client lists the meta-tools") || !strings.Contains(stdout, `"1 tool in 1 domain: calc.`) {
+		t.Errorf("doctor, default exposure: exit %d\n%s", code, stdout)
+	}
+	t.Setenv("TOOLSCOUT_EXPOSE", "compact")
+	stdout, _, code = runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
+	if code != 0 || !strings.Contains(stdout, "compact (from TOOLSCOUT_EXPOSE): a client lists all 1 tool with") {
+		t.Errorf("doctor, TOOLSCOUT_EXPOSE=compact: exit %d\n%s", code, stdout)
+	}
+	t.Setenv("TOOLSCOUT_EXPOSE", "bogus")
+	stdout, _, code = runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
+	if code == 0 || !strings.Contains(stdout, `FAIL  exposure   TOOLSCOUT_EXPOSE: "bogus": use meta`) {
+		t.Errorf("doctor, TOOLSCOUT_EXPOSE=bogus: exit %d, want a failed check\n%s", code, stdout)
+	}
+}
