@@ -2,14 +2,12 @@ package arguments
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/toolscout/toolscout/index"
 )
@@ -17,10 +15,14 @@ import (
 // Example is an argument object for a tool, valid against its input
 // schema.
 type Example struct {
-	Arguments map[string]any `json:"arguments"`
+	// Description says in one line what the call does ("Pull an image
+	// from a registry: image nginx:1.27").
+	Description string         `json:"description"`
+	Arguments   map[string]any `json:"arguments"`
 	// Source says where it comes from: "schema" (the schema's own
 	// examples), "defaults" (the properties' examples and defaults) or
-	// "synthesized" (built from the types, with placeholder values).
+	// "synthesized" (values of the kind each property's format, name and
+	// description say).
 	Source string `json:"source"`
 }
 
@@ -28,10 +30,13 @@ type Example struct {
 const maxExamples = 2
 
 // Examples returns up to two argument objects that validate against the
-// tool's input schema: the schema's own examples first, then one built
-// from its properties' examples and defaults, else one synthesized from
-// the types of the required properties. Whatever does not validate is left
-// out, so an example is never wrong.
+// tool's input schema, each with a line saying what it does: the schema's
+// own examples first, then one built from its properties' examples and
+// defaults, else one synthesized from the required properties' formats,
+// enums, bounds, names and descriptions (a required array holds at least
+// one item). Whatever does not validate, or holds a placeholder word
+// ("sample", "foo", "YOUR_..."), is left out, so an example is never
+// wrong and always says something real.
 func Examples(t *index.Tool) []Example {
 	var schema map[string]any
 	if json.Unmarshal(t.InputSchema, &schema) != nil {
@@ -39,8 +44,8 @@ func Examples(t *index.Tool) []Example {
 	}
 	var out []Example
 	add := func(args map[string]any, source string) {
-		if len(out) < maxExamples && args != nil && Validate(t, args) == nil {
-			out = append(out, Example{Arguments: args, Source: source})
+		if len(out) < maxExamples && args != nil && !hasPlaceholder(args) && Validate(t, args) == nil {
+			out = append(out, Example{Description: describeExample(t, schema, args), Arguments: args, Source: source})
 		}
 	}
 	if exs, ok := schema["examples"].([]any); ok {
@@ -82,30 +87,56 @@ func fromDefaults(schema map[string]any) (args map[string]any, documented bool) 
 	return args, documented
 }
 
+// documentedValue is the property's first example, else its example,
+// else its default, unless that is a placeholder or an empty string or
+// array (which show nothing of what to send).
 func documentedValue(p map[string]any) (any, bool) {
-	if exs, ok := p["examples"].([]any); ok && len(exs) > 0 {
-		return exs[0], true
+	var candidates []any
+	if exs, ok := p["examples"].([]any); ok {
+		candidates = append(candidates, exs...)
 	}
 	if v, ok := p["example"]; ok {
-		return v, true
+		candidates = append(candidates, v)
 	}
 	if v, ok := p["default"]; ok {
-		return v, true
+		candidates = append(candidates, v)
+	}
+	for _, v := range candidates {
+		if !hasPlaceholder(v) && !emptyValue(v) {
+			return v, true
+		}
 	}
 	return nil, false
 }
 
+func emptyValue(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}
+
 // synthesize returns a plausible value of the schema's type for a
-// property called name: the first enum or const value, a value its
-// description gives ("e.g. Paris"), a string shaped by its format or its
-// name (a repo looks like "octocat/hello-world", a path like a path), a
-// number within the bounds, and objects with their required properties.
+// property called name: the const or first enum value, a value its
+// description gives ("e.g. Paris"), a string of the kind its format, name
+// or description says (stringValue: a repo looks like
+// "octocat/hello-world", an image like "nginx:1.27"), a number within the
+// bounds, arrays of at least one item, and objects with their required
+// properties.
 // depth bounds recursion in self-similar schemas.
 func synthesize(name string, schema map[string]any, depth int) any {
 	if v, ok := schema["const"]; ok {
 		return v
 	}
 	if enum, ok := schema["enum"].([]any); ok && len(enum) > 0 {
+		for _, v := range enum { // the first that is not a placeholder
+			if !hasPlaceholder(v) {
+				return v
+			}
+		}
 		return enum[0]
 	}
 	typ, _ := schema["type"].(string)
@@ -117,7 +148,7 @@ func synthesize(name string, schema map[string]any, depth int) any {
 	}
 	switch typ {
 	case "string":
-		return placeholderString(name, schema)
+		return stringValue(name, schema)
 	case "integer":
 		return bounded(schema, namedNumber(name), true)
 	case "number":
@@ -125,9 +156,14 @@ func synthesize(name string, schema map[string]any, depth int) any {
 	case "boolean":
 		return true
 	case "array":
+		// minItems items, at least one: an empty array shows nothing of
+		// what its items look like.
 		items, _ := schema["items"].(map[string]any)
-		n := 0
-		if m, ok := schema["minItems"].(float64); ok {
+		n := 1
+		if m, ok := schema["minItems"].(float64); ok && int(m) > n {
+			n = int(m)
+		}
+		if m, ok := schema["maxItems"].(float64); ok && int(m) < n {
 			n = int(m)
 		}
 		arr := []any{}
@@ -143,106 +179,17 @@ func synthesize(name string, schema map[string]any, depth int) any {
 	if depth < 4 {
 		props, _ := schema["properties"].(map[string]any)
 		required := requiredSet(schema)
+		// A nested object that requires nothing (an array's item, say)
+		// shows its properties: an empty one shows nothing.
+		all := depth > 0 && len(required) == 0
 		for _, name := range sortedKeys(props) {
-			if required[name] {
+			if required[name] || all {
 				p, _ := props[name].(map[string]any)
 				obj[name] = synthesize(name, p, depth+1)
 			}
 		}
 	}
 	return obj
-}
-
-func placeholderString(name string, schema map[string]any) string {
-	s, ok := formatted[fmt.Sprint(schema["format"])]
-	if !ok {
-		s = namedString(name)
-	}
-	if m, ok := schema["minLength"].(float64); ok {
-		for utf8.RuneCountInString(s) < int(m) {
-			s += "x"
-		}
-	}
-	if m, ok := schema["maxLength"].(float64); ok && utf8.RuneCountInString(s) > int(m) {
-		s = string([]rune(s)[:int(m)])
-	}
-	return s
-}
-
-// formatted are values of the string formats tools use. Domains and
-// addresses are of the names and ranges reserved for documentation
-// (RFC 2606, RFC 5737).
-var formatted = map[string]string{
-	"email":     "alice@acme.test",
-	"uri":       "https://acme.test/docs/start",
-	"url":       "https://acme.test/docs/start",
-	"hostname":  "api.acme.test",
-	"ipv4":      "192.0.2.10",
-	"ipv6":      "2001:db8::10",
-	"date-time": "2026-03-14T09:30:00Z",
-	"date":      "2026-03-14",
-	"time":      "09:30:00",
-	"duration":  "PT30M",
-	"uuid":      "3f2c8a9e-5b1d-4c7e-9a60-2d4f8b1e7c35",
-}
-
-// namedStrings give a string property a value of its kind by the words
-// of its name (the first rule that matches one wins).
-var namedStrings = []struct {
-	words []string
-	value string
-}{
-	{[]string{"email", "mail"}, "alice@acme.test"},
-	{[]string{"url", "uri", "link", "href", "endpoint", "website"}, "https://acme.test/docs/start"},
-	{[]string{"repo", "repository"}, "octocat/hello-world"},
-	{[]string{"owner", "org", "organization", "user", "username", "login", "author", "assignee"}, "octocat"},
-	{[]string{"branch", "ref"}, "main"},
-	{[]string{"dir", "directory", "folder"}, "/home/alice/projects"},
-	{[]string{"path", "file", "filename", "filepath"}, "/home/alice/projects/notes.md"},
-	{[]string{"host", "hostname", "domain"}, "api.acme.test"},
-	{[]string{"ip"}, "192.0.2.10"},
-	{[]string{"date", "day", "since", "until", "start", "end", "due"}, "2026-03-14"},
-	{[]string{"time"}, "09:30:00"},
-	{[]string{"city", "location", "place"}, "Paris"},
-	{[]string{"country"}, "FR"},
-	{[]string{"lang", "language", "locale"}, "en"},
-	{[]string{"currency"}, "EUR"},
-	{[]string{"symbol", "ticker"}, "AAPL"},
-	{[]string{"phone"}, "+33 1 23 45 67 89"},
-	{[]string{"channel"}, "#general"},
-	{[]string{"tag", "label", "category"}, "bug"},
-	{[]string{"color", "colour"}, "blue"},
-	{[]string{"version"}, "1.4.2"},
-	{[]string{"token", "secret", "password", "key", "apikey"}, "YOUR_API_TOKEN"},
-	{[]string{"command", "cmd"}, "ls -la"},
-	{[]string{"sql"}, "SELECT id, title FROM issues LIMIT 10"},
-	{[]string{"code", "script", "snippet"}, "print('hello')"},
-	{[]string{"regex", "pattern", "glob"}, "*.md"},
-	{[]string{"query", "q", "search", "keyword", "keywords", "term"}, "quarterly sales report"},
-	{[]string{"title", "subject", "heading"}, "Fix login timeout on mobile"},
-	{[]string{"message", "body", "text", "content", "comment", "description", "note", "prompt", "summary", "reason"}, "Deploy finished; all checks passed."},
-	{[]string{"id", "ids", "uid", "iid", "key"}, "a1b2c3d4"},
-	{[]string{"timestamp", "ts"}, "1773480600.000100"},
-	{[]string{"emoji", "reaction"}, "thumbsup"},
-	{[]string{"bucket"}, "acme-reports"},
-	{[]string{"name"}, "weekly-report"},
-	{[]string{"format", "type", "kind", "mode"}, "json"},
-	{[]string{"status", "state"}, "open"},
-}
-
-// namedString is a value of the kind the property's name says, or a
-// neutral word. The last word of a name says its kind ("message_id" is an
-// ID, "file_path" a path), so words are read from the end.
-func namedString(name string) string {
-	words := index.SplitIdentifier(name)
-	for i := len(words) - 1; i >= 0; i-- {
-		for _, r := range namedStrings {
-			if slices.Contains(r.words, words[i]) {
-				return r.value
-			}
-		}
-	}
-	return "sample text"
 }
 
 // namedNumber is a number of the kind the property's name says, before
@@ -259,6 +206,10 @@ func namedNumber(name string) float64 {
 			return 10
 		case "page", "offset", "index", "start", "skip":
 			return 1
+		case "lat", "latitude":
+			return 48.8566
+		case "lng", "lon", "long", "longitude":
+			return 2.3522
 		case "year":
 			return 2026
 		case "month":

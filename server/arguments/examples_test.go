@@ -1,10 +1,18 @@
 package arguments
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
 )
@@ -22,10 +30,22 @@ func TestExamples(t *testing.T) {
 			"defaults", map[string]any{"city": "Oslo", "units": "metric", "days": float64(30)}},
 		{"synthesized from types",
 			`{"type":"object","properties":{"to":{"type":"string","format":"email"},"when":{"type":"string","format":"date-time"},"count":{"type":"integer","minimum":3,"maximum":9},"kind":{"enum":["a","b"]},"opts":{"type":"object","properties":{"deep":{"type":"boolean"}},"required":["deep"]},"tags":{"type":"array","items":{"type":"string"},"minItems":1},"note":{"type":"string"}},"required":["to","when","count","kind","opts","tags"]}`,
-			"synthesized", map[string]any{"to": "alice@acme.test", "when": "2026-03-14T09:30:00Z", "count": float64(9), "kind": "a"}},
+			"synthesized", map[string]any{"to": "alice@acme.io", "when": "2026-03-14T09:30:00Z", "count": float64(9), "kind": "a"}},
 		{"named by the properties' names and descriptions",
 			`{"type":"object","properties":{"repo":{"type":"string"},"file_path":{"type":"string"},"per_page":{"type":"integer","maximum":5},"city":{"type":"string","description":"City name, e.g. Lyon"},"branch":{"type":"string","description":"for example: 'develop'"},"issue_number":{"type":"integer"},"labels":{"type":"array","items":{"type":"string"},"minItems":1},"zzz":{"type":"string"}},"required":["repo","file_path","per_page","city","branch","issue_number","labels","zzz"]}`,
-			"synthesized", map[string]any{"repo": "octocat/hello-world", "file_path": "/home/alice/projects/notes.md", "per_page": float64(5), "city": "Lyon", "branch": "develop", "issue_number": float64(42), "labels": "[bug]", "zzz": "sample text"}},
+			"synthesized", map[string]any{"repo": "octocat/hello-world", "file_path": "/home/alice/projects/notes.md", "per_page": float64(5), "city": "Lyon", "branch": "develop", "issue_number": float64(42), "labels": "[bug]", "zzz": "Acme Corp"}},
+		{"kinds by name: image, object key, issue key, token, by description",
+			`{"type":"object","properties":{"image":{"type":"string"},"key":{"type":"string"},"issue_key":{"type":"string"},"api_key":{"type":"string"},"destination":{"type":"string","description":"Destination directory"},"state":{"type":"string","description":"Two-letter US state code"}},"required":["image","key","issue_key","api_key","destination","state"]}`,
+			"synthesized", map[string]any{"image": "nginx:1.27", "key": "reports/2026-03/summary.csv", "issue_key": "PROJ-123", "api_key": "tok_9f8e7d6c5b4a", "destination": "/home/alice/projects", "state": "CA"}},
+		{"a required array gets an item built from its items schema",
+			`{"type":"object","properties":{"entities":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"entityType":{"type":"string"}},"required":["name","entityType"]}},"ids":{"type":"array","items":{"type":"string"},"minItems":2}},"required":["entities","ids"]}`,
+			"synthesized", map[string]any{"entities": "[map[entityType:person name:weekly-report]]", "ids": "[a1b2c3d4 a1b2c3d4]"}},
+		{"patterns, bounds, timestamps asked for in words",
+			`{"type":"object","properties":{"code":{"type":"string","pattern":"^[A-Z]{3}-[0-9]+$"},"when":{"type":"string","description":"RFC3339 timestamp"},"n":{"type":"number","minimum":0.5,"maximum":0.75}},"required":["code","when","n"]}`,
+			"synthesized", map[string]any{"code": "AAA-0", "when": "2026-03-14T09:30:00Z", "n": 0.75}},
+		{"placeholder defaults and schema examples are passed over",
+			`{"type":"object","properties":{"image":{"type":"string","default":"sample text"},"tag":{"type":"string","examples":["foo","1.27"]}},"required":["image"],"examples":[{"image":"YOUR_IMAGE"}]}`,
+			"defaults", map[string]any{"image": "nginx:1.27", "tag": "1.27"}},
 		{"no properties", `{"type":"object"}`, "synthesized", map[string]any{}},
 	}
 	for _, tc := range tests {
@@ -43,6 +63,9 @@ func TestExamples(t *testing.T) {
 			for _, ex := range exs {
 				if err := Validate(tool, ex.Arguments); err != nil {
 					t.Errorf("example %v does not validate: %v", ex.Arguments, err)
+				}
+				if ex.Description == "" {
+					t.Errorf("example %v has no description", ex.Arguments)
 				}
 			}
 			got, _ := json.Marshal(exs[0].Arguments)
@@ -62,27 +85,125 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// TestBuiltinExamples: every example of the built-in catalog validates,
-// and none is the placeholder word "example".
+// TestBuiltinExamples: every example of every tool of the built-in
+// catalog is real (checkExamples).
 func TestBuiltinExamples(t *testing.T) {
 	cat, err := index.BuiltinCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, tool := range cat.Tools() {
-		for _, ex := range Examples(tool) {
-			n++
-			if err := Validate(tool, ex.Arguments); err != nil {
-				t.Errorf("%s: example %v does not validate: %v", tool.QualifiedName, ex.Arguments, err)
+	checkExamples(t, cat)
+}
+
+// TestReferenceServerExamples: the same for every tool of the npm
+// reference servers, as their tools/list gives them.
+func TestReferenceServerExamples(t *testing.T) {
+	var specs []index.DomainSpec
+	for _, s := range []struct {
+		domain, bin string
+		args        []string
+	}{
+		{"everything", "mcp-server-everything", nil}, {"memory", "mcp-server-memory", nil}, {"files", "mcp-server-filesystem", []string{t.TempDir()}},
+	} {
+		cmd := exec.Command(npmBin(t, s.bin), s.args...)
+		cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(t.TempDir(), "memory.jsonl"))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "examples-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("start %s: %v", s.bin, err)
+		}
+		ds := index.DomainSpec{Name: s.domain}
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatalf("%s: tools/list: %v", s.bin, err)
 			}
+			schema, _ := json.Marshal(tool.InputSchema)
+			ds.Tools = append(ds.Tools, index.ToolSpec{Name: tool.Name, Title: tool.Title, Description: tool.Description, InputSchema: schema})
+		}
+		cs.Close()
+		specs = append(specs, ds)
+	}
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.Len() < 30 {
+		t.Fatalf("%d tools from the reference servers, want 30 at least", cat.Len())
+	}
+	checkExamples(t, cat)
+}
+
+func npmBin(t *testing.T, name string) string {
+	t.Helper()
+	p, _ := filepath.Abs(filepath.Join("..", "..", "node_modules", ".bin", name))
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed: run npm ci (make test does)", name)
+		}
+		t.Skipf("%s is not installed: run npm ci (make test does)", name)
+	}
+	return p
+}
+
+// placeholderRe finds what stands for a value instead of being one.
+var placeholderRe = regexp.MustCompile(`(?i)sample text|your_|\b(foo|bar|baz|string|example|test|lorem|ipsum|placeholder)\b`)
+
+// checkExamples fails on a tool without an example, and on an example
+// that does not validate against its tool's schema, has no description,
+// holds a placeholder word or an empty required array.
+func checkExamples(t *testing.T, cat *index.Catalog) {
+	t.Helper()
+	for _, tool := range cat.Tools() {
+		exs := Examples(tool)
+		if len(exs) == 0 {
+			t.Errorf("%s: no example", tool.QualifiedName)
+		}
+		var schema map[string]any
+		json.Unmarshal(tool.InputSchema, &schema)
+		for _, ex := range exs {
 			data, _ := json.Marshal(ex.Arguments)
-			if strings.Contains(strings.ToLower(string(data)), "example") {
-				t.Errorf("%s: example %s says \"example\"", tool.QualifiedName, data)
+			if err := Validate(tool, ex.Arguments); err != nil {
+				t.Errorf("%s: example %s does not validate: %v", tool.QualifiedName, data, err)
+			}
+			if strings.TrimSpace(ex.Description) == "" {
+				t.Errorf("%s: example %s has no description", tool.QualifiedName, data)
+			}
+			// The description's words come from the tool's own ("Echoes
+			// back the input string"): only the arguments are checked.
+			if m := placeholderRe.FindString(string(data)); m != "" {
+				t.Errorf("%s: example %s holds the placeholder %q", tool.QualifiedName, data, m)
+			}
+			if path := emptyRequiredArray(schema, decodedArgs(ex.Arguments), ""); path != "" {
+				t.Errorf("%s: example %s has an empty required array at %s", tool.QualifiedName, data, path)
 			}
 		}
 	}
-	if n < cat.Len() {
-		t.Errorf("%d examples for %d tools, want one at least for each", n, cat.Len())
+}
+
+// emptyRequiredArray returns the path of the first required array of v
+// that is empty, or "".
+func emptyRequiredArray(schema map[string]any, v any, path string) string {
+	switch v := v.(type) {
+	case map[string]any:
+		props, _ := schema["properties"].(map[string]any)
+		required := requiredSet(schema)
+		for _, name := range sortedKeys(v) {
+			p, _ := props[name].(map[string]any)
+			if arr, ok := v[name].([]any); ok && len(arr) == 0 && required[name] {
+				return path + "/" + name
+			}
+			if got := emptyRequiredArray(p, v[name], path+"/"+name); got != "" {
+				return got
+			}
+		}
+	case []any:
+		items, _ := schema["items"].(map[string]any)
+		for i, x := range v {
+			if got := emptyRequiredArray(items, x, fmt.Sprintf("%s/%d", path, i)); got != "" {
+				return got
+			}
+		}
 	}
+	return ""
 }
