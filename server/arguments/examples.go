@@ -42,6 +42,7 @@ func Examples(t *index.Tool) []Example {
 	if json.Unmarshal(t.InputSchema, &schema) != nil {
 		return nil
 	}
+	tw := index.SplitIdentifier(t.Name) // the tool's words: context for a property's kind
 	var out []Example
 	add := func(args map[string]any, source string) {
 		if len(out) < maxExamples && args != nil && !hasPlaceholder(args) && Validate(t, args) == nil {
@@ -58,11 +59,11 @@ func Examples(t *index.Tool) []Example {
 	if len(out) > 0 {
 		return out
 	}
-	if args, documented := fromDefaults(schema); documented {
+	if args, documented := fromDefaults(tw, schema); documented {
 		add(args, "defaults")
 	}
 	if len(out) == 0 {
-		add(synthesize("", schema, 0).(map[string]any), "synthesized")
+		add(synthesize(tw, "", schema, 0).(map[string]any), "synthesized")
 	}
 	return out
 }
@@ -71,7 +72,7 @@ func Examples(t *index.Tool) []Example {
 // and defaults: the required properties (synthesized where they have
 // neither) and the optional ones that have them. documented reports
 // whether any property had one.
-func fromDefaults(schema map[string]any) (args map[string]any, documented bool) {
+func fromDefaults(tw []string, schema map[string]any) (args map[string]any, documented bool) {
 	props, _ := schema["properties"].(map[string]any)
 	required := requiredSet(schema)
 	args = map[string]any{}
@@ -81,7 +82,7 @@ func fromDefaults(schema map[string]any) (args map[string]any, documented bool) 
 			args[name] = v
 			documented = true
 		} else if required[name] {
-			args[name] = synthesize(name, p, 1)
+			args[name] = synthesize(tw, name, p, 1)
 		}
 	}
 	return args, documented
@@ -126,8 +127,9 @@ func emptyValue(v any) bool {
 // "octocat/hello-world", an image like "nginx:1.27"), a number within the
 // bounds, arrays of at least one item, and objects with their required
 // properties.
-// depth bounds recursion in self-similar schemas.
-func synthesize(name string, schema map[string]any, depth int) any {
+// tw are the words of the tool's name (stringValue). depth bounds
+// recursion in self-similar schemas.
+func synthesize(tw []string, name string, schema map[string]any, depth int) any {
 	if v, ok := schema["const"]; ok {
 		return v
 	}
@@ -148,7 +150,7 @@ func synthesize(name string, schema map[string]any, depth int) any {
 	}
 	switch typ {
 	case "string":
-		return stringValue(name, schema)
+		return stringValue(tw, name, schema)
 	case "integer":
 		return bounded(schema, namedNumber(name), true)
 	case "number":
@@ -168,7 +170,7 @@ func synthesize(name string, schema map[string]any, depth int) any {
 		}
 		arr := []any{}
 		for i := 0; i < n && depth < 4; i++ {
-			arr = append(arr, synthesize(singular(name), items, depth+1))
+			arr = append(arr, synthesize(tw, singular(name), items, depth+1))
 		}
 		return arr
 	case "null":
@@ -185,7 +187,7 @@ func synthesize(name string, schema map[string]any, depth int) any {
 		for _, name := range sortedKeys(props) {
 			if required[name] || all {
 				p, _ := props[name].(map[string]any)
-				obj[name] = synthesize(name, p, depth+1)
+				obj[name] = synthesize(tw, name, p, depth+1)
 			}
 		}
 	}

@@ -85,6 +85,49 @@ func TestExamples(t *testing.T) {
 	}
 }
 
+// TestExamplesInContext: the tool's name and description shape an
+// example's values and its description.
+func TestExamplesInContext(t *testing.T) {
+	tests := []struct {
+		name, tool, description, schema, wantDescription string
+		want                                             map[string]any
+	}{
+		{"a tool of directories takes a directory", "create_directory", "Create a directory, including parents.",
+			`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`,
+			"Create a directory, including parents: path /home/alice/projects", map[string]any{"path": "/home/alice/projects"}},
+		{"a move goes from one path to another", "move_file", "Move or rename a file.",
+			`{"type":"object","properties":{"source":{"type":"string"},"destination":{"type":"string"}},"required":["source","destination"]}`,
+			"Move or rename a file: source /home/alice/projects/notes.md, destination /home/alice/archive/notes.md",
+			map[string]any{"source": "/home/alice/projects/notes.md", "destination": "/home/alice/archive/notes.md"}},
+		{"directions go from a place to another", "directions", "Get directions between two places.",
+			`{"type":"object","properties":{"origin":{"type":"string"},"destination":{"type":"string"}},"required":["origin","destination"]}`,
+			"Get directions between two places: origin Paris, destination Lyon", map[string]any{"origin": "Paris", "destination": "Lyon"}},
+		{"no description: the tool's name in words", "pull_image", "",
+			`{"type":"object","properties":{"image":{"type":"string"}},"required":["image"]}`,
+			"Pull image: image nginx:1.27", map[string]any{"image": "nginx:1.27"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, err := index.NewCatalog([]index.DomainSpec{{Name: "d", Tools: []index.ToolSpec{{Name: tc.tool, Description: tc.description, InputSchema: json.RawMessage(tc.schema)}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exs := Examples(cat.Tool("d__" + tc.tool))
+			if len(exs) == 0 {
+				t.Fatalf("Examples(%s) = none", tc.tool)
+			}
+			if exs[0].Description != tc.wantDescription {
+				t.Errorf("Examples(%s) description = %q, want %q", tc.tool, exs[0].Description, tc.wantDescription)
+			}
+			for k, v := range tc.want {
+				if exs[0].Arguments[k] != v {
+					t.Errorf("Examples(%s) %s = %v, want %v", tc.tool, k, exs[0].Arguments[k], v)
+				}
+			}
+		})
+	}
+}
+
 // TestBuiltinExamples: every example of every tool of the built-in
 // catalog is real (checkExamples).
 func TestBuiltinExamples(t *testing.T) {

@@ -3,6 +3,7 @@ package arguments
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -93,7 +94,8 @@ var valueRules = []valueRule{
 	{phrases: []string{"us state", "state code", "region code"}, value: "CA"},
 	{phrases: []string{"address", "street"}, value: "10 Downing Street, London"},
 	{phrases: []string{"city", "location", "place", "locations", "region"}, value: "Paris"},
-	{phrases: []string{"origin", "destination", "origins", "destinations"}, value: "Paris", weak: true},
+	{phrases: []string{"origin", "origins"}, value: "Paris", weak: true},
+	{phrases: []string{"destination", "destinations"}, value: "Lyon", weak: true},
 	{phrases: []string{"country"}, value: "FR"},
 	{phrases: []string{"lang", "language", "locale"}, value: "en"},
 	{phrases: []string{"currency"}, value: "EUR"},
@@ -188,8 +190,14 @@ func equalWords(a, b []string) bool {
 const maxDescriptionWords = 12
 
 // namedString is a value of the kind the property's name says, else of
-// the kind its description says, else fallbackString.
-func namedString(name, description string) string {
+// the kind its description says, else (for a name of weak words) of the
+// kind the tool's name says ("destination" of move_file is a path), else
+// fallbackString; then fitted to the tool (inContext).
+func namedString(toolWords []string, name, description string) string {
+	return inContext(toolWords, name, kindOf(toolWords, name, description))
+}
+
+func kindOf(toolWords []string, name, description string) string {
 	var weak *valueRule
 	words := index.SplitIdentifier(name)
 	for i := len(words) - 1; i >= 0; i-- {
@@ -215,25 +223,68 @@ func namedString(name, description string) string {
 		return valueRules[best].value
 	}
 	if weak != nil {
+		for i := range toolWords {
+			if r, ok := ruleIndexAt(toolWords, i, nameOnly); ok && r < best && !valueRules[r].weak {
+				best = r
+			}
+		}
+		if best < len(valueRules) {
+			return valueRules[best].value
+		}
 		return weak.value
 	}
 	return fallbackString
 }
 
+// filePath is the value valueRules give a file's path.
+const filePath = "/home/alice/projects/notes.md"
+
+// contextRules fit a file's path to the tool and the property: a
+// directory for a tool of directories (create_directory, directory_tree),
+// another path for the destination of a move or a copy.
+var contextRules = []struct {
+	toolWords, nameWords []string
+	value                string
+}{
+	{nameWords: []string{"destination", "dest", "target", "new"}, value: "/home/alice/archive/notes.md"},
+	{toolWords: []string{"directory", "directories", "dir", "folder", "tree"}, value: "/home/alice/projects"},
+}
+
+func inContext(toolWords []string, name, value string) string {
+	if value != filePath {
+		return value
+	}
+	nameWords := index.SplitIdentifier(name)
+	for _, r := range contextRules {
+		for _, w := range r.nameWords {
+			if slices.Contains(nameWords, w) {
+				return r.value
+			}
+		}
+		for _, w := range r.toolWords {
+			if slices.Contains(toolWords, w) {
+				return r.value
+			}
+		}
+	}
+	return value
+}
+
 var descriptionWords = regexp.MustCompile(`[a-z0-9]+`)
 
-// stringValue is a string for a property called name: by its format, a
-// timestamp its description asks for, its name and description, then
+// stringValue is a string for a property called name of a tool whose
+// name's words are toolWords: by its format, a timestamp its description
+// asks for, its name and description (namedString), then
 // shaped by its pattern (when the value does not match it) and its
 // length bounds.
-func stringValue(name string, schema map[string]any) string {
+func stringValue(toolWords []string, name string, schema map[string]any) string {
 	desc, _ := schema["description"].(string)
 	s, ok := formatted[fmt.Sprint(schema["format"])]
 	if !ok && dateTimeHint.MatchString(desc) {
 		s, ok = formatted["date-time"], true
 	}
 	if !ok {
-		s = namedString(name, desc)
+		s = namedString(toolWords, name, desc)
 	}
 	if p, ok := schema["pattern"].(string); ok {
 		if re, err := regexp.Compile(p); err == nil && !re.MatchString(s) {
