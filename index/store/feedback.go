@@ -100,6 +100,12 @@ func (ev FeedbackEvent) Clean() (FeedbackEvent, error) {
 		return ev, fmt.Errorf("%w: no time", ErrBadFeedback)
 	}
 	ev.Time = ev.Time.UTC()
+	if y := ev.Time.Year(); y < 0 || y > 9999 {
+		// JSON reads "0000-01-01T00:00:00+01:00", whose year in UTC is
+		// -1: an event that could never be written again (a fold of the
+		// replicas' lines would fail on it).
+		return ev, fmt.Errorf("%w: time %s is outside the years 0 to 9999", ErrBadFeedback, ev.Time)
+	}
 	return ev, nil
 }
 

@@ -119,6 +119,11 @@ func readFit(data []byte) (fitSketch, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The checksums can hold a body too short for its count (a file
+	// written wrong, or cut and sealed again): checked after them.
+	if len(data) < len(fitHeader)+4 {
+		return nil, nil, fmt.Errorf("cut short: %d bytes, no sketch", len(data))
+	}
 	data = data[len(fitHeader):]
 	n := int64(binary.LittleEndian.Uint32(data))
 	data = data[4:]
