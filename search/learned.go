@@ -417,8 +417,10 @@ func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Resul
 
 // The shipped fusion models, fitted by cmd/fusionfit on the ten dev sets
 // (BENCHMARKS.md "Ranking v8"): builtinFusion on the built-in embedder's
-// lists, ollamaFusion on those of an Ollama model (the Universal Sentence
-// Encoder Lite; any Ollama model uses it). Read from the fits: the
+// lists, ollamaFusion on those of an Ollama model (fitted on the Universal
+// Sentence Encoder Lite; any Ollama model uses it, so its raw-similarity
+// weight is held at 0: it reads only evidence that does not depend on a
+// model's scale of similarities). Read from the fits: the
 // semantic list counts less the better the keyword list covers the
 // request; the keyword list counts more in a long request, less in one of
 // many sentences and when the two lists agree (it adds little then).
@@ -430,9 +432,10 @@ var (
 		Semantic: [numShape]float64{-0.7773, 0, 0, -0.1563, 0.0156, -0.0313, 0.125, 0.125},
 	}
 	ollamaFusion = FusionModel{
-		Weights:  [numEvidence]float64{1.625, 1, 0.0156, -0.25, 0.25, 0.0625, 0.022, 0.0078, 0.5},
-		Center:   [numShape]float64{0.2682, 3.0275, 0.9839, 0.368, 0.3492, 3.437, 2.7723, 0.7312},
-		Keyword:  [numShape]float64{1.25, 0.375, 0, -0.25, 0, 0, -0.125, 0.25},
-		Semantic: [numShape]float64{-1.625, -0.125, 0.25, -0.125, 0.125, 0.125, 0.25, -0.375},
+		Weights:      [numEvidence]float64{1.7344, 1, 0.2656, 0, 0.2656, 0.0625, 0.0064, 0.0234, 0.4922},
+		Center:       [numShape]float64{0.2682, 3.0275, 0.9839, 0.368, 0.3492, 3.437, 2.7723, 0.7312},
+		Keyword:      [numShape]float64{1.25, 0.375, 0, -0.2813, 0, 0, -0.125, 0.25},
+		Semantic:     [numShape]float64{-1.625, -0.125, 0.25, -0.125, 0.125, 0.125, 0.25, -0.4063},
+		KeywordPower: 0.875,
 	}
 )
