@@ -109,9 +109,14 @@ func readExport(path, name string) (docs []chromem.Document, meta map[string]str
 		return nil, nil, false, err
 	}
 	defer f.Close()
+	return decodeExport(f, path, name)
+}
+
+// decodeExport reads what readExport reads from r, the file path.
+func decodeExport(r io.Reader, path, name string) (docs []chromem.Document, meta map[string]string, sealed bool, err error) {
 	// gob reads exactly one export from a reader that is an
 	// io.ByteReader, so each export gets a decoder of its own.
-	br := bufio.NewReaderSize(f, 1<<20)
+	br := bufio.NewReaderSize(r, 1<<20)
 	cr := checksum.NewReader(br)
 	err = fault.Guard("read "+path, func() error {
 		for first := true; ; first = false {

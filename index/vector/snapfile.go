@@ -8,6 +8,7 @@ import (
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,6 +147,13 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 	if err != nil {
 		return nil, nil, base, err
 	}
+	return decodeSnap(data, gt)
+}
+
+// decodeSnap decodes a snapshot file's bytes, written with the .gob of
+// tag gt (readSnap; its errors). The strings and, on a little-endian
+// machine, the matrix point into data, which must never change after.
+func decodeSnap(data []byte, gt fileTag) (s *snapshot, removed []string, base fileTag, err error) {
 	if len(data) >= len(snapMagic) && slices.Contains(snapOlder, string(data[:len(snapMagic)])) {
 		return nil, nil, base, errOldSnap
 	}
@@ -154,6 +162,11 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 	}
 	if data, err = checksum.Body(data); err != nil {
 		return nil, nil, base, err
+	}
+	// The checksums can hold a body shorter than the header (a file
+	// written wrong, or cut and sealed again): checked after them.
+	if len(data) < snapHeader {
+		return nil, nil, base, errors.New("snapshot shorter than its header")
 	}
 	if int64(binary.LittleEndian.Uint64(data[8:])) != gt.size || int64(binary.LittleEndian.Uint64(data[16:])) != gt.mtime {
 		return nil, nil, base, errStaleSnap
@@ -164,9 +177,13 @@ func readSnap(gobPath string) (s *snapshot, removed []string, base fileTag, err 
 	// The matrix alone needs rows × dims × 4 bytes, and each string at
 	// least a byte: a header that claims more than the file holds is
 	// damage, not a reason to allocate. (The checksum makes that
-	// unlikely, not impossible: a file written wrong checks.)
-	matBytes := int64(rows) * int64(dims) * 4
-	if dims <= 0 || matBytes+int64(4*rows+nremoved) > int64(len(data)) {
+	// unlikely, not impossible: a file written wrong checks.) The product
+	// is taken in 128 bits: two counts near 2^32 overflowed int64 to a
+	// small or negative size, and the strings region was then sliced
+	// past the file.
+	hi, lo := bits.Mul64(uint64(rows), 4*uint64(dims))
+	matBytes := int64(lo)
+	if dims <= 0 || hi != 0 || lo > uint64(len(data)) || matBytes+int64(4*rows+nremoved) > int64(len(data)) {
 		return nil, nil, base, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, len(data))
 	}
 	// The strings region is one string that every field slices (no

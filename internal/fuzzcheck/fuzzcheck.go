@@ -26,11 +26,18 @@ const (
 // allocations are fn's.
 func Bounded(t testing.TB, n int, fn func()) {
 	t.Helper()
+	BoundedSlack(t, n, Slack, fn)
+}
+
+// BoundedSlack is Bounded with another constant than Slack, for a
+// decoder built on one that allocates a fixed amount up front.
+func BoundedSlack(t testing.TB, n, slack int, fn func()) {
+	t.Helper()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	fn()
 	runtime.ReadMemStats(&after)
-	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(PerByte*n+Slack); got > limit {
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(PerByte*n+slack); got > limit {
 		t.Fatalf("decoding %d bytes allocated %d bytes, more than %d", n, got, limit)
 	}
 }
