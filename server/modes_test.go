@@ -167,7 +167,7 @@ func TestIncludeExamples(t *testing.T) {
 	with := text(call(t, cs, GetToolSchema, map[string]any{"tool_name": "weather__get_forecast"}))
 	without := text(call(t, cs, GetToolSchema, map[string]any{"tool_name": "weather__get_forecast", "include_examples": false}))
 	if !strings.Contains(with, `"examples"`) || strings.Contains(without, `"examples"`) ||
-		strings.Replace(with, `,"examples":[{"description":"Get the weather forecast for a city: city Paris","arguments":{"city":"Paris"},"source":"synthesized"}]`, "", 1) != without {
+		strings.Replace(with, `,"examples":[{"description":"Get forecast: city Paris","arguments":{"city":"Paris"},"source":"synthesized"}]`, "", 1) != without {
 		t.Errorf("get_tool_schema with examples:\n%s\nwithout:\n%s", with, without)
 	}
 	if res := call(t, cs, GetToolSchema, map[string]any{"tool_name": "weather__get_forecast", "include_examples": "no"}); !res.IsError {

@@ -246,7 +246,7 @@ func TestGetToolSchema(t *testing.T) {
 		huge20[i] = strings.Repeat("create_issue", 16000) // 190 KB each
 	}
 	res := call(t, cs, GetToolSchema, map[string]any{"tool_name": "get_forecast"})
-	want := `{"tools":[{"name":"weather__get_forecast","domain":"weather","description":"Get the weather forecast for a city.","inputSchema":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"},"annotations":{"readOnlyHint":true},"examples":[{"description":"Get the weather forecast for a city: city Paris","arguments":{"city":"Paris"},"source":"synthesized"}]}]}`
+	want := `{"tools":[{"name":"weather__get_forecast","domain":"weather","description":"Get the weather forecast for a city.","inputSchema":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"},"annotations":{"readOnlyHint":true},"examples":[{"description":"Get forecast: city Paris","arguments":{"city":"Paris"},"source":"synthesized"}]}]}`
 	if text(res) != want {
 		t.Errorf("text content = %s, want %s", text(res), want)
 	}

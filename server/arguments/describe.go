@@ -2,7 +2,9 @@ package arguments
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolscout/toolscout/index"
@@ -15,21 +17,16 @@ const maxDescribedArgs = 2
 // maxDescribedValue bounds a value quoted in a description, in characters.
 const maxDescribedValue = 32
 
-// describeExample says in one line what calling the tool with args does: the
-// tool's condensed summary (else its title, else its name in words)
-// followed by the first required arguments with a short value, as in
-// "Pull an image from a registry: image nginx:1.27".
+// describeExample says in one line what calling the tool with args
+// does: the tool's name in words followed by the first required
+// arguments with a short value, an argument the name already says given
+// by its value alone ("Pull image: nginx:1.27", "Move file: source
+// /home/alice/projects/notes.md, destination ..."); without an argument
+// to show, the tool's condensed summary (else its title, else its name).
+// It stays short: get_tool_schema's answer already holds the whole
+// description.
 func describeExample(t *index.Tool, schema map[string]any, args map[string]any) string {
-	what := strings.TrimRight(condense.Summary(t.Description), ".…: ")
-	if what == "" {
-		what = t.Title
-	}
-	if what == "" {
-		what = index.NameWords(t.Name)
-		if what != "" {
-			what = strings.ToUpper(what[:1]) + what[1:]
-		}
-	}
+	toolWords := index.SplitIdentifier(t.Name)
 	var parts []string
 	seen := map[string]bool{}
 	addArg := func(name string) {
@@ -39,7 +36,11 @@ func describeExample(t *index.Tool, schema map[string]any, args map[string]any) 
 		seen[name] = true
 		if v, ok := args[name]; ok {
 			if s, ok := shortValue(v); ok {
-				parts = append(parts, index.NameWords(name)+" "+s)
+				if said(toolWords, name) {
+					parts = append(parts, s)
+				} else {
+					parts = append(parts, index.NameWords(name)+" "+s)
+				}
 			}
 		}
 	}
@@ -54,19 +55,50 @@ func describeExample(t *index.Tool, schema map[string]any, args map[string]any) 
 		addArg(name)
 	}
 	if len(parts) == 0 {
-		return what
+		if what := strings.TrimRight(condense.Summary(t.Description), ".…: "); what != "" {
+			return what
+		}
+		if t.Title != "" {
+			return t.Title
+		}
 	}
-	return what + ": " + strings.Join(parts, ", ")
+	return capitalized(strings.Join(toolWords, " ")) + ": " + strings.Join(parts, ", ")
 }
 
-// shortValue is a scalar (or the first scalar of an array) as one short
-// line; objects are left out.
+// said reports whether every word of the argument's name is a word of
+// the tool's name (image of pull_image).
+func said(toolWords []string, name string) bool {
+	words := index.SplitIdentifier(name)
+	for _, w := range words {
+		if !slices.Contains(toolWords, w) {
+			return false
+		}
+	}
+	return len(words) > 0
+}
+
+func capitalized(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// shortValue is a scalar, the first item of an array, or an object's
+// name (else its first string) as one short line.
 func shortValue(v any) (string, bool) {
 	if arr, ok := v.([]any); ok {
 		if len(arr) == 0 {
 			return "", false
 		}
 		v = arr[0]
+	}
+	if m, ok := v.(map[string]any); ok { // an object by its name, else its first string
+		v = nil
+		for _, k := range append([]string{"name", "title", "id"}, sortedKeys(m)...) {
+			if str, ok := m[k].(string); ok {
+				v = str
+				break
+			}
+		}
 	}
 	var s string
 	switch v := v.(type) {

@@ -184,10 +184,11 @@ func synthesize(tw []string, name string, schema map[string]any, depth int) any 
 		// A nested object that requires nothing (an array's item, say)
 		// shows its properties: an empty one shows nothing.
 		all := depth > 0 && len(required) == 0
+		parent := name
 		for _, name := range sortedKeys(props) {
 			if required[name] || all {
 				p, _ := props[name].(map[string]any)
-				obj[name] = synthesize(tw, name, p, depth+1)
+				obj[name] = synthesize(tw, qualified(parent, name), p, depth+1)
 			}
 		}
 	}
@@ -257,6 +258,19 @@ func describedValue(schema map[string]any, typ string) (any, bool) {
 // describedRe finds "e.g. X", "for example X" and "example: X", X quoted
 // or one word.
 var describedRe = regexp.MustCompile("(?i)(?:e\\.g\\.[,:]?|for example[,:]?|example:)\\s*(?:[\"'`]([^\"'`]{1,60})[\"'`]|([^\\s\"'`]{1,60}))")
+
+// qualified names a property of an object by its parent when its own
+// name is one generic word: the name of an entity is an "entity name",
+// the type of a relation a "relation type".
+func qualified(parent, name string) string {
+	switch strings.ToLower(name) {
+	case "name", "id", "type", "key", "title", "value":
+		if parent != "" {
+			return parent + "_" + name
+		}
+	}
+	return name
+}
 
 // singular is a plural property name's item name ("tags" → "tag").
 func singular(name string) string {
