@@ -102,6 +102,7 @@ var valueRules = []valueRule{
 	{phrases: []string{"symbol", "ticker"}, value: "AAPL"},
 	{phrases: []string{"phone", "mobile"}, value: "+33 1 23 45 67 89"},
 	{phrases: []string{"channel"}, value: "#general"},
+	{phrases: []string{"calendar", "calendars"}, value: "primary"},
 	{phrases: []string{"tag", "label", "category", "labels", "tags"}, value: "bug"},
 	{phrases: []string{"color", "colour"}, value: "blue"},
 	{phrases: []string{"version", "release"}, value: "1.4.2"},
