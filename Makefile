@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test tracked vet fmt-check unit npm haproxy cluster-test bench bench-scale eval generate wordvectors longtasks clean
+.PHONY: all build run test tracked vet fmt-check fuzz unit npm haproxy cluster-test bench bench-scale eval generate wordvectors longtasks clean
 
 all: build
 
@@ -20,9 +20,27 @@ run: build
 # Everything CI runs. npm ci installs the real MCP peers the end-to-end and
 # gateway tests talk to (versions pinned in package-lock.json); HAProxy is
 # the cluster test's load balancer.
-test: tracked fmt-check vet npm haproxy eval unit cluster-test
+test: tracked fmt-check vet fuzz npm haproxy eval unit cluster-test
 
 npm: node_modules/.package-lock.json
+
+# Each fuzz target of a data-dir decoder for FUZZTIME (issue 36): one go
+# test per target, as -fuzz takes one. An input that fails is written to
+# the package's testdata/fuzz/<target>/ and fails the run; the seeds
+# there also run in `unit` as plain tests. About 40 s on 2 cores with a
+# warm build cache (the first run builds the packages with coverage
+# instrumentation: a minute or two more).
+FUZZTIME ?= 3s
+FUZZ_TARGETS := ./index:FuzzCatalogCache ./index/store:FuzzListed ./index/store:FuzzFit \
+	./index/store:FuzzFeedbackLog ./index/vector:FuzzSnap ./index/vector:FuzzExport \
+	./index/keyword:FuzzManifest ./embed:FuzzLoadFit ./internal/checksum:FuzzBody
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t#*:}; \
+	  echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+	  out=$$($(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || { echo "$$out"; exit 1; }; \
+	  echo "$$out" | tail -n 1; \
+	done
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
