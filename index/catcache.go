@@ -428,9 +428,20 @@ func (r *catReader) uint() int {
 }
 
 // count reads a count of items that take at least one byte of meta each.
-func (r *catReader) count() int {
+func (r *catReader) count() int { return r.countOf(1) }
+
+// minToolMeta is the fewest bytes of meta a tool written whole takes
+// (catWriter.tool): a uvarint each for its domain, 9 strings, tags,
+// 3 raws, warnings, disabled, deprecated, params and 3 name forms.
+const minToolMeta = 21
+
+// countOf reads a count of items that take at least size bytes of meta
+// each: a count the file cannot hold is damage, not a size to allocate
+// (a Tool is 392 bytes; a count of one byte each made a 60 KB file
+// allocate 24 MB).
+func (r *catReader) countOf(size int) int {
 	n := r.uint()
-	if n > len(r.meta)-r.mpos {
+	if n > (len(r.meta)-r.mpos)/size {
 		r.fail("count larger than the file")
 		return 0
 	}
@@ -584,7 +595,7 @@ func decodeBase(data []byte) (*catParts, error) {
 	p := &catParts{base: &catBase{}}
 	copy(p.base.id[:], data[len(catCacheMagic):])
 	p.hash, p.domains = r.domains()
-	n := r.count()
+	n := r.countOf(minToolMeta)
 	p.tools = make([]*Tool, 0, n)
 	p.base.slab = make([]Tool, n) // one allocation for every tool
 	for i := 0; i < n && r.err == nil; i++ {
@@ -624,6 +635,10 @@ func (b *catBase) decodeDelta(data []byte) (*catParts, error) {
 			break
 		}
 		if tag%2 == 1 {
+			if k > (len(r.meta)-r.mpos)/minToolMeta {
+				r.fail("a run of more tools than the delta holds")
+				break
+			}
 			run := make([]Tool, k)
 			for i := 0; i < k && r.err == nil; i++ {
 				r.tool(&run[i], p)
