@@ -23,7 +23,8 @@ const (
 
 // Bounded runs fn and fails t if it allocated more than PerByte×n +
 // Slack bytes. A fuzz worker runs one input at a time, so the process's
-// allocations are fn's.
+// allocations are fn's. fn may run up to three times: it must give the
+// same result each time (a decoder of data that does not change).
 func Bounded(t testing.TB, n int, fn func()) {
 	t.Helper()
 	BoundedSlack(t, n, Slack, fn)
@@ -33,11 +34,20 @@ func Bounded(t testing.TB, n int, fn func()) {
 // decoder built on one that allocates a fixed amount up front.
 func BoundedSlack(t testing.TB, n, slack int, fn func()) {
 	t.Helper()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(PerByte*n+slack); got > limit {
-		t.Fatalf("decoding %d bytes allocated %d bytes, more than %d", n, got, limit)
+	limit := uint64(PerByte*n + slack)
+	var got uint64
+	// The counter is the process's: goroutines that other tests of the
+	// package left running (a Bleve merger) can add to it when the
+	// seeds run as plain tests. A decoder allocates the same each time,
+	// so it fails only if every one of three runs is over.
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		fn()
+		runtime.ReadMemStats(&after)
+		if got = after.TotalAlloc - before.TotalAlloc; got <= limit {
+			return
+		}
 	}
+	t.Fatalf("decoding %d bytes allocated %d bytes, more than %d", n, got, limit)
 }
