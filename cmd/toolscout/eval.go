@@ -136,17 +136,28 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			runs = append(runs, eval.RunSpec{Mode: mode})
 		}
 	}
+	// Said before an embedder is made: --embedder ollama with Ollama down
+	// would otherwise be told instead.
+	shippedModels := func(provider string) error {
+		have := map[search.Mode]bool{}
+		for _, r := range runs {
+			have[r.Mode] = true
+		}
+		if !have[search.Keyword] || !have[search.Semantic] || !have[search.Hybrid] || provider != "builtin" {
+			return usagef("--confidence-models: the shipped models are fitted on the modes keyword, semantic and hybrid of the built-in embedder: give --modes keyword,semantic,hybrid --embedder builtin")
+		}
+		return nil
+	}
+	if *confidenceModels != "" && g.embedder == "ollama" {
+		return shippedModels("ollama")
+	}
 	emb, err := g.newEmbedder(ctx, log, "")
 	if err != nil {
 		return err
 	}
 	if *confidenceModels != "" {
-		have := map[search.Mode]bool{}
-		for _, r := range runs {
-			have[r.Mode] = true
-		}
-		if !have[search.Keyword] || !have[search.Semantic] || !have[search.Hybrid] || emb.Info().Provider != "builtin" {
-			return usagef("--confidence-models: the shipped models are fitted on the modes keyword, semantic and hybrid of the built-in embedder: give --modes keyword,semantic,hybrid --embedder builtin")
+		if err := shippedModels(emb.Info().Provider); err != nil {
+			return err
 		}
 	}
 
