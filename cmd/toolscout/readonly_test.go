@@ -132,18 +132,13 @@ func TestReadOnlySwapsInANewerBuild(t *testing.T) {
 	catalog := filepath.Join(root, "catalog.json")
 	writeBuild := func(gen string) string {
 		t.Helper()
-		var tools []string
-		for _, name := range []string{"alpha", "bravo", "charlie", "delta"} {
-			tools = append(tools, fmt.Sprintf(`{"name":"%s_report","description":"Export the %s report of the %s build.","inputSchema":{"type":"object"}}`, name, name, gen))
-		}
+		names := []string{"alpha", "bravo", "charlie", "delta"}
 		if gen == "second" {
-			tools = append(tools, `{"name":"echo_report","description":"Export the echo report of the second build.","inputSchema":{"type":"object"}}`)
+			names = append(names, "echo")
 		}
-		os.WriteFile(catalog, []byte(`{"domains":[{"name":"reports","description":"Reports","tools":[`+strings.Join(tools, ",")+`]}]}`), 0o644)
+		writeReportsCatalog(t, catalog, gen, names...)
 		dir := filepath.Join(root, gen)
-		if out, err := exec.Command(bin, "index", "--catalog", catalog, "--data-dir", dir, "--embedder", "builtin").CombinedOutput(); err != nil {
-			t.Fatalf("index %s: %v\n%s", gen, err, out)
-		}
+		indexBuild(t, bin, catalog, dir)
 		return dir
 	}
 	current := filepath.Join(root, "current")
@@ -284,5 +279,27 @@ func TestReadOnlyServesTheBuildItResolved(t *testing.T) {
 	dir, err := g.readOnlyStoreDir()
 	if err != nil || !strings.HasPrefix(dir, first+string(filepath.Separator)) {
 		t.Errorf("readOnlyStoreDir = %q, %v; want a set of the build resolved first, %s", dir, err, first)
+	}
+}
+
+// writeReportsCatalog writes to path a catalog of one domain, reports,
+// with a tool NAME_report for each name whose description says which
+// build (gen) it is of: an answer tells the build it came from.
+func writeReportsCatalog(t *testing.T, path, gen string, names ...string) {
+	t.Helper()
+	var tools []string
+	for _, name := range names {
+		tools = append(tools, fmt.Sprintf(`{"name":"%s_report","description":"Export the %s report of the %s build.","inputSchema":{"type":"object"}}`, name, name, gen))
+	}
+	if err := os.WriteFile(path, []byte(`{"domains":[{"name":"reports","description":"Reports","tools":[`+strings.Join(tools, ",")+`]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// indexBuild builds catalog's index into dir with bin.
+func indexBuild(t *testing.T, bin, catalog, dir string) {
+	t.Helper()
+	if out, err := exec.Command(bin, "index", "--catalog", catalog, "--data-dir", dir, "--embedder", "builtin").CombinedOutput(); err != nil {
+		t.Fatalf("index %s: %v\n%s", dir, err, out)
 	}
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,22 +22,8 @@ func TestReadOnlyRetriesARefusedBuild(t *testing.T) {
 	bin := buildBinary(t)
 	root := t.TempDir()
 	catalog := filepath.Join(root, "catalog.json")
-	writeCatalog := func(gen string) {
-		t.Helper()
-		var tools []string
-		for _, name := range []string{"alpha", "bravo", "charlie"} {
-			tools = append(tools, fmt.Sprintf(`{"name":"%s_report","description":"Export the %s report of the %s build.","inputSchema":{"type":"object"}}`, name, name, gen))
-		}
-		if err := os.WriteFile(catalog, []byte(`{"domains":[{"name":"reports","description":"Reports","tools":[`+strings.Join(tools, ",")+`]}]}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	index := func(dir string) {
-		t.Helper()
-		if out, err := exec.Command(bin, "index", "--catalog", catalog, "--data-dir", dir, "--embedder", "builtin").CombinedOutput(); err != nil {
-			t.Fatalf("index %s: %v\n%s", dir, err, out)
-		}
-	}
+	writeCatalog := func(gen string) { writeReportsCatalog(t, catalog, gen, "alpha", "bravo", "charlie") }
+	index := func(dir string) { indexBuild(t, bin, catalog, dir) }
 	writeCatalog("first")
 	first := filepath.Join(root, "first")
 	index(first)
