@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
@@ -119,19 +117,7 @@ func TestCondensedEager(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeEager, Condense: tc.condense}}))
-			res, err := cs.ListTools(context.Background(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var listed *mcp.Tool
-			for _, tl := range res.Tools {
-				if tl.Name == "files__read_text_file" {
-					listed = tl
-				}
-			}
-			if listed == nil {
-				t.Fatalf("eager tools/list = %v, want files__read_text_file", toolNames(res))
-			}
+			listed := listToolNamed(t, cs, "files__read_text_file")
 			schema, _ := json.Marshal(listed.InputSchema)
 			if listed.Description != tc.want || listed.Title != "Read Text File" || listed.Annotations == nil || !listed.Annotations.ReadOnlyHint || !strings.Contains(string(schema), `"description":"where"`) {
 				t.Errorf("eager entry (condense %v) = %q %q %+v %s, want %q with the title, annotations and whole schema", tc.condense, listed.Description, listed.Title, listed.Annotations, schema, tc.want)

@@ -110,6 +110,23 @@ func TestBothProtocolsOneEndpoint(t *testing.T) {
 	}
 }
 
+// listToolNamed lists cs's tools and returns the one named name, failing
+// the test when it is not listed.
+func listToolNamed(t *testing.T, cs *mcp.ClientSession, name string) *mcp.Tool {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("tools/list = %v, want %s", toolNames(res), name)
+	return nil
+}
+
 // toolNames returns the names of the tools a tools/list answered.
 func toolNames(res *mcp.ListToolsResult) []string {
 	var names []string

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolscout/toolscout/index"
 
 	"github.com/toolscout/toolscout/server/gateway"
@@ -191,19 +189,7 @@ func TestCompactMode(t *testing.T) {
 	   "outputSchema":{"type":"object","properties":{"id":{"type":"integer"}}}}]}]}`
 	ex := &fakeExecutor{}
 	cs := connect(t, New(Options{Live: testLive(t, cat, nil), Executor: ex, Expose: Exposure{Mode: ExposeCompact}}))
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var listed *mcp.Tool
-	for _, tl := range res.Tools {
-		if tl.Name == "github__create_issue" {
-			listed = tl
-		}
-	}
-	if listed == nil {
-		t.Fatalf("compact tools/list = %v, want github__create_issue", toolNames(res))
-	}
+	listed := listToolNamed(t, cs, "github__create_issue")
 	schema, _ := json.Marshal(listed.InputSchema)
 	want := `{"properties":{"labels":{"items":{"type":"string"},"type":"array"},"meta":{"type":["string","object"]},"repo":{"type":"string"}},"required":["repo","labels","meta"],"type":"object"}`
 	if string(schema) != want || listed.Description != "Open a new issue in a repository." || listed.Title != "" || listed.Annotations != nil || listed.OutputSchema != nil {
