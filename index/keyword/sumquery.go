@@ -410,8 +410,10 @@ func (s *sumSearcher) Count() uint64 {
 	return n
 }
 
-// Close closes every clause.
+// Close closes every clause, and gives the drained documents back.
 func (s *sumSearcher) Close() error {
+	putHits(s.hits)
+	s.hits, s.pos = nil, 0
 	var first error
 	for _, c := range s.clauses {
 		if err := c.Close(); err != nil && first == nil {

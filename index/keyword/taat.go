@@ -40,6 +40,7 @@ type accumulator struct {
 	seen   []bool
 	lo, hi uint64 // touched documents lie in [lo, hi]
 	any    bool
+	n      int // touched documents
 }
 
 var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
@@ -52,6 +53,7 @@ func (a *accumulator) add(doc uint64, s float64) {
 	}
 	if !a.seen[doc] {
 		a.seen[doc] = true
+		a.n++
 		if !a.any || doc < a.lo {
 			a.lo = doc
 		}
@@ -69,14 +71,35 @@ func (a *accumulator) collect(out []taatHit) []taatHit {
 	if !a.any {
 		return out
 	}
+	out = slices.Grow(out, a.n)
 	for d := a.lo; d <= a.hi; d++ {
 		if a.seen[d] {
 			out = append(out, taatHit{d, a.score[d]})
 			a.seen[d], a.score[d] = false, 0
 		}
 	}
-	a.any = false
+	a.any, a.n = false, 0
 	return out
+}
+
+// hitBuffers recycles the drained lists of sums: a long request's query
+// drains a sum per field and term group, and each list was garbage as
+// soon as the query ended (BENCHMARKS.md "Keyword query garbage").
+var hitBuffers = sync.Pool{New: func() any { return new([]taatHit) }}
+
+// getHits returns an empty list from the pool.
+func getHits() []taatHit {
+	p := hitBuffers.Get().(*[]taatHit)
+	return (*p)[:0]
+}
+
+// putHits gives a list back to the pool; the caller no longer reads it.
+func putHits(h []taatHit) {
+	if cap(h) == 0 {
+		return
+	}
+	h = h[:0]
+	hitBuffers.Put(&h)
 }
 
 // drain reads every clause of s, term at a time, into hits in document
@@ -96,6 +119,7 @@ func (s *sumSearcher) drain(ctx *search.SearchContext) ([]taatHit, error) {
 			for _, h := range hits {
 				acc.add(h.doc, h.score)
 			}
+			putHits(hits)
 			continue
 		}
 		var d *search.DocumentMatch
@@ -122,7 +146,7 @@ func (s *sumSearcher) drain(ctx *search.SearchContext) ([]taatHit, error) {
 			return nil, err
 		}
 	}
-	return acc.collect(nil), nil
+	return acc.collect(getHits()), nil
 }
 
 // nextHit hands out the drained documents in order.
