@@ -102,13 +102,24 @@ generate:
 	$(GO) generate ./index
 
 # The built-in embedder's word vectors, learned from Debian's English
-# package descriptions (apt's lists) and, when the files exist, npm and PyPI
-# package summaries (tab-separated, a "summary" column). Deterministic for
-# a given corpus; the corpus SHA-256 it prints is recorded in BENCHMARKS.md.
-CORPUS_TSV ?= $(wildcard ../.library/env/packages/pypi.tsv ../.library/env/packages/npm.tsv)
+# package descriptions (apt's lists) and the npm and PyPI package summaries
+# given in CORPUS_TSV (tab-separated files with a header row and a
+# "summary" column; README, "Embedders", says where to get them).
+# Deterministic for a given corpus; the corpus SHA-256 it prints is
+# recorded in BENCHMARKS.md. Without CORPUS_TSV it stops and says so:
+# Debian's descriptions alone give weaker vectors than the shipped ones,
+# so that build has to be asked for (CORPUS_TSV=none).
+CORPUS_TSV ?=
 wordvectors:
+	@if [ -z "$(strip $(CORPUS_TSV))" ]; then \
+		echo 'make wordvectors: set CORPUS_TSV to the npm and PyPI summary lists the shipped vectors were learned from, e.g. CORPUS_TSV="pypi.tsv npm.tsv" (README, "Embedders"), or CORPUS_TSV=none for Debian descriptions alone (weaker vectors)' >&2; \
+		exit 2; \
+	fi
+	@for f in $(filter-out none,$(CORPUS_TSV)); do \
+		[ -r "$$f" ] || { echo "make wordvectors: CORPUS_TSV file $$f cannot be read" >&2; exit 2; }; \
+	done
 	apt-get update -o Acquire::Languages=en >/dev/null
-	$(GO) run ./cmd/genvectors -out embed/wordvectors.bin $(foreach f,$(CORPUS_TSV),-tsv $(f):summary)
+	$(GO) run ./cmd/genvectors -out embed/wordvectors.bin $(foreach f,$(filter-out none,$(CORPUS_TSV)),-tsv $(f):summary)
 
 # The built-in dataset's long-task queries, composed (seeded) from its
 # single-tool queries.
