@@ -426,9 +426,12 @@ func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSess
 		}
 		tools = append(tools, t)
 	}
-	specs, skipped := toolSpecs(&u.cfg, tools)
+	specs, skipped, stale := toolSpecs(&u.cfg, tools)
 	for _, s := range skipped {
 		g.log.Warn("upstream tool skipped", "domain", u.cfg.Domain, "tool", s)
+	}
+	for _, s := range stale {
+		g.log.Warn("config entry names no tool of this server", "domain", u.cfg.Domain, "entry", s)
 	}
 	title, instr := "", ""
 	if ir := session.InitializeResult(); ir != nil {

@@ -149,10 +149,10 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // toolSpecs converts an upstream's tools into catalog specs, cleaning what
 // the SDK and the catalog would refuse. Tools that cannot be cleaned are
-// skipped and reported, not the whole server.
-func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []string) {
-	var specs []index.ToolSpec
-	var skipped []string
+// skipped and reported, not the whole server; stale are the config's
+// entries (groups, disabled_tools, deprecated_tools) for tools the server
+// does not list: a typo in the config, not a tool skipped.
+func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) (specs []index.ToolSpec, skipped, stale []string) {
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if t == nil || t.Name == "" || seen[t.Name] {
@@ -189,22 +189,22 @@ func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) ([]index.ToolSpec, []stri
 		key   string
 		names []string
 	}{{"groups", slices.Collect(maps.Keys(cfg.Groups))}, {"disabled_tools", cfg.DisabledTools}, {"deprecated_tools", slices.Collect(maps.Keys(cfg.DeprecatedTools))}} {
-		var stale []string
+		var missing []string
 		for _, name := range list.names {
 			if !seen[name] {
-				stale = append(stale, name)
+				missing = append(missing, name)
 			}
 		}
-		sort.Strings(stale)
-		for _, name := range stale {
+		sort.Strings(missing)
+		for _, name := range missing {
 			msg := fmt.Sprintf("%s entry %q: the server has no such tool", list.key, name)
 			if s := search.Closest(name, slices.Sorted(maps.Keys(seen)), 1); len(s) > 0 {
 				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 			}
-			skipped = append(skipped, msg)
+			stale = append(stale, msg)
 		}
 	}
-	return specs, skipped
+	return specs, skipped, stale
 }
 
 // applyTo sets what the config says of ts's tool: its group, and whether

@@ -38,7 +38,7 @@ func TestUpstreamEnv(t *testing.T) {
 }
 
 func TestToolSpecsSkipsBadNames(t *testing.T) {
-	specs, skipped := toolSpecs(&UpstreamConfig{Groups: map[string]string{"a": " g "}}, []*mcp.Tool{
+	specs, skipped, _ := toolSpecs(&UpstreamConfig{Groups: map[string]string{"a": " g "}}, []*mcp.Tool{
 		{Name: "a", InputSchema: map[string]any{"type": "object"}},
 		{Name: "has space", InputSchema: map[string]any{"type": "object"}},
 		{Name: "a", InputSchema: map[string]any{"type": "object"}},
@@ -50,10 +50,15 @@ func TestToolSpecsSkipsBadNames(t *testing.T) {
 }
 
 func TestGroupsEntryForAMissingTool(t *testing.T) {
-	_, skipped := toolSpecs(&UpstreamConfig{Groups: map[string]string{"create_isue": "issues", "list_issues": "issues"}}, []*mcp.Tool{
+	_, skipped, stale := toolSpecs(&UpstreamConfig{Groups: map[string]string{"create_isue": "issues", "list_issues": "issues"}}, []*mcp.Tool{
 		{Name: "create_issue", InputSchema: map[string]any{"type": "object"}},
 		{Name: "list_issues", InputSchema: map[string]any{"type": "object"}},
 	})
+	// A typo in the config is not a tool skipped (it was logged as one).
+	if len(skipped) != 0 {
+		t.Errorf("skipped = %q, want none: every tool the server listed was kept", skipped)
+	}
+	skipped = stale
 	if len(skipped) != 1 || !strings.Contains(skipped[0], `groups entry "create_isue"`) || !strings.Contains(skipped[0], `did you mean "create_issue"?`) {
 		t.Errorf("skipped = %q, want the stale groups entry named with a suggestion", skipped)
 	}
@@ -93,7 +98,7 @@ func TestFrameGuard(t *testing.T) {
 // named), on the tools it lists and on those kept from its last run.
 func TestUpstreamToolState(t *testing.T) {
 	cfg := &UpstreamConfig{DisabledTools: []string{"crash", "crsh"}, DeprecatedTools: map[string]string{"fail": " use echo ", "add_tool": ""}}
-	specs, skipped := toolSpecs(cfg, []*mcp.Tool{
+	specs, _, skipped := toolSpecs(cfg, []*mcp.Tool{
 		{Name: "echo", InputSchema: map[string]any{"type": "object"}},
 		{Name: "crash", InputSchema: map[string]any{"type": "object"}},
 		{Name: "fail", InputSchema: map[string]any{"type": "object"}},
