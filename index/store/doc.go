@@ -18,7 +18,11 @@
 // (fit-*.bin: [Store.RestoreFit]) and the tools each upstream server
 // listed last (upstreams.bin: [Store.ListedTools]), and what agents ran
 // after their searches (feedback.log: [Store.Feedback]). What cannot be read
-// is removed to be rebuilt, and said in [Store.Healed].
+// is removed to be rebuilt, and said in [Store.Healed]. The definitions
+// approved for each upstream tool (pins.bin: [Store.Pins], [OpenPins];
+// the policy is index/pin's) are the one file two processes update:
+// serve and toolscout approve, each Update under an exclusive lock
+// (pins.lock), a damaged file moved aside with a warning.
 //
 //	st, err := store.OpenWith(dir, store.Options{Catalog: src, Logger: log}) // dir "" keeps everything in memory
 //	if err != nil { ... }

@@ -9,6 +9,7 @@ package fileio
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -92,3 +93,7 @@ func SyncDir(dir string) {
 		d.Close()
 	}
 }
+
+// ErrLocked is wrapped by Lock's error when another process held the
+// lock for the whole wait.
+var ErrLocked = errors.New("locked by another process")

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/toolscout/toolscout/index/pin"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
+)
+
+// The definitions approved for each upstream tool of a config set (see
+// index/pin), kept in the set's folder beside upstreams.bin. serve,
+// index and doctor add the tools they see first and the changes they
+// hold back; toolscout approve turns changes into approvals, possibly
+// while a serve runs: each Update reads, changes and writes the file
+// under an exclusive lock (pins.lock, flock), and a serve watches Stamp
+// to take approvals in.
+//
+// Layout of pins.bin:
+//
+//	"TSPINS01"   magic
+//	uint32       CRC-32C of the body (little endian)
+//	uint64       length of the body (little endian)
+//	body         JSON: {"tools": [{"domain", "tool", "hash", "definition", "approved", "by", "pending"?}...]}
+//
+// The file is written to a temporary name and renamed (fileio.WriteAtomic).
+// One that fails its magic, length, checksum, JSON or pin.Book.Validate
+// (a definition that does not match its hash) is moved aside to
+// pins.bin.damaged, said in a warning and in Store.Healed, and the pins
+// start over: every tool is pinned again as next listed.
+const (
+	pinsMagic = "TSPINS01"
+	pinsFile  = "pins.bin"
+	pinsLock  = "pins.lock"
+	pinsHead  = len(pinsMagic) + 4 + 8
+	// pinsLockWait bounds the wait for another process's update (each
+	// holds the lock for one read and one write of a small file).
+	pinsLockWait = 10 * time.Second
+)
+
+// ErrPinsCorrupt is wrapped by the errors for a pins.bin that is not
+// whole and unchanged.
+var ErrPinsCorrupt = errors.New("not a whole pins.bin")
+
+// writePins writes b in the pins.bin format.
+func writePins(w io.Writer, b *pin.Book) error {
+	if b.Tools == nil {
+		b = &pin.Book{Tools: []pin.Entry{}}
+	}
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return err
+	}
+	var head [pinsHead]byte
+	copy(head[:], pinsMagic)
+	binary.LittleEndian.PutUint32(head[len(pinsMagic):], crc32.Checksum(body.Bytes(), checksum.Castagnoli))
+	binary.LittleEndian.PutUint64(head[len(pinsMagic)+4:], uint64(body.Len()))
+	if _, err := w.Write(head[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(body.Bytes())
+	return err
+}
+
+// readPins reads a pins.bin written by writePins, checking its magic,
+// length, checksum and entries. Memory stays within the body's real
+// size whatever the header claims.
+func readPins(r io.Reader) (*pin.Book, error) {
+	var head [pinsHead]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, fmt.Errorf("%w: header: %v", ErrPinsCorrupt, err)
+	}
+	if string(head[:len(pinsMagic)]) != pinsMagic {
+		return nil, fmt.Errorf("%w: magic %q", ErrPinsCorrupt, head[:len(pinsMagic)])
+	}
+	sum := binary.LittleEndian.Uint32(head[len(pinsMagic):])
+	n := binary.LittleEndian.Uint64(head[len(pinsMagic)+4:])
+	body, err := io.ReadAll(io.LimitReader(r, int64(min(n, 1<<62))+1))
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(body)) != n {
+		return nil, fmt.Errorf("%w: body is %d bytes, the header says %d", ErrPinsCorrupt, len(body), n)
+	}
+	if crc32.Checksum(body, checksum.Castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrPinsCorrupt)
+	}
+	var b pin.Book
+	if err := json.Unmarshal(body, &b); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPinsCorrupt, err)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPinsCorrupt, err)
+	}
+	return &b, nil
+}
+
+// Pins is the pins file of one config set's folder (pin.Storage), or a
+// book in memory for a store without a data dir.
+type Pins struct {
+	dir string
+	log *slog.Logger
+
+	mu     sync.Mutex // one Update of this process at a time
+	mem    *pin.Book  // dir == ""
+	healed []string
+}
+
+var (
+	_ pin.Storage = (*Pins)(nil)
+	_ pin.Stamper = (*Pins)(nil)
+)
+
+// OpenPins returns the pins of the set folder dir (SetDir,
+// ExistingSetDir), without opening its indexes: for toolscout approve
+// and doctor. Nothing is read or written before the first Update or
+// Read. dir "" keeps them in memory. log gets the warning of a damaged
+// file (nil discards it).
+func OpenPins(dir string, log *slog.Logger) *Pins {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Pins{dir: dir, log: log}
+}
+
+// Pins returns the pins of the store's data dir (in memory without one).
+// Each call returns a new handle on the same file; keep one.
+func (s *Store) Pins() *Pins {
+	return OpenPins(s.dir, s.log)
+}
+
+// Path returns the pins file's path ("" in memory).
+func (p *Pins) Path() string {
+	if p.dir == "" {
+		return ""
+	}
+	return filepath.Join(p.dir, pinsFile)
+}
+
+// Update reads the book, lets fn change it and writes it back when fn
+// reports a change (whole or not at all), under the set's lock: an
+// Update of another process (toolscout approve beside a serve) comes
+// before or after, never between. A damaged file is moved aside with a
+// warning, and fn gets an empty book.
+func (p *Pins) Update(fn func(b *pin.Book) bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dir == "" {
+		if p.mem == nil {
+			p.mem = &pin.Book{}
+		}
+		fn(p.mem)
+		return nil
+	}
+	unlock, err := fileio.Lock(filepath.Join(p.dir, pinsLock), pinsLockWait)
+	if err != nil {
+		return fmt.Errorf("pinned tool definitions: %w", err)
+	}
+	defer unlock()
+	b, err := p.read()
+	if errors.Is(err, ErrPinsCorrupt) {
+		b, err = &pin.Book{}, p.setAside(err)
+	}
+	if err != nil {
+		return fmt.Errorf("pinned tool definitions: %w", err)
+	}
+	if !fn(b) {
+		return nil
+	}
+	if err := fileio.WriteAtomic(p.Path(), func(w *bufio.Writer) error { return writePins(w, b) }); err != nil {
+		return fmt.Errorf("pinned tool definitions: save %s: %w", p.Path(), err)
+	}
+	return nil
+}
+
+// setAside moves a damaged pins.bin to pins.bin.damaged and says so.
+func (p *Pins) setAside(cause error) error {
+	aside := p.Path() + ".damaged"
+	if err := os.Rename(p.Path(), aside); err != nil {
+		return fmt.Errorf("%v; moving it aside failed: %w", cause, err)
+	}
+	msg := fmt.Sprintf("pinned tool definitions %s could not be read (%v); moved to %s: every upstream tool is pinned again as its server next lists it, so review them (toolscout doctor)", p.Path(), cause, aside)
+	p.log.Warn(msg)
+	p.healed = append(p.healed, msg)
+	return nil
+}
+
+// Read returns the book without writing anything (an empty one when there
+// is no file yet); a damaged file is an error wrapping ErrPinsCorrupt,
+// left where it is.
+func (p *Pins) Read() (*pin.Book, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dir == "" {
+		if p.mem == nil {
+			return &pin.Book{}, nil
+		}
+		b := *p.mem
+		b.Tools = append([]pin.Entry(nil), p.mem.Tools...)
+		return &b, nil
+	}
+	return p.read()
+}
+
+// read reads the file; p.mu is held.
+func (p *Pins) read() (*pin.Book, error) {
+	data, err := os.ReadFile(p.Path())
+	if errors.Is(err, os.ErrNotExist) {
+		return &pin.Book{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return readPins(bytes.NewReader(data))
+}
+
+// Healed says what Update moved aside, one line each.
+func (p *Pins) Healed() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.healed...)
+}
+
+// Stamp changes whenever the file does (its size and modification time,
+// in nanoseconds: each write is a new file renamed over it). "" when
+// there is none.
+func (p *Pins) Stamp() string {
+	if p.dir == "" {
+		return ""
+	}
+	fi, err := os.Stat(p.Path())
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+}
