@@ -91,6 +91,7 @@ const (
 	FailInvalidArguments = "invalid_arguments" // arguments that do not match the schema, or not an object
 	FailDisabled         = "disabled"          // the tool is switched off in the config
 	FailNotExecutable    = "not_executable"    // listed from a catalog: no upstream runs it
+	FailHeld             = "awaiting_approval" // its definition changed upstream: pinned (index/pin)
 	FailUnavailable      = "upstream_unavailable"
 	FailTimeout          = "upstream_timeout"
 	FailStopped          = "upstream_stopped" // the upstream exited during the call
@@ -237,6 +238,8 @@ func failClass(err error) string {
 	switch {
 	case errors.Is(err, gateway.ErrNotExecutable):
 		return FailNotExecutable
+	case errors.Is(err, gateway.ErrHeld):
+		return FailHeld
 	case errors.Is(err, gateway.ErrUnavailable):
 		return FailUnavailable
 	case errors.Is(err, gateway.ErrTimeout):

@@ -74,6 +74,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 		if ctx.Err() != nil {
 			return nil, FailCanceled, ctx.Err()
 		}
+		if errors.Is(err, gateway.ErrHeld) {
+			return errorResult("%v", err), FailHeld, nil
+		}
 		return errorResult("%s failed: %v", t.QualifiedName, err), failClass(err), nil
 	}
 	if res != nil && !res.IsError {

@@ -21,6 +21,13 @@
 // (noise.go), a message over the size limit answered with an error
 // (frameGuard), and its environment is an allow-list (environ.go).
 //
+// With [Options].Pins (pins.go), every listing goes through a [Pinner]
+// (index/pin's Guard over the data dir's pins) before it is served: a
+// tool whose definition changed since it was approved is served as
+// approved and Execute refuses it ([ErrHeld]), the change logged once
+// with its diff, until an approval (toolscout approve, from another
+// process) is seen by the poll of the pins' stamp.
+//
 //	gw := gateway.New(gateway.Options{Upstreams: ups, Logger: log})
 //	gw.Start(ctx)
 //	defer gw.Close()

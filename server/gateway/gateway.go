@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/pin"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/progress"
 )
@@ -75,6 +76,14 @@ type Options struct {
 	// lists tools that differ from what it listed before (for the data
 	// dir to keep them for the next start).
 	Keep func([]index.ListedTools) error
+	// Pins, when set, holds each tool to the definition approved for it
+	// (pins.go, index/pin): a tool whose listed definition changed is
+	// served as approved and not run until the change is approved. Nil
+	// serves what the servers list (toolscout.pin: off).
+	Pins Pinner
+	// PinPoll is how often the gateway looks whether the approvals
+	// changed from outside, when Pins can tell (2 s when zero).
+	PinPoll time.Duration
 	// MaxMessage bounds one message from a stdio upstream server
 	// (MaxUpstreamMessage when zero).
 	MaxMessage int
@@ -145,6 +154,14 @@ type upstream struct {
 	// changedBy is the session that announced the change, until follow
 	// re-lists it.
 	changedBy *mcp.ClientSession
+	// listed is what the server listed last (before pinning: tools
+	// holds what is served); held the tools held back, by name, and
+	// heldLogged the listed definitions' hashes already logged.
+	listed     []index.ToolSpec
+	held       map[string]pin.Held
+	heldLogged map[string]string
+	// pinMu orders the pinning of listings (list, repin).
+	pinMu sync.Mutex
 }
 
 // New returns a gateway; Start connects it.
@@ -215,6 +232,9 @@ func (g *Gateway) Start(ctx context.Context) {
 			defer g.wg.Done()
 			g.follow(ctx, u)
 		}()
+	}
+	if st, ok := g.opts.Pins.(stamper); ok {
+		g.wg.Go(func() { g.watchPins(ctx, st) })
 	}
 }
 
@@ -446,10 +466,17 @@ func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSess
 	if specs == nil {
 		specs = []index.ToolSpec{} // listed: known, if empty
 	}
+	u.pinMu.Lock()
+	defer u.pinMu.Unlock()
+	served, held, err := g.pinned(u, specs)
+	if err != nil {
+		return err
+	}
 	u.mu.Lock()
-	same := u.tools != nil && reflect.DeepEqual(u.tools, specs) && u.title == title && u.instr == instr
+	same := u.tools != nil && reflect.DeepEqual(u.tools, served) && u.title == title && u.instr == instr
 	wasLastRun := u.lastRun
-	u.state, u.err, u.session, u.tools, u.skipped, u.title, u.instr, u.lastRun = "up", nil, session, specs, skipped, title, instr, false
+	u.state, u.err, u.session, u.tools, u.skipped, u.title, u.instr, u.lastRun = "up", nil, session, served, skipped, title, instr, false
+	u.listed, u.held = specs, held
 	u.mu.Unlock()
 	if same {
 		if wasLastRun {
@@ -611,7 +638,11 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 	}
 	u.mu.Lock()
 	session, state, uerr := u.session, u.state, u.err
+	h, held := u.held[t.Name]
 	u.mu.Unlock()
+	if held {
+		return nil, heldError(t, h)
+	}
 	if session == nil && state == "connecting" {
 		return nil, classed(ErrUnavailable, fmt.Errorf("server %q is still starting: it did not connect within %s (the call's timeout); try again in a moment. Tools of other domains work", t.Domain, u.cfg.timeout()))
 	}
