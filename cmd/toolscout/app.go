@@ -174,7 +174,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	}
 	if a.gc != nil {
 		a.gw = gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log,
-			Known: st.ListedTools(), Keep: st.SaveListedTools})
+			Known: st.ListedTools(), Keep: st.SaveListedTools, Pins: a.pinner(st)})
 		if waitUpstreams {
 			a.gw.Start(ctx)
 			a.gw.WaitReady(ctx)

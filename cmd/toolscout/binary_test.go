@@ -20,6 +20,10 @@ var binary struct {
 }
 
 func TestMain(m *testing.M) {
+	if file := os.Getenv(pinServerEnv); file != "" {
+		pinServer(file)
+		os.Exit(0)
+	}
 	code := m.Run()
 	if binary.dir != "" {
 		os.RemoveAll(binary.dir)

@@ -99,14 +99,18 @@ type gatewayConfig struct {
 	// Instructions is toolscout.instructions: text added to the server's
 	// instructions (the last file's that has them).
 	Instructions string
-	Disabled     []string // domains switched off
-	Skipped      []string // servers that are toolscout itself
+	// Pin is toolscout.pin: "off" serves each upstream tool as listed,
+	// "on" (the default) holds a changed definition back until it is
+	// approved (pins.go); "" when no file sets it.
+	Pin      string
+	Disabled []string // domains switched off
+	Skipped  []string // servers that are toolscout itself
 }
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -169,6 +173,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			AuditArguments *bool    `json:"audit_arguments"`
 			Condense       *bool    `json:"condense"`
 			Instructions   string   `json:"instructions"`
+			Pin            string   `json:"pin"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -200,6 +205,11 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		case "", "on", "off":
 		default:
 			return nil, &ConfigError{File: file, Path: "toolscout.feedback", Reason: fmt.Sprintf("%q: use on (learn from what agents run) or off", gc.Feedback)}
+		}
+		switch gc.Pin = top.Toolscout.Pin; gc.Pin {
+		case "", "on", "off":
+		default:
+			return nil, &ConfigError{File: file, Path: "toolscout.pin", Reason: fmt.Sprintf("%q: use on (hold a tool whose definition changed upstream until toolscout approve) or off (serve tools as listed)", gc.Pin)}
 		}
 		switch gc.Fallback = top.Toolscout.Fallback; gc.Fallback {
 		case "", "none", server.ExposeEager:
@@ -463,6 +473,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.Instructions != "" {
 			all.Instructions = gc.Instructions
+		}
+		if gc.Pin != "" {
+			all.Pin = gc.Pin
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)

@@ -86,6 +86,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"startup wait as text", `{"mcpServers": {}, "toolscout": {"startup_wait": "30s"}}`, "toolscout.startup_wait", "expected a number, found JSON string"},
 		{"wrong field type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, "mcpServers.a.args", "expected"},
 		{"name clash", `{"mcpServers": {"My Server": {"command": "x"}, "my-server": {"command": "y"}}}`, "mcpServers.my-server", "both become domain"},
+		{"bad pin", `{"mcpServers": {}, "toolscout": {"pin": "no"}}`, "toolscout.pin", `"no": use on (hold a tool whose definition changed upstream until toolscout approve) or off`},
 		{"bad expose", `{"mcpServers": {}, "toolscout": {"expose": "all"}}`, "toolscout.expose", "meta, eager, core, dynamic, auto[:TOKENS] or compact"},
 		{"auto budget of zero", `{"mcpServers": {}, "toolscout": {"expose": "auto:0"}}`, "toolscout.expose", "from 1 to 1000000, e.g. auto:10000"},
 		{"budget of another mode", `{"mcpServers": {}, "toolscout": {"expose": "eager:500"}}`, "toolscout.expose", "only auto takes a token budget"},

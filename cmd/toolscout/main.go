@@ -104,6 +104,7 @@ func commands() []command {
 		{"tokens", "count what a client pays for tools/list, eager against meta", runTokens},
 		{"lint", "per-tool token cost; flag long, missing and duplicate descriptions (exit 1)", runLint},
 		{"doctor", "check the config, upstream servers, Ollama and the data dir", runDoctor},
+		{"approve", "list, or approve, upstream tools whose definition changed since approved", runApprove},
 		{"feedback", "list what was learned from the tools agents ran after searches; --forget clears it", runFeedback},
 	}
 }

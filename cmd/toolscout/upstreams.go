@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/pin"
 	"github.com/toolscout/toolscout/server/gateway"
 	"github.com/toolscout/toolscout/server/lint"
 )
@@ -91,7 +92,12 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 		return
 	}
 	emit(check{name: "config", detail: detail})
-	gw := gateway.New(gateway.Options{Upstreams: gc.Upstreams, Version: version})
+	pins := g.doctorPins(gc)
+	var pinner gateway.Pinner
+	if pins != nil {
+		pinner = pin.NewGuard(pins)
+	}
+	gw := gateway.New(gateway.Options{Upstreams: gc.Upstreams, Version: version, Pins: pinner})
 	gw.Start(ctx)
 	defer gw.Close()
 	ready := make(chan struct{})
@@ -121,6 +127,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 		emit(lintCheck(cat))
 	}
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
+	emit(pinChecks(pins, gc, g.configs)...)
 }
 
 // upstreamCheck is the doctor line of one upstream server (started by a
