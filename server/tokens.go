@@ -31,6 +31,11 @@ type TokenReport struct {
 	// that its examples and related_tools take.
 	SchemaExamples int `json:"get_tool_schema_examples"`
 	SchemaRelated  int `json:"get_tool_schema_related_tools"`
+	// SchemaMax is the largest get_tool_schema answer for one tool over
+	// every tool of the catalog (as GetToolSchema is counted), and
+	// SchemaMaxTool that tool.
+	SchemaMax     int    `json:"get_tool_schema_max"`
+	SchemaMaxTool string `json:"get_tool_schema_max_tool"`
 	// Saved is the fraction of the eager tools/list that meta mode saves,
 	// counting the instructions against it.
 	Saved float64 `json:"saved"`
@@ -140,6 +145,18 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 			if rep.SchemaRelated, err = count(map[string]any{"related_tools": relatedEntries(rel)}); err != nil {
 				return nil, err
 			}
+		}
+	}
+	for _, t := range cat.Tools() {
+		if t.Disabled {
+			continue
+		}
+		n, err := answer(GetToolSchema, map[string]any{"tool_name": t.QualifiedName})
+		if err != nil {
+			return nil, err
+		}
+		if n > rep.SchemaMax {
+			rep.SchemaMax, rep.SchemaMaxTool = n, t.QualifiedName
 		}
 	}
 	if rep.EagerToolsList > 0 {

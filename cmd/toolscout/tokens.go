@@ -69,6 +69,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(tw, "get_tool_schema, one tool\t%d\t\n", rep.GetToolSchema)
 	fmt.Fprintf(tw, "  of which examples\t%d\t\n", rep.SchemaExamples)
 	fmt.Fprintf(tw, "  of which related_tools\t%d\t\n", rep.SchemaRelated)
+	fmt.Fprintf(tw, "get_tool_schema, largest: %s\t%d\t\n", rep.SchemaMaxTool, rep.SchemaMax)
 	for _, mode := range server.ExposeModes {
 		n, ok := rep.Extra["tools_list_"+mode]
 		switch {
