@@ -86,12 +86,13 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 		}
 		ts := ToolSchema{
 			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
-			Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+			Description: t.Description, InputSchema: shownInput(t.InputSchema), OutputSchema: shownOutput(t.OutputSchema), Annotations: t.Annotations,
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
 		}
 		if args.IncludeExamples == nil || *args.IncludeExamples {
 			ts.Examples = arguments.Examples(t)
 		}
+		fitBudget(&ts, t.Name)
 		out.Tools = append(out.Tools, ts)
 	}
 	if len(out.Tools) == 0 {

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/gateway"
+)
+
+// TestSchemaAnswerBudget: get_tool_schema's answer for any one tool of
+// the built-in catalog and of the three reference servers costs at most
+// SchemaBudget tokens, counted as toolscout tokens counts it (the
+// content a client that does not read structuredContent gets). Before
+// the answers showed schemas for a model, the largest was 470
+// (memory__open_nodes).
+func TestSchemaAnswerBudget(t *testing.T) {
+	t.Run("builtin", func(t *testing.T) {
+		cat, err := index.BuiltinCatalog()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := store.Open("")
+		live, _, err := search.Open(context.Background(), search.LiveOptions{Store: st, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, cat.Specs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer live.Close()
+		checkSchemaBudget(t, New(Options{Live: live}))
+	})
+	t.Run("reference servers", func(t *testing.T) {
+		root := t.TempDir()
+		env := startGateway(t, []gateway.UpstreamConfig{
+			{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
+			{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
+			{Domain: "filesystem", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
+		}, Exposure{Mode: ExposeMeta})
+		waitFor(t, "the reference servers' tools", func() bool {
+			return env.hasTool("memory__open_nodes") && env.hasTool("filesystem__read_media_file") && env.hasTool("everything__echo")
+		})
+		checkSchemaBudget(t, env.srv)
+	})
+}
+
+func checkSchemaBudget(t *testing.T, srv *Server) {
+	t.Helper()
+	rep, err := srv.CountTokens(t.Context(), "create an issue for a bug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("largest get_tool_schema answer of %d tools: %s, %d tokens", rep.Tools, rep.SchemaMaxTool, rep.SchemaMax)
+	if rep.SchemaMax == 0 || rep.SchemaMax > SchemaBudget {
+		t.Errorf("get_tool_schema of %s = %d tokens, want at most %d", rep.SchemaMaxTool, rep.SchemaMax, SchemaBudget)
+	}
+}
+
+// TestSchemaShown: what get_tool_schema shows of a schema leaves out
+// "$schema" and, in an output schema, additionalProperties false; the
+// tool keeps its schemas whole for validation.
+func TestSchemaShown(t *testing.T) {
+	in := json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","additionalProperties":false,"properties":{"a":{"type":"string","description":"<b>"}},"type":"object"}`)
+	if got := string(shownInput(in)); got != `{"additionalProperties":false,"properties":{"a":{"description":"<b>","type":"string"}},"type":"object"}` {
+		t.Errorf("shownInput = %s", got)
+	}
+	out := json.RawMessage(`{"$schema":"x","additionalProperties":false,"properties":{"items":{"items":{"additionalProperties":false,"type":"object"},"type":"array"},"extra":{"additionalProperties":true}},"type":"object"}`)
+	if got := string(shownOutput(out)); strings.Contains(got, "false") || strings.Contains(got, "$schema") || !strings.Contains(got, `"additionalProperties":true`) {
+		t.Errorf("shownOutput = %s", got)
+	}
+	if got := string(shownInput(json.RawMessage(`{"type":"object"}`))); got != `{"type":"object"}` {
+		t.Errorf("shownInput of a plain schema = %s", got)
+	}
+	ts := ToolSchema{Name: "memory__open_nodes", Title: "Open Nodes", RelatedTools: []RelatedTool{{Name: "x", Summary: "s"}}}
+	fitBudget(&ts, "open_nodes")
+	if ts.Title != "" || ts.RelatedTools[0].Summary != "s" {
+		t.Errorf("fitBudget of a small answer = %+v, want the title that repeats the name gone, the summaries kept", ts)
+	}
+}
