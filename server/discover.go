@@ -169,19 +169,19 @@ func (s *Server) addMetaTools(v *view) {
 		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",
 		InputSchema: inputs[DiscoverTools],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-	}, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
+	}, shortAnswers(s, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 		res, out, err := s.discover(ctx, v, args)
 		if a, ok := out.(SearchAnswer); ok && err == nil {
 			s.feedback.noteSearch(req, a.Query)
 		}
 		return res, out, err
-	})
+	}))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        GetToolSchema,
 		Description: "Full description and input schema of tool_name or each of tool_names.",
 		InputSchema: inputs[GetToolSchema],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-	}, s.getSchema)
+	}, shortAnswers(s, s.getSchema))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ExecuteTool,
 		Description: "Run a tool with arguments matching its schema.",

@@ -49,6 +49,13 @@
 // descriptions. Disabled tools are never listed, found unless asked for,
 // or run.
 //
+// discover_tools and get_tool_schema answer with structuredContent and,
+// for clients not known to read it, the same JSON as text; a client
+// known to read it (by name, [DefaultStructuredClients], or by
+// declaring [StructuredCapability]) gets a line of text instead
+// (structured.go). One tool's schema answer is kept within
+// [SchemaBudget] tokens (schemashown.go).
+//
 // Tools run through an [Executor] (the gateway's upstream sessions); tools
 // that come from catalog files only are listed, described, and refused with
 // an actionable error when executed. With [Options].Audit, each call that

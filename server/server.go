@@ -93,6 +93,11 @@ type Options struct {
 	// calls' arguments, shortened past AuditArgumentsMax bytes.
 	Audit          io.Writer
 	AuditArguments bool
+	// StructuredClients name the clients (by their clientInfo name) that
+	// hand their model a result's structuredContent: their meta-tool
+	// answers carry a one-line content text (structured.go).
+	// DefaultStructuredClients when nil.
+	StructuredClients []string
 }
 
 // Server is toolscout's MCP server.
@@ -115,6 +120,8 @@ type Server struct {
 	draining  atomic.Bool // see Drain
 	loadDone  <-chan struct{}
 	startWait time.Duration
+	// structuredClients are Options.StructuredClients (structured.go).
+	structuredClients []string
 
 	mu       sync.Mutex         // guards views, their tools, expose and failures
 	primary  *view              // the stdio (or shared HTTP) server
@@ -195,6 +202,10 @@ func New(opts Options) *Server {
 		views:    map[*view]struct{}{},
 		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:    newAuditor(opts.Audit, opts.AuditArguments, log)}
+	s.structuredClients = opts.StructuredClients
+	if s.structuredClients == nil {
+		s.structuredClients = DefaultStructuredClients
+	}
 	s.mu.Lock()
 	s.primary = s.newViewLocked()
 	s.mu.Unlock()

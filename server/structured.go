@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Answers sent once where the protocol allows (issue 35 item 4).
+//
+// discover_tools and get_tool_schema answer with structuredContent, and
+// the MCP specification (2025-06-18 onward, "Structured Content") says
+// that a tool returning structured content SHOULD also return the
+// serialized JSON in a text block, for backwards compatibility. Which
+// of the two a client gives its model is the client's choice, and the
+// protocol carries no capability that says it: Claude Code hands its
+// model the structuredContent alone (the text is dropped), opencode,
+// Open WebUI and Kimi Code the content text alone, Hermes both. The
+// protocol version says only that a client knows the field, not that its
+// model sees it: a short text sent to every 2025-06-18 client would leave
+// the models of the second kind without the answer.
+//
+// So toolscout sends the full JSON text to every client, as the
+// specification asks, except to clients known to read structuredContent:
+// those get the same structuredContent and a one-line content text. A
+// client is known by the name it gives at initialize (or in each
+// request's _meta, for the stateless protocol): StructuredClients,
+// "claude-code" by default; or it says so itself with the experimental
+// capability StructuredCapability.
+
+// StructuredCapability is the experimental client capability by which a
+// client says that it reads structuredContent (its model sees it), and
+// wants meta-tool answers' content text short.
+const StructuredCapability = "io.github.toolscout/structured-content"
+
+// DefaultStructuredClients are the clients known to hand their model a
+// tool result's structuredContent (Options.StructuredClients when nil).
+var DefaultStructuredClients = []string{"claude-code"}
+
+// readsStructured reports whether the client of req reads
+// structuredContent.
+func (s *Server) readsStructured(req *mcp.CallToolRequest) bool {
+	if req == nil {
+		return false
+	}
+	if caps := req.ClientCapabilities(); caps != nil {
+		if _, ok := caps.Experimental[StructuredCapability]; ok {
+			return true
+		}
+	}
+	info := req.ClientInfo()
+	return info != nil && slices.Contains(s.structuredClients, info.Name)
+}
+
+// shortAnswers wraps a meta-tool's handler: for a client that reads
+// structuredContent, its answer's content is one line saying what the
+// structuredContent holds; for every other client it is left to the
+// go-sdk, which puts the whole JSON there.
+func shortAnswers[In any](s *Server, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		res, out, err := h(ctx, req, in)
+		if err != nil || out == nil || (res != nil && res.Content != nil) || !s.readsStructured(req) {
+			return res, out, err
+		}
+		if res == nil {
+			res = &mcp.CallToolResult{}
+		}
+		res.Content = []mcp.Content{&mcp.TextContent{Text: shortText(out)}}
+		return res, out, nil
+	}
+}
+
+// shortText says in a line what a structured answer holds.
+func shortText(out any) string {
+	const tail = " (the answer is in structuredContent)"
+	names := func(n int, name func(int) string) string {
+		var b []string
+		for i := range min(n, 5) {
+			b = append(b, name(i))
+		}
+		if n > 5 {
+			b = append(b, fmt.Sprintf("%d more", n-5))
+		}
+		return strings.Join(b, ", ")
+	}
+	switch a := out.(type) {
+	case SchemaAnswer:
+		s := "Schemas of " + names(len(a.Tools), func(i int) string { return a.Tools[i].Name })
+		if len(a.Errors) > 0 {
+			s += fmt.Sprintf("; %d names not found", len(a.Errors))
+		}
+		return s + tail
+	case SearchAnswer:
+		if len(a.Results) == 0 {
+			return fmt.Sprintf("No tool found for %q", a.Query) + tail
+		}
+		return fmt.Sprintf("%d tools for %q: %s", len(a.Results), a.Query, names(len(a.Results), func(i int) string { return a.Results[i].Name })) + tail
+	}
+	return "Answer" + tail
+}
