@@ -77,6 +77,22 @@ func (s *Server) autoEagerLocked(cat *index.Catalog) bool {
 	if s.auto.cat == cat {
 		return s.auto.eager
 	}
+	if cat != s.eng.Catalog() {
+		// A caller's view (visibility.go): decided for its own tools,
+		// once per view of each catalog, without a log line each.
+		if eager, ok := s.autoSub[cat]; ok {
+			return eager
+		}
+		_, under := listingCostAs(cat, s.budget(), s.listingLocked())
+		if len(s.autoSub) >= 256 {
+			clear(s.autoSub) // views of older catalogs
+		}
+		if s.autoSub == nil {
+			s.autoSub = map[*index.Catalog]bool{}
+		}
+		s.autoSub[cat] = under
+		return under
+	}
 	cost, under := listingCostAs(cat, s.budget(), s.listingLocked())
 	prev := s.auto
 	s.auto = autoDecision{cat: cat, eager: under, cost: cost}

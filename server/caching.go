@@ -30,7 +30,10 @@ const (
 //     is private, and no list is cached (ttlMs 0): the same request with
 //     and without a toolset in its _meta has different answers, and the
 //     go-sdk client keys its cache on the cursor alone. The list a
-//     stateless request without a toolset gets is public.
+//     stateless request without a toolset gets is public;
+//   - with callers configured (Options.Callers) every answer is the
+//     caller's own, server/discover too (its instructions name the
+//     caller's domains): private, with the TTLs above.
 //
 // The go-sdk calls it with its server's lock held: it reads only what is
 // fixed when v is made.
@@ -38,11 +41,14 @@ func cacheable(v *view) func(context.Context, mcp.Request, *mcp.Cacheable) {
 	return func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 		if _, ok := req.GetParams().(*mcp.DiscoverParams); ok || !v.dynamic {
 			c.TTLMs, c.CacheScope = int(ListTTL.Milliseconds()), cachePublic
-			return
+		} else {
+			c.TTLMs, c.CacheScope = 0, cachePrivate
+			if !v.toolset && statelessCall(req.GetExtra()) {
+				c.CacheScope = cachePublic
+			}
 		}
-		c.TTLMs, c.CacheScope = 0, cachePrivate
-		if !v.toolset && statelessCall(req.GetExtra()) {
-			c.CacheScope = cachePublic
+		if v.who != nil {
+			c.CacheScope = cachePrivate
 		}
 	}
 }

@@ -207,8 +207,8 @@ func (s *Server) unavailable() map[string]string {
 
 func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 	s.waitReady(ctx)
-	cat := s.eng.Catalog()
-	down := s.unavailable()
+	cat := s.catalogFor(v.who)
+	down := s.unavailableFor(v.who)
 	if why, ok := down[args.Domain]; ok && cat.Domain(args.Domain) == nil {
 		return nil, nil, fmt.Errorf("domain %q has no tools yet: %s. Other domains work", args.Domain, serverDown(args.Domain, why))
 	}
@@ -216,9 +216,21 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 		if args.Cursor != "" {
 			return nil, nil, errors.New("cursor pages a listing, not a query: use limit (up to 100) to get more results")
 		}
+		if v.who != nil {
+			// The index knows every tool: the scope is checked against
+			// what the caller sees, so that a hidden domain is unknown.
+			if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
+				return nil, nil, err
+			}
+		}
 		sr := search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit}
+		full := s.eng.Catalog()
 		if !args.IncludeDisabled {
-			sr.Exclude = s.disabledTools(cat)
+			sr.Exclude = s.disabledTools(full)
+		}
+		if hidden := s.hiddenFrom(v.who, full); len(hidden) > 0 {
+			// Left out before the top k is cut: k results still.
+			sr.Exclude = append(slices.Clip(sr.Exclude), hidden...)
 		}
 		resp, err := s.search(ctx, sr)
 		if ctx.Err() == nil {

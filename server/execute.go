@@ -37,7 +37,8 @@ func (s *Server) executeNamed(ctx context.Context, req *mcp.CallToolRequest, arg
 	if args.ToolName == "" {
 		return nil, FailBadRequest, errors.New("pass tool_name; find names with discover_tools")
 	}
-	t, serr := s.resolveTool(s.eng.Catalog(), args.ToolName)
+	who := s.callerIn(ctx)
+	t, serr := s.resolveToolFor(who, s.catalogFor(who), args.ToolName)
 	if serr != nil {
 		return nil, FailUnknownTool, errors.New(serr.Error)
 	}

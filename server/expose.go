@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/callers"
 )
 
 // Exposure modes: what tools/list shows besides the three meta-tools.
@@ -69,12 +70,15 @@ type view struct {
 	// toolset. Both are fixed before the view serves.
 	dynamic, toolset bool
 	sync             listSync // each change of direct is whole to clients
+	// who is the caller the view answers (nil: no callers configured),
+	// fixed when the view is made.
+	who *callers.Caller
 }
 
 // newViewLocked makes a view and keeps it in step with the catalog until
 // dropView. s.mu is held.
 func (s *Server) newViewLocked() *view {
-	v := s.newView(s.expose.Mode == ExposeDynamic)
+	v := s.newView(s.expose.Mode == ExposeDynamic, s.who)
 	s.addViewLocked(v)
 	return v
 }
@@ -82,15 +86,16 @@ func (s *Server) newViewLocked() *view {
 // newView makes a view with the meta-tools (and, when dynamic, enable_domain
 // and disable_domain) but no direct tools yet. It reads no guarded state, so
 // that sessions opening at once build their views in parallel.
-func (s *Server) newView(dynamic bool) *view {
-	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic}
+func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
+	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic, who: who}
 	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)})
-	v.mcp.AddReceivingMiddleware(s.instructionsMiddleware)
+	v.mcp.AddReceivingMiddleware(s.instructionsMiddleware(v))
 	s.addMetaTools(v)
 	if dynamic {
 		s.addDynamicTools(v)
 	}
 	v.mcp.AddReceivingMiddleware(s.startupMiddleware(v))
+	v.mcp.AddReceivingMiddleware(callerMiddleware(v))
 	if s.metrics != nil {
 		// Last, so outermost (the go-sdk wraps in order): it counts what
 		// the middlewares inside answer and times their waits too.
@@ -111,11 +116,11 @@ func (s *Server) addViewLocked(v *view) {
 // newSessionView makes the view for a request that may open a session in
 // dynamic mode, or returns nil in the other modes (all sessions share the
 // primary view).
-func (s *Server) newSessionView() *view {
+func (s *Server) newSessionView(who *callers.Caller) *view {
 	if !s.dynamic() {
 		return nil
 	}
-	v := s.newView(true)
+	v := s.newView(true, who)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.addViewLocked(v)
@@ -144,7 +149,10 @@ type toolsetEntry struct {
 // toolsetView returns the view that lists the tools of keys, a set whose
 // handle is h: the one kept for h, or a new one, kept in place of the
 // least recently used when there are too many.
-func (s *Server) toolsetView(h string, keys map[string]bool) *view {
+func (s *Server) toolsetView(h string, keys map[string]bool, who *callers.Caller) *view {
+	if who != nil {
+		h = who.Name + " " + h // each caller's toolset views are its own
+	}
 	s.mu.Lock()
 	if e, ok := s.toolsets.byHandle[h]; ok {
 		s.toolsets.order.MoveToFront(e)
@@ -152,7 +160,7 @@ func (s *Server) toolsetView(h string, keys map[string]bool) *view {
 		return e.Value.(toolsetEntry).v
 	}
 	s.mu.Unlock()
-	v := s.newView(true) // outside the lock, as newSessionView
+	v := s.newView(true, who) // outside the lock, as newSessionView
 	v.enabled, v.toolset = keys, true
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,7 +221,7 @@ func (s *Server) dropView(v *view) {
 // listedLocked reports whether the exposure lists t directly in v: never
 // a disabled tool. s.mu is held.
 func (s *Server) listedLocked(cat *index.Catalog, v *view, t *index.Tool) bool {
-	if t.Disabled {
+	if t.Disabled || !v.who.Visible(t.Domain, t.Name) {
 		return false
 	}
 	switch s.expose.Mode {
@@ -258,7 +266,7 @@ func (s *Server) syncViewLocked(v *view) {
 // changed anything. s.mu is held.
 func (s *Server) changeViewLocked(v *view) bool {
 	want := map[string]*index.Tool{}
-	cat := s.eng.Catalog()
+	cat := s.catalogFor(v.who)
 	for _, t := range cat.Tools() {
 		if !ownTool(t.QualifiedName) && s.listedLocked(cat, v, t) {
 			want[t.QualifiedName] = t
@@ -284,7 +292,7 @@ func (s *Server) changeViewLocked(v *view) bool {
 	sort.Strings(names)
 	for _, name := range names {
 		t := want[name]
-		v.mcp.AddTool(listedTool(t, how), s.directHandler(name))
+		v.mcp.AddTool(listedTool(t, how), s.directHandler(v, name))
 		v.direct[name] = listingKey(t, how)
 		if addToolHook != nil {
 			addToolHook()
@@ -299,10 +307,10 @@ var addToolHook func()
 
 // directHandler runs a directly listed tool, looked up by name at call
 // time so that a re-index never leaves a stale tool behind.
-func (s *Server) directHandler(name string) mcp.ToolHandler {
+func (s *Server) directHandler(v *view, name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		call := s.audit.begin(req, AuditDirect, name)
-		t := s.eng.Catalog().Tool(name)
+		t := s.catalogFor(v.who).Tool(name)
 		if t == nil {
 			res := errorResult("tool %s is no longer available; search with discover_tools", name)
 			call.end(ctx, nil, res, FailUnknownTool, nil)
@@ -386,9 +394,10 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
 	}
 	s.waitReady(ctx) // the domain may be an upstream that is still connecting
-	cat := s.eng.Catalog()
+	cat := s.catalogFor(v.who)
+	down := s.unavailableFor(v.who)
 	var warnings []string
-	if why, down := s.unavailable()[args.Domain]; down && cat.Domain(args.Domain) == nil {
+	if why, isDown := down[args.Domain]; isDown && cat.Domain(args.Domain) == nil {
 		// A configured server that has not listed its tools: its
 		// tools are listed when it does (its groups are not known yet).
 		if args.Group != "" {
@@ -411,7 +420,7 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 			return nil, nil, toolsetError(args.Toolset, err)
 		}
 		var dropped []string
-		base, dropped = knownKeys(cat, s.unavailable(), keys)
+		base, dropped = knownKeys(cat, down, keys)
 		if len(dropped) > 0 {
 			warnings = append(warnings, fmt.Sprintf("the toolset named %s, which this server does not have: left out", strings.Join(dropped, ", ")))
 		}

@@ -68,6 +68,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		if v, ok := r.Context().Value(viewKey{}).(*view); ok {
 			return v.mcp
 		}
+		if s.callers != nil {
+			return s.callerView(s.requestCaller(r)).mcp
+		}
 		return s.primary.mcp
 	}
 	// Neither handler sets JSONResponse: every answer is an SSE event of
@@ -107,7 +110,10 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	// apply again) is first applied here, on the connection's own
 	// writer: net/http closes the connection after a request too large
 	// only when told through that writer, which the splice writer hides.
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	outer := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.refuseUnauthenticated(w, r) {
+			return
+		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes)
 		}
@@ -115,7 +121,13 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			return
 		}
 		h.ServeHTTP(w, r)
-	})
+	}))
+	if s.callers != nil {
+		// Every request names its caller (401 otherwise), whose view
+		// answers it.
+		outer = s.callers.Require(outer, s.log)
+	}
+	return outer
 }
 
 // refuseBatch answers a POST whose body is a JSON array (a JSON-RPC
@@ -247,7 +259,7 @@ func (s *Server) sessionHandler(h http.Handler, max int) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		v := s.newSessionView()
+		v := s.newSessionView(s.requestCaller(r))
 		if v == nil {
 			h.ServeHTTP(w, r)
 			return
@@ -299,7 +311,8 @@ func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *htt
 			return
 		}
 		s.waitReady(r.Context()) // its domains may be upstreams still connecting
-		keys, dropped := knownKeys(s.eng.Catalog(), s.unavailable(), keys)
+		who := s.requestCaller(r)
+		keys, dropped := knownKeys(s.catalogFor(who), s.unavailableFor(who), keys)
 		if len(dropped) > 0 {
 			s.log.Warn("a request's toolset names domains or groups this server does not have; they are left out", "left_out", dropped)
 		}
@@ -307,7 +320,7 @@ func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *htt
 			h.ServeHTTP(w, r)
 			return
 		}
-		v := s.toolsetView(encodeToolset(keys), keys)
+		v := s.toolsetView(encodeToolset(keys), keys, who)
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/server/callers"
 )
 
 // The server's instructions: one line on what the catalog covers (its
@@ -47,11 +48,11 @@ func InstructionsFor(cat *index.Catalog, mode, extra string) string {
 }
 
 // instructionsNow returns the instructions for a client initializing now.
-func (s *Server) instructionsNow() string {
+func (s *Server) instructionsNow(who *callers.Caller) string {
 	s.mu.Lock()
 	mode := s.expose.Mode
 	s.mu.Unlock()
-	out := instructions(domainSizes(s.eng.Catalog(), s.domains), mode)
+	out := instructions(domainSizes(s.catalogFor(who), s.domainsFor(who)), mode)
 	if s.extra != "" {
 		out += "\n\n" + s.extra
 	}
@@ -65,23 +66,25 @@ const MaxExtraInstructions = 2000
 
 // instructionsMiddleware writes the instructions into initialize's and
 // server/discover's answers.
-func (s *Server) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if err != nil {
-			return res, err
-		}
-		switch r := res.(type) {
-		case *mcp.InitializeResult:
-			if r != nil {
-				r.Instructions = s.instructionsNow()
+func (s *Server) instructionsMiddleware(v *view) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
 			}
-		case *mcp.DiscoverResult:
-			if r != nil {
-				r.Instructions = s.instructionsNow()
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				if r != nil {
+					r.Instructions = s.instructionsNow(v.who)
+				}
+			case *mcp.DiscoverResult:
+				if r != nil {
+					r.Instructions = s.instructionsNow(v.who)
+				}
 			}
+			return res, nil
 		}
-		return res, nil
 	}
 }
 

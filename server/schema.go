@@ -12,6 +12,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/arguments"
+	"github.com/toolscout/toolscout/server/callers"
 )
 
 // SchemaArgs are get_tool_schema's arguments.
@@ -72,15 +73,16 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 	if len(names) > MaxBatch {
 		return nil, nil, fmt.Errorf("%d tool names: ask for at most %d at a time", len(names), MaxBatch)
 	}
-	cat := s.eng.Catalog()
+	who := s.callerIn(ctx)
+	cat := s.catalogFor(who)
 	out := SchemaAnswer{Tools: []ToolSchema{}}
 	for _, name := range names {
-		t, serr := s.resolveTool(cat, name)
+		t, serr := s.resolveToolFor(who, cat, name)
 		if serr != nil {
 			out.Errors = append(out.Errors, *serr)
 			continue
 		}
-		related, err := s.eng.Related(ctx, t, maxRelated)
+		related, err := s.related(ctx, who, cat, t)
 		if err != nil {
 			s.log.Warn("related tools unavailable", "tool", t.QualifiedName, "err", err)
 		}
@@ -134,6 +136,29 @@ func resolve(cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
 	}
 	msg += " Search with discover_tools and a query to find tools."
 	return nil, &SchemaError{ToolName: name, Error: msg, Candidates: sugg}
+}
+
+// related returns the tools near t that who sees: the index is asked for
+// as many more as t's domain hides from who, so that hiding cuts none of
+// the maxRelated.
+func (s *Server) related(ctx context.Context, who *callers.Caller, cat *index.Catalog, t *index.Tool) ([]*index.Tool, error) {
+	if who == nil {
+		return s.eng.Related(ctx, t, maxRelated)
+	}
+	hidden := 0
+	if d := s.eng.Catalog().Domain(t.Domain); d != nil {
+		if own := cat.Domain(t.Domain); own != nil {
+			hidden = len(d.Tools) - len(own.Tools)
+		}
+	}
+	all, err := s.eng.Related(ctx, t, maxRelated+hidden)
+	var out []*index.Tool
+	for _, r := range all {
+		if cat.Tool(r.QualifiedName) == r && len(out) < maxRelated {
+			out = append(out, r)
+		}
+	}
+	return out, err
 }
 
 // RelatedTool is a tool near another: same domain, nearest by the index.

@@ -16,6 +16,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 
+	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -98,6 +99,14 @@ type Options struct {
 	// answers carry a one-line content text (structured.go).
 	// DefaultStructuredClients when nil.
 	StructuredClients []string
+	// Callers, when set, gives each caller its own view of the catalog
+	// (visibility.go): over HTTP, every request must name a caller with
+	// its credential (HTTPHandler refuses the others with 401) and is
+	// answered from what that caller may see. Caller is the caller of
+	// the stdio client (and of anything served by MCP() directly); nil
+	// sees everything.
+	Callers *callers.Set
+	Caller  *callers.Caller
 }
 
 // Server is toolscout's MCP server.
@@ -122,14 +131,19 @@ type Server struct {
 	startWait time.Duration
 	// structuredClients are Options.StructuredClients (structured.go).
 	structuredClients []string
+	callers           *callers.Set    // nil: every caller sees everything
+	who               *callers.Caller // the primary view's caller
+	subsets           subsets         // each caller's view of the catalog
 
-	mu       sync.Mutex         // guards views, their tools, expose and failures
-	primary  *view              // the stdio (or shared HTTP) server
-	views    map[*view]struct{} // the primary, one per HTTP session in dynamic mode, the toolsets'
-	toolsets toolsetViews       // the views of the toolsets stateless requests carried last
-	failures int                // search errors in a row (not bad requests)
-	auto     autoDecision       // auto mode's decision for the current catalog
-	disabled struct {           // the current catalog's disabled tools
+	mu       sync.Mutex                // guards views, their tools, expose and failures
+	primary  *view                     // the stdio (or shared HTTP) server
+	views    map[*view]struct{}        // the primary, one per HTTP session in dynamic mode, the toolsets'
+	toolsets toolsetViews              // the views of the toolsets stateless requests carried last
+	byCaller map[*callers.Caller]*view // each caller's view (callerView)
+	failures int                       // search errors in a row (not bad requests)
+	auto     autoDecision              // auto mode's decision for the current catalog
+	autoSub  map[*index.Catalog]bool   // auto mode's decisions for callers' views
+	disabled struct {                  // the current catalog's disabled tools
 		cat   *index.Catalog
 		names []string
 	}
@@ -194,6 +208,9 @@ func New(opts Options) *Server {
 	if opts.StartupWait <= 0 {
 		opts.StartupWait = search.DefaultStartupWait
 	}
+	if opts.Callers != nil && opts.Caller == nil {
+		opts.Caller = callers.Nobody() // fail closed
+	}
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback, metrics: opts.Metrics,
 		loadDone: opts.LoadDone, startWait: opts.StartupWait,
 		impl:     &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
@@ -201,7 +218,8 @@ func New(opts Options) *Server {
 		extra:    strings.TrimSpace(opts.Instructions),
 		views:    map[*view]struct{}{},
 		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
-		audit:    newAuditor(opts.Audit, opts.AuditArguments, log)}
+		audit:    newAuditor(opts.Audit, opts.AuditArguments, log),
+		callers:  opts.Callers, who: opts.Caller}
 	s.structuredClients = opts.StructuredClients
 	if s.structuredClients == nil {
 		s.structuredClients = DefaultStructuredClients

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/callers"
 
 	"github.com/toolscout/toolscout/server/gateway"
 	"github.com/toolscout/toolscout/server/progress"
@@ -66,7 +67,8 @@ func (s *Server) waitListing(ctx context.Context, label string) {
 		}
 		grace.Stop()
 	}
-	progress.Wait(ctx, s.log, nil, s.live.Ready(), label+" waits", s.waitingFor)
+	who := s.callerIn(ctx)
+	progress.Wait(ctx, s.log, nil, s.live.Ready(), label+" waits", func() string { return s.waitingFor(who) })
 }
 
 // waitReady blocks a meta-tool call until the live index has loaded its
@@ -88,7 +90,8 @@ func (s *Server) waitReady(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	progress.Wait(ctx, s.log, nil, s.live.Ready(), "a meta-tool call waits", s.waitingFor)
+	who := s.callerIn(ctx)
+	progress.Wait(ctx, s.log, nil, s.live.Ready(), "a meta-tool call waits", func() string { return s.waitingFor(who) })
 }
 
 // connectingReporter is implemented by executors whose servers connect
@@ -103,9 +106,15 @@ var _ connectingReporter = (*gateway.Gateway)(nil)
 
 // waitingFor says what a wait for the live index's first refresh waits
 // for.
-func (s *Server) waitingFor() string {
+func (s *Server) waitingFor(who *callers.Caller) string {
 	if r, ok := s.exec.(connectingReporter); ok {
-		if c := r.Connecting(); len(c) > 0 {
+		var c []string
+		for _, d := range r.Connecting() {
+			if s.domainVisible(who, d) {
+				c = append(c, d)
+			}
+		}
+		if len(c) > 0 {
 			return "upstream servers still connecting: " + strings.Join(c, ", ")
 		}
 	}
@@ -139,7 +148,7 @@ func (s *Server) startupMiddleware(v *view) mcp.Middleware {
 						// (unlistedCall).
 						s.waitReady(ctx)
 					}
-					if msg := s.unavailableTool(s.eng.Catalog(), name); msg != "" {
+					if msg := s.unavailableToolFor(v.who, s.catalogFor(v.who), name); msg != "" {
 						return errorResult("%s", msg), nil
 					}
 					if res := s.unlistedCall(v, req.(*mcp.CallToolRequest)); res != nil {
@@ -172,12 +181,12 @@ func ownTool(name string) bool {
 // unavailableTool says why name is not in cat when it names a tool of
 // a configured server that has not listed its tools ("" otherwise): the
 // server is still connecting or down, not the tool unknown.
-func (s *Server) unavailableTool(cat *index.Catalog, name string) string {
+func (s *Server) unavailableToolFor(who *callers.Caller, cat *index.Catalog, name string) string {
 	domain, _, ok := strings.Cut(name, "__")
 	if !ok || cat.Tool(name) != nil || cat.Domain(domain) != nil {
 		return ""
 	}
-	why, down := s.unavailable()[domain]
+	why, down := s.unavailableFor(who)[domain]
 	if !down {
 		return ""
 	}
@@ -198,10 +207,10 @@ func serverDown(domain, why string) string {
 
 // resolveTool is resolve, saying that a tool of a server that has not
 // listed its tools is unavailable rather than unknown.
-func (s *Server) resolveTool(cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
+func (s *Server) resolveToolFor(who *callers.Caller, cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
 	t, serr := resolve(cat, name)
 	if serr != nil {
-		if msg := s.unavailableTool(cat, name); msg != "" {
+		if msg := s.unavailableToolFor(who, cat, name); msg != "" {
 			return nil, &SchemaError{ToolName: name, Error: msg}
 		}
 	}

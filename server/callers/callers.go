@@ -276,3 +276,8 @@ func FromContext(ctx context.Context) *Caller {
 	c, _ := ctx.Value(callerKey{}).(*Caller)
 	return c
 }
+
+// Nobody returns a caller that sees nothing: what a server with callers
+// configured answers a request it cannot tie to one (it should never
+// have to).
+func Nobody() *Caller { return &Caller{Name: "", policy: &Policy{}} }
