@@ -128,7 +128,9 @@ func (s *Server) domainsFor(who *callers.Caller) []DomainSize {
 	var out []DomainSize
 	for _, d := range s.domains {
 		if s.domainVisible(who, d.Name) {
-			out = append(out, d)
+			// Its size counts every tool the server listed last, the
+			// hidden ones too: not known for who until the catalog is.
+			out = append(out, DomainSize{Name: d.Name})
 		}
 	}
 	return out

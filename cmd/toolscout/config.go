@@ -102,7 +102,10 @@ type gatewayConfig struct {
 	// Pin is toolscout.pin: "off" serves each upstream tool as listed,
 	// "on" (the default) holds a changed definition back until it is
 	// approved (pins.go); "" when no file sets it.
-	Pin      string
+	Pin string
+	// Callers is toolscout.callers and toolscout.jwt (nil when no file
+	// defines callers; one file may).
+	Callers  *callersSpec
 	Disabled []string // domains switched off
 	Skipped  []string // servers that are toolscout itself
 }
@@ -110,7 +113,7 @@ type gatewayConfig struct {
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -174,6 +177,9 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			Condense       *bool    `json:"condense"`
 			Instructions   string   `json:"instructions"`
 			Pin            string   `json:"pin"`
+			// Callers and JWT: parseCallers.
+			Callers json.RawMessage `json:"callers"`
+			JWT     json.RawMessage `json:"jwt"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -237,6 +243,9 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		}
 		if gc.Audit != "" && gc.Audit != "-" && !filepath.IsAbs(gc.Audit) {
 			gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
+		}
+		if gc.Callers, err = parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT); err != nil {
+			return nil, err
 		}
 	}
 	keys := make([]string, 0, len(top.MCPServers))
@@ -476,6 +485,12 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.Pin != "" {
 			all.Pin = gc.Pin
+		}
+		if gc.Callers != nil {
+			if all.Callers != nil {
+				return nil, &ConfigError{File: p, Path: "toolscout.callers", Reason: "also defined in " + all.Callers.File + ": define the callers in one file"}
+			}
+			all.Callers = gc.Callers
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
 		all.Pinned = append(all.Pinned, gc.Pinned...)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/httpguard"
 )
 
@@ -27,7 +28,7 @@ const minReloadInterval = 10 * time.Millisecond
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
+	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  TOOLSCOUT_CALLER      over stdio, with callers configured (toolscout.callers):\n                        the caller this client is, whose view it gets\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
 	g.register(fs, "info")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	expose := fs.String("expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a condensed description and a stripped schema (default meta, or the config's toolscout.expose, or TOOLSCOUT_EXPOSE)")
@@ -37,6 +38,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var origins stringList
 	fs.Var(&origins, "allow-origin", "with --http: also accept browser requests from `ORIGIN` (scheme://host[:port], or *; repeatable); loopback origins are always accepted")
 	tokenFile := fs.String("auth-token-file", "", "with --http: require \"Authorization: Bearer TOKEN\", the token read from `FILE` (or set TOOLSCOUT_AUTH_TOKEN)")
+	callersFile := fs.String("callers", "", "read the callers (toolscout.callers and toolscout.jwt) from `FILE`, a JSON file {\"toolscout\": {\"callers\": ..., \"jwt\": ...}}: for --read-only replicas, which take no --config (a --config file may define them too)")
 	insecure := fs.Bool("insecure", false, "with --http: allow a non-loopback address without a token")
 	idle := fs.Duration("session-idle", 30*time.Minute, "with --http: close a session after this long without a request (0: never)")
 	maxSessions := fs.Int("max-sessions", 1000, "with --http: the most sessions open at once; more get 503 (0: no limit)")
@@ -78,9 +80,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--expose %v", err)
 		}
 	}
+	// The callers are read before anything starts, so that a missing
+	// token file is told at once.
+	who, err := g.callers(*callersFile)
+	if err != nil {
+		return err
+	}
 	var guard httpguard.Options
 	if *httpAddr != "" {
-		if guard, err = httpGuard(*httpAddr, origins, *tokenFile, *insecure); err != nil {
+		if guard, err = httpGuard(*httpAddr, origins, *tokenFile, *insecure || who != nil); err != nil {
+			return err
+		}
+		if who != nil && guard.Token != "" {
+			return usagef("toolscout.callers and a single token (--auth-token-file or TOOLSCOUT_AUTH_TOKEN) are both set: with callers, each caller's token_files or JWT names it; drop the single token")
+		}
+	}
+	var stdioWho *callers.Caller
+	if who != nil && *httpAddr == "" {
+		if stdioWho, err = stdioCaller(who, os.Getenv); err != nil {
 			return err
 		}
 	}
@@ -176,6 +193,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.gc != nil {
 		opts.Instructions = a.gc.Instructions
 	}
+	opts.Callers, opts.Caller = who, stdioWho
 	if *httpAddr != "" {
 		opts.Metrics = server.NewMetrics()
 	}
@@ -236,6 +254,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.gw != nil {
 		a.gw.Start(ctx)
 	}
+	if who != nil {
+		go warnCallers(ctx, log, who, a)
+	}
 	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), mode)
 	if a.gw != nil {
 		what += fmt.Sprintf(", %s connecting", plural(len(a.gc.Upstreams), "upstream server"))
@@ -263,11 +284,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o := httpServing{
 		addr:          *httpAddr,
 		mcp:           httpguard.Wrap(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard),
-		metrics:       httpguard.Wrap(opts.Metrics.Handler(), guard),
+		metrics:       httpguard.Wrap(srv.MetricsHandler(), guard),
 		srv:           srv,
 		drainTimeout:  *drainTimeout,
 		what:          what,
-		authenticated: guard.Token != "",
+		authenticated: guard.Token != "" || who != nil,
 		jsonLogs:      g.logFormat == "json",
 	}
 	if err := serveHTTP(sig, ctx, o, stderr, log); err != nil {

@@ -123,8 +123,16 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 			emit(upstreamCheck(st, stdio[st.Domain]))
 		}
 	}
-	if cat, err := index.NewCatalog(gw.Specs()); err == nil && cat.Len() > 0 {
+	cat, err := index.NewCatalog(gw.Specs())
+	if err == nil && cat.Len() > 0 {
 		emit(lintCheck(cat))
+	}
+	if err == nil {
+		domains := make([]string, 0, len(gc.Upstreams))
+		for _, u := range gc.Upstreams {
+			domains = append(domains, u.Domain)
+		}
+		emit(callerChecks(gc.Callers, cat, domains)...)
 	}
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 	emit(pinChecks(pins, gc, g.configs)...)
