@@ -49,13 +49,14 @@ func testCallers(t *testing.T) *callers.Set {
 // with the whole index's statistics, so they are compared by the tools
 // they name, and must still return k results.
 func TestCallerSeesAsIfHiddenToolsDidNotExist(t *testing.T) {
-	for _, mode := range []string{ExposeMeta, ExposeEager} {
+	for _, mode := range []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic, ExposeAuto, ExposeCompact} {
 		for _, protocol := range []string{"", "2025-11-25"} {
 			t.Run(mode+"/"+protocol, func(t *testing.T) {
-				full := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: mode}, Callers: testCallers(t)})
+				exp := Exposure{Mode: mode, Pinned: []string{"github__*", "jira__*", "weather__get_forecast"}}
+				full := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: exp, Callers: testCallers(t)})
 				hs := httptest.NewServer(full.HTTPHandler(HTTPOptions{}))
 				t.Cleanup(hs.Close)
-				ref := New(Options{Live: testLive(t, visibleCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: mode}})
+				ref := New(Options{Live: testLive(t, visibleCatalog, nil), Executor: &fakeExecutor{}, Expose: exp})
 				rs := httptest.NewServer(ref.HTTPHandler(HTTPOptions{}))
 				t.Cleanup(rs.Close)
 				got := connectURL(t, hs.URL, &http.Client{Transport: bearerRT(ghToken)}, protocol)
@@ -98,11 +99,28 @@ func TestCallerSeesAsIfHiddenToolsDidNotExist(t *testing.T) {
 					{"github__list_issues", map[string]any{}},
 					{"jira__create_issue", map[string]any{}},
 					{"github__get_file_contents", map[string]any{}},
+					{EnableDomain, map[string]any{"domain": "jira"}},
+					{EnableDomain, map[string]any{"domain": "github"}},
+					{EnableDomain, map[string]any{"domain": "github", "group": "repos"}},
+					{DisableDomain, map[string]any{"domain": "github"}},
+					{EnableDomain, map[string]any{"domain": "weather", "toolset": encodeToolset(map[string]bool{"jira": true, "github": true})}},
 				} {
 					g, gerr := got.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 					w, werr := want.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 					if gs, ws := answer(g, gerr), answer(w, werr); gs != ws {
 						t.Errorf("%s %v =\n%s\nwant\n%s", c.tool, c.args, gs, ws)
+					}
+				}
+				// The lists after enable_domain and disable_domain, and with a
+				// toolset that names a hidden domain.
+				for _, p := range []*mcp.ListToolsParams{nil, {Meta: mcp.Meta{ToolsetMetaKey: encodeToolset(map[string]bool{"jira": true, "github": true})}}} {
+					gl, err := got.ListTools(ctx, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wl, _ := want.ListTools(ctx, p)
+					if g, w := strings.Join(toolNames(gl), ","), strings.Join(toolNames(wl), ","); g != w {
+						t.Errorf("tools/list %v = %s, want %s", p, g, w)
 					}
 				}
 				// Searches: only visible tools, and as many as from the
