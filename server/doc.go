@@ -36,6 +36,8 @@
 //     listings.
 //   - server/lint: the per-tool token cost and problems of a catalog.
 //   - server/httpguard: the Origin and bearer-token checks over HTTP.
+//   - server/callers: who sends a request (bearer tokens, JWTs) and what
+//     that caller may see (Caller.Visible).
 //
 // The server imports gateway (the interfaces the gateway meets are
 // checked where they are declared), stdio, relay, progress, arguments and
@@ -63,4 +65,17 @@
 // line, an [AuditRecord], on the writer cmd opened (audit.go); the caller
 // it names is the one identity feedback.go uses (callerOf), so that
 // per-caller identities arrive in one place.
+//
+// With [Options].Callers, every view belongs to one caller (visibility.go):
+// HTTPHandler requires a caller's credential and answers each request with
+// its caller's view (chosen per request, never per session, so replicas
+// agree; a dynamic-mode session's or a toolset's view is its caller's
+// too), and stdio serves [Options].Caller. Each answer is made from the
+// caller's subset of the catalog (index.Catalog.Subset, cached per
+// catalog), so that resolving, suggesting, browsing and scope errors treat
+// a hidden tool exactly as a missing one; searches rank the whole index
+// with the hidden tools excluded before the top k is cut; servers without
+// tools are shown by the caller's domain rules; MetricsHandler filters
+// /metrics by caller. What else is relayed per domain (prompts,
+// resources) asks the same [Visibility] question of the view's caller.
 package server
