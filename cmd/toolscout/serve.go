@@ -117,6 +117,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if who == nil && os.Getenv("TOOLSCOUT_CALLER") != "" {
+		log.Warn("TOOLSCOUT_CALLER is set but no callers are configured (toolscout.callers): the client sees every tool")
+	}
 	if g.readOnly {
 		// The build served is the one the data dir leads to now: a
 		// link switched while the index loads is seen by watchBuilds,

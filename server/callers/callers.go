@@ -25,6 +25,9 @@ type ConfigError struct {
 // Path is where the error is in the config: "callers.ops.allow[1]" or
 // "jwt.issuer".
 func (e *ConfigError) Path() string {
+	if e.Caller == "" && e.Key == "" {
+		return "callers"
+	}
 	if e.Caller == "" {
 		return "jwt." + e.Key
 	}
@@ -108,7 +111,7 @@ func New(o Options) (*Set, error) {
 		s.now = time.Now
 	}
 	if len(o.Callers) == 0 {
-		return nil, &ConfigError{Caller: "", Key: "", Reason: "no callers"}
+		return nil, &ConfigError{Reason: "empty: define a caller, or leave callers out (every request then sees everything)"}
 	}
 	if o.JWT != nil {
 		v, err := newJWTVerifier(*o.JWT)
