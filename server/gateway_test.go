@@ -124,6 +124,12 @@ func TestGatewayReferenceServers(t *testing.T) {
 	waitFor(t, "tools of all three servers", func() bool {
 		return env.hasTool("memory__create_entities") && env.hasTool("everything__echo") && env.hasTool("files__write_file")
 	})
+	// The upstream servers' own instructions reach a client that
+	// initializes now, bounded (issue 35 item 5): everything's start
+	// with a Markdown heading, shown without its marks.
+	if got := connect(t, env.srv).InitializeResult().Instructions; !strings.Contains(got, "\n- everything: Everything Server") {
+		t.Errorf("instructions after the servers listed their tools = %q, want everything's own relayed", got)
+	}
 
 	// Discover across all three.
 	res := call(t, env.cs, DiscoverTools, map[string]any{})

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,14 +35,14 @@ const maxNamedDomains = 8
 // Instructions returns the instructions of a server in meta mode over
 // cat.
 func Instructions(cat *index.Catalog) string {
-	return instructions(domainSizes(cat, nil), ExposeMeta)
+	return instructions(domainSizes(cat, nil), capabilityWords(cat), ExposeMeta)
 }
 
 // InstructionsFor returns the instructions a client initializing gets
 // from a server over cat exposed in mode, with an operator's extra text
 // (Options.Instructions): what doctor shows.
 func InstructionsFor(cat *index.Catalog, mode, extra string) string {
-	out := instructions(domainSizes(cat, nil), mode)
+	out := instructions(domainSizes(cat, nil), capabilityWords(cat), mode)
 	if extra = strings.TrimSpace(extra); extra != "" {
 		out += "\n\n" + extra
 	}
@@ -52,11 +54,84 @@ func (s *Server) instructionsNow(who *callers.Caller) string {
 	s.mu.Lock()
 	mode := s.expose.Mode
 	s.mu.Unlock()
-	out := instructions(domainSizes(s.catalogFor(who), s.domainsFor(who)), mode)
+	cat := s.catalogFor(who)
+	out := instructions(domainSizes(cat, s.domainsFor(who)), capabilityWords(cat), mode)
+	if r, ok := s.exec.(UpstreamInstructions); ok {
+		// Only the servers whose tools this caller may see.
+		by := r.Instructions()
+		for d := range by {
+			if cat.Domain(d) == nil {
+				delete(by, d)
+			}
+		}
+		out += relayedInstructions(by)
+	}
 	if s.extra != "" {
 		out += "\n\n" + s.extra
 	}
 	return out
+}
+
+// UpstreamInstructions is an Executor that knows the instructions each
+// upstream server gave (the gateway): the server relays them, bounded.
+type UpstreamInstructions interface {
+	Instructions() map[string]string
+}
+
+// Bounds of the upstream servers' instructions relayed: each server's
+// and all of them together, in characters. A server's instructions are
+// how it tells a client how to use it ("call list_allowed_directories
+// first"); behind toolscout a client no longer sees them unless relayed.
+const (
+	maxRelayedEach  = 400
+	maxRelayedTotal = 1600
+)
+
+// relayedInstructions writes the upstream servers' own instructions, by
+// domain in name order, each on one line and cut at maxRelayedEach
+// characters, while they fit in maxRelayedTotal; "" without any.
+// Instructions that match a tool-poisoning pattern (index.ScanTool:
+// hidden directives, exfiltration wording) are left out, as a poisoned
+// tool description is flagged: they would reach every client first.
+func relayedInstructions(by map[string]string) string {
+	var b strings.Builder
+	for _, d := range slices.Sorted(maps.Keys(by)) {
+		var words []string
+		for _, l := range strings.Split(by[d], "\n") {
+			// Markdown headings and quotes lose their marks on one line.
+			words = append(words, strings.Fields(strings.TrimLeft(strings.TrimSpace(l), "#> "))...)
+		}
+		line := strings.Join(words, " ")
+		if line == "" || len(index.ScanTool("", line)) > 0 {
+			continue
+		}
+		line = cutAtWord(line, maxRelayedEach)
+		entry := "\n- " + d + ": " + line
+		if b.Len()+len(entry) > maxRelayedTotal {
+			break
+		}
+		b.WriteString(entry)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "\n\nWhat the upstream servers say of themselves:" + b.String()
+}
+
+// cutAtWord cuts s to at most n bytes at a word boundary, marking the cut
+// with "…".
+func cutAtWord(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := s[:n]
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
 // MaxExtraInstructions is the most characters of instructions an operator
@@ -126,9 +201,9 @@ const (
 	listedWorkflow = "Tools in tools/list can be called by name. For others: 1) discover_tools with a query describing the task; 2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments."
 )
 
-func instructions(domains []DomainSize, mode string) string {
+func instructions(domains []DomainSize, words map[string][]string, mode string) string {
 	var b strings.Builder
-	b.WriteString(covers(domains))
+	b.WriteString(covers(domains, words))
 	b.WriteByte(' ')
 	switch mode {
 	case ExposeEager:
@@ -146,9 +221,11 @@ func instructions(domains []DomainSize, mode string) string {
 }
 
 // covers says in one line what the domains cover: "61 tools in 3
-// domains: github, slack and jira.", or with more than maxNamedDomains
-// "302 tools in 26 domains, the largest: github, slack, ...".
-func covers(domains []DomainSize) string {
+// domains: github (issue, pull, branch), slack (channel, message) and
+// jira (…).", or with more than maxNamedDomains "302 tools in 26
+// domains, the largest: github (…), slack (…), ...", each domain with
+// the words that say what its tools do (capabilityWords).
+func covers(domains []DomainSize, words map[string][]string) string {
 	if len(domains) == 0 {
 		return "This server finds and runs tools; it has none yet."
 	}
@@ -157,7 +234,11 @@ func covers(domains []DomainSize) string {
 	for i, d := range domains {
 		total += d.Tools
 		if i < maxNamedDomains {
-			names = append(names, d.Name)
+			name := d.Name
+			if ws := words[d.Name]; len(ws) > 0 {
+				name += " (" + strings.Join(ws, ", ") + ")"
+			}
+			names = append(names, name)
 		}
 	}
 	var b strings.Builder

@@ -142,7 +142,7 @@ func TestToolsList(t *testing.T) {
 		}
 	}
 	init := cs.InitializeResult()
-	if !strings.Contains(init.Instructions, "discover_tools") || !strings.Contains(init.Instructions, "5 tools in 3 domains: github, jira and weather.") {
+	if !strings.Contains(init.Instructions, "discover_tools") || !strings.Contains(init.Instructions, "5 tools in 3 domains: github (repository, issue), jira (ticket, create) and weather (city, forecast).") {
 		t.Errorf("instructions = %q, want the workflow and the domains", init.Instructions)
 	}
 }
@@ -372,8 +372,10 @@ func TestTokenBudget(t *testing.T) {
 	if rep.MetaToolsList > 420 {
 		t.Errorf("meta tools/list = %d tokens, want ≤ 420", rep.MetaToolsList)
 	}
-	if rep.Instructions > 90 {
-		t.Errorf("instructions = %d tokens, want about 80", rep.Instructions)
+	// About 80 tokens, and 20-30 more since each named domain has the
+	// words that say what it does (issue 35 item 5).
+	if rep.Instructions > 115 {
+		t.Errorf("instructions = %d tokens, want at most 115", rep.Instructions)
 	}
 	if rep.EagerToolsList < 20*rep.MetaToolsList {
 		t.Errorf("eager tools/list = %d tokens, meta = %d: the built-in catalog should cost far more eagerly", rep.EagerToolsList, rep.MetaToolsList)
@@ -412,7 +414,7 @@ func TestInstructions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := instructions(domainSizes(emptyCatalog(t), tc.domains), tc.mode)
+			got := instructions(domainSizes(emptyCatalog(t), tc.domains), nil, tc.mode)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("instructions(%s) = %q, want %q in it", tc.mode, got, w)
@@ -432,15 +434,15 @@ func TestInstructions(t *testing.T) {
 	}
 	enc, _ := tokenizer.Get(tokenizer.O200kBase)
 	for _, mode := range ExposeModes {
-		got := instructions(domainSizes(cat, nil), mode)
-		if n, _ := enc.Count(got); n > 90 {
-			t.Errorf("instructions(%s) on the built-in catalog = %d tokens, want ≤ 90: %s", mode, n, got)
+		got := instructions(domainSizes(cat, nil), capabilityWords(cat), mode)
+		if n, _ := enc.Count(got); n > 120 {
+			t.Errorf("instructions(%s) on the built-in catalog = %d tokens, want ≤ 120: %s", mode, n, got)
 		}
 	}
 	// A server names the domains of its catalog, and of configured
 	// servers that have no tools yet.
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Domains: []DomainSize{{"slack", 0}}, Expose: Exposure{Mode: ExposeEager}}))
-	if got := cs.InitializeResult().Instructions; !strings.HasPrefix(got, "5 tools in 4 domains: github, jira, weather and slack. Every tool is listed") {
+	if got := cs.InitializeResult().Instructions; !strings.HasPrefix(got, "5 tools in 4 domains: github (repository, issue), jira (ticket, create), weather (city, forecast) and slack. Every tool is listed") {
 		t.Errorf("eager server's instructions = %q", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -740,4 +741,19 @@ func (g *Gateway) forwardProgress(ctx context.Context, req *mcp.ProgressNotifica
 	p.ProgressToken = route.token
 	p.Meta = nil
 	_ = route.session.NotifyProgress(ctx, &p)
+}
+
+// Instructions returns each upstream's own instructions (from its
+// initialize answer, or the last run's until it connects), for the
+// servers that gave any.
+func (g *Gateway) Instructions() map[string]string {
+	out := map[string]string{}
+	for _, u := range g.ups {
+		u.mu.Lock()
+		if s := strings.TrimSpace(u.instr); s != "" {
+			out[u.cfg.Domain] = s
+		}
+		u.mu.Unlock()
+	}
+	return out
 }

@@ -1,0 +1,130 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/toolscout/toolscout/index"
+	txt "github.com/toolscout/toolscout/internal/text"
+)
+
+// What each domain can do, in a few words the instructions put after its
+// name ("github (issues, pull, branch)"): learned from the catalog, the
+// words of a domain's tool names and descriptions that many of its tools
+// use and few other domains do. A domain's name says where tools come
+// from; these words say what a client will find there, before its first
+// search.
+
+// capabilityWordsPerDomain is how many words the instructions give a
+// domain.
+const capabilityWordsPerDomain = 2
+
+// capabilityCache keeps the words of the last catalogs asked about
+// (the whole catalog, and each caller's view of it): each client's
+// initialize asks again, and catalogs change rarely. Cleared whole when
+// it holds maxCapabilityCatalogs.
+var capabilityCache struct {
+	sync.Mutex
+	words map[*index.Catalog]map[string][]string
+}
+
+const maxCapabilityCatalogs = 32
+
+// capabilityWords returns, per domain of cat, up to
+// capabilityWordsPerDomain words saying what its tools do.
+func capabilityWords(cat *index.Catalog) map[string][]string {
+	capabilityCache.Lock()
+	defer capabilityCache.Unlock()
+	if w, ok := capabilityCache.words[cat]; ok {
+		return w
+	}
+	if capabilityCache.words == nil || len(capabilityCache.words) >= maxCapabilityCatalogs {
+		capabilityCache.words = map[*index.Catalog]map[string][]string{}
+	}
+	w := learnCapabilityWords(cat.Domains(), capabilityWordsPerDomain)
+	capabilityCache.words[cat] = w
+	return w
+}
+
+// learnCapabilityWords scores each word w of a domain d by the share of
+// d's tools that use it (in their name or description) times its rarity
+// among the domains, log((D + 1)/D_w), and keeps the n best: a word most
+// of a domain's tools share and other domains lack says what the domain
+// is for (TF-IDF over domains). A word counts when at least two of the
+// domain's tools use it (one, in a domain of one or two tools); the
+// words the domain's name holds are left out ("git" and "hub" of
+// github: the instructions say the name already). Ties go alphabetically; each word shows in its shortest
+// form seen.
+func learnCapabilityWords(domains []*index.Domain, n int) map[string][]string {
+	type domainWords struct {
+		df    map[string]int
+		tools int
+	}
+	per := make([]domainWords, len(domains))
+	form := map[string]string{}
+	spread := map[string]int{} // domains using each stem
+	for i, d := range domains {
+		per[i] = domainWords{df: map[string]int{}}
+		name := strings.ToLower(d.Name)
+		for _, t := range d.Tools {
+			if t.Disabled {
+				continue
+			}
+			per[i].tools++
+			seen := map[string]bool{}
+			for _, w := range txt.SplitIdentifier(t.Name + " " + t.Description) {
+				w = strings.ToLower(w)
+				if len(w) < 3 || txt.Stopword(w) || !unicode.IsLetter([]rune(w)[0]) {
+					continue
+				}
+				st := txt.Stem(w)
+				if seen[st] || strings.Contains(name, w) || strings.Contains(name, st) {
+					continue
+				}
+				seen[st] = true
+				per[i].df[st]++
+				if f, ok := form[st]; !ok || len(w) < len(f) || (len(w) == len(f) && w < f) {
+					form[st] = w
+				}
+			}
+		}
+		for st := range per[i].df {
+			spread[st]++
+		}
+	}
+	out := make(map[string][]string, len(domains))
+	for i, d := range domains {
+		dw := per[i]
+		if dw.tools == 0 {
+			continue
+		}
+		least := 2
+		if dw.tools <= 2 {
+			least = 1
+		}
+		score := map[string]float64{}
+		var cands []string
+		for st, c := range dw.df {
+			if c < least {
+				continue
+			}
+			cands = append(cands, st)
+			score[st] = float64(c) / float64(dw.tools) * math.Log(float64(len(domains)+1)/float64(spread[st]))
+		}
+		best := txt.TopWords(cands, score, n)
+		if len(best) == 0 {
+			continue
+		}
+		shown := make([]string, 0, len(best))
+		for _, st := range best {
+			if f := form[st]; !slices.Contains(shown, f) {
+				shown = append(shown, f)
+			}
+		}
+		out[d.Name] = shown
+	}
+	return out
+}
