@@ -53,17 +53,20 @@ func TestCallerSeesAsIfHiddenToolsDidNotExist(t *testing.T) {
 		for _, protocol := range []string{"", "2025-11-25"} {
 			t.Run(mode+"/"+protocol, func(t *testing.T) {
 				exp := Exposure{Mode: mode, Pinned: []string{"github__*", "jira__*", "weather__get_forecast"}}
-				full := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: exp, Callers: testCallers(t)})
+				// The upstream servers' own instructions: jira's must not
+				// reach gh, as if jira were not there.
+				instr := map[string]string{"github": "Repositories first.", "jira": "Projects first.", "weather": "Cities by name."}
+				full := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{instr: instr}, Expose: exp, Callers: testCallers(t)})
 				hs := httptest.NewServer(full.HTTPHandler(HTTPOptions{}))
 				t.Cleanup(hs.Close)
-				ref := New(Options{Live: testLive(t, visibleCatalog, nil), Executor: &fakeExecutor{}, Expose: exp})
+				ref := New(Options{Live: testLive(t, visibleCatalog, nil), Executor: &fakeExecutor{instr: map[string]string{"github": instr["github"], "weather": instr["weather"]}}, Expose: exp})
 				rs := httptest.NewServer(ref.HTTPHandler(HTTPOptions{}))
 				t.Cleanup(rs.Close)
 				got := connectURL(t, hs.URL, &http.Client{Transport: bearerRT(ghToken)}, protocol)
 				want := connectURL(t, rs.URL, nil, protocol)
 				ctx := context.Background()
 
-				if g, w := got.InitializeResult().Instructions, want.InitializeResult().Instructions; g != w {
+				if g, w := got.InitializeResult().Instructions, want.InitializeResult().Instructions; g != w || !strings.Contains(g, "- weather: Cities by name.") {
 					t.Errorf("instructions:\n%s\nwant\n%s", g, w)
 				}
 				gl, err := got.ListTools(ctx, nil)

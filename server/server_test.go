@@ -290,7 +290,20 @@ func TestGetToolSchema(t *testing.T) {
 
 // fakeExecutor runs every tool by echoing its arguments; it refuses the
 // jira domain like a catalog-only domain.
-type fakeExecutor struct{ calls int }
+type fakeExecutor struct {
+	calls int
+	instr map[string]string // what Instructions reports
+}
+
+// Instructions reports the upstream servers' instructions, as the gateway
+// does.
+func (f *fakeExecutor) Instructions() map[string]string {
+	out := map[string]string{}
+	for d, s := range f.instr {
+		out[d] = s
+	}
+	return out
+}
 
 func (f *fakeExecutor) Execute(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
 	if t.Domain == "jira" {
