@@ -181,8 +181,8 @@ func refuseDuplicateHeaders(w http.ResponseWriter, r *http.Request) bool {
 // ids are strings or integers, and the go-sdk answered such an id as
 // another number (1.5 as 1, 10^30 as -2^63), which the client cannot
 // match to its request. Stdio echoes ids as sent. The body is read
-// (within the limit already set) and put back. It reports whether it
-// answered.
+// (within the limit already set) and put back, and the same reading
+// serves refuseVersionMismatch. It reports whether it answered.
 func refuseID(w http.ResponseWriter, r *http.Request) bool {
 	body, err := io.ReadAll(r.Body)
 	r.Body.Close()
@@ -207,14 +207,61 @@ func refuseID(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return true
 	})
-	if len(id) == 0 || id[0] != '-' && (id[0] < '0' || id[0] > '9') {
-		return false // absent, a string, or not a number: the go-sdk judges
+	if len(id) > 0 && (id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
+		if _, err := strconv.ParseInt(string(id), 10, 64); err != nil {
+			writeInvalidRequest(w, fmt.Sprintf("id %s: a JSON-RPC id must be a string or an integer from -2^63 to 2^63-1", id[:min(len(id), 40)]))
+			return true
+		}
 	}
-	if _, err := strconv.ParseInt(string(id), 10, 64); err != nil {
-		writeInvalidRequest(w, fmt.Sprintf("id %s: a JSON-RPC id must be a string or an integer from -2^63 to 2^63-1", id[:min(len(id), 40)]))
-		return true
+	return refuseVersionMismatch(w, r, body[i:], id)
+}
+
+// refuseVersionMismatch answers 400 HeaderMismatch (-32020) for a request
+// whose body's _meta names a protocol version that its
+// Mcp-Protocol-Version header does not (or that has no such header but a
+// session id): a request inside a 2025-06-18 session whose _meta says
+// 2026-07-28. The transport spec asks a server to reject a header that
+// disagrees with the body, so that a proxy routing on the header and the
+// server reading the body cannot be told different things; the go-sdk's
+// session handler answered that the session's own version was not
+// supported. A request whose header says StatelessProtocol or later is
+// the stateless handler's to check, and one with neither header nor
+// session is told apart by its body (statelessRequest). msg is the
+// request's JSON object, id its raw id.
+func refuseVersionMismatch(w http.ResponseWriter, r *http.Request, msg, id []byte) bool {
+	header := r.Header.Get(protocolHeader)
+	if header >= StatelessProtocol || header == "" && r.Header.Get("Mcp-Session-Id") == "" {
+		return false
 	}
-	return false
+	if !bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
+		return false
+	}
+	var m struct {
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return false
+	}
+	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	if v == "" || v == header {
+		return false
+	}
+	var text string
+	if header == "" {
+		text = fmt.Sprintf("Header mismatch: no %s header, but _meta %s says %q: a request of protocol %s sends %s: %s and needs no session", protocolHeader, mcp.MetaKeyProtocolVersion, v, v, protocolHeader, v)
+	} else {
+		text = fmt.Sprintf("Header mismatch: %s header value %q does not match _meta %s value %q: a request of protocol %s sends %s: %s and needs no session; in a session of %s, send no protocol version in _meta", protocolHeader, header, mcp.MetaKeyProtocolVersion, v, v, protocolHeader, v, header)
+	}
+	if len(id) == 0 {
+		id = []byte("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id),
+		"error": map[string]any{"code": -32020, "message": text}})
+	return true
 }
 
 // writeInvalidRequest answers 400 with an invalid-request JSON-RPC error

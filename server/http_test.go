@@ -667,3 +667,73 @@ func postRPC(t *testing.T, url, body string, headers map[string]string) *http.Re
 	}
 	return resp
 }
+
+// TestLegacySessionWithModernMeta: a request inside a live 2025-06-18
+// session whose _meta says 2026-07-28 contradicts its own version header:
+// the transport spec asks for 400 HeaderMismatch naming both, not "the
+// session's version is not supported" (what the go-sdk's stateful
+// handler answered). With the header and _meta both 2026-07-28 the
+// request is of the stateless protocol and served as one, its stale
+// session id ignored.
+func TestLegacySessionWithModernMeta(t *testing.T) {
+	ex := &fakeExecutor{}
+	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: ex})
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	post := func(body string, headers map[string]string) (*http.Response, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusAccepted {
+			return resp, nil
+		}
+		return resp, readAnswer(t, resp)
+	}
+	resp, _ := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize at 2025-06-18: no session (status %d)", resp.StatusCode)
+	}
+	legacy := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, legacy)
+	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_tool","arguments":{"tool_name":"github__list_issues"},` + modernMeta + `}}`
+
+	resp, ans := post(call, legacy)
+	errObj, _ := ans["error"].(map[string]any)
+	msg, _ := errObj["message"].(string)
+	if resp.StatusCode != http.StatusBadRequest || errObj["code"] != float64(-32020) || !strings.Contains(msg, "2025-06-18") || !strings.Contains(msg, "2026-07-28") || strings.Contains(msg, "not supported") {
+		t.Errorf("legacy header, modern _meta: status %d, answer %v; want 400 HeaderMismatch naming both versions", resp.StatusCode, ans)
+	}
+	if ans["id"] != float64(2) {
+		t.Errorf("the error answers id %v, want the request's 2", ans["id"])
+	}
+	if ex.calls != 0 {
+		t.Errorf("the call ran despite the mismatch")
+	}
+	// Without any version header, in the session: the same contradiction.
+	resp, ans = post(call, map[string]string{"Mcp-Session-Id": sid})
+	errObj, _ = ans["error"].(map[string]any)
+	if resp.StatusCode != http.StatusBadRequest || errObj["code"] != float64(-32020) {
+		t.Errorf("no version header, modern _meta in a session: status %d, answer %v; want 400 HeaderMismatch", resp.StatusCode, ans)
+	}
+	// The session still works at its own version.
+	resp, ans = post(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, legacy)
+	if resp.StatusCode != http.StatusOK || ans["result"] == nil {
+		t.Errorf("the session after the refusals: status %d, answer %v", resp.StatusCode, ans)
+	}
+	// Header and _meta agree on 2026-07-28: a stateless request.
+	resp, ans = post(call, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "execute_tool"})
+	if resp.StatusCode != http.StatusOK || ans["result"] == nil || ex.calls != 1 {
+		t.Errorf("modern header and _meta with a stale session id: status %d, answer %v, %d calls; want it served statelessly", resp.StatusCode, ans, ex.calls)
+	}
+}
