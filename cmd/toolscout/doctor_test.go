@@ -70,7 +70,7 @@ func TestDoctorShowsTheExposure(t *testing.T) {
 	os.WriteFile(cat, []byte(`{"domains":[{"name":"calc","tools":[{"name":"add","description":"Adds two numbers.","inputSchema":{"type":"object"}}]}]}`), 0o644)
 	data := filepath.Join(dir, "data")
 	stdout, _, code := runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
-	if code != 0 || !strings.Contains(stdout, "ok    exposure   meta (from the default): a client lists the meta-tools") || !strings.Contains(stdout, `"1 tool in 1 domain: calc.`) {
+	if code != 0 || !strings.Contains(stdout, "ok    exposure   meta (from the default): a client lists the meta-tools") || !strings.Contains(stdout, `"1 tool in 1 domain: calc (add, numbers).`) {
 		t.Errorf("doctor, default exposure: exit %d\n%s", code, stdout)
 	}
 	t.Setenv("TOOLSCOUT_EXPOSE", "compact")
@@ -82,5 +82,37 @@ func TestDoctorShowsTheExposure(t *testing.T) {
 	stdout, _, code = runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
 	if code == 0 || !strings.Contains(stdout, `FAIL  exposure   TOOLSCOUT_EXPOSE: "bogus": use meta`) {
 		t.Errorf("doctor, TOOLSCOUT_EXPOSE=bogus: exit %d, want a failed check\n%s", code, stdout)
+	}
+}
+
+// TestDoctorFindsDamageNoStartReads: a damaged file that no start reads
+// (here the fitted statistics of another embedder, beside this one's) is
+// reported by doctor, naming the file, and by serve's log once it has
+// started; before, it gave no sign until it was used (issue 34 defect 7).
+func TestDoctorFindsDamageNoStartReads(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog.json")
+	os.WriteFile(cat, []byte(`{"domains":[{"name":"calc","tools":[{"name":"add","description":"Adds two numbers.","inputSchema":{"type":"object"}},{"name":"sub","description":"Subtracts.","inputSchema":{"type":"object"}}]}]}`), 0o644)
+	data := filepath.Join(dir, "data")
+	if _, stderr, code := runCLI(t, "index", "--catalog", cat, "--data-dir", data, "--embedder", "builtin"); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, stderr)
+	}
+	stdout, _, code := runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
+	if code != 0 || !strings.Contains(stdout, "ok    data files every checked file") {
+		t.Fatalf("doctor on a clean data dir: exit %d\n%s", code, stdout)
+	}
+	fits, _ := filepath.Glob(filepath.Join(data, "sets", "*", "fit-*.bin"))
+	if len(fits) != 1 {
+		t.Fatalf("fit files %v, want this embedder's one", fits)
+	}
+	good, _ := os.ReadFile(fits[0])
+	bad := append([]byte(nil), good...)
+	bad[len(bad)/2] ^= 0x20
+	other := filepath.Join(filepath.Dir(fits[0]), "fit-0123456789abcdef-0123456789abcdef.bin")
+	os.WriteFile(other, bad, 0o644)
+	stdout, _, code = runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
+	if code != 1 || !strings.Contains(stdout, "FAIL  data files 1 damaged: "+other) || !strings.Contains(stdout, "removed and rebuilt") {
+		t.Errorf("doctor with another embedder's statistics damaged: exit %d, want 1 naming %s\n%s", code, other, stdout)
 	}
 }

@@ -232,6 +232,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cat := a.eng.Catalog()
 			log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
 			cat.PrepareLookups() // built on first use otherwise: not in a query
+			// Damage in a file no start reads (another catalog's delta,
+			// another embedder's statistics) is said now, not when it
+			// matters; its reader rebuilds it then.
+			for _, d := range a.live.Store().Verify() {
+				log.Warn("data dir: a file fails its check; it is removed and rebuilt when next used", "file", d.Path, "problem", d.Problem)
+			}
 			if g.readOnly && *reloadEvery > 0 {
 				go g.watchBuilds(ctx, a, log, *reloadEvery)
 			}
