@@ -51,6 +51,13 @@ const (
 // name is harder to pick and to call than one tool per operation.
 const MultiplexOperations = 5
 
+// LargeEnum is the number of values from which an enum is flagged: every
+// listing pays for each value, and a model reads a long list worse than a
+// short one. The better form is a core enum of the values most calls use
+// beside a string for the rest (anyOf: [{"enum": [...]}, {"type":
+// "string"}]), or a string whose description says the format.
+const LargeEnum = 20
+
 // NearDuplicate is the word-set similarity (Jaccard) from which two
 // descriptions of one domain are flagged as near duplicates: a model
 // cannot tell such tools apart from their descriptions.
@@ -95,6 +102,7 @@ const (
 	VerboseDescription = "verbose description"
 	SchemaBloat        = "schema bloat"
 	Multiplex          = "multiplexed operations"
+	LargeEnumKind      = "large enum"
 )
 
 // Check measures each tool's token cost (name, description, input schema)
@@ -173,6 +181,9 @@ func Check(cat *index.Catalog, o Options) (*Report, error) {
 			if strings.TrimSpace(p.Description) == "" {
 				bare = append(bare, p.Name)
 			}
+		}
+		for _, e := range largeEnums(arguments.Decode(t.InputSchema), "") {
+			note(l, LargeEnumKind, fmt.Sprintf("parameter %s lists %d values: keep the ones most calls use as an enum beside a plain string for the rest (anyOf), or describe the format", e.name, e.n))
 		}
 		for _, op := range multiplexed(t) {
 			flag(l, Multiplex, fmt.Sprintf("parameter %s chooses among %d operations: one tool per operation is easier to pick and to call", op.name, op.n))
@@ -297,6 +308,38 @@ func multiplexed(t *index.Tool) []operationSwitch {
 		enum, _ := p["enum"].([]any)
 		if slices.Contains(operationNames, strings.ToLower(name)) && len(enum) >= MultiplexOperations {
 			out = append(out, operationSwitch{name, len(enum)})
+		}
+	}
+	return out
+}
+
+// largeEnums returns the parameters of schema, at any depth (properties,
+// array items, anyOf and oneOf branches), whose enum has LargeEnum values
+// or more, named by their path (entities[].kind).
+func largeEnums(schema map[string]any, path string) []operationSwitch {
+	var out []operationSwitch
+	if enum, _ := schema["enum"].([]any); len(enum) >= LargeEnum && path != "" {
+		out = append(out, operationSwitch{path, len(enum)})
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		if p, ok := props[name].(map[string]any); ok {
+			sub := name
+			if path != "" {
+				sub = path + "." + name
+			}
+			out = append(out, largeEnums(p, sub)...)
+		}
+	}
+	if items, ok := schema["items"].(map[string]any); ok {
+		out = append(out, largeEnums(items, path+"[]")...)
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		branches, _ := schema[key].([]any)
+		for _, b := range branches {
+			if bm, ok := b.(map[string]any); ok {
+				out = append(out, largeEnums(bm, path)...)
+			}
 		}
 	}
 	return out

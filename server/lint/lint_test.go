@@ -90,3 +90,45 @@ func TestLint(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeEnums: an enum of LargeEnum values or more is noted at any
+// depth, named by its path; a short enum, and a core enum beside a
+// string (the recommended form), are not.
+func TestLargeEnums(t *testing.T) {
+	var many, core []string
+	for i := range 30 {
+		many = append(many, fmt.Sprintf("%q", fmt.Sprintf("v%d", i)))
+	}
+	core = many[:8]
+	js := fmt.Sprintf(`{"domains":[{"name":"a","description":"A","tools":[
+  {"name":"nested","description":"Label records.","inputSchema":{"type":"object","properties":{
+    "records":{"type":"array","description":"Records.","items":{"type":"object","properties":{"country":{"type":"string","description":"Country.","enum":[%s]}}}},
+    "size":{"type":"string","description":"Size.","enum":["s","m","l"]}}}},
+  {"name":"core","description":"Pick a country.","inputSchema":{"type":"object","properties":{
+    "country":{"description":"Country.","anyOf":[{"type":"string","enum":[%s]},{"type":"string"}]}}}}]}]}`, strings.Join(many, ","), strings.Join(core, ","))
+	specs, err := index.ParseCatalog("t", []byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(cat, Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range rep.Tools {
+		got[tl.Name] = strings.Join(tl.Problems, "; ")
+	}
+	if !strings.Contains(got["a__nested"], "parameter records[].country lists 30 values") || strings.Contains(got["a__nested"], "size") {
+		t.Errorf("nested: %q, want records[].country's 30 values noted and size's 3 not", got["a__nested"])
+	}
+	if strings.Contains(got["a__core"], "values") {
+		t.Errorf("core enum beside a string: %q, want nothing", got["a__core"])
+	}
+	if rep.Counts[LargeEnumKind] != 1 {
+		t.Errorf("counts %v, want one large enum", rep.Counts)
+	}
+}
