@@ -66,13 +66,8 @@ func boundQuery(q string) (string, string) {
 
 // Quote returns s quoted for an error message, cut to at most n bytes
 // (at a rune boundary) with "…" when longer, so that errors never echo a
-// huge input.
-func Quote(s string, n int) string {
-	if len(s) <= n {
-		return fmt.Sprintf("%q", s)
-	}
-	return fmt.Sprintf("%q… (%d bytes)", text.Prefix(s, n), len(s))
-}
+// huge input (internal/text's Quote).
+func Quote(s string, n int) string { return text.Quote(s, n) }
 
 // checkName rejects an over-long domain, group or tool name.
 func checkName(kind, s string) error {

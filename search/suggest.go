@@ -6,6 +6,7 @@ import (
 
 	"github.com/agnivade/levenshtein"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/text"
 )
 
 // Suggest returns up to n qualified names of tools whose names are closest
@@ -66,24 +67,8 @@ func Suggest(cat *index.Catalog, name string, n int) []string {
 }
 
 // Closest returns up to n of names within edit distance 3 of s, closest
-// first: the did-you-mean of a misspelt name.
-func Closest(s string, names []string, n int) []string { return closest(s, names, n) }
+// first: the did-you-mean of a misspelt name (internal/text's Closest,
+// which the packages below search use).
+func Closest(s string, names []string, n int) []string { return text.Closest(s, names, n) }
 
-func closest(s string, names []string, n int) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	for _, name := range names {
-		if d := levenshtein.ComputeDistance(strings.ToLower(s), name); d <= 3 {
-			cs = append(cs, cand{name, d})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
+func closest(s string, names []string, n int) []string { return text.Closest(s, names, n) }

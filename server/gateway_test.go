@@ -61,6 +61,9 @@ func startGatewayServer(t *testing.T, opts gateway.Options, so Options) *gateway
 	if err != nil {
 		t.Fatal(err)
 	}
+	if opts.WordFrequency == nil {
+		opts.WordFrequency = search.WordFrequency // as cmd does
+	}
 	gw := gateway.New(opts)
 	env := &gatewayEnv{gw: gw, progress: make(chan any, 100)}
 	live.Follow(ctx, gw, search.FollowOptions{})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"go/build"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -54,6 +55,53 @@ func TestServerImportsNoEmbedder(t *testing.T) {
 	for _, want := range []string{"server", "server/gateway", "server/stdio", "server/relay"} {
 		if !pkgs[want] {
 			t.Errorf("package %s not checked: the walk missed it (checked %v)", want, pkgs)
+		}
+	}
+}
+
+// server/gateway and server/arguments are tested and reused on their own:
+// no package they import, directly or through others, may be search
+// (issue 36, item 2). The string helpers they share with search live in
+// internal/text; the word frequencies the gateway weighs a server's
+// words by come in its Options.
+func TestGatewayAndArgumentsImportNoSearch(t *testing.T) {
+	const module = "github.com/toolscout/toolscout/"
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []string{"server/gateway", "server/arguments"} {
+		// via maps each module package reached to the one that imports it.
+		via := map[string]string{start: ""}
+		queue := []string{start}
+		for len(queue) > 0 {
+			pkg := queue[0]
+			queue = queue[1:]
+			bp, err := build.ImportDir(filepath.Join(root, pkg), 0) // non-test files, this platform's
+			if err != nil {
+				t.Fatalf("%s: %v", pkg, err)
+			}
+			for _, ip := range bp.Imports {
+				dep, ok := strings.CutPrefix(ip, module)
+				if !ok {
+					continue
+				}
+				if _, seen := via[dep]; seen {
+					continue
+				}
+				via[dep] = pkg
+				queue = append(queue, dep)
+			}
+		}
+		if _, ok := via["search"]; ok {
+			chain := []string{"search"}
+			for p := via["search"]; p != ""; p = via[p] {
+				chain = append([]string{p}, chain...)
+			}
+			t.Errorf("%s imports search (%s): move what it needs below search (internal/text), or pass it in", start, strings.Join(chain, " → "))
+		}
+		if len(via) < 3 {
+			t.Errorf("%s: only %d packages reached (%v): the walk is broken", start, len(via), via)
 		}
 	}
 }

@@ -378,6 +378,7 @@ func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) *knownEnv {
 	if opts.MinBackoff == 0 {
 		opts.MinBackoff, opts.MaxBackoff = 100*time.Millisecond, 500*time.Millisecond
 	}
+	opts.WordFrequency = search.WordFrequency // as cmd does
 	e := &knownEnv{gw: gateway.New(opts), live: live}
 	if _, err := live.LoadKnown(ctx, nil, e.gw.Specs(), embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
 		t.Fatal(err)

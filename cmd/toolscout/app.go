@@ -121,7 +121,7 @@ func (a *app) listNow(ctx context.Context, log *slog.Logger, base []index.Domain
 	if a.gc == nil {
 		return base
 	}
-	gw := gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log})
+	gw := gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log, WordFrequency: search.WordFrequency})
 	gw.Start(ctx)
 	defer gw.Close()
 	gw.WaitReady(ctx)
@@ -173,7 +173,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		return nil, nil, err
 	}
 	if a.gc != nil {
-		a.gw = gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log,
+		a.gw = gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log, WordFrequency: search.WordFrequency,
 			Known: st.ListedTools(), Keep: st.SaveListedTools, Pins: a.pinner(st)})
 		if waitUpstreams {
 			a.gw.Start(ctx)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/pin"
+	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/gateway"
 	"github.com/toolscout/toolscout/server/lint"
 )
@@ -97,7 +98,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 	if pins != nil {
 		pinner = pin.NewGuard(pins)
 	}
-	gw := gateway.New(gateway.Options{Upstreams: gc.Upstreams, Version: version, Pins: pinner})
+	gw := gateway.New(gateway.Options{Upstreams: gc.Upstreams, Version: version, Pins: pinner, WordFrequency: search.WordFrequency})
 	gw.Start(ctx)
 	defer gw.Close()
 	ready := make(chan struct{})

@@ -1,5 +1,7 @@
 // Package text holds the word splitting that the index and the built-in
-// embedder share, so both see the same words.
+// embedder share, so both see the same words, and the string helpers of
+// messages that search and the packages beside it (server/gateway,
+// server/arguments, which must not import search) share: Quote, Closest.
 package text
 
 import (

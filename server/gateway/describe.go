@@ -8,7 +8,6 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	txt "github.com/toolscout/toolscout/internal/text"
-	"github.com/toolscout/toolscout/search"
 )
 
 // maxDescription bounds a derived domain description, in bytes.
@@ -20,7 +19,7 @@ const maxDescription = 240
 // instructions, and the words most of its tools use ("Tools about
 // entities, relations, knowledge graph."). A bare name says too little to
 // rank by; the tools' own vocabulary says what the server is for.
-func describeUpstream(title, instructions string, tools []index.ToolSpec) string {
+func describeUpstream(title, instructions string, tools []index.ToolSpec, freq WordFrequency) string {
 	var parts []string
 	if t := strings.TrimSpace(title); t != "" {
 		if !strings.ContainsAny(t, " ") {
@@ -31,7 +30,7 @@ func describeUpstream(title, instructions string, tools []index.ToolSpec) string
 	if s := firstSentence(instructions); s != "" {
 		parts = append(parts, s)
 	}
-	if ws := commonWords(tools, 6); len(ws) > 0 {
+	if ws := commonWords(tools, 6, freq); len(ws) > 0 {
 		parts = append(parts, "Tools about "+strings.Join(ws, ", "))
 	}
 	var b strings.Builder
@@ -69,11 +68,12 @@ func firstSentence(s string) string {
 // them (a word every tool has, like the server's name, tells nothing).
 // Words rank by (1 + log of the number of tools using them) times their
 // rarity in general software text, log(1/p), p being the word's frequency
-// in the built-in word vectors' corpus; ties go alphabetically.
-func commonWords(tools []index.ToolSpec, n int) []string {
-	words := rankWords(tools, func(t index.ToolSpec) string { return t.Name }, n)
+// in the built-in word vectors' corpus (freq: without it every word is
+// as rare); ties go alphabetically.
+func commonWords(tools []index.ToolSpec, n int, freq WordFrequency) []string {
+	words := rankWords(tools, func(t index.ToolSpec) string { return t.Name }, n, freq)
 	if len(words) < 3 {
-		for _, w := range rankWords(tools, func(t index.ToolSpec) string { return t.Name + " " + t.Description }, n) {
+		for _, w := range rankWords(tools, func(t index.ToolSpec) string { return t.Name + " " + t.Description }, n, freq) {
 			if len(words) < n && !slices.Contains(words, w) {
 				words = append(words, w)
 			}
@@ -82,7 +82,7 @@ func commonWords(tools []index.ToolSpec, n int) []string {
 	return words
 }
 
-func rankWords(tools []index.ToolSpec, textOf func(index.ToolSpec) string, n int) []string {
+func rankWords(tools []index.ToolSpec, textOf func(index.ToolSpec) string, n int, freq WordFrequency) []string {
 	df := map[string]int{}
 	form := map[string]string{}
 	for _, t := range tools {
@@ -107,7 +107,7 @@ func rankWords(tools []index.ToolSpec, textOf func(index.ToolSpec) string, n int
 	for st, c := range df {
 		if c >= 2 && (len(tools) <= 2 || c < len(tools)) {
 			words = append(words, st)
-			p, ok := search.WordFrequency(st)
+			p, ok := freq.of(st)
 			if !ok || p <= 0 {
 				p = 1e-7 // rarer than any word of the vocabulary
 			}
@@ -119,4 +119,18 @@ func rankWords(tools []index.ToolSpec, textOf func(index.ToolSpec) string, n int
 		words[i] = form[st]
 	}
 	return words
+}
+
+// WordFrequency gives a word stem's relative frequency in general text
+// and whether the stem is known there (search.WordFrequency, which cmd
+// passes in Options): rare words say more of what a server is for. The
+// gateway does not reach ranking knowledge itself.
+type WordFrequency func(stem string) (float64, bool)
+
+// of is f(stem), or unknown without f.
+func (f WordFrequency) of(stem string) (float64, bool) {
+	if f == nil {
+		return 0, false
+	}
+	return f(stem)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
 )
 
 func TestDescribeUpstream(t *testing.T) {
@@ -34,7 +35,7 @@ func TestDescribeUpstream(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := describeUpstream(tc.title, tc.instructions, tc.tools)
+			got := describeUpstream(tc.title, tc.instructions, tc.tools, search.WordFrequency)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("describeUpstream = %q, want it to contain %q", got, w)

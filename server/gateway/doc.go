@@ -9,7 +9,9 @@
 // the server as the Executor of execute_tool (Execute) that also reports
 // which domains are down (Unavailable, Status, Connecting). The server
 // knows it only through those small interfaces; the gateway knows
-// nothing of the meta-tools, exposure modes or clients, and imports no
+// nothing of the meta-tools, exposure modes or clients, nor of ranking
+// (no package it imports is search: the word frequencies it describes a
+// server with come in [Options].WordFrequency), and imports no
 // server package but the two it shares with the server: server/relay (a
 // large tool result is kept as the upstream's bytes, lineconn.go) and
 // server/progress (a call that waits for a server to start tells its

@@ -20,7 +20,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/pin"
-	"github.com/toolscout/toolscout/search"
+	txt "github.com/toolscout/toolscout/internal/text"
 	"github.com/toolscout/toolscout/server/progress"
 )
 
@@ -85,6 +85,10 @@ type Options struct {
 	// PinPoll is how often the gateway looks whether the approvals
 	// changed from outside, when Pins can tell (2 s when zero).
 	PinPoll time.Duration
+	// WordFrequency, for a server without a configured description,
+	// weighs the words of its tools by their rarity in general text
+	// (search.WordFrequency; nil weighs them alike).
+	WordFrequency WordFrequency
 	// MaxMessage bounds one message from a stdio upstream server
 	// (MaxUpstreamMessage when zero).
 	MaxMessage int
@@ -572,7 +576,7 @@ func (g *Gateway) Specs() []index.DomainSpec {
 		}
 		desc := u.cfg.Description
 		if desc == "" {
-			desc = describeUpstream(title, instr, tools)
+			desc = describeUpstream(title, instr, tools, g.opts.WordFrequency)
 		}
 		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, Tools: tools, Source: "upstream " + u.cfg.Domain})
 	}
@@ -594,7 +598,7 @@ func (g *Gateway) Unavailable() map[string]string {
 			if u.state == "connecting" {
 				why = StillConnecting
 			} else if u.err != nil {
-				why = search.Quote(u.err.Error(), 200)
+				why = txt.Quote(u.err.Error(), 200)
 			}
 			out[u.cfg.Domain] = why
 		}

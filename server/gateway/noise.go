@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/toolscout/toolscout/search"
+	txt "github.com/toolscout/toolscout/internal/text"
 )
 
 // Many stdio servers print a banner or log lines on stdout. The SDK's
@@ -67,7 +67,7 @@ func (n *noiseLog) skipped(line []byte) {
 		return
 	}
 	n.logged++
-	attrs := []any{"line", search.Quote(string(line[:min(len(line), 1<<10)]), 200), "bytes", len(line)}
+	attrs := []any{"line", txt.Quote(string(line[:min(len(line), 1<<10)]), 200), "bytes", len(line)}
 	if n.unlogged > 0 {
 		attrs = append(attrs, "unlogged_before", n.unlogged)
 		n.unlogged = 0

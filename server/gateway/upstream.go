@@ -24,7 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/search"
+	txt "github.com/toolscout/toolscout/internal/text"
 )
 
 // UpstreamConfig is one upstream MCP server, as an mcpServers entry
@@ -198,7 +198,7 @@ func toolSpecs(cfg *UpstreamConfig, tools []*mcp.Tool) (specs []index.ToolSpec, 
 		sort.Strings(missing)
 		for _, name := range missing {
 			msg := fmt.Sprintf("%s entry %q: the server has no such tool", list.key, name)
-			if s := search.Closest(name, slices.Sorted(maps.Keys(seen)), 1); len(s) > 0 {
+			if s := txt.Closest(name, slices.Sorted(maps.Keys(seen)), 1); len(s) > 0 {
 				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 			}
 			stale = append(stale, msg)
