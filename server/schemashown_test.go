@@ -81,3 +81,22 @@ func TestSchemaShown(t *testing.T) {
 		t.Errorf("fitBudget of a small answer = %+v, want the title that repeats the name gone, the summaries kept", ts)
 	}
 }
+
+// TestNestedErrorThroughExecute: execute_tool of the memory server's
+// create_entities with an entity's observations as a string answers with
+// the path, what was expected and the right shape, not the validator's
+// internals, and runs nothing.
+func TestNestedErrorThroughExecute(t *testing.T) {
+	root := t.TempDir()
+	env := startGateway(t, []gateway.UpstreamConfig{
+		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
+	}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "the memory server's tools", func() bool { return env.hasTool("memory__create_entities") })
+	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "memory__create_entities",
+		"arguments": map[string]any{"entities": []any{map[string]any{"name": "Alice", "entityType": "person", "observations": "likes tea"}}}})
+	got := text(res)
+	want := `invalid arguments for memory__create_entities: entities[0].observations must be an array; you sent "likes tea"; e.g. entities[0]: {"entityType":"person","name":"Alice Martin","observations":["Prefers morning meetings"]}`
+	if !res.IsError || !strings.HasPrefix(got, want) {
+		t.Errorf("execute_tool with a nested mistake = %v %q\nwant %q", res.IsError, got, want)
+	}
+}

@@ -4,17 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	txt "github.com/toolscout/toolscout/internal/text"
-	"github.com/toolscout/toolscout/search"
 )
 
 // Argument errors in plain words. The JSON Schema validator's messages
@@ -29,47 +25,15 @@ const maxEcho = 60
 
 // plainArgumentError returns the first problem of args against an
 // object schema in plain words, or "" when it finds none (it reads the
-// top-level keywords tool arguments use; the validator still has the last
-// word on anything deeper).
-func plainArgumentError(schema map[string]any, args map[string]any) string {
-	props, _ := schema["properties"].(map[string]any)
-	for _, name := range stringList(schema["required"]) {
-		if _, ok := args[name]; !ok {
-			return fmt.Sprintf("%s is required: add it to the arguments", name)
-		}
-	}
-	names := make([]string, 0, len(args))
-	for name := range args {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		p, known := props[name].(map[string]any)
-		if !known {
-			if ap, ok := schema["additionalProperties"].(bool); ok && !ap {
-				return fmt.Sprintf("unknown argument %s: valid arguments are %s", search.Quote(name, maxEcho), strings.Join(slices.Sorted(maps.Keys(props)), ", "))
-			}
-			continue
-		}
-		if msg := plainValueError(name, p, args[name]); msg != "" {
-			return msg
-		}
-	}
-	return ""
+// keywords tool arguments use, at any depth: nested.go; the validator
+// still has the last word on the others). tw are the words of the tool's
+// name, for the examples of the right shape (nil for none).
+func plainArgumentError(schema map[string]any, args map[string]any, tw ...string) string {
+	return checker{tw: tw}.objectError(site{schema: schema}, args)
 }
 
-// plainValueError checks one argument's value against its schema.
-func plainValueError(name string, p map[string]any, v any) string {
-	if want := typeNames(p["type"]); len(want) > 0 && !slices.Contains(want, jsonType(v)) && !(jsonType(v) == "integer" && slices.Contains(want, "number")) {
-		return fmt.Sprintf("%s must be %s; you sent %s", name, orList(article(want)), describe(v))
-	}
-	if enum, ok := p["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return jsonEqual(e, v) }) {
-		opts := make([]string, len(enum))
-		for i, e := range enum {
-			opts[i] = fmt.Sprint(e)
-		}
-		return fmt.Sprintf("%s must be one of %s; you sent %s", name, strings.Join(opts, ", "), describe(v))
-	}
+// boundsError checks a number's, string's or array's bounds.
+func boundsError(name string, p map[string]any, v any) string {
 	if n, ok := v.(float64); ok {
 		if m, ok := number(p["minimum"]); ok && n < m {
 			return fmt.Sprintf("%s must be at least %s; you sent %s", name, num(m), num(n))
@@ -99,13 +63,6 @@ func plainValueError(name string, p map[string]any, v any) string {
 		}
 		if m, ok := number(p["maxItems"]); ok && float64(len(a)) > m {
 			return fmt.Sprintf("%s must have at most %s; you sent %d", name, count(m, "item"), len(a))
-		}
-		if items, ok := p["items"].(map[string]any); ok {
-			for i, e := range a {
-				if msg := plainValueError(fmt.Sprintf("%s[%d]", name, i), items, e); msg != "" {
-					return msg
-				}
-			}
 		}
 	}
 	return ""
@@ -140,7 +97,7 @@ func PlainErrors(schemas func(name string) map[string]any) mcp.Middleware {
 				msg = plainArgumentError(schema, args)
 			}
 			if msg == "" {
-				msg = boundText(strings.TrimPrefix(tc.Text, validationPrefix), 300)
+				msg = plainValidatorError(strings.TrimPrefix(tc.Text, validationPrefix))
 			}
 			out := *cr
 			out.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("invalid arguments for %s: %s", call.Params.Name, msg)}}
@@ -165,7 +122,7 @@ func describe(v any) string {
 	case nil:
 		return "null"
 	case string:
-		return search.Quote(x, maxEcho)
+		return txt.Quote(x, maxEcho)
 	case map[string]any:
 		return "an object of " + count(float64(len(x)), "property")
 	case []any:

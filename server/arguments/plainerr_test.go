@@ -27,7 +27,7 @@ func TestPlainArgumentError(t *testing.T) {
 		{`{"repo":"octo/x","limit":"5"}`, `limit must be an integer; you sent "5"`},
 		{`{"repo":"octo/x","mode":"c"}`, `mode must be one of a, b; you sent "c"`},
 		{`{"repo":"ab"}`, `repo must be at least 3 characters long; you sent "ab"`},
-		{`{"repo":"octo/x","tags":["a",2]}`, "tags[1] must be a string; you sent 2"},
+		{`{"repo":"octo/x","tags":["a",2]}`, `tags[1] must be a string; you sent 2; e.g. tags: ["bug"]`},
 		{`{"repo":"octo/x","tags":["a","b","c"]}`, "tags must have at most 2 items; you sent 3"},
 		{`{"repo":"octo/x","color":"red"}`, `unknown argument "color": valid arguments are limit, mode, ratio, repo, tags`},
 		{`{"repo":{"owner":"octo"}}`, "repo must be a string; you sent an object of 1 property"},

@@ -19,9 +19,9 @@ func Validate(t *index.Tool, args map[string]any) error {
 		return nil
 	}
 	if err := rs.Validate(args); err != nil {
-		msg := plainArgumentError(Decode(t.InputSchema), decodedArgs(args))
+		msg := plainArgumentError(Decode(t.InputSchema), decodedArgs(args), index.SplitIdentifier(t.Name)...)
 		if msg == "" {
-			msg = boundText(err.Error(), 300)
+			msg = plainValidatorError(err.Error())
 		}
 		return fmt.Errorf("invalid arguments for %s: %s. Call get_tool_schema for its schema", t.QualifiedName, msg)
 	}
