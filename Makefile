@@ -35,7 +35,7 @@ npm: node_modules/.package-lock.json
 # fuzzing, and still shortens a failing input.
 FUZZTIME ?= 3s
 FUZZ_TARGETS := ./index:FuzzCatalogCache ./index/store:FuzzListed ./index/store:FuzzFit \
-	./index/store:FuzzFeedbackLog ./index/store:FuzzPins ./index/vector:FuzzSnap ./index/vector:FuzzExport \
+	./index/store:FuzzFeedbackLog ./index/store:FuzzPins ./index/vector:FuzzSnap ./index/vector:FuzzExport ./index/vector:FuzzLegacyDocument \
 	./index/keyword:FuzzManifest ./embed:FuzzLoadFit ./internal/checksum:FuzzBody
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -85,7 +85,7 @@ func TestOpenStoreHealsACutCollectionFile(t *testing.T) {
 	for _, cut := range []string{"empty", "half"} {
 		t.Run(cut, func(t *testing.T) {
 			dir := syncedStore(t)
-			files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*.gob"))
+			files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*.snap"))
 			if len(files) != 1 {
 				t.Fatalf("vector files = %v, want one file for the one collection", files)
 			}
@@ -117,7 +117,7 @@ func TestOpenStoreHealsACutCollectionFile(t *testing.T) {
 // written leaves a temporary file; the previous version is whole.
 func TestKillMidWriteKeepsThePreviousFile(t *testing.T) {
 	dir := syncedStore(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*.gob"))
+	files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*.snap"))
 	tmp := files[0] + fileio.TmpSuffix + "123"
 	os.WriteFile(tmp, []byte("half a collection"), 0o644)
 	st := openWithLeftovers(t, dir, tmp)

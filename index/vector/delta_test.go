@@ -1,7 +1,6 @@
 package vector
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
@@ -12,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	chromem "github.com/philippgille/chromem-go"
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/internal/fileio"
 	"github.com/toolscout/toolscout/internal/indextest"
 )
 
@@ -106,7 +103,7 @@ func fileState(t *testing.T, path string) (time.Time, bool) {
 
 // TestSmallChangesGoToADelta: a change of a few tools writes the delta
 // files, not the collection; reopening reads base and delta without
-// loading chromem-go or embedding; a large change writes the collection
+// embedding; a large change writes the collection
 // whole and removes the delta. At every step the store holds, and answers
 // with, what a store built whole from the same catalog does.
 func TestSmallChangesGoToADelta(t *testing.T) {
@@ -157,9 +154,6 @@ func TestSmallChangesGoToADelta(t *testing.T) {
 	if st.Unchanged != 100 || n != 0 {
 		t.Fatalf("reopen: %+v, %d embedded", st, n)
 	}
-	if vs.imported[testCol.Name()] {
-		t.Error("reopening with a delta imported the export")
-	}
 	sameVectors(t, "reopened with the delta", vs, b)
 
 	// A second small change: a delta tool changed again, an added one
@@ -201,9 +195,6 @@ func TestSmallChangesGoToADelta(t *testing.T) {
 	if _, ok := fileState(t, delta); ok {
 		t.Error("the delta is still there after a full write")
 	}
-	if _, ok := fileState(t, snapPathOf(delta)); ok {
-		t.Error("the delta's snapshot is still there after a full write")
-	}
 	sameVectors(t, "after the full write", vs, d)
 	st, n, vs = sync(d)
 	if n != 0 {
@@ -241,33 +232,36 @@ func syncedDelta(t *testing.T, a, b *index.Catalog) (dir, base, delta string) {
 	return dir, base, deltaFileOf(base)
 }
 
-// TestDeltaHeals: a delta whose snapshot is missing or stale (a kill
-// between its two writes) is read from its .gob, nothing embedded; one
-// written for another version of the collection file (a kill during a
-// full write) or unreadable is removed, and its tools embedded again.
+// TestDeltaHeals: a delta whose bytes changed is removed, its tools
+// embedded again, with a warning; one written for another version of the
+// base (a kill after a full write, before the delta's removal) is
+// removed without one, its tools embedded again.
 func TestDeltaHeals(t *testing.T) {
 	ctx := context.Background()
 	a, b := deltaCatalogs(t)
-	for _, damage := range []string{"snap missing", "snap stale", "snap garbage", "other base", "gob garbage"} {
+	for _, damage := range []string{"garbage", "flipped", "earlier format", "other base"} {
 		t.Run(damage, func(t *testing.T) {
 			dir, base, delta := syncedDelta(t, a, b)
-			later := time.Now().Add(time.Hour)
-			wantEmbedded := 0
 			switch damage {
-			case "snap missing":
-				os.Remove(snapPathOf(delta))
-			case "snap stale":
-				os.Chtimes(delta, later, later)
-			case "snap garbage":
-				os.WriteFile(snapPathOf(delta), []byte("TSSNAP02 garbage"), 0o644)
+			case "garbage":
+				os.WriteFile(delta, []byte("TSSNAP05 garbage"), 0o644)
+			case "flipped":
+				data, _ := os.ReadFile(delta)
+				data[len(data)/2] ^= 0x40
+				os.WriteFile(delta, data, 0o644)
+			case "earlier format":
+				data, _ := os.ReadFile(delta)
+				os.WriteFile(delta, append([]byte("TSSNAP04"), data[8:]...), 0o644)
 			case "other base":
 				// As if a full write had replaced the collection file and
 				// a kill came before the delta's removal.
-				os.Chtimes(base, later, later)
-				wantEmbedded = 4 // 3 changed, 1 added since the base
-			case "gob garbage":
-				os.WriteFile(delta, []byte("not a gob"), 0o644)
-				wantEmbedded = 4
+				s, _, _, err := readSnap(base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := writeSnap(base, s, nil, newFileID(), 0); err != nil {
+					t.Fatal(err)
+				}
 			}
 			vs, err := Open(dir)
 			if err != nil {
@@ -275,66 +269,22 @@ func TestDeltaHeals(t *testing.T) {
 			}
 			emb := &indextest.CountingEmbedder{}
 			st, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{})
-			if err != nil || emb.Texts != wantEmbedded {
-				t.Fatalf("sync = %+v, %v, %d embedded; want %d", st, err, emb.Texts, wantEmbedded)
+			if err != nil || emb.Texts != 4 { // 3 changed, 1 added since the base
+				t.Fatalf("sync = %+v, %v, %d embedded; want 4", st, err, emb.Texts)
 			}
-			warned := damage == "gob garbage" || damage == "snap garbage"
-			if h := vs.Healed(); len(h) != map[bool]int{true: 1}[warned] {
-				t.Errorf("Healed = %q, want one line: %v", h, warned)
+			warned := damage != "other base"
+			if h := vs.Healed(); len(h) != map[bool]int{true: 1}[warned] || warned && !strings.Contains(h[0], "vector delta") {
+				t.Errorf("Healed = %q, want one line about the delta: %v", h, warned)
 			}
 			sameVectors(t, damage, vs, b)
-			// Healed for good: the next open reads the snapshot files
-			// alone.
+			// Healed for good: the next open reads the files as they are.
 			vs, _ = Open(dir)
 			emb = &indextest.CountingEmbedder{}
-			if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 || vs.imported[testCol.Name()] {
-				t.Fatalf("second open: %v, %d embedded, export imported %v", err, emb.Texts, vs.imported[testCol.Name()])
+			if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 || len(vs.Healed()) != 0 {
+				t.Fatalf("second open: %v, %d embedded, healed %q", err, emb.Texts, vs.Healed())
 			}
 			sameVectors(t, damage+", reopened", vs, b)
 		})
-	}
-}
-
-// TestCollectionFileIsChromemExports: a collection file is chromem-go
-// exports of exportRows documents each; chromem-go reads a one-part file
-// itself, and readExport reads every part back.
-func TestCollectionFileIsChromemExports(t *testing.T) {
-	dir := t.TempDir()
-	rows := make([]snapRow, exportRows+10)
-	for i := range rows {
-		rows[i] = snapRow{id: fmt.Sprintf("d__t%05d", i), hash: fmt.Sprint(i), domain: "d", vec: normalized(indextest.HashVec(fmt.Sprintf("word%d other%d", i, i%7)))}
-	}
-	for _, n := range []int{0, 3, len(rows)} {
-		path := filepath.Join(dir, fmt.Sprintf("c%d.gob", n))
-		if err := fileio.WriteAtomic(path, func(w *bufio.Writer) error {
-			return writeExport(w, testCol.Name(), map[string]string{"k": "v"}, rows[:n])
-		}); err != nil {
-			t.Fatal(err)
-		}
-		docs, meta, sealed, err := readExport(path, testCol.Name())
-		if err != nil || len(docs) != n || meta["k"] != "v" || !sealed {
-			t.Fatalf("%d rows: read %d, meta %v, sealed %v, %v", n, len(docs), meta, sealed, err)
-		}
-		byID := map[string]chromem.Document{}
-		for _, d := range docs {
-			byID[d.ID] = d
-		}
-		for _, r := range rows[:n] {
-			d := byID[r.id]
-			if d.Metadata["hash"] != r.hash || !slices.Equal(d.Embedding, r.vec) {
-				t.Fatalf("%d rows: %s read back as %+v", n, r.id, d)
-			}
-		}
-		if n > exportRows {
-			continue
-		}
-		db := chromem.NewDB()
-		if err := db.ImportFromFile(path, "", testCol.Name()); err != nil {
-			t.Fatalf("%d rows: chromem-go cannot read the file: %v", n, err)
-		}
-		if c := db.GetCollection(testCol.Name(), noEmbed); c == nil || c.Count() != n {
-			t.Fatalf("%d rows: chromem-go read %v", n, c)
-		}
 	}
 }
 
@@ -368,90 +318,4 @@ func TestColdSyncRowsInIDOrder(t *testing.T) {
 			}
 		}
 	}
-}
-
-// unseal rewrites the collection file at path the way toolscout wrote it
-// before checksums: one chromem-go export, nothing after it; its
-// metadata (a delta's base tag and removed list) kept, with base as the
-// base tag when not zero. It returns the file's new tag.
-func unseal(t *testing.T, path string, base fileTag) fileTag {
-	t.Helper()
-	docs, meta, sealed, err := readExport(path, testCol.Name())
-	if err != nil || !sealed {
-		t.Fatalf("readExport(%s) = sealed %v, %v", path, sealed, err)
-	}
-	if base != (fileTag{}) {
-		meta[metaBase] = base.String()
-	}
-	s, err := snapshotOf(docs, testCol.Dims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := make([]snapRow, len(s.ids))
-	for i := range rows {
-		rows[i] = s.rowOf(i)
-	}
-	if err := fileio.WriteAtomic(path, func(w *bufio.Writer) error { return exportPart(w, testCol.Name(), meta, rows) }); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, sealed, err := readExport(path, testCol.Name()); err != nil || sealed {
-		t.Fatalf("unsealed %s reads back sealed %v, %v", path, sealed, err)
-	}
-	tag, _ := tagOf(path)
-	return tag
-}
-
-// TestEarlierFilesAreWrittenAgainOnce: a collection of a toolscout before
-// checksums (exports without one, "TSSNAP03" snapshots, a delta) opens
-// with one warning and nothing embedded, holds the same vectors, and is
-// written again with checksums: the next open reads the snapshot alone,
-// with no warning.
-func TestEarlierFilesAreWrittenAgainOnce(t *testing.T) {
-	ctx := context.Background()
-	a, b := deltaCatalogs(t)
-	dir, base, delta := syncedDelta(t, a, b)
-	bt := unseal(t, base, fileTag{})
-	unseal(t, delta, bt)
-	vs, _ := Open(dir)
-	top, removed, _, _, err := readDeltaGob(delta, testCol.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, _, _, err := readExport(base, testCol.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	baseSnap, err := snapshotOf(docs, testCol.Dims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := writeSnap(base, baseSnap, nil, fileTag{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeSnap(delta, top, removed, bt); err != nil {
-		t.Fatal(err)
-	}
-	writeSnapV3(t, base)
-	writeSnapV3(t, delta)
-
-	emb := &indextest.CountingEmbedder{}
-	if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 {
-		t.Fatalf("sync over the earlier files: %v, %d embedded; want none", err, emb.Texts)
-	}
-	if h := vs.Healed(); len(h) != 1 || !strings.Contains(h[0], "earlier toolscout") {
-		t.Errorf("Healed = %q, want one line saying the collection was written again", h)
-	}
-	sameVectors(t, "earlier files", vs, b)
-	if _, _, sealed, err := readExport(base, testCol.Name()); err != nil || !sealed {
-		t.Errorf("the collection file was not written again with its checksum: sealed %v, %v", sealed, err)
-	}
-	if _, err := os.Stat(delta); !os.IsNotExist(err) {
-		t.Errorf("the earlier delta is still there (%v): it was merged into the collection file", err)
-	}
-	vs, _ = Open(dir)
-	emb = &indextest.CountingEmbedder{}
-	if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 || vs.imported[testCol.Name()] || len(vs.Healed()) != 0 {
-		t.Fatalf("second open: %v, %d embedded, export imported %v, healed %q", err, emb.Texts, vs.imported[testCol.Name()], vs.Healed())
-	}
-	sameVectors(t, "earlier files, reopened", vs, b)
 }

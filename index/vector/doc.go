@@ -1,13 +1,28 @@
-// Package vector is toolscout's vector store: one chromem-go collection
-// per embedder, model and dimension, kept on disk as chromem-go exports
-// with a mapped snapshot beside each, and queried by a scan of that
-// snapshot.
+// Package vector is toolscout's vector store: one collection per
+// embedder, model and dimension, kept on disk as one checksummed
+// snapshot file each (the store of record, with a delta file beside it
+// for small changes) and queried by a scan of that snapshot, mapped
+// into memory without a copy. Each vector is on disk once.
 //
 // Place in the flow: under the data dir. index/store opens a [Store] in
 // its vectors/ folder and syncs it to each catalog (after the keyword
 // index); search.Engine asks it for the nearest tools of a query's
 // vector. It knows the catalog (index) and nothing of ranking, embedders'
 // choice or MCP: the vectors come from a [DocumentEmbedder].
+//
+// chromem-go (github.com/philippgille/chromem-go), the project's chosen
+// library for vectors, stays the library of the in-memory collections:
+// [Store.QueryChromem] answers through a chromem-go collection filled
+// from the snapshot (mirror, refill), and the migration reads the layouts
+// of earlier toolscout versions through it (chromem-go's file per
+// document, and its export in the two-file format, where the export was
+// the store of record and a snapshot derived from it: every vector on
+// disk twice). Those are migrated by one rebuild when a store opens for
+// writing, said in [Store.Healed] ("vectors: migrating ..."), and then
+// removed; the export's decoder (export.go) and the per-document check
+// (migrate.go) are kept for that migration alone, and fuzzed
+// (FuzzExport, FuzzLegacyDocument), as the snapshot decoder is
+// (FuzzSnap). Earlier snapshot formats are never read.
 //
 //	vs, err := vector.Open("")  // "" keeps the vectors in memory
 //	if err != nil { ... }

@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"github.com/philippgille/chromem-go"
 	"github.com/toolscout/toolscout/index"
@@ -13,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // legacyStore writes smallCatalog's vectors in chromem-go's own
@@ -50,9 +50,16 @@ func TestOpenMigratesTheLegacyLayout(t *testing.T) {
 	if err != nil || stats.Unchanged != 6 || emb.Texts != 0 {
 		t.Fatalf("sync after migration = %+v (%d embedded), %v; want every vector kept", stats, emb.Texts, err)
 	}
+	if h := st.Healed(); len(h) != 1 || !strings.HasPrefix(h[0], "vectors: migrating "+testCol.Name()) {
+		t.Errorf("Healed = %q, want one line saying the collection is migrated", h)
+	}
 	entries, _ := os.ReadDir(filepath.Join(dir, "vectors"))
-	if len(entries) != 2 || entries[0].IsDir() || nameOf(entries[0].Name()) != testCol.Name() || filepath.Ext(entries[1].Name()) != snapExt {
-		t.Errorf("vectors/ after migration holds %v, want the collection file and its snapshot", entries)
+	if len(entries) != 1 || entries[0].IsDir() || nameOf(entries[0].Name(), collectionExt) != testCol.Name() {
+		t.Errorf("vectors/ after migration holds %v, want the collection's snapshot file alone", entries)
+	}
+	again, _ := Open(filepath.Join(dir, "vectors"))
+	if _, err := again.Sync(context.Background(), testCol, indextest.MustCatalog(t, indextest.SmallCatalog), emb, SyncOptions{}); err != nil || emb.Texts != 0 || len(again.Healed()) != 0 {
+		t.Errorf("the open after the migration: %v, %d embedded, healed %q; want nothing to do", err, emb.Texts, again.Healed())
 	}
 }
 
@@ -72,8 +79,8 @@ func TestLegacyLayoutWithDamagedFilesHeals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open with an empty and a cut legacy file: %v", err)
 	}
-	if h := st.Healed(); len(h) != 1 || !strings.Contains(h[0], "removed 2 damaged files") {
-		t.Errorf("Healed = %q, want the two files named", h)
+	if h := st.Healed(); len(h) != 2 || !strings.Contains(h[0], "removed 2 damaged files") || !strings.HasPrefix(h[1], "vectors: migrating") {
+		t.Errorf("Healed = %q, want the two files named, then the migration", h)
 	}
 	emb := &indextest.CountingEmbedder{}
 	stats, err := st.Sync(context.Background(), testCol, indextest.MustCatalog(t, indextest.SmallCatalog), emb, SyncOptions{})
@@ -121,33 +128,42 @@ func TestNoTwoToolsShareAVectorFile(t *testing.T) {
 	}
 }
 
-// TestUnchangedStartReadsTheSnapshot: reopening an unchanged index reads
-// the snapshot file only. A snapshot that no longer matches its
-// collection file, or is damaged, is ignored: the export is read and the
-// snapshot file written again, with a warning for damage (a byte of the
-// matrix flipped, its time kept, once changed rankings silently).
-func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
+// TestDamagedSnapshotHeals: the snapshot file is the collection's store
+// of record. Reopening an unchanged index reads it and embeds nothing; a
+// file that is damaged (a byte of the matrix flipped, its time kept),
+// cut, or of an earlier format without its .gob is removed with one
+// warning and its tools embedded again; a missing one is embedded again
+// without a warning. Read-only, a damaged file is refused: Sync says so.
+func TestDamagedSnapshotHeals(t *testing.T) {
 	ctx := context.Background()
 	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
-	for _, damage := range []string{"none", "stale", "garbage", "missing", "flipped"} {
+	for _, damage := range []string{"none", "garbage", "missing", "flipped", "cut", "earlier format"} {
 		t.Run(damage, func(t *testing.T) {
 			dir := syncedVectors(t)
-			gob, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
-			snap := snapPathOf(gob[0])
+			path := (&Store{dir: filepath.Join(dir, "vectors")}).fileOf(testCol.Name())
+			data, _ := os.ReadFile(path)
+			fi, _ := os.Stat(path)
 			switch damage {
-			case "stale":
-				later := time.Now().Add(time.Hour)
-				os.Chtimes(gob[0], later, later)
 			case "garbage":
-				os.WriteFile(snap, []byte("TSSNAP01 and then nothing useful"), 0o644)
+				os.WriteFile(path, []byte("TSSNAP05 and then nothing useful"), 0o644)
 			case "missing":
-				os.Remove(snap)
+				os.Remove(path)
 			case "flipped":
-				fi, _ := os.Stat(snap)
-				data, _ := os.ReadFile(snap)
 				data[len(data)-checksum.FooterLen(data)-2] ^= 0xff // the last float's exponent
-				os.WriteFile(snap, data, 0o644)
-				os.Chtimes(snap, fi.ModTime(), fi.ModTime())
+				os.WriteFile(path, data, 0o644)
+			case "cut":
+				os.WriteFile(path, data[:len(data)/2], 0o644)
+			case "earlier format":
+				os.WriteFile(path, append([]byte("TSSNAP04"), data[8:]...), 0o644)
+			}
+			os.Chtimes(path, fi.ModTime(), fi.ModTime())
+			damaged := damage != "none" && damage != "missing"
+			if damaged {
+				ro := OpenReadOnly(filepath.Join(dir, "vectors"))
+				_, err := ro.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{})
+				if !errors.Is(err, index.ErrReadOnly) || !strings.Contains(err.Error(), "could not be read") {
+					t.Errorf("read-only sync over a damaged file = %v; want ErrReadOnly saying it could not be read", err)
+				}
 			}
 			st, err := Open(filepath.Join(dir, "vectors"))
 			if err != nil {
@@ -155,22 +171,18 @@ func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 			}
 			emb := &indextest.CountingEmbedder{}
 			stats, err := st.Sync(ctx, testCol, cat, emb, SyncOptions{})
-			if err != nil || stats.Unchanged != 6 || emb.Texts != 0 {
-				t.Fatalf("sync = %+v (%d embedded), %v; want all 6 unchanged", stats, emb.Texts, err)
+			want := map[bool]int{true: 6}[damage != "none"]
+			if err != nil || emb.Texts != want {
+				t.Fatalf("sync = %+v (%d embedded), %v; want %d embedded", stats, emb.Texts, err, want)
 			}
-			if imported := st.imported[testCol.Name()]; imported != (damage != "none") {
-				t.Errorf("export imported = %v, want %v", imported, damage != "none")
+			if h := st.Healed(); len(h) != map[bool]int{true: 1}[damaged] || damaged && !strings.Contains(h[0], "vector collection") {
+				t.Errorf("Healed = %q, want one line about the collection: %v", h, damaged)
 			}
-			warned := damage == "garbage" || damage == "flipped"
-			if h := st.Healed(); len(h) != map[bool]int{true: 1}[warned] || warned && !strings.Contains(h[0], "vector snapshot") {
-				t.Errorf("Healed = %q, want one line about the snapshot: %v", h, warned)
-			}
-			if damage != "none" {
-				// The snapshot file was written again: the next start reads it.
-				vs, _ := Open(filepath.Join(dir, "vectors"))
-				if vs.Count(testCol) != 6 || vs.imported[testCol.Name()] {
-					t.Errorf("after healing: %d vectors, export imported again %v", vs.Count(testCol), vs.imported[testCol.Name()])
-				}
+			// Healed for good: the next start reads the file, embeds nothing.
+			vs, _ := Open(filepath.Join(dir, "vectors"))
+			emb = &indextest.CountingEmbedder{}
+			if _, err := vs.Sync(ctx, testCol, cat, emb, SyncOptions{}); err != nil || emb.Texts != 0 || len(vs.Healed()) != 0 {
+				t.Errorf("after healing: %v, %d embedded, healed %q", err, emb.Texts, vs.Healed())
 			}
 			q := indextest.HashVec(index.DocumentText(cat.Tool("slack__post_message")))
 			hits, err := st.Query(ctx, testCol, q, 1, "", "")
@@ -186,8 +198,7 @@ func TestUnchangedStartReadsTheSnapshot(t *testing.T) {
 	if _, err := st.Sync(ctx, testCol, changed, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	gob, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"+collectionExt))
-	s, _, _, err := readSnap(gob[0])
+	s, _, _, err := readSnap(st.fileOf(testCol.Name()))
 	if err != nil || len(s.ids) != 6 {
 		t.Fatalf("snapshot after a change: %v, %v", s, err)
 	}

@@ -2,11 +2,14 @@ package vector
 
 import (
 	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"fmt"
 	"github.com/philippgille/chromem-go"
 	"github.com/toolscout/toolscout/internal/fault"
 	"github.com/toolscout/toolscout/internal/fileio"
@@ -91,7 +94,13 @@ func readable(path string, v any) bool {
 		return false
 	}
 	defer f.Close()
-	return fault.Guard("decode "+path, func() error { return gob.NewDecoder(f).Decode(v) }) == nil
+	return decodesAs(f, path, v)
+}
+
+// decodesAs reports whether r (the file path) holds one gob value that
+// decodes into v, a panic included.
+func decodesAs(r io.Reader, path string, v any) bool {
+	return fault.Guard("decode "+path, func() error { return gob.NewDecoder(r).Decode(v) }) == nil
 }
 
 // migrateLegacy moves collections from chromem-go's file-per-document
@@ -138,6 +147,7 @@ func (v *Store) migrateLegacy() error {
 					return fmt.Errorf("migrate vector collection %s: %w", name, err)
 				}
 				v.read[name] = true
+				v.healed = append(v.healed, fmt.Sprintf("vectors: migrating %s from chromem-go's file-per-document layout of an earlier toolscout to one checksummed snapshot file; nothing is embedded again", name))
 				s, err := v.persist(name, nil)
 				v.db.DeleteCollection(name)
 				if err != nil {
@@ -155,4 +165,176 @@ func (v *Store) migrateLegacy() error {
 		}
 	}
 	return nil
+}
+
+// The two-file format (toolscout up to the snapshot's "TSSNAP04"): per
+// collection X.gob, chromem-go's exports (export.go), the store of
+// record, and X.snap derived from it; a small change in X.delta.gob
+// (its collection metadata: the base .gob's size and modification time,
+// and the removed IDs) with X.delta.snap derived from it.
+const (
+	twoFileExt  = ".gob"
+	metaBase    = "base"
+	metaRemoved = "removed"
+)
+
+// twoFileOf returns the two-file format's collection file (X.gob) of a
+// snapshot file X.snap.
+func twoFileOf(snapPath string) string {
+	return strings.TrimSuffix(snapPath, collectionExt) + twoFileExt
+}
+
+// migrateTwoFile migrates each collection of the two-file format into one
+// snapshot file, by one rebuild from its .gob and .delta.gob (said in
+// Healed: "vectors: migrating ..."), nothing embedded; then removes the
+// old files. The old snapshots are never read: X.snap is written over,
+// X.delta.snap removed. A .gob that cannot be read is removed and its
+// tools are embedded again, as a damaged snapshot's are.
+//
+// Each step leaves a whole data dir: the new X.snap is written (temporary
+// file, fsync, rename) before any old file is removed, the .gob last; a
+// kill before the rename leaves the old files to migrate again, one after
+// leaves an X.snap of this format beside the .gob, and the next open only
+// removes the old files.
+func (v *Store) migrateTwoFile() error {
+	gobs, err := filepath.Glob(filepath.Join(v.dir, "*"+twoFileExt))
+	if err != nil {
+		return fmt.Errorf("vector store: %w", err)
+	}
+	for _, g := range gobs {
+		if name := nameOf(g, twoFileExt); name != "" {
+			if err := v.migrateCollection(name); err != nil {
+				return err
+			}
+		} else if name := nameOf(g, deltaSuffix+twoFileExt); name != "" {
+			if _, err := os.Stat(twoFileOf(v.fileOf(name))); errors.Is(err, os.ErrNotExist) {
+				os.Remove(g) // a delta whose .gob is gone
+			}
+		}
+	}
+	return nil
+}
+
+// migrateCollection migrates the named collection's two-file format
+// (migrateTwoFile).
+func (v *Store) migrateCollection(name string) error {
+	path := v.fileOf(name)
+	gobPath := twoFileOf(path)
+	dgob := twoFileOf(deltaFileOf(path))
+	old := []string{dgob, deltaFileOf(path), gobPath}
+	if s, _, _, err := readSnap(path); err == nil && s != nil {
+		// A migration killed after its snapshot was written.
+		return removeOld(old)
+	}
+	v.healed = append(v.healed, fmt.Sprintf("vectors: migrating %s from the two-file format of an earlier toolscout (%s, and a snapshot derived from it) to one checksummed snapshot file; nothing is embedded again",
+		name, filepath.Base(gobPath)))
+	s, derr, err := readTwoFile(gobPath, dgob, name)
+	if derr != nil {
+		v.healed = append(v.healed, fmt.Sprintf("vector delta %s could not be read (%v); removed, its tools are embedded again", dgob, derr))
+	}
+	if err != nil {
+		if rerr := removeOld(append(old, path)); rerr != nil {
+			return rerr
+		}
+		v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", gobPath, err))
+		v.read[name] = true
+		return nil
+	}
+	if s, err = v.persist(name, s); err != nil {
+		return fmt.Errorf("migrate vector collection %s: %w", name, err)
+	}
+	v.snaps[name], v.read[name] = s, true
+	return removeOld(old)
+}
+
+// removeOld removes files that may be missing, then syncs their folder.
+func removeOld(files []string) error {
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("vector store: remove %s: %w", f, err)
+		}
+	}
+	if len(files) > 0 {
+		fileio.SyncDir(filepath.Dir(files[0]))
+	}
+	return nil
+}
+
+// readTwoFile returns the collection a .gob holds with its .delta.gob
+// applied, as one layer. A delta written for another version of the .gob
+// (a kill between a full write and the delta's removal) is left out, as
+// before; one that cannot be read, or has no checksum while the .gob has
+// one, is left out too and said in deltaErr: the tools it held are
+// embedded again.
+func readTwoFile(gobPath, dgob, name string) (s *snapshot, deltaErr, err error) {
+	docs, _, sealed, err := readExport(gobPath, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := snapshotOf(docs, dimsOf(name))
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(dgob); err != nil {
+		return base, nil, nil
+	}
+	top, removed, bt, err := readTwoFileDelta(dgob, name, sealed)
+	if err != nil {
+		return base, err, nil
+	}
+	if fi, err := os.Stat(gobPath); err != nil || fi.Size() != bt.size || fi.ModTime().UnixNano() != bt.mtime {
+		return base, nil, nil // for another version of the .gob
+	}
+	fresh := make([]snapRow, len(top.ids))
+	for i := range fresh {
+		fresh[i] = top.rowOf(i)
+	}
+	return patchSnapshot(base.withDelta(removed, fresh), base.dims, nil, nil), nil, nil
+}
+
+// gobTag is what a two-file delta names its base .gob by.
+type gobTag struct{ size, mtime int64 }
+
+// readTwoFileDelta reads a two-file delta (.delta.gob): its rows, the IDs
+// it removes and the tag of the .gob it applies to. One without a
+// checksum is taken only beside a .gob without one (sealed false).
+func readTwoFileDelta(dgob, name string, sealed bool) (top *snapshot, removed []string, bt gobTag, err error) {
+	docs, meta, dsealed, err := readExport(dgob, name)
+	if err != nil {
+		return nil, nil, bt, err
+	}
+	if sealed && !dsealed {
+		return nil, nil, bt, errors.New("written without a checksum")
+	}
+	if removed, bt, err = deltaMeta(meta); err != nil {
+		return nil, nil, bt, err
+	}
+	top, err = snapshotOf(docs, dimsOf(name))
+	return top, removed, bt, err
+}
+
+// deltaMeta reads a two-file delta's collection metadata: the IDs it
+// removes and the tag of the .gob it applies to.
+func deltaMeta(meta map[string]string) (removed []string, bt gobTag, err error) {
+	if _, err := fmt.Sscanf(meta[metaBase], "%d:%d", &bt.size, &bt.mtime); err != nil {
+		return nil, bt, fmt.Errorf("delta without a base tag: %w", err)
+	}
+	if r := meta[metaRemoved]; r != "" {
+		if err := json.Unmarshal([]byte(r), &removed); err != nil {
+			return nil, bt, fmt.Errorf("delta removed list: %w", err)
+		}
+	}
+	return removed, bt, nil
+}
+
+// snapshotOf returns a one-layer snapshot of chromem-go documents.
+func snapshotOf(docs []chromem.Document, dims int) (*snapshot, error) {
+	rows := make([]snapRow, len(docs))
+	for i, d := range docs {
+		if len(d.Embedding) != dims {
+			return nil, fmt.Errorf("%s has %d dimensions, want %d", d.ID, len(d.Embedding), dims)
+		}
+		rows[i] = snapRow{id: d.ID, hash: d.Metadata["hash"], domain: d.Metadata["domain"], group: d.Metadata["group"], vec: normalized(d.Embedding)}
+	}
+	return flat(dims, rows), nil
 }

@@ -3,13 +3,14 @@ package vector
 import (
 	"errors"
 	"fmt"
-	"github.com/toolscout/toolscout/internal/checksum"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
 	"unsafe"
+
+	"github.com/toolscout/toolscout/internal/checksum"
 )
 
 // snapFixture returns a snapshot of n rows whose strings have lengths
@@ -42,16 +43,15 @@ func matrixOffset(t *testing.T, path string, s *snapshot) int64 {
 func TestSnapMatrixOnACacheLine(t *testing.T) {
 	dir := t.TempDir()
 	for n := 1; n <= 9; n++ {
-		gob := filepath.Join(dir, fmt.Sprintf("c%d.gob", n))
-		os.WriteFile(gob, []byte("x"), 0o644)
+		path := filepath.Join(dir, fmt.Sprintf("c%d.snap", n))
 		want := snapFixture(n, 3)
-		if err := writeSnap(gob, want, nil, fileTag{}); err != nil {
+		if err := writeSnap(path, want, nil, newFileID(), 0); err != nil {
 			t.Fatal(err)
 		}
-		if off := matrixOffset(t, snapPathOf(gob), want); off%snapAlign != 0 {
+		if off := matrixOffset(t, path, want); off%snapAlign != 0 {
 			t.Fatalf("%d rows: the matrix starts at byte %d", n, off)
 		}
-		got, _, _, err := readSnap(gob)
+		got, _, _, err := readSnap(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,62 +64,44 @@ func TestSnapMatrixOnACacheLine(t *testing.T) {
 	}
 }
 
-// writeSnapV3 rewrites the snapshot file beside gobPath the way
-// toolscout did before checksums ("TSSNAP03"): the same layout, another
-// magic, no checksum at the end.
-func writeSnapV3(t *testing.T, gobPath string) {
-	t.Helper()
-	data, err := os.ReadFile(snapPathOf(gobPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := append([]byte("TSSNAP03"), data[len(snapMagic):len(data)-checksum.FooterLen(data)]...)
-	fi, _ := os.Stat(snapPathOf(gobPath))
-	if err := os.WriteFile(snapPathOf(gobPath), old, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.Chtimes(snapPathOf(gobPath), fi.ModTime(), fi.ModTime())
-}
-
 // TestSnapChecked: a snapshot file reads back only whole. Any byte
 // changed (header, strings, padding, matrix, checksum), a file cut
 // short or one of an earlier format is an error that says so, never a
-// snapshot.
+// snapshot; a whole one gives back its rows, removed IDs, id and base.
 func TestSnapChecked(t *testing.T) {
-	dir := t.TempDir()
-	gob := filepath.Join(dir, "c.gob")
-	os.WriteFile(gob, []byte("x"), 0o644)
+	snap := filepath.Join(t.TempDir(), "c.snap")
 	want := snapFixture(5, 3)
-	if err := writeSnap(gob, want, []string{"d__gone"}, fileTag{1, 2}); err != nil {
+	if err := writeSnap(snap, want, []string{"d__gone"}, 7, 9); err != nil {
 		t.Fatal(err)
 	}
-	snap := snapPathOf(gob)
 	whole, _ := os.ReadFile(snap)
-	if _, _, _, err := readSnap(gob); err != nil {
-		t.Fatalf("readSnap of a whole file: %v", err)
+	got, removed, base, err := readSnap(snap)
+	if err != nil || got.id != 7 || base != 9 || !slices.Equal(removed, []string{"d__gone"}) || !slices.Equal(got.ids, want.ids) {
+		t.Fatalf("readSnap of a whole file: id %d, base %d, removed %v, %v", got.id, base, removed, err)
 	}
 	for at := 0; at < len(whole); at++ {
 		damaged := slices.Clone(whole)
 		damaged[at] ^= 0x10
 		os.WriteFile(snap, damaged, 0o644)
-		if s, _, _, err := readSnap(gob); err == nil || s != nil || !snapDamaged(err) {
+		if s, _, _, err := readSnap(snap); err == nil || s != nil || errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("byte %d of %d changed: readSnap = %v, %v; want an error that is damage", at, len(whole), s, err)
 		}
 	}
 	for _, n := range []int{0, 7, snapHeader, len(whole) - 1} {
 		os.WriteFile(snap, whole[:n], 0o644)
-		if _, _, _, err := readSnap(gob); err == nil || !snapDamaged(err) {
+		if _, _, _, err := readSnap(snap); err == nil || errors.Is(err, os.ErrNotExist) {
 			t.Errorf("cut to %d bytes: readSnap = %v; want damage", n, err)
 		}
 	}
-	os.WriteFile(snap, whole, 0o644)
-	writeSnapV3(t, gob)
-	if _, _, _, err := readSnap(gob); !errors.Is(err, errOldSnap) || !snapDamaged(err) {
-		t.Errorf("readSnap of a TSSNAP03 file = %v, want errOldSnap", err)
+	for _, magic := range snapOlder {
+		os.WriteFile(snap, append([]byte(magic), whole[len(magic):]...), 0o644)
+		if _, _, _, err := readSnap(snap); !errors.Is(err, errOldSnap) {
+			t.Errorf("readSnap of a %s file = %v, want errOldSnap", magic, err)
+		}
 	}
 	os.Remove(snap)
-	if _, _, _, err := readSnap(gob); !errors.Is(err, os.ErrNotExist) || snapDamaged(err) {
-		t.Errorf("readSnap without a file = %v, want os.ErrNotExist, no damage", err)
+	if _, _, _, err := readSnap(snap); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("readSnap without a file = %v, want os.ErrNotExist", err)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 // replaces (ndead of them), and top holds the delta's rows. Read it
 // through count, each, find and query, which see the live rows of both.
 type snapshot struct {
+	id     uint64 // the base layer's file id (writeSnap); 0 until written or read
 	dims   int
 	ids    []string
 	hash   []string // content hash of each tool's vector
@@ -225,7 +226,7 @@ func (s *snapshot) withDelta(removed []string, fresh []snapRow) *snapshot {
 		}
 	}
 	rows = append(rows, fresh...)
-	return &snapshot{dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat,
+	return &snapshot{id: s.id, dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat,
 		dead: dead, ndead: ndead, top: flat(s.dims, rows)}
 }
 

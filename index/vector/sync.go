@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// checkpointEvery is how often a long Sync writes the collection's file
-// while it embeds.
+// checkpointEvery is how often a long Sync writes the collection's
+// snapshot file while it embeds.
 const checkpointEvery = 15 * time.Second
 
 // SyncOptions tunes Store.Sync.
@@ -83,7 +83,7 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 	// A small change goes into the collection's delta (see deltaFraction);
 	// a large one, or a first write, rewrites the collection whole.
 	useDelta := false
-	if v.dir != "" && old != nil && len(old.ids) > 0 {
+	if v.dir != "" && old != nil && old.id != 0 && len(old.ids) > 0 {
 		if _, err := os.Stat(v.fileOf(name)); err == nil {
 			size := len(old.removed()) + len(todo) + len(removed)
 			if old.top != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	chromem "github.com/philippgille/chromem-go"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/indextest"
 )
@@ -218,8 +217,8 @@ func TestPrune(t *testing.T) {
 
 // TestPatchedSnapshotMatchesTheCollection: the snapshot a Sync patches
 // (old rows out, new rows in) holds what a store synced whole to the same
-// catalog holds, and on disk the collection file (chromem-go's export,
-// read by chromem-go) holds the same.
+// catalog holds, and on disk the collection file (that snapshot, read
+// back by a fresh open) holds the same.
 func TestPatchedSnapshotMatchesTheCollection(t *testing.T) {
 	ctx := context.Background()
 	changed := strings.Replace(indextest.SmallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1)
@@ -243,26 +242,13 @@ func TestPatchedSnapshotMatchesTheCollection(t *testing.T) {
 		if dir == "" {
 			continue
 		}
-		db := chromem.NewDB()
-		if err := db.ImportFromFile(vs.fileOf(testCol.Name()), "", testCol.Name()); err != nil {
+		// The file written is the patched snapshot: a fresh open reads
+		// the same rows back.
+		again, err := Open(dir)
+		if err != nil {
 			t.Fatal(err)
 		}
-		want := liveRows(t, vs)
-		c := db.GetCollection(testCol.Name(), noEmbed)
-		if c.Count() != len(want) {
-			t.Fatalf("the file holds %d vectors, the snapshot %d", c.Count(), len(want))
-		}
-		for id, w := range want {
-			d, err := c.GetByID(ctx, id)
-			if err != nil || d.Metadata["hash"] != w.hash || d.Metadata["domain"] != w.domain {
-				t.Fatalf("%s in the file: %+v, %v; snapshot %+v", id, d, err, w)
-			}
-			for j := range w.vec {
-				if math.Abs(float64(d.Embedding[j]-w.vec[j])) > 1e-6 {
-					t.Fatalf("%s: the file's vector differs from the snapshot's", id)
-				}
-			}
-		}
+		sameVectors(t, "reopened", again, indextest.MustCatalog(t, changed))
 	}
 }
 
