@@ -58,7 +58,9 @@ func vectorSeeds(tb testing.TB) (base, delta []byte) {
 // snapshot whose columns have its rows and whose matrix has rows × dims
 // floats, that writeSnap writes and decodeSnap reads back the same;
 // never a panic, never memory out of proportion to the input (the counts
-// in the header are not trusted).
+// in the header are not trusted). A file that fails to decode is given
+// to salvageSnap, as a store does: false, or a snapshot with at least one
+// row dead and every column whole.
 func FuzzSnap(f *testing.F) {
 	base, delta := vectorSeeds(f)
 	for _, snap := range [][]byte{base, delta} {
@@ -87,6 +89,16 @@ func FuzzSnap(f *testing.F) {
 		if err != nil {
 			if s != nil {
 				t.Fatalf("decodeSnap returned a snapshot and an error: %v", err)
+			}
+			// What a store salvages of a file that fails its checksum.
+			var (
+				ss   *snapshot
+				lost int
+				ok   bool
+			)
+			fuzzcheck.Bounded(t, len(data), func() { ss, _, _, lost, ok = salvageSnap(data) })
+			if ok && (lost < 1 || ss.ndead != lost || len(ss.dead) != len(ss.ids) || len(ss.mat) != len(ss.ids)*ss.dims) {
+				t.Fatalf("salvageSnap: %d lost, %d dead of %d rows, %d floats of %d dimensions", lost, ss.ndead, len(ss.ids), len(ss.mat), ss.dims)
 			}
 			return
 		}

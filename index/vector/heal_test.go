@@ -223,3 +223,68 @@ func syncedVectors(t *testing.T) string {
 	}
 	return dir
 }
+
+// TestDamagedMatrixSalvaged: at scale a snapshot file spans several MiB
+// of checksums. A byte changed in its matrix costs only the rows of that
+// MiB: the file is written again without them, with one warning, and
+// the other rows keep their vectors; a byte changed in the strings (the
+// first MiB here) costs the whole collection.
+func TestDamagedMatrixSalvaged(t *testing.T) {
+	col := Collection{Provider: "test", Model: "big", Dims: 128}
+	want := snapFixture(5000, col.Dims) // 2.5 MiB of matrix
+	for _, tc := range []struct {
+		name string
+		at   int // the byte flipped
+		kept bool
+	}{
+		{"matrix", checksum.ChunkSize + 100, true},
+		{"last chunk", -20, true},
+		{"strings", 1000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := (&Store{dir: dir}).fileOf(col.Name())
+			if err := writeSnap(path, want, nil, newFileID(), 0); err != nil {
+				t.Fatal(err)
+			}
+			data, _ := os.ReadFile(path)
+			at := tc.at
+			if at < 0 {
+				at += len(data) - checksum.FooterLen(data)
+			}
+			data[at] ^= 0x40
+			os.WriteFile(path, data, 0o644)
+			vs, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := vs.Count(col)
+			h := vs.Healed()
+			if !tc.kept {
+				if n != 0 || len(h) != 1 || !strings.Contains(h[0], "removed, its tools are embedded again") {
+					t.Fatalf("%d vectors kept, healed %q; want none and one line", n, h)
+				}
+				return
+			}
+			lost := len(want.ids) - n
+			rowsPerChunk := checksum.ChunkSize / (4 * col.Dims)
+			if lost < 1 || lost > rowsPerChunk+1 || len(h) != 1 || !strings.Contains(h[0], fmt.Sprintf("only the vectors of %d tools", lost)) {
+				t.Fatalf("%d of %d vectors kept, healed %q; want at most %d lost and one line", n, len(want.ids), h, rowsPerChunk+1)
+			}
+			s, _, _, err := readSnap(path)
+			if err != nil || len(s.ids) != n {
+				t.Fatalf("the file written again: %v rows, %v", len(s.ids), err)
+			}
+			for i, id := range s.ids {
+				j, _ := slices.BinarySearch(want.ids, id)
+				if !slices.Equal(s.row(i), want.row(j)) || s.hash[i] != want.hash[j] {
+					t.Fatalf("%s kept with another vector or hash", id)
+				}
+			}
+			again, _ := Open(dir)
+			if again.Count(col) != n || len(again.Healed()) != 0 {
+				t.Errorf("the next open: %d vectors, healed %q", again.Count(col), again.Healed())
+			}
+		})
+	}
+}

@@ -136,6 +136,12 @@ func decodeSnap(data []byte) (s *snapshot, removed []string, base uint64, err er
 	if data, err = checksum.Body(data); err != nil {
 		return nil, nil, 0, err
 	}
+	return decodeBody(data)
+}
+
+// decodeBody decodes a snapshot file's bytes without their footer, the
+// checksums checked (decodeSnap).
+func decodeBody(data []byte) (s *snapshot, removed []string, base uint64, err error) {
 	// The checksums can hold a body shorter than the header (a file
 	// written wrong, or cut and sealed again): checked after them.
 	if len(data) < snapHeader {
@@ -202,6 +208,43 @@ func decodeSnap(data []byte) (s *snapshot, removed []string, base uint64, err er
 	}
 	s.mat = floats(data[strEnd:], rows*dims)
 	return s, removed, base, nil
+}
+
+// salvageSnap returns what of a snapshot file whose checksum fails can
+// still be trusted: when the footer of checksums is whole and the chunks
+// that fail theirs all lie in the matrix (after the header and strings),
+// the snapshot with the rows those chunks hold marked dead, and how many
+// rows that is; else ok is false. A bit flipped at 100k tools then costs
+// the embedding of the few hundred tools in its MiB, not of all.
+func salvageSnap(data []byte) (s *snapshot, removed []string, base uint64, lost int, ok bool) {
+	if len(data) < snapHeader+checksum.MinFooter || string(data[:len(snapMagic)]) != snapMagic {
+		return nil, nil, 0, 0, false
+	}
+	body, bad, ok := checksum.BadChunks(data)
+	if !ok || len(bad) == 0 || bad[0] == 0 {
+		return nil, nil, 0, 0, false // the header is in chunk 0
+	}
+	s, removed, base, err := decodeBody(body)
+	if err != nil {
+		return nil, nil, 0, 0, false
+	}
+	strEnd := len(body) - 4*len(s.mat)
+	rowBytes := 4 * s.dims
+	if bad[0]*checksum.ChunkSize < strEnd || len(s.ids) == 0 {
+		return nil, nil, 0, 0, false // a string may have changed
+	}
+	s.dead = make([]bool, len(s.ids))
+	for _, c := range bad {
+		lo := c*checksum.ChunkSize - strEnd
+		hi := min((c+1)*checksum.ChunkSize, len(body)) - strEnd
+		for r := lo / rowBytes; r <= (hi-1)/rowBytes && r < len(s.ids); r++ {
+			if !s.dead[r] {
+				s.dead[r] = true
+				s.ndead++
+			}
+		}
+	}
+	return s, removed, base, s.ndead, true
 }
 
 // littleEndian is true on machines that store a float32 as the file does.

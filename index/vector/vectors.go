@@ -154,9 +154,35 @@ func (v *Store) readLocked(name string) {
 		v.unreadable[name] = fmt.Errorf("vector collection %s could not be read: %w", path, err)
 		return
 	}
+	if v.salvageLocked(name, path, err) {
+		return
+	}
 	os.Remove(path)
 	v.removeDelta(name)
 	v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
+}
+
+// salvageLocked heals a snapshot file whose checksum failed (err) only in
+// chunks of its matrix (salvageSnap): it writes the collection again
+// without the rows those chunks held, its delta merged in, and says so in
+// Healed; the next Sync embeds those tools again. It reports whether it
+// did. v.mu is held.
+func (v *Store) salvageLocked(name, path string, err error) bool {
+	data, rerr := fileio.ReadMapped(path)
+	if rerr != nil {
+		return false
+	}
+	s, _, _, lost, ok := salvageSnap(data)
+	if !ok {
+		return false
+	}
+	full := patchSnapshot(v.withDeltaFile(name, s), s.dims, nil, nil)
+	if full, rerr = v.persist(name, full); rerr != nil {
+		return false
+	}
+	v.snaps[name] = full
+	v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read whole (%v): only the vectors of %d tools were damaged; written again without them, those are embedded again", path, err, lost))
+	return true
 }
 
 // Collection identifies the vectors of one embedder, model and dimension.

@@ -190,6 +190,38 @@ func Body(data []byte) ([]byte, error) {
 	return body, nil
 }
 
+// ChunkSize is the number of bytes each CRC of Write's footer covers
+// (the last chunk may be shorter).
+const ChunkSize = checkChunk
+
+// BadChunks returns data without its footer and the indexes (in order)
+// of the chunks of ChunkSize bytes whose CRC does not match, when the
+// footer itself is whole (its own CRC and its count of chunks check);
+// else ok is false and nothing can be told apart. A file whose Body
+// fails with ErrMismatch but whose BadChunks is ok had bytes changed
+// only in those chunks (or in their CRCs).
+func BadChunks(data []byte) (body []byte, bad []int, ok bool) {
+	if len(data) < MinFooter {
+		return nil, nil, false
+	}
+	n := int64(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	size := 4*n + MinFooter
+	if size > int64(len(data)) || crc32.Checksum(data[int64(len(data))-size:len(data)-4], Castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, nil, false
+	}
+	body, crcs := data[:int64(len(data))-size], data[int64(len(data))-size:len(data)-MinFooter]
+	if int64((len(body)+checkChunk-1)/checkChunk) != n {
+		return nil, nil, false
+	}
+	for i := 0; i < int(n); i++ {
+		chunk := body[i*checkChunk : min((i+1)*checkChunk, len(body))]
+		if crc32.Checksum(chunk, Castagnoli) != binary.LittleEndian.Uint32(crcs[4*i:]) {
+			bad = append(bad, i)
+		}
+	}
+	return body, bad, true
+}
+
 // Castagnoli is the CRC-32C table every checksum of the data dir uses.
 var Castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -61,6 +62,45 @@ func TestChecksums(t *testing.T) {
 			if _, err := Body(data[:cut]); !errors.Is(err, ErrMismatch) {
 				t.Fatalf("%d bytes cut to %d: Body = %v, want ErrMismatch", n, cut, err)
 			}
+		}
+	}
+}
+
+// TestBadChunks: with the footer whole, BadChunks names exactly the
+// chunks whose bytes changed; with the footer damaged it tells nothing.
+func TestBadChunks(t *testing.T) {
+	body := make([]byte, 2*ChunkSize+ChunkSize/2)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	whole := Append(slices.Clone(body))
+	if b, bad, ok := BadChunks(whole); !ok || len(bad) != 0 || len(b) != len(body) {
+		t.Fatalf("BadChunks(whole) = %d bytes, %v, %v", len(b), bad, ok)
+	}
+	for _, tc := range []struct {
+		at   []int
+		want []int
+	}{
+		{[]int{ChunkSize + 5}, []int{1}},
+		{[]int{0, 2*ChunkSize + 1}, []int{0, 2}},
+		{[]int{len(body) - 1}, []int{2}},
+	} {
+		data := slices.Clone(whole)
+		for _, at := range tc.at {
+			data[at] ^= 0x10
+		}
+		if _, bad, ok := BadChunks(data); !ok || !slices.Equal(bad, tc.want) {
+			t.Errorf("bytes %v changed: BadChunks = %v, %v; want %v", tc.at, bad, ok, tc.want)
+		}
+		if _, err := Body(data); err == nil {
+			t.Errorf("bytes %v changed: Body passed", tc.at)
+		}
+	}
+	for _, at := range []int{len(whole) - 1, len(whole) - 6, len(whole) - 9} {
+		data := slices.Clone(whole)
+		data[at] ^= 0x10
+		if _, _, ok := BadChunks(data); ok {
+			t.Errorf("footer byte %d changed: BadChunks still tells chunks apart", at)
 		}
 	}
 }
