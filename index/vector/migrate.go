@@ -226,9 +226,17 @@ func (v *Store) migrateCollection(name string) error {
 		// A migration killed after its snapshot was written.
 		return removeOld(old)
 	}
+	if _, err := os.Stat(gobPath); errors.Is(err, os.ErrNotExist) {
+		// Another process opening the same data dir migrated it since
+		// the folder was listed: its new file is whole, or about to be.
+		return nil
+	}
 	v.healed = append(v.healed, fmt.Sprintf("vectors: migrating %s from the two-file format of an earlier toolscout (%s, and a snapshot derived from it) to one checksummed snapshot file; nothing is embedded again",
 		name, filepath.Base(gobPath)))
 	s, derr, err := readTwoFile(gobPath, dgob, name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // the same, between the two checks
+	}
 	if derr != nil {
 		v.healed = append(v.healed, fmt.Sprintf("vector delta %s could not be read (%v); removed, its tools are embedded again", dgob, derr))
 	}

@@ -234,3 +234,32 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestMigrationRacesAnotherProcess: two processes may open the same data
+// dir at once. The one whose .gob vanished between listing the folder and
+// reading it (the other migrated it) must neither warn nor remove the
+// other's new file.
+func TestMigrationRacesAnotherProcess(t *testing.T) {
+	dir, gob, _ := twoFileDir(t)
+	other, err := Open(dir) // migrates
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := other.fileOf(testCol.Name())
+	if _, err := os.Stat(gob); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the .gob is still there after the migration: %v", err)
+	}
+	// This process checked the snapshot while it was still the old one.
+	old, err := os.ReadFile(filepath.Join("testdata", "twofile", filepath.Base(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, old, 0o644)
+	vs := &Store{dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{}}
+	if err := vs.migrateCollection(testCol.Name()); err != nil || len(vs.Healed()) != 0 {
+		t.Fatalf("migrateCollection with the .gob gone = %v, healed %q; want nothing done", err, vs.Healed())
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the collection file was removed: %v", err)
+	}
+}
