@@ -95,7 +95,9 @@ func OpenReadOnly(dir string) *Store {
 }
 
 // Healed says, one line each, what could not be read and was removed to
-// be embedded again.
+// be embedded again, and which collections Open migrated from an earlier
+// toolscout's layout ("vectors: migrating ..."). Callers log them as
+// warnings.
 func (v *Store) Healed() []string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -126,9 +128,11 @@ func nameOf(file, ext string) string {
 }
 
 // readLocked reads the named collection's snapshot file (and its delta)
-// from dir into v.snaps the first time it is used. A file that cannot be
-// read is removed, its tools embedded again, and said in Healed;
-// read-only, it is left and unreadable says why. v.mu is held.
+// from dir into v.snaps the first time it is used. A file damaged only in
+// its matrix is written again without the rows there (salvageLocked); one
+// that cannot be read otherwise is removed. Either way its lost tools are
+// embedded again by the next Sync, and Healed says so; read-only, the
+// file is left and unreadable says why. v.mu is held.
 func (v *Store) readLocked(name string) {
 	if v.dir == "" || v.read[name] {
 		return
