@@ -94,7 +94,8 @@ const (
 	FailHeld             = "awaiting_approval" // its definition changed upstream: pinned (index/pin)
 	FailUnavailable      = "upstream_unavailable"
 	FailTimeout          = "upstream_timeout"
-	FailStopped          = "upstream_stopped" // the upstream exited during the call
+	FailStopped          = "upstream_stopped"      // the upstream exited during the call
+	FailUnauthorized     = "upstream_unauthorized" // the upstream refused toolscout's credentials (401, 403)
 	FailShuttingDown     = "shutting_down"
 	FailUpstream         = "upstream_error" // the upstream answered with a protocol error
 	FailCanceled         = "canceled"       // the client cancelled the call or went away
@@ -244,6 +245,8 @@ func failClass(err error) string {
 		return FailUnavailable
 	case errors.Is(err, gateway.ErrTimeout):
 		return FailTimeout
+	case errors.Is(err, gateway.ErrUnauthorized):
+		return FailUnauthorized
 	case errors.Is(err, gateway.ErrStopped):
 		return FailStopped
 	case errors.Is(err, gateway.ErrClosing):

@@ -209,6 +209,7 @@ func TestAuditFailClass(t *testing.T) {
 	}{
 		{"unavailable", fmt.Errorf("server %q: %w", "x", gateway.ErrUnavailable), FailUnavailable},
 		{"timeout", fmt.Errorf("x: %w", gateway.ErrTimeout), FailTimeout},
+		{"unauthorized", fmt.Errorf("x: %w", gateway.ErrUnauthorized), FailUnauthorized},
 		{"stopped", fmt.Errorf("x: %w", gateway.ErrStopped), FailStopped},
 		{"closing", fmt.Errorf("x: %w", gateway.ErrClosing), FailShuttingDown},
 		{"not executable", gateway.ErrNotExecutable, FailNotExecutable},

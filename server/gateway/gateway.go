@@ -434,6 +434,9 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 	timedOut := !timer.Stop()
 	cancel()
 	err := errors.Join(errs...)
+	if uerr := unauthorized(u.cfg.Domain, err); uerr != nil {
+		return nil, uerr // the same refusal from each attempt: said once
+	}
 	if timedOut && ctx.Err() == nil {
 		err = fmt.Errorf("no answer within %s (connect and list tools): %w", u.cfg.connectTimeout(), err)
 	}
@@ -699,6 +702,9 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return nil, classed(ErrTimeout, fmt.Errorf("server %q did not answer within %s (its timeout); tools of other domains still work", t.Domain, u.cfg.timeout()))
+		}
+		if uerr := unauthorized(t.Domain, err); uerr != nil {
+			return nil, uerr
 		}
 		if connectionLost(err) {
 			return nil, classed(ErrStopped, fmt.Errorf("server %q stopped during the call (%v); toolscout is restarting it. Tools of other domains still work", t.Domain, err))

@@ -131,7 +131,10 @@ func (c *UpstreamConfig) attempts(log *slog.Logger, limit int) []attempt {
 	return append(streamed, sse)
 }
 
-// headerTransport adds configured headers to every request.
+// headerTransport adds configured headers to every request, and turns
+// an answer that refuses them (401, 403) into a refusedError, which the
+// gateway words for the agent (unauthorized): the go-sdk says only
+// "Unauthorized", without the server.
 type headerTransport struct {
 	headers map[string]string
 	base    http.RoundTripper
@@ -144,7 +147,41 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		resp.Body.Close()
+		return nil, &refusedError{status: resp.StatusCode, challenge: resp.Header.Get("WWW-Authenticate")}
+	}
+	return resp, err
+}
+
+// ErrUnauthorized is wrapped by the errors of a remote server that
+// refused toolscout's credentials (HTTP 401 or 403), at connect (the
+// status's Err) or at a call (Execute).
+var ErrUnauthorized = errors.New("upstream server refused the credentials")
+
+// refusedError is an upstream's 401 or 403.
+type refusedError struct {
+	status    int
+	challenge string // its WWW-Authenticate
+}
+
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.status, http.StatusText(e.status))
+}
+
+// unauthorized words err for the agent when it holds domain's refusal
+// of toolscout's credentials, and returns nil otherwise.
+func unauthorized(domain string, err error) error {
+	var re *refusedError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	challenge := ""
+	if c := strings.TrimSpace(re.challenge); c != "" {
+		challenge = "; it asks for: " + c[:min(len(c), 200)]
+	}
+	return classed(ErrUnauthorized, fmt.Errorf("server %q refused toolscout's credentials (%v%s): the headers or header_files of its entry in the config are missing, wrong or expired; tools of other domains work", domain, re, challenge))
 }
 
 // toolSpecs converts an upstream's tools into catalog specs, cleaning what
