@@ -51,6 +51,9 @@ type serverEntry struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
 	Type    string            `json:"type"`
+	// HeaderFiles are headers whose values are read from files (a
+	// secret kept out of the config): header name → file.
+	HeaderFiles map[string]string `json:"header_files"`
 	// toolscout's keys.
 	Description string            `json:"description"`
 	Groups      map[string]string `json:"groups"`
@@ -112,7 +115,7 @@ type gatewayConfig struct {
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
-	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
+	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
 	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt"}
 )
 
@@ -336,6 +339,9 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 				uc.Headers[k] = expand("headers."+k, v)
 			}
 		}
+		if err == nil && len(e.HeaderFiles) > 0 {
+			err = headerFiles(file, path, e, &uc)
+		}
 		if len(e.Env) > 0 {
 			uc.Env = map[string]string{}
 			for k, v := range e.Env {
@@ -496,4 +502,56 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		all.Pinned = append(all.Pinned, gc.Pinned...)
 	}
 	return all, nil
+}
+
+// headerFiles adds to uc the headers e reads from files (relative to the
+// config file's folder): each file holds one value, trimmed, on one line.
+func headerFiles(file, path string, e serverEntry, uc *gateway.UpstreamConfig) error {
+	if e.URL == "" {
+		return &ConfigError{File: file, Path: path + ".header_files", Reason: "headers are sent to remote servers (url), not to a command"}
+	}
+	if uc.Headers == nil {
+		uc.Headers = map[string]string{}
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.HeaderFiles)) {
+		at := path + ".header_files." + name
+		if _, dup := e.Headers[name]; dup {
+			return &ConfigError{File: file, Path: at, Reason: "also in headers: give the header once"}
+		}
+		if !validHeaderName(name) {
+			return &ConfigError{File: file, Path: at, Reason: fmt.Sprintf("%q is no HTTP header name", name)}
+		}
+		f := e.HeaderFiles[name]
+		if f != "" && !filepath.IsAbs(f) {
+			f = filepath.Join(filepath.Dir(file), f)
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return &ConfigError{File: file, Path: at, Reason: fmt.Sprintf("%v: the file holds the header's value (\"Bearer TOKEN\" for Authorization)", err)}
+		}
+		v := strings.TrimSpace(string(data))
+		switch {
+		case v == "":
+			return &ConfigError{File: file, Path: at, Reason: fmt.Sprintf("%s is empty: put the header's value in it", f)}
+		case strings.ContainsAny(v, "\r\n\x00"):
+			return &ConfigError{File: file, Path: at, Reason: fmt.Sprintf("%s holds several lines: a header's value is one line", f)}
+		}
+		uc.Headers[name] = v
+	}
+	return nil
+}
+
+// validHeaderName reports whether name is an HTTP header name (RFC 9110
+// token).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

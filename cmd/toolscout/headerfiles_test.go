@@ -1,0 +1,41 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHeaderFiles: a remote server's header can be read from a file, so
+// that the secret stays out of the config; a bad one is refused with the
+// server and the header.
+func TestHeaderFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "remote.auth"), []byte("Bearer s3cret-token\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "two.lines"), []byte("Bearer a\nX-Evil: 1\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "empty"), nil, 0o600)
+	file := filepath.Join(dir, "servers.json")
+	gc, err := parseConfig(file, []byte(`{"mcpServers": {"remote": {"url": "https://remote.example/mcp", "headers": {"X-Team": "a"}, "header_files": {"Authorization": "remote.auth"}}}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := gc.Upstreams[0].Headers; h["Authorization"] != "Bearer s3cret-token" || h["X-Team"] != "a" {
+		t.Errorf("headers = %v, want the file's Authorization and the inline X-Team", h)
+	}
+	for _, tc := range []struct{ entry, path, reason string }{
+		{`{"url": "https://r.example", "header_files": {"Authorization": "nope.auth"}}`, "mcpServers.remote.header_files.Authorization", "no such file"},
+		{`{"url": "https://r.example", "header_files": {"Authorization": "empty"}}`, "mcpServers.remote.header_files.Authorization", "empty"},
+		{`{"url": "https://r.example", "header_files": {"Authorization": "two.lines"}}`, "mcpServers.remote.header_files.Authorization", "one line"},
+		{`{"url": "https://r.example", "headers": {"Authorization": "x"}, "header_files": {"Authorization": "remote.auth"}}`, "mcpServers.remote.header_files.Authorization", "once"},
+		{`{"url": "https://r.example", "header_files": {"Bad Name": "remote.auth"}}`, "mcpServers.remote.header_files.Bad Name", "no HTTP header"},
+		{`{"command": "srv", "header_files": {"Authorization": "remote.auth"}}`, "mcpServers.remote.header_files", "remote servers"},
+	} {
+		_, err := parseConfig(file, []byte(`{"mcpServers": {"remote": `+tc.entry+`}}`), env(nil))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Path != tc.path || !strings.Contains(ce.Reason, tc.reason) {
+			t.Errorf("%s: %v, want %s: ...%s...", tc.entry, err, tc.path, tc.reason)
+		}
+	}
+}
