@@ -24,6 +24,7 @@ import (
 	txt "github.com/toolscout/toolscout/internal/text"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -54,6 +55,11 @@ type serverEntry struct {
 	// HeaderFiles are headers whose values are read from files (a
 	// secret kept out of the config): header name → file.
 	HeaderFiles map[string]string `json:"header_files"`
+	// CallerHeaderFiles map callers (of toolscout.callers) to the headers
+	// their tool calls carry instead, read from files: caller → header →
+	// file. ForwardAuthorization sends a caller's own Authorization.
+	CallerHeaderFiles    map[string]map[string]string `json:"caller_header_files"`
+	ForwardAuthorization bool                         `json:"forward_authorization"`
 	// toolscout's keys.
 	Description string            `json:"description"`
 	Groups      map[string]string `json:"groups"`
@@ -115,7 +121,7 @@ type gatewayConfig struct {
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
-	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
+	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "caller_header_files", "forward_authorization", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
 	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt"}
 )
 
@@ -342,6 +348,9 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if err == nil && len(e.HeaderFiles) > 0 {
 			err = headerFiles(file, path, e, &uc)
 		}
+		if err == nil && (len(e.CallerHeaderFiles) > 0 || e.ForwardAuthorization) {
+			err = callerHeaderFiles(file, path, e, &uc)
+		}
 		if len(e.Env) > 0 {
 			uc.Env = map[string]string{}
 			for k, v := range e.Env {
@@ -514,14 +523,69 @@ func headerFiles(file, path string, e serverEntry, uc *gateway.UpstreamConfig) e
 		uc.Headers = map[string]string{}
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.HeaderFiles)) {
-		at := path + ".header_files." + name
 		if _, dup := e.Headers[name]; dup {
-			return &ConfigError{File: file, Path: at, Reason: "also in headers: give the header once"}
+			return &ConfigError{File: file, Path: path + ".header_files." + name, Reason: "also in headers: give the header once"}
 		}
+	}
+	return readHeaderFiles(file, path+".header_files", e.HeaderFiles, uc.Headers)
+}
+
+// callerHeaderFiles reads e's per-caller headers into uc (their caller
+// names are checked against toolscout.callers by checkCallerHeaders).
+func callerHeaderFiles(file, path string, e serverEntry, uc *gateway.UpstreamConfig) error {
+	if e.URL == "" {
+		key := "caller_header_files"
+		if e.ForwardAuthorization {
+			key = "forward_authorization"
+		}
+		return &ConfigError{File: file, Path: path + "." + key, Reason: "headers are sent to remote servers (url), not to a command"}
+	}
+	uc.ForwardAuthorization = e.ForwardAuthorization
+	for _, caller := range slices.Sorted(maps.Keys(e.CallerHeaderFiles)) {
+		if len(e.CallerHeaderFiles[caller]) == 0 {
+			return &ConfigError{File: file, Path: path + ".caller_header_files." + caller, Reason: `empty: map header names to files ({"Authorization": "ops-github.auth"})`}
+		}
+		h := map[string]string{}
+		if err := readHeaderFiles(file, path+".caller_header_files."+caller, e.CallerHeaderFiles[caller], h); err != nil {
+			return err
+		}
+		if uc.CallerHeaders == nil {
+			uc.CallerHeaders = map[string]map[string]string{}
+		}
+		uc.CallerHeaders[caller] = h
+	}
+	return nil
+}
+
+// checkCallerHeaders refuses per-caller headers of callers that set does
+// not define (nil: none is defined).
+func checkCallerHeaders(gc *gatewayConfig, set *callers.Set) error {
+	if gc == nil {
+		return nil
+	}
+	for _, u := range gc.Upstreams {
+		for _, name := range slices.Sorted(maps.Keys(u.CallerHeaders)) {
+			if set == nil || set.Caller(name) == nil {
+				defined := "no callers are defined (toolscout.callers)"
+				if set != nil {
+					defined = "the callers are " + strings.Join(set.Names(), ", ")
+				}
+				return fmt.Errorf("config: mcpServers.%s.caller_header_files.%s: no such caller: %s", u.Domain, name, defined)
+			}
+		}
+	}
+	return nil
+}
+
+// readHeaderFiles reads each header's value from its file (relative to
+// the config file's folder) into out: one line, trimmed.
+func readHeaderFiles(file, path string, files, out map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		at := path + "." + name
 		if !validHeaderName(name) {
 			return &ConfigError{File: file, Path: at, Reason: fmt.Sprintf("%q is no HTTP header name", name)}
 		}
-		f := e.HeaderFiles[name]
+		f := files[name]
 		if f != "" && !filepath.IsAbs(f) {
 			f = filepath.Join(filepath.Dir(file), f)
 		}
@@ -536,7 +600,7 @@ func headerFiles(file, path string, e serverEntry, uc *gateway.UpstreamConfig) e
 		case strings.ContainsAny(v, "\r\n\x00"):
 			return &ConfigError{File: file, Path: at, Reason: fmt.Sprintf("%s holds several lines: a header's value is one line", f)}
 		}
-		uc.Headers[name] = v
+		out[name] = v
 	}
 	return nil
 }

@@ -39,3 +39,50 @@ func TestHeaderFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerHeaderFiles: per-caller upstream headers come from files and
+// name callers that toolscout.callers defines; forwarding a caller's own
+// Authorization is said per server.
+func TestCallerHeaderFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ops.auth"), []byte("Bearer ops-upstream\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "ops.token"), []byte("ops-token-0123456789abcdef\n"), 0o600)
+	file := filepath.Join(dir, "servers.json")
+	os.WriteFile(file, []byte(`{"mcpServers": {"remote": {"url": "https://remote.example/mcp", "forward_authorization": true,
+	  "caller_header_files": {"ops": {"Authorization": "ops.auth"}}}},
+	  "toolscout": {"callers": {"ops": {"token_files": ["ops.token"], "allow": ["remote"]}}}}`), 0o600)
+	g := globalFlags{configs: []string{file}}
+	gc, err := loadConfigs(g.configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := gc.Upstreams[0]
+	if !u.ForwardAuthorization || u.CallerHeaders["ops"]["Authorization"] != "Bearer ops-upstream" {
+		t.Errorf("upstream = %+v", u)
+	}
+	set, err := g.callers("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkCallerHeaders(gc, set); err != nil {
+		t.Errorf("checkCallerHeaders: %v", err)
+	}
+	gc.Upstreams[0].CallerHeaders["bot"] = map[string]string{"Authorization": "x"}
+	if err := checkCallerHeaders(gc, set); err == nil || !strings.Contains(err.Error(), "caller_header_files.bot: no such caller") {
+		t.Errorf("an unknown caller: %v", err)
+	}
+	if err := checkCallerHeaders(gc, nil); err == nil || !strings.Contains(err.Error(), "no callers are defined") {
+		t.Errorf("no callers: %v", err)
+	}
+	for _, tc := range []struct{ entry, path, reason string }{
+		{`{"command": "srv", "forward_authorization": true}`, "mcpServers.remote.forward_authorization", "remote servers"},
+		{`{"url": "https://r.example", "caller_header_files": {"ops": {}}}`, "mcpServers.remote.caller_header_files.ops", "empty"},
+		{`{"url": "https://r.example", "caller_header_files": {"ops": {"Authorization": "nope"}}}`, "mcpServers.remote.caller_header_files.ops.Authorization", "no such file"},
+	} {
+		_, err := parseConfig(file, []byte(`{"mcpServers": {"remote": `+tc.entry+`}}`), env(nil))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Path != tc.path || !strings.Contains(ce.Reason, tc.reason) {
+			t.Errorf("%s: %v, want %s: ...%s...", tc.entry, err, tc.path, tc.reason)
+		}
+	}
+}

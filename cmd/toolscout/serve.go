@@ -133,6 +133,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer a.Close()
+	if err := checkCallerHeaders(a.gc, who); err != nil {
+		return err
+	}
 	mode := *expose
 	fallback := ""
 	if a.gc != nil {

@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
@@ -72,5 +75,69 @@ func TestUpstreamUnauthorized(t *testing.T) {
 	_, err := good.Execute(ctx, &mcp.CallToolRequest{}, tool, map[string]any{})
 	if err == nil || !strings.Contains(err.Error(), `"remote"`) || !strings.Contains(err.Error(), "401") || !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("ping after the upstream's token changed: %v, want an ErrUnauthorized naming remote and its 401", err)
+	}
+}
+
+// TestCallerHeaders: a call by a caller the config maps carries that
+// caller's headers; with ForwardAuthorization, the caller's own
+// Authorization; otherwise, and when listing tools, the config's
+// Headers. A caller's credential is never forwarded by default.
+func TestCallerHeaders(t *testing.T) {
+	var calls atomic.Value // the Authorization of the last tools/call
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			calls.Store(r.Header.Get("Authorization"))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	ctx := t.Context()
+	tool := &index.Tool{Domain: "remote", Name: "whoami", QualifiedName: "remote__whoami"}
+	from := func(caller, authorization string) *mcp.CallToolRequest {
+		req := &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{}}}
+		if caller != "" {
+			req.Extra.TokenInfo = &auth.TokenInfo{UserID: caller}
+		}
+		if authorization != "" {
+			req.Extra.Header.Set("Authorization", authorization)
+		}
+		return req
+	}
+	for _, tc := range []struct {
+		name    string
+		cfg     UpstreamConfig
+		req     *mcp.CallToolRequest
+		wantHdr string
+	}{
+		{"default: never forwarded", UpstreamConfig{}, from("ops", "Bearer callers-own"), "Bearer static"},
+		{"mapped caller", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream"},
+		{"caller not mapped", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("bot", "Bearer callers-own"), "Bearer static"},
+		{"forwarded", UpstreamConfig{ForwardAuthorization: true}, from("bot", "Bearer callers-own"), "Bearer callers-own"},
+		{"forwarded, none sent", UpstreamConfig{ForwardAuthorization: true}, from("", ""), "Bearer static"},
+		{"mapped wins over forwarded", UpstreamConfig{ForwardAuthorization: true, CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Domain, cfg.URL, cfg.Transport, cfg.ConnectTimeout = "remote", hs.URL, "http", 5*time.Second
+			cfg.Headers = map[string]string{"Authorization": "Bearer static"}
+			g := New(Options{Upstreams: []UpstreamConfig{cfg}})
+			g.Start(ctx)
+			t.Cleanup(g.Close)
+			g.WaitReady(ctx)
+			calls.Store("")
+			if _, err := g.Execute(ctx, tc.req, tool, map[string]any{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := calls.Load(); got != tc.wantHdr {
+				t.Errorf("the call carried Authorization %q, want %q", got, tc.wantHdr)
+			}
+		})
 	}
 }

@@ -30,6 +30,13 @@
 // with its diff, until an approval (toolscout approve, from another
 // process) is seen by the poll of the pins' stamp.
 //
+// A remote server's credentials are the config's Headers; a tool call of
+// a caller the config maps (UpstreamConfig.CallerHeaders) or whose own
+// Authorization it forwards carries those instead, on that call's HTTP
+// request, read by the header transport from the call's context
+// (callerheaders.go). A 401 or 403 is worded with the server's name and
+// matches [ErrUnauthorized], at connect and at a call.
+//
 //	gw := gateway.New(gateway.Options{Upstreams: ups, Logger: log})
 //	gw.Start(ctx)
 //	defer gw.Close()

@@ -42,6 +42,14 @@ type UpstreamConfig struct {
 	URL       string
 	Headers   map[string]string
 	Transport string
+	// CallerHeaders, by caller name (the go-sdk token info's UserID that
+	// toolscout's callers set), replace Headers of the same names in the
+	// tool calls that caller makes; ForwardAuthorization sends the
+	// Authorization header of the caller's own request instead. Neither
+	// is the default: a caller's credential never leaves toolscout unless
+	// the config says so (callerheaders.go).
+	CallerHeaders        map[string]map[string]string
+	ForwardAuthorization bool
 	// Description describes the domain (default: derived from the server's
 	// title, the first sentence of its instructions and the words its
 	// tools share).
@@ -141,9 +149,13 @@ type headerTransport struct {
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
+	call := callHeadersOf(r.Context())
+	if len(h.headers) > 0 || len(call) > 0 {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
+		for k, v := range call {
 			r.Header.Set(k, v)
 		}
 	}
