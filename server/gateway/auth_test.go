@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/server/callers"
 )
 
 // authUpstream serves an MCP server with one tool over Streamable HTTP,
@@ -110,18 +111,24 @@ func TestCallerHeaders(t *testing.T) {
 		}
 		return req
 	}
+	set, err := callers.New(callers.Options{Callers: []callers.Config{{Name: "ops", Tokens: []string{"ops-token-0123456789abcdef"}, Allow: []string{"*"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		cfg     UpstreamConfig
 		req     *mcp.CallToolRequest
 		wantHdr string
+		stdio   bool // the caller is the view's (stdio: TOOLSCOUT_CALLER), not a token's
 	}{
-		{"default: never forwarded", UpstreamConfig{}, from("ops", "Bearer callers-own"), "Bearer static"},
-		{"mapped caller", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream"},
-		{"caller not mapped", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("bot", "Bearer callers-own"), "Bearer static"},
-		{"forwarded", UpstreamConfig{ForwardAuthorization: true}, from("bot", "Bearer callers-own"), "Bearer callers-own"},
-		{"forwarded, none sent", UpstreamConfig{ForwardAuthorization: true}, from("", ""), "Bearer static"},
-		{"mapped wins over forwarded", UpstreamConfig{ForwardAuthorization: true, CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream"},
+		{"default: never forwarded", UpstreamConfig{}, from("ops", "Bearer callers-own"), "Bearer static", false},
+		{"mapped caller", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream", false},
+		{"caller not mapped", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("bot", "Bearer callers-own"), "Bearer static", false},
+		{"forwarded", UpstreamConfig{ForwardAuthorization: true}, from("bot", "Bearer callers-own"), "Bearer callers-own", false},
+		{"forwarded, none sent", UpstreamConfig{ForwardAuthorization: true}, from("", ""), "Bearer static", false},
+		{"mapped wins over forwarded", UpstreamConfig{ForwardAuthorization: true, CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream", false},
+		{"mapped stdio caller", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, &mcp.CallToolRequest{}, "Bearer ops-upstream", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
@@ -132,7 +139,11 @@ func TestCallerHeaders(t *testing.T) {
 			t.Cleanup(g.Close)
 			g.WaitReady(ctx)
 			calls.Store("")
-			if _, err := g.Execute(ctx, tc.req, tool, map[string]any{}); err != nil {
+			cctx := ctx
+			if tc.stdio {
+				cctx = callers.WithCaller(ctx, set.Caller("ops"))
+			}
+			if _, err := g.Execute(cctx, tc.req, tool, map[string]any{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := calls.Load(); got != tc.wantHdr {

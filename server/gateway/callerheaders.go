@@ -5,6 +5,8 @@ import (
 	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/callers"
 )
 
 // Per-caller credentials for remote upstreams (issue 34, item 3). The
@@ -38,20 +40,26 @@ func callHeadersOf(ctx context.Context) map[string]string {
 	return h
 }
 
-// callHeaders returns the headers a call made by req's caller carries on
+// callHeaders returns the headers a call made by ctx's (or req's) caller carries on
 // top of c.Headers: the caller's mapped ones, else (ForwardAuthorization)
 // the Authorization of the caller's own request; none for a command
 // server, or a caller without either.
-func (c *UpstreamConfig) callHeaders(req *mcp.CallToolRequest) map[string]string {
-	if c.URL == "" || req == nil || req.Extra == nil {
+func (c *UpstreamConfig) callHeaders(ctx context.Context, req *mcp.CallToolRequest) map[string]string {
+	if c.URL == "" {
 		return nil
 	}
-	if ti := req.Extra.TokenInfo; ti != nil && ti.UserID != "" {
-		if h := c.CallerHeaders[ti.UserID]; len(h) > 0 {
-			return maps.Clone(h)
-		}
+	// The caller: the server's view's (stdio's, from TOOLSCOUT_CALLER,
+	// too), else the request's token user.
+	name := ""
+	if who := callers.FromContext(ctx); who != nil {
+		name = who.Name
+	} else if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
+		name = req.Extra.TokenInfo.UserID
 	}
-	if c.ForwardAuthorization && req.Extra.Header != nil {
+	if h := c.CallerHeaders[name]; name != "" && len(h) > 0 {
+		return maps.Clone(h)
+	}
+	if c.ForwardAuthorization && req != nil && req.Extra != nil && req.Extra.Header != nil {
 		if a := req.Extra.Header.Get("Authorization"); a != "" {
 			return map[string]string{"Authorization": a}
 		}

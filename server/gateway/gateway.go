@@ -661,7 +661,7 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		}
 		return nil, classed(ErrUnavailable, fmt.Errorf("server %q is unavailable (%s); toolscout keeps reconnecting it. Tools of other domains still work", t.Domain, reason))
 	}
-	cctx, cancel := context.WithTimeout(withCallHeaders(ctx, u.cfg.callHeaders(req)), u.cfg.timeout())
+	cctx, cancel := context.WithTimeout(withCallHeaders(ctx, u.cfg.callHeaders(ctx, req)), u.cfg.timeout())
 	defer cancel()
 	// A session closes only once its calls are done: a call still running
 	// when the gateway closes (a server exiting after its drain) is
