@@ -138,7 +138,7 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 }
 
 // sign returns a JWT of claims signed by key under kid.
-func sign(t *testing.T, key any, alg jose.SignatureAlgorithm, kid string, claims map[string]any) string {
+func sign(t testing.TB, key any, alg jose.SignatureAlgorithm, kid string, claims map[string]any) string {
 	t.Helper()
 	opts := (&jose.SignerOptions{}).WithType("JWT")
 	if kid != "" {
