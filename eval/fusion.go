@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -42,19 +41,11 @@ type FusionSample struct {
 	idcg float64
 }
 
-// OpenEngine indexes ds's catalog with emb (under dataDir when it is not
-// empty, else in memory) and returns its engine and the function that
-// closes it.
-func OpenEngine(ctx context.Context, ds *Dataset, emb embed.Embedder, dataDir string, log *slog.Logger, progress func(done, total int)) (*search.Engine, func(), error) {
-	dir := ""
-	if dataDir != "" {
-		name := "none"
-		if emb != nil {
-			name = emb.Info().Provider + "-" + emb.Info().Model
-		}
-		dir = fmt.Sprintf("%s/eval-%s-%s", dataDir, ds.Catalog.Hash(), sanitize(name))
-	}
-	st, err := store.Open(dir)
+// OpenEngine indexes ds's catalog with emb (in the store stores opens,
+// or in memory when it is nil) and returns its engine and the function
+// that closes it.
+func OpenEngine(ctx context.Context, ds *Dataset, emb embed.Embedder, stores StoreOpener, log *slog.Logger, progress func(done, total int)) (*search.Engine, func(), error) {
+	st, err := stores.open(ds, emb)
 	if err != nil {
 		return nil, nil, err
 	}

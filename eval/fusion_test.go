@@ -26,7 +26,7 @@ func TestFusionFit(t *testing.T) {
 	}
 	ctx := context.Background()
 	emb := embed.NewBuiltin(embed.BuiltinOptions{})
-	eng, closeEng, err := OpenEngine(ctx, ds, emb, "", nil, nil)
+	eng, closeEng, err := OpenEngine(ctx, ds, emb, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

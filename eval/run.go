@@ -42,9 +42,11 @@ type Options struct {
 	// Embedder is the default embedder; Embedders holds others by key.
 	Embedder  embed.Embedder
 	Embedders map[string]embed.Embedder
-	// DataDir caches indexes by catalog content and embedder; "" keeps
-	// them in memory.
-	DataDir string
+	// Stores opens the store that caches the indexes of a dataset's
+	// catalog with an embedder (its key names both); nil keeps them in
+	// memory. eval never opens a data dir itself: the program's start-up
+	// does (cmd/toolscout's openStore), as for every other command.
+	Stores StoreOpener
 	// Confidence measures each run's confidence (confidence.go): every
 	// query is ranked a second time, without its relevant tools.
 	Confidence bool
@@ -164,15 +166,7 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 			if key != "" {
 				emb = opts.Embedders[key]
 			}
-			dir := ""
-			if opts.DataDir != "" {
-				name := "none"
-				if emb != nil {
-					name = emb.Info().Provider + "-" + emb.Info().Model
-				}
-				dir = fmt.Sprintf("%s/eval-%s-%s", opts.DataDir, ds.Catalog.Hash(), sanitize(name))
-			}
-			store, err := store.Open(dir)
+			store, err := opts.Stores.open(ds, emb)
 			if err != nil {
 				return nil, err
 			}
@@ -520,4 +514,21 @@ func (d *DatasetReport) Misses(run, n int) []Miss {
 		out = append(out, m)
 	}
 	return out
+}
+
+// StoreOpener opens the store named key (a dataset's catalog hash and an
+// embedder: the same key, the same indexes) in the program's data dir.
+type StoreOpener func(key string) (*store.Store, error)
+
+// open opens the store of ds's catalog indexed with emb: through o, or
+// in memory when o is nil.
+func (o StoreOpener) open(ds *Dataset, emb embed.Embedder) (*store.Store, error) {
+	if o == nil {
+		return store.Memory()
+	}
+	name := "none"
+	if emb != nil {
+		name = emb.Info().Provider + "-" + emb.Info().Model
+	}
+	return o(fmt.Sprintf("eval-%s-%s", ds.Catalog.Hash(), sanitize(name)))
 }

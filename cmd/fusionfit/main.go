@@ -26,6 +26,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/eval"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -94,6 +95,11 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 			return err
 		}
 	}
+	var stores eval.StoreOpener // nil: in memory
+	if dataDir != "" {
+		// This program's start-up: the one place it opens its data dir.
+		stores = func(key string) (*store.Store, error) { return store.Open(filepath.Join(dataDir, key)) }
+	}
 	var sets []*eval.FusionSet
 	var load []func() (*eval.Dataset, error)
 	for _, dir := range dirs {
@@ -108,7 +114,7 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 			return err
 		}
 		t0 := time.Now()
-		eng, closeEng, err := eval.OpenEngine(ctx, ds, emb, dataDir, slog.New(slog.DiscardHandler), nil)
+		eng, closeEng, err := eval.OpenEngine(ctx, ds, emb, stores, slog.New(slog.DiscardHandler), nil)
 		if err != nil {
 			return err
 		}

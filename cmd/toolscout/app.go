@@ -165,10 +165,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.OpenWith(dir, store.Options{ReadOnly: g.readOnly, Catalog: a.src, Logger: log})
-	if errors.Is(err, index.ErrNoIndex) {
-		err = g.noIndex(err)
-	}
+	st, err := g.openStore(dir, store.Options{ReadOnly: g.readOnly, Catalog: a.src, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,6 +204,19 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	}
 	a.eng = a.live.Engine()
 	return a, base, nil
+}
+
+// openStore opens the store in dir: the one call of store.OpenWith in
+// toolscout, so that serve, index, search, eval, doctor and a read-only
+// server's newer builds all open their data the same way
+// (TestOneStartUpPath). A read-only data dir without the index is said
+// with the command that builds it.
+func (g *globalFlags) openStore(dir string, o store.Options) (*store.Store, error) {
+	st, err := store.OpenWith(dir, o)
+	if errors.Is(err, index.ErrNoIndex) {
+		err = g.noIndex(err)
+	}
+	return st, err
 }
 
 // catalogFrom sets a.cat to the catalog the store caches for a.src, or

@@ -101,7 +101,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		dir, err := g.storeDir()
 		var st *store.Store
 		if err == nil {
-			st, err = store.Open(dir)
+			st, err = g.openStore(dir, store.Options{})
 		}
 		switch {
 		case err == nil && st.MemoryKeyword:

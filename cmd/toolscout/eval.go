@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/eval"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"github.com/toolscout/toolscout/search"
 )
@@ -182,14 +183,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	bars := map[string]*progress{}
 	// Ollama embeddings are slow to make: keep them between runs, keyed by
 	// catalog content and model. The built-in embedder indexes in memory.
-	cacheDir := ""
+	var stores eval.StoreOpener // nil: in memory
 	for _, e := range append([]embed.Embedder{emb}, values(embedders)...) {
 		if e.Info().Provider != "builtin" {
-			cacheDir = filepath.Join(g.dataDir, "eval")
+			stores = func(key string) (*store.Store, error) {
+				return g.openStore(filepath.Join(g.dataDir, "eval", key), store.Options{Logger: log})
+			}
 		}
 	}
 	rep, err := eval.Evaluate(ctx, dss, eval.Options{
-		Runs: runs, Ks: ks, Embedder: emb, Embedders: embedders, Logger: log, DataDir: cacheDir, Confidence: *confidence || *confidenceFit,
+		Runs: runs, Ks: ks, Embedder: emb, Embedders: embedders, Logger: log, Stores: stores, Confidence: *confidence || *confidenceFit,
 		FeedbackSplit: *feedbackSplit,
 		Progress: func(label string, done, total int) {
 			b := bars[label]

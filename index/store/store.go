@@ -64,8 +64,15 @@ type Options struct {
 // collection, see vector.Store).
 func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
 
+// Memory returns a store that keeps both indexes in memory: no data dir
+// is opened, nothing is read from or written to disk. It is what eval and
+// the tests index a dataset in when no data dir caches it.
+func Memory() (*Store, error) { return OpenWith("", Options{}) }
+
 // OpenWith is Open with options; read-only, dir must hold
-// the indexes (else ErrNoIndex).
+// the indexes (else ErrNoIndex). In toolscout one function calls it,
+// cmd/toolscout's openStore: every command opens its data dir the same
+// way (TestOneStartUpPath).
 func OpenWith(dir string, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -1,0 +1,115 @@
+package store
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// openers are the functions (file from the module root, then the
+// top-level function's name) allowed to call Open or OpenWith: toolscout's
+// start-up (every command opens its data dir through openStore), and the
+// research program fusionfit's own, which caches an Ollama embedder's
+// indexes in a data dir of its own. Everything else (eval, search,
+// server) is handed a store, or a StoreOpener that ends in openStore.
+var openers = map[string]bool{
+	"cmd/toolscout/app.go:openStore": true,
+	"cmd/fusionfit/main.go:run":      true,
+}
+
+// TestOneStartUpPath fails when production code outside this package
+// calls store.Open or store.OpenWith anywhere but in openers.
+func TestOneStartUpPath(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	found := map[string]bool{}
+	err = walkGo(root, func(rel, path string) error {
+		if strings.HasPrefix(rel, "index/store/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		name := ""
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/toolscout/toolscout/index/store" {
+				name = "store"
+				if imp.Name != nil {
+					name = imp.Name.Name
+				}
+			}
+		}
+		if name == "" {
+			return nil
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fn, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Open" && sel.Sel.Name != "OpenWith" {
+					return true
+				}
+				// A package-level call (store.Open), not a method of a
+				// value that a local variable named store holds.
+				if id, ok := sel.X.(*ast.Ident); !ok || id.Name != name || id.Obj != nil {
+					return true
+				}
+				where := rel + ":" + fn.Name.Name
+				found[where] = true
+				if !openers[where] {
+					t.Errorf("%s: store.%s in %s: only the program's start-up opens the data dir (cmd/toolscout's openStore); take a *store.Store or an eval.StoreOpener instead", fset.Position(call.Pos()), sel.Sel.Name, fn.Name.Name)
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The check must see the calls it allows, or it checks nothing.
+	for o := range openers {
+		if !found[o] {
+			t.Errorf("no call of store.Open or OpenWith found in %s: the walk or the parse missed it (or it moved: update openers)", o)
+		}
+	}
+}
+
+// walkGo calls f with each production Go file of the module (no tests,
+// no testdata or node_modules), by its path from root and its full path.
+func walkGo(root string, f func(rel, path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			name := d.Name()
+			if name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		return f(rel, path)
+	})
+}
