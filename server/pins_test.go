@@ -41,7 +41,7 @@ func TestPinnedDefinitions(t *testing.T) {
 		}
 		return ""
 	}
-	if s := schema(); !strings.Contains(s, "Echo the text back.") {
+	if s := schema(); !strings.Contains(s, "Echo the text back.") || strings.Contains(s, `"held"`) {
 		t.Fatalf("get_tool_schema before = %s", s)
 	}
 
@@ -59,8 +59,8 @@ func TestPinnedDefinitions(t *testing.T) {
 			t.Errorf("execute of a held tool = %q, want %q in it", refused, want)
 		}
 	}
-	if s := schema(); strings.Contains(s, "id_rsa") || !strings.Contains(s, "Echo the text back.") {
-		t.Errorf("get_tool_schema of a held tool = %s, want the approved description", s)
+	if s := schema(); strings.Contains(s, "id_rsa") || !strings.Contains(s, "Echo the text back.") || !strings.Contains(s, `"held":"its server changed this tool's definition`) || !strings.Contains(s, "toolscout approve fake__echo") {
+		t.Errorf("get_tool_schema of a held tool = %s, want the approved description and held saying so", s)
 	}
 	if d := listedDescription(); d != "Echo the text back." {
 		t.Errorf("tools/list description of a held tool = %q, want the approved one", d)
@@ -85,7 +85,7 @@ func TestPinnedDefinitions(t *testing.T) {
 	if res.IsError || text(res) != "hi" {
 		t.Errorf("execute after approval = %v %q", res.IsError, text(res))
 	}
-	if s := schema(); !strings.Contains(s, `"warnings"`) {
+	if s := schema(); !strings.Contains(s, `"warnings"`) || strings.Contains(s, `"held"`) {
 		t.Errorf("the approved poisoned description carries no warnings: %s", s)
 	}
 }

@@ -39,10 +39,21 @@ type ToolSchema struct {
 	// tool; Disabled marks a tool that does not run.
 	Deprecated index.Deprecation `json:"deprecated,omitempty"`
 	Disabled   bool              `json:"disabled,omitempty"`
+	// Held says, for a tool whose server changed its definition since it
+	// was approved (pinned definitions, index/pin), that it does not run
+	// until an operator approves the change: the description and schema
+	// shown are the approved ones. An agent learns it before it calls.
+	Held string `json:"held,omitempty"`
 	// Examples are argument objects valid against InputSchema (Examples).
 	Examples []arguments.Example `json:"examples,omitempty"`
 	// RelatedTools are the nearest tools of the same domain.
 	RelatedTools []RelatedTool `json:"related_tools,omitempty"`
+}
+
+// HeldReporter is an Executor that holds tools back whose definition
+// changed upstream (the gateway, with pinned definitions).
+type HeldReporter interface {
+	Held(domain, tool string) bool
 }
 
 // SchemaError is a name get_tool_schema could not resolve.
@@ -90,6 +101,9 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
 			Description: t.Description, InputSchema: shownInput(t.InputSchema), OutputSchema: shownOutput(t.OutputSchema), Annotations: t.Annotations,
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
+		}
+		if h, ok := s.exec.(HeldReporter); ok && h.Held(t.Domain, t.Name) {
+			ts.Held = fmt.Sprintf("its server changed this tool's definition since it was approved; it does not run until an operator approves the change (toolscout approve %s). Shown: the approved definition", t.QualifiedName)
 		}
 		if args.IncludeExamples == nil || *args.IncludeExamples {
 			ts.Examples = arguments.Examples(t)

@@ -138,3 +138,17 @@ func (g *Gateway) repin(u *upstream) bool {
 	u.tools, u.held = served, held
 	return !same
 }
+
+// Held reports whether the upstream tool (its name on its server) is held
+// back: its definition changed since it was approved, and Execute refuses
+// it until the change is.
+func (g *Gateway) Held(domain, tool string) bool {
+	u := g.byDom[domain]
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, held := u.held[tool]
+	return held
+}
