@@ -137,7 +137,8 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 // Healed says, one line each, what could not be read and was removed to be
 // rebuilt from the catalog by the next Sync (a kill during a write, a
 // corrupt file). Vector collections load on first use, so ask after the
-// first Sync. Callers log it.
+// first Sync: a query, which never writes files, leaves what it cannot
+// read for the next Sync to heal. Callers log it.
 func (s *Store) Healed() []string {
 	out := append(slices.Clone(s.healed), s.Keyword.Healed()...)
 	return append(out, s.Vectors.Healed()...)

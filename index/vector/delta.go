@@ -46,7 +46,7 @@ func (v *Store) removeDelta(name string) error {
 // tools are embedded again) and said in Healed; one written for another
 // version of the base is removed silently. Read-only, neither is removed:
 // base alone is returned, and Sync says what it lacks. v.mu is held.
-func (v *Store) withDeltaFile(name string, base *snapshot) *snapshot {
+func (v *Store) withDeltaFile(name string, base *snapshot, heal bool) *snapshot {
 	dpath := deltaFileOf(v.fileOf(name))
 	top, removed, forBase, err := readSnap(dpath)
 	if errors.Is(err, os.ErrNotExist) {
@@ -60,6 +60,10 @@ func (v *Store) withDeltaFile(name string, base *snapshot) *snapshot {
 		return base.withDelta(removed, fresh)
 	}
 	if v.readOnly {
+		return base
+	}
+	if !heal {
+		v.unhealed[name] = "delta"
 		return base
 	}
 	v.removeDelta(name)

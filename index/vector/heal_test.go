@@ -258,6 +258,7 @@ func TestDamagedMatrixSalvaged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			vs.Load(col) // the write path that heals: not a query
 			n := vs.Count(col)
 			h := vs.Healed()
 			if !tc.kept {

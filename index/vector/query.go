@@ -36,7 +36,7 @@ func (v *Store) mirror(ctx context.Context, name string) (*chromem.Collection, e
 	if c := v.db.GetCollection(name, noEmbed); c != nil {
 		return c, nil
 	}
-	snap, err := v.snapshotLocked(ctx, name)
+	snap, err := v.snapshotLocked(ctx, name, false)
 	if err != nil || snap == nil {
 		return nil, err
 	}

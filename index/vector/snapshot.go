@@ -230,21 +230,29 @@ func (s *snapshot) withDelta(removed []string, fresh []snapRow) *snapshot {
 		dead: dead, ndead: ndead, top: flat(s.dims, rows)}
 }
 
-// snapshot returns the collection's snapshot: the one Sync left, else
-// the one read from dir (readLocked). It returns nil for a missing or
-// empty collection.
+// snapshot returns the collection's snapshot for a query: the one Sync
+// left, else the one read from dir without writing there (readLocked
+// without heal). It returns nil for a missing or empty collection, and
+// why for one that could not be read.
 func (v *Store) snapshot(ctx context.Context, col Collection) (*snapshot, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.snapshotLocked(ctx, col.Name())
+	return v.snapshotLocked(ctx, col.Name(), false)
 }
 
-func (v *Store) snapshotLocked(ctx context.Context, name string) (*snapshot, error) {
+// snapshotLocked is snapshot with v.mu held; heal is readLocked's.
+func (v *Store) snapshotLocked(ctx context.Context, name string, heal bool) (*snapshot, error) {
+	if heal && v.unhealed[name] != "" {
+		v.readLocked(name, true)
+	}
 	if s, ok := v.snaps[name]; ok {
 		return s, nil
 	}
-	v.readLocked(name)
-	return v.snaps[name], nil
+	v.readLocked(name, heal)
+	if s := v.snaps[name]; s != nil || v.readOnly {
+		return s, nil
+	}
+	return nil, v.unreadable[name]
 }
 
 // buildSnapshot copies a chromem-go collection's vectors into a snapshot,

@@ -38,7 +38,7 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 		return st, fmt.Errorf("vector collection %s: dimension unknown", col.Name())
 	}
 	v.mu.Lock()
-	old, err := v.snapshotLocked(ctx, col.Name())
+	old, err := v.snapshotLocked(ctx, col.Name(), true)
 	v.mu.Unlock()
 	if err != nil {
 		return st, err

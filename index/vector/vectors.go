@@ -59,6 +59,10 @@ type Store struct {
 	// unreadable says why a collection could not be read.
 	readOnly   bool
 	unreadable map[string]error
+	// unhealed names the collections a query read and found damaged (the
+	// collection file, or its delta): left for the next write path
+	// (readLocked with heal) to heal.
+	unhealed map[string]string
 }
 
 // Open opens the vector store in dir, creating it when missing. An
@@ -66,7 +70,8 @@ type Store struct {
 // toolscout's layout are migrated here, once each (migrate.go); the
 // others load on first use.
 func Open(dir string) (*Store, error) {
-	v := &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{}}
+	v := &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{},
+		unreadable: map[string]error{}, unhealed: map[string]string{}}
 	if dir == "" {
 		return v, nil
 	}
@@ -91,7 +96,7 @@ func Open(dir string) (*Store, error) {
 // holds the catalog's vectors.
 func OpenReadOnly(dir string) *Store {
 	return &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{},
-		readOnly: true, unreadable: map[string]error{}}
+		readOnly: true, unreadable: map[string]error{}, unhealed: map[string]string{}}
 }
 
 // Healed says, one line each, what could not be read and was removed to
@@ -128,14 +133,27 @@ func nameOf(file, ext string) string {
 }
 
 // readLocked reads the named collection's snapshot file (and its delta)
-// from dir into v.snaps the first time it is used. A file damaged only in
-// its matrix is written again without the rows there (salvageLocked); one
-// that cannot be read otherwise is removed. Either way its lost tools are
-// embedded again by the next Sync, and Healed says so; read-only, the
-// file is left and unreadable says why. v.mu is held.
-func (v *Store) readLocked(name string) {
-	if v.dir == "" || v.read[name] {
+// from dir into v.snaps the first time it is used. With heal (Sync, Load:
+// the write paths) a file damaged only in its matrix is written again
+// without the rows there (salvageLocked); one that cannot be read
+// otherwise is removed. Either way its lost tools are embedded again by
+// the next Sync, and Healed says so. Without heal (a query: queries never
+// write files) or read-only, the file is left and unreadable says why:
+// queries of the collection fail with it, and the next write path reads
+// the file again and heals it. A damaged delta is left too, the base
+// served alone meanwhile. v.mu is held.
+func (v *Store) readLocked(name string, heal bool) {
+	if v.dir == "" {
 		return
+	}
+	if v.read[name] {
+		if !heal || v.readOnly || v.unhealed[name] == "" {
+			return
+		}
+		// A query read it and left what needs healing: heal it now.
+		delete(v.unhealed, name)
+		delete(v.unreadable, name)
+		delete(v.snaps, name)
 	}
 	v.read[name] = true
 	path := v.fileOf(name)
@@ -150,12 +168,16 @@ func (v *Store) readLocked(name string) {
 	}
 	switch {
 	case err == nil:
-		v.snaps[name] = v.withDeltaFile(name, base)
+		v.snaps[name] = v.withDeltaFile(name, base, heal)
 		return
 	case errors.Is(err, os.ErrNotExist):
 		return // not written yet
 	case v.readOnly:
 		v.unreadable[name] = fmt.Errorf("vector collection %s could not be read: %w", path, err)
+		return
+	case !heal:
+		v.unreadable[name] = fmt.Errorf("vector collection %s could not be read (%w); left as it is until the next index or re-index, which heals it", path, err)
+		v.unhealed[name] = "collection"
 		return
 	}
 	if v.salvageLocked(name, path, err) {
@@ -180,7 +202,7 @@ func (v *Store) salvageLocked(name, path string, err error) bool {
 	if !ok {
 		return false
 	}
-	full := patchSnapshot(v.withDeltaFile(name, s), s.dims, nil, nil)
+	full := patchSnapshot(v.withDeltaFile(name, s, true), s.dims, nil, nil)
 	if full, rerr = v.persist(name, full); rerr != nil {
 		return false
 	}
@@ -214,11 +236,22 @@ func noEmbed(context.Context, string) ([]float32, error) {
 func (v *Store) Count(col Collection) int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	s, err := v.snapshotLocked(context.Background(), col.Name())
+	s, err := v.snapshotLocked(context.Background(), col.Name(), false)
 	if err != nil || s == nil {
 		return 0
 	}
 	return s.count()
+}
+
+// Load reads the collection from dir now, healing what cannot be read
+// (see Healed), unless it was read already: what a writer calls at open
+// or sync time (Sync does), so that no query is the first to read a
+// collection file. Queries never write files: one that reads a damaged
+// collection first leaves it for the next write path, Load or Sync.
+func (v *Store) Load(col Collection) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.readLocked(col.Name(), !v.readOnly)
 }
 
 // Prune deletes the collections of provider other than keep, and returns
