@@ -205,16 +205,14 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 			close(l.loaded)
 		}
 	}}
-	finish := func(store.Stats, error) {}
 	if emb != nil {
-		opts, finish = l.vectorSync(opts, cat, progress)
+		opts = l.vectorSync(opts, progress)
 		// A catalog built from the previous build syncs its vectors
 		// beside the keyword index: a re-index of a few changes waits for
 		// the longer of the two instead of their sum.
 		_, opts.Beside = cat.Changes()
 	}
 	st, err := l.store.SyncWith(ctx, cat, opts)
-	finish(st, err)
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
@@ -244,13 +242,10 @@ func (l *Live) Swap(ctx context.Context, next *store.Store, cat *index.Catalog, 
 		return err
 	}
 	var opts store.SyncOptions
-	finish := func(store.Stats, error) {}
 	if emb != nil {
-		opts, finish = l.vectorSync(opts, cat, nil)
+		opts = l.vectorSync(opts, nil)
 	}
-	st, err := next.SyncWith(ctx, cat, opts)
-	finish(st, err)
-	if err != nil {
+	if _, err := next.SyncWith(ctx, cat, opts); err != nil {
 		return restore(fmt.Errorf("the new build's indexes: %w", err))
 	}
 	drained := l.eng.swapIndexes(next.Keyword, next.Vectors, emb, cat)
@@ -320,12 +315,10 @@ func (l *Live) Update(ctx context.Context, specs []index.DomainSpec) (store.Stat
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var opts store.SyncOptions
-	finish := func(store.Stats, error) {}
 	if l.emb != nil {
-		opts, finish = l.vectorSync(opts, cat, nil)
+		opts = l.vectorSync(opts, nil)
 	}
 	st, err := l.store.SyncWith(ctx, cat, opts)
-	finish(st, err)
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}
@@ -478,45 +471,17 @@ func (l *Live) notifyLocked() {
 	}
 }
 
-// vectorSync adds to opts what the store needs to sync cat's vectors for
-// the live embedder, and returns finish, to call with SyncWith's outcome.
-// On the vector path (Prepare) the built-in embedder's statistics are
-// restored, or fitted (see restoreFit), and an embedder of unknown size
-// is checked; finish saves statistics fitted while the sync embedded
-// every tool, warns when the saved ones were stale, and logs the
-// vectors of older fingerprints that the store pruned.
-func (l *Live) vectorSync(opts store.SyncOptions, cat *index.Catalog, progress func(done, total int)) (store.SyncOptions, func(store.Stats, error)) {
+// vectorSync adds to opts what the store needs to sync the vectors of
+// the live embedder: the store runs its fit (index/store's fit.go) and
+// prunes the vectors of its older fingerprints; Prepare checks an
+// embedder of unknown size and names the collection.
+func (l *Live) vectorSync(opts store.SyncOptions, progress func(done, total int)) store.SyncOptions {
 	emb := l.emb
-	var (
-		prepared, refit, damaged bool
-		after                    func()
-	)
 	opts.Embedder = emb
 	opts.Vectors = vector.SyncOptions{Progress: progress, Concurrency: l.conc}
 	// Vectors of an older lexicon are never read again.
 	_, opts.Prune = emb.(embed.Fingerprinter)
 	opts.Prepare = func(ctx context.Context) (vector.Collection, error) {
-		prepared = true
-		if f, ok := emb.(embed.Fitter); ok && !l.restoreFit(f, cat, &damaged) {
-			refit = true
-			if c, ok := f.(embed.DocumentCounter); ok {
-				// Statistics only weight queries, so they can wait for
-				// the sync: when it embeds every tool (a first index),
-				// they come from that pass, not from a second one over
-				// the same documents (2.7 s of CPU at 100k tools).
-				// Otherwise they are fitted after it.
-				c.StartCounting()
-				after = func() {
-					if !c.FitCounted(cat.Len()) {
-						fitAll(f, cat)
-					}
-					l.saveFullFit(f, cat)
-				}
-			} else {
-				fitAll(f, cat)
-				l.saveFullFit(f, cat)
-			}
-		}
 		if c, ok := emb.(embed.Checker); ok && emb.Info().Dims == 0 {
 			if err := c.Check(ctx); err != nil {
 				return vector.Collection{}, err
@@ -524,86 +489,7 @@ func (l *Live) vectorSync(opts store.SyncOptions, cat *index.Catalog, progress f
 		}
 		return collectionOf(emb, emb.Info().Dims), nil
 	}
-	finish := func(st store.Stats, err error) {
-		if after != nil {
-			after()
-		}
-		if err != nil || !prepared {
-			return
-		}
-		vst := st.Vectors
-		if refit && !damaged && l.store.Dir() != "" && cat.Len() > 0 && float64(vst.Added+vst.Changed+vst.Removed) <= maxFitDrift*float64(cat.Len()) {
-			// The vectors were synced to cat before, and the statistics
-			// then fitted were not saved (a kill in between): the ones
-			// restoreFit found were fitted on another catalog, or there
-			// were none.
-			l.log.Warn("the built-in embedder's statistics saved in the data dir do not match the catalog (a re-index stopped before saving them?); fitting them again")
-		}
-		if st.PruneErr != nil {
-			l.log.Warn("could not delete old vectors", "err", st.PruneErr)
-		} else if len(st.Pruned) > 0 {
-			l.log.Info("deleted vectors of an older built-in lexicon", "collections", st.Pruned)
-		}
-	}
-	return opts, finish
-}
-
-// maxFitDrift is the share of a catalog's tools that may have changed
-// since the embedder's statistics were fitted before they are fitted
-// again. Statistics only weight query features (document vectors do not
-// use them), and a 2% change moves them little, while fitting 100k tools
-// takes seconds.
-const maxFitDrift = 0.02
-
-// restoreFit gives the embedder the statistics the store saved for cat,
-// or for a catalog that differs from it in few tools (up to maxFitDrift,
-// counted against the catalog they were fitted on). It reports whether
-// it did; if not, the caller fits and calls saveFullFit. A saved file
-// that could not be read is said in a warning, and *damaged set.
-func (l *Live) restoreFit(f embed.Fitter, cat *index.Catalog, damaged *bool) bool {
-	saver, fp, ok := fitSaver(f)
-	if !ok {
-		return false
-	}
-	restored, err := l.store.RestoreFit(fp, cat, maxFitDrift, saver.LoadFit)
-	if err != nil {
-		l.log.Warn(err.Error())
-		*damaged = true
-	}
-	return restored
-}
-
-// saveFullFit saves the statistics just fitted to cat, when they can be.
-// A failure costs the next start a fit.
-func (l *Live) saveFullFit(f embed.Fitter, cat *index.Catalog) {
-	if l.store.ReadOnly() {
-		return // fitted for this process only
-	}
-	if saver, fp, ok := fitSaver(f); ok {
-		if err := l.store.SaveFit(fp, cat, saver.SaveFit); err != nil {
-			l.log.Warn("could not save the embedder's statistics", "err", err)
-		}
-	}
-}
-
-// fitSaver returns f's saver and fingerprint; ok is false when its
-// statistics are not saved (an embedder that cannot save them or has no
-// fingerprint).
-func fitSaver(f embed.Fitter) (saver embed.FitSaver, fingerprint string, ok bool) {
-	saver, sok := f.(embed.FitSaver)
-	fp, fok := f.(embed.Fingerprinter)
-	if !sok || !fok {
-		return nil, "", false
-	}
-	return saver, fp.Fingerprint(), true
-}
-
-func fitAll(f embed.Fitter, cat *index.Catalog) {
-	docs := make([]string, 0, cat.Len())
-	for _, t := range cat.Tools() {
-		docs = append(docs, index.DocumentText(t))
-	}
-	f.Fit(docs)
+	return opts
 }
 
 // collectionOf names the vector collection of an embedder's vectors of

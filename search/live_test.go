@@ -279,7 +279,11 @@ func TestLiveFitDrift(t *testing.T) {
 	live := openLive(t, t.TempDir(), emb, false, specs(0))
 	defer live.Close()
 	ref := embed.NewBuiltin(embed.BuiltinOptions{})
-	fitAll(ref, live.Engine().Catalog())
+	var docs []string
+	for _, t := range live.Engine().Catalog().Tools() {
+		docs = append(docs, index.DocumentText(t))
+	}
+	ref.Fit(docs)
 	var got, want bytes.Buffer
 	if err := emb.SaveFit(&got); err != nil {
 		t.Fatal(err)

@@ -93,7 +93,7 @@ func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) e
 	if err != nil {
 		return err
 	}
-	store, err := g.openStore(dir, store.Options{ReadOnly: true})
+	store, err := g.openStore(dir, store.Options{ReadOnly: true, Logger: log})
 	if err != nil {
 		return err
 	}

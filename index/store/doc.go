@@ -11,11 +11,14 @@
 // search.Live brings the store's two indexes (index/keyword's Bleve index
 // in keyword.bleve/, index/vector's collections in vectors/) to each
 // catalog through [Store.SyncWith], the one path that writes them (the
-// tests' [Store.Sync] is the same call), and asks it for the files that
-// make a start cheap: the
+// tests' [Store.Sync] is the same call). On its vector path the store
+// runs the embedder's fit itself, through the interfaces it declares
+// ([Fitter], [FitSaver], [FitCounter]: it imports no embedder): the
+// built-in embedder's statistics restored from fit-*.bin
+// ([Store.RestoreFit]) or fitted and saved (fit.go). The other files
+// that make a start cheap: the
 // catalog cache (catalog.bin, catalog.delta: [Store.CachedCatalog],
-// [Store.SaveCatalog]), the built-in embedder's fitted statistics
-// (fit-*.bin: [Store.RestoreFit]) and the tools each upstream server
+// [Store.SaveCatalog]) and the tools each upstream server
 // listed last (upstreams.bin: [Store.ListedTools]), and what agents ran
 // after their searches (feedback.log: [Store.Feedback]). What cannot be read
 // is removed to be rebuilt, and said in [Store.Healed]. The definitions
@@ -23,6 +26,10 @@
 // the policy is index/pin's) are the one file two processes update:
 // serve and toolscout approve, each Update under an exclusive lock
 // (pins.lock), a damaged file moved aside with a warning.
+//
+// In toolscout one function opens a data dir, cmd/toolscout's openStore
+// (TestOneStartUpPath); eval is handed an opener; [Memory] is a store
+// that opens nothing.
 //
 //	st, err := store.OpenWith(dir, store.Options{Catalog: src, Logger: log}) // dir "" keeps everything in memory
 //	if err != nil { ... }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fileio"
@@ -166,3 +167,10 @@ func TestRestoreFit(t *testing.T) {
 		t.Error("a store in memory saves or restores statistics")
 	}
 }
+
+// The built-in embedder is the store's Fitter, FitSaver and FitCounter:
+// the store declares what it needs, and imports no embedder.
+var (
+	_ FitSaver   = (*embed.Builtin)(nil)
+	_ FitCounter = (*embed.Builtin)(nil)
+)

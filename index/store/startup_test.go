@@ -113,3 +113,35 @@ func walkGo(root string, f func(rel, path string) error) error {
 		return f(rel, path)
 	})
 }
+
+// TestStoreImportsNoEmbedder: the store runs the embedder's fit through
+// the interfaces it declares (fit.go) and knows nothing of ranking: no
+// production file of this package imports embed or search.
+func TestStoreImportsNoEmbedder(t *testing.T) {
+	const module = "github.com/toolscout/toolscout/"
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			if ip == module+"embed" || strings.HasPrefix(ip, module+"embed/") || ip == module+"search" || strings.HasPrefix(ip, module+"search/") {
+				t.Errorf("%s imports %s: declare the small interface the store needs instead (fit.go)", path, ip)
+			}
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("only %d files checked", checked)
+	}
+}

@@ -177,13 +177,16 @@ func (s *Store) Sync(ctx context.Context, cat *index.Catalog, emb vector.Documen
 // index.
 type SyncOptions struct {
 	// Embedder embeds the documents of new and changed tools; nil syncs
-	// the keyword index only.
+	// the keyword index only. When it is a Fitter (FitSaver, FitCounter)
+	// the store runs its fit on the vector path (fit.go).
 	Embedder vector.DocumentEmbedder
 	// Collection is where the vectors go, unless Prepare says.
 	Collection vector.Collection
-	// Prepare, when set, runs first on the vector path and returns the
-	// collection: an embedder's own preparation (its statistics, a check
-	// of its vector size) that must not hold back the keyword index.
+	// Prepare, when set, runs on the vector path, after the embedder's
+	// fit (an Embedder that is a Fitter gets its statistics restored or
+	// fitted first: fit.go), and returns the collection: an embedder's
+	// own preparation (a check of its vector size) that must not hold
+	// back the keyword index.
 	Prepare func(ctx context.Context) (vector.Collection, error)
 	// Vectors are the vector store's options.
 	Vectors vector.SyncOptions
@@ -209,10 +212,12 @@ func (s *Store) SyncWith(ctx context.Context, cat *index.Catalog, opts SyncOptio
 		vecErr  error
 		vecDone chan struct{}
 	)
-	vectors := func(ctx context.Context) (index.SyncStats, error) {
+	vectors := func(ctx context.Context) (vst index.SyncStats, err error) {
+		// The embedder's statistics first (fit.go): restored, or fitted.
+		fit := s.startFit(opts.Embedder, cat)
+		defer func() { fit.finish(vst, err) }()
 		col := opts.Collection
 		if opts.Prepare != nil {
-			var err error
 			if col, err = opts.Prepare(ctx); err != nil {
 				return index.SyncStats{}, err
 			}
@@ -220,9 +225,14 @@ func (s *Store) SyncWith(ctx context.Context, cat *index.Catalog, opts SyncOptio
 		if col.Dims <= 0 {
 			return index.SyncStats{}, ErrNoDimension
 		}
-		vst, err := s.Vectors.Sync(ctx, col, cat, opts.Embedder, opts.Vectors)
+		vst, err = s.Vectors.Sync(ctx, col, cat, opts.Embedder, opts.Vectors)
 		if err == nil && opts.Prune {
 			st.Pruned, st.PruneErr = s.Vectors.Prune(col.Provider, col)
+			if st.PruneErr != nil {
+				s.log.Warn("could not delete old vectors", "err", st.PruneErr)
+			} else if len(st.Pruned) > 0 {
+				s.log.Info("deleted vectors of an older built-in lexicon", "collections", st.Pruned)
+			}
 		}
 		return vst, err
 	}
