@@ -78,19 +78,15 @@ type Live struct {
 	conc  int
 	log   *slog.Logger
 
-	mu     sync.Mutex // serialises Load and refreshes
-	closed bool       // under mu: Close ran; Swap refuses
+	mu sync.Mutex // serialises Load, refreshes, Swap and Close's end
 
 	subsMu sync.Mutex
 	subs   []func()
 
-	loaded chan struct{} // closed once the first catalog is searchable
-	done   chan struct{} // closed once Load returned
-
-	readyMu sync.Mutex
-	ready   chan struct{}
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
+	// st is the one state (state.go): phase, following, closed; Loaded,
+	// Settled and Ready are derived from it.
+	st *state
+	wg sync.WaitGroup
 }
 
 // Open builds the catalog of specs, brings the store's indexes to it and
@@ -129,7 +125,7 @@ func NewLive(opts LiveOptions) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{store: opts.Store, quar: opts.Quarantine, conc: opts.Concurrency, log: log, ready: closedChan(), loaded: make(chan struct{}), done: make(chan struct{})}
+	l := &Live{store: opts.Store, quar: opts.Quarantine, conc: opts.Concurrency, log: log, st: newState()}
 	l.eng = NewEngine(Options{
 		Catalog: empty, Keyword: opts.Store.Keyword, Vectors: opts.Store.Vectors,
 		Params: opts.Params, CacheSize: opts.CacheSize, Logger: log,
@@ -182,13 +178,7 @@ func (l *Live) LoadCatalog(ctx context.Context, cat *index.Catalog, emb embed.Em
 func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	defer func() {
-		select {
-		case <-l.done:
-		default:
-			close(l.done)
-		}
-	}()
+	defer l.st.set(func(s *State) { s.Phase = Settled })
 	cat, err := build()
 	if err != nil {
 		return store.Stats{}, err
@@ -199,11 +189,7 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 		// Subscribers first: whoever waits for Loaded finds them up to
 		// date (the server's directly listed tools).
 		l.notifyLocked()
-		select {
-		case <-l.loaded:
-		default:
-			close(l.loaded)
-		}
+		l.st.set(func(s *State) { s.Phase = Searchable })
 	}}
 	if emb != nil {
 		opts = l.vectorSync(opts, progress)
@@ -230,7 +216,7 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 func (l *Live) Swap(ctx context.Context, next *store.Store, cat *index.Catalog, emb embed.Embedder) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.st.get().Closed {
 		// A store swapped in now would never be closed, and its
 		// searches would run on a closed index.
 		return ErrClosed
@@ -270,21 +256,19 @@ func (l *Live) UseCatalog(cat *index.Catalog) {
 	defer l.mu.Unlock()
 	l.eng.SetCatalog(cat)
 	l.notifyLocked()
-	for _, ch := range []chan struct{}{l.loaded, l.done} {
-		select {
-		case <-ch:
-		default:
-			close(ch)
-		}
-	}
+	l.st.set(func(s *State) { s.Phase = Settled })
 }
 
-// Loaded is closed once Load has made the first catalog searchable.
-func (l *Live) Loaded() <-chan struct{} { return l.loaded }
+// State returns the index's state now (state.go).
+func (l *Live) State() State { return l.st.get() }
+
+// Loaded is closed once Load has made the first catalog searchable
+// (Phase Searchable).
+func (l *Live) Loaded() <-chan struct{} { return l.st.channel(&l.st.loaded) }
 
 // Settled is closed once Load has returned: semantic ranking is ready
-// too (or failed).
-func (l *Live) Settled() <-chan struct{} { return l.done }
+// too (or failed) (Phase Settled).
+func (l *Live) Settled() <-chan struct{} { return l.st.channel(&l.st.settled) }
 
 // Engine returns the engine over the live catalog.
 func (l *Live) Engine() *Engine { return l.eng }
@@ -341,10 +325,11 @@ func (l *Live) Follow(ctx context.Context, src Source, opts FollowOptions) {
 		opts.Settle = DefaultSettle
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	ready := make(chan struct{})
-	l.readyMu.Lock()
-	l.ready, l.stop = ready, cancel
-	l.readyMu.Unlock()
+	l.st.set(func(s *State) { s.Following, s.CaughtUp = true, false })
+	l.st.mu.Lock()
+	l.st.stop = cancel
+	l.st.mu.Unlock()
+	settled := l.Settled()
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
@@ -352,7 +337,7 @@ func (l *Live) Follow(ctx context.Context, src Source, opts FollowOptions) {
 		// last time) is older than anything the source says now: the
 		// first refresh comes after it, or Load would replace it.
 		select {
-		case <-l.done:
+		case <-settled:
 		case <-ctx.Done():
 		}
 		// While the source does not know every domain yet, each change
@@ -390,7 +375,7 @@ func (l *Live) Follow(ctx context.Context, src Source, opts FollowOptions) {
 				l.log.Error("index after connecting upstreams failed", "err", err)
 			}
 		}
-		close(ready)
+		l.st.set(func(s *State) { s.CaughtUp = true })
 		for {
 			select {
 			case <-ctx.Done():
@@ -417,18 +402,14 @@ func (l *Live) Follow(ctx context.Context, src Source, opts FollowOptions) {
 
 // Ready is closed once the index holds what its source had at start (at
 // once without a source).
-func (l *Live) Ready() <-chan struct{} {
-	l.readyMu.Lock()
-	defer l.readyMu.Unlock()
-	return l.ready
-}
+func (l *Live) Ready() <-chan struct{} { return l.st.channel(&l.st.ready) }
 
 // Close stops following the source, waits for a running Load or Update,
 // and closes the store.
 func (l *Live) Close() error {
-	l.readyMu.Lock()
-	stop := l.stop
-	l.readyMu.Unlock()
+	l.st.mu.Lock()
+	stop := l.st.stop
+	l.st.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
@@ -436,7 +417,7 @@ func (l *Live) Close() error {
 	// build it replaced, which Wait then waits for); a later one is
 	// refused.
 	l.mu.Lock()
-	l.closed = true
+	l.st.set(func(s *State) { s.Closed = true })
 	l.mu.Unlock()
 	l.wg.Wait()
 	// A Load or Update still running (its context ended) finishes its
@@ -501,10 +482,4 @@ func collectionOf(emb embed.Embedder, dims int) vector.Collection {
 		model += "@" + f.Fingerprint()
 	}
 	return vector.Collection{Provider: info.Provider, Model: model, Dims: dims}
-}
-
-func closedChan() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
 }
