@@ -139,6 +139,10 @@ func NewLive(opts LiveOptions) (*Live, error) {
 // the catalog is searchable (Loaded closes; semantic and hybrid requests
 // are ranked by keyword with a notice meanwhile), then the vectors of emb
 // (nil: keyword only), after which emb ranks. progress reports embedding.
+// When the store was opened with catalog files (store.Options.Catalog),
+// the catalog is the store's (Store.Catalog: cached, or built and saved)
+// and specs are not used. What the store found damaged and healed
+// (Store.Healed) is logged.
 func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
 	return l.load(ctx, func() (*index.Catalog, error) { return index.NewCatalog(l.quarantine(specs)) }, emb, progress)
 }
@@ -169,17 +173,19 @@ func (l *Live) build(strict, lenient []index.DomainSpec, prev *index.Catalog) (*
 	return cat, err
 }
 
-// LoadCatalog is Load for a catalog already built (read back from the
-// data dir's catalog cache, say).
-func (l *Live) LoadCatalog(ctx context.Context, cat *index.Catalog, emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
-	return l.load(ctx, func() (*index.Catalog, error) { return cat, nil }, emb, progress)
-}
-
 func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	defer l.st.set(func(s *State) { s.Phase = Settled })
-	cat, err := build()
+	// A store opened with catalog files gives their catalog: read back
+	// from the data dir, or built from the files and saved there while
+	// the indexes sync (the store decides); load returns after the save.
+	cat, err := l.store.Catalog(ctx)
+	if cat != nil {
+		defer l.store.WaitSaved()
+	} else if err == nil {
+		cat, err = build()
+	}
 	if err != nil {
 		return store.Stats{}, err
 	}
@@ -199,6 +205,10 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 		_, opts.Beside = cat.Changes()
 	}
 	st, err := l.store.SyncWith(ctx, cat, opts)
+	// What the open and the sync found damaged and rebuilt.
+	for _, h := range l.store.Healed() {
+		l.log.Warn(h)
+	}
 	if err != nil {
 		return st, fmt.Errorf("index catalog: %w", err)
 	}

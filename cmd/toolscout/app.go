@@ -258,26 +258,11 @@ func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec,
 	if err != nil {
 		return err
 	}
-	if a.src != nil && a.cat == nil {
-		// Built by the store from the files (taking the previous build's
-		// unchanged tools over) and saved while the indexes sync; load
-		// returns after both.
-		st := a.live.Store()
-		if a.cat, err = st.Catalog(ctx); err != nil {
-			return err
-		}
-		defer st.WaitSaved()
-	}
+	// With catalog files the catalog is the store's (cached in the data
+	// dir, or built from the files and saved): the live index asks it.
 	bar := newProgress(stderr, "embedding "+emb.Info().String())
-	if a.cat != nil {
-		a.stats, err = a.live.LoadCatalog(ctx, a.cat, emb, bar.update)
-	} else {
-		a.stats, err = a.live.LoadKnown(ctx, base, a.known, emb, bar.update)
-	}
+	a.stats, err = a.live.LoadKnown(ctx, base, a.known, emb, bar.update)
 	bar.finish()
-	for _, h := range a.live.Store().Healed() {
-		log.Warn(h)
-	}
 	return err
 }
 
