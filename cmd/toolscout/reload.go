@@ -93,21 +93,23 @@ func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) e
 	if err != nil {
 		return err
 	}
-	store, err := g.openStore(dir, store.Options{ReadOnly: true, Logger: log})
-	if err != nil {
-		return err
-	}
 	// The catalog files as they are now: the new build was made from
-	// them, perhaps changed.
+	// them, perhaps changed. The store gives their catalog, as at start.
 	src, err := g.baseSource()
 	if err != nil {
-		store.Close()
 		return err
 	}
-	cat := store.CachedCatalog(src.Key())
-	if cat == nil {
+	store, err := g.openStore(dir, store.Options{ReadOnly: true, Catalog: src, Logger: log})
+	if err != nil {
+		return err
+	}
+	cat, err := store.Catalog(ctx)
+	if err != nil {
 		store.Close()
-		return fmt.Errorf("%w: no catalog of the catalog files as they are now in it (build one with toolscout index --data-dir A_NEW_FOLDER, not into the folder being served, then switch the link to it)", index.ErrNoIndex)
+		if errors.Is(err, index.ErrNoIndex) {
+			err = fmt.Errorf("%w (build one with toolscout index --data-dir A_NEW_FOLDER, not into the folder being served, then switch the link to it)", err)
+		}
+		return err
 	}
 	emb, err := g.newEmbedder(ctx, log, "")
 	if err != nil {
