@@ -165,7 +165,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := g.openStore(dir, store.Options{ReadOnly: g.readOnly, Catalog: a.src, Logger: log})
+	st, err := g.openStore(dir, store.Options{ReadOnly: g.readOnly, Exclusive: g.writer, Catalog: a.src, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,13 +179,6 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		// Specs lists the base domains first, then the upstreams'.
 		specs := a.gw.Specs()
 		base, a.known = specs[:len(base)], specs[len(base):]
-	}
-	if st.MemoryKeyword && g.writer {
-		st.Close()
-		return nil, nil, fmt.Errorf("the keyword index in %s is in use by another toolscout process (serve, or serve --read-only replicas): stop it and run toolscout index again, or index into another --data-dir; nothing was indexed", dir)
-	}
-	if st.MemoryKeyword {
-		log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
 	}
 	if a.src != nil {
 		if base, err = a.catalogFrom(st); err != nil {

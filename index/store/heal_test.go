@@ -1,12 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"github.com/toolscout/toolscout/internal/indextest"
+	"log/slog"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -162,3 +164,29 @@ func TestStoreSharedDataDir(t *testing.T) {
 
 // testCol is the collection of indextest.CountingEmbedder's vectors.
 var testCol = vector.Collection{Provider: "test", Model: "hash16", Dims: 16}
+
+// TestExclusiveOpenRefusesAHeldKeywordIndex: the process that builds the
+// indexes for others (Options.Exclusive) is refused a keyword index
+// another process holds, with the way out; any other process keeps its
+// own in memory, with a warning.
+func TestExclusiveOpenRefusesAHeldKeywordIndex(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	_, err = OpenWith(dir, Options{Exclusive: true})
+	if !errors.Is(err, keyword.ErrLocked) || !strings.Contains(err.Error(), "in use by another toolscout process") || !strings.Contains(err.Error(), "nothing was indexed") {
+		t.Errorf("exclusive open of a held data dir: %v; want ErrLocked saying what to do", err)
+	}
+	var logs bytes.Buffer
+	b, err := OpenWith(dir, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if !b.MemoryKeyword || !strings.Contains(logs.String(), "keeps its keyword index in memory") {
+		t.Errorf("shared open: MemoryKeyword %v, logs %q; want the index in memory, said", b.MemoryKeyword, logs.String())
+	}
+}

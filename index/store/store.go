@@ -43,8 +43,14 @@ type Options struct {
 	// saved there. Nil for none: the caller builds its catalog itself
 	// (from upstream servers).
 	Catalog *index.CatalogSource
+	// Exclusive is for the process that builds the indexes for others to
+	// serve (toolscout index): a keyword index another process holds is
+	// an error (wrapping keyword.ErrLocked) instead of a copy kept in
+	// memory (MemoryKeyword), which would index nothing for them.
+	Exclusive bool
 	// Logger gets the warnings of what the store does on its own (a
-	// catalog it could not save). Nil discards them.
+	// catalog it could not save, a keyword index kept in memory). Nil
+	// discards them.
 	Logger *slog.Logger
 }
 
@@ -82,6 +88,13 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s.log, s.files.src = o.Logger, o.Catalog
+	if s.MemoryKeyword {
+		if o.Exclusive {
+			s.Close()
+			return nil, fmt.Errorf("the keyword index in %s is in use by another toolscout process (serve, or serve --read-only replicas): stop it and run toolscout index again, or index into another --data-dir; nothing was indexed (%w)", dir, keyword.ErrLocked)
+		}
+		s.log.Warn("another toolscout process uses the keyword index in the data dir; this one keeps its keyword index in memory and shares the vectors", "data_dir", dir)
+	}
 	return s, nil
 }
 
