@@ -25,12 +25,11 @@
 // (FuzzSnap). Earlier snapshot formats are never read.
 //
 // Queries never write files. A collection is read on first use; the
-// write paths (Sync, [Store.Load]) heal what they cannot read (remove it,
-// or salvage a damaged matrix and write it again) and say so in Healed.
-// A query that is the first to read a damaged collection leaves the file
+// write path (Sync) heals what it cannot read (removes it, or salvages a
+// damaged matrix and writes it again) and says so in Healed. A query that is the first to read a damaged collection leaves the file
 // as it is and fails with why (search ranks by keyword meanwhile, with a
 // notice); a damaged delta is left and the base served alone. The next
-// write path reads the file again and heals it (TestQueriesWriteNothing).
+// Sync reads the file again and heals it (TestQueriesWriteNothing).
 //
 //	vs, err := vector.Open("")  // "" keeps the vectors in memory
 //	if err != nil { ... }

@@ -258,7 +258,10 @@ func TestDamagedMatrixSalvaged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vs.Load(col) // the write path that heals: not a query
+			// Read as a sync reads it, healing: a query would leave it.
+			vs.mu.Lock()
+			vs.readLocked(col.Name(), true)
+			vs.mu.Unlock()
 			n := vs.Count(col)
 			h := vs.Healed()
 			if !tc.kept {

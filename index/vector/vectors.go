@@ -133,8 +133,8 @@ func nameOf(file, ext string) string {
 }
 
 // readLocked reads the named collection's snapshot file (and its delta)
-// from dir into v.snaps the first time it is used. With heal (Sync, Load:
-// the write paths) a file damaged only in its matrix is written again
+// from dir into v.snaps the first time it is used. With heal (Sync:
+// the write path) a file damaged only in its matrix is written again
 // without the rows there (salvageLocked); one that cannot be read
 // otherwise is removed. Either way its lost tools are embedded again by
 // the next Sync, and Healed says so. Without heal (a query: queries never
@@ -241,17 +241,6 @@ func (v *Store) Count(col Collection) int {
 		return 0
 	}
 	return s.count()
-}
-
-// Load reads the collection from dir now, healing what cannot be read
-// (see Healed), unless it was read already: what a writer calls at open
-// or sync time (Sync does), so that no query is the first to read a
-// collection file. Queries never write files: one that reads a damaged
-// collection first leaves it for the next write path, Load or Sync.
-func (v *Store) Load(col Collection) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.readLocked(col.Name(), !v.readOnly)
 }
 
 // Prune deletes the collections of provider other than keep, and returns
