@@ -72,9 +72,10 @@ func capabilityWords(cat *index.Catalog) map[string][]string {
 // rarer than any), and keeps the n best: a word most of a domain's tools
 // share, other domains lack and everyday software text rarely uses says
 // what the domain is for. A word counts when at
-// least two of the domain's tools use it (one, in a domain of one or two
-// tools); the words the domain's name holds are left out ("git" and
-// "hub" of github: the instructions say the name already). Ties go
+// least two of the domain's tools use it (a domain of one tool gets none:
+// its words would be that tool's description, "calc (two, numbers)");
+// the words the domain's name holds are left out ("git" and "hub" of
+// github: the instructions say the name already). Ties go
 // alphabetically; each word shows in its shortest form seen.
 func learnCapabilityWords(domains []*index.Domain, n int) map[string][]string {
 	type domainWords struct {
@@ -119,14 +120,10 @@ func learnCapabilityWords(domains []*index.Domain, n int) map[string][]string {
 		if dw.tools == 0 {
 			continue
 		}
-		least := 2
-		if dw.tools <= 2 {
-			least = 1
-		}
 		score := map[string]float64{}
 		var cands []string
 		for st, c := range dw.df {
-			if c < least {
+			if c < 2 {
 				continue
 			}
 			p, ok := search.WordFrequency(st)
