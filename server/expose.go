@@ -88,8 +88,11 @@ func (s *Server) newViewLocked() *view {
 // that sessions opening at once build their views in parallel.
 func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic, who: who}
-	v.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)})
+	so := &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)}
+	s.surfaceOptions(so)
+	v.mcp = mcp.NewServer(s.impl, so)
 	v.mcp.AddReceivingMiddleware(s.instructionsMiddleware(v))
+	s.surfaceMiddleware(v)
 	s.addMetaTools(v)
 	if dynamic {
 		s.addDynamicTools(v)
@@ -111,6 +114,7 @@ func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 func (s *Server) addViewLocked(v *view) {
 	s.syncViewLocked(v)
 	s.views[v] = struct{}{}
+	s.attachSurface(v)
 }
 
 // newSessionView makes the view for a request that may open a session in
@@ -178,6 +182,7 @@ func (s *Server) toolsetView(h string, keys map[string]bool, who *callers.Caller
 		// A request still using it finishes with it; it no longer
 		// follows catalog changes.
 		delete(s.views, old.v)
+		s.detachSurface(old.v)
 	}
 	return v
 }
@@ -215,6 +220,7 @@ func (s *Server) dropView(v *view) {
 	defer s.mu.Unlock()
 	if v != s.primary {
 		delete(s.views, v)
+		s.detachSurface(v)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/gateway"
+	"github.com/toolscout/toolscout/server/surface"
 )
 
 // Meta-tool names.
@@ -123,10 +124,11 @@ type Server struct {
 	extra   string
 
 	fallback  string
-	metrics   *Metrics    // nil: not counted
-	feedback  *feedback   // nil: off
-	audit     *auditor    // nil: off
-	draining  atomic.Bool // see Drain
+	metrics   *Metrics         // nil: not counted
+	feedback  *feedback        // nil: off
+	audit     *auditor         // nil: off
+	surface   *surface.Surface // upstream prompts and resources; nil: none (passthrough.go)
+	draining  atomic.Bool      // see Drain
 	loadDone  <-chan struct{}
 	startWait time.Duration
 	// structuredClients are Options.StructuredClients (structured.go).
@@ -224,6 +226,7 @@ func New(opts Options) *Server {
 	if s.structuredClients == nil {
 		s.structuredClients = DefaultStructuredClients
 	}
+	s.surface = newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log})
 	s.mu.Lock()
 	s.primary = s.newViewLocked()
 	s.mu.Unlock()

@@ -127,6 +127,8 @@ type Gateway struct {
 	prog    map[string]progressRoute
 
 	keepMu sync.Mutex // one Keep at a time, in the order of the listings
+
+	surf surfaceWatch // prompts and resources (surface.go)
 }
 
 type progressRoute struct {
@@ -167,6 +169,8 @@ type upstream struct {
 	heldLogged map[string]string
 	// pinMu orders the pinning of listings (list, repin).
 	pinMu sync.Mutex
+	// surface is its prompts, resources and templates (surface.go).
+	surface upstreamSurface
 }
 
 // New returns a gateway; Start connects it.
@@ -194,6 +198,7 @@ func New(opts Options) *Gateway {
 	}
 	for _, c := range opts.Upstreams {
 		u := &upstream{cfg: c, ready: make(chan struct{}), known: make(chan struct{}), changed: make(chan struct{}, 1), state: "connecting"}
+		u.surface.changed = make(chan struct{}, 1)
 		if k, ok := known[c.Domain]; ok && k.Tools != nil {
 			// Groups and states come from this run's config, as
 			// toolSpecs sets them.
@@ -228,7 +233,7 @@ func (g *Gateway) Changed() <-chan struct{} { return g.change }
 func (g *Gateway) Start(ctx context.Context) {
 	ctx, g.cancel = context.WithCancel(ctx)
 	for _, u := range g.ups {
-		g.wg.Add(2)
+		g.wg.Add(3)
 		go func() {
 			defer g.wg.Done()
 			g.keep(ctx, u)
@@ -236,6 +241,10 @@ func (g *Gateway) Start(ctx context.Context) {
 		go func() {
 			defer g.wg.Done()
 			g.follow(ctx, u)
+		}()
+		go func() {
+			defer g.wg.Done()
+			g.followSurface(ctx, u)
 		}()
 	}
 	if st, ok := g.opts.Pins.(stamper); ok {
@@ -390,7 +399,7 @@ func (u *upstream) toolsCopy() []index.ToolSpec {
 func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(u.cfg.connectTimeout(), cancel)
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolscout", Version: g.opts.Version}, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			u.mu.Lock()
 			u.changedBy = req.Session
@@ -401,7 +410,9 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 			}
 		},
 		ProgressNotificationHandler: g.forwardProgress,
-	})
+	}
+	g.surfaceHandlers(u, copts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolscout", Version: g.opts.Version}, copts)
 	var errs []error
 	for _, a := range u.cfg.attempts(g.log.With("domain", u.cfg.Domain), g.opts.MaxMessage) {
 		var dial *net.OpError
@@ -421,6 +432,7 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 			errs = append(errs, err)
 			continue
 		}
+		g.listSurface(cctx, u, session)
 		if !timer.Stop() {
 			session.Close()
 			break

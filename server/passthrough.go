@@ -1,0 +1,61 @@
+package server
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/surface"
+)
+
+// Prompts and resources of the upstream servers pass through toolscout
+// (server/surface): each view's go-sdk server lists them, with the names
+// prefixed as tools are (domain__name) and the URIs as
+// toolscout://DOMAIN/<the upstream's URI>; gets, reads and subscriptions
+// go to the upstream. This file is where the server wires that in: the
+// surface is made when the Executor is a source of them (the gateway),
+// and each view is configured, attached while it follows the catalog
+// (addViewLocked) and detached when dropped.
+
+// passThrough is what a Server needs of its executor to pass prompts and
+// resources through.
+type passThrough interface {
+	surface.Source
+	surface.Fetcher
+}
+
+// newSurface returns the surface over exec, or nil when exec does not
+// pass prompts and resources through (a catalog-only server).
+func newSurface(exec Executor, opts Options) *surface.Surface {
+	src, ok := exec.(passThrough)
+	if !ok {
+		return nil
+	}
+	return surface.New(surface.Options{Source: src, Fetcher: src, ListTTL: ListTTL, StartupWait: opts.StartupWait, Logger: opts.Logger})
+}
+
+// surfaceOptions sets the server options a view needs for the surface.
+func (s *Server) surfaceOptions(o *mcp.ServerOptions) {
+	if s.surface != nil {
+		s.surface.Configure(o)
+	}
+}
+
+// surfaceMiddleware adds the surface's receiving middleware to a view.
+func (s *Server) surfaceMiddleware(v *view) {
+	if s.surface != nil {
+		v.mcp.AddReceivingMiddleware(s.surface.Middleware)
+	}
+}
+
+// attachSurface lists the prompts and resources on v and keeps them in
+// step; detachSurface stops.
+func (s *Server) attachSurface(v *view) {
+	if s.surface != nil {
+		s.surface.Attach(v.mcp)
+	}
+}
+
+func (s *Server) detachSurface(v *view) {
+	if s.surface != nil {
+		s.surface.Detach(v.mcp)
+	}
+}

@@ -1,0 +1,141 @@
+package surface
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/gateway"
+)
+
+// Subscriptions: a client subscribes to a URI (resources/subscribe, or a
+// subscriptions/listen with resourceSubscriptions in the 2026-07-28
+// protocol; the go-sdk calls subscribe for each); the go-sdk keeps which
+// of its sessions want which URI, and toolscout subscribes on the
+// upstream once for every client of the same upstream resource. When
+// the upstream says the resource changed, every attached server tells
+// its sessions subscribed to it, under each URI they used (listed, or
+// the upstream's own). The last client to unsubscribe ends the
+// upstream's subscription; a session that ends without unsubscribing is
+// noticed at the resource's next update.
+
+// upstreamURI is a resource as its upstream names it.
+type upstreamURI struct{ domain, uri string }
+
+// clientSub is one session's subscription, by the URI it used.
+type clientSub struct {
+	ss  *mcp.ServerSession
+	uri string
+}
+
+// subscribe is the go-sdk's SubscribeHandler.
+func (s *Surface) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	if req.Params == nil || req.Params.URI == "" {
+		return invalidParams("resources/subscribe needs a uri", map[string]any{})
+	}
+	uri := req.Params.URI
+	st := s.st.Load()
+	domain, origin, candidates := st.resolveResource(uri)
+	if domain != "" && !s.visible(ctx, req, domain) {
+		domain, candidates = "", nil
+	}
+	if domain == "" {
+		return s.unknownResource(ctx, req, uri, candidates)
+	}
+	key := upstreamURI{domain, origin}
+	s.mu.Lock()
+	first := len(s.subs[key]) == 0
+	if s.subs[key] == nil {
+		s.subs[key] = map[clientSub]bool{}
+	}
+	s.subs[key][clientSub{req.Session, uri}] = true
+	s.mu.Unlock()
+	if !first {
+		return nil
+	}
+	if err := s.sub.SubscribeResource(ctx, domain, origin); err != nil {
+		s.mu.Lock()
+		delete(s.subs[key], clientSub{req.Session, uri})
+		if len(s.subs[key]) == 0 {
+			delete(s.subs, key)
+		}
+		s.mu.Unlock()
+		if errors.Is(err, gateway.ErrNoSubscriptions) {
+			return invalidParams(fmt.Sprintf("resource %s: server %q does not support subscriptions; read it again to see changes", quote(uri), domain), map[string]any{"uri": uri})
+		}
+		return upstreamError(err, fmt.Sprintf("subscribing to resource %s", quote(uri)), map[string]any{"uri": uri})
+	}
+	return nil
+}
+
+// unsubscribe is the go-sdk's UnsubscribeHandler.
+func (s *Surface) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	if req.Params == nil {
+		return nil
+	}
+	uri := req.Params.URI
+	domain, origin, _ := s.st.Load().resolveResource(uri)
+	if domain == "" {
+		return nil // never subscribed: nothing to do
+	}
+	key := upstreamURI{domain, origin}
+	s.mu.Lock()
+	delete(s.subs[key], clientSub{req.Session, uri})
+	last := s.subs[key] != nil && len(s.subs[key]) == 0
+	if last {
+		delete(s.subs, key)
+	}
+	s.mu.Unlock()
+	if last {
+		if err := s.sub.UnsubscribeResource(context.WithoutCancel(ctx), domain, origin); err != nil {
+			s.log.Warn("unsubscribing from an upstream resource failed", "domain", domain, "uri", clip(origin), "err", err)
+		}
+	}
+	return nil
+}
+
+// updated relays an upstream's notifications/resources/updated to the
+// sessions subscribed to it, and ends the upstream's subscription when
+// they have all gone.
+func (s *Surface) updated(domain, uri string) {
+	key := upstreamURI{domain, uri}
+	s.mu.Lock()
+	owner := map[*mcp.ServerSession]*mcp.Server{}
+	for srv := range s.mirrors {
+		for ss := range srv.Sessions() {
+			owner[ss] = srv
+		}
+	}
+	type send struct {
+		srv *mcp.Server
+		uri string
+	}
+	sends := map[send]bool{}
+	for c := range s.subs[key] {
+		if srv := owner[c.ss]; srv != nil {
+			sends[send{srv, c.uri}] = true
+		} else {
+			delete(s.subs[key], c)
+		}
+	}
+	gone := s.subs[key] != nil && len(s.subs[key]) == 0
+	if gone {
+		delete(s.subs, key)
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if gone {
+		if err := s.sub.UnsubscribeResource(ctx, domain, uri); err != nil {
+			s.log.Warn("unsubscribing from an upstream resource failed", "domain", domain, "uri", clip(uri), "err", err)
+		}
+		return
+	}
+	// Each server tells its sessions subscribed to the URI.
+	for x := range sends {
+		_ = x.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: x.uri})
+	}
+}

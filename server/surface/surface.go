@@ -1,0 +1,228 @@
+package surface
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/gateway"
+)
+
+// Source is where the prompts and resources come from: the gateway.
+type Source interface {
+	// Surfaces returns every upstream's prompts, resources and
+	// templates as last listed.
+	Surfaces() []gateway.Surface
+	// WatchSurface registers f, called after an upstream's lists changed
+	// (uri "") and when an upstream says a subscribed resource changed.
+	WatchSurface(f func(domain, uri string))
+}
+
+// Fetcher gets prompts and reads resources on their upstream, by the
+// upstream's own names.
+type Fetcher interface {
+	GetPrompt(ctx context.Context, domain string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error)
+	ReadResource(ctx context.Context, domain string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error)
+}
+
+// Subscriber is a Fetcher that can also subscribe to an upstream's
+// resource (found by type assertion): its updates come through
+// Source.WatchSurface.
+type Subscriber interface {
+	SubscribeResource(ctx context.Context, domain, uri string) error
+	UnsubscribeResource(ctx context.Context, domain, uri string) error
+}
+
+// readyWaiter is a Source whose upstreams connect at start: the first
+// lists wait for them (gateway.Gateway.WaitReady).
+type readyWaiter interface {
+	WaitReady(ctx context.Context)
+}
+
+// The gateway is the Source, Fetcher and Subscriber the server hands a
+// Surface.
+var (
+	_ Source      = (*gateway.Gateway)(nil)
+	_ Fetcher     = (*gateway.Gateway)(nil)
+	_ Subscriber  = (*gateway.Gateway)(nil)
+	_ readyWaiter = (*gateway.Gateway)(nil)
+)
+
+// Options configures a Surface.
+type Options struct {
+	Source  Source
+	Fetcher Fetcher
+	// ListTTL is the ttlMs of the lists (the 2026-07-28 protocol's
+	// caching hint); reads get 0.
+	ListTTL time.Duration
+	// StartupWait bounds how long a list waits for upstream servers that
+	// have not finished connecting (none when zero).
+	StartupWait time.Duration
+	// Visible, when set, says whether the caller of req sees domain's
+	// prompts and resources: the lists leave the others out (and are
+	// cacheScope private), and a get, read or subscription of one is
+	// answered as one that does not exist. It is the one place where
+	// the surface filters by caller; nil shows every domain to everyone.
+	Visible func(ctx context.Context, req mcp.Request, domain string) bool
+	Logger  *slog.Logger
+}
+
+// Surface passes the upstreams' prompts, resources and templates through
+// to the MCP servers attached to it, under names and URIs of their own
+// (uri.go), and gets, reads and subscribes on the right upstream.
+type Surface struct {
+	opts  Options
+	log   *slog.Logger
+	sub   Subscriber // nil: none
+	ready readyWaiter
+
+	st atomic.Pointer[state]
+
+	mu      sync.Mutex // guards mirrors, subs and rebuilding st
+	mirrors map[*mcp.Server]*mirror
+	subs    map[upstreamURI]map[clientSub]bool
+}
+
+// New returns a Surface over opts.Source, following its changes.
+func New(opts Options) *Surface {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Surface{opts: opts, log: log, mirrors: map[*mcp.Server]*mirror{}, subs: map[upstreamURI]map[clientSub]bool{}}
+	s.sub, _ = opts.Fetcher.(Subscriber)
+	s.ready, _ = opts.Source.(readyWaiter)
+	s.st.Store(build(nil, opts.Source.Surfaces(), log))
+	opts.Source.WatchSurface(s.changed)
+	return s
+}
+
+// changed follows the source: a list change rebuilds the state and
+// brings every attached server up to date; a resource update is relayed.
+func (s *Surface) changed(domain, uri string) {
+	if uri != "" {
+		s.updated(domain, uri)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := build(s.st.Load(), s.opts.Source.Surfaces(), s.log)
+	s.st.Store(st)
+	for _, m := range s.mirrors {
+		m.sync(st)
+	}
+}
+
+// Configure sets what a server attached to s needs from its start:
+// capabilities for prompts and resources (the go-sdk fixes them at
+// NewServer; initialize and server/discover then say only what the
+// upstreams have, see advertise) and the handlers of resource
+// subscriptions.
+func (s *Surface) Configure(o *mcp.ServerOptions) {
+	caps := o.Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
+	}
+	caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: s.sub != nil}
+	o.Capabilities = caps
+	if s.sub != nil {
+		o.SubscribeHandler, o.UnsubscribeHandler = s.subscribe, s.unsubscribe
+	}
+}
+
+// Attach lists the current prompts, resources and templates on srv (made
+// with Configure's options, with Middleware) and keeps them in step
+// until Detach.
+func (s *Surface) Attach(srv *mcp.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mirrors[srv] != nil {
+		return
+	}
+	m := &mirror{srv: srv, prompts: map[string]*promptEntry{}, resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{}}
+	m.sync(s.st.Load())
+	s.mirrors[srv] = m
+}
+
+// Detach stops keeping srv in step.
+func (s *Surface) Detach(srv *mcp.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.mirrors, srv)
+}
+
+// mirror is what one attached server has registered.
+type mirror struct {
+	srv       *mcp.Server
+	prompts   map[string]*promptEntry
+	resources map[string]*resourceEntry
+	templates map[string]*templateEntry
+}
+
+// sync registers and removes so that m's server lists st; the go-sdk
+// announces list_changed for what changed. The registered handlers are
+// reached only if Middleware is missing: it answers gets and reads
+// itself.
+func (m *mirror) sync(st *state) {
+	var gone []string
+	for name, e := range m.prompts {
+		if st.prompts[name] != e {
+			gone = append(gone, name)
+			delete(m.prompts, name)
+		}
+	}
+	if len(gone) > 0 {
+		m.srv.RemovePrompts(gone...)
+	}
+	for name, e := range st.prompts {
+		if m.prompts[name] != e {
+			m.srv.AddPrompt(e.listed, unreachablePrompt)
+			m.prompts[name] = e
+		}
+	}
+	gone = gone[:0]
+	for uri, e := range m.resources {
+		if st.resources[uri] != e {
+			gone = append(gone, uri)
+			delete(m.resources, uri)
+		}
+	}
+	if len(gone) > 0 {
+		m.srv.RemoveResources(gone...)
+	}
+	for uri, e := range st.resources {
+		if m.resources[uri] != e {
+			m.srv.AddResource(e.listed, unreachableResource)
+			m.resources[uri] = e
+		}
+	}
+	gone = gone[:0]
+	for uri, e := range m.templates {
+		if st.templates[uri] != e {
+			gone = append(gone, uri)
+			delete(m.templates, uri)
+		}
+	}
+	if len(gone) > 0 {
+		m.srv.RemoveResourceTemplates(gone...)
+	}
+	for uri, e := range st.templates {
+		if m.templates[uri] != e {
+			m.srv.AddResourceTemplate(e.listed, unreachableResource)
+			m.templates[uri] = e
+		}
+	}
+}
+
+func unreachablePrompt(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return nil, internalError("prompts/get reached the go-sdk: the server lacks the surface middleware")
+}
+
+func unreachableResource(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return nil, internalError("resources/read reached the go-sdk: the server lacks the surface middleware")
+}
