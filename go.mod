@@ -16,6 +16,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
 	github.com/tiktoken-go/tokenizer v0.10.0
+	github.com/yosida95/uritemplate/v3 v3.0.2
 	go.etcd.io/bbolt v1.4.0
 	golang.org/x/sync v0.22.0
 	gonum.org/v1/gonum v0.17.0
@@ -60,7 +61,6 @@ require (
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/wk8/go-ordered-map/v2 v2.1.8 // indirect
-	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/crypto v0.43.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
