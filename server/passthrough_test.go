@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -23,8 +25,9 @@ type surfaceClient struct {
 	updated         chan string
 }
 
-// connectSurfaceClient connects a go-sdk client to srv: in memory (the
-// stdio server's session), or over HTTP with the protocol version given.
+// connectSurfaceClient connects a go-sdk client to srv with the protocol
+// version given: in memory (the primary view's session), over stdio as
+// ServeStdio serves it, or over HTTP.
 func connectSurfaceClient(t *testing.T, srv *Server, transport, protocol string) *surfaceClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -54,6 +57,15 @@ func connectSurfaceClient(t *testing.T, srv *Server, transport, protocol string)
 		}
 		t.Cleanup(func() { ss.Close() })
 		tr = ct
+	case "stdio":
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() {
+			err := srv.ServeStdio(ctx, inR, outW, nil)
+			outW.CloseWithError(fmt.Errorf("the server ended: %v", err))
+		}()
+		t.Cleanup(func() { inW.Close() })
+		tr = &mcp.IOTransport{Reader: outR, Writer: inW}
 	case "http":
 		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 		t.Cleanup(hs.Close)
@@ -83,6 +95,7 @@ func rpcCode(err error) int64 {
 func TestPassThroughEverything(t *testing.T) {
 	for _, tc := range []struct{ name, transport, protocol string }{
 		{"memory 2025-11-25", "memory", "2025-11-25"},
+		{"stdio 2026-07-28", "stdio", StatelessProtocol},
 		{"http 2025-11-25", "http", "2025-11-25"},
 		{"http 2026-07-28", "http", StatelessProtocol},
 	} {
@@ -166,27 +179,12 @@ func TestPassThroughEverything(t *testing.T) {
 				}
 			}
 
-			// Subscriptions: the upstream's updates reach the client
-			// under the URI it subscribed to.
-			if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: doc}); err != nil {
-				t.Fatalf("subscribe: %v", err)
-			}
-			if res := call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__toggle-subscriber-updates", "arguments": map[string]any{}}); res.IsError {
-				t.Fatalf("toggle-subscriber-updates: %v", res.Content)
-			}
-			select {
-			case got := <-c.updated:
-				if got != doc {
-					t.Errorf("notifications/resources/updated for %s, want %s", got, doc)
-				}
-			case <-ctx.Done():
-				t.Fatal("no notifications/resources/updated")
-			}
-			if err := c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: doc}); err != nil {
-				t.Errorf("unsubscribe: %v", err)
-			}
-
-			// A resource the upstream adds is announced and listed.
+			// A resource the upstream adds is announced and listed. (Before
+			// an unsubscribe: on stdio in the 2026-07-28 protocol, the
+			// go-sdk v1.8.0 server drops every list_changed subscription
+			// of a session when one of its subscriptions/listen ends, and
+			// the go-sdk client's Unsubscribe ends one: go-sdk PR #1275,
+			// not in a release yet.)
 			for len(c.resourcesChange) > 0 {
 				<-c.resourcesChange // the first listing's
 			}
@@ -208,6 +206,26 @@ func TestPassThroughEverything(t *testing.T) {
 			}) {
 				t.Errorf("resources/list after list_changed has no note.gz: %d resources", len(rl.Resources))
 			}
+			// Subscriptions: the upstream's updates reach the client
+			// under the URI it subscribed to.
+			if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: doc}); err != nil {
+				t.Fatalf("subscribe: %v", err)
+			}
+			if res := call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__toggle-subscriber-updates", "arguments": map[string]any{}}); res.IsError {
+				t.Fatalf("toggle-subscriber-updates: %v", res.Content)
+			}
+			select {
+			case got := <-c.updated:
+				if got != doc {
+					t.Errorf("notifications/resources/updated for %s, want %s", got, doc)
+				}
+			case <-ctx.Done():
+				t.Fatal("no notifications/resources/updated")
+			}
+			if err := c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: doc}); err != nil {
+				t.Errorf("unsubscribe: %v", err)
+			}
+
 		})
 	}
 }
