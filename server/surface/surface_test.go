@@ -295,7 +295,9 @@ func TestTwoUpstreams(t *testing.T) {
 // none; subscribe only when one can.
 func TestCapabilities(t *testing.T) {
 	toolsOnly := upstream(t, nil, func(srv *mcp.Server) {
-		mcp.AddTool(srv, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) { return nil, nil, nil })
+		mcp.AddTool(srv, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
 	})
 	resources := upstream(t, nil, func(srv *mcp.Server) { srv.AddResource(textResource("mem://x", "x")) })
 	for _, tc := range []struct {
