@@ -38,10 +38,13 @@
 //   - server/httpguard: the Origin and bearer-token checks over HTTP.
 //   - server/callers: who sends a request (bearer tokens, JWTs) and what
 //     that caller may see (Caller.Visible).
+//   - server/surface: the upstreams' prompts, resources and templates,
+//     passed through under domain__name and toolscout://DOMAIN/<URI>
+//     (passthrough.go wires it into every view).
 //
 // The server imports gateway (the interfaces the gateway meets are
-// checked where they are declared), stdio, relay, progress, arguments and
-// condense; none of them imports the server.
+// checked where they are declared), stdio, relay, progress, arguments,
+// condense and surface; none of them imports the server.
 //
 // What tools/list shows besides the meta-tools is the [Exposure]: nothing
 // more (meta), every tool (eager; compact, with condensed descriptions

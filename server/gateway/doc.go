@@ -17,6 +17,13 @@
 // server/progress (a call that waits for a server to start tells its
 // client so).
 //
+// Besides tools it lists each server's prompts, resources and resource
+// templates, follows their list_changed, gets, reads and subscribes on
+// the server (surface.go: Surfaces, WatchSurface, GetPrompt,
+// ReadResource, SubscribeResource); server/surface passes them through.
+// A server that floods is bounded (MaxSurfaceItems, MaxSurfaceBytes,
+// MaxSurfacePages per list).
+//
 // The gateway can start with the tools each server listed on its last
 // run ([Options].Known), so that a start does not wait for slow servers;
 // what a stdio server prints that is not JSON-RPC is skipped and logged

@@ -265,25 +265,29 @@ func (s *Surface) unknownResource(ctx context.Context, req mcp.Request, uri stri
 }
 
 // upstreamError words an upstream's failure for the client: an error the
-// upstream answered keeps its code (a resource it does not have, -32002
-// in older protocols, becomes -32602), prefixed with what was asked; one
-// that reached no answer (server down, timed out) is an internal error
-// saying so.
+// upstream answered that the client can act on keeps its code (invalid
+// params, method not found, a code of the server's own outside JSON-RPC's
+// reserved range; a resource it does not have, -32002 in older
+// protocols, becomes -32602), prefixed with what was asked; anything
+// else (the server down, timed out, its connection refused: the go-sdk
+// reports those with codes of its own) is an internal error saying so.
 func upstreamError(err error, what string, data map[string]any) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
 		code := werr.Code
 		if code == codeResourceNotFound {
 			code = jsonrpc.CodeInvalidParams
 		}
-		out := &jsonrpc.Error{Code: code, Message: fmt.Sprintf("%s: %v", what, err), Data: werr.Data}
-		if data != nil && code == jsonrpc.CodeInvalidParams {
-			out.Data, _ = json.Marshal(data)
+		if code == jsonrpc.CodeInvalidParams || code == jsonrpc.CodeMethodNotFound || code > -32000 || code < -32768 {
+			out := &jsonrpc.Error{Code: code, Message: fmt.Sprintf("%s: %v", what, err), Data: werr.Data}
+			if data != nil && code == jsonrpc.CodeInvalidParams {
+				out.Data, _ = json.Marshal(data)
+			}
+			return out
 		}
-		return out
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
 	}
 	return internalError(fmt.Sprintf("%s: %v", what, err))
 }

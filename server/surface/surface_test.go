@@ -326,3 +326,28 @@ func TestCapabilities(t *testing.T) {
 }
 
 func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestUpstreamGone: a read or get whose server no longer answers is an
+// internal error that says which server; a bare prompt name one server
+// has works.
+func TestUpstreamGone(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	srv.AddResource(textResource("mem://x", "x"))
+	srv.AddPrompt(&mcp.Prompt{Name: "hello"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer hs.Close()
+	gw := gatewayOf(t, map[string]string{"gone": hs.URL})
+	cs := client(t, New(Options{Source: gw, Fetcher: gw}), 0)
+	ctx := context.Background()
+	if p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "hello"}); err != nil || len(p.Messages) != 1 {
+		t.Errorf("prompts/get of the bare name one server has = %+v, %v", p, err)
+	}
+	hs.CloseClientConnections()
+	hs.Close()
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: WrapURI("gone", "mem://x")})
+	if code(err) != jsonrpc.CodeInternalError || !strings.Contains(err.Error(), `"gone"`) {
+		t.Errorf("read from a server that is gone: %v, want an internal error naming it", err)
+	}
+}
