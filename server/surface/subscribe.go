@@ -47,6 +47,13 @@ func (s *Surface) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	}
 	key := upstreamURI{domain, origin}
 	s.mu.Lock()
+	if len(s.subs) >= max(2*s.subsKept, 64) || len(s.subs) >= maxSubscriptions {
+		s.pruneLocked()
+	}
+	if len(s.subs[key]) == 0 && len(s.subs) >= maxSubscriptions {
+		s.mu.Unlock()
+		return invalidParams(fmt.Sprintf("resource %s: toolscout holds %d subscriptions, the most it keeps; unsubscribe from resources you no longer follow", quote(uri), maxSubscriptions), map[string]any{"uri": uri})
+	}
 	first := len(s.subs[key]) == 0
 	if s.subs[key] == nil {
 		s.subs[key] = map[clientSub]bool{}
@@ -69,6 +76,51 @@ func (s *Surface) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		return upstreamError(err, fmt.Sprintf("subscribing to resource %s", quote(uri)), map[string]any{"uri": uri})
 	}
 	return nil
+}
+
+// maxSubscriptions bounds the upstream resources subscribed to at once,
+// for all clients together: a client that subscribes to every expansion
+// of a template would otherwise grow them without end. A var so that
+// tests can lower it.
+var maxSubscriptions = 10000
+
+// pruneLocked forgets the subscriptions of sessions that ended without
+// unsubscribing, and ends the upstream subscriptions no session holds
+// any more (in the background). s.mu is held. It runs when the
+// subscriptions have doubled since it last ran, so that its scan costs
+// little per subscription.
+func (s *Surface) pruneLocked() {
+	alive := map[*mcp.ServerSession]bool{}
+	for srv := range s.mirrors {
+		for ss := range srv.Sessions() {
+			alive[ss] = true
+		}
+	}
+	var ended []upstreamURI
+	for key, cs := range s.subs {
+		for c := range cs {
+			if !alive[c.ss] {
+				delete(cs, c)
+			}
+		}
+		if len(cs) == 0 {
+			delete(s.subs, key)
+			ended = append(ended, key)
+		}
+	}
+	s.subsKept = len(s.subs)
+	if len(ended) == 0 {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, key := range ended {
+			if err := s.sub.UnsubscribeResource(ctx, key.domain, key.uri); err != nil {
+				s.log.Warn("unsubscribing from an upstream resource failed", "domain", key.domain, "uri", clip(key.uri), "err", err)
+			}
+		}
+	}()
 }
 
 // unsubscribe is the go-sdk's UnsubscribeHandler.

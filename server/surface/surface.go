@@ -85,6 +85,8 @@ type Surface struct {
 	mu      sync.Mutex // guards mirrors, subs and rebuilding st
 	mirrors map[*mcp.Server]*mirror
 	subs    map[upstreamURI]map[clientSub]bool
+	// subsKept is len(subs) after the last pruneLocked.
+	subsKept int
 }
 
 // New returns a Surface over opts.Source, following its changes.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -349,5 +350,71 @@ func TestUpstreamGone(t *testing.T) {
 	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: WrapURI("gone", "mem://x")})
 	if code(err) != jsonrpc.CodeInternalError || !strings.Contains(err.Error(), `"gone"`) {
 		t.Errorf("read from a server that is gone: %v, want an internal error naming it", err)
+	}
+}
+
+// TestSubscriptionsBounded: subscriptions are bounded for all clients
+// together; those of a session that ended without unsubscribing are
+// forgotten, and the upstream's ended, when room is needed.
+func TestSubscriptionsBounded(t *testing.T) {
+	defer func(n int) { maxSubscriptions = n }(maxSubscriptions)
+	maxSubscriptions = 3
+	var mu sync.Mutex
+	upSubs := map[string]bool{}
+	url := upstream(t, &mcp.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			mu.Lock()
+			defer mu.Unlock()
+			upSubs[req.Params.URI] = true
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			mu.Lock()
+			defer mu.Unlock()
+			delete(upSubs, req.Params.URI)
+			return nil
+		},
+	}, func(srv *mcp.Server) {
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://t/{id}", Name: "t"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "t"}}}, nil
+		})
+	})
+	gw := gatewayOf(t, map[string]string{"s": url})
+	s := New(Options{Source: gw, Fetcher: gw})
+	ctx := context.Background()
+	a := client(t, s, 0)
+	for i := range 3 {
+		if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: WrapURI("s", fmt.Sprintf("mem://t/%d", i))}); err != nil {
+			t.Fatalf("subscribe %d: %v", i, err)
+		}
+	}
+	err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: WrapURI("s", "mem://t/9")})
+	if code(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "the most it keeps") {
+		t.Fatalf("a fourth subscription: %v, want invalid params saying the bound", err)
+	}
+	a.Close() // without unsubscribing
+	b := client(t, s, 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err = b.Subscribe(ctx, &mcp.SubscribeParams{URI: WrapURI("s", "mem://t/9")})
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // the session's end is asynchronous
+	}
+	if err != nil {
+		t.Fatalf("subscribe after the first client left: %v", err)
+	}
+	for {
+		mu.Lock()
+		n, has := len(upSubs), upSubs["mem://t/9"]
+		mu.Unlock()
+		if n == 1 && has {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("upstream subscriptions = %d (mem://t/9: %v), want the new one alone", n, has)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
