@@ -29,6 +29,9 @@ func newSurface(exec Executor, opts Options) *surface.Surface {
 	if !ok {
 		return nil
 	}
+	// Per-caller visibility (the many-callers work) plugs in here, as
+	// surface.Options.Visible: the one check of lists, gets, reads and
+	// subscriptions by the caller's domains.
 	return surface.New(surface.Options{Source: src, Fetcher: src, ListTTL: ListTTL, StartupWait: opts.StartupWait, Logger: opts.Logger})
 }
 

@@ -93,14 +93,17 @@ func rpcCode(err error) int64 {
 // and resources of the everything reference server behind toolscout,
 // with the go-sdk client over both protocol generations.
 func TestPassThroughEverything(t *testing.T) {
-	for _, tc := range []struct{ name, transport, protocol string }{
-		{"memory 2025-11-25", "memory", "2025-11-25"},
-		{"stdio 2026-07-28", "stdio", StatelessProtocol},
-		{"http 2025-11-25", "http", "2025-11-25"},
-		{"http 2026-07-28", "http", StatelessProtocol},
+	for _, tc := range []struct{ name, transport, protocol, mode string }{
+		{"memory 2025-11-25", "memory", "2025-11-25", ExposeMeta},
+		{"stdio 2026-07-28", "stdio", StatelessProtocol, ExposeMeta},
+		{"http 2025-11-25", "http", "2025-11-25", ExposeMeta},
+		{"http 2026-07-28", "http", StatelessProtocol, ExposeMeta},
+		// A view per session (2025-11-25) and the primary's (2026-07-28).
+		{"http 2025-11-25 dynamic", "http", "2025-11-25", ExposeDynamic},
+		{"http 2026-07-28 dynamic", "http", StatelessProtocol, ExposeDynamic},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: tc.mode})
 			c := connectSurfaceClient(t, env.srv, tc.transport, tc.protocol)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
