@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,6 +56,12 @@ func gatewayOf(t *testing.T, ups map[string]string) *gateway.Gateway {
 // when 0) and connects a go-sdk client to it in memory.
 func client(t *testing.T, s *Surface, pageSize int) *mcp.ClientSession {
 	t.Helper()
+	return clientWith(t, s, pageSize, nil)
+}
+
+// clientWith is client with the client's options.
+func clientWith(t *testing.T, s *Surface, pageSize int, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	so := &mcp.ServerOptions{PageSize: pageSize}
 	s.Configure(so)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "toolscout", Version: "test"}, so)
@@ -67,7 +74,7 @@ func client(t *testing.T, s *Surface, pageSize int) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,5 +423,72 @@ func TestSubscriptionsBounded(t *testing.T) {
 			t.Fatalf("upstream subscriptions = %d (mem://t/9: %v), want the new one alone", n, has)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestResubscribeAfterRestart: a subscription outlives a restart of its
+// server: toolscout subscribes again on the new session, and the new
+// server's updates reach the client.
+func TestResubscribeAfterRestart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	subscribed := make(chan *mcp.Server, 4)
+	serve := func(ln net.Listener) *http.Server {
+		var srv *mcp.Server
+		srv = mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{
+			SubscribeHandler: func(context.Context, *mcp.SubscribeRequest) error {
+				subscribed <- srv
+				return nil
+			},
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		})
+		srv.AddResource(textResource("mem://x", "x"))
+		hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
+		go hs.Serve(ln)
+		return hs
+	}
+	first := serve(ln)
+	gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{{Domain: "r", URL: "http://" + addr, Transport: "http"}},
+		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	gw.Start(ctx)
+	defer gw.Close()
+	gw.WaitReady(ctx)
+	updated := make(chan string, 4)
+	c := clientWith(t, New(Options{Source: gw, Fetcher: gw}), 0, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+	})
+	uri := WrapURI("r", "mem://x")
+	if err := c.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	<-subscribed
+	first.Close() // the server stops, and starts again on the same address
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := serve(ln2)
+	defer second.Close()
+	var up *mcp.Server
+	select {
+	case up = <-subscribed:
+	case <-ctx.Done():
+		t.Fatal("the restarted server was not subscribed to again")
+	}
+	if err := up.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "mem://x"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-updated:
+		if got != uri {
+			t.Errorf("update for %s, want %s", got, uri)
+		}
+	case <-ctx.Done():
+		t.Fatal("the restarted server's update did not reach the client")
 	}
 }
