@@ -492,3 +492,40 @@ func TestResubscribeAfterRestart(t *testing.T) {
 		t.Fatal("the restarted server's update did not reach the client")
 	}
 }
+
+// TestPromptListChanged: a prompt the server adds is announced to the
+// client (prompts/list_changed) and listed; one it removes goes.
+func TestPromptListChanged(t *testing.T) {
+	var up *mcp.Server
+	url := upstream(t, nil, func(srv *mcp.Server) {
+		up = srv
+		srv.AddPrompt(&mcp.Prompt{Name: "old"}, nil)
+	})
+	gw := gatewayOf(t, map[string]string{"p": url})
+	changed := make(chan struct{}, 8)
+	cs := clientWith(t, New(Options{Source: gw, Fetcher: gw}), 0, &mcp.ClientOptions{
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	up.AddPrompt(&mcp.Prompt{Name: "new"}, nil)
+	up.RemovePrompts("old")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatal("no prompts/list_changed")
+		}
+		pl, err := cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pl.Prompts) == 1 && pl.Prompts[0].Name == "p__new" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prompts/list = %+v, want p__new alone", pl.Prompts)
+		}
+	}
+}
