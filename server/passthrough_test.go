@@ -108,8 +108,8 @@ func TestPassThroughEverything(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			caps := c.cs.InitializeResult().Capabilities
-			if caps.Prompts == nil || caps.Resources == nil || !caps.Resources.Subscribe || !caps.Resources.ListChanged {
-				t.Fatalf("capabilities = %+v %+v, want prompts and resources with subscribe and listChanged", caps.Prompts, caps.Resources)
+			if caps.Prompts == nil || caps.Resources == nil || !caps.Resources.Subscribe || !caps.Resources.ListChanged || caps.Completions == nil {
+				t.Fatalf("capabilities = %+v %+v %+v, want prompts and resources with subscribe and listChanged, and completions", caps.Prompts, caps.Resources, caps.Completions)
 			}
 
 			// Prompts: listed under domain__name, got by that name.
@@ -139,6 +139,23 @@ func TestPassThroughEverything(t *testing.T) {
 			_, err = c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "no-such-prompt"})
 			if rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "no-such-prompt") {
 				t.Errorf("prompts/get of an unknown prompt: %v, want invalid params naming it", err)
+			}
+
+			// Completions: of a prompt's argument (with the context of
+			// another) and of a template's variable.
+			comp, err := c.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "everything__completable-prompt"},
+				Argument: mcp.CompleteParamsArgument{Name: "name", Value: "A"}, Context: &mcp.CompleteContext{Arguments: map[string]string{"department": "Engineering"}}})
+			if err != nil || !slices.Equal(comp.Completion.Values, []string{"Alice"}) {
+				t.Errorf("completion of completable-prompt's name = %+v, %v; want Alice", comp, err)
+			}
+			comp, err = c.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "toolscout://everything/demo://resource/dynamic/text/{resourceId}"},
+				Argument: mcp.CompleteParamsArgument{Name: "resourceId", Value: "1"}})
+			if err != nil || len(comp.Completion.Values) == 0 {
+				t.Errorf("completion of a template's resourceId = %+v, %v; want values", comp, err)
+			}
+			_, err = c.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "no-such-prompt"}, Argument: mcp.CompleteParamsArgument{Name: "x"}})
+			if rpcCode(err) != jsonrpc.CodeInvalidParams {
+				t.Errorf("completion of an unknown prompt: %v, want invalid params", err)
 			}
 
 			// Resources: under toolscout://everything/, read there and

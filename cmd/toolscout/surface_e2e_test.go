@@ -10,7 +10,7 @@ import (
 
 // TestEndToEndPromptsAndResources: behind `toolscout serve`, the
 // everything reference server's prompts, resources and templates are
-// listed, got, read, subscribed to and followed by the TypeScript SDK
+// listed, got, completed, read, subscribed to and followed by the TypeScript SDK
 // client (protocol 2025-11-25), over stdio and over HTTP.
 func TestEndToEndPromptsAndResources(t *testing.T) {
 	nodeClient(t)
@@ -49,6 +49,7 @@ func TestEndToEndPromptsAndResources(t *testing.T) {
 					URI   string
 					Chars int
 				}
+				Completion                []string
 				GotUpdate, GotListChanged bool
 				Updated                   []string
 			}
@@ -64,6 +65,9 @@ func TestEndToEndPromptsAndResources(t *testing.T) {
 			}
 			if len(out.Prompt.Messages) == 0 || !strings.Contains(out.Prompt.Messages[0].Content.Text, "Lyon") {
 				t.Errorf("prompts/get everything__args-prompt = %+v, want Lyon in it", out.Prompt)
+			}
+			if !slices.Equal(out.Completion, []string{"Engineering"}) {
+				t.Errorf("completion of completable-prompt's department from \"Eng\" = %v, want Engineering", out.Completion)
 			}
 			if e := out.UnknownPrompt; e == nil || e.Code != -32602 || !strings.Contains(e.Message, "no-such-prompt") {
 				t.Errorf("prompts/get of an unknown prompt: %+v, want -32602 naming it", e)

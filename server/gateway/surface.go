@@ -41,11 +41,12 @@ type Surface struct {
 	// Listed is set once the server has connected and been asked for its
 	// capabilities; before, nothing is known of it.
 	Listed bool
-	// Prompts, Resources and Subscribe are the capabilities it declared.
-	Prompts, Resources, Subscribe bool
-	PromptList                    []*mcp.Prompt
-	ResourceList                  []*mcp.Resource
-	TemplateList                  []*mcp.ResourceTemplate
+	// Prompts, Resources, Subscribe and Completions are the
+	// capabilities it declared.
+	Prompts, Resources, Subscribe, Completions bool
+	PromptList                                 []*mcp.Prompt
+	ResourceList                               []*mcp.Resource
+	TemplateList                               []*mcp.ResourceTemplate
 	// Cut says what the bounds left out, one line each.
 	Cut []string
 }
@@ -58,12 +59,12 @@ type upstreamSurface struct {
 	changed   chan struct{}
 	changedBy *mcp.ClientSession
 
-	listed                        bool
-	prompts, resources, subscribe bool
-	promptList                    []*mcp.Prompt
-	resourceList                  []*mcp.Resource
-	templateList                  []*mcp.ResourceTemplate
-	cut                           []string
+	listed                                     bool
+	prompts, resources, subscribe, completions bool
+	promptList                                 []*mcp.Prompt
+	resourceList                               []*mcp.Resource
+	templateList                               []*mcp.ResourceTemplate
+	cut                                        []string
 	// subs are the URIs subscribed to on the server (SubscribeResource),
 	// subsOn the session they were last subscribed on.
 	subs   map[string]bool
@@ -101,7 +102,7 @@ func (g *Gateway) Surfaces() []Surface {
 	for _, u := range g.ups {
 		u.mu.Lock()
 		s := &u.surface
-		out = append(out, Surface{Domain: u.cfg.Domain, Listed: s.listed, Prompts: s.prompts, Resources: s.resources, Subscribe: s.subscribe,
+		out = append(out, Surface{Domain: u.cfg.Domain, Listed: s.listed, Prompts: s.prompts, Resources: s.resources, Subscribe: s.subscribe, Completions: s.completions,
 			PromptList: s.promptList, ResourceList: s.resourceList, TemplateList: s.templateList, Cut: s.cut})
 		u.mu.Unlock()
 	}
@@ -150,6 +151,7 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 	next.listed = true
 	next.prompts, next.resources = caps.Prompts != nil, caps.Resources != nil
 	next.subscribe = caps.Resources != nil && caps.Resources.Subscribe
+	next.completions = caps.Completions != nil
 	next.cut = nil
 	note := func(kind string, cut string, err error) {
 		if err != nil {
@@ -200,10 +202,10 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 	}
 	u.mu.Lock()
 	cur := &u.surface
-	same := cur.listed && cur.prompts == next.prompts && cur.resources == next.resources && cur.subscribe == next.subscribe &&
+	same := cur.listed && cur.prompts == next.prompts && cur.resources == next.resources && cur.subscribe == next.subscribe && cur.completions == next.completions &&
 		reflect.DeepEqual(cur.promptList, next.promptList) && reflect.DeepEqual(cur.resourceList, next.resourceList) &&
 		reflect.DeepEqual(cur.templateList, next.templateList)
-	cur.listed, cur.prompts, cur.resources, cur.subscribe = true, next.prompts, next.resources, next.subscribe
+	cur.listed, cur.prompts, cur.resources, cur.subscribe, cur.completions = true, next.prompts, next.resources, next.subscribe, next.completions
 	cur.promptList, cur.resourceList, cur.templateList, cur.cut = next.promptList, next.resourceList, next.templateList, next.cut
 	var resub []string
 	if cur.subsOn != session { // a new session: the server forgot them
@@ -310,6 +312,20 @@ func (g *Gateway) ReadResource(ctx context.Context, domain string, p *mcp.ReadRe
 	var res *mcp.ReadResourceResult
 	err := g.onUpstream(ctx, domain, "resources/read", func(ctx context.Context, s *mcp.ClientSession) (err error) {
 		res, err = s.ReadResource(ctx, p)
+		return err
+	})
+	if res != nil {
+		res.Meta = nil
+	}
+	return res, err
+}
+
+// Complete asks the upstream of domain to complete an argument of its
+// prompt or resource template (p's reference is the upstream's own).
+func (g *Gateway) Complete(ctx context.Context, domain string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	var res *mcp.CompleteResult
+	err := g.onUpstream(ctx, domain, "completion/complete", func(ctx context.Context, s *mcp.ClientSession) (err error) {
+		res, err = s.Complete(ctx, p)
 		return err
 	})
 	if res != nil {

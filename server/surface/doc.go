@@ -10,6 +10,9 @@
 //	srv.AddReceivingMiddleware(s.Middleware)
 //	s.Attach(srv)                // lists them on srv, in step until Detach
 //
+// Completions (completion/complete) of a prompt's arguments or a
+// template's variables go to the upstream the ref names, as gets do.
+//
 // Naming: a prompt (or resource) named N on the upstream of domain D is
 // listed as D__N, as tools are; a resource or template URI U as
 // toolscout://D/U (URIScheme: why a prefix, and this one). Reads, gets

@@ -94,6 +94,9 @@ func (s *Surface) adjust(st *state, caps *mcp.ServerCapabilities) {
 	if !st.prompts_ {
 		caps.Prompts = nil
 	}
+	if !st.completions {
+		caps.Completions = nil
+	}
 	if !st.resources_ {
 		caps.Resources = nil
 	} else if caps.Resources != nil && !st.subscribe {

@@ -28,7 +28,7 @@ type state struct {
 	resourcesByOrigin map[string][]*resourceEntry
 	domains           map[string]bool // every upstream's
 	// What initialize and server/discover advertise (advertise).
-	prompts_, resources_, subscribe bool
+	prompts_, resources_, subscribe, completions bool
 }
 
 type promptEntry struct {
@@ -51,20 +51,21 @@ type templateEntry struct {
 }
 
 // advertise says what the capabilities of initialize and server/discover
-// declare: prompts (resources, subscriptions) when an upstream declared
+// declare: prompts (resources, subscriptions, completions) when an upstream declared
 // them, or when an upstream has not connected yet and may. The
 // capabilities are fixed for a session at its initialize, often before
 // every upstream is up, and the specification lets a server that
 // declares them answer empty lists, which fill in later with
 // list_changed: so toolscout leaves them out only when it knows that no
 // upstream has them.
-func advertise(surfaces []gateway.Surface) (prompts, resources, subscribe bool) {
+func advertise(surfaces []gateway.Surface) (prompts, resources, subscribe, completions bool) {
 	for _, s := range surfaces {
 		prompts = prompts || !s.Listed || s.Prompts
 		resources = resources || !s.Listed || s.Resources
 		subscribe = subscribe || !s.Listed || s.Subscribe
+		completions = completions || !s.Listed || s.Completions
 	}
-	return prompts, resources, subscribe && resources
+	return prompts, resources, subscribe && resources, completions && (prompts || resources)
 }
 
 // build makes the state of surfaces; entries equal to prev's are prev's
@@ -77,7 +78,7 @@ func build(prev *state, surfaces []gateway.Surface, log *slog.Logger) *state {
 		prompts: map[string]*promptEntry{}, resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{},
 		promptsByOrigin: map[string][]*promptEntry{}, resourcesByOrigin: map[string][]*resourceEntry{}, domains: map[string]bool{},
 	}
-	st.prompts_, st.resources_, st.subscribe = advertise(surfaces)
+	st.prompts_, st.resources_, st.subscribe, st.completions = advertise(surfaces)
 	if prev == nil {
 		prev = &state{}
 	}

@@ -49,6 +49,7 @@ var (
 	_ Source      = (*gateway.Gateway)(nil)
 	_ Fetcher     = (*gateway.Gateway)(nil)
 	_ Subscriber  = (*gateway.Gateway)(nil)
+	_ Completer   = (*gateway.Gateway)(nil)
 	_ readyWaiter = (*gateway.Gateway)(nil)
 )
 
@@ -78,6 +79,7 @@ type Surface struct {
 	opts  Options
 	log   *slog.Logger
 	sub   Subscriber // nil: none
+	comp  Completer  // nil: none
 	ready readyWaiter
 
 	st atomic.Pointer[state]
@@ -97,6 +99,7 @@ func New(opts Options) *Surface {
 	}
 	s := &Surface{opts: opts, log: log, mirrors: map[*mcp.Server]*mirror{}, subs: map[upstreamURI]map[clientSub]bool{}}
 	s.sub, _ = opts.Fetcher.(Subscriber)
+	s.comp, _ = opts.Fetcher.(Completer)
 	s.ready, _ = opts.Source.(readyWaiter)
 	s.st.Store(build(nil, opts.Source.Surfaces(), log))
 	opts.Source.WatchSurface(s.changed)
@@ -120,7 +123,7 @@ func (s *Surface) changed(domain, uri string) {
 }
 
 // Configure sets what a server attached to s needs from its start:
-// capabilities for prompts and resources (the go-sdk fixes them at
+// capabilities for prompts, resources and completions (the go-sdk fixes them at
 // NewServer; initialize and server/discover then say only what the
 // upstreams have, see advertise) and the handlers of resource
 // subscriptions.
@@ -134,6 +137,9 @@ func (s *Surface) Configure(o *mcp.ServerOptions) {
 	o.Capabilities = caps
 	if s.sub != nil {
 		o.SubscribeHandler, o.UnsubscribeHandler = s.subscribe, s.unsubscribe
+	}
+	if s.comp != nil {
+		o.CompletionHandler = s.complete
 	}
 }
 

@@ -187,7 +187,7 @@ func TestAdvertise(t *testing.T) {
 		{"subscribe", []gateway.Surface{{Domain: "a", Listed: true, Resources: true, Subscribe: true}}, false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, r, s := advertise(tc.surfaces)
+			p, r, s, _ := advertise(tc.surfaces)
 			if p != tc.prompts || r != tc.resources || s != tc.subscribe {
 				t.Errorf("advertise = %v, %v, %v; want %v, %v, %v", p, r, s, tc.prompts, tc.resources, tc.subscribe)
 			}

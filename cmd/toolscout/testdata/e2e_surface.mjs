@@ -1,7 +1,7 @@
 // Prompts and resources through toolscout, with the official TypeScript
 // SDK client (protocol 2025-11-25) in front of the everything reference
 // server: lists (following nextCursor), gets, reads (a listed resource,
-// an expanded template, the upstream's own URI), unknown names, a
+// an expanded template, the upstream's own URI), a completion, unknown names, a
 // subscription and its updates, and a resource the upstream adds
 // (notifications/resources/list_changed). Prints one JSON object for the
 // Go test.
@@ -68,6 +68,7 @@ const waitFor = (what, setter, ms) =>
 out.prompts = (await all((p) => client.listPrompts(p), "prompts")).map((p) => p.name);
 out.prompt = await client.getPrompt({ name: "everything__args-prompt", arguments: { city: "Lyon" } });
 out.unknownPrompt = await failure(client.getPrompt({ name: "no-such-prompt" }));
+out.completion = (await client.complete({ ref: { type: "ref/prompt", name: "everything__completable-prompt" }, argument: { name: "department", value: "Eng" } })).completion.values;
 out.resources = (await all((p) => client.listResources(p), "resources")).map((r) => r.uri);
 out.templates = (await all((p) => client.listResourceTemplates(p), "resourceTemplates")).map((t) => t.uriTemplate);
 const doc = "toolscout://everything/demo://resource/static/document/architecture.md";
