@@ -89,7 +89,7 @@ func (s *Server) newViewLocked() *view {
 func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic, who: who}
 	so := &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)}
-	s.surfaceOptions(so)
+	s.surfaceOptions(v, so)
 	v.mcp = mcp.NewServer(s.impl, so)
 	v.mcp.AddReceivingMiddleware(s.instructionsMiddleware(v))
 	s.surfaceMiddleware(v)

@@ -13,7 +13,9 @@ import (
 // go to the upstream. This file is where the server wires that in: the
 // surface is made when the Executor is a source of them (the gateway),
 // and each view is configured, attached while it follows the catalog
-// (addViewLocked) and detached when dropped.
+// (addViewLocked) and detached when dropped. A view answers one caller
+// (view.who): it lists, and gets, reads, completes and subscribes to,
+// only what that caller may see (visibility).
 
 // passThrough is what a Server needs of its executor to pass prompts and
 // resources through.
@@ -29,31 +31,38 @@ func newSurface(exec Executor, opts Options) *surface.Surface {
 	if !ok {
 		return nil
 	}
-	// Per-caller visibility (the many-callers work) plugs in here, as
-	// surface.Options.Visible: the one check of lists, gets, reads and
-	// subscriptions by the caller's domains.
 	return surface.New(surface.Options{Source: src, Fetcher: src, ListTTL: ListTTL, StartupWait: opts.StartupWait, Logger: opts.Logger})
 }
 
-// surfaceOptions sets the server options a view needs for the surface.
-func (s *Server) surfaceOptions(o *mcp.ServerOptions) {
+// visibility is what v's caller may see of the prompts and resources
+// (callers.Caller.Visible, by the upstream's name of each), nil when
+// callers are not configured.
+func visibility(v *view) surface.Visibility {
+	if v.who == nil {
+		return nil
+	}
+	return v.who
+}
+
+// surfaceOptions sets the server options v needs for the surface.
+func (s *Server) surfaceOptions(v *view, o *mcp.ServerOptions) {
 	if s.surface != nil {
-		s.surface.Configure(o)
+		s.surface.Configure(o, visibility(v))
 	}
 }
 
 // surfaceMiddleware adds the surface's receiving middleware to a view.
 func (s *Server) surfaceMiddleware(v *view) {
 	if s.surface != nil {
-		v.mcp.AddReceivingMiddleware(s.surface.Middleware)
+		v.mcp.AddReceivingMiddleware(s.surface.Middleware(visibility(v)))
 	}
 }
 
-// attachSurface lists the prompts and resources on v and keeps them in
-// step; detachSurface stops.
+// attachSurface lists the prompts and resources v's caller sees on v and
+// keeps them in step; detachSurface stops.
 func (s *Server) attachSurface(v *view) {
 	if s.surface != nil {
-		s.surface.Attach(v.mcp)
+		s.surface.Attach(v.mcp, visibility(v))
 	}
 }
 

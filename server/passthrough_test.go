@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -246,6 +248,62 @@ func TestPassThroughEverything(t *testing.T) {
 				t.Errorf("unsubscribe: %v", err)
 			}
 
+		})
+	}
+}
+
+// TestPassThroughCallers: a caller sees the prompts, resources and
+// templates its allow list names (by the server's names for them, as
+// tools), in both protocol generations over HTTP; what it may not see is
+// answered as what does not exist.
+func TestPassThroughCallers(t *testing.T) {
+	const pTok, allTok = "p-token-0123456789abcdef", "all-token-0123456789abcdef"
+	set, err := callers.New(callers.Options{Callers: []callers.Config{
+		{Name: "p", Tokens: []string{pTok}, Allow: []string{"everything__simple-prompt", "everything__architecture.md"}},
+		{Name: "all", Tokens: []string{allTok}, Allow: []string{"*"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}},
+		Options{Callers: set})
+	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	doc := "toolscout://everything/demo://resource/static/document/architecture.md"
+	for _, protocol := range []string{"2025-11-25", StatelessProtocol} {
+		t.Run(protocol, func(t *testing.T) {
+			p := connectURL(t, hs.URL, &http.Client{Transport: bearerRT(pTok)}, protocol)
+			pl, err := p.ListPrompts(ctx, nil)
+			if err != nil || len(pl.Prompts) != 1 || pl.Prompts[0].Name != "everything__simple-prompt" {
+				t.Fatalf("p's prompts/list = %+v, %v; want everything__simple-prompt alone", pl, err)
+			}
+			if protocol == StatelessProtocol && pl.CacheScope != "private" {
+				t.Errorf("p's prompts/list cacheScope %q, want private", pl.CacheScope)
+			}
+			rl, err := p.ListResources(ctx, nil)
+			if err != nil || len(rl.Resources) != 1 || rl.Resources[0].URI != doc {
+				t.Errorf("p's resources/list = %+v, %v; want %s alone", rl, err, doc)
+			}
+			if tl, err := p.ListResourceTemplates(ctx, nil); err != nil || len(tl.ResourceTemplates) != 0 {
+				t.Errorf("p's resources/templates/list = %+v, %v; want none", tl, err)
+			}
+			if _, err := p.ReadResource(ctx, &mcp.ReadResourceParams{URI: doc}); err != nil {
+				t.Errorf("p reads %s: %v", doc, err)
+			}
+			for _, uri := range []string{"toolscout://everything/demo://resource/static/document/features.md", "toolscout://everything/demo://resource/dynamic/text/1", "demo://resource/dynamic/text/1"} {
+				if _, err := p.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "unknown resource") {
+					t.Errorf("p reads hidden %s: %v, want unknown resource", uri, err)
+				}
+			}
+			if _, err := p.GetPrompt(ctx, &mcp.GetPromptParams{Name: "everything__args-prompt", Arguments: map[string]string{"city": "x"}}); rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "unknown prompt") {
+				t.Errorf("p gets a hidden prompt: %v, want unknown prompt", err)
+			}
+			all := connectURL(t, hs.URL, &http.Client{Transport: bearerRT(allTok)}, protocol)
+			if pl, err := all.ListPrompts(ctx, nil); err != nil || len(pl.Prompts) < 4 {
+				t.Errorf("all's prompts/list = %+v, %v; want every prompt", pl, err)
+			}
 		})
 	}
 }

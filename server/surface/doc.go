@@ -5,10 +5,10 @@
 //
 //	s := surface.New(surface.Options{Source: gw, Fetcher: gw, ListTTL: time.Minute})
 //	opts := &mcp.ServerOptions{}
-//	s.Configure(opts)            // capabilities, subscription handlers
+//	s.Configure(opts, nil)              // capabilities, handlers; nil: no callers
 //	srv := mcp.NewServer(impl, opts)
-//	srv.AddReceivingMiddleware(s.Middleware)
-//	s.Attach(srv)                // lists them on srv, in step until Detach
+//	srv.AddReceivingMiddleware(s.Middleware(nil))
+//	s.Attach(srv, nil)                  // lists them on srv, in step until Detach
 //
 // Completions (completion/complete) of a prompt's arguments or a
 // template's variables go to the upstream the ref names, as gets do.
@@ -35,9 +35,12 @@
 // a session that ends without unsubscribing is noticed at the next
 // update.
 //
-// Per caller: Options.Visible is the one place where lists, gets, reads
-// and subscriptions are filtered by the caller's domains; lists are then
-// cacheScope private.
+// Per caller: each attached server answers one caller, described by a
+// Visibility (the server passes its view's *callers.Caller) given to
+// Configure, Middleware and Attach alike: the server registers only
+// what that caller may see, so its lists page and announce changes
+// like anyone's, and gets, reads, completions and subscriptions of the
+// rest are answered as unknown. The lists are then cacheScope private.
 //
 // Place in the flow: under server, beside server/gateway, whose Gateway
 // is the Source, Fetcher and Subscriber (it bounds what a flooding

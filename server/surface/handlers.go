@@ -27,13 +27,20 @@ const (
 // asks clients to accept both. An upstream's is answered as -32602.
 const codeResourceNotFound = -32002
 
-// Middleware is the receiving middleware of an attached server: it
-// answers prompts/get and resources/read on the upstream, holds the
-// first lists until the upstreams have connected (within StartupWait),
-// leaves out of lists what Visible hides, sets the lists' and reads'
-// caching hints, and makes the capabilities of initialize and
-// server/discover say what the upstreams have (advertise).
-func (s *Surface) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+// Middleware returns the receiving middleware of a server attached for
+// the caller vis describes: it answers prompts/get and resources/read on
+// the upstream (what vis hides as unknown), holds the first lists until
+// the upstreams have connected (within StartupWait), sets the lists' and
+// reads' caching hints (lists private when vis is set: they vary by
+// caller), and makes the capabilities of initialize and server/discover
+// say what the upstreams have (advertise).
+func (s *Surface) Middleware(vis Visibility) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return s.middleware(next, vis)
+	}
+}
+
+func (s *Surface) middleware(next mcp.MethodHandler, vis Visibility) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case methodGetPrompt:
@@ -41,13 +48,13 @@ func (s *Surface) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || r.Params == nil {
 				break
 			}
-			return s.getPrompt(ctx, r)
+			return s.getPrompt(ctx, r, vis)
 		case methodReadResource:
 			r, ok := req.(*mcp.ReadResourceRequest)
 			if !ok || r.Params == nil {
 				break
 			}
-			return s.read(ctx, r)
+			return s.read(ctx, r, vis)
 		case methodListPrompts, methodListResources, methodListTemplates:
 			s.waitReady(ctx)
 		}
@@ -67,18 +74,15 @@ func (s *Surface) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case *mcp.ListPromptsResult:
 			if r != nil {
-				r.Prompts = filter(r.Prompts, func(p *mcp.Prompt) bool { return s.visible(ctx, req, st.promptDomain(p.Name)) })
-				s.cacheList(&r.Cacheable)
+				s.cacheList(&r.Cacheable, vis)
 			}
 		case *mcp.ListResourcesResult:
 			if r != nil {
-				r.Resources = filter(r.Resources, func(x *mcp.Resource) bool { return s.visible(ctx, req, uriDomain(x.URI)) })
-				s.cacheList(&r.Cacheable)
+				s.cacheList(&r.Cacheable, vis)
 			}
 		case *mcp.ListResourceTemplatesResult:
 			if r != nil {
-				r.ResourceTemplates = filter(r.ResourceTemplates, func(x *mcp.ResourceTemplate) bool { return s.visible(ctx, req, uriDomain(x.URITemplate)) })
-				s.cacheList(&r.Cacheable)
+				s.cacheList(&r.Cacheable, vis)
 			}
 		}
 		return res, nil
@@ -106,43 +110,44 @@ func (s *Surface) adjust(st *state, caps *mcp.ServerCapabilities) {
 	}
 }
 
-// visible is the one check by caller (Options.Visible).
-func (s *Surface) visible(ctx context.Context, req mcp.Request, domain string) bool {
-	return s.opts.Visible == nil || s.opts.Visible(ctx, req, domain)
-}
-
 // cacheList sets a list's caching hints: the same for every caller
-// unless Visible filters it.
-func (s *Surface) cacheList(c *mcp.Cacheable) {
+// unless a caller's view lists it.
+func (s *Surface) cacheList(c *mcp.Cacheable, vis Visibility) {
 	c.TTLMs, c.CacheScope = int(s.opts.ListTTL.Milliseconds()), "public"
-	if s.opts.Visible != nil {
+	if vis != nil {
 		c.CacheScope = "private"
 	}
 }
 
-// filter keeps the items keep accepts, in place.
-func filter[T any](items []T, keep func(T) bool) []T {
-	out := items[:0]
-	for _, it := range items {
-		if keep(it) {
-			out = append(out, it)
+// promptVisible reports whether vis shows the listed prompt name.
+func (st *state) promptVisible(vis Visibility, name string) bool {
+	e := st.prompts[name]
+	return e != nil && visible(vis, e.domain, e.origin)
+}
+
+// resourceVisible reports whether vis shows the upstream URI origin of
+// domain: by the name of the resource listed under it, else of the first
+// of the domain's templates that matches it, else as a resource nothing
+// lists ("").
+func (st *state) resourceVisible(vis Visibility, domain, origin string) bool {
+	if vis == nil {
+		return true
+	}
+	return vis.Visible(domain, st.resourceName(domain, origin))
+}
+
+// resourceName returns the name visibility judges the upstream URI
+// origin of domain by (resourceVisible).
+func (st *state) resourceName(domain, origin string) string {
+	if e := st.resources[WrapURI(domain, origin)]; e != nil {
+		return e.up.Name
+	}
+	for _, e := range st.templates {
+		if e.domain == domain && e.match.Regexp().MatchString(origin) {
+			return e.up.Name
 		}
 	}
-	return out
-}
-
-// promptDomain returns the domain of a listed prompt name.
-func (st *state) promptDomain(name string) string {
-	if e := st.prompts[name]; e != nil {
-		return e.domain
-	}
 	return ""
-}
-
-// uriDomain returns the domain of a listed URI or template.
-func uriDomain(uri string) string {
-	d, _, _ := UnwrapURI(uri)
-	return d
 }
 
 // waitReady holds a list until the upstreams have finished connecting,
@@ -158,7 +163,7 @@ func (s *Surface) waitReady(ctx context.Context) {
 }
 
 // getPrompt answers prompts/get from the prompt's upstream.
-func (s *Surface) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp.Result, error) {
+func (s *Surface) getPrompt(ctx context.Context, req *mcp.GetPromptRequest, vis Visibility) (mcp.Result, error) {
 	name := req.Params.Name
 	st := s.st.Load()
 	e, candidates := st.resolvePrompt(name)
@@ -167,11 +172,11 @@ func (s *Surface) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 		st = s.st.Load()
 		e, candidates = st.resolvePrompt(name)
 	}
-	if e != nil && !s.visible(ctx, req, e.domain) {
+	if e != nil && !visible(vis, e.domain, e.origin) {
 		e, candidates = nil, nil
 	}
 	if e == nil {
-		return nil, s.unknownPrompt(ctx, req, st, name, candidates)
+		return nil, unknownPrompt(vis, st, name, candidates)
 	}
 	p := *req.Params
 	p.Name, p.Meta = e.origin, nil
@@ -184,19 +189,19 @@ func (s *Surface) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 
 // unknownPrompt is the invalid-params error for a prompt name that
 // names none, with the candidates or how to find the names.
-func (s *Surface) unknownPrompt(ctx context.Context, req mcp.Request, st *state, name string, candidates []string) error {
-	var visible []string
+func unknownPrompt(vis Visibility, st *state, name string, candidates []string) error {
+	var shown []string
 	for _, c := range candidates {
-		if s.visible(ctx, req, st.promptDomain(c)) {
-			visible = append(visible, c)
+		if st.promptVisible(vis, c) {
+			shown = append(shown, c)
 		}
 	}
 	msg := fmt.Sprintf("unknown prompt %s", quote(name))
 	switch {
-	case len(visible) == 1:
-		msg += fmt.Sprintf(": did you mean %s?", visible[0])
-	case len(visible) > 1:
-		msg += fmt.Sprintf(": several servers have it; name one of %s", strings.Join(visible, ", "))
+	case len(shown) == 1:
+		msg += fmt.Sprintf(": did you mean %s?", shown[0])
+	case len(shown) > 1:
+		msg += fmt.Sprintf(": several servers have it; name one of %s", strings.Join(shown, ", "))
 	default:
 		msg += "; prompts/list lists the prompts, each as domain__name"
 	}
@@ -205,7 +210,7 @@ func (s *Surface) unknownPrompt(ctx context.Context, req mcp.Request, st *state,
 
 // read answers resources/read from the resource's upstream, the
 // contents' URIs in the form the client asked for.
-func (s *Surface) read(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.Result, error) {
+func (s *Surface) read(ctx context.Context, req *mcp.ReadResourceRequest, vis Visibility) (mcp.Result, error) {
 	uri := req.Params.URI
 	st := s.st.Load()
 	domain, origin, candidates := st.resolveResource(uri)
@@ -214,11 +219,11 @@ func (s *Surface) read(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.R
 		st = s.st.Load()
 		domain, origin, candidates = st.resolveResource(uri)
 	}
-	if domain != "" && !s.visible(ctx, req, domain) {
+	if domain != "" && !st.resourceVisible(vis, domain, origin) {
 		domain, candidates = "", nil
 	}
 	if domain == "" {
-		return nil, s.unknownResource(ctx, req, uri, candidates)
+		return nil, unknownResource(vis, st, uri, candidates)
 	}
 	p := *req.Params
 	p.URI, p.Meta = origin, nil
@@ -251,16 +256,16 @@ func (s *Surface) read(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.R
 
 // unknownResource is the invalid-params error for a URI that names no
 // resource (MCP 2026-07-28: -32602, with the uri in data).
-func (s *Surface) unknownResource(ctx context.Context, req mcp.Request, uri string, candidates []string) error {
-	var visible []string
+func unknownResource(vis Visibility, st *state, uri string, candidates []string) error {
+	var shown []string
 	for _, c := range candidates {
-		if s.visible(ctx, req, uriDomain(c)) {
-			visible = append(visible, c)
+		if d, o, ok := UnwrapURI(c); ok && st.resourceVisible(vis, d, o) {
+			shown = append(shown, c)
 		}
 	}
 	msg := fmt.Sprintf("unknown resource %s", quote(uri))
-	if len(visible) > 0 {
-		msg += fmt.Sprintf(": several servers have it; read one of %s", strings.Join(visible, ", "))
+	if len(shown) > 0 {
+		msg += fmt.Sprintf(": several servers have it; read one of %s", strings.Join(shown, ", "))
 	} else {
 		msg += "; resources/list and resources/templates/list give the URIs, each as " + uriPrefix + "DOMAIN/<the server's URI>"
 	}

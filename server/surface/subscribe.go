@@ -32,18 +32,18 @@ type clientSub struct {
 }
 
 // subscribe is the go-sdk's SubscribeHandler.
-func (s *Surface) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+func (s *Surface) subscribe(ctx context.Context, req *mcp.SubscribeRequest, vis Visibility) error {
 	if req.Params == nil || req.Params.URI == "" {
 		return invalidParams("resources/subscribe needs a uri", map[string]any{})
 	}
 	uri := req.Params.URI
 	st := s.st.Load()
 	domain, origin, candidates := st.resolveResource(uri)
-	if domain != "" && !s.visible(ctx, req, domain) {
+	if domain != "" && !st.resourceVisible(vis, domain, origin) {
 		domain, candidates = "", nil
 	}
 	if domain == "" {
-		return s.unknownResource(ctx, req, uri, candidates)
+		return unknownResource(vis, st, uri, candidates)
 	}
 	key := upstreamURI{domain, origin}
 	s.mu.Lock()

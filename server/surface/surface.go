@@ -63,13 +63,23 @@ type Options struct {
 	// StartupWait bounds how long a list waits for upstream servers that
 	// have not finished connecting (none when zero).
 	StartupWait time.Duration
-	// Visible, when set, says whether the caller of req sees domain's
-	// prompts and resources: the lists leave the others out (and are
-	// cacheScope private), and a get, read or subscription of one is
-	// answered as one that does not exist. It is the one place where
-	// the surface filters by caller; nil shows every domain to everyone.
-	Visible func(ctx context.Context, req mcp.Request, domain string) bool
-	Logger  *slog.Logger
+	Logger *slog.Logger
+}
+
+// Visibility says what the caller a server answers may see: the prompt,
+// resource or resource template named name (its upstream's name for it)
+// of domain; "" stands for a resource of domain that nothing lists (an
+// expanded template that matches none listed, a URI from a tool result).
+// *callers.Caller is one. A nil Visibility sees everything. What it hides
+// is answered exactly as what does not exist: not listed, and a get,
+// read, completion or subscription of it is an unknown name.
+type Visibility interface {
+	Visible(domain, name string) bool
+}
+
+// visible is the one check by caller.
+func visible(vis Visibility, domain, name string) bool {
+	return vis == nil || vis.Visible(domain, name)
 }
 
 // Surface passes the upstreams' prompts, resources and templates through
@@ -122,12 +132,13 @@ func (s *Surface) changed(domain, uri string) {
 	}
 }
 
-// Configure sets what a server attached to s needs from its start:
+// Configure sets what a server attached to s, answering the caller vis
+// describes, needs from its start:
 // capabilities for prompts, resources and completions (the go-sdk fixes them at
 // NewServer; initialize and server/discover then say only what the
 // upstreams have, see advertise) and the handlers of resource
 // subscriptions.
-func (s *Surface) Configure(o *mcp.ServerOptions) {
+func (s *Surface) Configure(o *mcp.ServerOptions, vis Visibility) {
 	caps := o.Capabilities
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
@@ -136,23 +147,26 @@ func (s *Surface) Configure(o *mcp.ServerOptions) {
 	caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: s.sub != nil}
 	o.Capabilities = caps
 	if s.sub != nil {
-		o.SubscribeHandler, o.UnsubscribeHandler = s.subscribe, s.unsubscribe
+		o.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.subscribe(ctx, req, vis) }
+		o.UnsubscribeHandler = s.unsubscribe
 	}
 	if s.comp != nil {
-		o.CompletionHandler = s.complete
+		o.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return s.complete(ctx, req, vis)
+		}
 	}
 }
 
-// Attach lists the current prompts, resources and templates on srv (made
-// with Configure's options, with Middleware) and keeps them in step
-// until Detach.
-func (s *Surface) Attach(srv *mcp.Server) {
+// Attach lists the current prompts, resources and templates that vis
+// shows on srv (made with Configure's options, with Middleware, for the
+// same vis) and keeps them in step until Detach.
+func (s *Surface) Attach(srv *mcp.Server, vis Visibility) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mirrors[srv] != nil {
 		return
 	}
-	m := &mirror{srv: srv, prompts: map[string]*promptEntry{}, resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{}}
+	m := &mirror{srv: srv, vis: vis, prompts: map[string]*promptEntry{}, resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{}}
 	m.sync(s.st.Load())
 	s.mirrors[srv] = m
 }
@@ -167,19 +181,21 @@ func (s *Surface) Detach(srv *mcp.Server) {
 // mirror is what one attached server has registered.
 type mirror struct {
 	srv       *mcp.Server
+	vis       Visibility
 	prompts   map[string]*promptEntry
 	resources map[string]*resourceEntry
 	templates map[string]*templateEntry
 }
 
-// sync registers and removes so that m's server lists st; the go-sdk
+// sync registers and removes so that m's server lists what st has and
+// m.vis shows; the go-sdk
 // announces list_changed for what changed. The registered handlers are
 // reached only if Middleware is missing: it answers gets and reads
 // itself.
 func (m *mirror) sync(st *state) {
 	var gone []string
 	for name, e := range m.prompts {
-		if st.prompts[name] != e {
+		if st.prompts[name] != e || !visible(m.vis, e.domain, e.origin) {
 			gone = append(gone, name)
 			delete(m.prompts, name)
 		}
@@ -188,14 +204,14 @@ func (m *mirror) sync(st *state) {
 		m.srv.RemovePrompts(gone...)
 	}
 	for name, e := range st.prompts {
-		if m.prompts[name] != e {
+		if m.prompts[name] != e && visible(m.vis, e.domain, e.origin) {
 			m.srv.AddPrompt(e.listed, unreachablePrompt)
 			m.prompts[name] = e
 		}
 	}
 	gone = gone[:0]
 	for uri, e := range m.resources {
-		if st.resources[uri] != e {
+		if st.resources[uri] != e || !visible(m.vis, e.domain, e.up.Name) {
 			gone = append(gone, uri)
 			delete(m.resources, uri)
 		}
@@ -204,14 +220,14 @@ func (m *mirror) sync(st *state) {
 		m.srv.RemoveResources(gone...)
 	}
 	for uri, e := range st.resources {
-		if m.resources[uri] != e {
+		if m.resources[uri] != e && visible(m.vis, e.domain, e.up.Name) {
 			m.srv.AddResource(e.listed, unreachableResource)
 			m.resources[uri] = e
 		}
 	}
 	gone = gone[:0]
 	for uri, e := range m.templates {
-		if st.templates[uri] != e {
+		if st.templates[uri] != e || !visible(m.vis, e.domain, e.up.Name) {
 			gone = append(gone, uri)
 			delete(m.templates, uri)
 		}
@@ -220,7 +236,7 @@ func (m *mirror) sync(st *state) {
 		m.srv.RemoveResourceTemplates(gone...)
 	}
 	for uri, e := range st.templates {
-		if m.templates[uri] != e {
+		if m.templates[uri] != e && visible(m.vis, e.domain, e.up.Name) {
 			m.srv.AddResourceTemplate(e.listed, unreachableResource)
 			m.templates[uri] = e
 		}

@@ -56,17 +56,18 @@ func gatewayOf(t *testing.T, ups map[string]string) *gateway.Gateway {
 // when 0) and connects a go-sdk client to it in memory.
 func client(t *testing.T, s *Surface, pageSize int) *mcp.ClientSession {
 	t.Helper()
-	return clientWith(t, s, pageSize, nil)
+	return clientWith(t, s, pageSize, nil, nil)
 }
 
-// clientWith is client with the client's options.
-func clientWith(t *testing.T, s *Surface, pageSize int, copts *mcp.ClientOptions) *mcp.ClientSession {
+// clientWith is client with the client's options, on a server for the
+// caller vis describes.
+func clientWith(t *testing.T, s *Surface, pageSize int, copts *mcp.ClientOptions, vis Visibility) *mcp.ClientSession {
 	t.Helper()
 	so := &mcp.ServerOptions{PageSize: pageSize}
-	s.Configure(so)
+	s.Configure(so, vis)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "toolscout", Version: "test"}, so)
-	srv.AddReceivingMiddleware(s.Middleware)
-	s.Attach(srv)
+	srv.AddReceivingMiddleware(s.Middleware(vis))
+	s.Attach(srv, vis)
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -281,8 +282,7 @@ func TestTwoUpstreams(t *testing.T) {
 		t.Errorf("get of the bare prompt name: %v; want invalid params naming both", err)
 	}
 
-	hideB := func(_ context.Context, _ mcp.Request, domain string) bool { return domain != "b" }
-	cs = client(t, New(Options{Source: gw, Fetcher: gw, Visible: hideB}), 0)
+	cs = clientWith(t, New(Options{Source: gw, Fetcher: gw}), 0, nil, hide{"b": true})
 	rl, err := cs.ListResources(ctx, nil)
 	if err != nil || len(rl.Resources) != 1 || rl.Resources[0].URI != WrapURI("a", "file:///README.md") || rl.CacheScope != "private" {
 		t.Errorf("resources/list with b hidden = %+v, %v; want a's alone, private", rl, err)
@@ -332,6 +332,11 @@ func TestCapabilities(t *testing.T) {
 		})
 	}
 }
+
+// hide is a Visibility that hides whole domains.
+type hide map[string]bool
+
+func (h hide) Visible(domain, _ string) bool { return !h[domain] }
 
 func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
@@ -461,7 +466,7 @@ func TestResubscribeAfterRestart(t *testing.T) {
 	updated := make(chan string, 4)
 	c := clientWith(t, New(Options{Source: gw, Fetcher: gw}), 0, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
-	})
+	}, nil)
 	uri := WrapURI("r", "mem://x")
 	if err := c.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
@@ -505,7 +510,7 @@ func TestPromptListChanged(t *testing.T) {
 	changed := make(chan struct{}, 8)
 	cs := clientWith(t, New(Options{Source: gw, Fetcher: gw}), 0, &mcp.ClientOptions{
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { changed <- struct{}{} },
-	})
+	}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	up.AddPrompt(&mcp.Prompt{Name: "new"}, nil)
