@@ -63,7 +63,7 @@ type Options struct {
 	// StartupWait bounds how long a list waits for upstream servers that
 	// have not finished connecting (none when zero).
 	StartupWait time.Duration
-	Logger *slog.Logger
+	Logger      *slog.Logger
 }
 
 // Visibility says what the caller a server answers may see: the prompt,
