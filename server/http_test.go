@@ -682,16 +682,7 @@ func TestLegacySessionWithModernMeta(t *testing.T) {
 	t.Cleanup(hs.Close)
 	post := func(body string, headers map[string]string) (*http.Response, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range headers {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postRPC(t, hs.URL, body, headers)
 		defer resp.Body.Close()
 		if resp.StatusCode == http.StatusAccepted {
 			return resp, nil

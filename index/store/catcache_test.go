@@ -115,21 +115,7 @@ func TestCatalogDeltaDamage(t *testing.T) {
 		doc = strings.Replace(doc, `{"name":"alpha","description":"","tools":[`,
 			fmt.Sprintf(`{"name":"alpha","description":"","tools":[{"name":"pad%d","description":"Pad.","inputSchema":{"type":"object"}},`, k), 1)
 	}
-	save := func(doc string) string {
-		src := source(t, filepath.Join(srcDir, "test"), doc)
-		specs, last, err := src.SpecsFromLast(s.LastBuild)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := index.NewCatalogFromLast(specs, last)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.SaveCatalog(src.Key(), c); err != nil {
-			t.Fatal(err)
-		}
-		return src.Key()
-	}
+	save := func(doc string) string { return saveCatalogDoc(t, s, filepath.Join(srcDir, "test"), doc) }
 	baseKey := save(doc)
 	edited := strings.Replace(doc, "List drafts.", "List the drafts.", 1)
 	deltaKey := save(edited)
@@ -250,4 +236,25 @@ func TestCatalogFor(t *testing.T) {
 	if err != nil || cached != nil || len(specs) != len(cat.Domains()) || last.Catalog() == nil || last.Catalog().Hash() != cat.Hash() {
 		t.Fatalf("CatalogFor(an edited source) = %v, %d specs, last %v, %v; want its specs and the cached build", cached, len(specs), last, err)
 	}
+}
+
+// saveCatalogDoc saves the catalog of the catalog.json text doc, read
+// from path, into s's cache the way a build does (taking the last
+// build's tools over, so that a small edit is saved as a delta), and
+// returns its key.
+func saveCatalogDoc(t *testing.T, s *Store, path, doc string) string {
+	t.Helper()
+	src := source(t, path, doc)
+	specs, last, err := src.SpecsFromLast(s.LastBuild)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := index.NewCatalogFromLast(specs, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveCatalog(src.Key(), c); err != nil {
+		t.Fatal(err)
+	}
+	return src.Key()
 }

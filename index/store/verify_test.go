@@ -30,18 +30,7 @@ func TestVerify(t *testing.T) {
 			fmt.Sprintf(`{"name":"alpha","description":"","tools":[{"name":"pad%d","description":"Pad.","inputSchema":{"type":"object"}},`, k), 1)
 	}
 	for _, d := range []string{doc, strings.Replace(doc, "List drafts.", "List the drafts.", 1)} {
-		src := source(t, filepath.Join(srcDir, "test"), d)
-		specs, last, err := src.SpecsFromLast(s.LastBuild)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := index.NewCatalogFromLast(specs, last)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.SaveCatalog(src.Key(), c); err != nil {
-			t.Fatal(err)
-		}
+		saveCatalogDoc(t, s, filepath.Join(srcDir, "test"), d)
 	}
 	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
 	if err := s.SaveFit("other-embedder", cat, saveLabel("statistics no start here reads")); err != nil {
