@@ -11,10 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The methods Middleware serves or adjusts.
+// The methods Middleware serves or waits on.
 const (
-	methodInitialize    = "initialize"
-	methodDiscover      = "server/discover"
 	methodListPrompts   = "prompts/list"
 	methodGetPrompt     = "prompts/get"
 	methodListResources = "resources/list"
