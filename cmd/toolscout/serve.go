@@ -26,6 +26,10 @@ import (
 // data dir leads: a shorter interval would only keep a core busy.
 const minReloadInterval = 10 * time.Millisecond
 
+// verifyDelay is how long after its index has loaded serve checks the
+// data dir's files that no start reads (store.Verify).
+const verifyDelay = 10 * time.Second
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
 	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  TOOLSCOUT_CALLER      over stdio, with callers configured (toolscout.callers):\n                        the caller this client is, whose view it gets\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
@@ -236,11 +240,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
 			cat.PrepareLookups() // built on first use otherwise: not in a query
 			// Damage in a file no start reads (another catalog's delta,
-			// another embedder's statistics) is said now, not when it
-			// matters; its reader rebuilds it then.
-			for _, d := range a.live.Store().Verify() {
-				log.Warn("data dir: a file fails its check; it is removed and rebuilt when next used", "file", d.Path, "problem", d.Problem)
-			}
+			// another embedder's statistics) is said soon, not when it
+			// matters; its reader rebuilds it then. Not at once: reading
+			// every file (tens of MB at 100k tools) beside the first
+			// queries cost them a core.
+			go func() {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(verifyDelay):
+				}
+				for _, d := range a.live.Store().Verify() {
+					log.Warn("data dir: a file fails its check; it is removed and rebuilt when next used", "file", d.Path, "problem", d.Problem)
+				}
+			}()
 			if g.readOnly && *reloadEvery > 0 {
 				go g.watchBuilds(ctx, a, log, *reloadEvery)
 			}
