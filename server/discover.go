@@ -198,17 +198,17 @@ type UnavailableReporter interface {
 	Unavailable() map[string]string
 }
 
-func (s *Server) unavailable() map[string]string {
-	if r, ok := s.exec.(UnavailableReporter); ok {
+func (c *callerScope) unavailable() map[string]string {
+	if r, ok := c.exec.(UnavailableReporter); ok {
 		return r.Unavailable()
 	}
 	return nil
 }
 
 func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
-	s.waitReady(ctx)
-	cat := s.catalogFor(v.who)
-	down := s.unavailableFor(v.who)
+	s.start.waitReady(ctx)
+	cat := s.scope.catalogFor(v.who)
+	down := s.scope.unavailableFor(v.who)
 	if why, ok := down[args.Domain]; ok && cat.Domain(args.Domain) == nil {
 		return nil, nil, fmt.Errorf("domain %q has no tools yet: %s. Other domains work", args.Domain, serverDown(args.Domain, why))
 	}
@@ -228,7 +228,7 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 		if !args.IncludeDisabled {
 			sr.Exclude = s.disabledTools(full)
 		}
-		if hidden := s.hiddenFrom(v.who, full); len(hidden) > 0 {
+		if hidden := s.scope.hiddenFrom(v.who, full); len(hidden) > 0 {
 			// Left out before the top k is cut: k results still.
 			sr.Exclude = append(slices.Clip(sr.Exclude), hidden...)
 		}

@@ -33,12 +33,12 @@ func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args Exe
 // executeNamed resolves execute_tool's tool name and runs the tool; fail
 // is as run's.
 func (s *Server) executeNamed(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs, call *auditCall) (*mcp.CallToolResult, string, error) {
-	s.waitReady(ctx)
+	s.start.waitReady(ctx)
 	if args.ToolName == "" {
 		return nil, FailBadRequest, errors.New("pass tool_name; find names with discover_tools")
 	}
-	who := s.callerIn(ctx)
-	t, serr := s.resolveToolFor(who, s.catalogFor(who), args.ToolName)
+	who := s.scope.callerIn(ctx)
+	t, serr := s.scope.resolveToolFor(who, s.scope.catalogFor(who), args.ToolName)
 	if serr != nil {
 		return nil, FailUnknownTool, errors.New(serr.Error)
 	}

@@ -97,7 +97,7 @@ func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	if dynamic {
 		s.addDynamicTools(v)
 	}
-	v.mcp.AddReceivingMiddleware(s.startupMiddleware(v))
+	v.mcp.AddReceivingMiddleware(s.start.middleware(v, s.unlistedCall))
 	v.mcp.AddReceivingMiddleware(callerMiddleware(v))
 	if s.metrics != nil {
 		// Last, so outermost (the go-sdk wraps in order): it counts what
@@ -272,7 +272,7 @@ func (s *Server) syncViewLocked(v *view) {
 // changed anything. s.mu is held.
 func (s *Server) changeViewLocked(v *view) bool {
 	want := map[string]*index.Tool{}
-	cat := s.catalogFor(v.who)
+	cat := s.scope.catalogFor(v.who)
 	for _, t := range cat.Tools() {
 		if !ownTool(t.QualifiedName) && s.listedLocked(cat, v, t) {
 			want[t.QualifiedName] = t
@@ -316,7 +316,7 @@ var addToolHook func()
 func (s *Server) directHandler(v *view, name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		call := s.audit.begin(req, AuditDirect, name)
-		t := s.catalogFor(v.who).Tool(name)
+		t := s.scope.catalogFor(v.who).Tool(name)
 		if t == nil {
 			res := errorResult("tool %s is no longer available; search with discover_tools", name)
 			call.end(ctx, nil, res, FailUnknownTool, nil)
@@ -399,9 +399,9 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 	if args.Domain == "" {
 		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
 	}
-	s.waitReady(ctx) // the domain may be an upstream that is still connecting
-	cat := s.catalogFor(v.who)
-	down := s.unavailableFor(v.who)
+	s.start.waitReady(ctx) // the domain may be an upstream that is still connecting
+	cat := s.scope.catalogFor(v.who)
+	down := s.scope.unavailableFor(v.who)
 	var warnings []string
 	if why, isDown := down[args.Domain]; isDown && cat.Domain(args.Domain) == nil {
 		// A configured server that has not listed its tools: its

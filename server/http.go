@@ -68,8 +68,8 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		if v, ok := r.Context().Value(viewKey{}).(*view); ok {
 			return v.mcp
 		}
-		if s.callers != nil {
-			return s.callerView(s.requestCaller(r)).mcp
+		if s.scope.callers != nil {
+			return s.callerView(s.scope.requestCaller(r)).mcp
 		}
 		return s.primary.mcp
 	}
@@ -111,7 +111,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	// writer: net/http closes the connection after a request too large
 	// only when told through that writer, which the splice writer hides.
 	outer := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.refuseUnauthenticated(w, r) {
+		if s.scope.refuseUnauthenticated(w, r) {
 			return
 		}
 		if r.Body != nil {
@@ -122,10 +122,10 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	if s.callers != nil {
+	if s.scope.callers != nil {
 		// Every request names its caller (401 otherwise), whose view
 		// answers it.
-		outer = s.callers.Require(outer, s.log)
+		outer = s.scope.callers.Require(outer, s.log)
 	}
 	return outer
 }
@@ -306,7 +306,7 @@ func (s *Server) sessionHandler(h http.Handler, max int) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		v := s.newSessionView(s.requestCaller(r))
+		v := s.newSessionView(s.scope.requestCaller(r))
 		if v == nil {
 			h.ServeHTTP(w, r)
 			return
@@ -357,9 +357,9 @@ func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *htt
 			writeRPCError(w, p.id, fmt.Sprintf("_meta %q: %v", ToolsetMetaKey, toolsetError(handle, err)))
 			return
 		}
-		s.waitReady(r.Context()) // its domains may be upstreams still connecting
-		who := s.requestCaller(r)
-		keys, dropped := knownKeys(s.catalogFor(who), s.unavailableFor(who), keys)
+		s.start.waitReady(r.Context()) // its domains may be upstreams still connecting
+		who := s.scope.requestCaller(r)
+		keys, dropped := knownKeys(s.scope.catalogFor(who), s.scope.unavailableFor(who), keys)
 		if len(dropped) > 0 {
 			s.log.Warn("a request's toolset names domains or groups this server does not have; they are left out", "left_out", dropped)
 		}

@@ -54,8 +54,8 @@ func (s *Server) instructionsNow(who *callers.Caller) string {
 	s.mu.Lock()
 	mode := s.expose.Mode
 	s.mu.Unlock()
-	cat := s.catalogFor(who)
-	out := instructions(domainSizes(cat, s.domainsFor(who)), capabilityWords(cat), mode)
+	cat := s.scope.catalogFor(who)
+	out := instructions(domainSizes(cat, s.scope.domainsFor(who)), capabilityWords(cat), mode)
 	if r, ok := s.exec.(UpstreamInstructions); ok {
 		// Only the servers whose tools this caller may see.
 		by := r.Instructions()

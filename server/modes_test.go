@@ -295,6 +295,6 @@ func TestUpstreamToolStateServed(t *testing.T) {
 		}
 	}
 	check("from the last run's tools")
-	waitFor(t, "the server", func() bool { return srv.unavailable()["fake"] == "" })
+	waitFor(t, "the server", func() bool { return srv.scope.unavailable()["fake"] == "" })
 	check("once the server listed its tools")
 }

@@ -73,7 +73,7 @@ type SchemaAnswer struct {
 const MaxBatch = 20
 
 func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args SchemaArgs) (*mcp.CallToolResult, any, error) {
-	s.waitReady(ctx)
+	s.start.waitReady(ctx)
 	names := args.ToolNames
 	if args.ToolName != "" {
 		names = append([]string{args.ToolName}, names...)
@@ -84,11 +84,11 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 	if len(names) > MaxBatch {
 		return nil, nil, fmt.Errorf("%d tool names: ask for at most %d at a time", len(names), MaxBatch)
 	}
-	who := s.callerIn(ctx)
-	cat := s.catalogFor(who)
+	who := s.scope.callerIn(ctx)
+	cat := s.scope.catalogFor(who)
 	out := SchemaAnswer{Tools: []ToolSchema{}}
 	for _, name := range names {
-		t, serr := s.resolveToolFor(who, cat, name)
+		t, serr := s.scope.resolveToolFor(who, cat, name)
 		if serr != nil {
 			out.Errors = append(out.Errors, *serr)
 			continue

@@ -118,24 +118,20 @@ type Server struct {
 	expose Exposure
 	log    *slog.Logger
 	impl   *mcp.Implementation
-	// domains are Options.Domains, extra Options.Instructions
-	// (instructions.go).
-	domains []DomainSize
-	extra   string
+	// extra is Options.Instructions (instructions.go).
+	extra string
 
-	fallback  string
-	metrics   *Metrics         // nil: not counted
-	feedback  *feedback        // nil: off
-	audit     *auditor         // nil: off
-	surface   *surface.Surface // upstream prompts and resources; nil: none (passthrough.go)
-	draining  atomic.Bool      // see Drain
-	loadDone  <-chan struct{}
-	startWait time.Duration
+	fallback string
+	metrics  *Metrics         // nil: not counted
+	feedback *feedback        // nil: off
+	audit    *auditor         // nil: off
+	surface  *surface.Surface // upstream prompts and resources; nil: none (passthrough.go)
+	draining atomic.Bool      // see Drain
+	start    *startup         // holds requests while the start settles
 	// structuredClients are Options.StructuredClients (structured.go).
 	structuredClients []string
-	callers           *callers.Set    // nil: every caller sees everything
 	who               *callers.Caller // the primary view's caller
-	subsets           subsets         // each caller's view of the catalog
+	scope             *callerScope    // what each caller sees (visibility.go)
 
 	mu       sync.Mutex                // guards views, their tools, expose and failures
 	primary  *view                     // the stdio (or shared HTTP) server
@@ -214,14 +210,20 @@ func New(opts Options) *Server {
 		opts.Caller = callers.Nobody() // fail closed
 	}
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback, metrics: opts.Metrics,
-		loadDone: opts.LoadDone, startWait: opts.StartupWait,
 		impl:     &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
-		domains:  opts.Domains,
 		extra:    strings.TrimSpace(opts.Instructions),
 		views:    map[*view]struct{}{},
 		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:    newAuditor(opts.Audit, opts.AuditArguments, log),
-		callers:  opts.Callers, who: opts.Caller}
+		who:      opts.Caller,
+		scope:    &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
+	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
+		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback,
+		mode: func() string {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.expose.Mode
+		}}
 	s.structuredClients = opts.StructuredClients
 	if s.structuredClients == nil {
 		s.structuredClients = DefaultStructuredClients

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -27,19 +28,30 @@ import (
 // the call is ranked by keyword with a notice.
 const SemanticGrace = 2 * time.Second
 
+// startup holds requests while the start settles: the index loading and
+// the upstream servers' first round of tools. It reads the live index's
+// readiness signals and guards nothing of its own.
+type startup struct {
+	live     *search.Live
+	exec     Executor     // asked which servers are still connecting
+	scope    *callerScope // the servers a caller may see named
+	log      *slog.Logger
+	loadDone <-chan struct{} // Options.LoadDone
+	wait     time.Duration   // Options.StartupWait
+	fallback string          // Options.Fallback
+	mode     func() string   // the exposure mode now
+}
+
 // gated reports whether tools/list and direct tool calls wait for the
 // start to settle: in the modes that list catalog tools at start (auto
 // mode decides on the whole catalog), and with the eager fallback, which
 // may list them all once the load ends.
-func (s *Server) gated() bool {
-	s.mu.Lock()
-	mode := s.expose.Mode
-	s.mu.Unlock()
-	switch mode {
+func (st *startup) gated() bool {
+	switch st.mode() {
 	case ExposeEager, ExposeCore, ExposeAuto, ExposeCompact:
 		return true
 	}
-	return s.fallback == ExposeEager
+	return st.fallback == ExposeEager
 }
 
 // waitListing holds a tools/list (or a call of a directly listed tool)
@@ -49,26 +61,26 @@ func (s *Server) gated() bool {
 // as a meta-tool call waits for semantic ranking: a load that fails
 // does so before its vectors or as they start (Ollama down, a data dir
 // that cannot be written), and one that fails later is announced.
-func (s *Server) waitListing(ctx context.Context, label string) {
-	if !s.gated() {
+func (st *startup) waitListing(ctx context.Context, label string) {
+	if !st.gated() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.startWait)
+	ctx, cancel := context.WithTimeout(ctx, st.wait)
 	defer cancel()
-	if !progress.Wait(ctx, s.log, nil, s.live.Loaded(), label+" waits", func() string { return "the index to load" }) {
+	if !progress.Wait(ctx, st.log, nil, st.live.Loaded(), label+" waits", func() string { return "the index to load" }) {
 		return
 	}
-	if s.fallback == ExposeEager {
+	if st.fallback == ExposeEager {
 		grace := time.NewTimer(SemanticGrace)
 		select {
-		case <-s.loadDone:
+		case <-st.loadDone:
 		case <-grace.C:
 		case <-ctx.Done():
 		}
 		grace.Stop()
 	}
-	who := s.callerIn(ctx)
-	progress.Wait(ctx, s.log, nil, s.live.Ready(), label+" waits", func() string { return s.waitingFor(who) })
+	who := st.scope.callerIn(ctx)
+	progress.Wait(ctx, st.log, nil, st.live.Ready(), label+" waits", func() string { return st.waitingFor(who) })
 }
 
 // waitReady blocks a meta-tool call until the live index has loaded its
@@ -76,22 +88,22 @@ func (s *Server) waitListing(ctx context.Context, label string) {
 // SemanticGrace) and holds the upstreams' first round of tools, the
 // startup wait passes or ctx ends: the client's initialize never waits,
 // its first meta-tool call does.
-func (s *Server) waitReady(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, s.startWait)
+func (st *startup) waitReady(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, st.wait)
 	defer cancel()
-	if !progress.Wait(ctx, s.log, nil, s.live.Loaded(), "a meta-tool call waits", func() string { return "the index to load" }) {
+	if !progress.Wait(ctx, st.log, nil, st.live.Loaded(), "a meta-tool call waits", func() string { return "the index to load" }) {
 		return
 	}
 	grace := time.NewTimer(SemanticGrace)
 	defer grace.Stop()
 	select {
-	case <-s.live.Settled():
+	case <-st.live.Settled():
 	case <-grace.C:
 	case <-ctx.Done():
 		return
 	}
-	who := s.callerIn(ctx)
-	progress.Wait(ctx, s.log, nil, s.live.Ready(), "a meta-tool call waits", func() string { return s.waitingFor(who) })
+	who := st.scope.callerIn(ctx)
+	progress.Wait(ctx, st.log, nil, st.live.Ready(), "a meta-tool call waits", func() string { return st.waitingFor(who) })
 }
 
 // connectingReporter is implemented by executors whose servers connect
@@ -106,11 +118,11 @@ var _ connectingReporter = (*gateway.Gateway)(nil)
 
 // waitingFor says what a wait for the live index's first refresh waits
 // for.
-func (s *Server) waitingFor(who *callers.Caller) string {
-	if r, ok := s.exec.(connectingReporter); ok {
+func (st *startup) waitingFor(who *callers.Caller) string {
+	if r, ok := st.exec.(connectingReporter); ok {
 		var c []string
 		for _, d := range r.Connecting() {
-			if s.domainVisible(who, d) {
+			if st.scope.domainVisible(who, d) {
 				c = append(c, d)
 			}
 		}
@@ -126,13 +138,13 @@ func (s *Server) waitingFor(who *callers.Caller) string {
 // two of its changes (listSync), and answers a call of a tool whose
 // server never listed its tools, or of a tool v does not list
 // (unlistedCall), with what is wrong and what to call.
-func (s *Server) startupMiddleware(v *view) mcp.Middleware {
+func (st *startup) middleware(v *view, unlisted func(*view, *mcp.CallToolRequest) *mcp.CallToolResult) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "tools/list":
 				ctx = progress.WithCall(ctx, req)
-				return v.sync.list(ctx, next, method, req, func() { s.waitListing(ctx, "tools/list") })
+				return v.sync.list(ctx, next, method, req, func() { st.waitListing(ctx, "tools/list") })
 			case "tools/call":
 				ctx = progress.WithCall(ctx, req)
 				if name := toolCalled(req); name != "" && !ownTool(name) {
@@ -140,18 +152,18 @@ func (s *Server) startupMiddleware(v *view) mcp.Middleware {
 						// The go-sdk's "unknown tool" would echo it whole.
 						return errorResult("unknown tool %s: no tool name is longer than %d bytes; find tools with discover_tools", search.Quote(name, 100), search.MaxNameBytes), nil
 					}
-					if s.gated() {
-						s.waitListing(ctx, "a call of "+name)
+					if st.gated() {
+						st.waitListing(ctx, "a call of "+name)
 					} else {
 						// Not listed: answered like a meta-tool call,
 						// once the catalog and the servers are in
 						// (unlistedCall).
-						s.waitReady(ctx)
+						st.waitReady(ctx)
 					}
-					if msg := s.unavailableToolFor(v.who, s.catalogFor(v.who), name); msg != "" {
+					if msg := st.scope.unavailableToolFor(v.who, st.scope.catalogFor(v.who), name); msg != "" {
 						return errorResult("%s", msg), nil
 					}
-					if res := s.unlistedCall(v, req.(*mcp.CallToolRequest)); res != nil {
+					if res := unlisted(v, req.(*mcp.CallToolRequest)); res != nil {
 						return res, nil
 					}
 				}
@@ -181,12 +193,12 @@ func ownTool(name string) bool {
 // unavailableTool says why name is not in cat when it names a tool of
 // a configured server that has not listed its tools ("" otherwise): the
 // server is still connecting or down, not the tool unknown.
-func (s *Server) unavailableToolFor(who *callers.Caller, cat *index.Catalog, name string) string {
+func (c *callerScope) unavailableToolFor(who *callers.Caller, cat *index.Catalog, name string) string {
 	domain, _, ok := strings.Cut(name, "__")
 	if !ok || cat.Tool(name) != nil || cat.Domain(domain) != nil {
 		return ""
 	}
-	why, down := s.unavailableFor(who)[domain]
+	why, down := c.unavailableFor(who)[domain]
 	if !down {
 		return ""
 	}
@@ -207,10 +219,10 @@ func serverDown(domain, why string) string {
 
 // resolveTool is resolve, saying that a tool of a server that has not
 // listed its tools is unavailable rather than unknown.
-func (s *Server) resolveToolFor(who *callers.Caller, cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
+func (c *callerScope) resolveToolFor(who *callers.Caller, cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
 	t, serr := resolve(cat, name)
 	if serr != nil {
-		if msg := s.unavailableToolFor(who, cat, name); msg != "" {
+		if msg := c.unavailableToolFor(who, cat, name); msg != "" {
 			return nil, &SchemaError{ToolName: name, Error: msg}
 		}
 	}

@@ -32,7 +32,7 @@ func (s *Server) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallToolRe
 		return nil
 	}
 	name := req.Params.Name
-	cat := s.catalogFor(v.who)
+	cat := s.scope.catalogFor(v.who)
 	t := cat.Tool(name)
 	if t == nil {
 		var err error

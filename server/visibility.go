@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/callers"
 )
 
@@ -51,11 +52,23 @@ type subsets struct {
 	by map[*callers.Caller]*subsetEntry
 }
 
+// callerScope answers what each caller sees: its subset of the
+// catalog, the configured servers without tools it may see, and who the
+// caller of a request is. It holds no lock of the server's: the subsets
+// have their own.
+type callerScope struct {
+	eng     *search.Engine
+	exec    Executor     // asked for the servers without tools (unavailable)
+	callers *callers.Set // nil: every caller sees everything
+	domains []DomainSize // Options.Domains
+	subsets subsets      // each caller's view of the catalog
+}
+
 // entryFor returns who's view of cat (made once per catalog).
-func (s *Server) entryFor(who *callers.Caller, cat *index.Catalog) *subsetEntry {
-	s.subsets.mu.Lock()
-	defer s.subsets.mu.Unlock()
-	if e := s.subsets.by[who]; e != nil && e.full == cat {
+func (c *callerScope) entryFor(who *callers.Caller, cat *index.Catalog) *subsetEntry {
+	c.subsets.mu.Lock()
+	defer c.subsets.mu.Unlock()
+	if e := c.subsets.by[who]; e != nil && e.full == cat {
 		return e
 	}
 	e := &subsetEntry{full: cat}
@@ -66,39 +79,39 @@ func (s *Server) entryFor(who *callers.Caller, cat *index.Catalog) *subsetEntry 
 		}
 	}
 	e.sub.PrepareLookups()
-	if s.subsets.by == nil {
-		s.subsets.by = map[*callers.Caller]*subsetEntry{}
+	if c.subsets.by == nil {
+		c.subsets.by = map[*callers.Caller]*subsetEntry{}
 	}
-	s.subsets.by[who] = e
+	c.subsets.by[who] = e
 	return e
 }
 
 // catalogFor returns the catalog who sees now: the whole one for nil.
-func (s *Server) catalogFor(who *callers.Caller) *index.Catalog {
-	cat := s.eng.Catalog()
+func (c *callerScope) catalogFor(who *callers.Caller) *index.Catalog {
+	cat := c.eng.Catalog()
 	if who == nil {
 		return cat
 	}
-	return s.entryFor(who, cat).sub
+	return c.entryFor(who, cat).sub
 }
 
 // hiddenFrom returns the qualified names of cat's tools that who may not
 // see (nil for nil).
-func (s *Server) hiddenFrom(who *callers.Caller, cat *index.Catalog) []string {
+func (c *callerScope) hiddenFrom(who *callers.Caller, cat *index.Catalog) []string {
 	if who == nil {
 		return nil
 	}
-	return s.entryFor(who, cat).hidden
+	return c.entryFor(who, cat).hidden
 }
 
 // domainVisible reports whether who may see domain d: one of its tools
 // when the catalog has them, else (a server that has not listed its
 // tools) when its policy names the domain.
-func (s *Server) domainVisible(who *callers.Caller, d string) bool {
+func (c *callerScope) domainVisible(who *callers.Caller, d string) bool {
 	if who == nil {
 		return true
 	}
-	e := s.entryFor(who, s.eng.Catalog())
+	e := c.entryFor(who, c.eng.Catalog())
 	if e.sub.Domain(d) != nil {
 		return true
 	}
@@ -106,14 +119,14 @@ func (s *Server) domainVisible(who *callers.Caller, d string) bool {
 }
 
 // unavailableFor is unavailable, less the servers who may not see.
-func (s *Server) unavailableFor(who *callers.Caller) map[string]string {
-	down := s.unavailable()
+func (c *callerScope) unavailableFor(who *callers.Caller) map[string]string {
+	down := c.unavailable()
 	if who == nil || len(down) == 0 {
 		return down
 	}
 	out := make(map[string]string, len(down))
 	for d, why := range down {
-		if s.domainVisible(who, d) {
+		if c.domainVisible(who, d) {
 			out[d] = why
 		}
 	}
@@ -121,13 +134,13 @@ func (s *Server) unavailableFor(who *callers.Caller) map[string]string {
 }
 
 // domainsFor is Options.Domains, less those who may not see.
-func (s *Server) domainsFor(who *callers.Caller) []DomainSize {
+func (c *callerScope) domainsFor(who *callers.Caller) []DomainSize {
 	if who == nil {
-		return s.domains
+		return c.domains
 	}
 	var out []DomainSize
-	for _, d := range s.domains {
-		if s.domainVisible(who, d.Name) {
+	for _, d := range c.domains {
+		if c.domainVisible(who, d.Name) {
 			// Its size counts every tool the server listed last, the
 			// hidden ones too: not known for who until the catalog is.
 			out = append(out, DomainSize{Name: d.Name})
@@ -139,18 +152,18 @@ func (s *Server) domainsFor(who *callers.Caller) []DomainSize {
 // callerIn returns the caller of the request ctx belongs to (put there
 // by callerMiddleware): nil without callers configured, and one that
 // sees nothing when callers are configured but ctx has none.
-func (s *Server) callerIn(ctx context.Context) *callers.Caller {
-	c := callers.FromContext(ctx)
-	if c == nil && s.callers != nil {
+func (c *callerScope) callerIn(ctx context.Context) *callers.Caller {
+	who := callers.FromContext(ctx)
+	if who == nil && c.callers != nil {
 		return callers.Nobody()
 	}
-	return c
+	return who
 }
 
 // requestCaller returns the caller an HTTP request names (callers.Set.
 // Require put it in its context): nil without callers configured.
-func (s *Server) requestCaller(r *http.Request) *callers.Caller {
-	return s.callerIn(r.Context())
+func (c *callerScope) requestCaller(r *http.Request) *callers.Caller {
+	return c.callerIn(r.Context())
 }
 
 // callerMiddleware puts v's caller in the context of each request v
@@ -194,8 +207,8 @@ func (s *Server) callerView(c *callers.Caller) *view {
 // refuseUnauthenticated answers 401 when callers are configured and the
 // request names none (cmd wraps the handler with callers.Set.Require;
 // this is the server's own guard against a handler served unwrapped).
-func (s *Server) refuseUnauthenticated(w http.ResponseWriter, r *http.Request) bool {
-	if s.callers == nil || callers.FromContext(r.Context()) != nil {
+func (c *callerScope) refuseUnauthenticated(w http.ResponseWriter, r *http.Request) bool {
+	if c.callers == nil || callers.FromContext(r.Context()) != nil {
 		return false
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="toolscout", error="invalid_token"`)
@@ -208,17 +221,17 @@ func (s *Server) refuseUnauthenticated(w http.ResponseWriter, r *http.Request) b
 // upstream servers and the index counts as that caller does: no series
 // names a server it may not see.
 func (s *Server) MetricsHandler() http.Handler {
-	if s.callers == nil {
+	if s.scope.callers == nil {
 		return s.metrics.Handler()
 	}
-	return s.callers.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.scope.callers.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who := callers.FromContext(r.Context())
-		if s.refuseUnauthenticated(w, r) {
+		if s.scope.refuseUnauthenticated(w, r) {
 			return
 		}
 		g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 			fams, err := s.metrics.reg.Gather()
-			return s.metricsFor(who, fams), err
+			return s.scope.metricsFor(who, fams), err
 		})
 		promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP(w, r)
 	}), s.log)
@@ -226,8 +239,8 @@ func (s *Server) MetricsHandler() http.Handler {
 
 // metricsFor rewrites gathered metric families as who sees them: series
 // of servers it may not see dropped, the index counts its own.
-func (s *Server) metricsFor(who *callers.Caller, fams []*dto.MetricFamily) []*dto.MetricFamily {
-	cat := s.catalogFor(who)
+func (c *callerScope) metricsFor(who *callers.Caller, fams []*dto.MetricFamily) []*dto.MetricFamily {
+	cat := c.catalogFor(who)
 	out := fams[:0]
 	for _, f := range fams {
 		switch f.GetName() {
@@ -243,7 +256,7 @@ func (s *Server) metricsFor(who *callers.Caller, fams []*dto.MetricFamily) []*dt
 				ms = append(ms, m)
 				continue
 			}
-			if !s.domainVisible(who, d) {
+			if !c.domainVisible(who, d) {
 				continue
 			}
 			if dom := cat.Domain(d); dom != nil && f.GetName() == "toolscout_upstream_tools" {
