@@ -64,43 +64,43 @@ func listingCostAs(cat *index.Catalog, limit int, l listing) (int, bool) {
 }
 
 // budget returns auto mode's budget.
-func (s *Server) budget() int {
-	if s.expose.Budget > 0 {
-		return s.expose.Budget
+func (e *exposure) budget() int {
+	if e.expose.Budget > 0 {
+		return e.expose.Budget
 	}
 	return DefaultAutoBudget
 }
 
 // autoEagerLocked reports whether auto mode lists cat's tools directly,
-// deciding once per catalog. s.mu is held.
-func (s *Server) autoEagerLocked(cat *index.Catalog) bool {
-	if s.auto.cat == cat {
-		return s.auto.eager
+// deciding once per catalog. e.mu is held.
+func (e *exposure) autoEagerLocked(cat *index.Catalog) bool {
+	if e.auto.cat == cat {
+		return e.auto.eager
 	}
-	if cat != s.eng.Catalog() {
+	if cat != e.eng.Catalog() {
 		// A caller's view (visibility.go): decided for its own tools,
 		// once per view of each catalog, without a log line each.
-		if eager, ok := s.autoSub[cat]; ok {
+		if eager, ok := e.autoSub[cat]; ok {
 			return eager
 		}
-		_, under := listingCostAs(cat, s.budget(), s.listingLocked())
-		if len(s.autoSub) >= 256 {
-			clear(s.autoSub) // views of older catalogs
+		_, under := listingCostAs(cat, e.budget(), e.listingLocked())
+		if len(e.autoSub) >= 256 {
+			clear(e.autoSub) // views of older catalogs
 		}
-		if s.autoSub == nil {
-			s.autoSub = map[*index.Catalog]bool{}
+		if e.autoSub == nil {
+			e.autoSub = map[*index.Catalog]bool{}
 		}
-		s.autoSub[cat] = under
+		e.autoSub[cat] = under
 		return under
 	}
-	cost, under := listingCostAs(cat, s.budget(), s.listingLocked())
-	prev := s.auto
-	s.auto = autoDecision{cat: cat, eager: under, cost: cost}
+	cost, under := listingCostAs(cat, e.budget(), e.listingLocked())
+	prev := e.auto
+	e.auto = autoDecision{cat: cat, eager: under, cost: cost}
 	if cat.Len() > 0 && (prev.cat == nil || prev.cat.Len() == 0 || prev.eager != under) {
 		if under {
-			s.log.Info("expose auto: listing every tool directly", "tokens", cost, "budget", s.budget())
+			e.log.Info("expose auto: listing every tool directly", "tokens", cost, "budget", e.budget())
 		} else {
-			s.log.Info("expose auto: the tools cost more than the budget; listing the meta-tools only", "tokens_counted", cost, "budget", s.budget())
+			e.log.Info("expose auto: the tools cost more than the budget; listing the meta-tools only", "tokens_counted", cost, "budget", e.budget())
 		}
 	}
 	return under

@@ -43,13 +43,6 @@ type listing struct {
 	condense bool // condensed descriptions (compact mode, or Exposure.Condense)
 }
 
-// listingLocked returns how the exposure lists tools. s.mu is held, or
-// the exposure is not changing yet.
-func (s *Server) listingLocked() listing {
-	compact := s.expose.Mode == ExposeCompact
-	return listing{compact: compact, condense: compact || s.expose.Condense}
-}
-
 // listedTool is t as tools/list shows it.
 func listedTool(t *index.Tool, l listing) *mcp.Tool {
 	mt := mcpTool(t)
@@ -114,4 +107,11 @@ func deprecationNote(t *index.Tool) string {
 		return "Deprecated. "
 	}
 	return "Deprecated: " + strings.TrimRight(t.Deprecated, ".") + ". "
+}
+
+// listingLocked returns how the exposure lists tools. e.mu is held, or
+// the exposure is not changing yet.
+func (e *exposure) listingLocked() listing {
+	compact := e.expose.Mode == ExposeCompact
+	return listing{compact: compact, condense: compact || e.expose.Condense}
 }

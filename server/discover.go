@@ -226,7 +226,7 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 		sr := search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit}
 		full := s.eng.Catalog()
 		if !args.IncludeDisabled {
-			sr.Exclude = s.disabledTools(full)
+			sr.Exclude = s.expo.disabledTools(full)
 		}
 		if hidden := s.scope.hiddenFrom(v.who, full); len(hidden) > 0 {
 			// Left out before the top k is cut: k results still.
@@ -234,7 +234,7 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 		}
 		resp, err := s.search(ctx, sr)
 		if ctx.Err() == nil {
-			s.searchDone(err)
+			s.expo.searchDone(err)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -266,7 +266,7 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 	if args.Limit > 0 {
 		size = args.Limit
 	}
-	enabled := s.enabledSet(v)
+	enabled := s.expo.enabledSet(v)
 	if args.Domain == "" && args.Group == "" {
 		all := make([]DomainEntry, 0, len(cat.Domains())+len(down))
 		total := 0
@@ -382,32 +382,4 @@ func page(cursor string, n, size int) (from, to int, next string, err error) {
 func entryOf(t *index.Tool) ToolEntry {
 	return ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
 		Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
-}
-
-// enabledSet returns the domains and groups v enables in dynamic mode
-// (nil in the other modes).
-func (s *Server) enabledSet(v *view) map[string]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.expose.Mode != ExposeDynamic {
-		return nil
-	}
-	return maps.Clone(v.enabled)
-}
-
-// disabledTools returns the qualified names of cat's disabled tools,
-// which searches leave out: found once per catalog.
-func (s *Server) disabledTools(cat *index.Catalog) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.disabled.cat != cat {
-		var names []string
-		for _, t := range cat.Tools() {
-			if t.Disabled {
-				names = append(names, t.QualifiedName)
-			}
-		}
-		s.disabled.cat, s.disabled.names = cat, names
-	}
-	return s.disabled.names
 }

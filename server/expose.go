@@ -4,18 +4,22 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/callers"
+	"github.com/toolscout/toolscout/server/surface"
 )
 
 // Exposure modes: what tools/list shows besides the three meta-tools.
@@ -75,12 +79,108 @@ type view struct {
 	who *callers.Caller
 }
 
-// newViewLocked makes a view and keeps it in step with the catalog until
-// dropView. s.mu is held.
-func (s *Server) newViewLocked() *view {
-	v := s.newView(s.expose.Mode == ExposeDynamic, s.who)
-	s.addViewLocked(v)
-	return v
+// exposure is the list state: the views, what each lists directly under
+// the exposure mode, and the mode itself (which the eager fallback
+// changes). Its mu guards all of it and the views' direct tools; the
+// views are made by build (the Server's wiring) outside the lock.
+type exposure struct {
+	eng      *search.Engine
+	scope    *callerScope
+	log      *slog.Logger
+	fallback string           // Options.Fallback
+	surface  *surface.Surface // attached to each view while it follows the catalog
+	// build makes a view with the meta-tools and the middleware but no
+	// direct tools; handler runs a directly listed tool.
+	build   func(dynamic bool, who *callers.Caller) *view
+	handler func(v *view, name string) mcp.ToolHandler
+
+	mu       sync.Mutex                // guards what follows and the views' direct and enabled
+	expose   Exposure                  // the mode: Options.Expose, eager after a fallback
+	primary  *view                     // the stdio (or shared HTTP) server; set once by New
+	views    map[*view]struct{}        // the primary, one per HTTP session in dynamic mode, the toolsets'
+	toolsets toolsetViews              // the views of the toolsets stateless requests carried last
+	byCaller map[*callers.Caller]*view // each caller's view (callerView)
+	failures int                       // search errors in a row (not bad requests)
+	auto     autoDecision              // auto mode's decision for the current catalog
+	autoSub  map[*index.Catalog]bool   // auto mode's decisions for callers' views
+	disabled struct {                  // the current catalog's disabled tools
+		cat   *index.Catalog
+		names []string
+	}
+}
+
+// mode returns the exposure mode now.
+func (e *exposure) mode() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.expose.Mode
+}
+
+// setPrimary makes the primary view, for who, and keeps it in step with
+// the catalog.
+func (e *exposure) setPrimary(who *callers.Caller) {
+	v := e.build(e.mode() == ExposeDynamic, who)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.primary = v
+	e.addViewLocked(v)
+}
+
+// enable changes v's enabled set, or a copy of base when base is not nil
+// (a toolset's), turning key on or off. Unless stateless, v keeps the
+// result and lists its tools. It returns the set before and after.
+func (e *exposure) enable(v *view, base map[string]bool, key string, on, stateless bool) (before, after map[string]bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if base == nil {
+		base = maps.Clone(v.enabled)
+		if base == nil {
+			base = map[string]bool{}
+		}
+	}
+	before = maps.Clone(base)
+	if on {
+		base[key] = true
+	} else {
+		delete(base, key)
+	}
+	if !stateless {
+		v.enabled = base
+		e.syncViewLocked(v)
+		base = maps.Clone(base)
+	}
+	return before, base
+}
+
+// listing reports whether v lists t under name now (direct), would list
+// it (listed), and whether the mode is dynamic.
+func (e *exposure) listed(cat *index.Catalog, v *view, t *index.Tool, name string) (direct, listed, dynamic bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, direct = v.direct[name]
+	return direct, e.listedLocked(cat, v, t), e.expose.Mode == ExposeDynamic
+}
+
+// sessionCount is Server.SessionCount.
+func (e *exposure) sessionCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for v := range e.views {
+		for ss := range v.mcp.Sessions() {
+			if ss.ID() != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// viewCount is Server.ViewCount.
+func (e *exposure) viewCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.views)
 }
 
 // newView makes a view with the meta-tools (and, when dynamic, enable_domain
@@ -109,28 +209,6 @@ func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	return v
 }
 
-// addViewLocked lists v's direct tools and keeps them in step with the
-// catalog until dropView. s.mu is held.
-func (s *Server) addViewLocked(v *view) {
-	s.syncViewLocked(v)
-	s.views[v] = struct{}{}
-	s.attachSurface(v)
-}
-
-// newSessionView makes the view for a request that may open a session in
-// dynamic mode, or returns nil in the other modes (all sessions share the
-// primary view).
-func (s *Server) newSessionView(who *callers.Caller) *view {
-	if !s.dynamic() {
-		return nil
-	}
-	v := s.newView(true, who)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.addViewLocked(v)
-	return v
-}
-
 // maxToolsetViews bounds the views kept for toolsets (toolsetViews); a
 // var so that tests can lower it.
 var maxToolsetViews = 32
@@ -139,7 +217,7 @@ var maxToolsetViews = 32
 // carried last, at most maxToolsetViews: a view costs about as much to
 // make as the request it answers (the meta-tools and every enabled tool
 // registered with the go-sdk), and a client that sends a toolset sends
-// the same one with each request. Guarded by Server.mu.
+// the same one with each request. Guarded by exposure.mu.
 type toolsetViews struct {
 	byHandle map[string]*list.Element // of toolsetEntry, most recently used first
 	order    list.List
@@ -148,163 +226,6 @@ type toolsetViews struct {
 type toolsetEntry struct {
 	handle string
 	v      *view
-}
-
-// toolsetView returns the view that lists the tools of keys, a set whose
-// handle is h: the one kept for h, or a new one, kept in place of the
-// least recently used when there are too many.
-func (s *Server) toolsetView(h string, keys map[string]bool, who *callers.Caller) *view {
-	if who != nil {
-		h = who.Name + " " + h // each caller's toolset views are its own
-	}
-	s.mu.Lock()
-	if e, ok := s.toolsets.byHandle[h]; ok {
-		s.toolsets.order.MoveToFront(e)
-		s.mu.Unlock()
-		return e.Value.(toolsetEntry).v
-	}
-	s.mu.Unlock()
-	v := s.newView(true, who) // outside the lock, as newSessionView
-	v.enabled, v.toolset = keys, true
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.toolsets.byHandle[h]; ok { // made meanwhile by another request
-		return e.Value.(toolsetEntry).v
-	}
-	s.addViewLocked(v)
-	if s.toolsets.byHandle == nil {
-		s.toolsets.byHandle = map[string]*list.Element{}
-	}
-	s.toolsets.byHandle[h] = s.toolsets.order.PushFront(toolsetEntry{h, v})
-	for s.toolsets.order.Len() > maxToolsetViews {
-		old := s.toolsets.order.Remove(s.toolsets.order.Back()).(toolsetEntry)
-		delete(s.toolsets.byHandle, old.handle)
-		// A request still using it finishes with it; it no longer
-		// follows catalog changes.
-		delete(s.views, old.v)
-		s.detachSurface(old.v)
-	}
-	return v
-}
-
-// dynamic reports whether the exposure is dynamic.
-func (s *Server) dynamic() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.expose.Mode == ExposeDynamic
-}
-
-// adoptView hands v to the session that the request it was made for
-// opened: v is dropped when that session ends (DELETE, idle expiry, closed
-// transport), or now when the request opened none or it has already
-// ended.
-func (s *Server) adoptView(v *view) {
-	var ss *mcp.ServerSession
-	for ss = range v.mcp.Sessions() {
-		break
-	}
-	if ss == nil {
-		s.dropView(v)
-		return
-	}
-	go func() {
-		ss.Wait()
-		s.dropView(v)
-	}()
-}
-
-// dropView stops keeping v in step with the catalog, so that nothing of it
-// stays reachable.
-func (s *Server) dropView(v *view) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if v != s.primary {
-		delete(s.views, v)
-		s.detachSurface(v)
-	}
-}
-
-// listedLocked reports whether the exposure lists t directly in v: never
-// a disabled tool. s.mu is held.
-func (s *Server) listedLocked(cat *index.Catalog, v *view, t *index.Tool) bool {
-	if t.Disabled || !v.who.Visible(t.Domain, t.Name) {
-		return false
-	}
-	switch s.expose.Mode {
-	case ExposeEager, ExposeCompact:
-		return true
-	case ExposeAuto:
-		return s.autoEagerLocked(cat)
-	case ExposeCore:
-		for _, p := range s.expose.Pinned {
-			if ok, _ := path.Match(p, t.QualifiedName); ok || p == t.QualifiedName {
-				return true
-			}
-		}
-	case ExposeDynamic:
-		return enabledIn(v.enabled, t)
-	}
-	return false
-}
-
-// syncDirectToolsLocked brings every view's directly listed tools up to
-// date. s.mu is held.
-func (s *Server) syncDirectToolsLocked() {
-	for v := range s.views {
-		s.syncViewLocked(v)
-	}
-}
-
-// syncViewLocked adds and removes v's directly listed tools so that they
-// match the exposure and the current catalog, as one change (listSync):
-// the view's clients get one notifications/tools/list_changed for it, and
-// no tools/list in between. s.mu is held.
-func (s *Server) syncViewLocked(v *view) {
-	if s.expose.Mode == "" || s.expose.Mode == ExposeMeta {
-		return
-	}
-	v.sync.begin()
-	changed := s.changeViewLocked(v)
-	v.sync.end(changed, v.mcp)
-}
-
-// changeViewLocked makes syncViewLocked's change and reports whether it
-// changed anything. s.mu is held.
-func (s *Server) changeViewLocked(v *view) bool {
-	want := map[string]*index.Tool{}
-	cat := s.scope.catalogFor(v.who)
-	for _, t := range cat.Tools() {
-		if !ownTool(t.QualifiedName) && s.listedLocked(cat, v, t) {
-			want[t.QualifiedName] = t
-		}
-	}
-	how := s.listingLocked()
-	var remove []string
-	for name, key := range v.direct {
-		if t, ok := want[name]; !ok || listingKey(t, how) != key {
-			remove = append(remove, name)
-			delete(v.direct, name)
-		}
-	}
-	if len(remove) > 0 {
-		v.mcp.RemoveTools(remove...)
-	}
-	names := make([]string, 0, len(want))
-	for name := range want {
-		if _, ok := v.direct[name]; !ok {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		t := want[name]
-		v.mcp.AddTool(listedTool(t, how), s.directHandler(v, name))
-		v.direct[name] = listingKey(t, how)
-		if addToolHook != nil {
-			addToolHook()
-		}
-	}
-	return len(remove) > 0 || len(names) > 0
 }
 
 // addToolHook, when set (by tests), runs after each tool a view adds: a
@@ -432,25 +353,7 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 		}
 	}
 	stateless := statelessCall(req.Extra)
-	s.mu.Lock()
-	if base == nil {
-		base = maps.Clone(v.enabled)
-		if base == nil {
-			base = map[string]bool{}
-		}
-	}
-	before := maps.Clone(base)
-	if on {
-		base[key] = true
-	} else {
-		delete(base, key)
-	}
-	if !stateless {
-		v.enabled = base
-		s.syncViewLocked(v)
-		base = maps.Clone(base)
-	}
-	s.mu.Unlock()
+	before, base := s.expo.enable(v, base, key, on, stateless)
 	out := EnableAnswer{Enabled: slices.Sorted(maps.Keys(base)), Toolset: encodeToolset(base), Warnings: warnings}
 	if out.Enabled == nil {
 		out.Enabled = []string{}
@@ -528,4 +431,268 @@ func mcpTool(t *index.Tool) *mcp.Tool {
 		}
 	}
 	return mt
+}
+
+// addViewLocked lists v's direct tools and keeps them in step with the
+// catalog until dropView. e.mu is held.
+func (e *exposure) addViewLocked(v *view) {
+	e.syncViewLocked(v)
+	e.views[v] = struct{}{}
+	attachSurface(e.surface, v)
+}
+
+// newSessionView makes the view for a request that may open a session in
+// dynamic mode, or returns nil in the other modes (all sessions share the
+// primary view).
+func (e *exposure) newSessionView(who *callers.Caller) *view {
+	if !e.dynamic() {
+		return nil
+	}
+	v := e.build(true, who)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.addViewLocked(v)
+	return v
+}
+
+// toolsetView returns the view that lists the tools of keys, a set whose
+// handle is h: the one kept for h, or a new one, kept in place of the
+// least recently used when there are too many.
+func (e *exposure) toolsetView(h string, keys map[string]bool, who *callers.Caller) *view {
+	if who != nil {
+		h = who.Name + " " + h // each caller's toolset views are its own
+	}
+	e.mu.Lock()
+	if el, ok := e.toolsets.byHandle[h]; ok {
+		e.toolsets.order.MoveToFront(el)
+		e.mu.Unlock()
+		return el.Value.(toolsetEntry).v
+	}
+	e.mu.Unlock()
+	v := e.build(true, who) // outside the lock, as newSessionView
+	v.enabled, v.toolset = keys, true
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if el, ok := e.toolsets.byHandle[h]; ok { // made meanwhile by another request
+		return el.Value.(toolsetEntry).v
+	}
+	e.addViewLocked(v)
+	if e.toolsets.byHandle == nil {
+		e.toolsets.byHandle = map[string]*list.Element{}
+	}
+	e.toolsets.byHandle[h] = e.toolsets.order.PushFront(toolsetEntry{h, v})
+	for e.toolsets.order.Len() > maxToolsetViews {
+		old := e.toolsets.order.Remove(e.toolsets.order.Back()).(toolsetEntry)
+		delete(e.toolsets.byHandle, old.handle)
+		// A request still using it finishes with it; it no longer
+		// follows catalog changes.
+		delete(e.views, old.v)
+		detachSurface(e.surface, old.v)
+	}
+	return v
+}
+
+// dynamic reports whether the exposure is dynamic.
+func (e *exposure) dynamic() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.expose.Mode == ExposeDynamic
+}
+
+// adoptView hands v to the session that the request it was made for
+// opened: v is dropped when that session ends (DELETE, idle expiry, closed
+// transport), or now when the request opened none or it has already
+// ended.
+func (e *exposure) adoptView(v *view) {
+	var ss *mcp.ServerSession
+	for ss = range v.mcp.Sessions() {
+		break
+	}
+	if ss == nil {
+		e.dropView(v)
+		return
+	}
+	go func() {
+		ss.Wait()
+		e.dropView(v)
+	}()
+}
+
+// dropView stops keeping v in step with the catalog, so that nothing of it
+// stays reachable.
+func (e *exposure) dropView(v *view) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v != e.primary {
+		delete(e.views, v)
+		detachSurface(e.surface, v)
+	}
+}
+
+// listedLocked reports whether the exposure lists t directly in v: never
+// a disabled tool. e.mu is held.
+func (e *exposure) listedLocked(cat *index.Catalog, v *view, t *index.Tool) bool {
+	if t.Disabled || !v.who.Visible(t.Domain, t.Name) {
+		return false
+	}
+	switch e.expose.Mode {
+	case ExposeEager, ExposeCompact:
+		return true
+	case ExposeAuto:
+		return e.autoEagerLocked(cat)
+	case ExposeCore:
+		for _, p := range e.expose.Pinned {
+			if ok, _ := path.Match(p, t.QualifiedName); ok || p == t.QualifiedName {
+				return true
+			}
+		}
+	case ExposeDynamic:
+		return enabledIn(v.enabled, t)
+	}
+	return false
+}
+
+// syncDirectToolsLocked brings every view's directly listed tools up to
+// date. e.mu is held.
+func (e *exposure) syncDirectToolsLocked() {
+	for v := range e.views {
+		e.syncViewLocked(v)
+	}
+}
+
+// syncViewLocked adds and removes v's directly listed tools so that they
+// match the exposure and the current catalog, as one change (listSync):
+// the view's clients get one notifications/tools/list_changed for it, and
+// no tools/list in between. e.mu is held.
+func (e *exposure) syncViewLocked(v *view) {
+	if e.expose.Mode == "" || e.expose.Mode == ExposeMeta {
+		return
+	}
+	v.sync.begin()
+	changed := e.changeViewLocked(v)
+	v.sync.end(changed, v.mcp)
+}
+
+// changeViewLocked makes syncViewLocked's change and reports whether it
+// changed anything. e.mu is held.
+func (e *exposure) changeViewLocked(v *view) bool {
+	want := map[string]*index.Tool{}
+	cat := e.scope.catalogFor(v.who)
+	for _, t := range cat.Tools() {
+		if !ownTool(t.QualifiedName) && e.listedLocked(cat, v, t) {
+			want[t.QualifiedName] = t
+		}
+	}
+	how := e.listingLocked()
+	var remove []string
+	for name, key := range v.direct {
+		if t, ok := want[name]; !ok || listingKey(t, how) != key {
+			remove = append(remove, name)
+			delete(v.direct, name)
+		}
+	}
+	if len(remove) > 0 {
+		v.mcp.RemoveTools(remove...)
+	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		if _, ok := v.direct[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t := want[name]
+		v.mcp.AddTool(listedTool(t, how), e.handler(v, name))
+		v.direct[name] = listingKey(t, how)
+		if addToolHook != nil {
+			addToolHook()
+		}
+	}
+	return len(remove) > 0 || len(names) > 0
+}
+
+// callerView returns the view of c's requests that have no view of
+// their own (all of them, but dynamic mode's sessions and toolsets):
+// made on c's first request and kept in step with the catalog.
+func (e *exposure) callerView(c *callers.Caller) *view {
+	e.mu.Lock()
+	if v := e.byCaller[c]; v != nil {
+		e.mu.Unlock()
+		return v
+	}
+	dynamic := e.expose.Mode == ExposeDynamic
+	e.mu.Unlock()
+	v := e.build(dynamic, c) // outside the lock, as newSessionView
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if old := e.byCaller[c]; old != nil { // made meanwhile
+		return old
+	}
+	e.addViewLocked(v)
+	if e.byCaller == nil {
+		e.byCaller = map[*callers.Caller]*view{}
+	}
+	e.byCaller[c] = v
+	return v
+}
+
+// enabledSet returns the domains and groups v enables in dynamic mode
+// (nil in the other modes).
+func (e *exposure) enabledSet(v *view) map[string]bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.expose.Mode != ExposeDynamic {
+		return nil
+	}
+	return maps.Clone(v.enabled)
+}
+
+// disabledTools returns the qualified names of cat's disabled tools,
+// which searches leave out: found once per catalog.
+func (e *exposure) disabledTools(cat *index.Catalog) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.disabled.cat != cat {
+		var names []string
+		for _, t := range cat.Tools() {
+			if t.Disabled {
+				names = append(names, t.QualifiedName)
+			}
+		}
+		e.disabled.cat, e.disabled.names = cat, names
+	}
+	return e.disabled.names
+}
+
+// fallBackToEager is Server.FallBackToEager.
+func (e *exposure) fallBackToEager(reason string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.expose.Mode == ExposeEager {
+		return false
+	}
+	e.log.Error("listing every tool directly (fallback eager)", "reason", reason)
+	e.expose.Mode = ExposeEager
+	e.syncDirectToolsLocked()
+	return true
+}
+
+// searchDone counts a search outcome toward the fallback.
+func (e *exposure) searchDone(err error) {
+	if errors.Is(err, search.ErrInvalidRequest) {
+		return // says nothing about the index
+	}
+	e.mu.Lock()
+	if err == nil {
+		e.failures = 0
+		e.mu.Unlock()
+		return
+	}
+	e.failures++
+	n := e.failures
+	e.mu.Unlock()
+	if e.fallback == ExposeEager && n >= FallbackAfter {
+		e.fallBackToEager(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
+	}
 }

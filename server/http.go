@@ -69,9 +69,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			return v.mcp
 		}
 		if s.scope.callers != nil {
-			return s.callerView(s.scope.requestCaller(r)).mcp
+			return s.expo.callerView(s.scope.requestCaller(r)).mcp
 		}
-		return s.primary.mcp
+		return s.expo.primary.mcp
 	}
 	// Neither handler sets JSONResponse: every answer is an SSE event of
 	// its own, which relay.SpliceHTTP can splice (a batch answered as one JSON
@@ -306,12 +306,12 @@ func (s *Server) sessionHandler(h http.Handler, max int) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		v := s.newSessionView(s.scope.requestCaller(r))
+		v := s.expo.newSessionView(s.scope.requestCaller(r))
 		if v == nil {
 			h.ServeHTTP(w, r)
 			return
 		}
-		defer s.adoptView(v)
+		defer s.expo.adoptView(v)
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
 	})
 	if max <= 0 {
@@ -332,7 +332,7 @@ func (s *Server) sessionHandler(h http.Handler, max int) http.Handler {
 // the toolset's domains enabled.
 func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *http.Request, *peeked) {
 	return func(w http.ResponseWriter, r *http.Request, p *peeked) {
-		if r.Method != http.MethodPost || !s.dynamic() {
+		if r.Method != http.MethodPost || !s.expo.dynamic() {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -367,7 +367,7 @@ func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *htt
 			h.ServeHTTP(w, r)
 			return
 		}
-		v := s.toolsetView(encodeToolset(keys), keys, who)
+		v := s.expo.toolsetView(encodeToolset(keys), keys, who)
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
 	}
 }
@@ -429,25 +429,9 @@ type viewKey struct{}
 // SessionCount returns the number of open client sessions of the
 // 2025-11-25 and older protocols over HTTP (the go-sdk's short-lived
 // sessions of stateless requests have no id and are not counted).
-func (s *Server) SessionCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for v := range s.views {
-		for ss := range v.mcp.Sessions() {
-			if ss.ID() != "" {
-				n++
-			}
-		}
-	}
-	return n
-}
+func (s *Server) SessionCount() int { return s.expo.sessionCount() }
 
 // ViewCount returns the number of server views: the primary one, one per
 // session in dynamic mode over HTTP, and those kept for the toolsets of
 // stateless requests (at most maxToolsetViews).
-func (s *Server) ViewCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.views)
-}
+func (s *Server) ViewCount() int { return s.expo.viewCount() }

@@ -51,9 +51,7 @@ func InstructionsFor(cat *index.Catalog, mode, extra string) string {
 
 // instructionsNow returns the instructions for a client initializing now.
 func (s *Server) instructionsNow(who *callers.Caller) string {
-	s.mu.Lock()
-	mode := s.expose.Mode
-	s.mu.Unlock()
+	mode := s.expo.mode()
 	cat := s.scope.catalogFor(who)
 	out := instructions(domainSizes(cat, s.scope.domainsFor(who)), capabilityWords(cat), mode)
 	if r, ok := s.exec.(UpstreamInstructions); ok {

@@ -59,15 +59,15 @@ func (s *Server) surfaceMiddleware(v *view) {
 }
 
 // attachSurface lists the prompts and resources v's caller sees on v and
-// keeps them in step; detachSurface stops.
-func (s *Server) attachSurface(v *view) {
-	if s.surface != nil {
-		s.surface.Attach(v.mcp, visibility(v))
+// keeps them in step; detachSurface stops. sf may be nil (none).
+func attachSurface(sf *surface.Surface, v *view) {
+	if sf != nil {
+		sf.Attach(v.mcp, visibility(v))
 	}
 }
 
-func (s *Server) detachSurface(v *view) {
-	if s.surface != nil {
-		s.surface.Detach(v.mcp)
+func detachSurface(sf *surface.Surface, v *view) {
+	if sf != nil {
+		sf.Detach(v.mcp)
 	}
 }

@@ -2,12 +2,10 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -110,41 +108,30 @@ type Options struct {
 	Caller  *callers.Caller
 }
 
-// Server is toolscout's MCP server.
+// Server is toolscout's MCP server. It wires the parts that each do one
+// job: callerScope (what a caller sees), startup (the waits of the first
+// seconds), exposure (the views and what they list) and the handlers of
+// the meta-tools, and serves them over stdio and HTTP.
 type Server struct {
-	live   *search.Live
-	eng    *search.Engine
-	exec   Executor
-	expose Exposure
-	log    *slog.Logger
-	impl   *mcp.Implementation
+	live *search.Live
+	eng  *search.Engine
+	exec Executor
+	log  *slog.Logger
+	impl *mcp.Implementation
 	// extra is Options.Instructions (instructions.go).
 	extra string
 
-	fallback string
 	metrics  *Metrics         // nil: not counted
 	feedback *feedback        // nil: off
 	audit    *auditor         // nil: off
 	surface  *surface.Surface // upstream prompts and resources; nil: none (passthrough.go)
 	draining atomic.Bool      // see Drain
-	start    *startup         // holds requests while the start settles
 	// structuredClients are Options.StructuredClients (structured.go).
 	structuredClients []string
-	who               *callers.Caller // the primary view's caller
-	scope             *callerScope    // what each caller sees (visibility.go)
 
-	mu       sync.Mutex                // guards views, their tools, expose and failures
-	primary  *view                     // the stdio (or shared HTTP) server
-	views    map[*view]struct{}        // the primary, one per HTTP session in dynamic mode, the toolsets'
-	toolsets toolsetViews              // the views of the toolsets stateless requests carried last
-	byCaller map[*callers.Caller]*view // each caller's view (callerView)
-	failures int                       // search errors in a row (not bad requests)
-	auto     autoDecision              // auto mode's decision for the current catalog
-	autoSub  map[*index.Catalog]bool   // auto mode's decisions for callers' views
-	disabled struct {                  // the current catalog's disabled tools
-		cat   *index.Catalog
-		names []string
-	}
+	scope *callerScope // what each caller sees (visibility.go)
+	start *startup     // holds requests while the start settles (startup.go)
+	expo  *exposure    // the views and what they list (expose.go)
 }
 
 // FallbackAfter is the number of search failures in a row after which a
@@ -154,36 +141,7 @@ const FallbackAfter = 3
 // FallBackToEager lists every tool directly (tools/list_changed tells the
 // clients), so that a client keeps every tool while the meta layer cannot
 // serve. It reports whether it switched.
-func (s *Server) FallBackToEager(reason string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.expose.Mode == ExposeEager {
-		return false
-	}
-	s.log.Error("listing every tool directly (fallback eager)", "reason", reason)
-	s.expose.Mode = ExposeEager
-	s.syncDirectToolsLocked()
-	return true
-}
-
-// searchDone counts a search outcome toward the fallback.
-func (s *Server) searchDone(err error) {
-	if errors.Is(err, search.ErrInvalidRequest) {
-		return // says nothing about the index
-	}
-	s.mu.Lock()
-	if err == nil {
-		s.failures = 0
-		s.mu.Unlock()
-		return
-	}
-	s.failures++
-	n := s.failures
-	s.mu.Unlock()
-	if s.fallback == ExposeEager && n >= FallbackAfter {
-		s.FallBackToEager(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
-	}
-}
+func (s *Server) FallBackToEager(reason string) bool { return s.expo.fallBackToEager(reason) }
 
 // New builds the MCP server with its meta-tools and instructions generated
 // from the live index's catalog.
@@ -209,33 +167,29 @@ func New(opts Options) *Server {
 	if opts.Callers != nil && opts.Caller == nil {
 		opts.Caller = callers.Nobody() // fail closed
 	}
-	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, expose: opts.Expose, log: log, fallback: opts.Fallback, metrics: opts.Metrics,
+	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, log: log, metrics: opts.Metrics,
 		impl:     &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		extra:    strings.TrimSpace(opts.Instructions),
-		views:    map[*view]struct{}{},
 		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:    newAuditor(opts.Audit, opts.AuditArguments, log),
-		who:      opts.Caller,
 		scope:    &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
 		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback,
-		mode: func() string {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return s.expose.Mode
-		}}
+	}
 	s.structuredClients = opts.StructuredClients
 	if s.structuredClients == nil {
 		s.structuredClients = DefaultStructuredClients
 	}
 	s.surface = newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log})
-	s.mu.Lock()
-	s.primary = s.newViewLocked()
-	s.mu.Unlock()
+	s.expo = &exposure{eng: eng, scope: s.scope, log: log, fallback: opts.Fallback, surface: s.surface,
+		build: s.newView, handler: s.directHandler,
+		expose: opts.Expose, views: map[*view]struct{}{}}
+	s.start.mode = s.expo.mode
+	s.expo.setPrimary(opts.Caller)
 	opts.Live.Subscribe(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.syncDirectToolsLocked()
+		s.expo.mu.Lock()
+		defer s.expo.mu.Unlock()
+		s.expo.syncDirectToolsLocked()
 	})
 	if s.metrics != nil {
 		s.metrics.watch(s)
@@ -244,7 +198,7 @@ func New(opts Options) *Server {
 }
 
 // MCP returns the underlying go-sdk server, to run on a transport.
-func (s *Server) MCP() *mcp.Server { return s.primary.mcp }
+func (s *Server) MCP() *mcp.Server { return s.expo.primary.mcp }
 
 func boolPtr(b bool) *bool { return &b }
 

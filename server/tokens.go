@@ -51,7 +51,7 @@ func (s *Server) CountToolsList(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.primary.mcp.Connect(ctx, st, nil)
+	ss, err := s.expo.primary.mcp.Connect(ctx, st, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -92,7 +92,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 		return nil, err
 	}
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.primary.mcp.Connect(ctx, st, nil)
+	ss, err := s.expo.primary.mcp.Connect(ctx, st, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -43,11 +43,7 @@ func (s *Server) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallToolRe
 	if t.Disabled {
 		return errorResult("%s", disabledMessage(t))
 	}
-	s.mu.Lock()
-	_, direct := v.direct[name]
-	listed := s.listedLocked(cat, v, t)
-	dynamic := s.expose.Mode == ExposeDynamic
-	s.mu.Unlock()
+	direct, listed, dynamic := s.expo.listed(cat, v, t, name)
 	switch {
 	case direct:
 		return nil

@@ -179,31 +179,6 @@ func callerMiddleware(v *view) mcp.Middleware {
 	}
 }
 
-// callerView returns the view of c's requests that have no view of
-// their own (all of them, but dynamic mode's sessions and toolsets):
-// made on c's first request and kept in step with the catalog.
-func (s *Server) callerView(c *callers.Caller) *view {
-	s.mu.Lock()
-	if v := s.byCaller[c]; v != nil {
-		s.mu.Unlock()
-		return v
-	}
-	dynamic := s.expose.Mode == ExposeDynamic
-	s.mu.Unlock()
-	v := s.newView(dynamic, c) // outside the lock, as newSessionView
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.byCaller[c]; old != nil { // made meanwhile
-		return old
-	}
-	s.addViewLocked(v)
-	if s.byCaller == nil {
-		s.byCaller = map[*callers.Caller]*view{}
-	}
-	s.byCaller[c] = v
-	return v
-}
-
 // refuseUnauthenticated answers 401 when callers are configured and the
 // request names none (cmd wraps the handler with callers.Set.Require;
 // this is the server's own guard against a handler served unwrapped).
