@@ -126,7 +126,8 @@ type SearchAnswer struct {
 	Results []ToolEntry `json:"results"`
 }
 
-func (s *Server) addMetaTools(v *view) {
+// add registers the meta-tools on v.
+func (mt *metaTools) add(v *view) {
 	srv := v.mcp
 	srv.AddReceivingMiddleware(relay.Middleware) // large execute_tool results go through raw
 	schema := func(props map[string]any, required ...string) map[string]any {
@@ -169,10 +170,10 @@ func (s *Server) addMetaTools(v *view) {
 		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",
 		InputSchema: inputs[DiscoverTools],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-	}, shortAnswers(s, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
-		res, out, err := s.discover(ctx, v, args)
+	}, shortAnswers(mt, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
+		res, out, err := mt.discover(ctx, v, args)
 		if a, ok := out.(SearchAnswer); ok && err == nil {
-			s.feedback.noteSearch(req, a.Query)
+			mt.feedback.noteSearch(req, a.Query)
 		}
 		return res, out, err
 	}))
@@ -181,13 +182,13 @@ func (s *Server) addMetaTools(v *view) {
 		Description: "Full description and input schema of tool_name or each of tool_names.",
 		InputSchema: inputs[GetToolSchema],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-	}, shortAnswers(s, s.getSchema))
+	}, shortAnswers(mt, mt.getSchema))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ExecuteTool,
 		Description: "Run a tool with arguments matching its schema.",
 		InputSchema: inputs[ExecuteTool],
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
-	}, s.execute)
+	}, mt.execute)
 }
 
 // UnavailableReporter is implemented by executors whose domains can be
@@ -205,10 +206,10 @@ func (c *callerScope) unavailable() map[string]string {
 	return nil
 }
 
-func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
-	s.start.waitReady(ctx)
-	cat := s.scope.catalogFor(v.who)
-	down := s.scope.unavailableFor(v.who)
+func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
+	mt.start.waitReady(ctx)
+	cat := mt.scope.catalogFor(v.who)
+	down := mt.scope.unavailableFor(v.who)
 	if why, ok := down[args.Domain]; ok && cat.Domain(args.Domain) == nil {
 		return nil, nil, fmt.Errorf("domain %q has no tools yet: %s. Other domains work", args.Domain, serverDown(args.Domain, why))
 	}
@@ -224,17 +225,17 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 			}
 		}
 		sr := search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit}
-		full := s.eng.Catalog()
+		full := mt.eng.Catalog()
 		if !args.IncludeDisabled {
-			sr.Exclude = s.expo.disabledTools(full)
+			sr.Exclude = mt.expo.disabledTools(full)
 		}
-		if hidden := s.scope.hiddenFrom(v.who, full); len(hidden) > 0 {
+		if hidden := mt.scope.hiddenFrom(v.who, full); len(hidden) > 0 {
 			// Left out before the top k is cut: k results still.
 			sr.Exclude = append(slices.Clip(sr.Exclude), hidden...)
 		}
-		resp, err := s.search(ctx, sr)
+		resp, err := mt.search(ctx, sr)
 		if ctx.Err() == nil {
-			s.expo.searchDone(err)
+			mt.expo.searchDone(err)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -266,7 +267,7 @@ func (s *Server) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp
 	if args.Limit > 0 {
 		size = args.Limit
 	}
-	enabled := s.expo.enabledSet(v)
+	enabled := mt.expo.enabledSet(v)
 	if args.Domain == "" && args.Group == "" {
 		all := make([]DomainEntry, 0, len(cat.Domains())+len(down))
 		total := 0

@@ -19,9 +19,9 @@ type ExecuteArgs struct {
 	Arguments map[string]any `json:"arguments,omitempty"`
 }
 
-func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs) (*mcp.CallToolResult, any, error) {
-	call := s.audit.begin(req, ExecuteTool, args.ToolName)
-	res, fail, err := s.executeNamed(ctx, req, args, call)
+func (mt *metaTools) execute(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs) (*mcp.CallToolResult, any, error) {
+	call := mt.audit.begin(req, ExecuteTool, args.ToolName)
+	res, fail, err := mt.executeNamed(ctx, req, args, call)
 	sent := args.Arguments
 	if sent == nil {
 		sent = map[string]any{} // none given: what the tool ran with
@@ -32,18 +32,18 @@ func (s *Server) execute(ctx context.Context, req *mcp.CallToolRequest, args Exe
 
 // executeNamed resolves execute_tool's tool name and runs the tool; fail
 // is as run's.
-func (s *Server) executeNamed(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs, call *auditCall) (*mcp.CallToolResult, string, error) {
-	s.start.waitReady(ctx)
+func (mt *metaTools) executeNamed(ctx context.Context, req *mcp.CallToolRequest, args ExecuteArgs, call *auditCall) (*mcp.CallToolResult, string, error) {
+	mt.start.waitReady(ctx)
 	if args.ToolName == "" {
 		return nil, FailBadRequest, errors.New("pass tool_name; find names with discover_tools")
 	}
-	who := s.scope.callerIn(ctx)
-	t, serr := s.scope.resolveToolFor(who, s.scope.catalogFor(who), args.ToolName)
+	who := mt.scope.callerIn(ctx)
+	t, serr := mt.scope.resolveToolFor(who, mt.scope.catalogFor(who), args.ToolName)
 	if serr != nil {
 		return nil, FailUnknownTool, errors.New(serr.Error)
 	}
 	call.resolved(t)
-	return s.run(ctx, req, t, args.Arguments)
+	return mt.run(ctx, req, t, args.Arguments)
 }
 
 // run validates arguments and runs a resolved tool. Tool failures come
@@ -51,7 +51,7 @@ func (s *Server) executeNamed(ctx context.Context, req *mcp.CallToolRequest, arg
 // arguments (which the typed handler turns into IsError too). fail is
 // the class of the failure (audit.go) when the call reached no result of
 // the upstream's, "" when the upstream answered res.
-func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (res *mcp.CallToolResult, fail string, err error) {
+func (mt *metaTools) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (res *mcp.CallToolResult, fail string, err error) {
 	if t.Disabled {
 		return errorResult("%s", disabledMessage(t)), FailDisabled, nil
 	}
@@ -61,13 +61,13 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 	if err := arguments.Validate(t, args); err != nil {
 		return nil, FailInvalidArguments, err
 	}
-	if s.exec == nil {
+	if mt.exec == nil {
 		return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it. Connect its server with --config to run it.", t.QualifiedName), FailNotExecutable, nil
 	}
 	// A large result comes back as a stub, its bytes in slot, and is
 	// relayed as they are (server/relay).
 	slot := &relay.Slot{}
-	res, err = s.exec.Execute(relay.WithSlot(ctx, slot), req, t, args)
+	res, err = mt.exec.Execute(relay.WithSlot(ctx, slot), req, t, args)
 	if err != nil {
 		if errors.Is(err, gateway.ErrNotExecutable) {
 			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), FailNotExecutable, nil
@@ -81,7 +81,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Too
 		return errorResult("%s failed: %v", t.QualifiedName, err), failClass(err), nil
 	}
 	if res != nil && !res.IsError {
-		s.feedback.noteRun(req, t)
+		mt.feedback.noteRun(req, t)
 	}
 	return slot.Mark(res), "", nil
 }

@@ -191,13 +191,13 @@ func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	so := &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)}
 	s.surfaceOptions(v, so)
 	v.mcp = mcp.NewServer(s.impl, so)
-	v.mcp.AddReceivingMiddleware(s.instructionsMiddleware(v))
+	v.mcp.AddReceivingMiddleware(s.greet.middleware(v))
 	s.surfaceMiddleware(v)
-	s.addMetaTools(v)
+	s.meta.add(v)
 	if dynamic {
-		s.addDynamicTools(v)
+		s.meta.addDynamic(v)
 	}
-	v.mcp.AddReceivingMiddleware(s.start.middleware(v, s.unlistedCall))
+	v.mcp.AddReceivingMiddleware(s.start.middleware(v, s.meta.unlistedCall))
 	v.mcp.AddReceivingMiddleware(callerMiddleware(v))
 	if s.metrics != nil {
 		// Last, so outermost (the go-sdk wraps in order): it counts what
@@ -234,10 +234,10 @@ var addToolHook func()
 
 // directHandler runs a directly listed tool, looked up by name at call
 // time so that a re-index never leaves a stale tool behind.
-func (s *Server) directHandler(v *view, name string) mcp.ToolHandler {
+func (mt *metaTools) directHandler(v *view, name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		call := s.audit.begin(req, AuditDirect, name)
-		t := s.scope.catalogFor(v.who).Tool(name)
+		call := mt.audit.begin(req, AuditDirect, name)
+		t := mt.scope.catalogFor(v.who).Tool(name)
 		if t == nil {
 			res := errorResult("tool %s is no longer available; search with discover_tools", name)
 			call.end(ctx, nil, res, FailUnknownTool, nil)
@@ -252,7 +252,7 @@ func (s *Server) directHandler(v *view, name string) mcp.ToolHandler {
 				return res, nil
 			}
 		}
-		res, fail, err := s.run(ctx, req, t, args)
+		res, fail, err := mt.run(ctx, req, t, args)
 		call.end(ctx, args, res, fail, err)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -286,7 +286,8 @@ type EnableAnswer struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-func (s *Server) addDynamicTools(v *view) {
+// addDynamic registers enable_domain and disable_domain on v.
+func (mt *metaTools) addDynamic(v *view) {
 	schema := map[string]any{"type": "object", "properties": map[string]any{
 		"domain":  map[string]any{"type": "string"},
 		"group":   map[string]any{"type": "string"},
@@ -295,11 +296,11 @@ func (s *Server) addDynamicTools(v *view) {
 	ann := &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false), DestructiveHint: boolPtr(false)}
 	mcp.AddTool(v.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name. Pass toolset from an earlier answer to change that set.", InputSchema: schema, Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
-			return s.setEnabled(ctx, v, req, args, true)
+			return mt.setEnabled(ctx, v, req, args, true)
 		})
 	mcp.AddTool(v.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: schema, Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
-			return s.setEnabled(ctx, v, req, args, false)
+			return mt.setEnabled(ctx, v, req, args, false)
 		})
 }
 
@@ -316,13 +317,13 @@ const (
 // client's) keeps the result, which changes its tools/list; a stateless
 // request changes nothing on the server and gets the result as a toolset
 // only.
-func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolRequest, args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
+func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolRequest, args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
 	if args.Domain == "" {
 		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
 	}
-	s.start.waitReady(ctx) // the domain may be an upstream that is still connecting
-	cat := s.scope.catalogFor(v.who)
-	down := s.scope.unavailableFor(v.who)
+	mt.start.waitReady(ctx) // the domain may be an upstream that is still connecting
+	cat := mt.scope.catalogFor(v.who)
+	down := mt.scope.unavailableFor(v.who)
 	var warnings []string
 	if why, isDown := down[args.Domain]; isDown && cat.Domain(args.Domain) == nil {
 		// A configured server that has not listed its tools: its
@@ -353,7 +354,7 @@ func (s *Server) setEnabled(ctx context.Context, v *view, req *mcp.CallToolReque
 		}
 	}
 	stateless := statelessCall(req.Extra)
-	before, base := s.expo.enable(v, base, key, on, stateless)
+	before, base := mt.expo.enable(v, base, key, on, stateless)
 	out := EnableAnswer{Enabled: slices.Sorted(maps.Keys(base)), Toolset: encodeToolset(base), Warnings: warnings}
 	if out.Enabled == nil {
 		out.Enabled = []string{}

@@ -82,11 +82,11 @@ func callerOf(req *mcp.CallToolRequest) string {
 
 // search answers a search request, through the feedback channel when
 // it is on.
-func (s *Server) search(ctx context.Context, req search.Request) (*search.Response, error) {
-	if s.feedback == nil {
-		return s.eng.Search(ctx, req)
+func (mt *metaTools) search(ctx context.Context, req search.Request) (*search.Response, error) {
+	if mt.feedback == nil {
+		return mt.eng.Search(ctx, req)
 	}
-	return s.feedback.model.Search(ctx, s.eng, req)
+	return mt.feedback.model.Search(ctx, mt.eng, req)
 }
 
 // noteSearch remembers the caller's search of query.

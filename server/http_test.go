@@ -540,14 +540,14 @@ func TestServerDiscover(t *testing.T) {
 		t.Errorf("capabilities = %v, want tools", caps)
 	case info["name"] != "toolscout" || info["version"] != "1.2.3":
 		t.Errorf("serverInfo = %v", info)
-	case res["instructions"] != srv.instructionsNow(nil):
-		t.Errorf("instructions = %v, want %q", res["instructions"], srv.instructionsNow(nil))
+	case res["instructions"] != srv.greet.now(nil):
+		t.Errorf("instructions = %v, want %q", res["instructions"], srv.greet.now(nil))
 	case res["cacheScope"] != cachePublic || res["ttlMs"] != float64(ListTTL.Milliseconds()):
 		t.Errorf("cacheScope %v, ttlMs %v; want public, %d", res["cacheScope"], res["ttlMs"], ListTTL.Milliseconds())
 	}
 	// A go-sdk client learns the same by server/discover, without a handshake.
 	cs := connectURL(t, hs.URL, nil, "")
-	if ir := cs.InitializeResult(); ir.ProtocolVersion != StatelessProtocol || ir.Instructions != srv.instructionsNow(nil) || ir.ServerInfo == nil || ir.ServerInfo.Version != "1.2.3" {
+	if ir := cs.InitializeResult(); ir.ProtocolVersion != StatelessProtocol || ir.Instructions != srv.greet.now(nil) || ir.ServerInfo == nil || ir.ServerInfo.Version != "1.2.3" {
 		t.Errorf("go-sdk client's discovery = %+v", ir)
 	}
 }

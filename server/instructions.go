@@ -49,12 +49,22 @@ func InstructionsFor(cat *index.Catalog, mode, extra string) string {
 	return out
 }
 
-// instructionsNow returns the instructions for a client initializing now.
-func (s *Server) instructionsNow(who *callers.Caller) string {
-	mode := s.expo.mode()
-	cat := s.scope.catalogFor(who)
-	out := instructions(domainSizes(cat, s.scope.domainsFor(who)), capabilityWords(cat), mode)
-	if r, ok := s.exec.(UpstreamInstructions); ok {
+// greeting writes the instructions a client gets when it initializes:
+// made from what its caller sees now, the upstream servers' own, and the
+// operator's.
+type greeting struct {
+	scope *callerScope
+	exec  Executor // asked for the upstream servers' instructions
+	expo  *exposure
+	extra string // Options.Instructions
+}
+
+// now returns the instructions for a client of who initializing now.
+func (g *greeting) now(who *callers.Caller) string {
+	mode := g.expo.mode()
+	cat := g.scope.catalogFor(who)
+	out := instructions(domainSizes(cat, g.scope.domainsFor(who)), capabilityWords(cat), mode)
+	if r, ok := g.exec.(UpstreamInstructions); ok {
 		// Only the servers whose tools this caller may see.
 		by := r.Instructions()
 		for d := range by {
@@ -64,8 +74,8 @@ func (s *Server) instructionsNow(who *callers.Caller) string {
 		}
 		out += relayedInstructions(by)
 	}
-	if s.extra != "" {
-		out += "\n\n" + s.extra
+	if g.extra != "" {
+		out += "\n\n" + g.extra
 	}
 	return out
 }
@@ -137,9 +147,9 @@ func cutAtWord(s string, n int) string {
 // first request.
 const MaxExtraInstructions = 2000
 
-// instructionsMiddleware writes the instructions into initialize's and
+// middleware writes the instructions into initialize's and
 // server/discover's answers.
-func (s *Server) instructionsMiddleware(v *view) mcp.Middleware {
+func (g *greeting) middleware(v *view) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
@@ -149,11 +159,11 @@ func (s *Server) instructionsMiddleware(v *view) mcp.Middleware {
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
 				if r != nil {
-					r.Instructions = s.instructionsNow(v.who)
+					r.Instructions = g.now(v.who)
 				}
 			case *mcp.DiscoverResult:
 				if r != nil {
-					r.Instructions = s.instructionsNow(v.who)
+					r.Instructions = g.now(v.who)
 				}
 			}
 			return res, nil

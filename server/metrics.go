@@ -35,8 +35,8 @@ type Metrics struct {
 // catalog of 100k tools must not make 100k series.
 const otherTool = "other"
 
-// metaTools are the meta-tools: their series exist from the start.
-var metaTools = []string{DiscoverTools, GetToolSchema, ExecuteTool}
+// metaToolNames are the meta-tools: their series exist from the start.
+var metaToolNames = []string{DiscoverTools, GetToolSchema, ExecuteTool}
 
 // requestBuckets bound request latencies from a millisecond (a keyword
 // search) to a minute (an upstream tool at its default timeout).
@@ -66,7 +66,7 @@ func NewMetrics() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The meta-tools' series exist from the start, at zero, so that
 	// dashboards and alerts find them before the first call.
-	for _, name := range metaTools {
+	for _, name := range metaToolNames {
 		m.requests.WithLabelValues("tools/call", name)
 		m.duration.WithLabelValues("tools/call", name)
 	}
@@ -146,7 +146,7 @@ func (m *Metrics) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // toolLabel returns the tool label of a call to name.
 func toolLabel(name string) string {
-	if slices.Contains(metaTools, name) || name == EnableDomain || name == DisableDomain {
+	if slices.Contains(metaToolNames, name) || name == EnableDomain || name == DisableDomain {
 		return name
 	}
 	return otherTool

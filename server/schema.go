@@ -72,8 +72,8 @@ type SchemaAnswer struct {
 // MaxBatch is the most tools one get_tool_schema call describes.
 const MaxBatch = 20
 
-func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args SchemaArgs) (*mcp.CallToolResult, any, error) {
-	s.start.waitReady(ctx)
+func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, args SchemaArgs) (*mcp.CallToolResult, any, error) {
+	mt.start.waitReady(ctx)
 	names := args.ToolNames
 	if args.ToolName != "" {
 		names = append([]string{args.ToolName}, names...)
@@ -84,25 +84,25 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, args S
 	if len(names) > MaxBatch {
 		return nil, nil, fmt.Errorf("%d tool names: ask for at most %d at a time", len(names), MaxBatch)
 	}
-	who := s.scope.callerIn(ctx)
-	cat := s.scope.catalogFor(who)
+	who := mt.scope.callerIn(ctx)
+	cat := mt.scope.catalogFor(who)
 	out := SchemaAnswer{Tools: []ToolSchema{}}
 	for _, name := range names {
-		t, serr := s.scope.resolveToolFor(who, cat, name)
+		t, serr := mt.scope.resolveToolFor(who, cat, name)
 		if serr != nil {
 			out.Errors = append(out.Errors, *serr)
 			continue
 		}
-		related, err := s.related(ctx, who, cat, t)
+		related, err := mt.related(ctx, who, cat, t)
 		if err != nil {
-			s.log.Warn("related tools unavailable", "tool", t.QualifiedName, "err", err)
+			mt.log.Warn("related tools unavailable", "tool", t.QualifiedName, "err", err)
 		}
 		ts := ToolSchema{
 			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
 			Description: t.Description, InputSchema: shownInput(t.InputSchema), OutputSchema: shownOutput(t.OutputSchema), Annotations: t.Annotations,
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
 		}
-		if h, ok := s.exec.(HeldReporter); ok && h.Held(t.Domain, t.Name) {
+		if h, ok := mt.exec.(HeldReporter); ok && h.Held(t.Domain, t.Name) {
 			ts.Held = fmt.Sprintf("its server changed this tool's definition since it was approved; it does not run until an operator approves the change (toolscout approve %s). Shown: the approved definition", t.QualifiedName)
 		}
 		if args.IncludeExamples == nil || *args.IncludeExamples {
@@ -155,17 +155,17 @@ func resolve(cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
 // related returns the tools near t that who sees: the index is asked for
 // as many more as t's domain hides from who, so that hiding cuts none of
 // the maxRelated.
-func (s *Server) related(ctx context.Context, who *callers.Caller, cat *index.Catalog, t *index.Tool) ([]*index.Tool, error) {
+func (mt *metaTools) related(ctx context.Context, who *callers.Caller, cat *index.Catalog, t *index.Tool) ([]*index.Tool, error) {
 	if who == nil {
-		return s.eng.Related(ctx, t, maxRelated)
+		return mt.eng.Related(ctx, t, maxRelated)
 	}
 	hidden := 0
-	if d := s.eng.Catalog().Domain(t.Domain); d != nil {
+	if d := mt.eng.Catalog().Domain(t.Domain); d != nil {
 		if own := cat.Domain(t.Domain); own != nil {
 			hidden = len(d.Tools) - len(own.Tools)
 		}
 	}
-	all, err := s.eng.Related(ctx, t, maxRelated+hidden)
+	all, err := mt.eng.Related(ctx, t, maxRelated+hidden)
 	var out []*index.Tool
 	for _, r := range all {
 		if cat.Tool(r.QualifiedName) == r && len(out) < maxRelated {

@@ -118,20 +118,16 @@ type Server struct {
 	exec Executor
 	log  *slog.Logger
 	impl *mcp.Implementation
-	// extra is Options.Instructions (instructions.go).
-	extra string
 
 	metrics  *Metrics         // nil: not counted
-	feedback *feedback        // nil: off
-	audit    *auditor         // nil: off
 	surface  *surface.Surface // upstream prompts and resources; nil: none (passthrough.go)
 	draining atomic.Bool      // see Drain
-	// structuredClients are Options.StructuredClients (structured.go).
-	structuredClients []string
 
 	scope *callerScope // what each caller sees (visibility.go)
 	start *startup     // holds requests while the start settles (startup.go)
 	expo  *exposure    // the views and what they list (expose.go)
+	meta  *metaTools   // the tools of toolscout's own (metatools.go)
+	greet *greeting    // the instructions (instructions.go)
 }
 
 // FallbackAfter is the number of search failures in a row after which a
@@ -167,23 +163,24 @@ func New(opts Options) *Server {
 	if opts.Callers != nil && opts.Caller == nil {
 		opts.Caller = callers.Nobody() // fail closed
 	}
+	if opts.StructuredClients == nil {
+		opts.StructuredClients = DefaultStructuredClients
+	}
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, log: log, metrics: opts.Metrics,
-		impl:     &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
-		extra:    strings.TrimSpace(opts.Instructions),
-		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
-		audit:    newAuditor(opts.Audit, opts.AuditArguments, log),
-		scope:    &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
+		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
+		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log}),
+		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
-		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback,
-	}
-	s.structuredClients = opts.StructuredClients
-	if s.structuredClients == nil {
-		s.structuredClients = DefaultStructuredClients
-	}
-	s.surface = newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log})
+		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback}
+	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
+		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
+		audit:             newAuditor(opts.Audit, opts.AuditArguments, log),
+		structuredClients: opts.StructuredClients}
 	s.expo = &exposure{eng: eng, scope: s.scope, log: log, fallback: opts.Fallback, surface: s.surface,
-		build: s.newView, handler: s.directHandler,
+		build: s.newView, handler: s.meta.directHandler,
 		expose: opts.Expose, views: map[*view]struct{}{}}
+	s.meta.expo = s.expo
+	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, extra: strings.TrimSpace(opts.Instructions)}
 	s.start.mode = s.expo.mode
 	s.expo.setPrimary(opts.Caller)
 	opts.Live.Subscribe(func() {

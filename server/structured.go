@@ -42,7 +42,7 @@ var DefaultStructuredClients = []string{"claude-code"}
 
 // readsStructured reports whether the client of req reads
 // structuredContent.
-func (s *Server) readsStructured(req *mcp.CallToolRequest) bool {
+func (mt *metaTools) readsStructured(req *mcp.CallToolRequest) bool {
 	if req == nil {
 		return false
 	}
@@ -52,17 +52,17 @@ func (s *Server) readsStructured(req *mcp.CallToolRequest) bool {
 		}
 	}
 	info := req.ClientInfo()
-	return info != nil && slices.Contains(s.structuredClients, info.Name)
+	return info != nil && slices.Contains(mt.structuredClients, info.Name)
 }
 
 // shortAnswers wraps a meta-tool's handler: for a client that reads
 // structuredContent, its answer's content is one line saying what the
 // structuredContent holds; for every other client it is left to the
 // go-sdk, which puts the whole JSON there.
-func shortAnswers[In any](s *Server, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
+func shortAnswers[In any](mt *metaTools, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		res, out, err := h(ctx, req, in)
-		if err != nil || out == nil || (res != nil && res.Content != nil) || !s.readsStructured(req) {
+		if err != nil || out == nil || (res != nil && res.Content != nil) || !mt.readsStructured(req) {
 			return res, out, err
 		}
 		if res == nil {

@@ -27,12 +27,12 @@ const maxEchoedArguments = 1000
 // it but the catalog has it (by qualified name, domain/tool or a unique
 // bare name), or it is disabled; nil otherwise (a listed tool, or a name
 // the catalog does not have, which the go-sdk answers).
-func (s *Server) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallToolResult {
+func (mt *metaTools) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	if req.Params == nil {
 		return nil
 	}
 	name := req.Params.Name
-	cat := s.scope.catalogFor(v.who)
+	cat := mt.scope.catalogFor(v.who)
 	t := cat.Tool(name)
 	if t == nil {
 		var err error
@@ -43,7 +43,7 @@ func (s *Server) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallToolRe
 	if t.Disabled {
 		return errorResult("%s", disabledMessage(t))
 	}
-	direct, listed, dynamic := s.expo.listed(cat, v, t, name)
+	direct, listed, dynamic := mt.expo.listed(cat, v, t, name)
 	switch {
 	case direct:
 		return nil
