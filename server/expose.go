@@ -189,10 +189,10 @@ func (e *exposure) viewCount() int {
 func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic, who: who}
 	so := &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)}
-	s.surfaceOptions(v, so)
+	surfaceOptions(s.surface, v, so)
 	v.mcp = mcp.NewServer(s.impl, so)
 	v.mcp.AddReceivingMiddleware(s.greet.middleware(v))
-	s.surfaceMiddleware(v)
+	surfaceMiddleware(s.surface, v)
 	s.meta.add(v)
 	if dynamic {
 		s.meta.addDynamic(v)

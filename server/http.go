@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -64,24 +65,47 @@ type HTTPOptions struct {
 // its session gets the primary server: the go-sdk routes it by its session
 // id and only reads the server's protocol versions, the same in every view.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
+	return newHTTPHandler(s.scope, s.expo, s.start, s.log, o)
+}
+
+// httpHandler is Server.HTTPHandler: it routes each request to the
+// stateless or the session handler of the go-sdk, with the view that
+// answers it, and refuses what neither would answer right. It keeps no
+// state: the views are the exposure's.
+type httpHandler struct {
+	scope *callerScope
+	expo  *exposure
+	start *startup
+	log   *slog.Logger
+	outer http.Handler // the whole chain
+}
+
+var _ http.Handler = (*httpHandler)(nil)
+
+// ServeHTTP serves one request.
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.outer.ServeHTTP(w, r) }
+
+// newHTTPHandler builds the handler HTTPHandler describes.
+func newHTTPHandler(scope *callerScope, expo *exposure, start *startup, log *slog.Logger, o HTTPOptions) *httpHandler {
+	hh := &httpHandler{scope: scope, expo: expo, start: start, log: log}
 	fromContext := func(r *http.Request) *mcp.Server {
 		if v, ok := r.Context().Value(viewKey{}).(*view); ok {
 			return v.mcp
 		}
-		if s.scope.callers != nil {
-			return s.expo.callerView(s.scope.requestCaller(r)).mcp
+		if hh.scope.callers != nil {
+			return hh.expo.callerView(hh.scope.requestCaller(r)).mcp
 		}
-		return s.expo.primary.mcp
+		return hh.expo.primary.mcp
 	}
 	// Neither handler sets JSONResponse: every answer is an SSE event of
 	// its own, which relay.SpliceHTTP can splice (a batch answered as one JSON
 	// array would carry its placeholders unspliced).
-	sessions := s.sessionHandler(mcp.NewStreamableHTTPHandler(fromContext,
-		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: s.log}), o.MaxSessions)
+	sessions := hh.sessions(mcp.NewStreamableHTTPHandler(fromContext,
+		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: hh.log}), o.MaxSessions)
 	// A stateless request ends when its HTTP request does: a client that
 	// goes away cancels the call (the transport spec's cancellation).
-	stateless := s.statelessHandler(mcp.NewStreamableHTTPHandler(fromContext,
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, PropagateRequestCancellation: true}))
+	stateless := hh.stateless(mcp.NewStreamableHTTPHandler(fromContext,
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: hh.log, PropagateRequestCancellation: true}))
 	// Large relayed results are written into each response as the
 	// upstream's bytes (relay.SpliceHTTP).
 	h := relay.SpliceHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -105,13 +129,13 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			return
 		}
 		sessions.ServeHTTP(w, r)
-	}), s.log)
+	}), hh.log)
 	// The body's limit (the go-sdk's, which peekBody and both handlers
 	// apply again) is first applied here, on the connection's own
 	// writer: net/http closes the connection after a request too large
 	// only when told through that writer, which the splice writer hides.
 	outer := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.scope.refuseUnauthenticated(w, r) {
+		if hh.scope.refuseUnauthenticated(w, r) {
 			return
 		}
 		if r.Body != nil {
@@ -122,12 +146,13 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	if s.scope.callers != nil {
+	if hh.scope.callers != nil {
 		// Every request names its caller (401 otherwise), whose view
 		// answers it.
-		outer = s.scope.callers.Require(outer, s.log)
+		outer = hh.scope.callers.Require(outer, hh.log)
 	}
-	return outer
+	hh.outer = outer
+	return hh
 }
 
 // refuseBatch answers a POST whose body is a JSON array (a JSON-RPC
@@ -297,28 +322,28 @@ func statelessCall(extra *mcp.RequestExtra) bool {
 	return extra != nil && extra.Header != nil && statelessRequest(extra.Header, nil)
 }
 
-// sessionHandler serves the requests of 2025-11-25 and older clients: it
+// sessions serves the requests of 2025-11-25 and older clients: it
 // makes the view of a request that may open a session (in dynamic mode)
 // and refuses a session over max.
-func (s *Server) sessionHandler(h http.Handler, max int) http.Handler {
+func (hh *httpHandler) sessions(h http.Handler, max int) http.Handler {
 	views := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			h.ServeHTTP(w, r)
 			return
 		}
-		v := s.expo.newSessionView(s.scope.requestCaller(r))
+		v := hh.expo.newSessionView(hh.scope.requestCaller(r))
 		if v == nil {
 			h.ServeHTTP(w, r)
 			return
 		}
-		defer s.expo.adoptView(v)
+		defer hh.expo.adoptView(v)
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
 	})
 	if max <= 0 {
 		return views
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.SessionCount() >= max {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && hh.expo.sessionCount() >= max {
 			w.Header().Set("Retry-After", "30")
 			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server takes (--max-sessions); close one or retry later", max), http.StatusServiceUnavailable)
 			return
@@ -327,12 +352,12 @@ func (s *Server) sessionHandler(h http.Handler, max int) http.Handler {
 	})
 }
 
-// statelessHandler serves the requests of the stateless protocol. In
+// stateless serves the requests of the stateless protocol. In
 // dynamic mode, a request whose _meta carries a toolset gets a view with
 // the toolset's domains enabled.
-func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *http.Request, *peeked) {
+func (hh *httpHandler) stateless(h http.Handler) func(http.ResponseWriter, *http.Request, *peeked) {
 	return func(w http.ResponseWriter, r *http.Request, p *peeked) {
-		if r.Method != http.MethodPost || !s.expo.dynamic() {
+		if r.Method != http.MethodPost || !hh.expo.dynamic() {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -357,17 +382,17 @@ func (s *Server) statelessHandler(h http.Handler) func(http.ResponseWriter, *htt
 			writeRPCError(w, p.id, fmt.Sprintf("_meta %q: %v", ToolsetMetaKey, toolsetError(handle, err)))
 			return
 		}
-		s.start.waitReady(r.Context()) // its domains may be upstreams still connecting
-		who := s.scope.requestCaller(r)
-		keys, dropped := knownKeys(s.scope.catalogFor(who), s.scope.unavailableFor(who), keys)
+		hh.start.waitReady(r.Context()) // its domains may be upstreams still connecting
+		who := hh.scope.requestCaller(r)
+		keys, dropped := knownKeys(hh.scope.catalogFor(who), hh.scope.unavailableFor(who), keys)
 		if len(dropped) > 0 {
-			s.log.Warn("a request's toolset names domains or groups this server does not have; they are left out", "left_out", dropped)
+			hh.log.Warn("a request's toolset names domains or groups this server does not have; they are left out", "left_out", dropped)
 		}
 		if len(keys) == 0 {
 			h.ServeHTTP(w, r)
 			return
 		}
-		v := s.expo.toolsetView(encodeToolset(keys), keys, who)
+		v := hh.expo.toolsetView(encodeToolset(keys), keys, who)
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
 	}
 }

@@ -45,16 +45,16 @@ func visibility(v *view) surface.Visibility {
 }
 
 // surfaceOptions sets the server options v needs for the surface.
-func (s *Server) surfaceOptions(v *view, o *mcp.ServerOptions) {
-	if s.surface != nil {
-		s.surface.Configure(o, visibility(v))
+func surfaceOptions(sf *surface.Surface, v *view, o *mcp.ServerOptions) {
+	if sf != nil {
+		sf.Configure(o, visibility(v))
 	}
 }
 
 // surfaceMiddleware adds the surface's receiving middleware to a view.
-func (s *Server) surfaceMiddleware(v *view) {
-	if s.surface != nil {
-		v.mcp.AddReceivingMiddleware(s.surface.Middleware(visibility(v)))
+func surfaceMiddleware(sf *surface.Surface, v *view) {
+	if sf != nil {
+		v.mcp.AddReceivingMiddleware(sf.Middleware(visibility(v)))
 	}
 }
 
