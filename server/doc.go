@@ -46,6 +46,23 @@
 // checked where they are declared), stdio, relay, progress, arguments,
 // condense and surface; none of them imports the server.
 //
+// Inside this package, Server only wires and serves (at most 20 methods,
+// TestServerHasFewMethods); each job is a type of its own, holding what
+// it needs:
+//
+//   - callerScope (visibility.go): what a caller sees, its subset of the
+//     catalog and the servers without tools it may see.
+//   - startup (startup.go): the waits of the first seconds.
+//   - exposure (expose.go, auto.go, compact.go): the views and what each
+//     lists directly; its mu guards the views, their direct and enabled
+//     sets, the mode and auto mode's decisions. Each view's listSync
+//     (listsync.go) makes a change of its list whole to clients.
+//   - metaTools (metatools.go, discover.go, schema.go, execute.go,
+//     unlisted.go): the handlers of toolscout's own tools; no state.
+//   - greeting (instructions.go): the instructions.
+//   - httpHandler (http.go): Streamable HTTP for both protocol
+//     generations, routing each request to its view.
+//
 // What tools/list shows besides the meta-tools is the [Exposure]: nothing
 // more (meta), every tool (eager; compact, with condensed descriptions
 // and stripped schemas), pinned ones (core), domains the model enables

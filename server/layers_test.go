@@ -1,6 +1,7 @@
 package server
 
 import (
+	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
@@ -103,5 +104,50 @@ func TestGatewayAndArgumentsImportNoSearch(t *testing.T) {
 		if len(via) < 3 {
 			t.Errorf("%s: only %d packages reached (%v): the walk is broken", start, len(via), via)
 		}
+	}
+}
+
+// maxServerMethods bounds the methods of Server (issue 36, item 2): the
+// Server wires the parts that each do one job (callerScope, startup,
+// exposure, metaTools, greeting, httpHandler) and serves them; a new
+// job gets a type of its own, not more methods here.
+const maxServerMethods = 20
+
+// TestServerHasFewMethods counts the methods declared on Server or
+// *Server in the package's non-test files.
+func TestServerHasFewMethods(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var methods []string
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+				continue
+			}
+			typ := fd.Recv.List[0].Type
+			if star, ok := typ.(*ast.StarExpr); ok {
+				typ = star.X
+			}
+			if id, ok := typ.(*ast.Ident); ok && id.Name == "Server" {
+				methods = append(methods, path+": "+fd.Name.Name)
+			}
+		}
+	}
+	if len(methods) == 0 {
+		t.Fatalf("no methods of Server found in %d files: the count is broken", len(files))
+	}
+	if len(methods) > maxServerMethods {
+		t.Errorf("Server has %d methods, more than %d: give the new job a type of its own (see server.go)\n%s", len(methods), maxServerMethods, strings.Join(methods, "\n"))
 	}
 }
