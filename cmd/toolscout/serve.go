@@ -253,6 +253,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				for _, d := range a.live.Store().Verify() {
 					log.Warn("data dir: a file fails its check; it is removed and rebuilt when next used", "file", d.Path, "problem", d.Problem)
 				}
+				// What it read is garbage now: give it back, as after
+				// loading.
+				debug.FreeOSMemory()
 			}()
 			if g.readOnly && *reloadEvery > 0 {
 				go g.watchBuilds(ctx, a, log, *reloadEvery)

@@ -66,6 +66,7 @@ func (s *Store) CachedCatalog(key string) *index.Catalog {
 		s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", basePath, err))
 		return nil
 	}
+	s.wasRead(basePath)
 	if ofBase {
 		return c.Catalog()
 	}
@@ -78,6 +79,7 @@ func (s *Store) CachedCatalog(key string) *index.Catalog {
 		s.healed = append(s.healed, fmt.Sprintf("catalog cache %s could not be read (%v); removed, the catalog is read from its files", deltaPath, err))
 		return nil
 	}
+	s.wasRead(deltaPath)
 	return cat
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 )
 
 // Store is the on-disk (or in-memory) home of both indexes.
@@ -23,9 +24,13 @@ type Store struct {
 	MemoryKeyword bool
 	dir           string
 	healed        []string // what CachedCatalog removed
-	readOnly      bool
-	log           *slog.Logger
-	files         filesCatalog // the catalog of Options.Catalog
+	// read are the files CachedCatalog read whole and found sound in
+	// this process: Verify has no need to read them again.
+	readMu   sync.Mutex
+	read     map[string]bool
+	readOnly bool
+	log      *slog.Logger
+	files    filesCatalog // the catalog of Options.Catalog
 }
 
 // Options configures OpenWith; the zero value opens the indexes for

@@ -86,3 +86,36 @@ func TestVerify(t *testing.T) {
 		t.Error("a store in memory reports damage")
 	}
 }
+
+// TestVerifySkipsWhatTheStartRead: a catalog cache this process read
+// whole (a start) is not read again by Verify, which serve runs after its
+// start: at 100k tools that was a second copy of a 62 MB catalog.bin. A
+// store that has not read it (doctor's) checks it.
+func TestVerifySkipsWhatTheStartRead(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	key := saveCatalogDoc(t, s, filepath.Join(t.TempDir(), "test"), richCatalog)
+	if s.CachedCatalog(key) == nil {
+		t.Fatal("the saved catalog is not read back")
+	}
+	path := filepath.Join(dir, index.CatalogCacheFile)
+	good, _ := os.ReadFile(path)
+	bad := append([]byte(nil), good...)
+	bad[len(bad)/2] ^= 0x08
+	os.WriteFile(path, bad, 0o644) // changed after this process read it
+	if got := s.Verify(); len(got) != 0 {
+		t.Errorf("Verify after the start read the cache: %v, want it not read again", got)
+	}
+	other, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if got := other.Verify(); len(got) != 1 || got[0].Path != path {
+		t.Errorf("another process's Verify: %v, want %s reported", got, path)
+	}
+}
