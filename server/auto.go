@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"log/slog"
 
 	"github.com/tiktoken-go/tokenizer"
 
@@ -63,44 +64,53 @@ func listingCostAs(cat *index.Catalog, limit int, l listing) (int, bool) {
 	return n, true
 }
 
+// autoMode keeps auto mode's decisions: one for the whole catalog, logged
+// when it changes, and one per caller's view of a catalog. Guarded by
+// exposure.mu.
+type autoMode struct {
+	cur autoDecision
+	sub map[*index.Catalog]bool
+}
+
 // budget returns auto mode's budget.
-func (e *exposure) budget() int {
-	if e.expose.Budget > 0 {
-		return e.expose.Budget
+func (x Exposure) budget() int {
+	if x.Budget > 0 {
+		return x.Budget
 	}
 	return DefaultAutoBudget
 }
 
-// autoEagerLocked reports whether auto mode lists cat's tools directly,
-// deciding once per catalog. e.mu is held.
-func (e *exposure) autoEagerLocked(cat *index.Catalog) bool {
-	if e.auto.cat == cat {
-		return e.auto.eager
+// eager reports whether auto mode, exposing as x, lists cat's tools
+// directly, deciding once per catalog; full is the whole catalog now, of
+// which cat may be a caller's view. exposure.mu is held.
+func (a *autoMode) eager(cat, full *index.Catalog, x Exposure, log *slog.Logger) bool {
+	if a.cur.cat == cat {
+		return a.cur.eager
 	}
-	if cat != e.eng.Catalog() {
+	if cat != full {
 		// A caller's view (visibility.go): decided for its own tools,
 		// once per view of each catalog, without a log line each.
-		if eager, ok := e.autoSub[cat]; ok {
+		if eager, ok := a.sub[cat]; ok {
 			return eager
 		}
-		_, under := listingCostAs(cat, e.budget(), e.listingLocked())
-		if len(e.autoSub) >= 256 {
-			clear(e.autoSub) // views of older catalogs
+		_, under := listingCostAs(cat, x.budget(), x.listing())
+		if len(a.sub) >= 256 {
+			clear(a.sub) // views of older catalogs
 		}
-		if e.autoSub == nil {
-			e.autoSub = map[*index.Catalog]bool{}
+		if a.sub == nil {
+			a.sub = map[*index.Catalog]bool{}
 		}
-		e.autoSub[cat] = under
+		a.sub[cat] = under
 		return under
 	}
-	cost, under := listingCostAs(cat, e.budget(), e.listingLocked())
-	prev := e.auto
-	e.auto = autoDecision{cat: cat, eager: under, cost: cost}
+	cost, under := listingCostAs(cat, x.budget(), x.listing())
+	prev := a.cur
+	a.cur = autoDecision{cat: cat, eager: under, cost: cost}
 	if cat.Len() > 0 && (prev.cat == nil || prev.cat.Len() == 0 || prev.eager != under) {
 		if under {
-			e.log.Info("expose auto: listing every tool directly", "tokens", cost, "budget", e.budget())
+			log.Info("expose auto: listing every tool directly", "tokens", cost, "budget", x.budget())
 		} else {
-			e.log.Info("expose auto: the tools cost more than the budget; listing the meta-tools only", "tokens_counted", cost, "budget", e.budget())
+			log.Info("expose auto: the tools cost more than the budget; listing the meta-tools only", "tokens_counted", cost, "budget", x.budget())
 		}
 	}
 	return under

@@ -109,9 +109,8 @@ func deprecationNote(t *index.Tool) string {
 	return "Deprecated: " + strings.TrimRight(t.Deprecated, ".") + ". "
 }
 
-// listingLocked returns how the exposure lists tools. e.mu is held, or
-// the exposure is not changing yet.
-func (e *exposure) listingLocked() listing {
-	compact := e.expose.Mode == ExposeCompact
-	return listing{compact: compact, condense: compact || e.expose.Condense}
+// listing returns how x lists tools.
+func (x Exposure) listing() listing {
+	compact := x.Mode == ExposeCompact
+	return listing{compact: compact, condense: compact || x.Condense}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -227,7 +228,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		sr := search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit}
 		full := mt.eng.Catalog()
 		if !args.IncludeDisabled {
-			sr.Exclude = mt.expo.disabledTools(full)
+			sr.Exclude = mt.disabled.of(full)
 		}
 		if hidden := mt.scope.hiddenFrom(v.who, full); len(hidden) > 0 {
 			// Left out before the top k is cut: k results still.
@@ -235,7 +236,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		}
 		resp, err := mt.search(ctx, sr)
 		if ctx.Err() == nil {
-			mt.expo.searchDone(err)
+			mt.failures.done(err)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -383,4 +384,57 @@ func page(cursor string, n, size int) (from, to int, next string, err error) {
 func entryOf(t *index.Tool) ToolEntry {
 	return ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
 		Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
+}
+
+// disabledNames keeps the qualified names of a catalog's disabled tools,
+// which searches leave out: found once per catalog.
+type disabledNames struct {
+	mu    sync.Mutex
+	cat   *index.Catalog
+	names []string
+}
+
+// of returns the names of cat's disabled tools.
+func (d *disabledNames) of(cat *index.Catalog) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cat != cat {
+		var names []string
+		for _, t := range cat.Tools() {
+			if t.Disabled {
+				names = append(names, t.QualifiedName)
+			}
+		}
+		d.cat, d.names = cat, names
+	}
+	return d.names
+}
+
+// searchFailures counts the searches that failed in a row (not bad
+// requests) and, with Options.Fallback "eager", falls back after
+// FallbackAfter of them.
+type searchFailures struct {
+	fallback string                   // Options.Fallback
+	fall     func(reason string) bool // exposure.fallBackToEager
+	mu       sync.Mutex
+	n        int
+}
+
+// done counts a search outcome toward the fallback.
+func (f *searchFailures) done(err error) {
+	if errors.Is(err, search.ErrInvalidRequest) {
+		return // says nothing about the index
+	}
+	f.mu.Lock()
+	if err == nil {
+		f.n = 0
+		f.mu.Unlock()
+		return
+	}
+	f.n++
+	n := f.n
+	f.mu.Unlock()
+	if f.fallback == ExposeEager && n >= FallbackAfter {
+		f.fall(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -84,11 +83,10 @@ type view struct {
 // changes). Its mu guards all of it and the views' direct tools; the
 // views are made by build (the Server's wiring) outside the lock.
 type exposure struct {
-	eng      *search.Engine
-	scope    *callerScope
-	log      *slog.Logger
-	fallback string           // Options.Fallback
-	surface  *surface.Surface // attached to each view while it follows the catalog
+	eng     *search.Engine
+	scope   *callerScope
+	log     *slog.Logger
+	surface *surface.Surface // attached to each view while it follows the catalog
 	// build makes a view with the meta-tools and the middleware but no
 	// direct tools; handler runs a directly listed tool.
 	build   func(dynamic bool, who *callers.Caller) *view
@@ -100,13 +98,7 @@ type exposure struct {
 	views    map[*view]struct{}        // the primary, one per HTTP session in dynamic mode, the toolsets'
 	toolsets toolsetViews              // the views of the toolsets stateless requests carried last
 	byCaller map[*callers.Caller]*view // each caller's view (callerView)
-	failures int                       // search errors in a row (not bad requests)
-	auto     autoDecision              // auto mode's decision for the current catalog
-	autoSub  map[*index.Catalog]bool   // auto mode's decisions for callers' views
-	disabled struct {                  // the current catalog's disabled tools
-		cat   *index.Catalog
-		names []string
-	}
+	auto     autoMode                  // auto mode's decisions
 }
 
 // mode returns the exposure mode now.
@@ -540,7 +532,7 @@ func (e *exposure) listedLocked(cat *index.Catalog, v *view, t *index.Tool) bool
 	case ExposeEager, ExposeCompact:
 		return true
 	case ExposeAuto:
-		return e.autoEagerLocked(cat)
+		return e.auto.eager(cat, e.eng.Catalog(), e.expose, e.log)
 	case ExposeCore:
 		for _, p := range e.expose.Pinned {
 			if ok, _ := path.Match(p, t.QualifiedName); ok || p == t.QualifiedName {
@@ -584,7 +576,7 @@ func (e *exposure) changeViewLocked(v *view) bool {
 			want[t.QualifiedName] = t
 		}
 	}
-	how := e.listingLocked()
+	how := e.expose.listing()
 	var remove []string
 	for name, key := range v.direct {
 		if t, ok := want[name]; !ok || listingKey(t, how) != key {
@@ -649,23 +641,6 @@ func (e *exposure) enabledSet(v *view) map[string]bool {
 	return maps.Clone(v.enabled)
 }
 
-// disabledTools returns the qualified names of cat's disabled tools,
-// which searches leave out: found once per catalog.
-func (e *exposure) disabledTools(cat *index.Catalog) []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.disabled.cat != cat {
-		var names []string
-		for _, t := range cat.Tools() {
-			if t.Disabled {
-				names = append(names, t.QualifiedName)
-			}
-		}
-		e.disabled.cat, e.disabled.names = cat, names
-	}
-	return e.disabled.names
-}
-
 // fallBackToEager is Server.FallBackToEager.
 func (e *exposure) fallBackToEager(reason string) bool {
 	e.mu.Lock()
@@ -677,23 +652,4 @@ func (e *exposure) fallBackToEager(reason string) bool {
 	e.expose.Mode = ExposeEager
 	e.syncDirectToolsLocked()
 	return true
-}
-
-// searchDone counts a search outcome toward the fallback.
-func (e *exposure) searchDone(err error) {
-	if errors.Is(err, search.ErrInvalidRequest) {
-		return // says nothing about the index
-	}
-	e.mu.Lock()
-	if err == nil {
-		e.failures = 0
-		e.mu.Unlock()
-		return
-	}
-	e.failures++
-	n := e.failures
-	e.mu.Unlock()
-	if e.fallback == ExposeEager && n >= FallbackAfter {
-		e.fallBackToEager(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
-	}
 }

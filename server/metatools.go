@@ -24,4 +24,6 @@ type metaTools struct {
 	audit    *auditor  // nil: off
 	// structuredClients are Options.StructuredClients (structured.go).
 	structuredClients []string
+	disabled          disabledNames
+	failures          *searchFailures
 }

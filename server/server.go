@@ -176,10 +176,11 @@ func New(opts Options) *Server {
 		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:             newAuditor(opts.Audit, opts.AuditArguments, log),
 		structuredClients: opts.StructuredClients}
-	s.expo = &exposure{eng: eng, scope: s.scope, log: log, fallback: opts.Fallback, surface: s.surface,
+	s.expo = &exposure{eng: eng, scope: s.scope, log: log, surface: s.surface,
 		build: s.newView, handler: s.meta.directHandler,
 		expose: opts.Expose, views: map[*view]struct{}{}}
 	s.meta.expo = s.expo
+	s.meta.failures = &searchFailures{fallback: opts.Fallback, fall: s.expo.fallBackToEager}
 	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, extra: strings.TrimSpace(opts.Instructions)}
 	s.start.mode = s.expo.mode
 	s.expo.setPrimary(opts.Caller)
