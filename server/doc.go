@@ -55,10 +55,11 @@
 //   - startup (startup.go): the waits of the first seconds.
 //   - exposure (expose.go, auto.go, compact.go): the views and what each
 //     lists directly; its mu guards the views, their direct and enabled
-//     sets, the mode and auto mode's decisions. Each view's listSync
+//     sets, the mode and auto mode's decisions (autoMode). Each view's listSync
 //     (listsync.go) makes a change of its list whole to clients.
 //   - metaTools (metatools.go, discover.go, schema.go, execute.go,
-//     unlisted.go): the handlers of toolscout's own tools; no state.
+//     unlisted.go): the handlers of toolscout's own tools; no state but
+//     the disabled tools of the catalog and the search failures in a row.
 //   - greeting (instructions.go): the instructions.
 //   - httpHandler (http.go): Streamable HTTP for both protocol
 //     generations, routing each request to its view.

@@ -121,7 +121,7 @@ func TestMetricsCountRequests(t *testing.T) {
 		t.Fatal("a call of an unknown tool succeeded")
 	}
 	// A catalog tool called by name in meta mode is answered before the
-	// tool handlers (startupMiddleware): counted all the same.
+	// tool handlers (startup.middleware): counted all the same.
 	if res := call(t, cs, "weather__get_forecast", map[string]any{"city": "Oslo"}); !res.IsError {
 		t.Fatalf("direct call of an unlisted tool = %s, want the execute_tool hint", text(res))
 	}

@@ -133,11 +133,11 @@ func (st *startup) waitingFor(who *callers.Caller) string {
 	return "the index to take in the upstream servers' tools"
 }
 
-// startupMiddleware holds tools/list and calls of directly listed tools
+// middleware holds tools/list and calls of directly listed tools
 // until the start settles (waitListing), lists v's tools only between
 // two of its changes (listSync), and answers a call of a tool whose
 // server never listed its tools, or of a tool v does not list
-// (unlistedCall), with what is wrong and what to call.
+// (unlisted: metaTools.unlistedCall), with what is wrong and what to call.
 func (st *startup) middleware(v *view, unlisted func(*view, *mcp.CallToolRequest) *mcp.CallToolResult) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -190,7 +190,7 @@ func ownTool(name string) bool {
 	return false
 }
 
-// unavailableTool says why name is not in cat when it names a tool of
+// unavailableToolFor says why name is not in cat when it names a tool of
 // a configured server that has not listed its tools ("" otherwise): the
 // server is still connecting or down, not the tool unknown.
 func (c *callerScope) unavailableToolFor(who *callers.Caller, cat *index.Catalog, name string) string {
@@ -217,7 +217,7 @@ func serverDown(domain, why string) string {
 	return fmt.Sprintf("server %q is unavailable (%s), so its tools are not known; toolscout keeps reconnecting it", domain, why)
 }
 
-// resolveTool is resolve, saying that a tool of a server that has not
+// resolveToolFor is resolve, saying that a tool of a server that has not
 // listed its tools is unavailable rather than unknown.
 func (c *callerScope) resolveToolFor(who *callers.Caller, cat *index.Catalog, name string) (*index.Tool, *SchemaError) {
 	t, serr := resolve(cat, name)
