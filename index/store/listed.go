@@ -3,14 +3,11 @@ package store
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fileio"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -51,15 +48,7 @@ func writeListed(w io.Writer, servers []index.ListedTools) error {
 	if err != nil {
 		return err
 	}
-	var head [listedHead]byte
-	copy(head[:], listedMagic)
-	binary.LittleEndian.PutUint32(head[len(listedMagic):], crc32.Checksum(body, checksum.Castagnoli))
-	binary.LittleEndian.PutUint64(head[len(listedMagic)+4:], uint64(len(body)))
-	if _, err := w.Write(head[:]); err != nil {
-		return err
-	}
-	_, err = w.Write(body)
-	return err
+	return writeSealed(w, listedMagic, body)
 }
 
 // readListed reads an upstreams.bin written by writeListed, checking its
@@ -67,24 +56,9 @@ func writeListed(w io.Writer, servers []index.ListedTools) error {
 // name, once. Memory stays within the body's real size whatever the
 // header claims.
 func readListed(r io.Reader) ([]index.ListedTools, error) {
-	var head [listedHead]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrListedCorrupt, err)
-	}
-	if string(head[:len(listedMagic)]) != listedMagic {
-		return nil, fmt.Errorf("%w: magic %q", ErrListedCorrupt, head[:len(listedMagic)])
-	}
-	sum := binary.LittleEndian.Uint32(head[len(listedMagic):])
-	n := binary.LittleEndian.Uint64(head[len(listedMagic)+4:])
-	body, err := io.ReadAll(io.LimitReader(r, int64(min(n, 1<<62))+1))
+	body, err := readSealed(r, listedMagic, ErrListedCorrupt)
 	if err != nil {
 		return nil, err
-	}
-	if uint64(len(body)) != n {
-		return nil, fmt.Errorf("%w: body is %d bytes, the header says %d", ErrListedCorrupt, len(body), n)
-	}
-	if crc32.Checksum(body, checksum.Castagnoli) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrListedCorrupt)
 	}
 	var servers []index.ListedTools
 	if err := json.Unmarshal(body, &servers); err != nil {

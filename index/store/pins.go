@@ -3,11 +3,9 @@ package store
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"log/slog"
 	"os"
@@ -16,7 +14,6 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index/pin"
-	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fileio"
 )
 
@@ -65,39 +62,16 @@ func writePins(w io.Writer, b *pin.Book) error {
 	if err := enc.Encode(b); err != nil {
 		return err
 	}
-	var head [pinsHead]byte
-	copy(head[:], pinsMagic)
-	binary.LittleEndian.PutUint32(head[len(pinsMagic):], crc32.Checksum(body.Bytes(), checksum.Castagnoli))
-	binary.LittleEndian.PutUint64(head[len(pinsMagic)+4:], uint64(body.Len()))
-	if _, err := w.Write(head[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(body.Bytes())
-	return err
+	return writeSealed(w, pinsMagic, body.Bytes())
 }
 
 // readPins reads a pins.bin written by writePins, checking its magic,
 // length, checksum and entries. Memory stays within the body's real
 // size whatever the header claims.
 func readPins(r io.Reader) (*pin.Book, error) {
-	var head [pinsHead]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrPinsCorrupt, err)
-	}
-	if string(head[:len(pinsMagic)]) != pinsMagic {
-		return nil, fmt.Errorf("%w: magic %q", ErrPinsCorrupt, head[:len(pinsMagic)])
-	}
-	sum := binary.LittleEndian.Uint32(head[len(pinsMagic):])
-	n := binary.LittleEndian.Uint64(head[len(pinsMagic)+4:])
-	body, err := io.ReadAll(io.LimitReader(r, int64(min(n, 1<<62))+1))
+	body, err := readSealed(r, pinsMagic, ErrPinsCorrupt)
 	if err != nil {
 		return nil, err
-	}
-	if uint64(len(body)) != n {
-		return nil, fmt.Errorf("%w: body is %d bytes, the header says %d", ErrPinsCorrupt, len(body), n)
-	}
-	if crc32.Checksum(body, checksum.Castagnoli) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrPinsCorrupt)
 	}
 	var b pin.Book
 	if err := json.Unmarshal(body, &b); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/indextest"
 )
 
 func TestLint(t *testing.T) {
@@ -27,7 +27,7 @@ func TestLint(t *testing.T) {
   {"name":"bloated","description":"Export records.","inputSchema":%s}]},
  {"name":"b","description":"B","tools":[
   {"name":"copy","description":"Create a record!","inputSchema":{"type":"object"}}]}]}`, long, bloated)
-	cat := parseCatalog(t, js)
+	cat := indextest.MustCatalog(t, js)
 	rep, err := Check(cat, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestLargeEnums(t *testing.T) {
     "size":{"type":"string","description":"Size.","enum":["s","m","l"]}}}},
   {"name":"core","description":"Pick a country.","inputSchema":{"type":"object","properties":{
     "country":{"description":"Country.","anyOf":[{"type":"string","enum":[%s]},{"type":"string"}]}}}}]}]}`, strings.Join(many, ","), strings.Join(core, ","))
-	rep, err := Check(parseCatalog(t, js), Options{Strict: true})
+	rep, err := Check(indextest.MustCatalog(t, js), Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,18 +116,4 @@ func TestLargeEnums(t *testing.T) {
 	if rep.Counts[LargeEnumKind] != 1 {
 		t.Errorf("counts %v, want one large enum", rep.Counts)
 	}
-}
-
-// parseCatalog is the catalog of the catalog.json text js.
-func parseCatalog(t *testing.T, js string) *index.Catalog {
-	t.Helper()
-	specs, err := index.ParseCatalog("t", []byte(js))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := index.NewCatalog(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
 }
