@@ -16,14 +16,7 @@ import (
 // query; both are checked for their folder before the run.
 func TestEvalExports(t *testing.T) {
 	dir := t.TempDir()
-	ds := filepath.Join(dir, "on call")
-	os.MkdirAll(ds, 0o755)
-	os.WriteFile(filepath.Join(ds, "catalog.json"), []byte(`{"domains":[{"name":"pagerduty","description":"On-call","tools":[
-	 {"name":"list_oncalls","description":"List who is on call.","inputSchema":{"type":"object"}},
-	 {"name":"create_incident","description":"Trigger an incident.","inputSchema":{"type":"object"}}]}]}`), 0o644)
-	os.WriteFile(filepath.Join(ds, "queries.jsonl"), []byte(`{"id":"q1","query":"who is on call","relevant":["pagerduty/list_oncalls"],"grades":{"pagerduty/list_oncalls":2}}
-{"id":"q2","query":"trigger an incident","relevant":["pagerduty/create_incident"]}
-`), 0o644)
+	ds := tinyDataset(t, dir)
 	prefix, perQuery := filepath.Join(dir, "exp"), filepath.Join(dir, "q.jsonl")
 	_, stderr, code := runCLI(t, "eval", "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--dataset", ds,
 		"--modes", "keyword,hybrid", "--format", "json", "--out", filepath.Join(dir, "r.json"), "--run-file", prefix, "--per-query", perQuery)
@@ -88,4 +81,20 @@ func TestEvalConfidenceModels(t *testing.T) {
 			t.Errorf("%s model %+v: want a fitted model with a threshold", mode, m)
 		}
 	}
+}
+
+// tinyDataset writes a dataset of two tools and two queries in dir, in a
+// folder whose name has a space, and returns its path: for tests of what
+// eval writes, not of how well it ranks.
+func tinyDataset(t *testing.T, dir string) string {
+	t.Helper()
+	ds := filepath.Join(dir, "on call")
+	os.MkdirAll(ds, 0o755)
+	os.WriteFile(filepath.Join(ds, "catalog.json"), []byte(`{"domains":[{"name":"pagerduty","description":"On-call","tools":[
+	 {"name":"list_oncalls","description":"List who is on call.","inputSchema":{"type":"object"}},
+	 {"name":"create_incident","description":"Trigger an incident.","inputSchema":{"type":"object"}}]}]}`), 0o644)
+	os.WriteFile(filepath.Join(ds, "queries.jsonl"), []byte(`{"id":"q1","query":"who is on call","relevant":["pagerduty/list_oncalls"],"grades":{"pagerduty/list_oncalls":2}}
+{"id":"q2","query":"trigger an incident","relevant":["pagerduty/create_incident"]}
+`), 0o644)
+	return ds
 }
