@@ -543,12 +543,19 @@ const relistEvery = time.Second
 // re-listing is followed by one more, so that the last change is always
 // applied.
 func (g *Gateway) follow(ctx context.Context, u *upstream) {
+	throttled(ctx, u, u.changed, &u.changedBy, func(session *mcp.ClientSession) { g.relist(ctx, u, session) })
+}
+
+// throttled calls do with the session that announced a change, each time
+// changed says one came, at most once per relistEvery; *by is where the
+// announcing session is left (under u.mu), taken and cleared here.
+func throttled(ctx context.Context, u *upstream, changed <-chan struct{}, by **mcp.ClientSession, do func(*mcp.ClientSession)) {
 	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-u.changed:
+		case <-changed:
 		}
 		if wait := time.Until(last.Add(relistEvery)); wait > 0 {
 			select {
@@ -559,11 +566,11 @@ func (g *Gateway) follow(ctx context.Context, u *upstream) {
 		}
 		last = time.Now()
 		u.mu.Lock()
-		session := u.changedBy
-		u.changedBy = nil
+		session := *by
+		*by = nil
 		u.mu.Unlock()
 		if session != nil {
-			g.relist(ctx, u, session)
+			do(session)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -265,31 +264,11 @@ func listPages[T any](ctx context.Context, page func(cursor string) ([]T, string
 // followSurface re-lists u's surface after it announces a change, at
 // most once per relistEvery, as follow does for tools.
 func (g *Gateway) followSurface(ctx context.Context, u *upstream) {
-	var last time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-u.surface.changed:
-		}
-		if wait := time.Until(last.Add(relistEvery)); wait > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-		}
-		last = time.Now()
-		u.mu.Lock()
-		session := u.surface.changedBy
-		u.surface.changedBy = nil
-		u.mu.Unlock()
-		if session != nil {
-			lctx, cancel := context.WithTimeout(ctx, u.cfg.connectTimeout())
-			g.listSurface(lctx, u, session)
-			cancel()
-		}
-	}
+	throttled(ctx, u, u.surface.changed, &u.surface.changedBy, func(session *mcp.ClientSession) {
+		lctx, cancel := context.WithTimeout(ctx, u.cfg.connectTimeout())
+		g.listSurface(lctx, u, session)
+		cancel()
+	})
 }
 
 // GetPrompt gets the prompt p names (the upstream's own name) from the

@@ -193,52 +193,32 @@ type mirror struct {
 // reached only if Middleware is missing: it answers gets and reads
 // itself.
 func (m *mirror) sync(st *state) {
+	syncItems(m.prompts, st.prompts, func(e *promptEntry) bool { return visible(m.vis, e.domain, e.origin) },
+		m.srv.RemovePrompts, func(e *promptEntry) { m.srv.AddPrompt(e.listed, unreachablePrompt) })
+	syncItems(m.resources, st.resources, func(e *resourceEntry) bool { return visible(m.vis, e.domain, e.up.Name) },
+		m.srv.RemoveResources, func(e *resourceEntry) { m.srv.AddResource(e.listed, unreachableResource) })
+	syncItems(m.templates, st.templates, func(e *templateEntry) bool { return visible(m.vis, e.domain, e.up.Name) },
+		m.srv.RemoveResourceTemplates, func(e *templateEntry) { m.srv.AddResourceTemplate(e.listed, unreachableResource) })
+}
+
+// syncItems makes have (what a server has registered, by key) what want
+// holds and show allows: what changed or is no longer shown is removed
+// (in one call), then what is new or changed is added.
+func syncItems[E comparable](have, want map[string]E, show func(E) bool, remove func(...string), add func(E)) {
 	var gone []string
-	for name, e := range m.prompts {
-		if st.prompts[name] != e || !visible(m.vis, e.domain, e.origin) {
-			gone = append(gone, name)
-			delete(m.prompts, name)
+	for key, e := range have {
+		if want[key] != e || !show(e) {
+			gone = append(gone, key)
+			delete(have, key)
 		}
 	}
 	if len(gone) > 0 {
-		m.srv.RemovePrompts(gone...)
+		remove(gone...)
 	}
-	for name, e := range st.prompts {
-		if m.prompts[name] != e && visible(m.vis, e.domain, e.origin) {
-			m.srv.AddPrompt(e.listed, unreachablePrompt)
-			m.prompts[name] = e
-		}
-	}
-	gone = gone[:0]
-	for uri, e := range m.resources {
-		if st.resources[uri] != e || !visible(m.vis, e.domain, e.up.Name) {
-			gone = append(gone, uri)
-			delete(m.resources, uri)
-		}
-	}
-	if len(gone) > 0 {
-		m.srv.RemoveResources(gone...)
-	}
-	for uri, e := range st.resources {
-		if m.resources[uri] != e && visible(m.vis, e.domain, e.up.Name) {
-			m.srv.AddResource(e.listed, unreachableResource)
-			m.resources[uri] = e
-		}
-	}
-	gone = gone[:0]
-	for uri, e := range m.templates {
-		if st.templates[uri] != e || !visible(m.vis, e.domain, e.up.Name) {
-			gone = append(gone, uri)
-			delete(m.templates, uri)
-		}
-	}
-	if len(gone) > 0 {
-		m.srv.RemoveResourceTemplates(gone...)
-	}
-	for uri, e := range st.templates {
-		if m.templates[uri] != e && visible(m.vis, e.domain, e.up.Name) {
-			m.srv.AddResourceTemplate(e.listed, unreachableResource)
-			m.templates[uri] = e
+	for key, e := range want {
+		if have[key] != e && show(e) {
+			add(e)
+			have[key] = e
 		}
 	}
 }
