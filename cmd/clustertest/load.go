@@ -238,9 +238,13 @@ func (c *client) wrong(format string, args ...any) {
 	c.t.note(format, args...)
 }
 
-// call calls a tool; a call that fails is tried once more, on a new
-// session when the old one is gone (a 2025-11-25 session whose replica
-// went away: initialize again) or broken.
+// retryPause is how long a client waits before it tries a failed call
+// again.
+const retryPause = 250 * time.Millisecond
+
+// call calls a tool; a call that fails is tried once more, after
+// retryPause, on a new session when the old one is gone (a 2025-11-25
+// session whose replica went away: initialize again) or broken.
 func (c *client) call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	res, err := c.attempt(ctx, name, args)
@@ -254,6 +258,14 @@ func (c *client) call(ctx context.Context, name string, args map[string]any) (*m
 		c.mu.Unlock()
 		if c.proto == legacy || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
 			c.close()
+		}
+		// As a client does, the retry waits a moment: at once, it could
+		// land in the same instant on the replica that is closing its
+		// idle connections to HAProxy (SIGTERM), which HAProxy cannot
+		// retry for it: a 502, 1 run in 5 of make test.
+		select {
+		case <-ctx.Done():
+		case <-time.After(retryPause):
 		}
 		if res, err = c.attempt(ctx, name, args); err != nil {
 			c.t.failed++
