@@ -107,7 +107,7 @@ func TestExamplesInContext(t *testing.T) {
 			"Pull image: nginx:1.27", map[string]any{"image": "nginx:1.27"}},
 		{"no argument to show: the tool's summary", "read_graph", "Read the entire knowledge graph. Returns every entity.",
 			`{"type":"object","properties":{"depth":{"type":"integer"}}}`,
-			"Read the entire knowledge graph", map[string]any{}},
+			"Read entire knowledge graph", map[string]any{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

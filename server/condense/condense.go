@@ -6,24 +6,38 @@ import (
 	"unicode/utf8"
 )
 
-// MaxWords is the most words a summary holds.
-const MaxWords = 15
+// MaxWords is the most words a summary holds. Nine words, without
+// articles, say what a tool does ("Get contents of file or directory in
+// repository."); a compact listing's entry is mostly its name and its
+// required properties, and issue 35's 45 tokens a tool leave a summary
+// about six tokens.
+const MaxWords = 9
 
 // minWords is the fewest words a clause cut may leave: fewer rarely say
 // what a tool does, and a cut between words is better then.
 const minWords = 4
 
-// Summary condenses desc into at most MaxWords words: the first sentence
-// of its first paragraph without its asides (parentheses, "e.g. ..."),
-// whole when it fits; else cut at the last clause boundary that keeps
-// at least half of it (a comma, a semicolon, a dash, or a word such as
-// "which" or "including" that opens a clause), else at a prepositional
-// phrase, else at "and", "or" or "of", else after MaxWords words; a cut
-// never leaves a word such as "and", "of" or "the" at the end. A
-// deprecation notice of the description ("DEPRECATED: Use
-// read_text_file instead.") comes first, in up to MaxWords/2 words, so
-// that the summary still says it.
-func Summary(desc string) string {
+// Summary condenses desc into a headline of at most MaxWords words: the
+// main clause of the first sentence of its first paragraph, without its
+// asides (parentheses, "e.g. ..."), without the detail after a colon or
+// a semicolon, a trailing modifier after a comma ("..., filtered by
+// status") or "with its ..." (see mainClause), and without articles and
+// possessive determiners (see headline); whole when it fits; else cut at
+// the last clause boundary that keeps at least half of it (a comma that
+// does not separate the items of a list, a semicolon, a dash, or a word
+// such as "which" that opens a clause), else at a prepositional phrase,
+// else at "and", "or" (not before a list's last item) or "of", else
+// after MaxWords words; a cut never leaves a word such as "and", "of" or
+// "to" at the end, nor half a quotation. A deprecation notice of the
+// description ("DEPRECATED: Use read_text_file instead.") comes first,
+// in up to MaxWords/2 words, so that the summary still says it.
+func Summary(desc string) string { return SummaryFor(desc, "") }
+
+// SummaryFor is Summary for a listing that shows the summary beside a
+// name holding known (a tool's domain), which the summary need not
+// repeat: known, as the proper name of what the next word names ("List
+// Linear issues" in domain linear), is left out ("List issues").
+func SummaryFor(desc, known string) string {
 	sentences := splitSentences(firstParagraph(desc))
 	if len(sentences) == 0 {
 		return ""
@@ -42,6 +56,7 @@ func Summary(desc string) string {
 		}
 		break
 	}
+	first = headline(mainClause(first), known)
 	switch {
 	case notice == "":
 		return fit(first, MaxWords)
@@ -149,6 +164,116 @@ func normalizeNotice(s string) string {
 	return strings.Replace(s, "Deprecated**", "Deprecated", 1)
 }
 
+// mainClause returns what a sentence says before the detail that
+// follows its main clause, as the sentence's end: a list or an aside
+// after a colon or a semicolon ("Describe table: columns, types, ..."),
+// a trailing modifier after a comma ("List invoices, filtered by
+// customer or status."), and what "with its" or "with their" adds to the
+// object ("Get pull request with its status, mergeability and
+// reviewers."). It keeps at least two words; a comma that separates the
+// items of a list ("Export Doc, Sheet or Slides file") is no boundary.
+func mainClause(sentence string) string {
+	end := ""
+	if strings.HasSuffix(sentence, ".") {
+		end = "."
+	}
+	s := withoutAsides(sentence, end)
+	if len(strings.Fields(s)) < minWords {
+		s = sentence
+	}
+	words := strings.Fields(s)
+	for i := 2; i < len(words); i++ {
+		prev, w := words[i-1], strings.ToLower(words[i])
+		cut := strings.HasSuffix(prev, ":") || strings.HasSuffix(prev, ";") ||
+			strings.HasSuffix(prev, ",") && modifierOpener(w) ||
+			w == "including" ||
+			w == "with" && i+1 < len(words) && (strings.EqualFold(words[i+1], "its") || strings.EqualFold(words[i+1], "their"))
+		if !cut {
+			continue
+		}
+		kept := trimDangling(words[:i])
+		if len(kept) >= 2 {
+			return strings.Join(kept, " ") + end
+		}
+	}
+	return s
+}
+
+// modifierOpener reports whether a word after a comma opens a trailing
+// modifier rather than the next item of a list.
+func modifierOpener(w string) bool {
+	switch w {
+	case "filtered", "sorted", "ordered", "grouped", "including", "keeping", "with", "without", "optionally", "per", "most", "e.g.", "i.e.", "such", "which", "where", "when", "so", "returning", "showing", "using", "based", "allowing", "like", "as", "then", "if", "unless", "by":
+		return true
+	}
+	return false
+}
+
+// headline drops from a sentence the words a headline does without,
+// which take a token each and say nothing a model needs to pick a tool:
+// the articles ("a", "an", "the"), the possessive determiners ("its",
+// "their", "your"), and known (the domain that the tool's name begins
+// with) where it names what the next word is ("List Linear issues" under
+// linear). "Create an S3 bucket in a region." is listed as "Create S3
+// bucket in region." A word is dropped in lower case, or capitalized as
+// the sentence's first word (known: capitalized, and not first, last or
+// before a preposition: "Search errors in Sentry by message" keeps it);
+// the words inside quotes or backticks stay. When the first word goes,
+// the next one takes its capital.
+func headline(sentence, known string) string {
+	words := strings.Fields(sentence)
+	kept := make([]string, 0, len(words))
+	quoted := false
+	for i, w := range words {
+		if !quoted && (functionWord(w, i == 0) || i > 0 && i+1 < len(words) && qualifier(w, words[i+1], known)) {
+			continue
+		}
+		if strings.Count(w, "\"")%2 == 1 || strings.Count(w, "`")%2 == 1 {
+			quoted = !quoted
+		}
+		kept = append(kept, w)
+	}
+	if len(kept) == 0 || len(kept) == len(words) {
+		return sentence
+	}
+	if functionWord(words[0], true) {
+		r, n := utf8.DecodeRuneInString(kept[0])
+		kept[0] = string(unicode.ToUpper(r)) + kept[0][n:]
+	}
+	return strings.Join(kept, " ")
+}
+
+// functionWord reports whether w is an article or a possessive
+// determiner that headline drops: in lower case, or capitalized when it
+// opens the sentence.
+func functionWord(w string, opens bool) bool {
+	switch w {
+	case "a", "an", "the", "its", "their", "your":
+		return true
+	case "A", "An", "The", "Its", "Their", "Your":
+		return opens
+	}
+	return false
+}
+
+// qualifier reports whether w is known (a domain's name, whose '-' and
+// '_' a word leaves out: "aws-s3" is "AWS S3" or "AWSS3") written as a
+// proper name before the word next that it qualifies.
+func qualifier(w, next, known string) bool {
+	if known == "" || !unicode.IsUpper([]rune(w)[0]) || strings.ContainsAny(w, ",.;:'’\"`") {
+		return false
+	}
+	k := strings.NewReplacer("-", "", "_", "").Replace(known)
+	if !strings.EqualFold(w, k) {
+		return false
+	}
+	switch strings.ToLower(strings.TrimRight(next, ",.;:")) {
+	case "and", "or", "but", "nor", "to", "for", "with", "without", "by", "at", "in", "on", "from", "into", "of", "as", "via", "across", "over", "under", "is", "are":
+		return false
+	}
+	return true
+}
+
 // fit returns sentence in at most max words (see Summary).
 func fit(sentence string, max int) string {
 	sentence = strings.TrimSuffix(sentence, ":")
@@ -178,7 +303,7 @@ func cutAt(words []string, max int) int {
 	for _, least := range []int{max / 2, minWords} {
 		for kind := clause; kind <= of; kind++ {
 			for i := max; i >= least; i-- {
-				if boundary(words, i) == kind && len(trimDangling(words[:i])) >= least {
+				if boundary(words, i) == kind && !quoting(words[:i]) && len(trimDangling(words[:i])) >= least {
 					return i
 				}
 			}
@@ -204,13 +329,14 @@ const (
 func boundary(words []string, i int) int {
 	prev := strings.ToLower(words[i-1])
 	w := strings.ToLower(words[i])
-	if strings.ContainsAny(prev[len(prev)-1:], ",;:") {
+	if strings.ContainsAny(prev[len(prev)-1:], ",;:") && !listComma(words, i) {
 		return clause
 	}
 	switch w {
 	case "-", "–", "—", "which", "that", "who", "whose", "including", "includes", "allowing", "so", "while", "where", "when", "whether", "if", "unless", "because", "since", "although", "though", "using", "via", "e.g.", "i.e.", "such", "like":
 		return clause
-	case "to", "for", "with", "without", "by", "at", "in", "on", "from", "into", "within", "across", "per", "after", "before", "based", "according", "depending":
+	case "to", "for", "with", "without", "by", "at", "in", "on", "from", "into", "within", "across", "per", "after", "before", "based", "according", "depending",
+		"as", "between", "among", "under", "over", "near", "through", "about", "against", "until", "toward", "towards":
 		switch {
 		case strings.HasSuffix(prev, "ed"), strings.HasSuffix(prev, "ing"), strings.HasSuffix(prev, "ly"),
 			i+1 < len(words) && (strings.EqualFold(words[i+1], "or") || strings.EqualFold(words[i+1], "and")),
@@ -219,11 +345,55 @@ func boundary(words []string, i int) int {
 		}
 		return phrase
 	case "and", "or", "but", "then":
+		if closesList(words, i) {
+			return none // a cut would keep a list without its last item
+		}
 		return pair
 	case "of":
 		return of
 	}
 	return none
+}
+
+// listComma reports whether the comma before words[i] separates the items
+// of a list ("driving, walking, cycling or transit"): the next item or
+// two, each of at most two words, lead to "and" or "or", with no
+// clause opener in between.
+func listComma(words []string, i int) bool {
+	if !strings.HasSuffix(words[i-1], ",") || modifierOpener(strings.ToLower(words[i])) {
+		return false
+	}
+	if w := strings.ToLower(words[i]); w == "and" || w == "or" {
+		return true // the comma before a list's last item
+	}
+	for j, n := i, 0; j < len(words) && n < 5; j, n = j+1, n+1 {
+		w := strings.ToLower(words[j])
+		if j > i && (w == "and" || w == "or") {
+			return true
+		}
+		if strings.ContainsAny(w, ";:.") || modifierOpener(w) && j > i {
+			return false
+		}
+	}
+	return false
+}
+
+// closesList reports whether the "and" or "or" at words[i] ends a list
+// whose items a comma separates ("labels, archives or forwards").
+func closesList(words []string, i int) bool {
+	for j := i - 1; j >= 1 && j >= i-3; j-- {
+		if strings.HasSuffix(words[j-1], ",") && listComma(words, j) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoting reports whether words leave a double quote or a backtick open:
+// a cut there would keep half a quotation.
+func quoting(words []string) bool {
+	s := strings.Join(words, " ")
+	return strings.Count(s, "\"")%2 == 1 || strings.Count(s, "`")%2 == 1
 }
 
 // containsFold reports whether words holds w, in any case.
