@@ -1,11 +1,9 @@
 package server
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server/arguments"
@@ -13,29 +11,27 @@ import (
 )
 
 // Compact listing: what a model reads to pick a tool and call it. Each
-// entry says what the tool does (its description condensed to at most 15
-// words: server/condense) and what a call must send (the required
-// properties with their types and short enums: arguments.Compact), then
-// the optional properties, in the order the schema declares them, while
-// the entry stays within compactBudget tokens. Every property keeps its
-// type and every array its items, which clients check (Gemini CLI skips a
-// tool with an untyped property, VS Code one with an array without
-// items). The entry leaves out what only a client's interface reads: the
-// title (the name is shown instead) and the annotations, whose absence
-// means the protocol's cautious defaults (not read-only, destructive,
-// open world), so that a client that confirms calls by them asks more,
-// never less; and the output schema. get_tool_schema gives the whole
+// entry says what the tool does (its description condensed to a headline
+// of at most nine words: server/condense) and what a call must send: the
+// required properties with their types and short enums
+// (arguments.Compact), and nothing else, so that the listing stays
+// within issue 35's 45 tokens a tool (o200k_base, the meta-tools
+// counted). Every property keeps its type and every array its items,
+// which clients check (Gemini CLI skips a tool with an untyped property,
+// VS Code one with an array without items). The entry leaves out the
+// optional properties (get_tool_schema lists them; until issue 35's
+// budget they filled each entry up to 45 tokens, 378 tokens on the
+// built-in catalog) and what only a client's interface reads: the title
+// (the name is shown instead) and the annotations, whose absence means
+// the protocol's cautious defaults (not read-only, destructive, open
+// world), so that a client that confirms calls by them asks more, never
+// less; and the output schema. get_tool_schema gives the whole
 // description and schema with examples, and a call is checked against
 // the whole schema, its errors saying what to send.
 //
 // Condensed listing (Exposure.Condense): the tools listed directly keep
 // their whole entry but for the description, condensed as in compact
 // mode.
-
-// compactBudget is the most tokens (o200k_base) a compact entry grows to
-// with optional properties, issue 35's target for a tool: an entry that
-// is larger with its required properties alone gets none.
-const compactBudget = 45
 
 // listing says how tools/list shows the tools it lists directly.
 type listing struct {
@@ -47,34 +43,13 @@ type listing struct {
 func listedTool(t *index.Tool, l listing) *mcp.Tool {
 	mt := mcpTool(t)
 	if l.condense {
-		mt.Description = deprecationNote(t) + condense.Summary(t.Description)
+		mt.Description = deprecationNote(t) + condense.SummaryFor(t.Description, t.Domain)
 	}
 	if !l.compact {
 		return mt
 	}
 	mt.Title, mt.Annotations, mt.OutputSchema = "", nil, nil
-	cs := arguments.Compact(t.InputSchema)
-	mt.InputSchema = cs.Schema(0)
-	enc, err := tokenizer.Get(tokenizer.O200kBase)
-	if err != nil {
-		return mt
-	}
-	fits := func(e *mcp.Tool) bool {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return false
-		}
-		c, err := enc.Count(string(b))
-		return err == nil && c <= compactBudget
-	}
-	for n := 1; n <= cs.Optional(); n++ {
-		next := *mt
-		next.InputSchema = cs.Schema(n)
-		if !fits(&next) {
-			break
-		}
-		mt.InputSchema = next.InputSchema
-	}
+	mt.InputSchema = arguments.Compact(t.InputSchema).Schema(0)
 	return mt
 }
 

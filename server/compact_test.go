@@ -16,15 +16,13 @@ import (
 
 // Budgets of a compact tools/list, in o200k_base tokens a tool, the
 // meta-tools counted (the listing over the number of tools, as `toolscout
-// tokens` divides it). Issue 35 asks for 45 on the built-in catalog and
+// tokens` divides it): issue 35 asks for 45 on the built-in catalog and
 // 60 behind the three reference servers. The built-in catalog's listing
-// is 48.8 a tool: a property keeps its type ({"type":"string"}, 4
-// tokens more than {}) and an array its items, as Gemini CLI and VS Code
-// require, and with required properties alone the entries average 47
-// (37.7 of them without any description), so 45 would take summaries of
-// five words or clients that skip the tools.
+// is 44.9 a tool: its entries without descriptions are 36.2 (names,
+// required properties with their types, the meta-tools), the summaries
+// about six tokens and their key three.
 const (
-	builtinCompactBudget   = 50.0
+	builtinCompactBudget   = 45.0
 	referenceCompactBudget = 60.0
 )
 
@@ -47,6 +45,66 @@ func TestCompactListingBudgetBuiltin(t *testing.T) {
 	}
 	if per := float64(n) / float64(cat.Len()); per > builtinCompactBudget {
 		t.Errorf("compact tools/list of the built-in catalog = %d tokens for %d tools, %.1f a tool, want ≤ %.0f", n, cat.Len(), per, builtinCompactBudget)
+	}
+}
+
+// TestCompactListingBuiltinEntries: what the budget leaves of each
+// built-in tool's compact entry still lets a model pick it and call it:
+// a summary, every required property with the type its whole schema
+// gives, and a valid object schema.
+func TestCompactListingBuiltinEntries(t *testing.T) {
+	cat, err := index.BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := store.Open("")
+	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: st}, cat.Specs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	res, err := connect(t, New(Options{Live: live, Expose: Exposure{Mode: ExposeCompact}})).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != cat.Len()+3 {
+		t.Fatalf("compact tools/list = %d tools, want the %d of the catalog and the 3 meta-tools", len(res.Tools), cat.Len())
+	}
+	for _, tl := range res.Tools {
+		full := cat.Tool(tl.Name)
+		if full == nil {
+			continue // a meta-tool
+		}
+		if len(strings.Fields(tl.Description)) < 2 {
+			t.Errorf("%s: summary %q, want a few words that say what it does", tl.Name, tl.Description)
+		}
+		listed, _ := tl.InputSchema.(map[string]any)
+		if listed["type"] != "object" {
+			t.Errorf("%s: input schema %v, want an object schema", tl.Name, tl.InputSchema)
+			continue
+		}
+		var whole struct {
+			Properties map[string]struct {
+				Type any `json:"type"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		}
+		if err := json.Unmarshal(full.InputSchema, &whole); err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		props, _ := listed["properties"].(map[string]any)
+		req, _ := listed["required"].([]any)
+		if len(req) != len(whole.Required) {
+			t.Errorf("%s: required %v, want %v", tl.Name, req, whole.Required)
+		}
+		for _, name := range whole.Required {
+			p, _ := props[name].(map[string]any)
+			want, _ := json.Marshal(whole.Properties[name].Type)
+			got, _ := json.Marshal(p["type"])
+			if p == nil || string(got) != string(want) {
+				t.Errorf("%s: required property %q listed as %v, want type %s", tl.Name, name, props[name], want)
+			}
+		}
 	}
 }
 
@@ -85,7 +143,7 @@ func TestCompactListingReferenceServers(t *testing.T) {
 		if full == nil {
 			continue // a meta-tool
 		}
-		if want := condense.Summary(full.Description); tl.Description != want || tl.Title != "" || tl.Annotations != nil || tl.OutputSchema != nil {
+		if want := condense.SummaryFor(full.Description, full.Domain); tl.Description != want || tl.Title != "" || tl.Annotations != nil || tl.OutputSchema != nil {
 			t.Errorf("%s listed as %q (title %q, annotations %v, output schema %v), want %q alone", tl.Name, tl.Description, tl.Title, tl.Annotations, tl.OutputSchema, want)
 		}
 	}
@@ -113,7 +171,7 @@ func TestCondensedEager(t *testing.T) {
 		want     string
 	}{
 		{"whole", false, "Read the complete contents of a file from the file system as text. Handles various text encodings. Only works within allowed directories."},
-		{"condensed", true, "Read the complete contents of a file from the file system as text."},
+		{"condensed", true, "Read complete contents of file from file system."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeEager, Condense: tc.condense}}))

@@ -66,8 +66,8 @@
 //
 // What tools/list shows besides the meta-tools is the [Exposure]: nothing
 // more (meta), every tool (eager; compact, with condensed descriptions
-// and stripped schemas), pinned ones (core), domains the model enables
-// (dynamic), or every tool while they cost less than a token budget
+// and their required arguments only), pinned ones (core), domains the
+// model enables (dynamic), or every tool while they cost less than a token budget
 // (auto); with Condense, the tools listed directly have condensed
 // descriptions. Disabled tools are never listed, found unless asked for,
 // or run.

@@ -31,9 +31,10 @@ const (
 	// ExposeAuto lists every tool, as eager does, while their listing
 	// costs fewer tokens than Exposure.Budget, and none above it.
 	ExposeAuto = "auto"
-	// ExposeCompact lists every tool with its description and a
-	// stripped input schema (arguments.Compact); get_tool_schema gives the
-	// whole one, and calls are checked against the whole one.
+	// ExposeCompact lists every tool with its description condensed and
+	// an input schema of its required properties (arguments.Compact);
+	// get_tool_schema gives the whole one, and calls are checked against
+	// the whole one.
 	ExposeCompact = "compact"
 )
 

@@ -217,7 +217,7 @@ func instructions(domains []DomainSize, words map[string][]string, mode string) 
 	case ExposeEager:
 		b.WriteString("Every tool is listed: call it by name. discover_tools with a query finds the right one for a task.")
 	case ExposeCompact:
-		b.WriteString("Every tool is listed with a summary and a short schema (its required arguments, optional ones where room is left): call it by name. get_tool_schema gives a tool's full schema, description and examples; discover_tools with a query finds the right one for a task.")
+		b.WriteString("Every tool is listed with a summary and its required arguments: call it by name. get_tool_schema gives a tool's optional arguments, full description and examples; discover_tools with a query finds the right one for a task.")
 	case ExposeCore, ExposeAuto:
 		b.WriteString(listedWorkflow)
 	case ExposeDynamic:

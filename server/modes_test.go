@@ -175,9 +175,9 @@ func TestIncludeExamples(t *testing.T) {
 
 // TestCompactMode: every tool is listed with a condensed description and
 // a stripped schema (the required properties with their types, short
-// enums and item types; optional ones while the entry stays within
-// compactBudget), without title, annotations or output schema; calls are
-// checked against the whole schema; get_tool_schema gives it.
+// enums and item types; no optional one), without title, annotations or
+// output schema; calls are checked against the whole schema;
+// get_tool_schema gives it.
 func TestCompactMode(t *testing.T) {
 	cat := `{"domains":[{"name":"github","tools":[
 	  {"name":"create_issue","title":"Create Issue","description":"Open a new issue (a bug, a task) in a repository. Labels must exist.","annotations":{"readOnlyHint":false,"openWorldHint":true},
@@ -192,7 +192,7 @@ func TestCompactMode(t *testing.T) {
 	listed := listToolNamed(t, cs, "github__create_issue")
 	schema, _ := json.Marshal(listed.InputSchema)
 	want := `{"properties":{"labels":{"items":{"type":"string"},"type":"array"},"meta":{"type":["string","object"]},"repo":{"type":"string"}},"required":["repo","labels","meta"],"type":"object"}`
-	if string(schema) != want || listed.Description != "Open a new issue in a repository." || listed.Title != "" || listed.Annotations != nil || listed.OutputSchema != nil {
+	if string(schema) != want || listed.Description != "Open new issue in repository." || listed.Title != "" || listed.Annotations != nil || listed.OutputSchema != nil {
 		t.Errorf("compact entry = %q %s (title %q, annotations %v, output %v), want %s alone", listed.Description, schema, listed.Title, listed.Annotations, listed.OutputSchema, want)
 	}
 	if res := call(t, cs, "github__create_issue", map[string]any{"repo": "nope", "labels": []any{}, "meta": "m"}); !res.IsError || !strings.Contains(text(res), "repo") {

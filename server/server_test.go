@@ -419,7 +419,7 @@ func TestInstructions(t *testing.T) {
 		{"unknown sizes", []DomainSize{{"memory", 0}, {"filesystem", 0}}, ExposeMeta, []string{"Tools in 2 domains: filesystem and memory. "}, []string{"0 tools"}},
 		{"many domains", ten, ExposeMeta, []string{"55 tools in 10 domains, the largest: d0, d1, d2, d3, d4, d5, d6, d7."}, []string{"d8"}},
 		{"eager", three, ExposeEager, []string{"Every tool is listed: call it by name."}, []string{"execute_tool", "get_tool_schema", "Workflow"}},
-		{"compact", three, ExposeCompact, []string{"short schema", "get_tool_schema gives a tool's full schema"}, []string{"execute_tool", "Workflow"}},
+		{"compact", three, ExposeCompact, []string{"a summary and its required arguments", "get_tool_schema gives a tool's optional arguments"}, []string{"execute_tool", "Workflow"}},
 		{"core", three, ExposeCore, []string{"Tools in tools/list can be called by name. For others: 1) discover_tools"}, nil},
 		{"auto", three, ExposeAuto, []string{"Tools in tools/list can be called by name."}, nil},
 		{"dynamic", three, ExposeDynamic, []string{"enable_domain lists a domain's tools directly"}, nil},
