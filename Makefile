@@ -120,6 +120,11 @@ wordvectors:
 	done
 	apt-get update -o Acquire::Languages=en >/dev/null
 	$(GO) run ./cmd/genvectors -out embed/wordvectors.bin $(foreach f,$(filter-out none,$(CORPUS_TSV)),-tsv $(f):summary)
+	@if [ -n "$(TEACHER)" ]; then \
+		$(GO) run ./cmd/genvectors -teacher $(TEACHER) -ollama http://$(or $(OLLAMA_HOST),127.0.0.1:11434) -keep 0.5 -sentences 24000 -vocab-from embed/wordvectors.bin -out embed/wordvectors.bin; \
+	else \
+		echo 'make wordvectors: without TEACHER=MODEL (an embedding model behind Ollama'"'"'s API) the vectors have no distilled half: weaker than the shipped ones (README, "Embedders")' >&2; \
+	fi
 
 # The built-in dataset's long-task queries, composed (seeded) from its
 # single-tool queries.

@@ -72,6 +72,14 @@ type config struct {
 	removeTop  int
 	iterations int
 	seed       uint64
+	teacher    string
+	ollama     string
+	vocabFrom  string
+	keep       float64
+	sentences  int
+	epochs     int
+	rate       float64
+	pull       float64
 }
 
 func main() {
@@ -90,12 +98,24 @@ func main() {
 	flag.IntVar(&c.removeTop, "remove-top", 2, "principal components removed after centring")
 	flag.IntVar(&c.iterations, "iterations", 3, "subspace iterations of the randomized SVD")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the random test matrix")
+	flag.StringVar(&c.teacher, "teacher", "", "distil the vectors from this embedding model behind Ollama's API instead of learning them from co-occurrence (teacher.go)")
+	flag.StringVar(&c.ollama, "ollama", "http://127.0.0.1:11434", "Ollama API address of -teacher")
+	flag.StringVar(&c.vocabFrom, "vocab-from", "embed/wordvectors.bin", "with -teacher: the word vector file whose vocabulary and counts are kept")
+	flag.Float64Var(&c.keep, "keep", 0, "with -teacher: the share (0 to below 1) of the -vocab-from vectors kept beside the distilled ones; 0 keeps the distilled ones alone")
+	flag.IntVar(&c.sentences, "sentences", 0, "with -teacher: tune the distilled vectors on the teacher's embeddings of this many corpus descriptions (tune.go); 0 to skip")
+	flag.IntVar(&c.epochs, "epochs", 8, "with -sentences: passes over the sentences")
+	flag.Float64Var(&c.rate, "rate", 0.05, "with -sentences: learning rate")
+	flag.Float64Var(&c.pull, "pull", 0.01, "with -sentences: pull of each vector toward its single-word distillation")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: genvectors [flags]\n\nLearns the built-in embedder's word vectors from package descriptions.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if err := run(c); err != nil {
+	do := run
+	if c.teacher != "" {
+		do = distil
+	}
+	if err := do(c); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -159,40 +179,49 @@ func readCorpus(c config) ([][]string, string, error) {
 			docs = append(docs, d)
 		}
 	}
-	if c.debian != "" {
-		files, err := filepath.Glob(filepath.Join(c.debian, "*_i18n_Translation-en*"))
-		if err != nil {
-			return nil, "", err
-		}
-		sort.Strings(files)
-		if len(files) == 0 {
-			return nil, "", fmt.Errorf("no *_i18n_Translation-en* files in %s: run 'apt-get update -o Acquire::Languages=en' first, or pass -debian ''", c.debian)
-		}
-		for _, f := range files {
-			raw, err := catFile(f)
-			if err != nil {
-				return nil, "", err
-			}
-			n := len(docs)
-			debianDescriptions(raw, add)
-			log.Printf("%s: %d descriptions", filepath.Base(f), len(docs)-n)
-		}
-	}
-	for _, spec := range c.tsv {
-		file, col, ok := strings.Cut(spec, ":")
-		if !ok {
-			return nil, "", fmt.Errorf("-tsv %q: want FILE:COLUMN", spec)
-		}
-		n := len(docs)
-		if err := tsvColumn(file, col, add); err != nil {
-			return nil, "", err
-		}
-		log.Printf("%s: %d summaries", file, len(docs)-n)
+	if err := eachText(c, add); err != nil {
+		return nil, "", err
 	}
 	if len(docs) == 0 {
 		return nil, "", errors.New("empty corpus: give -debian or -tsv")
 	}
 	return docs, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// eachText calls add with every description and summary of the corpus, in
+// reading order.
+func eachText(c config, add func(string)) error {
+	if c.debian != "" {
+		files, err := filepath.Glob(filepath.Join(c.debian, "*_i18n_Translation-en*"))
+		if err != nil {
+			return err
+		}
+		sort.Strings(files)
+		if len(files) == 0 {
+			return fmt.Errorf("no *_i18n_Translation-en* files in %s: run 'apt-get update -o Acquire::Languages=en' first, or pass -debian ''", c.debian)
+		}
+		for _, f := range files {
+			raw, err := catFile(f)
+			if err != nil {
+				return err
+			}
+			n := 0
+			debianDescriptions(raw, func(s string) { n++; add(s) })
+			log.Printf("%s: %d descriptions", filepath.Base(f), n)
+		}
+	}
+	for _, spec := range c.tsv {
+		file, col, ok := strings.Cut(spec, ":")
+		if !ok {
+			return fmt.Errorf("-tsv %q: want FILE:COLUMN", spec)
+		}
+		n := 0
+		if err := tsvColumn(file, col, func(s string) { n++; add(s) }); err != nil {
+			return err
+		}
+		log.Printf("%s: %d summaries", file, n)
+	}
+	return nil
 }
 
 // catFile returns an apt list file uncompressed (apt stores them lz4- or

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,30 +10,12 @@ import (
 	"github.com/toolscout/toolscout/embed"
 )
 
-// A synthetic corpus with two topics: words of one topic share contexts,
+// A synthetic corpus with two topics (corpusFile): words of one topic share contexts,
 // so their vectors must come out closer than words of different topics,
 // and two builds must write the same bytes.
 func TestLearnsTopicsDeterministically(t *testing.T) {
 	dir := t.TempDir()
-	topics := [][]string{
-		{"kitten", "puppy", "hamster", "parrot", "goldfish", "rabbit"},
-		{"truck", "tractor", "bus", "lorry", "van", "scooter"},
-	}
-	rng := rand.New(rand.NewPCG(7, 7))
-	var tsv bytes.Buffer
-	tsv.WriteString("name\tsummary\n")
-	for i := 0; i < 3000; i++ {
-		topic := topics[i%2]
-		fmt.Fprintf(&tsv, "p%d\t", i)
-		for j := 0; j < 8; j++ {
-			fmt.Fprintf(&tsv, "%s ", topic[rng.IntN(len(topic))])
-		}
-		tsv.WriteString("\n")
-	}
-	corpus := filepath.Join(dir, "corpus.tsv")
-	if err := os.WriteFile(corpus, tsv.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corpus := corpusFile(t, dir)
 	build := func(out string) []byte {
 		c := config{tsv: multiFlag{corpus + ":summary"}, out: out, vocab: 100, minCount: 2, dims: 4,
 			window: 3, alpha: 0.75, power: 0.5, removeTop: 0, iterations: 3, seed: 1}
