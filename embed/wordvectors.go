@@ -13,8 +13,10 @@ import (
 )
 
 // wordVectorsFile holds the learned word vectors of the built-in embedder,
-// made by cmd/genvectors (`make wordvectors`) from Debian's package
-// descriptions and package-registry summaries. Format (little-endian):
+// made by cmd/genvectors (`make wordvectors`): each vector is a half
+// learned from co-occurrence in Debian's package descriptions and
+// package-registry summaries beside a half distilled from a sentence
+// encoder (cmd/genvectors/teacher.go). Format (little-endian):
 // "TSWV", a version byte (1), the word count V and dimension D as uint32,
 // then V entries of (uvarint length, stem bytes, uint32 corpus count), then
 // V·D int8 components, one unit vector per word scaled by 127/max|x|.

@@ -416,7 +416,8 @@ func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Resul
 }
 
 // The shipped fusion models, fitted by cmd/fusionfit on the ten dev sets
-// (BENCHMARKS.md "Ranking v8"): builtinFusion on the built-in embedder's
+// (BENCHMARKS.md "Ranking v8"; builtinFusion refitted in "Ranking v9" for
+// the distilled word vectors): builtinFusion on the built-in embedder's
 // lists, ollamaFusion on those of an Ollama model (fitted on the Universal
 // Sentence Encoder Lite; any Ollama model uses it, so its raw-similarity
 // weight is held at 0: it reads only evidence that does not depend on a
@@ -426,10 +427,11 @@ func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Resul
 // many sentences and when the two lists agree (it adds little then).
 var (
 	builtinFusion = FusionModel{
-		Weights:  [numEvidence]float64{1.375, 1, 0, 0, 0.0235, 0, 0.0631, 0.0938, 0.25},
-		Center:   [numShape]float64{0.2682, 3.0275, 0.9839, 0.4833, 0.5307, 3.437, 3.2808, 0.7312},
-		Keyword:  [numShape]float64{-0.2579, 0.2813, -0.375, -0.5, -0.0156, 0.125, 0, 0},
-		Semantic: [numShape]float64{-0.7773, 0, 0, -0.1563, 0.0156, -0.0313, 0.125, 0.125},
+		Weights:      [numEvidence]float64{1.25, 1, 0.2813, 0.0313, 0.0235, 0.125, 0.1412, 0.0626, 0.25},
+		Center:       [numShape]float64{0.2682, 3.0275, 0.9839, 0.4833, 0.5307, 3.437, 3.2808, 0.7312},
+		Keyword:      [numShape]float64{-0.5079, 0.2813, -0.375, -0.5, -0.1406, 0.125, 0, 0},
+		Semantic:     [numShape]float64{-0.7773, 0, 0.125, -0.1563, 0.0156, -0.0313, 0.125, 0.125},
+		KeywordPower: 1.25,
 	}
 	ollamaFusion = FusionModel{
 		Weights:      [numEvidence]float64{1.7344, 1, 0.2656, 0, 0.2656, 0.0625, 0.0064, 0.0234, 0.4922},
