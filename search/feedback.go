@@ -26,8 +26,8 @@ import (
 // times Weight, it is added to the fused ranking's scores scaled from 0
 // (the last candidate) to 1 (the first), and the list sorted again
 // (ties keep the ranking's order). A tool no list found can come in; a
-// tool one caller pushed rises by at most Weight/ToolCap, the span of
-// the scaled scores with the defaults; distinct callers raise it up to
+// tool one caller pushed rises by at most Weight/ToolCap, half the span
+// of the scaled scores with the defaults; distinct callers raise it up to
 // Weight.
 
 // FeedbackParams shape the feedback channel; zero fields take the
@@ -53,8 +53,10 @@ type FeedbackParams struct {
 }
 
 // DefaultFeedbackParams are the defaults, chosen on the ten dev sets
-// with eval --feedback-split 0.5 (BENCHMARKS.md, "Feedback channel").
-var DefaultFeedbackParams = FeedbackParams{Weight: 1.5, MinSimilarity: 0.5, ToolCap: 2, HalfLife: 30 * 24 * time.Hour, Similarity: "max", Sharpen: 2}
+// with eval --feedback-split 0.5 (BENCHMARKS.md, "Feedback channel";
+// Weight lowered from 1.5 to 1 with the distilled word vectors, "Ranking
+// v9").
+var DefaultFeedbackParams = FeedbackParams{Weight: 1, MinSimilarity: 0.5, ToolCap: 2, HalfLife: 30 * 24 * time.Hour, Similarity: "max", Sharpen: 2}
 
 func (p FeedbackParams) withDefaults() FeedbackParams {
 	d := DefaultFeedbackParams
