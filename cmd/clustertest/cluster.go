@@ -106,7 +106,10 @@ func (c *cluster) index(data string) (time.Duration, error) {
 }
 
 func (c *cluster) serveArgs(data string) []string {
-	return append([]string{"--data-dir", data}, c.args...)
+	// On SIGTERM a replica answers /readyz with 503 and serves on for
+	// three health checks (HAProxy marks it down after two failed ones),
+	// as a replica behind a load balancer is run (README, "Operations").
+	return append([]string{"--data-dir", data, "--drain-delay", (3 * c.o.checkInter).String()}, c.args...)
 }
 
 // startLB starts HAProxy in front of the replicas and waits until it

@@ -389,3 +389,79 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		}
 	})
 }
+
+// TestServeDrainDelay: with --drain-delay, a SIGTERM turns /readyz to 503
+// at once while the server keeps accepting new connections and answering
+// on them for the delay, so that a load balancer takes it out before a
+// request can meet a closing connection; then it drains and exits 0. A
+// second signal ends the delay.
+func TestServeDrainDelay(t *testing.T) {
+	bin := buildBinary(t)
+	serve := func(t *testing.T, delay string) *httpServe {
+		s := startServeHTTP(t, bin, nil, "serve", "--http", "127.0.0.1:0", "--embedder", "builtin",
+			"--data-dir", t.TempDir(), "--drain-delay", delay)
+		s.waitReady(t)
+		return s
+	}
+	notReady := func(t *testing.T, s *httpServe) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			code, body := get(t, s.base+"/readyz")
+			if code == http.StatusServiceUnavailable && strings.Contains(body, "draining") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/readyz = %d %q 10 s after SIGTERM, want 503 draining", code, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	t.Run("serves during the delay", func(t *testing.T) {
+		s := serve(t, "4s")
+		sent := time.Now()
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		notReady(t, s)
+		// A new connection, as a load balancer opens before it has seen
+		// the 503, is still answered.
+		hc := &http.Client{Transport: &http.Transport{}}
+		cs := connectMCP(t, s, hc, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": "open a ticket"}})
+		if err != nil || res.IsError {
+			t.Fatalf("discover_tools during the drain delay: %v %+v\n%s", err, res, s.logText())
+		}
+		if time.Since(sent) >= 4*time.Second {
+			t.Fatalf("the call ended %s after SIGTERM, past the delay: the test proves nothing", time.Since(sent))
+		}
+		select {
+		case <-s.done:
+			t.Fatalf("exited %s after SIGTERM, before its 4 s delay:\n%s", time.Since(sent), s.logText())
+		case <-time.After(4*time.Second - time.Since(sent) - 200*time.Millisecond):
+		}
+		cs.Close()
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("still running 30 s after the delay:\n%s", s.dump())
+		}
+		if log := s.logText(); s.err != nil || !strings.Contains(log, "until load balancers see it") || !strings.Contains(log, "drained") {
+			t.Errorf("exit: %v; log:\n%s", s.err, log)
+		}
+	})
+	t.Run("a second signal ends it", func(t *testing.T) {
+		s := serve(t, "10m")
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		notReady(t, s)
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("still running 30 s after a second signal during a 10 m delay:\n%s", s.dump())
+		}
+		if log := s.logText(); s.err != nil || !strings.Contains(log, "second signal") {
+			t.Errorf("exit: %v; log:\n%s", s.err, log)
+		}
+	})
+}

@@ -49,6 +49,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&g.readOnly, "read-only", false, "serve the indexes that toolscout index built in the data dir without writing there, beside any number of other read-only servers (not with --config)")
 	reloadEvery := fs.Duration("reload-interval", 2*time.Second, "with --read-only: how often to look where the data dir (a symbolic link) leads, and swap in a newer build found there (0: never)")
 	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
+	drainDelay := fs.Duration("drain-delay", 0, "with --http: on SIGTERM or SIGINT, first answer /readyz with 503 and keep serving for this long, so that a load balancer's health checks take this server out before it stops accepting connections (e.g. the check interval times the failed checks it needs, and a little more); a second signal ends the wait")
 	startupWait := durationFlag{d: search.DefaultStartupWait}
 	var fb feedbackFlags
 	fb.register(fs)
@@ -78,6 +79,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *drainTimeout < 0 {
 		return usagef("--drain-timeout %s: want a duration of 0 or more, e.g. 10s", *drainTimeout)
+	}
+	if *drainDelay < 0 {
+		return usagef("--drain-delay %s: want a duration of 0 or more, e.g. 2s", *drainDelay)
 	}
 	if *expose != "" {
 		if _, err := parseExpose(*expose); err != nil {
@@ -315,6 +319,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		metrics:       httpguard.Wrap(srv.MetricsHandler(), guard),
 		srv:           srv,
 		drainTimeout:  *drainTimeout,
+		drainDelay:    *drainDelay,
 		what:          what,
 		authenticated: guard.Token != "" || who != nil,
 		jsonLogs:      g.logFormat == "json",
@@ -373,7 +378,8 @@ type httpServing struct {
 	mcp, metrics  http.Handler
 	srv           *server.Server
 	drainTimeout  time.Duration
-	what          string // the log line's description of the server
+	drainDelay    time.Duration // serving on, not ready, before the drain
+	what          string        // the log line's description of the server
 	authenticated bool
 	jsonLogs      bool // --log-format json: the start lines are log records too
 }
@@ -445,6 +451,9 @@ func serveHTTP(sig, work context.Context, o httpServing, stderr io.Writer, log *
 	case <-work.Done():
 	}
 	o.srv.Drain()
+	if sig.Err() != nil {
+		notReadyFor(o.drainDelay, log)
+	}
 	drain(hs, &calls, endStreams, o.drainTimeout, log)
 	return nil
 }
