@@ -36,18 +36,7 @@ func TestLearnsTopicsDeterministically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cos := func(x, y string) float64 {
-		vx, _, ok1 := wv.Lookup(x)
-		vy, _, ok2 := wv.Lookup(y)
-		if !ok1 || !ok2 {
-			t.Fatalf("%q or %q missing from the vocabulary %v", x, y, wv.Words())
-		}
-		var s float64
-		for i := range vx {
-			s += float64(vx[i]) * float64(vy[i])
-		}
-		return s
-	}
+	cos := func(x, y string) float64 { return wordCos(t, wv, x, y) }
 	// Stems: "kitten" → "kitten", "truck" → "truck", "puppi", "tractor".
 	if same, diff := cos("kitten", "puppi"), cos("kitten", "truck"); same <= diff+0.3 {
 		t.Errorf("cos(kitten, puppy) = %.2f, cos(kitten, truck) = %.2f: want the same topic clearly closer", same, diff)
@@ -77,4 +66,20 @@ func TestDebianDescriptions(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("debianDescriptions = %q, want %q", got, want)
 	}
+}
+
+// wordCos returns the cosine of two words' vectors, failing t when one is
+// missing.
+func wordCos(t *testing.T, wv *embed.WordVectors, x, y string) float64 {
+	t.Helper()
+	vx, _, ok1 := wv.Lookup(x)
+	vy, _, ok2 := wv.Lookup(y)
+	if !ok1 || !ok2 {
+		t.Fatalf("%q or %q missing from the vocabulary %v", x, y, wv.Words())
+	}
+	var s float64
+	for i := range vx {
+		s += float64(vx[i]) * float64(vy[i])
+	}
+	return s
 }

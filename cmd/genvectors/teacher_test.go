@@ -108,18 +108,7 @@ func TestDistilFromTeacher(t *testing.T) {
 		}
 		return wv
 	}
-	cos := func(wv *embed.WordVectors, x, y string) float64 {
-		vx, _, ok1 := wv.Lookup(x)
-		vy, _, ok2 := wv.Lookup(y)
-		if !ok1 || !ok2 {
-			t.Fatalf("%q or %q missing from the vocabulary %v", x, y, wv.Words())
-		}
-		var s float64
-		for i := range vx {
-			s += float64(vx[i]) * float64(vy[i])
-		}
-		return s
-	}
+	cos := func(wv *embed.WordVectors, x, y string) float64 { return wordCos(t, wv, x, y) }
 	alone := distilled("alone.bin", 0, 0)
 	if alone.Dims != 4 || alone.Len() != 12 {
 		t.Fatalf("distilled %d words × %d, want the 12 words of the vocabulary × 4", alone.Len(), alone.Dims)
