@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -353,12 +354,19 @@ func newKeywordDoc(t *index.Tool, domainDesc string) keywordDoc {
 	return d
 }
 
-// manifestHeader starts the manifest: then a line "<qualified name>\t<hash>"
-// for each indexed tool. Qualified names and hashes hold neither tabs nor
-// newlines. (Until toolscout 0.3 the manifest was a JSON object of the
-// same pairs, still read; encoding and decoding it took 0.2 s at 100k
-// tools, on every change.)
-const manifestHeader = "TSKWM01\n"
+// manifestHeader starts the manifest: then a line "<qualified name>\t<hash>
+// \t<lengths>" for each indexed tool, lengths as appendLengths writes
+// them (the tool's field lengths, bm25stats.go). Qualified names and
+// hashes hold neither tabs nor newlines. A line may lack its lengths: a
+// Sync then counts the whole catalog's. Manifests of manifestHeaderV1
+// (toolscout 0.3 until the lengths were kept: no line has them) are
+// read; until toolscout 0.3 the manifest was a JSON object of the same
+// pairs, still read (encoding and decoding it took 0.2 s at 100k tools,
+// on every change).
+const (
+	manifestHeader   = "TSKWM02\n"
+	manifestHeaderV1 = "TSKWM01\n"
+)
 
 func (k *Index) manifest() (map[string]string, error) {
 	raw, err := k.idx.GetInternal([]byte(manifestKey))
@@ -372,36 +380,55 @@ func (k *Index) manifest() (map[string]string, error) {
 	return m, nil
 }
 
-// decodeManifest reads a manifest: manifestHeader's format or JSON.
+// manifestLineFormat returns what follows the header of a manifest in
+// lines (either header's format), and whether it is.
+func manifestLineFormat(raw []byte) ([]byte, bool) {
+	if rest, ok := bytes.CutPrefix(raw, []byte(manifestHeader)); ok {
+		return rest, true
+	}
+	return bytes.CutPrefix(raw, []byte(manifestHeaderV1))
+}
+
+// decodeManifest reads a manifest, any of its formats, as each id's hash.
 func decodeManifest(raw []byte) (map[string]string, error) {
 	m := map[string]string{}
+	rest, lines := manifestLineFormat(raw)
 	switch {
 	case len(raw) == 0:
 		return m, nil
 	case raw[0] == '{':
 		return m, json.Unmarshal(raw, &m)
-	case !bytes.HasPrefix(raw, []byte(manifestHeader)):
+	case !lines:
 		return nil, errors.New("unknown format")
 	}
-	rest := raw[len(manifestHeader):]
 	m = make(map[string]string, bytes.Count(rest, []byte{'\n'}))
-	return m, manifestLines(rest, func(id, hash []byte) { m[string(id)] = string(hash) })
+	_, err := manifestLines(rest, func(id, hash, _ []byte) { m[string(id)] = string(hash) })
+	return m, err
 }
 
-// manifestLines calls f on each line of a manifest in manifestHeader's
-// format (rest: what follows the header), in order; a damaged line is
-// an error.
-func manifestLines(rest []byte, f func(id, hash []byte)) error {
+// manifestLines calls f on each line of a manifest in lines (rest: what
+// follows the header), in order, lengths nil where the line has none; a
+// damaged line is an error. all says whether every line had lengths.
+func manifestLines(rest []byte, f func(id, hash, lengths []byte)) (all bool, err error) {
+	all = true
 	for len(rest) > 0 {
 		line, after, ok := bytes.Cut(rest, []byte{'\n'})
 		id, hash, tab := bytes.Cut(line, []byte{'\t'})
 		if !ok || !tab || len(id) == 0 {
-			return fmt.Errorf("damaged line %q", line)
+			return false, fmt.Errorf("damaged line %q", line)
 		}
-		f(id, hash)
+		hash, lengths, has := bytes.Cut(hash, []byte{'\t'})
+		if has {
+			if _, ok := parseLengths(lengths); !ok {
+				return false, fmt.Errorf("damaged line %q", line)
+			}
+		} else {
+			lengths, all = nil, false
+		}
+		f(id, hash, lengths)
 		rest = after
 	}
-	return nil
+	return all, nil
 }
 
 // manifestWalk answers what the manifest recorded for each tool, asked
@@ -411,9 +438,15 @@ func manifestLines(rest []byte, f func(id, hash []byte)) error {
 // left. A catalog with 1% of its tools changed is so compared without a
 // map of every id.
 type manifestWalk struct {
-	rest []byte            // lines not yet read, in order (m == nil)
-	m    map[string]string // the lines left, once asked out of order
+	rest []byte                 // lines not yet read, in order (m == nil)
+	m    map[string]manifestRow // the lines left, once asked out of order
+	// lengths: every line has the tool's lengths.
+	lengths bool
 }
+
+// manifestRow is what a manifest line says of a tool: its hash and its
+// lengths as written (empty when the line has none).
+type manifestRow struct{ hash, lengths string }
 
 // walkManifest returns the walk of the index's manifest.
 func (k *Index) walkManifest() (*manifestWalk, error) {
@@ -421,48 +454,69 @@ func (k *Index) walkManifest() (*manifestWalk, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rest, ok := bytes.CutPrefix(raw, []byte(manifestHeader)); ok {
-		if err := manifestLines(rest, func(_, _ []byte) {}); err != nil {
+	if rest, ok := manifestLineFormat(raw); ok {
+		all, err := manifestLines(rest, func(_, _, _ []byte) {})
+		if err != nil {
 			return nil, fmt.Errorf("keyword index manifest: %w", err)
 		}
-		return &manifestWalk{rest: rest}, nil
+		return &manifestWalk{rest: rest, lengths: all && len(rest) > 0}, nil
 	}
 	m, err := decodeManifest(raw)
 	if err != nil {
 		return nil, fmt.Errorf("keyword index manifest: %w", err)
 	}
-	return &manifestWalk{m: m}, nil
+	return hashWalk(m), nil
+}
+
+// hashWalk returns the walk of a manifest of hashes alone.
+func hashWalk(hashes map[string]string) *manifestWalk {
+	w := &manifestWalk{m: make(map[string]manifestRow, len(hashes))}
+	for id, h := range hashes {
+		w.m[id] = manifestRow{hash: h}
+	}
+	return w
 }
 
 // take reports whether the manifest has id, and with hash, and forgets
-// the line.
-func (w *manifestWalk) take(id, hash string) (found, same bool) {
+// the line; lengths are the line's lengths as written (nil when it has
+// none).
+func (w *manifestWalk) take(id, hash string) (found, same bool, lengths []byte) {
 	if w.m == nil {
 		line, after, _ := bytes.Cut(w.rest, []byte{'\n'})
 		if lid, lhash, _ := bytes.Cut(line, []byte{'\t'}); len(line) > 0 && string(lid) == id {
 			w.rest = after
-			return true, string(lhash) == hash
+			lhash, lengths, _ = bytes.Cut(lhash, []byte{'\t'})
+			return true, string(lhash) == hash, lengths
 		}
-		w.m = make(map[string]string)
-		manifestLines(w.rest, func(id, hash []byte) { w.m[string(id)] = string(hash) }) // checked by walkManifest
+		w.m = make(map[string]manifestRow)
+		manifestLines(w.rest, func(id, hash, lengths []byte) { // checked by walkManifest
+			w.m[string(id)] = manifestRow{string(hash), string(lengths)}
+		})
 		w.rest = nil
 	}
-	h, ok := w.m[id]
+	r, ok := w.m[id]
 	if ok {
 		delete(w.m, id)
+		if r.lengths != "" {
+			lengths = []byte(r.lengths)
+		}
 	}
-	return ok, ok && h == hash
+	return ok, ok && r.hash == hash, lengths
 }
 
-// left calls f on the ids never taken: documents the catalog no longer
-// has.
-func (w *manifestWalk) left(f func(id string)) {
+// left calls f on the ids never taken, with their lines' lengths (nil
+// when none): documents the catalog no longer has.
+func (w *manifestWalk) left(f func(id string, lengths []byte)) {
 	if w.m == nil {
-		manifestLines(w.rest, func(id, _ []byte) { f(string(id)) })
+		manifestLines(w.rest, func(id, _, lengths []byte) { f(string(id), lengths) })
 		return
 	}
-	for id := range w.m {
-		f(id)
+	for id, r := range w.m {
+		var l []byte
+		if r.lengths != "" {
+			l = []byte(r.lengths)
+		}
+		f(id, l)
 	}
 }
 
@@ -532,18 +586,47 @@ func (k *Index) Sync(ctx context.Context, cat *index.Catalog) (index.SyncStats, 
 		if err != nil {
 			return st, err
 		}
-		old = &manifestWalk{m: ids}
+		old = hashWalk(ids)
+	}
+	// The field lengths: the previous totals corrected by the tools
+	// that changed, when the manifest has every tool's own lengths and
+	// the index its totals; else every tool counted (bm25stats.go).
+	prev := k.lengths.Load()
+	incremental := old.lengths && prev != nil
+	var all [][]toolLengths
+	totals := make(map[string]int, len(textFields)+len(exactFields)+1)
+	if incremental {
+		maps.Copy(totals, prev.FieldCardinality)
+	} else {
+		all = catalogLengths(cat)
 	}
 	size := len(manifestHeader)
 	for _, t := range cat.Tools() {
-		size += len(t.QualifiedName) + len(t.Hash) + 2
+		size += len(t.QualifiedName) + len(t.Hash) + 2 + 30
 	}
 	man := append(make([]byte, 0, size), manifestHeader...)
 	b := k.idx.NewBatch()
-	for _, d := range cat.Domains() {
-		for _, t := range d.Tools {
-			man = append(append(append(append(man, t.QualifiedName...), '\t'), t.Hash...), '\n')
-			found, same := old.take(t.QualifiedName, t.Hash)
+	for di, d := range cat.Domains() {
+		domainText := -1 // counted when a tool of d is
+		for ti, t := range d.Tools {
+			man = append(append(append(append(man, t.QualifiedName...), '\t'), t.Hash...), '\t')
+			found, same, was := old.take(t.QualifiedName, t.Hash)
+			if !incremental {
+				man = append(appendLengths(man, all[di][ti]), '\n')
+			} else if same {
+				man = append(append(man, was...), '\n')
+			} else {
+				if found {
+					l, _ := parseLengths(was) // checked by walkManifest
+					l.addTo(totals, -1)
+				}
+				if domainText < 0 {
+					domainText = domainWords(d)
+				}
+				l := countTool(t, domainText)
+				l.addTo(totals, 1)
+				man = append(appendLengths(man, l), '\n')
+			}
 			switch {
 			case !found:
 				st.Added++
@@ -574,20 +657,38 @@ func (k *Index) Sync(ctx context.Context, cat *index.Catalog) (index.SyncStats, 
 			}
 		}
 	}
-	old.left(func(id string) {
+	old.left(func(id string, was []byte) {
 		b.Delete(id)
 		st.Removed++
+		if incremental {
+			l, _ := parseLengths(was) // checked by walkManifest
+			l.addTo(totals, -1)
+		}
 	})
 	if err := ctx.Err(); err != nil {
 		return st, err
 	}
-	lengths := fieldLengths(cat)
+	var lengths *search.BM25Stats
+	if incremental {
+		lengths = &search.BM25Stats{DocCount: float64(cat.Len()), FieldCardinality: totals}
+		completeLengths(lengths)
+		for _, n := range totals {
+			if n < 0 {
+				// Totals that do not belong to the manifest (only a
+				// damaged index has such): count every tool.
+				lengths = fieldLengths(cat)
+				break
+			}
+		}
+	} else {
+		lengths = sumLengths(cat.Len(), all)
+	}
 	rawLengths, err := json.Marshal(lengths)
 	if err != nil {
 		return st, fmt.Errorf("keyword index field lengths: %w", err)
 	}
 	b.SetInternal([]byte(lengthsKey), sealLengths(rawLengths))
-	if st.Added+st.Changed+st.Removed != 0 {
+	if st.Added+st.Changed+st.Removed != 0 || !old.lengths {
 		b.SetInternal([]byte(manifestKey), man)
 	}
 	// (With no document changed, this is equal content under another

@@ -375,7 +375,7 @@ func TestManifestWalk(t *testing.T) {
 		w := &manifestWalk{rest: raw[len(manifestHeader):]}
 		for _, id := range asks {
 			hash := fmt.Sprintf("h%d", r.Intn(3))
-			found, same := w.take(id, hash)
+			found, same, _ := w.take(id, hash)
 			h, ok := want[id]
 			if found != ok || same != (ok && h == hash) {
 				t.Fatalf("round %d: take(%q, %q) = %v, %v; the manifest has %q, %v", round, id, hash, found, same, h, ok)
@@ -383,7 +383,7 @@ func TestManifestWalk(t *testing.T) {
 			delete(want, id)
 		}
 		left := map[string]bool{}
-		w.left(func(id string) { left[id] = true })
+		w.left(func(id string, _ []byte) { left[id] = true })
 		if len(left) != len(want) {
 			t.Fatalf("round %d: left %v, want the ids never asked %v", round, left, want)
 		}

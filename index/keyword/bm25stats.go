@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -45,70 +46,154 @@ func sealLengths(js []byte) []byte {
 	return checksum.Append(append([]byte(lengthsHeader), js...))
 }
 
-// fieldLengths counts, over cat's tools, the documents and each field's
-// words as the text analyzer keeps them (letters and digits, split at
-// case changes, without stop words; stemming keeps the count).
+// toolLengths are one tool's word counts in the fields whose length
+// varies, in this order: group (1 when the tool has one), name words,
+// title, description, parameter names, parameter descriptions, domain
+// text, group text, tags. The rest follow from them: qname, name and
+// domain are one word a tool, text and text_exact the sum of the name's
+// words to the parameter descriptions (addTo).
 //
-// It runs on every change, over the whole catalog, and once cost half
-// of a 1%-changed re-index at 100k tools (1 s of 2: BENCHMARKS.md). So it
-// counts each part of a tool once, not the documents newKeywordDoc
-// builds: the text fields (text, text_exact) are the name's words,
-// title, description and parameters joined by spaces, so their count is
-// the sum of those parts' counts; a domain's text is counted once for
-// all its tools; the domains are counted on every core. The totals are
-// those of counting newKeywordDoc's fields (TestFieldLengthsAsDocuments).
-func fieldLengths(cat *index.Catalog) *search.BM25Stats {
-	st := &search.BM25Stats{DocCount: float64(cat.Len())}
-	completeLengths(st)
-	domains := cat.Domains()
-	parts := make([]map[string]int, min(runtime.GOMAXPROCS(0), max(1, len(domains))))
-	var wg sync.WaitGroup
-	for w := range parts {
-		parts[w] = map[string]int{}
-		wg.Add(1)
-		go func(sum map[string]int) {
-			defer wg.Done()
-			for i := w; i < len(domains); i += len(parts) {
-				countDomain(domains[i], sum)
+// The manifest keeps each tool's lengths beside its hash (bm25.go), so
+// that a Sync counts only the tools that changed and corrects the
+// previous totals by them, instead of counting the whole catalog on
+// every change (0.27 s of a 1%-changed re-index at 100k tools,
+// BENCHMARKS.md). The counts are integers: the totals are the same as a
+// count of the whole catalog, to the bit (TestIncrementalLengthsAsCold).
+// A change to how words are counted must change manifestHeader, or an
+// index's totals would mix two ways of counting.
+type toolLengths [9]int
+
+// lengthFields are the fields of toolLengths after the group's flag.
+var lengthFields = [...]string{FieldNameWords, FieldTitle, FieldDescription, FieldParamNames, FieldParamDesc, FieldDomainText, FieldGroupText, FieldTags}
+
+// countTool returns t's lengths; domainText is its domain's text's word
+// count (domainWords).
+func countTool(t *index.Tool, domainText int) toolLengths {
+	var l toolLengths
+	if t.Group != "" {
+		l[0] = 1
+	}
+	var pn, pd int
+	for _, p := range t.Params() {
+		pn += words(p.Name)
+		pd += words(p.Description)
+	}
+	l[1], l[2], l[3], l[4], l[5] = words(t.Name), words(t.Title), words(t.Description), pn, pd
+	l[6], l[7], l[8] = domainText, words(t.Group), words(strings.Join(t.Tags, " "))
+	return l
+}
+
+// domainWords counts the words of d's text, as each of its tools'
+// domain_text field holds it.
+func domainWords(d *index.Domain) int {
+	return words(index.NameWords(d.Name) + " " + d.Description)
+}
+
+// addTo adds l's fields to sum, sign times (1 or -1).
+func (l toolLengths) addTo(sum map[string]int, sign int) {
+	sum[FieldQualifiedName] += sign
+	sum[FieldName] += sign
+	sum[fieldDomain] += sign
+	sum[fieldGroup] += sign * l[0]
+	for i, f := range lengthFields {
+		sum[f] += sign * l[i+1]
+	}
+	text := l[1] + l[2] + l[3] + l[4] + l[5]
+	sum[FieldText] += sign * text
+	sum[FieldTextExact] += sign * text
+}
+
+// appendLengths appends l as the manifest writes it: the counts in
+// decimal, separated by commas.
+func appendLengths(b []byte, l toolLengths) []byte {
+	for i, n := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return b
+}
+
+// maxToolLength bounds each count read from a manifest, so that no sum
+// of 100k tools' counts overflows.
+const maxToolLength = 1 << 30
+
+// parseLengths reads what appendLengths wrote; false when b is not
+// that.
+func parseLengths(b []byte) (toolLengths, bool) {
+	var l toolLengths
+	for i := range l {
+		if i > 0 {
+			if len(b) == 0 || b[0] != ',' {
+				return l, false
 			}
-		}(parts[w])
+			b = b[1:]
+		}
+		j := 0
+		for j < len(b) && j < 11 && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		n, err := strconv.Atoi(string(b[:j]))
+		if j == 0 || err != nil || n > maxToolLength {
+			return l, false
+		}
+		l[i], b = n, b[j:]
+	}
+	return l, len(b) == 0
+}
+
+// catalogLengths counts every tool of cat, a slice per domain in cat's
+// order, the domains on every core.
+func catalogLengths(cat *index.Catalog) [][]toolLengths {
+	domains := cat.Domains()
+	out := make([][]toolLengths, len(domains))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(domains)))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(domains); i += workers {
+				d := domains[i]
+				dw := domainWords(d)
+				out[i] = make([]toolLengths, len(d.Tools))
+				for j, t := range d.Tools {
+					out[i][j] = countTool(t, dw)
+				}
+			}
+		}()
 	}
 	wg.Wait()
-	for _, sum := range parts {
-		for f, n := range sum {
-			st.FieldCardinality[f] += n
+	return out
+}
+
+// sumLengths returns the statistics of a catalog of docs tools whose
+// lengths are all.
+func sumLengths(docs int, all [][]toolLengths) *search.BM25Stats {
+	st := &search.BM25Stats{DocCount: float64(docs)}
+	completeLengths(st)
+	for _, d := range all {
+		for _, l := range d {
+			l.addTo(st.FieldCardinality, 1)
 		}
 	}
 	return st
 }
 
-// countDomain adds the words of d's tools' fields to sum.
-func countDomain(d *index.Domain, sum map[string]int) {
-	domainText := words(index.NameWords(d.Name) + " " + d.Description)
-	for _, t := range d.Tools {
-		sum[FieldQualifiedName]++
-		sum[FieldName]++
-		sum[fieldDomain]++
-		if t.Group != "" {
-			sum[fieldGroup]++
-		}
-		name, title, desc := words(t.Name), words(t.Title), words(t.Description)
-		var pn, pd int
-		for _, p := range t.Params() {
-			pn += words(p.Name)
-			pd += words(p.Description)
-		}
-		sum[FieldNameWords] += name
-		sum[FieldTitle] += title
-		sum[FieldDescription] += desc
-		sum[FieldParamNames] += pn
-		sum[FieldParamDesc] += pd
-		sum[FieldDomainText] += domainText
-		sum[FieldGroupText] += words(t.Group)
-		sum[FieldTags] += words(strings.Join(t.Tags, " "))
-		sum[FieldText] += name + title + desc + pn + pd
-		sum[FieldTextExact] += name + title + desc + pn + pd
-	}
+// fieldLengths counts, over cat's tools, the documents and each field's
+// words as the text analyzer keeps them (letters and digits, split at
+// case changes, without stop words; stemming keeps the count).
+//
+// It counts each part of a tool once, not the documents newKeywordDoc
+// builds: the text fields (text, text_exact) are the name's words,
+// title, description and parameters joined by spaces, so their count is
+// the sum of those parts' counts; a domain's text is counted once for
+// all its tools; the domains are counted on every core. The totals are
+// those of counting newKeywordDoc's fields (TestFieldLengthsAsDocuments).
+// Sync runs it only when the manifest lacks the tools' own lengths.
+func fieldLengths(cat *index.Catalog) *search.BM25Stats {
+	return sumLengths(cat.Len(), catalogLengths(cat))
 }
 
 // words counts s's words as the text analyzer keeps them.

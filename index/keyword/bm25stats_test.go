@@ -1,7 +1,12 @@
 package keyword
 
 import (
+	"bytes"
+	"context"
+	"math"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/search"
@@ -101,6 +106,138 @@ func BenchmarkFieldLengths(b *testing.B) {
 		b.Run(f.name, func(b *testing.B) {
 			for range b.N {
 				f.fn(cat)
+			}
+		})
+	}
+}
+
+// TestIncrementalLengthsAsCold: a Sync that corrects the previous totals
+// by the tools that changed (the manifest keeps each tool's lengths)
+// leaves the index with the statistics of a cold build of the same
+// catalog, and so ranking as it: the same hits with the same scores, to
+// the bit. The change edits descriptions, tags and groups, removes,
+// renames and adds tools, and edits a domain's description (every one
+// of its tools changes); it is synced in batches of a few documents,
+// after the index is opened again (the totals read from disk), and over
+// a manifest written before the lengths were kept (every tool counted).
+func TestIncrementalLengthsAsCold(t *testing.T) {
+	ctx := context.Background()
+	base := synth.Specs(600, 40, 7)
+	base[0].Tools[0].Group, base[0].Tools[0].Tags = "admin", []string{"read", "slow"}
+	changed := make([]index.DomainSpec, len(base))
+	for d := range base {
+		changed[d] = base[d]
+		changed[d].Tools = slices.Clone(base[d].Tools)
+	}
+	for i := range changed[1].Tools {
+		switch i % 9 {
+		case 0:
+			changed[1].Tools[i].Description += " Changed: sends the weekly report to every channel."
+		case 1:
+			changed[1].Tools[i].Tags = append(slices.Clone(changed[1].Tools[i].Tags), "beta", "reports")
+		case 2:
+			changed[1].Tools[i].Group = "reports"
+		}
+	}
+	changed[0].Tools[0].Group, changed[0].Tools[0].Tags = "", nil
+	changed[2].Tools = slices.Delete(changed[2].Tools, 3, 8)
+	changed[3].Tools[4].Name += "_renamed"
+	changed[4].Description = "Another description for a whole domain of tools."
+	changed[5].Tools = append(changed[5].Tools, index.ToolSpec{Name: "brand_new_tool", Title: "Brand new", Description: "Archive old invoices into cold storage.", InputSchema: []byte(`{"type":"object","properties":{"invoiceId":{"type":"string","description":"Which invoice."}}}`)})
+	baseCat, err := index.NewCatalog(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changedCat, err := index.NewCatalog(changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	open := func(t *testing.T, dir string) *Index {
+		k, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.batchDocs = 7
+		t.Cleanup(func() { k.Close() })
+		return k
+	}
+	sync := func(t *testing.T, k *Index, cat *index.Catalog) index.SyncStats {
+		st, err := k.Sync(ctx, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	cold := open(t, filepath.Join(t.TempDir(), "cold"))
+	sync(t, cold, changedCat)
+
+	for _, tc := range []struct {
+		name string
+		// before runs on the index synced to base, closed.
+		before func(t *testing.T, dir string)
+	}{
+		{"lengths kept", func(*testing.T, string) {}},
+		{"manifest without lengths", func(t *testing.T, dir string) {
+			k := open(t, dir)
+			raw, err := k.idx.GetInternal([]byte(manifestKey))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v1 := []byte(manifestHeaderV1)
+			if _, err := manifestLines(raw[len(manifestHeader):], func(id, hash, _ []byte) {
+				v1 = append(append(append(append(v1, id...), '\t'), hash...), '\n')
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := k.idx.SetInternal([]byte(manifestKey), v1); err != nil {
+				t.Fatal(err)
+			}
+			k.Close()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "warm")
+			k := open(t, dir)
+			sync(t, k, baseCat)
+			k.Close()
+			tc.before(t, dir)
+			k = open(t, dir)
+			st := sync(t, k, changedCat)
+			if st.Changed == 0 || st.Added == 0 || st.Removed == 0 {
+				t.Fatalf("re-index = %+v, want tools changed, added and removed", st)
+			}
+			if got, want := k.lengths.Load(), cold.lengths.Load(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("field lengths after a re-index = %+v, want a cold build's %+v", got, want)
+			}
+			gotRaw, _ := k.idx.GetInternal([]byte(lengthsKey))
+			wantRaw, _ := cold.idx.GetInternal([]byte(lengthsKey))
+			if !bytes.Equal(gotRaw, wantRaw) {
+				t.Errorf("stored field lengths %q, want a cold build's %q", gotRaw, wantRaw)
+			}
+			gotMan, _ := k.idx.GetInternal([]byte(manifestKey))
+			wantMan, _ := cold.idx.GetInternal([]byte(manifestKey))
+			if !bytes.Equal(gotMan, wantMan) {
+				t.Errorf("manifest after a re-index differs from a cold build's (%d and %d bytes)", len(gotMan), len(wantMan))
+			}
+			queries := append(synth.Queries(40, 3), "weekly report channel", "archive invoices cold storage", "reports beta")
+			for _, q := range queries {
+				got, err := k.Search(ctx, Query{Text: q, Size: 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := cold.Search(ctx, Query{Text: q, Size: 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("Search(%q) after a re-index = %d hits, want a cold build's %d", q, len(got), len(want))
+				}
+				for i := range got {
+					if got[i].ID != want[i].ID || math.Float64bits(got[i].Score) != math.Float64bits(want[i].Score) || math.Float64bits(got[i].Coverage) != math.Float64bits(want[i].Coverage) {
+						t.Fatalf("Search(%q) hit %d after a re-index = %s %v (coverage %v), want a cold build's %s %v (%v)", q, i, got[i].ID, got[i].Score, got[i].Coverage, want[i].ID, want[i].Score, want[i].Coverage)
+					}
+				}
 			}
 		})
 	}

@@ -17,4 +17,11 @@
 //	if err != nil { ... }
 //	if _, err := kw.Sync(ctx, cat); err != nil { ... }
 //	hits, err := kw.Search(ctx, keyword.Query{Text: "open a ticket", Size: 5})
+//
+// Sync compares the catalog with the manifest (each tool's content hash
+// and its fields' word counts, bm25.go) and touches only the tools that
+// changed: their documents, and BM25's field totals corrected by their
+// old and new counts (bm25stats.go), equal to the bit to a count of the
+// whole catalog. A manifest without the counts (written by an earlier
+// toolscout) makes one Sync count every tool.
 package keyword
