@@ -283,9 +283,6 @@ func (l *Live) Settled() <-chan struct{} { return l.st.channel(&l.st.settled) }
 // Engine returns the engine over the live catalog.
 func (l *Live) Engine() *Engine { return l.eng }
 
-// Store returns the store the Live index keeps in sync.
-func (l *Live) Store() *store.Store { return l.store }
-
 // Subscribe registers f, called after each refresh has swapped in a new
 // catalog (one call at a time, in the refreshing goroutine; f must not
 // call Update).

@@ -155,7 +155,7 @@ func TestLiveUpdateLeavesOutABadDomain(t *testing.T) {
 	if cat.Tool("good__ok") == nil || cat.Tool("bad__x") != nil {
 		t.Errorf("catalog after update: good %v, bad %v; want only the good domain", cat.Tool("good__ok") != nil, cat.Tool("bad__x") != nil)
 	}
-	if _, _, err := Open(context.Background(), LiveOptions{Store: live.Store()}, []index.DomainSpec{good, bad}); err == nil {
+	if _, _, err := Open(context.Background(), LiveOptions{Store: live.store}, []index.DomainSpec{good, bad}); err == nil {
 		t.Error("Open accepted an invalid domain; the first build should name it")
 	}
 }
@@ -540,7 +540,7 @@ func TestSwapUnderLoad(t *testing.T) {
 	live := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, specsOf("first"))
 	defer live.Close()
 	next := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, specsOf("second"))
-	store, cat, emb := next.Store(), next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{})
+	store, cat, emb := next.store, next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for range 4 {
@@ -590,7 +590,7 @@ func TestSwapAfterClose(t *testing.T) {
 	if err := live.Close(); err != nil {
 		t.Fatal(err)
 	}
-	err := live.Swap(ctx, next.Store(), next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{}))
+	err := live.Swap(ctx, next.store, next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{}))
 	if !errors.Is(err, ErrClosed) {
 		t.Fatalf("Swap after Close = %v, want ErrClosed", err)
 	}
@@ -612,7 +612,7 @@ func TestCloseDuringSwap(t *testing.T) {
 		next := openLive(t, "", embed.NewBuiltin(embed.BuiltinOptions{}), false, specs)
 		swapped := make(chan error, 1)
 		go func() {
-			swapped <- live.Swap(ctx, next.Store(), next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{}))
+			swapped <- live.Swap(ctx, next.store, next.Engine().Catalog(), embed.NewBuiltin(embed.BuiltinOptions{}))
 		}()
 		if err := live.Close(); err != nil {
 			t.Fatal(err)
@@ -623,7 +623,7 @@ func TestCloseDuringSwap(t *testing.T) {
 		case err != nil:
 			t.Fatalf("Swap during Close: %v", err)
 		}
-		if err := live.Swap(ctx, next.Store(), next.Engine().Catalog(), nil); !errors.Is(err, ErrClosed) {
+		if err := live.Swap(ctx, next.store, next.Engine().Catalog(), nil); !errors.Is(err, ErrClosed) {
 			t.Fatalf("Swap after Close = %v, want ErrClosed", err)
 		}
 	}

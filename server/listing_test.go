@@ -107,9 +107,9 @@ func TestDownServerIsListed(t *testing.T) {
 // keep failing (not bad requests) switch tools/list to every tool.
 func TestFallbackAfterSearchFailures(t *testing.T) {
 	for _, fallback := range []string{"", ExposeEager} {
-		live := testLive(t, testCatalog, nil)
+		live, st := testLiveStore(t, "", testCatalog, nil)
 		cs := connect(t, New(Options{Live: live, Fallback: fallback}))
-		live.Store().Keyword.Close() // every search fails from now on
+		st.Keyword.Close() // every search fails from now on
 		for i := 0; i < FallbackAfter; i++ {
 			if res := call(t, cs, DiscoverTools, map[string]any{"query": "weather forecast"}); !res.IsError {
 				t.Fatalf("search on a closed index succeeded: %s", text(res))

@@ -41,6 +41,14 @@ func testLive(t *testing.T, js string, emb embed.Embedder) *search.Live {
 // testLiveIn indexes the catalog js in the data dir dir ("": in memory).
 func testLiveIn(t *testing.T, dir, js string, emb embed.Embedder) *search.Live {
 	t.Helper()
+	live, _ := testLiveStore(t, dir, js, emb)
+	return live
+}
+
+// testLiveStore is testLiveIn that also returns the store the live
+// index owns.
+func testLiveStore(t *testing.T, dir, js string, emb embed.Embedder) (*search.Live, *store.Store) {
+	t.Helper()
 	specs, err := index.ParseCatalog("test", []byte(js))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +62,7 @@ func testLiveIn(t *testing.T, dir, js string, emb embed.Embedder) *search.Live {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { live.Close() })
-	return live
+	return live, store
 }
 
 // connect runs srv on in-memory transports and returns a client session.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolscout/toolscout/embed"
@@ -27,10 +28,13 @@ type app struct {
 	// src is the catalog files when there is no --config: the store
 	// gives their catalog (cat), from the data dir's cache of them when
 	// it is there, else built from them.
-	src    *index.CatalogSource
-	cat    *index.Catalog
-	live   *search.Live
-	eng    *search.Engine
+	src  *index.CatalogSource
+	cat  *index.Catalog
+	live *search.Live
+	eng  *search.Engine
+	// st is the store live keeps in sync: the one prepare opened, then
+	// each newer build a read-only server swaps in (swapBuild).
+	st     atomic.Pointer[store.Store]
 	gw     *gateway.Gateway // nil without --config
 	gc     *gatewayConfig
 	stats  store.Stats
@@ -196,6 +200,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		return nil, nil, err
 	}
 	a.eng = a.live.Engine()
+	a.st.Store(st)
 	return a, base, nil
 }
 

@@ -35,16 +35,16 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer a.Close()
 	cat := a.eng.Catalog()
 	reportUpstreams(stdout, a)
-	fmt.Fprintf(stdout, "indexed %s in %s into %s (%s)\n", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain"), a.live.Store().Dir(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "indexed %s in %s into %s (%s)\n", plural(cat.Len(), "tool"), plural(len(cat.Domains()), "domain"), a.st.Load().Dir(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "keyword (bm25): %s\n", a.stats.Keyword)
 	fmt.Fprintf(stdout, "vectors (%s): %s\n", a.eng.EmbedderName(), a.stats.Vectors)
 	if len(feedbackFiles) > 0 {
-		if err := foldFeedback(a.live.Store(), cat, events, len(feedbackFiles), stdout); err != nil {
+		if err := foldFeedback(a.st.Load(), cat, events, len(feedbackFiles), stdout); err != nil {
 			return err
 		}
 	}
 	if *prune {
-		removed, skipped, err := g.prune(a.live.Store().Dir())
+		removed, skipped, err := g.prune(a.st.Load().Dir())
 		for _, r := range removed {
 			fmt.Fprintf(stdout, "pruned %s\n", r)
 		}

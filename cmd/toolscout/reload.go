@@ -120,6 +120,7 @@ func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) e
 		store.Close()
 		return err
 	}
+	a.st.Store(store)
 	if a.feedback != nil {
 		// The build's events, which fold in what replicas wrote out.
 		events, _ := store.Feedback().Events()

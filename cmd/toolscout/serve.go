@@ -212,7 +212,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opts.Metrics = server.NewMetrics()
 	}
 	if feedbackOn {
-		model, sink, closeSink, err := fb.setUp(a.live.Store(), stderr, log)
+		model, sink, closeSink, err := fb.setUp(a.st.Load(), stderr, log)
 		if err != nil {
 			return err
 		}
@@ -254,7 +254,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					return
 				case <-time.After(verifyDelay):
 				}
-				for _, d := range a.live.Store().Verify() {
+				for _, d := range a.st.Load().Verify() {
 					log.Warn("data dir: a file fails its check; it is removed and rebuilt when next used", "file", d.Path, "problem", d.Problem)
 				}
 				// What it read is garbage now: give it back, as after
