@@ -24,6 +24,12 @@ type LiveOptions struct {
 	// Quarantine leaves the tools with poisoning flags (index.ScanTool)
 	// out of every catalog.
 	Quarantine bool
+	// Known are the domains a source (the gateway) listed last time:
+	// Load indexes them besides its specs, leaving out and logging those
+	// that no longer make a valid catalog, as Update does, while the
+	// specs are checked strictly. Follow then refreshes them from the
+	// source.
+	Known []index.DomainSpec
 	// Progress reports vector embedding progress of the first build (Open).
 	Progress func(done, total int)
 	// Concurrency bounds embedding calls in flight (the embedder's default
@@ -75,6 +81,7 @@ type Live struct {
 	eng   *Engine
 	emb   embed.Embedder
 	quar  bool
+	known []index.DomainSpec // LiveOptions.Known, for Load
 	conc  int
 	log   *slog.Logger
 
@@ -125,7 +132,7 @@ func NewLive(opts LiveOptions) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{store: opts.Store, quar: opts.Quarantine, conc: opts.Concurrency, log: log, st: newState()}
+	l := &Live{store: opts.Store, quar: opts.Quarantine, known: opts.Known, conc: opts.Concurrency, log: log, st: newState()}
 	l.eng = NewEngine(Options{
 		Catalog: empty, Keyword: opts.Store.Keyword, Vectors: opts.Store.Vectors,
 		Params: opts.Params, CacheSize: opts.CacheSize, Logger: log,
@@ -135,24 +142,17 @@ func NewLive(opts LiveOptions) (*Live, error) {
 }
 
 // Load builds the first catalog from specs (strictly: an invalid spec is
-// an error) and indexes it in two steps: the keyword index, after which
-// the catalog is searchable (Loaded closes; semantic and hybrid requests
-// are ranked by keyword with a notice meanwhile), then the vectors of emb
-// (nil: keyword only), after which emb ranks. progress reports embedding.
+// an error) and LiveOptions.Known (leniently), and indexes it in two
+// steps: the keyword index, after which the catalog is searchable
+// (Loaded closes; semantic and hybrid requests are ranked by keyword
+// with a notice meanwhile), then the vectors of emb (nil: keyword only),
+// after which emb ranks. progress reports embedding.
 // When the store was opened with catalog files (store.Options.Catalog),
 // the catalog is the store's (Store.Catalog: cached, or built and saved)
 // and specs are not used. What the store found damaged and healed
 // (Store.Healed) is logged.
 func (l *Live) Load(ctx context.Context, specs []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
-	return l.load(ctx, func() (*index.Catalog, error) { return index.NewCatalog(l.quarantine(specs)) }, emb, progress)
-}
-
-// LoadKnown is Load with the domains a source (the gateway) listed last
-// time besides specs: those of known that no longer make a valid catalog
-// are left out and logged, as Update does, while specs are checked
-// strictly. Follow then refreshes them from the source.
-func (l *Live) LoadKnown(ctx context.Context, specs, known []index.DomainSpec, emb embed.Embedder, progress func(done, total int)) (store.Stats, error) {
-	return l.load(ctx, func() (*index.Catalog, error) { return l.build(specs, known, nil) }, emb, progress)
+	return l.load(ctx, func() (*index.Catalog, error) { return l.build(specs, l.known, nil) }, emb, progress)
 }
 
 // build returns the catalog of strict and lenient domains, quarantine

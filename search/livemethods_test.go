@@ -16,7 +16,7 @@ import (
 // others are still here and leave one by one; a method is taken off
 // this list when it goes, so that it does not come back.
 var liveMethods = []string{
-	"Close", "Engine", "Follow", "Load", "LoadKnown", "Loaded", "Ready",
+	"Close", "Engine", "Follow", "Load", "Loaded", "Ready",
 	"Settled", "State", "Subscribe", "Swap", "Update", "UseCatalog",
 }
 

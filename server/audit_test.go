@@ -185,9 +185,9 @@ func TestAuditUpstreamUnavailable(t *testing.T) {
 	slow.Timeout = 300 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	live := emptyLive(t)
 	gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{slow}, Known: []index.ListedTools{known}})
-	if _, err := live.LoadKnown(ctx, nil, gw.Specs(), embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
+	live := emptyLiveKnowing(t, gw.Specs())
+	if _, err := live.Load(ctx, nil, embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
 		t.Fatal(err)
 	}
 	live.Follow(ctx, gw, search.FollowOptions{})

@@ -23,13 +23,17 @@ import (
 
 // emptyLive returns a Live index with nothing loaded yet: a server at
 // its first moment.
-func emptyLive(t *testing.T) *search.Live {
+func emptyLive(t *testing.T) *search.Live { return emptyLiveKnowing(t, nil) }
+
+// emptyLiveKnowing is emptyLive with the domains a source listed last
+// time (search.LiveOptions.Known), for Load to index.
+func emptyLiveKnowing(t *testing.T, known []index.DomainSpec) *search.Live {
 	t.Helper()
 	store, err := store.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := search.NewLive(search.LiveOptions{Store: store})
+	live, err := search.NewLive(search.LiveOptions{Store: store, Known: known})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,13 +378,14 @@ func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) *knownEnv {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	live := emptyLive(t)
 	if opts.MinBackoff == 0 {
 		opts.MinBackoff, opts.MaxBackoff = 100*time.Millisecond, 500*time.Millisecond
 	}
 	opts.WordFrequency = search.WordFrequency // as cmd does
-	e := &knownEnv{gw: gateway.New(opts), live: live}
-	if _, err := live.LoadKnown(ctx, nil, e.gw.Specs(), embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
+	gw := gateway.New(opts)
+	live := emptyLiveKnowing(t, gw.Specs())
+	e := &knownEnv{gw: gw, live: live}
+	if _, err := live.Load(ctx, nil, embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
 		t.Fatal(err)
 	}
 	e.srv = New(Options{Live: live, Executor: e.gw, Expose: exp})

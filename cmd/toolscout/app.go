@@ -193,7 +193,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 			return nil, nil, err
 		}
 	}
-	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Logger: log})
+	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Known: a.known, Logger: log})
 	if err != nil {
 		st.Close()
 		a.closeGateway()
@@ -259,7 +259,7 @@ func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec,
 	// With catalog files the catalog is the store's (cached in the data
 	// dir, or built from the files and saved): the live index asks it.
 	bar := newProgress(stderr, "embedding "+emb.Info().String())
-	a.stats, err = a.live.LoadKnown(ctx, base, a.known, emb, bar.update)
+	a.stats, err = a.live.Load(ctx, base, emb, bar.update)
 	bar.finish()
 	return err
 }
