@@ -161,15 +161,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	storeDir := g.storeDir
-	if g.readOnly {
-		storeDir = g.readOnlyStoreDir
-	}
-	dir, err := storeDir()
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := g.openStore(dir, store.Options{ReadOnly: g.readOnly, Exclusive: g.writer, Catalog: a.src, Logger: log})
+	st, err := g.openStore(g.setRoot(), store.Options{Set: g.set(), ReadOnly: g.readOnly, Exclusive: g.writer, Catalog: a.src, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +196,8 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	return a, base, nil
 }
 
-// openStore opens the store in dir: the one call of store.OpenWith in
+// openStore opens the store in dir (with o.Set, the catalog set's
+// folder in the data dir dir): the one call of store.OpenWith in
 // toolscout, so that serve, index, search, eval, doctor and a read-only
 // server's newer builds all open their data the same way
 // (TestOneStartUpPath). A read-only data dir without the index is said

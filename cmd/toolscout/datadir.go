@@ -1,15 +1,29 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
-	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 )
 
 // The data dir holds one folder of indexes per catalog set (index/store
-// owns them: sets.go); the flags say which set a command uses.
+// owns them: sets.go); the flags say which set a command uses, and the
+// store opens its folder (store.Options.Set).
+
+// set returns the flags' catalog set.
+func (g *globalFlags) set() *store.Set {
+	return &store.Set{Catalogs: g.catalogs, Configs: g.configs}
+}
+
+// setRoot returns the data dir a command opens its set in: for serve
+// --read-only the folder the data dir led to when it was resolved (a
+// symbolic link resolved once: what is served).
+func (g *globalFlags) setRoot() string {
+	if g.readOnly && g.build != "" {
+		return g.build
+	}
+	return g.dataDir
+}
 
 // sources returns the sorted sources of the flags' catalog set.
 func (g *globalFlags) sources() ([]string, error) { return store.SetSources(g.catalogs, g.configs) }
@@ -25,25 +39,6 @@ func (g *globalFlags) storeDir() (string, error) {
 	return store.SetDir(g.dataDir, src)
 }
 
-// readOnlyStoreDir returns the folder of the current set's indexes for
-// serve --read-only: it must be there (toolscout index made it), and
-// nothing in it is created or changed, sources.json included.
-func (g *globalFlags) readOnlyStoreDir() (string, error) {
-	src, err := g.sources()
-	if err != nil {
-		return "", err
-	}
-	root := g.dataDir
-	if g.build != "" {
-		root = g.build // the link resolved once: what is served
-	}
-	dir, err := store.ExistingSetDir(root, src)
-	if errors.Is(err, index.ErrNoIndex) {
-		return "", g.noIndex(err)
-	}
-	return dir, err
-}
-
 // noIndex says that the data dir has no index of the current catalog
 // set for serve --read-only, and the command that builds it.
 func (g *globalFlags) noIndex(err error) error {
@@ -52,11 +47,4 @@ func (g *globalFlags) noIndex(err error) error {
 		cmd += " --catalog " + c
 	}
 	return fmt.Errorf("--read-only: the data dir has no index of these catalogs to serve (%w); build it first with `%s` (the same --catalog files, the same --embedder)", err, cmd)
-}
-
-// prune removes the sets other than keep whose source files are gone or
-// that were not used for 30 days, and the indexes of the data dir's old
-// single-set layout (store.Prune).
-func (g *globalFlags) prune(keep string) (removed, skipped []string, err error) {
-	return store.Prune(g.dataDir, keep)
 }

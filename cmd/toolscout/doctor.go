@@ -98,11 +98,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := store.CheckWritable(g.dataDir); err != nil {
 		add("data dir", "", err, "choose a writable --data-dir")
 	} else {
-		dir, err := g.storeDir()
-		var st *store.Store
-		if err == nil {
-			st, err = g.openStore(dir, store.Options{})
-		}
+		st, err := g.openStore(g.dataDir, store.Options{Set: g.set()})
 		switch {
 		case err == nil && st.MemoryKeyword:
 			st.Close()
@@ -111,7 +107,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			n, _ := st.Keyword.Count()
 			damage := st.Verify()
 			st.Close()
-			add("data dir", fmt.Sprintf("%s writable; this catalog set's keyword index (%s) holds %d tools", filepath.Clean(g.dataDir), dir, n), nil, "")
+			add("data dir", fmt.Sprintf("%s writable; this catalog set's keyword index (%s) holds %d tools", filepath.Clean(g.dataDir), st.Dir(), n), nil, "")
 			if len(damage) == 0 {
 				add("data files", "every checked file of this catalog set reads back whole", nil, "")
 			} else {

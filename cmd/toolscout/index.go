@@ -44,7 +44,7 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *prune {
-		removed, skipped, err := g.prune(a.st.Load().Dir())
+		removed, skipped, err := a.st.Load().Prune()
 		for _, r := range removed {
 			fmt.Fprintf(stdout, "pruned %s\n", r)
 		}

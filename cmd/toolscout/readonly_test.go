@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/treestate"
 )
 
@@ -276,9 +277,13 @@ func TestReadOnlyServesTheBuildItResolved(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, "second"), link); err != nil {
 		t.Fatal(err)
 	}
-	dir, err := g.readOnlyStoreDir()
-	if err != nil || !strings.HasPrefix(dir, first+string(filepath.Separator)) {
-		t.Errorf("readOnlyStoreDir = %q, %v; want a set of the build resolved first, %s", dir, err, first)
+	st, err := g.openStore(g.setRoot(), store.Options{Set: g.set(), ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open the store as a read-only server does: %v", err)
+	}
+	defer st.Close()
+	if dir := st.Dir(); !strings.HasPrefix(dir, first+string(filepath.Separator)) {
+		t.Errorf("the store opened %q; want a set of the build resolved first, %s", dir, first)
 	}
 }
 

@@ -89,17 +89,13 @@ const maxRetryWait = 10 * time.Second
 
 // swapBuild opens the build the data dir leads to now and swaps it in.
 func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) error {
-	dir, err := g.readOnlyStoreDir()
-	if err != nil {
-		return err
-	}
 	// The catalog files as they are now: the new build was made from
 	// them, perhaps changed. The store gives their catalog, as at start.
 	src, err := g.baseSource()
 	if err != nil {
 		return err
 	}
-	store, err := g.openStore(dir, store.Options{ReadOnly: true, Catalog: src, Logger: log})
+	store, err := g.openStore(g.setRoot(), store.Options{Set: g.set(), ReadOnly: true, Catalog: src, Logger: log})
 	if err != nil {
 		return err
 	}

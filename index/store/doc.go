@@ -1,10 +1,11 @@
 // Package store owns toolscout's data dir: the one package that opens
 // its files, and the two indexes in their folders.
 //
-// Place in the flow: between the indexes and search. cmd picks the
-// folder of its catalog set in the data dir ([SetSources], [SetDir];
-// [Prune] removes the sets no longer used), opens a [Store] there (or
-// in memory) with the set's catalog files ([Options].Catalog) and asks
+// Place in the flow: between the indexes and search. cmd opens a
+// [Store] in the data dir for its catalog set ([Options].Set: the store
+// finds or makes the set's folder, [SetSources]; [Store.Prune] removes
+// the sets no longer used), or in memory, with the set's catalog files
+// ([Options].Catalog) and asks
 // it for their catalog ([Store.Catalog]): the store alone decides
 // whether it is read back from the catalog cache or built from the
 // files (taking the previous build's unchanged tools over) and saved.

@@ -103,6 +103,19 @@ func SetDir(dataDir string, src []string) (string, error) {
 	return dir, nil
 }
 
+// setFolder returns the folder of set in dataDir: SetDir, or read-only
+// ExistingSetDir.
+func setFolder(dataDir string, set Set, readOnly bool) (string, error) {
+	src, err := SetSources(set.Catalogs, set.Configs)
+	if err != nil {
+		return "", err
+	}
+	if readOnly {
+		return ExistingSetDir(dataDir, src)
+	}
+	return SetDir(dataDir, src)
+}
+
 // CheckWritable creates dataDir unless it is there and checks that a
 // file can be written in it (toolscout doctor).
 func CheckWritable(dataDir string) error {
@@ -198,13 +211,23 @@ const pruneAge = 30 * 24 * time.Hour
 // setID matches the name of a set folder (see setPath).
 var setID = regexp.MustCompile(`^[0-9a-f]{12}$`)
 
-// Prune removes the sets in dataDir other than the one in the folder
-// keep whose source files are gone or that were not used for pruneAge,
-// and the indexes of the data dir's old single-set layout. It returns
-// what it removed, and what it left alone because toolscout did not
-// create it (no marker, a symbolic link, a folder that is not
-// toolscout's), each with the reason.
-func Prune(dataDir, keep string) (removed, skipped []string, err error) {
+// Prune removes the other sets of the store's data dir whose source
+// files are gone or that were not used for pruneAge, and the indexes of
+// the data dir's old single-set layout. It returns what it removed, and
+// what it left alone because toolscout did not create it (no marker, a
+// symbolic link, a folder that is not toolscout's), each with the
+// reason. The store must have been opened for writing as a catalog
+// set's folder (Options.Set): its own set is kept.
+func (s *Store) Prune() (removed, skipped []string, err error) {
+	if s.dataDir == "" || s.readOnly {
+		return nil, nil, fmt.Errorf("prune %s: only a store opened for writing as a catalog set of a data dir prunes the other sets", s.dir)
+	}
+	return prune(s.dataDir, s.dir)
+}
+
+// prune removes the sets in dataDir other than the one in the folder
+// keep (Prune).
+func prune(dataDir, keep string) (removed, skipped []string, err error) {
 	root, err := filepath.EvalSymlinks(dataDir)
 	if err != nil {
 		return nil, nil, nil // no data dir: nothing to prune

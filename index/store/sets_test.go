@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
@@ -41,5 +42,47 @@ func TestSetDir(t *testing.T) {
 	}
 	if other, _ := SetDir(data, []string{"builtin"}); other == dir {
 		t.Error("two sets share a folder")
+	}
+}
+
+// TestOpenSet: with Options.Set the store opens that catalog set's
+// folder in the data dir (read-only: only when a writer made it, else
+// ErrNoIndex), and Prune keeps it while it removes a set whose sources
+// are gone; a store opened on a folder of its own prunes nothing.
+func TestOpenSet(t *testing.T) {
+	data := t.TempDir()
+	set := &Set{Catalogs: []string{filepath.Join(data, "catalog.json")}}
+	if _, err := OpenWith(data, Options{Set: set, ReadOnly: true}); !errors.Is(err, index.ErrNoIndex) {
+		t.Fatalf("OpenWith(read-only) before a writer made the set = %v, want ErrNoIndex", err)
+	}
+	gone := &Set{Catalogs: []string{filepath.Join(data, "gone.json")}}
+	other, err := OpenWith(data, Options{Set: gone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	st, err := OpenWith(data, Options{Set: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	src, _ := SetSources(set.Catalogs, nil)
+	if want, _ := ExistingSetDir(data, src); st.Dir() != want {
+		t.Errorf("Dir() = %q, want the set's folder %q", st.Dir(), want)
+	}
+	removed, _, err := st.Prune()
+	if err != nil || len(removed) != 1 || !strings.HasPrefix(removed[0], other.Dir()+" ") {
+		t.Errorf("Prune() = %q, %v; want the set of the gone file, %s", removed, err, other.Dir())
+	}
+	if _, err := os.Stat(st.Dir()); err != nil {
+		t.Errorf("Prune removed the store's own set: %v", err)
+	}
+	own, err := OpenWith(filepath.Join(data, "own"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if removed, _, err := own.Prune(); err == nil || len(removed) > 0 {
+		t.Errorf("Prune() of a store not opened as a set = %q, %v; want an error", removed, err)
 	}
 }

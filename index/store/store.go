@@ -23,7 +23,10 @@ type Store struct {
 	// another process and this store keeps its own in memory.
 	MemoryKeyword bool
 	dir           string
-	healed        []string // what CachedCatalog removed
+	// dataDir is the data dir of a store opened as a catalog set's
+	// folder (Options.Set), for Prune; "" otherwise.
+	dataDir string
+	healed  []string // what CachedCatalog removed
 	// read are the files CachedCatalog read whole and found sound in
 	// this process: Verify has no need to read them again.
 	readMu   sync.Mutex
@@ -57,6 +60,20 @@ type Options struct {
 	// catalog it could not save, a keyword index kept in memory). Nil
 	// discards them.
 	Logger *slog.Logger
+	// Set, when not nil, makes the dir OpenWith is given the data dir:
+	// the store opens the folder of that catalog set in it (sets.go),
+	// creating it with its marker and recording its sources and last
+	// use; read-only, the folder must be there (else ErrNoIndex) and
+	// nothing in it is created or changed. Nil: dir is the store's
+	// folder itself.
+	Set *Set
+}
+
+// Set is a catalog set: the files a command was given. Each set has a
+// folder of indexes of its own in the data dir (SetSources names it).
+type Set struct {
+	Catalogs []string // catalog.json files
+	Configs  []string // mcpServers config files
 }
 
 // Open opens the indexes under dir (keyword.bleve and vectors/),
@@ -88,11 +105,19 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	dataDir := ""
+	if o.Set != nil {
+		var err error
+		dataDir = dir
+		if dir, err = setFolder(dataDir, *o.Set, o.ReadOnly); err != nil {
+			return nil, err
+		}
+	}
 	s, err := openIndexes(dir, o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
-	s.log, s.files.src = o.Logger, o.Catalog
+	s.log, s.files.src, s.dataDir = o.Logger, o.Catalog, dataDir
 	if s.MemoryKeyword {
 		if o.Exclusive {
 			s.Close()
