@@ -51,11 +51,8 @@ func runApprove(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	src, err := g.sources()
-	if err != nil {
-		return err
-	}
-	dir, err := store.ExistingSetDir(g.dataDir, src)
+	// The pins only: a serve running beside keeps its indexes.
+	st, err := g.openStore(g.dataDir, store.Options{Set: g.set(), NoIndexes: true, Logger: log})
 	if errors.Is(err, index.ErrNoIndex) {
 		fmt.Fprintf(stdout, "no upstream tool of these files is pinned yet in %s: serve, index or doctor with the same --config pins each tool when it first sees it\n", g.dataDir)
 		return nil
@@ -63,7 +60,8 @@ func runApprove(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	pins := store.OpenPins(dir, log)
+	defer st.Close()
+	pins := st.Pins()
 	if !*all && len(names) == 0 {
 		book, err := pins.Read()
 		if err != nil {
@@ -199,11 +197,14 @@ func (g *globalFlags) doctorPins(gc *gatewayConfig) *store.Pins {
 	if err := store.CheckWritable(g.dataDir); err != nil {
 		return nil
 	}
-	dir, err := g.storeDir()
+	// The set's folder made as serve makes it; the pins outlive the
+	// store, which doctor opens again for its data dir check.
+	st, err := g.openStore(g.dataDir, store.Options{Set: g.set()})
 	if err != nil {
 		return nil
 	}
-	return store.OpenPins(dir, nil)
+	defer st.Close()
+	return st.Pins()
 }
 
 // pinChecks are doctor's lines on the pinned definitions: one per change

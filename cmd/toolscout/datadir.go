@@ -25,20 +25,6 @@ func (g *globalFlags) setRoot() string {
 	return g.dataDir
 }
 
-// sources returns the sorted sources of the flags' catalog set.
-func (g *globalFlags) sources() ([]string, error) { return store.SetSources(g.catalogs, g.configs) }
-
-// storeDir returns the folder of the current set's indexes, creating it
-// with its marker and recording its sources and last use. It refuses a
-// sets/ or set folder that is a symbolic link.
-func (g *globalFlags) storeDir() (string, error) {
-	src, err := g.sources()
-	if err != nil {
-		return "", err
-	}
-	return store.SetDir(g.dataDir, src)
-}
-
 // noIndex says that the data dir has no index of the current catalog
 // set for serve --read-only, and the command that builds it.
 func (g *globalFlags) noIndex(err error) error {

@@ -163,18 +163,17 @@ func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := noArgs("feedback", pos); err != nil {
 		return err
 	}
-	src, err := g.sources()
-	if err != nil {
-		return err
-	}
-	dir, err := store.ExistingSetDir(g.dataDir, src)
+	// The log only: a serve running beside keeps its indexes.
+	st, err := g.openStore(g.dataDir, store.Options{Set: g.set(), NoIndexes: true})
 	if errors.Is(err, index.ErrNoIndex) {
-		dir, err = "", nil // nothing indexed, nothing learned
+		// Nothing indexed, nothing learned: a log kept in memory.
+		st, err = g.openStore("", store.Options{NoIndexes: true})
 	}
 	if err != nil {
 		return err
 	}
-	fl := store.OpenFeedback(dir, store.FeedbackOptions{})
+	defer st.Close()
+	fl := st.Feedback()
 	if *forget {
 		if err := fl.Forget(); err != nil {
 			return err

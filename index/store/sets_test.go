@@ -86,3 +86,41 @@ func TestOpenSet(t *testing.T) {
 		t.Errorf("Prune() of a store not opened as a set = %q, %v; want an error", removed, err)
 	}
 }
+
+// TestOpenNoIndexes: a store opened for its pins and feedback only
+// creates nothing (a set no writer made is ErrNoIndex), opens no index,
+// and finds the files of the set's folder.
+func TestOpenNoIndexes(t *testing.T) {
+	data := t.TempDir()
+	set := &Set{Configs: []string{filepath.Join(data, "mcp.json")}}
+	if _, err := OpenWith(data, Options{Set: set, NoIndexes: true}); !errors.Is(err, index.ErrNoIndex) {
+		t.Fatalf("OpenWith(NoIndexes) before a writer made the set = %v, want ErrNoIndex", err)
+	}
+	if entries, _ := os.ReadDir(data); len(entries) != 0 {
+		t.Fatalf("OpenWith(NoIndexes) created %d entries in the data dir", len(entries))
+	}
+	w, err := OpenWith(data, Options{Set: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	st, err := OpenWith(data, Options{Set: set, NoIndexes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Keyword != nil || st.Vectors != nil {
+		t.Error("OpenWith(NoIndexes) opened the indexes")
+	}
+	if want := filepath.Join(w.Dir(), pinsFile); st.Pins().Path() != want {
+		t.Errorf("Pins().Path() = %q, want %q", st.Pins().Path(), want)
+	}
+	if want := filepath.Join(w.Dir(), feedbackFile); st.Feedback().Path() != want {
+		t.Errorf("Feedback().Path() = %q, want %q", st.Feedback().Path(), want)
+	}
+	if len(st.Healed()) != 0 {
+		t.Errorf("Healed() = %q", st.Healed())
+	}
+	if err := st.Close(); err != nil {
+		t.Error(err)
+	}
+}

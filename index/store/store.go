@@ -67,6 +67,13 @@ type Options struct {
 	// nothing in it is created or changed. Nil: dir is the store's
 	// folder itself.
 	Set *Set
+	// NoIndexes opens the folder for the files kept beside the indexes
+	// only (Pins, Feedback): the indexes are not opened (Keyword and
+	// Vectors are nil) and nothing is created, so that a command run
+	// beside a server that holds them (toolscout approve, feedback)
+	// neither waits for nor disturbs it. With Set the folder must be
+	// there (else ErrNoIndex); an empty dir keeps the files in memory.
+	NoIndexes bool
 }
 
 // Set is a catalog set: the files a command was given. Each set has a
@@ -109,9 +116,12 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if o.Set != nil {
 		var err error
 		dataDir = dir
-		if dir, err = setFolder(dataDir, *o.Set, o.ReadOnly); err != nil {
+		if dir, err = setFolder(dataDir, *o.Set, o.ReadOnly || o.NoIndexes); err != nil {
 			return nil, err
 		}
+	}
+	if o.NoIndexes {
+		return &Store{dir: dir, dataDir: dataDir, readOnly: o.ReadOnly, log: o.Logger}, nil
 	}
 	s, err := openIndexes(dir, o.ReadOnly)
 	if err != nil {
@@ -183,6 +193,9 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 // first Sync: a query, which never writes files, leaves what it cannot
 // read for the next Sync to heal. Callers log it.
 func (s *Store) Healed() []string {
+	if s.Keyword == nil { // Options.NoIndexes
+		return slices.Clone(s.healed)
+	}
 	out := append(slices.Clone(s.healed), s.Keyword.Healed()...)
 	return append(out, s.Vectors.Healed()...)
 }
@@ -194,6 +207,9 @@ func (s *Store) Dir() string { return s.dir }
 // the indexes.
 func (s *Store) Close() error {
 	s.WaitSaved()
+	if s.Keyword == nil { // Options.NoIndexes
+		return nil
+	}
 	return s.Keyword.Close()
 }
 
