@@ -145,3 +145,78 @@ func TestStoreImportsNoEmbedder(t *testing.T) {
 		t.Fatalf("only %d files checked", checked)
 	}
 }
+
+// cmdCalls are the functions of this package cmd/toolscout may call:
+// OpenWith (in openStore: TestOneStartUpPath), and what is left to
+// move behind the value it returns (issue 36, item 1): doctor's check
+// that the data dir is writable, and the feedback lines' codec that
+// replicas write and index --feedback reads (files outside the data
+// dir). Everything else about the data dir is a method of Store or an
+// Options field; the list only shrinks.
+var cmdCalls = map[string]bool{
+	"OpenWith":            true,
+	"CheckWritable":       true,
+	"EncodeFeedbackLine":  true,
+	"DecodeFeedbackLines": true,
+}
+
+// TestCmdCallsFewStoreFunctions fails when cmd/toolscout calls a
+// function of this package not in cmdCalls: a path into the data dir
+// that bypasses the store it opened (a set folder, pins or feedback
+// made from a path, a prune of a data dir).
+func TestCmdCallsFewStoreFunctions(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	found := map[string]bool{}
+	err = walkGo(root, func(rel, path string) error {
+		if !strings.HasPrefix(rel, "cmd/toolscout/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		name := ""
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/toolscout/toolscout/index/store" {
+				name = "store"
+				if imp.Name != nil {
+					name = imp.Name.Name
+				}
+			}
+		}
+		if name == "" {
+			return nil
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); !ok || id.Name != name || id.Obj != nil {
+				return true // a method, or a local variable named store
+			}
+			found[sel.Sel.Name] = true
+			if !cmdCalls[sel.Sel.Name] {
+				t.Errorf("%s: store.%s: cmd opens the data dir with store.OpenWith (openStore) and asks the Store it returns; make this a method of Store or an Options field", fset.Position(call.Pos()), sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range cmdCalls {
+		if !found[c] {
+			t.Errorf("cmd/toolscout no longer calls store.%s: take it off cmdCalls so that it does not come back (or the walk missed it)", c)
+		}
+	}
+}
