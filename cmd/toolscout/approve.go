@@ -194,12 +194,9 @@ func (g *globalFlags) doctorPins(gc *gatewayConfig) *store.Pins {
 	if gc.Pin == "off" {
 		return nil
 	}
-	if err := store.CheckWritable(g.dataDir); err != nil {
-		return nil
-	}
 	// The set's folder made as serve makes it; the pins outlive the
 	// store, which doctor opens again for its data dir check.
-	st, err := g.openStore(g.dataDir, store.Options{Set: g.set()})
+	st, err := g.openStore(g.dataDir, store.Options{Set: g.set(), CheckWritable: true})
 	if err != nil {
 		return nil
 	}

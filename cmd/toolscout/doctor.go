@@ -95,32 +95,30 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		emit(g.checkOllama(ctx)...)
 	}
 
-	if err := store.CheckWritable(g.dataDir); err != nil {
+	st, err := g.openStore(g.dataDir, store.Options{Set: g.set(), CheckWritable: true})
+	switch {
+	case errors.Is(err, store.ErrNotWritable):
 		add("data dir", "", err, "choose a writable --data-dir")
-	} else {
-		st, err := g.openStore(g.dataDir, store.Options{Set: g.set()})
-		switch {
-		case err == nil && st.MemoryKeyword:
-			st.Close()
-			add("data dir", fmt.Sprintf("%s writable; its keyword index is in use by another toolscout process (a second one keeps its own in memory)", filepath.Clean(g.dataDir)), nil, "")
-		case err == nil:
-			n, _ := st.Keyword.Count()
-			damage := st.Verify()
-			st.Close()
-			add("data dir", fmt.Sprintf("%s writable; this catalog set's keyword index (%s) holds %d tools", filepath.Clean(g.dataDir), st.Dir(), n), nil, "")
-			if len(damage) == 0 {
-				add("data files", "every checked file of this catalog set reads back whole", nil, "")
-			} else {
-				var list []string
-				for _, d := range damage {
-					list = append(list, d.String())
-				}
-				add("data files", "", fmt.Errorf("%d damaged: %s", len(damage), strings.Join(list, "; ")),
-					"nothing to do by hand: each is removed and rebuilt, with a warning, when next used (toolscout index rebuilds what it needs now)")
+	case err == nil && st.MemoryKeyword:
+		st.Close()
+		add("data dir", fmt.Sprintf("%s writable; its keyword index is in use by another toolscout process (a second one keeps its own in memory)", filepath.Clean(g.dataDir)), nil, "")
+	case err == nil:
+		n, _ := st.Keyword.Count()
+		damage := st.Verify()
+		st.Close()
+		add("data dir", fmt.Sprintf("%s writable; this catalog set's keyword index (%s) holds %d tools", filepath.Clean(g.dataDir), st.Dir(), n), nil, "")
+		if len(damage) == 0 {
+			add("data files", "every checked file of this catalog set reads back whole", nil, "")
+		} else {
+			var list []string
+			for _, d := range damage {
+				list = append(list, d.String())
 			}
-		default:
-			add("data dir", "", err, "stop the other toolscout process, or delete the folder to rebuild it")
+			add("data files", "", fmt.Errorf("%d damaged: %s", len(damage), strings.Join(list, "; ")),
+				"nothing to do by hand: each is removed and rebuilt, with a warning, when next used (toolscout index rebuilds what it needs now)")
 		}
+	default:
+		add("data dir", "", err, "stop the other toolscout process, or delete the folder to rebuild it")
 	}
 
 	if failed > 0 {

@@ -116,3 +116,17 @@ func TestDoctorFindsDamageNoStartReads(t *testing.T) {
 		t.Errorf("doctor with another embedder's statistics damaged: exit %d, want 1 naming %s\n%s", code, other, stdout)
 	}
 }
+
+// TestDoctorDataDirNotWritable: a data dir that cannot be made is said
+// with the advice to choose another, not to stop another process; the
+// other checks still run.
+func TestDoctorDataDirNotWritable(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("not a folder"), 0o644)
+	stdout, _, code := runCLI(t, "doctor", "--embedder", "builtin", "--data-dir", filepath.Join(file, "data"))
+	if code == 0 || !strings.Contains(stdout, "choose a writable --data-dir") || strings.Contains(stdout, "stop the other toolscout process") {
+		t.Errorf("doctor with a data dir under a file: exit %d, want a failure that advises a writable --data-dir\n%s", code, stdout)
+	}
+}

@@ -116,9 +116,9 @@ func setFolder(dataDir string, set Set, readOnly bool) (string, error) {
 	return SetDir(dataDir, src)
 }
 
-// CheckWritable creates dataDir unless it is there and checks that a
-// file can be written in it (toolscout doctor).
-func CheckWritable(dataDir string) error {
+// checkWritable creates dataDir unless it is there and checks that a
+// file can be written in it (Options.CheckWritable).
+func checkWritable(dataDir string) error {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return err
 	}

@@ -124,3 +124,19 @@ func TestOpenNoIndexes(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOpenCheckWritable: with Options.CheckWritable a data dir that
+// cannot hold a file is ErrNotWritable, its text the cause's.
+func TestOpenCheckWritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, []byte("not a folder"), 0o644)
+	_, err := OpenWith(filepath.Join(file, "data"), Options{Set: &Set{}, CheckWritable: true})
+	if !errors.Is(err, ErrNotWritable) || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("OpenWith(under a file, CheckWritable) = %v, want ErrNotWritable with the cause", err)
+	}
+	st, err := OpenWith(t.TempDir(), Options{Set: &Set{}, CheckWritable: true})
+	if err != nil {
+		t.Fatalf("OpenWith(a writable data dir, CheckWritable) = %v", err)
+	}
+	st.Close()
+}

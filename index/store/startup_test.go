@@ -148,14 +148,12 @@ func TestStoreImportsNoEmbedder(t *testing.T) {
 
 // cmdCalls are the functions of this package cmd/toolscout may call:
 // OpenWith (in openStore: TestOneStartUpPath), and what is left to
-// move behind the value it returns (issue 36, item 1): doctor's check
-// that the data dir is writable, and the feedback lines' codec that
-// replicas write and index --feedback reads (files outside the data
-// dir). Everything else about the data dir is a method of Store or an
+// move behind the value it returns (issue 36, item 1): the feedback
+// lines' codec that replicas write and index --feedback reads (files
+// outside the data dir). Everything else about the data dir is a method of Store or an
 // Options field; the list only shrinks.
 var cmdCalls = map[string]bool{
 	"OpenWith":            true,
-	"CheckWritable":       true,
 	"EncodeFeedbackLine":  true,
 	"DecodeFeedbackLines": true,
 }

@@ -74,7 +74,22 @@ type Options struct {
 	// neither waits for nor disturbs it. With Set the folder must be
 	// there (else ErrNoIndex); an empty dir keeps the files in memory.
 	NoIndexes bool
+	// CheckWritable makes OpenWith first check that a file can be
+	// written in the data dir (created unless it is there): an error
+	// wrapping ErrNotWritable when not (toolscout doctor).
+	CheckWritable bool
 }
+
+// ErrNotWritable is OpenWith's error (with Options.CheckWritable) for a
+// data dir in which no file can be written; the error says why.
+var ErrNotWritable = errors.New("data dir not writable")
+
+// notWritable wraps the cause of ErrNotWritable; its text is the
+// cause's.
+type notWritable struct{ err error }
+
+func (e notWritable) Error() string   { return e.err.Error() }
+func (e notWritable) Unwrap() []error { return []error{ErrNotWritable, e.err} }
 
 // Set is a catalog set: the files a command was given. Each set has a
 // folder of indexes of its own in the data dir (SetSources names it).
@@ -111,6 +126,11 @@ func Memory() (*Store, error) { return OpenWith("", Options{}) }
 func OpenWith(dir string, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CheckWritable {
+		if err := checkWritable(dir); err != nil {
+			return nil, notWritable{err}
+		}
 	}
 	dataDir := ""
 	if o.Set != nil {
