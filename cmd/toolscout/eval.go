@@ -187,7 +187,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, e := range append([]embed.Embedder{emb}, values(embedders)...) {
 		if e.Info().Provider != "builtin" {
 			stores = func(key string) (*store.Store, error) {
-				return g.openStore(filepath.Join(g.dataDir, "eval", key), store.Options{Logger: log})
+				return g.openStore(g.dataDir, store.Options{Cache: key, Logger: log})
 			}
 		}
 	}

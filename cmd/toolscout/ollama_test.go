@@ -131,6 +131,10 @@ func TestEvalComparesInstalledModels(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("eval --models all-installed: exit %d\n%s", code, stderr)
 	}
+	// Ollama's indexes are kept between runs, in the data dir's eval/.
+	if caches, _ := filepath.Glob(filepath.Join(dir, "eval", "eval-*-ollama-*")); len(caches) != 2 {
+		t.Errorf("eval kept %q in the data dir, want one folder of indexes per Ollama model under eval/", caches)
+	}
 	rep := readReport(t, out)
 	var got []string
 	for _, r := range rep.Datasets[0].Runs {

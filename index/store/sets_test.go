@@ -140,3 +140,26 @@ func TestOpenCheckWritable(t *testing.T) {
 	}
 	st.Close()
 }
+
+// TestOpenCache: Options.Cache opens the named folder under the data
+// dir's eval/ folder, and refuses a name that would lead elsewhere.
+func TestOpenCache(t *testing.T) {
+	data := t.TempDir()
+	st, err := OpenWith(data, Options{Cache: "eval-abc-ollama-m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if want := filepath.Join(data, "eval", "eval-abc-ollama-m"); st.Dir() != want {
+		t.Errorf("Dir() = %q, want %q", st.Dir(), want)
+	}
+	for _, bad := range []string{"..", ".", "a/b", `a\b`, "../x"} {
+		if st, err := OpenWith(data, Options{Cache: bad}); err == nil {
+			st.Close()
+			t.Errorf("OpenWith(Cache %q) opened %s, want an error", bad, st.Dir())
+		}
+	}
+	if _, err := OpenWith("", Options{Cache: "x"}); err == nil {
+		t.Error("OpenWith(\"\", Cache) opened a folder relative to the working dir, want an error")
+	}
+}

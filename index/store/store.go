@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -74,6 +75,12 @@ type Options struct {
 	// neither waits for nor disturbs it. With Set the folder must be
 	// there (else ErrNoIndex); an empty dir keeps the files in memory.
 	NoIndexes bool
+	// Cache, when not "", makes the dir OpenWith is given the data dir:
+	// the store opens the folder of indexes of that name under its
+	// eval/ folder, named by the caller (toolscout eval: a dataset's
+	// catalog hash and an embedder; the same name, the same indexes).
+	// It must be one plain file name. Not with Set.
+	Cache string
 	// CheckWritable makes OpenWith first check that a file can be
 	// written in the data dir (created unless it is there): an error
 	// wrapping ErrNotWritable when not (toolscout doctor).
@@ -131,6 +138,12 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		if err := checkWritable(dir); err != nil {
 			return nil, notWritable{err}
 		}
+	}
+	if o.Cache != "" {
+		if dir == "" || o.Set != nil || o.Cache != filepath.Base(o.Cache) || o.Cache == "." || o.Cache == ".." || strings.ContainsAny(o.Cache, `/\`) {
+			return nil, fmt.Errorf("store cache %q: want one plain file name in a data dir, and no catalog set beside it", o.Cache)
+		}
+		dir = filepath.Join(dir, "eval", o.Cache)
 	}
 	dataDir := ""
 	if o.Set != nil {
