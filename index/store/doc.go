@@ -3,7 +3,7 @@
 //
 // Place in the flow: between the indexes and search. cmd opens a
 // [Store] in the data dir for its catalog set ([Options].Set: the store
-// finds or makes the set's folder, [SetSources]; [Store.Prune] removes
+// finds or makes the set's folder, named by its files; [Store.Prune] removes
 // the sets no longer used), or in memory, with the set's catalog files
 // ([Options].Catalog) and asks
 // it for their catalog ([Store.Catalog]): the store alone decides
@@ -23,7 +23,7 @@
 // listed last (upstreams.bin: [Store.ListedTools]), and what agents ran
 // after their searches (feedback.log: [Store.Feedback]). What cannot be read
 // is removed to be rebuilt, and said in [Store.Healed]. The definitions
-// approved for each upstream tool (pins.bin: [Store.Pins], [OpenPins];
+// approved for each upstream tool (pins.bin: [Store.Pins];
 // the policy is index/pin's) are the one file two processes update:
 // serve and toolscout approve, each Update under an exclusive lock
 // (pins.lock), a damaged file moved aside with a warning.

@@ -99,9 +99,9 @@ var (
 	_ pin.Stamper = (*Pins)(nil)
 )
 
-// OpenPins returns the pins of the set folder dir (SetDir,
-// ExistingSetDir), without opening its indexes: for toolscout approve
-// and doctor. Nothing is read or written before the first Update or
+// OpenPins returns the pins of the set folder dir, without opening its
+// indexes (Store.Pins; a store opened with Options.NoIndexes is how
+// toolscout approve reads them beside a running serve). Nothing is read or written before the first Update or
 // Read. dir "" keeps them in memory. log gets the warning of a damaged
 // file (nil discards it).
 func OpenPins(dir string, log *slog.Logger) *Pins {

@@ -45,12 +45,12 @@ type setSources struct {
 	LastUsed time.Time `json:"last_used"`
 }
 
-// SetSources returns the sorted sources of a catalog set: "catalog" and
+// sourcesOf returns the sorted sources of a catalog set: "catalog" and
 // the absolute path of each catalog file, "config" and that of each
 // config file, or "builtin" when there are none. A set is identified by
 // its sources, not their content: edits to a file stay incremental
 // inside its set.
-func SetSources(catalogs, configs []string) ([]string, error) {
+func sourcesOf(catalogs, configs []string) ([]string, error) {
 	var out []string
 	for _, c := range catalogs {
 		abs, err := filepath.Abs(c)
@@ -73,11 +73,11 @@ func SetSources(catalogs, configs []string) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// SetDir returns the folder of the indexes of the catalog set of sources
-// src (SetSources) in dataDir, creating it with its marker and recording
+// setDir returns the folder of the indexes of the catalog set of sources
+// src (sourcesOf) in dataDir, creating it with its marker and recording
 // its sources and last use. It refuses a sets/ or set folder that is a
 // symbolic link.
-func SetDir(dataDir string, src []string) (string, error) {
+func setDir(dataDir string, src []string) (string, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return "", fmt.Errorf("data dir: %w", err)
 	}
@@ -103,17 +103,17 @@ func SetDir(dataDir string, src []string) (string, error) {
 	return dir, nil
 }
 
-// setFolder returns the folder of set in dataDir: SetDir, or read-only
-// ExistingSetDir.
+// setFolder returns the folder of set in dataDir: setDir, or read-only
+// existingSetDir.
 func setFolder(dataDir string, set Set, readOnly bool) (string, error) {
-	src, err := SetSources(set.Catalogs, set.Configs)
+	src, err := sourcesOf(set.Catalogs, set.Configs)
 	if err != nil {
 		return "", err
 	}
 	if readOnly {
-		return ExistingSetDir(dataDir, src)
+		return existingSetDir(dataDir, src)
 	}
-	return SetDir(dataDir, src)
+	return setDir(dataDir, src)
 }
 
 // checkWritable creates dataDir unless it is there and checks that a
@@ -137,11 +137,11 @@ func setPath(dataDir string, src []string) string {
 	return filepath.Join(dataDir, "sets", hex.EncodeToString(sum[:6]))
 }
 
-// ExistingSetDir returns the folder of the indexes of the catalog set of
+// existingSetDir returns the folder of the indexes of the catalog set of
 // sources src in dataDir for a read-only store: it must be there (a
 // writer made it; else an error wrapping index.ErrNoIndex), and nothing
 // in it is created or changed, sources.json included.
-func ExistingSetDir(dataDir string, src []string) (string, error) {
+func existingSetDir(dataDir string, src []string) (string, error) {
 	dir := setPath(dataDir, src)
 	for _, p := range []string{filepath.Join(dataDir, "sets"), dir} {
 		fi, err := os.Lstat(p)

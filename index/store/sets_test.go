@@ -12,23 +12,23 @@ import (
 )
 
 // TestSetDir: a set is named by its sources (sorted, absolute, the
-// built-in catalog when there are none); SetDir creates its folder with
-// the marker and sources.json, ExistingSetDir finds it and, before it
+// built-in catalog when there are none); setDir creates its folder with
+// the marker and sources.json, existingSetDir finds it and, before it
 // exists, says there is no index.
 func TestSetDir(t *testing.T) {
-	if src, err := SetSources(nil, nil); err != nil || !slices.Equal(src, []string{"builtin"}) {
-		t.Fatalf("SetSources() = %q, %v; want builtin", src, err)
+	if src, err := sourcesOf(nil, nil); err != nil || !slices.Equal(src, []string{"builtin"}) {
+		t.Fatalf("sourcesOf() = %q, %v; want builtin", src, err)
 	}
 	abs, _ := filepath.Abs("b.json")
-	src, err := SetSources([]string{"b.json", "b.json"}, []string{"/etc/a.json"})
+	src, err := sourcesOf([]string{"b.json", "b.json"}, []string{"/etc/a.json"})
 	if err != nil || !slices.Equal(src, []string{"catalog " + abs, "config /etc/a.json"}) {
-		t.Fatalf("SetSources = %q, %v", src, err)
+		t.Fatalf("sourcesOf = %q, %v", src, err)
 	}
 	data := t.TempDir()
-	if _, err := ExistingSetDir(data, src); !errors.Is(err, index.ErrNoIndex) {
-		t.Fatalf("ExistingSetDir before SetDir = %v, want ErrNoIndex", err)
+	if _, err := existingSetDir(data, src); !errors.Is(err, index.ErrNoIndex) {
+		t.Fatalf("existingSetDir before setDir = %v, want ErrNoIndex", err)
 	}
-	dir, err := SetDir(data, src)
+	dir, err := setDir(data, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +37,10 @@ func TestSetDir(t *testing.T) {
 			t.Errorf("the set folder lacks %s: %v", f, err)
 		}
 	}
-	if got, err := ExistingSetDir(data, src); err != nil || got != dir {
-		t.Errorf("ExistingSetDir = %q, %v; want %q", got, err, dir)
+	if got, err := existingSetDir(data, src); err != nil || got != dir {
+		t.Errorf("existingSetDir = %q, %v; want %q", got, err, dir)
 	}
-	if other, _ := SetDir(data, []string{"builtin"}); other == dir {
+	if other, _ := setDir(data, []string{"builtin"}); other == dir {
 		t.Error("two sets share a folder")
 	}
 }
@@ -66,8 +66,8 @@ func TestOpenSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	src, _ := SetSources(set.Catalogs, nil)
-	if want, _ := ExistingSetDir(data, src); st.Dir() != want {
+	src, _ := sourcesOf(set.Catalogs, nil)
+	if want, _ := existingSetDir(data, src); st.Dir() != want {
 		t.Errorf("Dir() = %q, want the set's folder %q", st.Dir(), want)
 	}
 	removed, _, err := st.Prune()

@@ -99,7 +99,7 @@ func (e notWritable) Error() string   { return e.err.Error() }
 func (e notWritable) Unwrap() []error { return []error{ErrNotWritable, e.err} }
 
 // Set is a catalog set: the files a command was given. Each set has a
-// folder of indexes of its own in the data dir (SetSources names it).
+// folder of indexes of its own in the data dir (sourcesOf names it).
 type Set struct {
 	Catalogs []string // catalog.json files
 	Configs  []string // mcpServers config files
