@@ -39,15 +39,7 @@ func TestOneStartUpPath(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		name := ""
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/toolscout/toolscout/index/store" {
-				name = "store"
-				if imp.Name != nil {
-					name = imp.Name.Name
-				}
-			}
-		}
+		name := storeImportName(f)
 		if name == "" {
 			return nil
 		}
@@ -177,15 +169,7 @@ func TestCmdCallsFewStoreFunctions(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		name := ""
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/toolscout/toolscout/index/store" {
-				name = "store"
-				if imp.Name != nil {
-					name = imp.Name.Name
-				}
-			}
-		}
+		name := storeImportName(f)
 		if name == "" {
 			return nil
 		}
@@ -217,4 +201,18 @@ func TestCmdCallsFewStoreFunctions(t *testing.T) {
 			t.Errorf("cmd/toolscout no longer calls store.%s: take it off cmdCalls so that it does not come back (or the walk missed it)", c)
 		}
 	}
+}
+
+// storeImportName returns the name a file imports index/store under, or
+// "" when it does not import it.
+func storeImportName(f *ast.File) string {
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/toolscout/toolscout/index/store" {
+			if imp.Name != nil {
+				return imp.Name.Name
+			}
+			return "store"
+		}
+	}
+	return ""
 }
