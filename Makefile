@@ -48,7 +48,7 @@ fuzz:
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-# No executables, object files or files over 8 MB in the repository.
+# No executables, object files or files over 5 MB in the repository.
 tracked:
 	@bash .ci/check-tracked
 

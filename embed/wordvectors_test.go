@@ -3,6 +3,7 @@ package embed
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,49 @@ func TestWordVectorsRoundTrip(t *testing.T) {
 	}
 }
 
+// Vectors of two parts, one int8 and one 4-bit: each part keeps its
+// direction, and their shares weight two words' similarity.
+func TestWordVectorPartsRoundTrip(t *testing.T) {
+	words := []string{"mail", "email", "weather"}
+	counts := []uint32{30, 20, 10}
+	a := [][]float32{{1, 0}, {1, 0}, {0, 1}}
+	b := [][]float32{{0.5, -0.25, 1, 0}, {0, 0, 0, 1}, {0.5, -0.25, 1, 0}}
+	var buf bytes.Buffer
+	if err := WriteWordVectorParts(&buf, words, counts, []VectorPart{{Vecs: a, Dims: 2, Bits: 8, Share: 0.75}, {Vecs: b, Dims: 4, Bits: 4, Share: 0.25}}); err != nil {
+		t.Fatal(err)
+	}
+	wv, err := ReadWordVectors(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wv.Dims != 6 {
+		t.Fatalf("read %d dimensions, want 2 + 4", wv.Dims)
+	}
+	dot := func(x, y string) float64 {
+		vx, _, _ := wv.Lookup(x)
+		vy, _, _ := wv.Lookup(y)
+		var s float64
+		for i := range vx {
+			s += float64(vx[i]) * float64(vy[i])
+		}
+		return s
+	}
+	// mail·email: the first part alike (1), the second orthogonal (0).
+	if got := dot("mail", "email"); got < 0.74 || got > 0.76 {
+		t.Errorf("mail·email = %.4f, want the first part's share 0.75", got)
+	}
+	// mail·weather: the second part the same vector (through 4 bits), the
+	// first orthogonal.
+	if got := dot("mail", "weather"); got < 0.249 || got > 0.251 {
+		t.Errorf("mail·weather = %.4f, want the second part's share 0.25", got)
+	}
+	for _, bad := range []VectorPart{{Vecs: b, Dims: 4, Bits: 5, Share: 1}, {Vecs: a, Dims: 2, Bits: 8, Share: 0}, {Vecs: a[:1], Dims: 2, Bits: 8, Share: 1}} {
+		if err := WriteWordVectorParts(io.Discard, words, counts, []VectorPart{bad}); err == nil {
+			t.Errorf("WriteWordVectorParts(%d bits, share %g, %d vectors) wrote without an error", bad.Bits, bad.Share, len(bad.Vecs))
+		}
+	}
+}
+
 func TestReadWordVectorsRejectsDamage(t *testing.T) {
 	var buf bytes.Buffer
 	WriteWordVectors(&buf, []string{"a", "b"}, []uint32{1, 2}, [][]float32{{1, 0}, {0, 1}}, 2)
@@ -61,7 +105,10 @@ func TestReadWordVectorsRejectsDamage(t *testing.T) {
 		{"empty", nil, "not a toolscout word vector file"},
 		{"wrong magic", append([]byte("XXXX\x01"), good[5:]...), "not a toolscout word vector file"},
 		{"truncated vectors", good[:len(good)-1], "vector 1"},
-		{"truncated words", good[:15], "word"},
+		{"truncated words", good[:21], "word 0"},
+		{"truncated parts", good[:12], "part 0"},
+		{"no parts", append([]byte("TSWV\x02\x02\x00\x00\x00\x00"), good[10:]...), "number of parts"},
+		{"odd 4-bit part", append([]byte("TSWV\x02\x02\x00\x00\x00\x01\x03\x00\x00\x00\x04"), good[15:]...), "4 bits, dimension 3"},
 		{"huge size", append([]byte("TSWV\x01\xff\xff\xff\xff\x02\x00\x00\x00"), good[13:]...), "implausible size"},
 	}
 	for _, tc := range tests {

@@ -77,6 +77,7 @@ type config struct {
 	vocabFrom  string
 	keep       float64
 	sentences  int
+	bits       int
 	epochs     int
 	rate       float64
 	pull       float64
@@ -103,6 +104,7 @@ func main() {
 	flag.StringVar(&c.vocabFrom, "vocab-from", "embed/wordvectors.bin", "with -teacher: the word vector file whose vocabulary and counts are kept")
 	flag.Float64Var(&c.keep, "keep", 0, "with -teacher: the share (0 to below 1) of the -vocab-from vectors kept beside the distilled ones; 0 keeps the distilled ones alone")
 	flag.IntVar(&c.sentences, "sentences", 0, "with -teacher: tune the distilled vectors on the teacher's embeddings of this many corpus descriptions (tune.go); 0 to skip")
+	flag.IntVar(&c.bits, "bits", 4, "with -teacher: bits a component of the distilled vectors is stored with, 8 or 4 (4 keeps the shipped file under 5 MB)")
 	flag.IntVar(&c.epochs, "epochs", 8, "with -sentences: passes over the sentences")
 	flag.Float64Var(&c.rate, "rate", 0.05, "with -sentences: learning rate")
 	flag.Float64Var(&c.pull, "pull", 0.01, "with -sentences: pull of each vector toward its single-word distillation")

@@ -37,6 +37,9 @@ func distil(c config) error {
 	if c.keep < 0 || c.keep >= 1 {
 		return fmt.Errorf("-keep %g: want a share from 0 to below 1", c.keep)
 	}
+	if c.bits != 8 && c.bits != 4 {
+		return fmt.Errorf("-bits %d: want 8 or 4", c.bits)
+	}
 	raw, err := os.ReadFile(c.vocabFrom)
 	if err != nil {
 		return err
@@ -78,28 +81,18 @@ func distil(c config) error {
 			return err
 		}
 	}
-	dims := c.dims
+	// The distilled vectors, and with -keep the -vocab-from ones beside
+	// them, each a part of its own with its share of the similarity.
+	parts := []embed.VectorPart{{Vecs: W, Dims: c.dims, Bits: c.bits, Share: 1 - c.keep}}
 	if c.keep > 0 {
-		// Both kinds of vector side by side: each word's pair of unit
-		// vectors weighted √keep and √(1−keep), so that the dot product of
-		// two words is the keep-weighted mean of the two similarities.
-		dims += old.Dims
+		kept := make([][]float32, len(vocab))
 		for i, w := range vocab {
-			ov, _, _ := old.Lookup(w)
-			nv := unit(W[i])
-			v := make([]float32, 0, dims)
-			for _, x := range ov {
-				v = append(v, x*float32(math.Sqrt(c.keep)))
-			}
-			for _, x := range nv {
-				v = append(v, x*float32(math.Sqrt(1-c.keep)))
-			}
-			W[i] = v
+			kept[i], _, _ = old.Lookup(w)
 		}
+		parts = append([]embed.VectorPart{{Vecs: kept, Dims: old.Dims, Bits: 8, Share: c.keep}}, parts...)
 	}
-
 	var buf bytes.Buffer
-	if err := embed.WriteWordVectors(&buf, vocab, counts, W, dims); err != nil {
+	if err := embed.WriteWordVectorParts(&buf, vocab, counts, parts); err != nil {
 		return err
 	}
 	if err := fileio.WriteFile(c.out, buf.Bytes(), 0o644); err != nil {

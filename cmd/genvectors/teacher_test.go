@@ -94,7 +94,7 @@ func TestDistilFromTeacher(t *testing.T) {
 	distilled := func(out string, keep float64, sentences int) *embed.WordVectors {
 		c := base
 		c.teacher, c.ollama, c.vocabFrom, c.out = "teach", srv.URL, base.out, filepath.Join(dir, out)
-		c.dims, c.keep, c.sentences, c.epochs, c.rate, c.pull = 4, keep, sentences, 8, 0.05, 0.01
+		c.dims, c.keep, c.sentences, c.epochs, c.rate, c.pull, c.bits = 4, keep, sentences, 8, 0.05, 0.01, 4
 		if err := distil(c); err != nil {
 			t.Fatal(err)
 		}
@@ -180,6 +180,7 @@ func TestDistilErrors(t *testing.T) {
 		want string
 	}{
 		{"keep out of range", func(c *config) { c.keep = 1 }, "-keep 1"},
+		{"bits", func(c *config) { c.bits = 6 }, "-bits 6: want 8 or 4"},
 		{"no such model", func(c *config) { c.teacher = "nope" }, `model "nope" not found`},
 		{"teacher down", func(c *config) { c.ollama = down.URL }, "teacher teach at " + down.URL},
 		{"too many dimensions", func(c *config) { c.dims = 15; c.removeTop = 2 }, "gives only 16 dimensions"},
@@ -187,7 +188,7 @@ func TestDistilErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
-			c.teacher, c.ollama, c.vocabFrom, c.out = "teach", srv.URL, base.out, filepath.Join(dir, "out.bin")
+			c.teacher, c.ollama, c.vocabFrom, c.out, c.bits = "teach", srv.URL, base.out, filepath.Join(dir, "out.bin"), 4
 			tc.set(&c)
 			err := distil(c)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
