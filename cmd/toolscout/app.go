@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,8 @@ type app struct {
 	// feedback is the feedback channel serve ranks with (nil: off); a
 	// read-only server resets it to each newer build's events.
 	feedback *search.Feedback
+	// embedder makes the embedder once; prepare starts it.
+	embedder func() (embed.Embedder, error)
 }
 
 // Close stops the gateway, then the live index and its store.
@@ -176,6 +179,15 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		specs := a.gw.Specs()
 		base, a.known = specs[:len(base)], specs[len(base):]
 	}
+	// The embedder (the built-in one reads its word vectors, Ollama's is
+	// asked for its model) is made beside the catalog's read: both take
+	// tens of ms at 100k tools, and the first answer waits for both.
+	configured := ""
+	if a.gc != nil {
+		configured = a.gc.Model
+	}
+	a.embedder = sync.OnceValues(func() (embed.Embedder, error) { return g.newEmbedder(ctx, log, configured) })
+	go a.embedder()
 	if a.src != nil {
 		if base, err = a.catalogFrom(st); err != nil {
 			st.Close()
@@ -241,11 +253,7 @@ func (a *app) catalog(base []index.DomainSpec) (*index.Catalog, error) {
 // load picks the embedder and loads base into the app's Live index: the
 // slow part of open, which serve runs while it already answers.
 func (g *globalFlags) load(ctx context.Context, a *app, base []index.DomainSpec, stderr io.Writer, log *slog.Logger) error {
-	configured := ""
-	if a.gc != nil {
-		configured = a.gc.Model
-	}
-	emb, err := g.newEmbedder(ctx, log, configured)
+	emb, err := a.embedder()
 	if err != nil {
 		return err
 	}

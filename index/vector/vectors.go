@@ -168,7 +168,12 @@ func (v *Store) readLocked(name string, heal bool) {
 	}
 	switch {
 	case err == nil:
-		v.snaps[name] = v.withDeltaFile(name, base, heal)
+		s := v.withDeltaFile(name, base, heal)
+		v.snaps[name] = s
+		// The domain centroids are the first query's longest part (a
+		// pass over every vector, 50 ms at 100k tools): computed now,
+		// beside the rest of the start, not in that query.
+		go s.domainCentroids()
 		return
 	case errors.Is(err, os.ErrNotExist):
 		return // not written yet
