@@ -105,6 +105,10 @@ func TestFirstListTypeScript(t *testing.T) {
 		{"fallback, indexed", []string{"TOOLSCOUT_FALLBACK=eager", "OLLAMA_HOST=127.0.0.1:9"}, []string{"--embedder", "ollama"}, true, builtin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case waits most of its time for the client's settle
+			// (nothing more should come): two at once (go test's
+			// -parallel, GOMAXPROCS here) halve the test's time.
+			t.Parallel()
 			data := t.TempDir()
 			if tc.indexed {
 				if out, err := exec.Command(bin, "index", "--data-dir", data, "--embedder", "builtin").CombinedOutput(); err != nil {
