@@ -40,6 +40,10 @@ func (s *Store) look() {
 	}
 	f.looked = true
 	f.cat, f.specs, f.last, f.err = s.catalogFor(f.src)
+	if f.cat != nil {
+		// Read from the cache: the files' bytes are not needed again.
+		f.src.Drop()
+	}
 	if f.err == nil && f.cat == nil && s.readOnly {
 		f.specs, f.last = nil, nil
 		f.err = fmt.Errorf("%w: no catalog built from these files as they are now", index.ErrNoIndex)

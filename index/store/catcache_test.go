@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"fmt"
 	"github.com/toolscout/toolscout/index"
@@ -257,4 +258,62 @@ func saveCatalogDoc(t *testing.T, s *Store, path, doc string) string {
 		t.Fatal(err)
 	}
 	return src.Key()
+}
+
+// TestCachedCatalogDropsTheFiles: a store whose catalog files' catalog
+// is in its cache lets go of the files' bytes (a server held them
+// mapped for its life); the key stays, and Specs says what happened
+// instead of reading what is gone. A catalog built from the files keeps
+// them.
+func TestCachedCatalogDropsTheFiles(t *testing.T) {
+	maps := func() string {
+		b, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Skip("no /proc/self/maps:", err)
+		}
+		return string(b)
+	}
+	path := filepath.Join(t.TempDir(), "rich.json")
+	dir := t.TempDir()
+	src := source(t, path, richCatalog)
+	st, err := OpenWith(dir, Options{Catalog: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Catalog(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st.WaitSaved()
+	st.Close()
+	if !strings.Contains(maps(), path) {
+		t.Fatal("a built catalog's files are not mapped: the test cannot tell a drop")
+	}
+	if _, err := src.Specs(); err != nil {
+		t.Fatalf("Specs of a source whose catalog was built: %v", err)
+	}
+	src.Drop()
+	if strings.Contains(maps(), path) {
+		t.Fatal("the files are still mapped after Drop")
+	}
+
+	src = source(t, path, richCatalog)
+	key := src.Key()
+	st, err = OpenWith(dir, Options{Catalog: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cat, specs, err := st.CatalogSpecs()
+	if err != nil || cat == nil || specs != nil {
+		t.Fatalf("CatalogSpecs = %v, %d specs, %v; want the cached catalog", cat, len(specs), err)
+	}
+	if strings.Contains(maps(), path) {
+		t.Error("the catalog files are still mapped after their catalog was read from the cache")
+	}
+	if src.Key() != key {
+		t.Errorf("Key after the drop = %q, want %q", src.Key(), key)
+	}
+	if _, err := src.Specs(); err == nil || !strings.Contains(err.Error(), "let go") {
+		t.Errorf("Specs after the drop: %v, want an error saying the bytes were let go", err)
+	}
 }

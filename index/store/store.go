@@ -50,7 +50,8 @@ type Options struct {
 	// Catalog is the catalog files the store's catalog comes from
 	// (Store.Catalog): cached in the data dir, or built from them and
 	// saved there. Nil for none: the caller builds its catalog itself
-	// (from upstream servers).
+	// (from upstream servers). When the cache has it, the store drops
+	// the files' bytes (CatalogSource.Drop): they are not needed again.
 	Catalog *index.CatalogSource
 	// Exclusive is for the process that builds the indexes for others to
 	// serve (toolscout index): a keyword index another process holds is

@@ -3,6 +3,7 @@ package fileio
 import (
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -15,25 +16,45 @@ import (
 // (WriteAtomic), never rewritten in place, so a mapping always sees
 // the file it opened. When mapping fails it falls back to reading.
 func ReadMapped(path string) ([]byte, error) {
+	data, _, err := readMapped(path)
+	return data, err
+}
+
+// ReadMappedReleasable is ReadMapped for bytes needed only for a while:
+// release unmaps them (when they were mapped; bytes read instead are
+// left to the GC). Nothing may touch data, or a string or slice made
+// from it without a copy, after release: those addresses are gone.
+func ReadMappedReleasable(path string) (data []byte, release func(), err error) {
+	data, isMapped, err := readMapped(path)
+	if !isMapped {
+		return data, func() {}, err
+	}
+	var once sync.Once
+	return data, func() { once.Do(func() { syscall.Munmap(data) }) }, nil
+}
+
+// readMapped is ReadMapped, saying whether it mapped the file.
+func readMapped(path string) ([]byte, bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	size := st.Size()
 	if size == 0 {
-		return []byte{}, nil
+		return []byte{}, false, nil
 	}
 	if size != int64(int(size)) {
-		return nil, fmt.Errorf("%s: %d bytes is too large to map", path, size)
+		return nil, false, fmt.Errorf("%s: %d bytes is too large to map", path, size)
 	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_POPULATE)
 	if err != nil {
-		return os.ReadFile(path)
+		data, err = os.ReadFile(path)
+		return data, false, err
 	}
-	return data, nil
+	return data, true, nil
 }

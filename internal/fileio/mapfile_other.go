@@ -7,3 +7,10 @@ import "os"
 // ReadMapped returns path's bytes, which callers must not write (on
 // Linux they are the file, mapped read-only).
 func ReadMapped(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// ReadMappedReleasable is ReadMapped for bytes needed only for a while;
+// release does nothing here (the GC takes them once unreferenced).
+func ReadMappedReleasable(path string) (data []byte, release func(), err error) {
+	data, err = os.ReadFile(path)
+	return data, func() {}, err
+}
