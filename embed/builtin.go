@@ -445,14 +445,11 @@ func (b *Builtin) learner(v []float32) func(string, float32) {
 	}
 	part := v[b.dims:]
 	return func(st string, w float32) {
-		vec, p, ok := b.wv.Lookup(st)
+		i, p, ok := b.wv.find(st)
 		if !ok {
 			return
 		}
-		w *= sifA / (sifA + p)
-		for j, x := range vec {
-			part[j] += w * x
-		}
+		b.wv.addTo(part, i, w*(sifA/(sifA+p)))
 	}
 }
 

@@ -37,21 +37,51 @@ const (
 )
 
 // WordVectors are unit word vectors keyed by Porter stem, with each word's
-// corpus frequency.
+// corpus frequency. They are held as the file stores them, a byte a
+// component with a scale per word and part (6 MB for the built-in ones
+// where float32 took 25 MB in every process), and expanded as they are
+// added (addTo).
 type WordVectors struct {
 	Dims  int
 	index map[string]int32
-	vecs  []float32 // V·Dims
+	codes []int8    // V·Dims: each part's stored components
+	scale []float32 // V·(len(parts)-1): each word's part's codes × scale = its unit vector's components
+	parts []int     // each part's first component, then Dims
 	freq  []float32 // relative corpus frequency
 }
 
 // Lookup returns the vector and relative corpus frequency of a stem.
 func (w *WordVectors) Lookup(stem string) ([]float32, float32, bool) {
-	i, ok := w.index[stem]
+	i, p, ok := w.find(stem)
 	if !ok {
 		return nil, 0, false
 	}
-	return w.vecs[int(i)*w.Dims : int(i+1)*w.Dims], w.freq[i], true
+	v := make([]float32, w.Dims)
+	w.addTo(v, i, 1)
+	return v, p, true
+}
+
+// find returns a stem's row and relative corpus frequency.
+func (w *WordVectors) find(stem string) (int32, float32, bool) {
+	i, ok := w.index[stem]
+	if !ok {
+		return 0, 0, false
+	}
+	return i, w.freq[i], true
+}
+
+// addTo adds weight × word i's vector to v (Dims long).
+func (w *WordVectors) addTo(v []float32, i int32, weight float32) {
+	np := len(w.parts) - 1
+	row := w.codes[int(i)*w.Dims:][:w.Dims]
+	for k := 0; k < np; k++ {
+		lo, hi := w.parts[k], w.parts[k+1]
+		s := weight * w.scale[int(i)*np+k]
+		dst := v[lo:hi]
+		for j, c := range row[lo:hi] {
+			dst[j] += s * float32(c)
+		}
+	}
 }
 
 // Len returns the number of words.
@@ -198,7 +228,8 @@ func ReadWordVectors(r io.Reader) (*WordVectors, error) {
 	if n == 0 || n > 1<<22 || total == 0 || total > 4096 {
 		return nil, fmt.Errorf("word vectors: implausible size %d × %d", n, total)
 	}
-	wv := &WordVectors{Dims: total, index: make(map[string]int32, n), vecs: make([]float32, int(n)*total), freq: make([]float32, n)}
+	wv := &WordVectors{Dims: total, index: make(map[string]int32, n), codes: make([]int8, int(n)*total),
+		scale: make([]float32, int(n)*len(parts)), freq: make([]float32, n)}
 	var sum float64
 	counts := make([]uint32, n)
 	for i := uint32(0); i < n; i++ {
@@ -216,31 +247,44 @@ func ReadWordVectors(r io.Reader) (*WordVectors, error) {
 		wv.index[string(b)] = int32(i)
 		sum += float64(counts[i])
 	}
+	// Each part of a word is made unit length and weighted by the square
+	// root of its share, then the whole vector unit length: scale says
+	// by how much each part's codes are multiplied (in float64, rounded
+	// once).
+	scale := make([]float64, int(n)*len(parts))
+	norm2 := make([]float64, n) // of the weighted vector
 	off := 0
 	for k, p := range parts {
+		wv.parts = append(wv.parts, off)
 		q := make([]byte, p.Dims*p.Bits/8)
-		w := float32(math.Sqrt(p.Share))
 		for i := 0; i < int(n); i++ {
 			if _, err := io.ReadFull(br, q); err != nil {
 				return nil, fmt.Errorf("word vectors: part %d, vector %d: %w", k, i, err)
 			}
-			v := wv.vecs[i*total+off : i*total+off+p.Dims]
+			v := wv.codes[i*total+off : i*total+off+p.Dims]
+			var s2 float64
 			for j := range v {
 				if p.Bits == 8 {
-					v[j] = float32(int8(q[j]))
+					v[j] = int8(q[j])
 				} else {
-					v[j] = float32(int(q[j/2]>>(4*(j%2))&15) - 8)
+					v[j] = int8(int(q[j/2]>>(4*(j%2))&15) - 8)
 				}
+				s2 += float64(v[j]) * float64(v[j])
 			}
-			normalize(v)
-			for j := range v {
-				v[j] *= w
+			if s2 > 0 {
+				scale[i*len(parts)+k] = math.Sqrt(p.Share / s2)
+				norm2[i] += p.Share
 			}
 		}
 		off += p.Dims
 	}
+	wv.parts = append(wv.parts, total)
 	for i := 0; i < int(n); i++ {
-		normalize(wv.vecs[i*total : (i+1)*total])
+		for k := range parts {
+			if norm2[i] > 0 {
+				wv.scale[i*len(parts)+k] = float32(scale[i*len(parts)+k] / math.Sqrt(norm2[i]))
+			}
+		}
 		wv.freq[i] = float32(float64(counts[i]) / sum)
 	}
 	return wv, nil
@@ -263,6 +307,6 @@ func CorpusFrequency(stem string) (float64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	_, p, ok := wv.Lookup(stem)
+	_, p, ok := wv.find(stem)
 	return float64(p), ok
 }

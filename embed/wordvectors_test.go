@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -181,5 +182,22 @@ func TestLearnedPartBridgesWords(t *testing.T) {
 	hashed := NewBuiltin(BuiltinOptions{NoLexicon: true, Learned: -1})
 	if hashed.Info().Model != "hash-v2-nolexicon" {
 		t.Errorf("hashed-only variant is named %q", hashed.Info().Model)
+	}
+}
+
+// TestBuiltinWordVectorsHeldCompact: the built-in word vectors are held
+// a byte a component (every server and replica holds them): reading
+// them allocates less than half of what float32 components take.
+func TestBuiltinWordVectorsHeldCompact(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	wv, err := ReadWordVectors(bytes.NewReader(wordVectorsFile))
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floats := uint64(wv.Len()) * uint64(wv.Dims) * 4
+	if got := after.TotalAlloc - before.TotalAlloc; got > floats/2 {
+		t.Errorf("reading %d word vectors of %d components allocated %d MB, want under %d MB (half their float32 size)", wv.Len(), wv.Dims, got>>20, floats/2>>20)
 	}
 }
