@@ -21,7 +21,7 @@ runs:
     rrf_k: 30
     semantic_weight: 2
     keyword_weight: 1
-    fields: {description: 3}
+    fields: {text: 3}
   - mode: semantic
     embedder: ollama
     model: all-minilm
@@ -34,7 +34,7 @@ runs:
 		t.Fatalf("grid = %+v", g)
 	}
 	spec := g.Runs[1].Spec()
-	if spec.Mode != search.Hybrid || spec.Params.RRFK != 30 || spec.Params.SemanticWeight != 2 || spec.Params.Fields["description"] != 3 {
+	if spec.Mode != search.Hybrid || spec.Params.RRFK != 30 || spec.Params.SemanticWeight != 2 || spec.Params.Fields["text"] != 3 {
 		t.Errorf("spec = %+v", spec)
 	}
 	if g.Runs[2].EmbedderKey() != "ollama:all-minilm" || g.Runs[0].EmbedderKey() != "" {
@@ -50,6 +50,8 @@ runs:
 		{"bad fusion", "g.json", `{"runs": [{"mode": "hybrid", "fusion": "max"}]}`, "runs[0].fusion"},
 		{"negative rrf_k", "g.json", `{"runs": [{"mode": "hybrid", "rrf_k": -3}]}`, "runs[0].rrf_k -3: use a value ≥ 0"},
 		{"boost below off", "g.json", `{"runs": [{"mode": "hybrid", "exact_boost": -2}]}`, "or -1 to turn it off"},
+		{"field not indexed", "g.yml", "runs:\n  - {mode: keyword, fields: {description: 2}}\n", `keyword field "description": the index holds qname, name, name_words, text, text_exact`},
+		{"negative field weight", "g.yml", "runs:\n  - {mode: keyword, fields: {text: -1}}\n", "keyword field text weight -1: use a value ≥ 0"},
 	}
 	for _, tc := range tests {
 		p := filepath.Join(dir, tc.file)

@@ -112,6 +112,9 @@ func (p Params) Check() error {
 			return fmt.Errorf("%s %g: use a value ≥ 0 (0: the default)", f.name, f.v)
 		}
 	}
+	if err := p.Fields.Check(); err != nil {
+		return fmt.Errorf("fields: %w", err)
+	}
 	if p.SentenceShare > 1 {
 		return fmt.Errorf("sentence_share %g: use a value from 0 to 1, or %g to turn it off", p.SentenceShare, Off)
 	}

@@ -37,13 +37,6 @@ const (
 	FieldQualifiedName = "qname"
 	FieldName          = "name"
 	FieldNameWords     = "name_words"
-	FieldTitle         = "title"
-	FieldDescription   = "description"
-	FieldParamNames    = "param_names"
-	FieldParamDesc     = "param_desc"
-	FieldDomainText    = "domain_text"
-	FieldGroupText     = "group_text"
-	FieldTags          = "tags"
 	// FieldText holds the tool's whole text in one field: name words,
 	// title, description, parameter names and descriptions.
 	FieldText = "text"
@@ -61,9 +54,31 @@ const TextAnalyzer = "toolscout_text"
 // TextExactAnalyzer is TextAnalyzer without the stemmer.
 const TextExactAnalyzer = "toolscout_text_exact"
 
-// FieldWeights are the query-time boosts of the keyword index's fields. A
-// zero weight leaves the field out of the query.
+// FieldWeights are the query-time boosts of the keyword index's fields
+// (QueryFields). A zero weight leaves the field out of the query.
 type FieldWeights map[string]float64
+
+// QueryFields are the fields a query can weight. A tool's title,
+// description, parameters, domain text, group and tags were also indexed
+// as fields of their own until this version, for measurement; no default
+// weight read them (they are all in text and text_exact, but the domain
+// text, group and tags), and at 100k tools they cost a fifth of a cold
+// index's CPU and a fifth of the index (BENCHMARKS.md).
+var QueryFields = []string{FieldQualifiedName, FieldName, FieldNameWords, FieldText, FieldTextExact}
+
+// Check returns an error naming a weight that is not a number ≥ 0 or is
+// of a field the index does not hold.
+func (w FieldWeights) Check() error {
+	for f, v := range w {
+		if !slices.Contains(QueryFields, f) {
+			return fmt.Errorf("keyword field %q: the index holds %s", f, strings.Join(QueryFields, ", "))
+		}
+		if !(v >= 0) {
+			return fmt.Errorf("keyword field %s weight %g: use a value ≥ 0 (0 leaves the field out)", f, v)
+		}
+	}
+	return nil
+}
 
 // DefaultFieldWeights returns the field boosts toolscout ships with: the
 // whole text as one BM25 field, half stemmed and half as written (a
@@ -71,19 +86,12 @@ type FieldWeights map[string]float64
 // little more, and a query that is a tool's exact name (chosen on
 // sealtools-dev and metatool-dev; the per-field weights of earlier
 // versions lost 0.07 nDCG@10 to plain BM25 on long requests,
-// BENCHMARKS.md). The other fields stay indexed for measurement.
+// BENCHMARKS.md).
 func DefaultFieldWeights() FieldWeights {
 	return FieldWeights{
 		FieldQualifiedName: 6,
 		FieldName:          6,
 		FieldNameWords:     0.25,
-		FieldTitle:         0,
-		FieldDescription:   0,
-		FieldParamNames:    0,
-		FieldParamDesc:     0,
-		FieldDomainText:    0,
-		FieldGroupText:     0,
-		FieldTags:          0,
 		FieldText:          0.5,
 		FieldTextExact:     0.5,
 	}
@@ -133,7 +141,7 @@ type Index struct {
 // The fields of the mapping: textFields analyzed by TextAnalyzer,
 // FieldTextExact by TextExactAnalyzer, exactFields kept whole.
 var (
-	textFields  = []string{FieldNameWords, FieldTitle, FieldDescription, FieldParamNames, FieldParamDesc, FieldDomainText, FieldGroupText, FieldTags, FieldText}
+	textFields  = []string{FieldNameWords, FieldText}
 	exactFields = []string{FieldQualifiedName, FieldName, fieldDomain, fieldGroup}
 )
 
@@ -311,20 +319,13 @@ func (k *Index) Close() error {
 func (k *Index) Count() (uint64, error) { return k.idx.DocCount() }
 
 type keywordDoc struct {
-	QName       string `json:"qname"`
-	Name        string `json:"name"`
-	NameWords   string `json:"name_words"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	ParamNames  string `json:"param_names"`
-	ParamDesc   string `json:"param_desc"`
-	DomainText  string `json:"domain_text"`
-	GroupText   string `json:"group_text"`
-	Tags        string `json:"tags"`
-	Text        string `json:"text"`
-	TextExact   string `json:"text_exact"`
-	Domain      string `json:"domain"`
-	Group       string `json:"group"`
+	QName     string `json:"qname"`
+	Name      string `json:"name"`
+	NameWords string `json:"name_words"`
+	Text      string `json:"text"`
+	TextExact string `json:"text_exact"`
+	Domain    string `json:"domain"`
+	Group     string `json:"group"`
 }
 
 func newKeywordDoc(t *index.Tool, domainDesc string) keywordDoc {
@@ -336,19 +337,12 @@ func newKeywordDoc(t *index.Tool, domainDesc string) keywordDoc {
 		}
 	}
 	d := keywordDoc{
-		QName:       strings.ToLower(t.QualifiedName),
-		Name:        strings.ToLower(t.Name),
-		NameWords:   index.NameWords(t.Name),
-		Title:       t.Title,
-		Description: t.Description,
-		ParamNames:  strings.Join(pn, " "),
-		ParamDesc:   strings.Join(pd, " "),
-		DomainText:  index.NameWords(t.Domain) + " " + domainDesc,
-		GroupText:   index.NameWords(t.Group),
-		Tags:        strings.Join(t.Tags, " "),
-		Text:        strings.Join([]string{index.NameWords(t.Name), t.Title, t.Description, strings.Join(pn, " "), strings.Join(pd, " ")}, " "),
-		Domain:      t.Domain,
-		Group:       t.Group,
+		QName:     strings.ToLower(t.QualifiedName),
+		Name:      strings.ToLower(t.Name),
+		NameWords: index.NameWords(t.Name),
+		Text:      strings.Join([]string{index.NameWords(t.Name), t.Title, t.Description, strings.Join(pn, " "), strings.Join(pd, " ")}, " "),
+		Domain:    t.Domain,
+		Group:     t.Group,
 	}
 	d.TextExact = d.Text
 	return d
@@ -814,6 +808,9 @@ func buildQuery(q Query) (query.Query, *keywordQuery, error) {
 	weights := q.Weights
 	if weights == nil {
 		weights = DefaultFieldWeights()
+	}
+	if err := weights.Check(); err != nil {
+		return nil, nil, err
 	}
 	fields := make([]string, 0, len(weights))
 	for f := range weights {

@@ -632,3 +632,31 @@ func TestMappingIndexesOnly(t *testing.T) {
 		t.Fatal("the mapping has no fields")
 	}
 }
+
+// TestWeightOfAFieldNotIndexed: a query weighting a field the index does
+// not hold (the per-part fields that left it) is refused, naming the
+// fields it holds, instead of failing inside Bleve or matching nothing.
+func TestWeightOfAFieldNotIndexed(t *testing.T) {
+	kw, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kw.Close()
+	cat, err := index.BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kw.Sync(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []FieldWeights{{"description": 2}, {FieldText: 1, "title": 1}} {
+		_, err := kw.Search(context.Background(), Query{Text: "send an email", Weights: w})
+		if err == nil || !strings.Contains(err.Error(), "the index holds qname, name, name_words, text, text_exact") {
+			t.Errorf("Search weighting %v: %v, want the fields the index holds", w, err)
+		}
+	}
+	hits, err := kw.Search(context.Background(), Query{Text: "send an email", Weights: FieldWeights{FieldTextExact: 1}})
+	if err != nil || len(hits) == 0 {
+		t.Errorf("Search weighting text_exact alone: %d hits, %v", len(hits), err)
+	}
+}

@@ -51,7 +51,10 @@ func sealLengths(js []byte) []byte {
 // title, description, parameter names, parameter descriptions, domain
 // text, group text, tags. The rest follow from them: qname, name and
 // domain are one word a tool, text and text_exact the sum of the name's
-// words to the parameter descriptions (addTo).
+// words to the parameter descriptions (addTo). The title to the tags
+// were fields of their own until they left the index (QueryFields); the
+// manifest keeps their counts in its format, and only the text's parts
+// are summed now.
 //
 // The manifest keeps each tool's lengths beside its hash (bm25.go), so
 // that a Sync counts only the tools that changed and corrects the
@@ -62,9 +65,6 @@ func sealLengths(js []byte) []byte {
 // A change to how words are counted must change manifestHeader, or an
 // index's totals would mix two ways of counting.
 type toolLengths [9]int
-
-// lengthFields are the fields of toolLengths after the group's flag.
-var lengthFields = [...]string{FieldNameWords, FieldTitle, FieldDescription, FieldParamNames, FieldParamDesc, FieldDomainText, FieldGroupText, FieldTags}
 
 // countTool returns t's lengths; domainText is its domain's text's word
 // count (domainWords).
@@ -95,9 +95,7 @@ func (l toolLengths) addTo(sum map[string]int, sign int) {
 	sum[FieldName] += sign
 	sum[fieldDomain] += sign
 	sum[fieldGroup] += sign * l[0]
-	for i, f := range lengthFields {
-		sum[f] += sign * l[i+1]
-	}
+	sum[FieldNameWords] += sign * l[1]
 	text := l[1] + l[2] + l[3] + l[4] + l[5]
 	sum[FieldText] += sign * text
 	sum[FieldTextExact] += sign * text

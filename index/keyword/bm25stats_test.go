@@ -43,13 +43,6 @@ func lengthsOfDocuments(cat *index.Catalog) *search.BM25Stats {
 				st.FieldCardinality[fieldGroup]++
 			}
 			count(FieldNameWords, doc.NameWords)
-			count(FieldTitle, doc.Title)
-			count(FieldDescription, doc.Description)
-			count(FieldParamNames, doc.ParamNames)
-			count(FieldParamDesc, doc.ParamDesc)
-			count(FieldDomainText, doc.DomainText)
-			count(FieldGroupText, doc.GroupText)
-			count(FieldTags, doc.Tags)
 			count(FieldText, doc.Text)
 			count(FieldTextExact, doc.TextExact)
 		}

@@ -18,6 +18,12 @@
 //	if _, err := kw.Sync(ctx, cat); err != nil { ... }
 //	hits, err := kw.Search(ctx, keyword.Query{Text: "open a ticket", Size: 5})
 //
+// Each tool is one document: its qualified name and name kept whole,
+// its name's words, and its whole text (name words, title, description,
+// parameters) twice, stemmed and as written (QueryFields). Fields of
+// each part alone were indexed until no default weight read them: they
+// took a fifth of a cold index's CPU.
+//
 // Sync compares the catalog with the manifest (each tool's content hash
 // and its fields' word counts, bm25.go) and touches only the tools that
 // changed: their documents, and BM25's field totals corrected by their

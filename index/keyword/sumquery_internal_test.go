@@ -52,10 +52,10 @@ func TestKeywordScoringAsBleve(t *testing.T) {
 	if _, err := kw.Sync(context.Background(), scoringCatalog(t)); err != nil {
 		t.Fatal(err)
 	}
-	weights := FieldWeights{FieldText: 1, FieldNameWords: 0.5, FieldDescription: 2, FieldName: 6}
+	weights := FieldWeights{FieldText: 1, FieldNameWords: 0.5, FieldTextExact: 2, FieldName: 6}
 	for _, text := range []string{"read a file", "write the file to disk, then mail the file", "weather", "nothing matches here"} {
 		var should []query.Query
-		fields := []string{FieldDescription, FieldName, FieldNameWords, FieldText}
+		fields := []string{FieldName, FieldNameWords, FieldText, FieldTextExact}
 		for _, f := range fields {
 			mq := bleve.NewMatchQuery(text)
 			if f == FieldName {
