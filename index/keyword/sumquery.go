@@ -15,7 +15,6 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/searcher"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -60,6 +59,9 @@ type keywordQuery struct {
 	// sparse says the query is advanced to a few documents (Query.IDs):
 	// read them document at a time, not every posting term at a time.
 	sparse bool
+	// bleveTerms reads every term through Bleve's term searcher, never
+	// directly (taat.go): the direct path's reference in tests.
+	bleveTerms bool
 }
 
 // Searcher implements query.Query: one term searcher per distinct query
@@ -130,7 +132,7 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 		field.taat, field.part = taat, part
 		for _, t := range ts {
 			boost := q.weights[f] * float64(t.count)
-			s, err := searcher.NewTermSearcher(ctx, r, t.text, f, boost, o)
+			s, err := newTermClause(ctx, r, t.text, f, boost, o, taat && !q.bleveTerms)
 			if err != nil {
 				field.Close()
 				return fail(err)

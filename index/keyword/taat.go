@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/scorer"
+	"github.com/blevesearch/bleve/v2/search/searcher"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -19,6 +23,22 @@ import (
 // scores indexed by document number (term at a time), then hands the
 // documents out in order. Each document's score is added up in clause
 // order, as the heap does, so scores are the same to the last bit.
+//
+// Read through Bleve's term searcher, each posting of a term still cost
+// a DocumentMatch from the pool and the scorer's call chain, which
+// together took more time than decoding the postings (a CPU profile of a
+// 60-word 4-step request at 10k tools: about 80% of the request in the
+// keyword sum, 45% of it in the postings' decoding and 35% in the
+// scoring). So a clause that Bleve would score as plain BM25 is read
+// from the index's term field reader directly (termClause), and each
+// posting scored with the very formula, constants and order of
+// operations of Bleve's TermQueryScorer (bleve/v2 search/scorer,
+// scorer_term.go), from the statistics its TermSearcher takes
+// (search/searcher, search_term.go): the same scores to the last bit,
+// which TestDirectTermsScoreAsBleve checks against Bleve's searcher. Any
+// other clause (explained, tf-idf, synonyms, term vectors, the fuzzy
+// clause) goes through Bleve as before. BENCHMARKS.md ("Term clauses read
+// directly") has the gain.
 
 // taatHit is one summed document.
 type taatHit struct {
@@ -111,6 +131,12 @@ func (s *sumSearcher) drain(ctx *search.SearchContext) ([]taatHit, error) {
 		accumulators.Put(acc)
 	}()
 	for _, c := range s.clauses {
+		if tc, ok := c.(*termClause); ok {
+			if err := tc.drainInto(acc, s.part); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if cs, ok := c.(*sumSearcher); ok && cs.taat {
 			hits, err := cs.drain(ctx)
 			if err != nil {
@@ -187,3 +213,178 @@ var errNotScorch = errors.New("keyword query: a document number is not scorch's 
 func withPart(ctx context.Context, lo, hi uint64) context.Context {
 	return context.WithValue(ctx, partRangeKey{}, partRange{lo, hi})
 }
+
+// termClause is a term's postings in a field, scored with BM25 as
+// Bleve's TermSearcher scores them, for a sum read term at a time.
+type termClause struct {
+	reader bleveindex.TermFieldReader
+	tfd    bleveindex.TermFieldDoc
+	// As Bleve's TermQueryScorer holds them.
+	boost, idf, avgDocLength float64
+	queryWeight              float64
+}
+
+var _ search.Searcher = (*termClause)(nil)
+
+// newTermClause returns the searcher of term in field with this boost:
+// a termClause when direct and Bleve would score the term with BM25,
+// otherwise Bleve's own term searcher.
+func newTermClause(ctx context.Context, r bleveindex.IndexReader, term, field string, boost float64, o search.SearcherOptions, direct bool) (search.Searcher, error) {
+	if !direct || o.Explain || o.Score == "none" || o.IncludeTermVectors || hasSynonyms(ctx, field) {
+		return searcher.NewTermSearcher(ctx, r, term, field, boost, o)
+	}
+	docs, avgDocLength, ok := bm25Metrics(ctx, r, field)
+	if !ok {
+		return searcher.NewTermSearcher(ctx, r, term, field, boost, o)
+	}
+	if _, ok := ctx.Value(search.QueryTypeKey).(string); !ok {
+		ctx = context.WithValue(ctx, search.QueryTypeKey, search.Term) // as NewTermSearcher, for cost accounting
+	}
+	reader, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	if err != nil {
+		return nil, err
+	}
+	df := reader.Count()
+	return &termClause{
+		reader:       reader,
+		boost:        boost,
+		idf:          math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5)),
+		avgDocLength: avgDocLength,
+		queryWeight:  1,
+	}, nil
+}
+
+// hasSynonyms says whether Bleve would search field through synonyms.
+func hasSynonyms(ctx context.Context, field string) bool {
+	fts, ok := ctx.Value(search.FieldTermSynonymMapKey).(search.FieldTermSynonymMap)
+	if !ok {
+		return false
+	}
+	_, ok = fts[field]
+	return ok
+}
+
+// bm25Metrics returns the document count and average length of field
+// that Bleve's term searcher scores BM25 with, and false where Bleve
+// would not score BM25 or would fail (the fallback then fails alike).
+func bm25Metrics(ctx context.Context, r bleveindex.IndexReader, field string) (docs uint64, avgDocLength float64, ok bool) {
+	model, _ := ctx.Value(search.GetScoringModelCallbackKey).(search.GetScoringModelCallbackFn)
+	if model == nil || model() != bleveindex.BM25Scoring {
+		return 0, 0, false
+	}
+	var cardinality int
+	if st, ok := ctx.Value(search.BM25StatsKey).(*search.BM25Stats); ok {
+		docs = uint64(st.DocCount)
+		if cardinality, ok = st.FieldCardinality[field]; !ok {
+			return 0, 0, false
+		}
+	} else {
+		var err error
+		if docs, err = r.DocCount(); err != nil {
+			return 0, 0, false
+		}
+		if br, ok := r.(bleveindex.BM25Reader); ok {
+			if cardinality, err = br.FieldCardinality(field); err != nil {
+				return 0, 0, false
+			}
+		}
+	}
+	if docs == 0 && cardinality == 0 {
+		return 0, 0, false
+	}
+	avgDocLength = math.Ceil(float64(cardinality) / float64(docs))
+	return docs, avgDocLength, avgDocLength > 0
+}
+
+// score is the score of a posting of freq occurrences and norm, as
+// TermQueryScorer.Score computes it, operation for operation.
+func (c *termClause) score(freq uint64, norm float64) float64 {
+	var tf float64
+	if freq < scorer.MaxSqrtCache {
+		tf = scorer.SqrtCache[int(freq)]
+	} else {
+		tf = math.Sqrt(float64(freq))
+	}
+	fieldLength := 1 / (norm * norm)
+	score := c.idf * (tf * search.BM25_k1) /
+		(tf + search.BM25_k1*(1-search.BM25_b+(search.BM25_b*fieldLength/c.avgDocLength)))
+	if c.queryWeight != 1.0 {
+		score = score * c.queryWeight
+	}
+	return score
+}
+
+// drainInto adds the score of each posting in part to acc.
+func (c *termClause) drainInto(acc *accumulator, part partRange) error {
+	var tm *bleveindex.TermFieldDoc
+	var err error
+	if part.lo > 0 {
+		tm, err = c.reader.Advance(docNumber(part.lo), c.tfd.Reset())
+	} else {
+		tm, err = c.reader.Next(c.tfd.Reset())
+	}
+	for ; err == nil && tm != nil; tm, err = c.reader.Next(c.tfd.Reset()) {
+		if len(tm.ID) != 8 {
+			return errNotScorch
+		}
+		n := binary.BigEndian.Uint64(tm.ID)
+		if part.hi > 0 && n >= part.hi {
+			break
+		}
+		acc.add(n, c.score(tm.Freq, tm.Norm))
+	}
+	if err != nil {
+		return fmt.Errorf("keyword query: %w", err)
+	}
+	return nil
+}
+
+// match returns tm scored, or nil at the end of the postings.
+func (c *termClause) match(ctx *search.SearchContext, tm *bleveindex.TermFieldDoc, err error) (*search.DocumentMatch, error) {
+	if err != nil || tm == nil {
+		return nil, err
+	}
+	d := ctx.DocumentMatchPool.Get()
+	d.Score = c.score(tm.Freq, tm.Norm)
+	d.IndexInternalID = append(d.IndexInternalID, tm.ID...)
+	return d, nil
+}
+
+// Next returns the next posting, scored.
+func (c *termClause) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	tm, err := c.reader.Next(c.tfd.Reset())
+	return c.match(ctx, tm, err)
+}
+
+// Advance returns the first posting at or after id, scored.
+func (c *termClause) Advance(ctx *search.SearchContext, id bleveindex.IndexInternalID) (*search.DocumentMatch, error) {
+	tm, err := c.reader.Advance(id, c.tfd.Reset())
+	return c.match(ctx, tm, err)
+}
+
+// Weight is Bleve's query weight squared: (boost × idf)².
+func (c *termClause) Weight() float64 {
+	sum := c.boost * c.idf
+	return sum * sum
+}
+
+// SetQueryNorm sets the query weight to boost × idf × norm, as Bleve's
+// scorer does.
+func (c *termClause) SetQueryNorm(norm float64) {
+	c.queryWeight = c.boost * c.idf * norm
+}
+
+// Count is the term's document frequency.
+func (c *termClause) Count() uint64 { return c.reader.Count() }
+
+// Close closes the postings' reader.
+func (c *termClause) Close() error { return c.reader.Close() }
+
+// Min is 0, as for any term.
+func (c *termClause) Min() int { return 0 }
+
+// Size estimates the clause's memory in bytes.
+func (c *termClause) Size() int { return 64 + c.reader.Size() + c.tfd.Size() }
+
+// DocumentMatchPoolSize is one: a clause holds one match at a time.
+func (c *termClause) DocumentMatchPoolSize() int { return 1 }
