@@ -2,7 +2,9 @@
 // of every tool, scored with BM25 over weighted fields, and everything
 // that reaches into Bleve's internals to make it fast and safe: the
 // identifier-aware analyzers (registered with Bleve in init), the
-// summing query that scores term at a time, queries divided into ranges
+// summing query that scores term at a time (reading plain BM25 term
+// clauses from their postings and scoring them with Bleve's own formula,
+// the same to the bit, taat.go), queries divided into ranges
 // of document numbers (and the Bleve global, DisjunctionHeapTakeover,
 // that split.go's init raises), the field lengths saved for BM25, and
 // the checks of root.bolt and the zap segments before Bleve opens them.
