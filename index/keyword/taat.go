@@ -25,11 +25,11 @@ import (
 // order, as the heap does, so scores are the same to the last bit.
 //
 // Read through Bleve's term searcher, each posting of a term still cost
-// a DocumentMatch from the pool and the scorer's call chain, which
-// together took more time than decoding the postings (a CPU profile of a
-// 60-word 4-step request at 10k tools: about 80% of the request in the
-// keyword sum, 45% of it in the postings' decoding and 35% in the
-// scoring). So a clause that Bleve would score as plain BM25 is read
+// a DocumentMatch from the pool and the scorer's call chain, with its
+// explanation and model plumbing, for a few arithmetic operations (a CPU
+// profile of a 60-word 4-step request at 10k tools: about 80% of the
+// request in the keyword sum, some 45 points of it decoding postings and
+// 35 scoring them). So a clause that Bleve would score as plain BM25 is read
 // from the index's term field reader directly (termClause), and each
 // posting scored with the very formula, constants and order of
 // operations of Bleve's TermQueryScorer (bleve/v2 search/scorer,
