@@ -37,7 +37,10 @@ type LiveOptions struct {
 	Concurrency int
 	// CacheSize is the query embedding cache size (see Options).
 	CacheSize int
-	Logger    *slog.Logger
+	// Serving says queries come as soon as the index loads (serve): the
+	// store computes what the first query would (vector.Store.WarmOnRead).
+	Serving bool
+	Logger  *slog.Logger
 }
 
 // FollowOptions configures Follow.
@@ -84,6 +87,8 @@ type Live struct {
 	known []index.DomainSpec // LiveOptions.Known, for Load
 	conc  int
 	log   *slog.Logger
+	// serving: LiveOptions.Serving, for the stores Swap takes.
+	serving bool
 
 	mu sync.Mutex // serialises Load, refreshes, Swap and Close's end
 
@@ -132,13 +137,22 @@ func NewLive(opts LiveOptions) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{store: opts.Store, quar: opts.Quarantine, known: opts.Known, conc: opts.Concurrency, log: log, st: newState()}
+	l := &Live{store: opts.Store, quar: opts.Quarantine, known: opts.Known, conc: opts.Concurrency, serving: opts.Serving, log: log, st: newState()}
+	l.warm(opts.Store)
 	l.eng = NewEngine(Options{
 		Catalog: empty, Keyword: opts.Store.Keyword, Vectors: opts.Store.Vectors,
 		Params: opts.Params, CacheSize: opts.CacheSize, Logger: log,
 	})
 	l.eng.setEmbedder(nil, stillLoading)
 	return l, nil
+}
+
+// warm has st's vector store compute what a first query needs as it
+// reads, when l serves (LiveOptions.Serving).
+func (l *Live) warm(st *store.Store) {
+	if l.serving && st != nil && st.Vectors != nil {
+		st.Vectors.WarmOnRead()
+	}
 }
 
 // Load builds the first catalog from specs (strictly: an invalid spec is
@@ -241,6 +255,7 @@ func (l *Live) Swap(ctx context.Context, next *store.Store, cat *index.Catalog, 
 	if emb != nil {
 		opts = l.vectorSync(opts, nil)
 	}
+	l.warm(next)
 	if _, err := next.SyncWith(ctx, cat, opts); err != nil {
 		return restore(fmt.Errorf("the new build's indexes: %w", err))
 	}

@@ -197,7 +197,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 			return nil, nil, err
 		}
 	}
-	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Known: a.known, Logger: log})
+	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Known: a.known, Serving: g.serving, Logger: log})
 	if err != nil {
 		st.Close()
 		a.closeGateway()

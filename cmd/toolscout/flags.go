@@ -55,6 +55,9 @@ func (f *durationFlag) or(configured time.Duration) time.Duration {
 
 // globalFlags are the flags every command accepts.
 type globalFlags struct {
+	// serving: the command answers queries as soon as the index loads
+	// (serve), not a flag.
+	serving   bool
 	dataDir   string
 	catalogs  stringList
 	configs   stringList

@@ -137,6 +137,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			g.build = ""
 		}
 	}
+	g.serving = true
 	gcLoaded := lazyGCWhileLoading()
 	defer gcLoaded()
 	a, base, err := g.prepare(ctx, log, false)

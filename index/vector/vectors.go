@@ -58,6 +58,7 @@ type Store struct {
 	// readOnly: nothing is written, healed, migrated or removed;
 	// unreadable says why a collection could not be read.
 	readOnly   bool
+	warm       bool // WarmOnRead
 	unreadable map[string]error
 	// unhealed names the collections a query read and found damaged (the
 	// collection file, or its delta): left for the next write path
@@ -97,6 +98,18 @@ func Open(dir string) (*Store, error) {
 func OpenReadOnly(dir string) *Store {
 	return &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{},
 		readOnly: true, unreadable: map[string]error{}, unhealed: map[string]string{}}
+}
+
+// WarmOnRead makes the store compute each collection's domain centroids
+// as the collection is read from its file, beside the rest of a start,
+// for a process whose first query should not wait for them (serve): they
+// are a pass over every vector, 50 ms at 100k tools, that the first
+// query otherwise makes. A re-index, which asks no query, does without
+// (WarmOnRead costs it that CPU).
+func (v *Store) WarmOnRead() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.warm = true
 }
 
 // Healed says, one line each, what could not be read and was removed to
@@ -170,10 +183,9 @@ func (v *Store) readLocked(name string, heal bool) {
 	case err == nil:
 		s := v.withDeltaFile(name, base, heal)
 		v.snaps[name] = s
-		// The domain centroids are the first query's longest part (a
-		// pass over every vector, 50 ms at 100k tools): computed now,
-		// beside the rest of the start, not in that query.
-		go s.domainCentroids()
+		if v.warm {
+			go s.domainCentroids()
+		}
 		return
 	case errors.Is(err, os.ErrNotExist):
 		return // not written yet
