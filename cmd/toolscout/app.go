@@ -47,12 +47,18 @@ type app struct {
 	// feedback is the feedback channel serve ranks with (nil: off); a
 	// read-only server resets it to each newer build's events.
 	feedback *search.Feedback
-	// embedder makes the embedder once; prepare starts it.
-	embedder func() (embed.Embedder, error)
+	// embedder makes the embedder once; prepare starts it, and
+	// stopEmbedder cancels it and waits for it.
+	embedder     func() (embed.Embedder, error)
+	stopEmbedder func()
 }
 
-// Close stops the gateway, then the live index and its store.
+// Close stops the embedder's making (when a load never asked for it),
+// the gateway, then the live index and its store.
 func (a *app) Close() {
+	if a.stopEmbedder != nil {
+		a.stopEmbedder()
+	}
 	a.closeGateway()
 	a.live.Close()
 }
@@ -186,10 +192,15 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if a.gc != nil {
 		configured = a.gc.Model
 	}
-	a.embedder = sync.OnceValues(func() (embed.Embedder, error) { return g.newEmbedder(ctx, log, configured) })
+	// A prepare that fails, and Close, stop it and wait for it: it logs,
+	// and nothing may be written after the command's error.
+	ectx, cancel := context.WithCancel(ctx)
+	a.embedder = sync.OnceValues(func() (embed.Embedder, error) { return g.newEmbedder(ectx, log, configured) })
+	a.stopEmbedder = func() { cancel(); a.embedder() }
 	go a.embedder()
 	if a.src != nil {
 		if base, err = a.catalogFrom(st); err != nil {
+			a.stopEmbedder()
 			st.Close()
 			if errors.Is(err, index.ErrNoIndex) {
 				err = g.noIndex(err) // read-only: building it would write the data dir
@@ -199,6 +210,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	}
 	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Known: a.known, Serving: g.serving, Logger: log})
 	if err != nil {
+		a.stopEmbedder()
 		st.Close()
 		a.closeGateway()
 		return nil, nil, err
