@@ -26,14 +26,7 @@ func TestDividedQueryOnAnotherSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	request := func(q query.Query) *bleve.SearchRequest { return bleve.NewSearchRequestOptions(q, 10, 0, false) }
-	adv, err := kw.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := indexReader(t, kw)
 	defer r.Close()
 	hits, err := kw.dividedHits(context.Background(), top, 10, request, &snapshotPin{want: r}, 2)
 	if err != nil || len(hits) == 0 {

@@ -59,18 +59,7 @@ func directHits(t *testing.T, kw *Index, kq *keywordQuery, part, parts int, pin 
 // query, whole or divided in parts, scores the same to the last bit as
 // through Bleve's term searcher and ranks in the same place.
 func TestDirectTermsScoreAsBleve(t *testing.T) {
-	kw, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kw.Close()
-	cat, err := synth.Catalog(1500, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kw.Sync(context.Background(), cat); err != nil {
-		t.Fatal(err)
-	}
+	kw := synthIndex(t, 1500)
 	allFields := FieldWeights{}
 	for f := range DefaultFieldWeights() {
 		allFields[f] = 1
@@ -111,14 +100,7 @@ func TestDirectTermsScoreAsBleve(t *testing.T) {
 func compareDirect(t *testing.T, kw *Index, text string, direct, viaBleve *keywordQuery, parts int) {
 	t.Helper()
 	for range 100 {
-		adv, err := kw.idx.Advanced()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := adv.Reader()
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := indexReader(t, kw)
 		pin := &snapshotPin{want: r}
 		type run struct{ part, parts int }
 		runs := []run{{0, 1}}
@@ -161,26 +143,8 @@ func compareDirect(t *testing.T, kw *Index, text string, direct, viaBleve *keywo
 // Bleve's searchers, through Bleve's term searcher; so the comparison
 // above compares two paths.
 func TestDirectTermsUsed(t *testing.T) {
-	kw, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kw.Close()
-	cat, err := synth.Catalog(200, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kw.Sync(context.Background(), cat); err != nil {
-		t.Fatal(err)
-	}
-	adv, err := kw.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kw := synthIndex(t, 200)
+	r := indexReader(t, kw)
 	defer r.Close()
 	ctx := context.WithValue(kw.withLengths(context.Background()), search.GetScoringModelCallbackKey,
 		search.GetScoringModelCallbackFn(func() string { return bleveindex.BM25Scoring }))
@@ -239,4 +203,38 @@ func sortedFields(w FieldWeights) []string {
 		return nil
 	}
 	return kq.fields
+}
+
+// synthIndex returns an in-memory index of a synthetic catalog of tools
+// tools, closed when the test ends.
+func synthIndex(t *testing.T, tools int) *Index {
+	t.Helper()
+	kw, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kw.Close() })
+	cat, err := synth.Catalog(tools, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kw.Sync(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	return kw
+}
+
+// indexReader returns a reader of kw's current snapshot; the caller
+// closes it.
+func indexReader(t *testing.T, kw *Index) bleveindex.IndexReader {
+	t.Helper()
+	adv, err := kw.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
