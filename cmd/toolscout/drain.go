@@ -76,28 +76,6 @@ const streamGrace = time.Second
 // SIGINT or SIGTERM meanwhile cuts it short), then, once none has run for
 // streamGrace, ends the event streams that clients hold open (endStreams
 // cancels their requests' context) and closes every connection left.
-// notReadyFor keeps serving for d after /readyz turned 503, so that a
-// load balancer sees the server go and sends it nothing new before it
-// stops accepting connections: without it, a request sent in the instant
-// of the SIGTERM on a connection the server is closing gets no answer,
-// and the balancer cannot retry it. A second signal ends the wait.
-func notReadyFor(d time.Duration, log *slog.Logger) {
-	if d <= 0 {
-		return
-	}
-	again := make(chan os.Signal, 1)
-	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(again)
-	log.Info("draining: /readyz answers 503; still serving until load balancers see it", "drain_delay", d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-again:
-		log.Warn("second signal: not waiting for load balancers")
-	}
-}
-
 func drain(hs *http.Server, calls *inFlight, endStreams context.CancelFunc, timeout time.Duration, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -152,5 +130,27 @@ func (f *inFlight) quiet(ctx context.Context, grace time.Duration) {
 			t.Stop()
 			return
 		}
+	}
+}
+
+// notReadyFor keeps serving for d after /readyz turned 503, so that a
+// load balancer sees the server go and sends it nothing new before it
+// stops accepting connections: without it, a request sent in the instant
+// of the SIGTERM on a connection the server is closing gets no answer,
+// and the balancer cannot retry it. A second signal ends the wait.
+func notReadyFor(d time.Duration, log *slog.Logger) {
+	if d <= 0 {
+		return
+	}
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	log.Info("draining: /readyz answers 503; still serving until load balancers see it", "drain_delay", d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-again:
+		log.Warn("second signal: not waiting for load balancers")
 	}
 }
