@@ -61,6 +61,10 @@ func (w *WordVectors) Lookup(stem string) ([]float32, float32, bool) {
 	return v, p, true
 }
 
+// Parts returns the number of parts each vector is made of (1 for a
+// version 1 file; cmd/genvectors -teacher writes 1 or 2).
+func (w *WordVectors) Parts() int { return len(w.parts) - 1 }
+
 // find returns a stem's row and relative corpus frequency.
 func (w *WordVectors) find(stem string) (int32, float32, bool) {
 	i, ok := w.index[stem]

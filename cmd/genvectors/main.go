@@ -102,14 +102,14 @@ func main() {
 	flag.StringVar(&c.teacher, "teacher", "", "distil the vectors from this embedding model behind Ollama's API instead of learning them from co-occurrence (teacher.go)")
 	flag.StringVar(&c.ollama, "ollama", "http://127.0.0.1:11434", "Ollama API address of -teacher")
 	flag.StringVar(&c.vocabFrom, "vocab-from", "embed/wordvectors.bin", "with -teacher: the word vector file whose vocabulary and counts are kept")
-	flag.Float64Var(&c.keep, "keep", 0, "with -teacher: the share (0 to below 1) of the -vocab-from vectors kept beside the distilled ones; 0 keeps the distilled ones alone")
+	flag.Float64Var(&c.keep, "keep", 0, "with -teacher: the share (0 to below 1) of the -vocab-from vectors kept beside the distilled ones, which must then be of one part (written without -teacher); 0 keeps the distilled ones alone")
 	flag.IntVar(&c.sentences, "sentences", 0, "with -teacher: tune the distilled vectors on the teacher's embeddings of this many corpus descriptions (tune.go); 0 to skip")
 	flag.IntVar(&c.bits, "bits", 4, "with -teacher: bits a component of the distilled vectors is stored with, 8 or 4 (4 keeps the shipped file under 5 MB)")
 	flag.IntVar(&c.epochs, "epochs", 8, "with -sentences: passes over the sentences")
 	flag.Float64Var(&c.rate, "rate", 0.05, "with -sentences: learning rate")
 	flag.Float64Var(&c.pull, "pull", 0.01, "with -sentences: pull of each vector toward its single-word distillation")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: genvectors [flags]\n\nLearns the built-in embedder's word vectors from package descriptions.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: genvectors [flags]\n\nLearns the built-in embedder's word vectors from package descriptions\n(co-occurrence), or with -teacher distils them from an embedding model behind\nOllama's API, keeping -keep of the co-occurrence vectors of -vocab-from beside.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

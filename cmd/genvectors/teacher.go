@@ -48,6 +48,10 @@ func distil(c config) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.vocabFrom, err)
 	}
+	if c.keep > 0 && old.Parts() > 1 {
+		// Kept whole, its distilled part would be kept beside the new one.
+		return fmt.Errorf("-keep %g: %s holds vectors of %d parts (a file -teacher wrote, as the shipped one is); -keep keeps the co-occurrence vectors genvectors writes without -teacher: write those first and give them as -vocab-from (make wordvectors does both)", c.keep, c.vocabFrom, old.Parts())
+	}
 	vocab := old.Words()
 	counts := make([]uint32, len(vocab))
 	for i, w := range vocab {

@@ -174,6 +174,12 @@ func TestDistilErrors(t *testing.T) {
 	defer srv.Close()
 	down := httptest.NewServer(fake)
 	down.Close()
+	// A file of two parts, as -keep writes it (and the shipped file is).
+	two := base
+	two.teacher, two.ollama, two.vocabFrom, two.out, two.bits, two.keep = "teach", srv.URL, base.out, filepath.Join(dir, "two.bin"), 4, 0.5
+	if err := distil(two); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		set  func(*config)
@@ -185,6 +191,7 @@ func TestDistilErrors(t *testing.T) {
 		{"teacher down", func(c *config) { c.ollama = down.URL }, "teacher teach at " + down.URL},
 		{"too many dimensions", func(c *config) { c.dims = 15; c.removeTop = 2 }, "gives only 16 dimensions"},
 		{"no vocabulary file", func(c *config) { c.vocabFrom = filepath.Join(dir, "missing.bin") }, "missing.bin"},
+		{"keep of a two-part file", func(c *config) { c.vocabFrom, c.keep = two.out, 0.5 }, "holds vectors of 2 parts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
