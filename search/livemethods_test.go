@@ -1,13 +1,10 @@
 package search
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/toolscout/toolscout/internal/srccheck"
 )
 
 // liveMethods are the exported methods Live may have (issue 36, item
@@ -24,35 +21,11 @@ var liveMethods = []string{
 // liveMethods: a new way to change its state, or an accessor that lets
 // callers reach below it (its store).
 func TestLiveHasFewMethods(t *testing.T) {
-	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var found []string
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 || !fd.Name.IsExported() {
-				continue
-			}
-			typ := fd.Recv.List[0].Type
-			if star, ok := typ.(*ast.StarExpr); ok {
-				typ = star.X
-			}
-			if id, ok := typ.(*ast.Ident); ok && id.Name == "Live" {
-				found = append(found, fd.Name.Name)
-				if !slices.Contains(liveMethods, fd.Name.Name) {
-					t.Errorf("%s: Live.%s is new: Live changes state through Open, Update, Swap and Follow only; give the job to one of them (or to the store), or say why in liveMethods", path, fd.Name.Name)
-				}
-			}
+	for _, m := range srccheck.Methods(t, ".", "Live", true) {
+		found = append(found, m.Name)
+		if !slices.Contains(liveMethods, m.Name) {
+			t.Errorf("%s: Live.%s is new: Live changes state through Open, Update, Swap and Follow only; give the job to one of them (or to the store), or say why in liveMethods", m.File, m.Name)
 		}
 	}
 	if !slices.Contains(found, "Follow") {

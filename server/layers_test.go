@@ -1,7 +1,6 @@
 package server
 
 import (
-	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolscout/toolscout/internal/srccheck"
 )
 
 // The server talks to ranking through search only: it must not reach
@@ -116,36 +117,12 @@ const maxServerMethods = 20
 // TestServerHasFewMethods counts the methods declared on Server or
 // *Server in the package's non-test files.
 func TestServerHasFewMethods(t *testing.T) {
-	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var methods []string
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
-				continue
-			}
-			typ := fd.Recv.List[0].Type
-			if star, ok := typ.(*ast.StarExpr); ok {
-				typ = star.X
-			}
-			if id, ok := typ.(*ast.Ident); ok && id.Name == "Server" {
-				methods = append(methods, path+": "+fd.Name.Name)
-			}
-		}
+	for _, m := range srccheck.Methods(t, ".", "Server", false) {
+		methods = append(methods, m.File+": "+m.Name)
 	}
 	if len(methods) == 0 {
-		t.Fatalf("no methods of Server found in %d files: the count is broken", len(files))
+		t.Fatal("no methods of Server found: the count is broken")
 	}
 	if len(methods) > maxServerMethods {
 		t.Errorf("Server has %d methods, more than %d: give the new job a type of its own (see server.go)\n%s", len(methods), maxServerMethods, strings.Join(methods, "\n"))
