@@ -25,56 +25,17 @@ var openers = map[string]bool{
 // TestOneStartUpPath fails when production code outside this package
 // calls store.Open or store.OpenWith anywhere but in openers.
 func TestOneStartUpPath(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
 	found := map[string]bool{}
-	err = walkGo(root, func(rel, path string) error {
-		if strings.HasPrefix(rel, "index/store/") {
-			return nil
+	eachStoreCall(t, func(rel string) bool { return !strings.HasPrefix(rel, "index/store/") }, func(c storeCall) {
+		if c.name != "Open" && c.name != "OpenWith" {
+			return
 		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
+		where := c.rel + ":" + c.fn
+		found[where] = true
+		if !openers[where] {
+			t.Errorf("%s: store.%s in %s: only the program's start-up opens the data dir (cmd/toolscout's openStore); take a *store.Store or an eval.StoreOpener instead", c.pos, c.name, c.fn)
 		}
-		name := storeImportName(f)
-		if name == "" {
-			return nil
-		}
-		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok {
-				continue
-			}
-			ast.Inspect(fn, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok {
-					return true
-				}
-				sel, ok := call.Fun.(*ast.SelectorExpr)
-				if !ok || sel.Sel.Name != "Open" && sel.Sel.Name != "OpenWith" {
-					return true
-				}
-				// A package-level call (store.Open), not a method of a
-				// value that a local variable named store holds.
-				if id, ok := sel.X.(*ast.Ident); !ok || id.Name != name || id.Obj != nil {
-					return true
-				}
-				where := rel + ":" + fn.Name.Name
-				found[where] = true
-				if !openers[where] {
-					t.Errorf("%s: store.%s in %s: only the program's start-up opens the data dir (cmd/toolscout's openStore); take a *store.Store or an eval.StoreOpener instead", fset.Position(call.Pos()), sel.Sel.Name, fn.Name.Name)
-				}
-				return true
-			})
-		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The check must see the calls it allows, or it checks nothing.
 	for o := range openers {
 		if !found[o] {
@@ -155,14 +116,42 @@ var cmdCalls = map[string]bool{
 // that bypasses the store it opened (a set folder, pins or feedback
 // made from a path, a prune of a data dir).
 func TestCmdCallsFewStoreFunctions(t *testing.T) {
+	found := map[string]bool{}
+	eachStoreCall(t, func(rel string) bool { return strings.HasPrefix(rel, "cmd/toolscout/") }, func(c storeCall) {
+		found[c.name] = true
+		if !cmdCalls[c.name] {
+			t.Errorf("%s: store.%s: cmd opens the data dir with store.OpenWith (openStore) and asks the Store it returns; make this a method of Store or an Options field", c.pos, c.name)
+		}
+	})
+	for c := range cmdCalls {
+		if !found[c] {
+			t.Errorf("cmd/toolscout no longer calls store.%s: take it off cmdCalls so that it does not come back (or the walk missed it)", c)
+		}
+	}
+}
+
+// storeCall is a call of a function of this package (store.X(...)) in a
+// production file of the module.
+type storeCall struct {
+	rel  string         // the file, from the module's root
+	fn   string         // the top-level function it is in
+	name string         // X
+	pos  token.Position // where
+}
+
+// eachStoreCall calls visit with every package-level call of this
+// package's functions in the module's production files whose path from
+// the root include accepts: not a method of a value that a local
+// variable named store holds.
+func eachStoreCall(t *testing.T, include func(rel string) bool, visit func(storeCall)) {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	found := map[string]bool{}
 	err = walkGo(root, func(rel, path string) error {
-		if !strings.HasPrefix(rel, "cmd/toolscout/") {
+		if !include(rel) {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, 0)
@@ -173,33 +162,31 @@ func TestCmdCallsFewStoreFunctions(t *testing.T) {
 		if name == "" {
 			return nil
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
 			if !ok {
+				continue
+			}
+			ast.Inspect(fn, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); !ok || id.Name != name || id.Obj != nil {
+					return true
+				}
+				visit(storeCall{rel: rel, fn: fn.Name.Name, name: sel.Sel.Name, pos: fset.Position(call.Pos())})
 				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if id, ok := sel.X.(*ast.Ident); !ok || id.Name != name || id.Obj != nil {
-				return true // a method, or a local variable named store
-			}
-			found[sel.Sel.Name] = true
-			if !cmdCalls[sel.Sel.Name] {
-				t.Errorf("%s: store.%s: cmd opens the data dir with store.OpenWith (openStore) and asks the Store it returns; make this a method of Store or an Options field", fset.Position(call.Pos()), sel.Sel.Name)
-			}
-			return true
-		})
+			})
+		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for c := range cmdCalls {
-		if !found[c] {
-			t.Errorf("cmd/toolscout no longer calls store.%s: take it off cmdCalls so that it does not come back (or the walk missed it)", c)
-		}
 	}
 }
 
