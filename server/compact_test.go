@@ -26,19 +26,30 @@ const (
 	referenceCompactBudget = 60.0
 )
 
-// TestCompactListingBudgetBuiltin: the compact tools/list of the
-// built-in catalog, counted as a client receives it.
-func TestCompactListingBudgetBuiltin(t *testing.T) {
+// builtinLive returns the built-in catalog and a live index of it in
+// memory, closed when the test ends.
+func builtinLive(t *testing.T) (*index.Catalog, *search.Live) {
+	t.Helper()
 	cat, err := index.BuiltinCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := store.Open("")
+	st, err := store.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
 	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: st}, cat.Specs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer live.Close()
+	t.Cleanup(func() { live.Close() })
+	return cat, live
+}
+
+// TestCompactListingBudgetBuiltin: the compact tools/list of the
+// built-in catalog, counted as a client receives it.
+func TestCompactListingBudgetBuiltin(t *testing.T) {
+	cat, live := builtinLive(t)
 	n, err := New(Options{Live: live, Expose: Exposure{Mode: ExposeCompact}}).CountToolsList(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -53,16 +64,7 @@ func TestCompactListingBudgetBuiltin(t *testing.T) {
 // a summary, every required property with the type its whole schema
 // gives, and a valid object schema.
 func TestCompactListingBuiltinEntries(t *testing.T) {
-	cat, err := index.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := store.Open("")
-	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: st}, cat.Specs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer live.Close()
+	cat, live := builtinLive(t)
 	res, err := connect(t, New(Options{Live: live, Expose: Exposure{Mode: ExposeCompact}})).ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
