@@ -73,9 +73,11 @@ vet:
 # -race everywhere: the indexes embed concurrently and the engine is shared.
 # An explicit -timeout per package binary: go test's default 10 minutes
 # ended a loaded run of cmd/toolscout's tests mid-way (issue 36).
+# -vet=off: `vet` above has run every analyzer on every package; go
+# test's own subset would only repeat it.
 TEST_TIMEOUT ?= 20m
 unit:
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(GO) test -race -vet=off -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 # HAProxy (the Debian package) for the cluster test, installed with
 # apt-get when it is missing (with sudo when not root).

@@ -70,7 +70,7 @@ func TestRelayThroughClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer newProto.Close()
-	for _, b := range []blobSpec{{Text: 100, Image: 10, IsError: true}, {Text: 1 << 20, Image: 200 << 10, IsError: true}, {Text: 600 << 10}} {
+	for _, b := range []blobSpec{{Text: 100, Image: 10, IsError: true}, {Text: 300 << 10, Image: 100 << 10, IsError: true}, {Text: 300 << 10}} {
 		var want mcp.CallToolResult
 		if err := json.Unmarshal(b.result(false), &want); err != nil {
 			t.Fatal(err)
