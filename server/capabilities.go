@@ -49,13 +49,13 @@ func capabilityWords(cat *index.Catalog) map[string][]string {
 	if capabilityCache.words == nil || len(capabilityCache.words) >= maxCapabilityCatalogs {
 		capabilityCache.words = map[*index.Catalog]map[string][]string{}
 	}
-	var named []*index.Domain
+	var named []capabilityDomain
 	for _, d := range domainSizes(cat, nil) {
 		if len(named) == maxNamedDomains {
 			break
 		}
 		if dom := cat.Domain(d.Name); dom != nil {
-			named = append(named, dom)
+			named = append(named, capabilityOf(dom))
 		}
 	}
 	w := learnCapabilityWords(named, capabilityWordsPerDomain)
@@ -77,7 +77,7 @@ func capabilityWords(cat *index.Catalog) map[string][]string {
 // the words the domain's name holds are left out ("git" and "hub" of
 // github: the instructions say the name already). Ties go
 // alphabetically; each word shows in its shortest form seen.
-func learnCapabilityWords(domains []*index.Domain, n int) map[string][]string {
+func learnCapabilityWords(domains []capabilityDomain, n int) map[string][]string {
 	type domainWords struct {
 		df    map[string]int
 		tools int
@@ -87,14 +87,11 @@ func learnCapabilityWords(domains []*index.Domain, n int) map[string][]string {
 	spread := map[string]int{} // domains using each stem
 	for i, d := range domains {
 		per[i] = domainWords{df: map[string]int{}}
-		name := strings.ToLower(d.Name)
-		for _, t := range d.Tools {
-			if t.Disabled {
-				continue
-			}
+		name := strings.ToLower(d.name)
+		for _, tool := range d.tools {
 			per[i].tools++
 			seen := map[string]bool{}
-			for _, w := range txt.SplitIdentifier(t.Name + " " + t.Description) {
+			for _, w := range txt.SplitIdentifier(tool) {
 				w = strings.ToLower(w)
 				if len(w) < 3 || txt.Stopword(w) || !unicode.IsLetter([]rune(w)[0]) {
 					continue
@@ -143,7 +140,102 @@ func learnCapabilityWords(domains []*index.Domain, n int) map[string][]string {
 				shown = append(shown, f)
 			}
 		}
-		out[d.Name] = shown
+		out[d.name] = shown
 	}
 	return out
+}
+
+// capabilityDomain is what learnCapabilityWords reads of a domain: its
+// name and, for each enabled tool, its name and description.
+type capabilityDomain struct {
+	name  string
+	tools []string
+}
+
+// capabilityOf returns what learnCapabilityWords reads of dom.
+func capabilityOf(dom *index.Domain) capabilityDomain {
+	c := capabilityDomain{name: dom.Name}
+	for _, t := range dom.Tools {
+		if !t.Disabled {
+			c.tools = append(c.tools, t.Name+" "+t.Description)
+		}
+	}
+	return c
+}
+
+// KnownCapabilityWords returns, before the index has loaded, the words
+// the instructions will give each domain once it has (capabilityWords),
+// learned from what the command knows at start: cat, the catalog cached
+// in the data dir (nil without one), and specs, the catalog files and the
+// upstream servers' tools as they listed them last. Options.Domains
+// carries them, so that a client initializing while the index loads gets
+// the instructions of the clients after it.
+func KnownCapabilityWords(cat *index.Catalog, specs ...[]index.DomainSpec) map[string][]string {
+	enabled := func(t index.ToolSpec) bool { return t.Enabled == nil || *t.Enabled }
+	// Counted first, so that only the named domains' tools are read (the
+	// largest maxNamedDomains, ties by name: domainSizes' order), as
+	// capabilityWords reads them.
+	count := map[string]int{}
+	var names []string
+	note := func(name string, n int) {
+		if _, ok := count[name]; !ok {
+			names = append(names, name)
+		}
+		count[name] += n
+	}
+	if cat != nil {
+		for _, dom := range cat.Domains() {
+			n := 0
+			for _, t := range dom.Tools {
+				if !t.Disabled {
+					n++
+				}
+			}
+			note(dom.Name, n)
+		}
+	}
+	for _, ss := range specs {
+		for _, ds := range ss {
+			n := 0
+			for _, t := range ds.Tools {
+				if enabled(t) {
+					n++
+				}
+			}
+			note(ds.Name, n)
+		}
+	}
+	slices.SortStableFunc(names, func(a, b string) int {
+		if count[a] != count[b] {
+			return count[b] - count[a]
+		}
+		return strings.Compare(a, b)
+	})
+	names = names[:min(len(names), maxNamedDomains)]
+	named := make([]capabilityDomain, len(names))
+	at := make(map[string]int, len(names))
+	for i, n := range names {
+		named[i].name, at[n] = n, i
+	}
+	if cat != nil {
+		for i, n := range names {
+			if dom := cat.Domain(n); dom != nil {
+				named[i].tools = append(named[i].tools, capabilityOf(dom).tools...)
+			}
+		}
+	}
+	for _, ss := range specs {
+		for _, ds := range ss {
+			i, ok := at[ds.Name]
+			if !ok {
+				continue
+			}
+			for _, t := range ds.Tools {
+				if enabled(t) {
+					named[i].tools = append(named[i].tools, t.Name+" "+t.Description)
+				}
+			}
+		}
+	}
+	return learnCapabilityWords(named, capabilityWordsPerDomain)
 }

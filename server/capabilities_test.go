@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -30,7 +31,11 @@ func TestCapabilityWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := learnCapabilityWords(cat.Domains(), 2)
+	var doms []capabilityDomain
+	for _, d := range cat.Domains() {
+		doms = append(doms, capabilityOf(d))
+	}
+	got := learnCapabilityWords(doms, 2)
 	want := map[string]string{
 		// "repository" in all three tools, "issue" in two, both only
 		// here; "git"/"hub" are the name's, "list" is in files too.
@@ -44,6 +49,39 @@ func TestCapabilityWords(t *testing.T) {
 	for d, w := range want {
 		if g := strings.Join(got[d], ","); g != w {
 			t.Errorf("%s: %q, want %q", d, g, w)
+		}
+	}
+}
+
+// TestKnownCapabilityWords: the words learned at start from the catalog
+// files and the upstream servers' last listing are those the loaded
+// catalog gives, so that a client initializing before the index has
+// loaded gets the instructions of the clients after it; disabled tools
+// count in neither.
+func TestKnownCapabilityWords(t *testing.T) {
+	specs, err := index.BuiltinSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	specs[0].Tools[0].Enabled = &off
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := capabilityWords(cat)
+	if len(want) < maxNamedDomains {
+		t.Fatalf("the built-in catalog gives words to %d domains, want %d", len(want), maxNamedDomains)
+	}
+	// The catalog files alone, or split between them and the upstreams'
+	// listing, or a cached catalog: the same words.
+	for name, got := range map[string]map[string][]string{
+		"specs":           KnownCapabilityWords(nil, specs),
+		"specs and known": KnownCapabilityWords(nil, specs[:10], specs[10:]),
+		"cached catalog":  KnownCapabilityWords(cat),
+	} {
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %v, want the loaded catalog's %v", name, got, want)
 		}
 	}
 }

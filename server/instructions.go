@@ -26,6 +26,10 @@ import (
 type DomainSize struct {
 	Name  string
 	Tools int
+	// Words, when set, say what the domain's tools do
+	// (KnownCapabilityWords): the instructions give them until the
+	// catalog has loaded, and for a domain it does not hold.
+	Words []string
 }
 
 // maxNamedDomains is the most domains the instructions name, largest
@@ -184,7 +188,7 @@ func domainSizes(cat *index.Catalog, known []DomainSize) []DomainSize {
 				n++
 			}
 		}
-		out = append(out, DomainSize{d.Name, n})
+		out = append(out, DomainSize{Name: d.Name, Tools: n})
 		seen[d.Name] = true
 	}
 	for _, d := range known {
@@ -243,7 +247,11 @@ func covers(domains []DomainSize, words map[string][]string) string {
 		total += d.Tools
 		if i < maxNamedDomains {
 			name := d.Name
-			if ws := words[d.Name]; len(ws) > 0 {
+			ws := words[d.Name]
+			if len(ws) == 0 {
+				ws = d.Words
+			}
+			if len(ws) > 0 {
 				name += " (" + strings.Join(ws, ", ") + ")"
 			}
 			names = append(names, name)

@@ -410,7 +410,7 @@ func TestTokenBudget(t *testing.T) {
 // first, then how to use what the mode lists: no workflow through the
 // meta-tools where every tool is listed, and no "1 domains".
 func TestInstructions(t *testing.T) {
-	three := []DomainSize{{"github", 3}, {"jira", 1}, {"weather", 1}}
+	three := []DomainSize{{Name: "github", Tools: 3}, {Name: "jira", Tools: 1}, {Name: "weather", Tools: 1}}
 	var ten []DomainSize
 	for i := range 10 {
 		ten = append(ten, DomainSize{Name: "d" + itoa(i), Tools: 10 - i})
@@ -424,7 +424,7 @@ func TestInstructions(t *testing.T) {
 	}{
 		{"meta", three, ExposeMeta, []string{"5 tools in 3 domains: github, jira and weather. Workflow: 1) discover_tools", "3) execute_tool"}, []string{"enable_domain", "called by name"}},
 		{"one domain", three[2:], ExposeMeta, []string{"1 tool in 1 domain: weather."}, []string{"1 domains", "1 tools"}},
-		{"unknown sizes", []DomainSize{{"memory", 0}, {"filesystem", 0}}, ExposeMeta, []string{"Tools in 2 domains: filesystem and memory. "}, []string{"0 tools"}},
+		{"unknown sizes", []DomainSize{{Name: "memory", Tools: 0}, {Name: "filesystem", Tools: 0}}, ExposeMeta, []string{"Tools in 2 domains: filesystem and memory. "}, []string{"0 tools"}},
 		{"many domains", ten, ExposeMeta, []string{"55 tools in 10 domains, the largest: d0, d1, d2, d3, d4, d5, d6, d7."}, []string{"d8"}},
 		{"eager", three, ExposeEager, []string{"Every tool is listed: call it by name."}, []string{"execute_tool", "get_tool_schema", "Workflow"}},
 		{"compact", three, ExposeCompact, []string{"a summary and its required arguments", "get_tool_schema gives a tool's optional arguments"}, []string{"execute_tool", "Workflow"}},
@@ -462,7 +462,7 @@ func TestInstructions(t *testing.T) {
 	}
 	// A server names the domains of its catalog, and of configured
 	// servers that have no tools yet.
-	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Domains: []DomainSize{{"slack", 0}}, Expose: Exposure{Mode: ExposeEager}}))
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Domains: []DomainSize{{Name: "slack", Tools: 0}}, Expose: Exposure{Mode: ExposeEager}}))
 	if got := cs.InitializeResult().Instructions; !strings.HasPrefix(got, "5 tools in 4 domains: github (repository, issue), jira, weather and slack. Every tool is listed") {
 		t.Errorf("eager server's instructions = %q", got)
 	}

@@ -401,8 +401,9 @@ func (g *globalFlags) newOllama(host *url.URL, model string, log *slog.Logger) (
 
 // domainSizes returns the configured domains with the number of enabled
 // tools each is known to have before the index loads (0 for an upstream
-// server whose tools are not known yet), so that the instructions a
-// client gets then are the ones it gets after.
+// server whose tools are not known yet) and the words that say what they
+// do, so that the instructions a client gets then are the ones it gets
+// after.
 func (a *app) domainSizes(base []index.DomainSpec) []server.DomainSize {
 	known := map[string]int{}
 	if a.cat != nil {
@@ -423,9 +424,10 @@ func (a *app) domainSizes(base []index.DomainSpec) []server.DomainSize {
 			}
 		}
 	}
+	words := server.KnownCapabilityWords(a.cat, base, a.known)
 	out := make([]server.DomainSize, len(a.domain))
 	for i, d := range a.domain {
-		out[i] = server.DomainSize{Name: d, Tools: known[d]}
+		out[i] = server.DomainSize{Name: d, Tools: known[d], Words: words[d]}
 	}
 	return out
 }
