@@ -163,7 +163,14 @@ func TestStdioBadLines(t *testing.T) {
 		{"invalid utf-8 in id", ping("\"\xc3\x28\""), -32700, `null`},
 		{"byte order mark", "\ufeff" + ping(`1`), -32700, `null`},
 		{"nul byte", ping(`1`) + "\x00", -32700, `null`},
-		{"17 MiB line", `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 17<<20) + `"}}`, -32700, `null`},
+		// A line over 4 MiB is not read whole; a request whose id and
+		// method come first is answered under its id.
+		{"17 MiB line", `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 17<<20) + `"}}`, -32600, `9`},
+		{"5 MiB line, string id", `{"jsonrpc":"2.0","method":"tools/call","id":"q-1","params":{"x":"` + strings.Repeat("a", 5<<20) + `"}}`, -32600, `"q-1"`},
+		{"5 MiB line, id after the bulk", `{"jsonrpc":"2.0","method":"tools/call","params":{"x":"` + strings.Repeat("a", 5<<20) + `"},"id":9}`, -32700, `null`},
+		{"5 MiB line, id an object", `{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{"x":"` + strings.Repeat("a", 5<<20) + `"}}`, -32700, `null`},
+		{"5 MiB response", `{"jsonrpc":"2.0","id":9,"result":{"x":"` + strings.Repeat("a", 5<<20) + `"}}`, -32700, `null`},
+		{"5 MiB line, 5000 spaces before the id", `{"jsonrpc":"2.0",` + strings.Repeat(" ", 5000) + `"id":9,"method":"tools/call","params":{"x":"` + strings.Repeat("a", 5<<20) + `"}}`, -32700, `null`},
 		{"params nested 1001 deep", `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":` + deep(999) + `}}`, -32700, `null`},
 		{"extra member nested 2000 deep", `{"jsonrpc":"2.0","id":5,"method":"ping","x":` + deep(2000) + `}`, -32700, `null`},
 		{"nested 100000 deep", `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":` + deep(100000) + `}}`, -32700, `null`},

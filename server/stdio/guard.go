@@ -14,6 +14,48 @@ import (
 // answered with an error and skipped, never buffered whole.
 const MaxStdioLine = 4 << 20
 
+// maxHead is how much of a line over MaxStdioLine is kept to find its id
+// (headRequestID).
+const maxHead = 4 << 10
+
+// headRequestID returns the id of the request a message too long to read
+// whole begins: its top-level "id", a string or a number, when the head
+// holds it and a top-level "method" before the first member it cannot
+// read whole. A response (no method before that point) or an id after
+// the bulk gets none: the answer's id is then null.
+func headRequestID(head []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	method := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		switch key {
+		case "id":
+			if k := kindOf(v); (k != idString && k != idNumber) || !utf8.Valid(v) || id != nil {
+				return nil, false
+			}
+			id = v
+		case "method":
+			method = kindOf(v) == idString
+		}
+		if id != nil && method {
+			return id, true
+		}
+	}
+	return nil, false
+}
+
 // MaxJSONDepth is the deepest nesting of objects and arrays a stdio message
 // may have: the go-sdk's decoder refuses deeper input by ending the session,
 // so the guard answers it instead.
@@ -114,6 +156,13 @@ func parseLine(line []byte, tooLong bool) (*rpcMessage, *lineError) {
 	}
 	switch {
 	case tooLong:
+		// A request whose id and method come before its bulk (as every
+		// SDK writes them) gets its error under its id, so that the
+		// client's call fails at once instead of waiting for an answer.
+		if id, ok := headRequestID(line); ok {
+			return nil, &lineError{code: codeInvalidRequest, id: id,
+				reason: fmt.Sprintf("Invalid Request: message over %d bytes; send less in one message (a shorter query, smaller arguments)", MaxStdioLine)}
+		}
 		return nil, parseErr("message over %d bytes", MaxStdioLine)
 	case !utf8.Valid(line):
 		return nil, parseErr("message is not valid UTF-8")

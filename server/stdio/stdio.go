@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -125,7 +126,11 @@ func guardLine(line []byte, tooLong bool, out *stdioWriter, log *slog.Logger) []
 			log.Warn("stdio: bad JSON-RPC response dropped", "bytes", len(line), "reason", lerr.reason)
 			return nil
 		}
-		log.Warn("stdio: bad JSON-RPC line answered with an error", "bytes", len(line), "code", lerr.code, "reason", lerr.reason)
+		size := strconv.Itoa(len(line))
+		if tooLong {
+			size = "over " + strconv.Itoa(MaxStdioLine)
+		}
+		log.Warn("stdio: bad JSON-RPC line answered with an error", "bytes", size, "code", lerr.code, "reason", lerr.reason)
 		out.reply(lerr.reply())
 		return nil
 	}
@@ -136,8 +141,9 @@ func guardLine(line []byte, tooLong bool, out *stdioWriter, log *slog.Logger) []
 	return m.encode(m.id)
 }
 
-// readLine returns the next line without its newline, or tooLong (and no
-// bytes) when it is over MaxStdioLine, having skipped it.
+// readLine returns the next line without its newline, or, when it is over
+// MaxStdioLine, tooLong and the line's first maxHead bytes only, having
+// skipped the rest: the head names the request to answer.
 func readLine(br *bufio.Reader) ([]byte, bool, error) {
 	var buf []byte
 	tooLong := false
@@ -145,7 +151,9 @@ func readLine(br *bufio.Reader) ([]byte, bool, error) {
 		chunk, err := br.ReadSlice('\n')
 		if !tooLong {
 			if len(buf)+len(chunk) > MaxStdioLine+1 {
-				tooLong, buf = true, nil
+				tooLong = true
+				buf = append(buf, chunk[:min(len(chunk), max(0, maxHead-len(buf)))]...)
+				buf = bytes.Clone(buf[:min(len(buf), maxHead)]) // the rest of the 4 MiB goes
 			} else {
 				buf = append(buf, chunk...)
 			}
