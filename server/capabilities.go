@@ -163,14 +163,27 @@ func capabilityOf(dom *index.Domain) capabilityDomain {
 	return c
 }
 
-// KnownCapabilityWords returns, before the index has loaded, the words
-// the instructions will give each domain once it has (capabilityWords),
-// learned from what the command knows at start: cat, the catalog cached
-// in the data dir (nil without one), and specs, the catalog files and the
-// upstream servers' tools as they listed them last. Options.Domains
-// carries them, so that a client initializing while the index loads gets
+// KnownDomains returns the domains named, in their order, as the
+// instructions will show them once the index has loaded: each with its
+// number of enabled tools and the words that say what they do
+// (capabilityWords), from what the command knows at start: cat, the
+// catalog cached in the data dir (nil without one), and specs, the
+// catalog files and the upstream servers' tools as they listed them last
+// (a domain not known yet has no tools and no words). Options.Domains
+// takes them, so that a client initializing while the index loads gets
 // the instructions of the clients after it.
-func KnownCapabilityWords(cat *index.Catalog, specs ...[]index.DomainSpec) map[string][]string {
+func KnownDomains(names []string, cat *index.Catalog, specs ...[]index.DomainSpec) []DomainSize {
+	count, words := knownCapabilityWords(cat, specs...)
+	out := make([]DomainSize, len(names))
+	for i, d := range names {
+		out[i] = DomainSize{Name: d, Tools: count[d], Words: words[d]}
+	}
+	return out
+}
+
+// knownCapabilityWords returns each known domain's number of enabled
+// tools and, for the largest, its words.
+func knownCapabilityWords(cat *index.Catalog, specs ...[]index.DomainSpec) (map[string]int, map[string][]string) {
 	enabled := func(t index.ToolSpec) bool { return t.Enabled == nil || *t.Enabled }
 	// Counted first, so that only the named domains' tools are read (the
 	// largest maxNamedDomains, ties by name: domainSizes' order), as
@@ -237,5 +250,5 @@ func KnownCapabilityWords(cat *index.Catalog, specs ...[]index.DomainSpec) map[s
 			}
 		}
 	}
-	return learnCapabilityWords(named, capabilityWordsPerDomain)
+	return count, learnCapabilityWords(named, capabilityWordsPerDomain)
 }

@@ -53,12 +53,12 @@ func TestCapabilityWords(t *testing.T) {
 	}
 }
 
-// TestKnownCapabilityWords: the words learned at start from the catalog
+// TestKnownDomains: the sizes counted and the words learned at start from the catalog
 // files and the upstream servers' last listing are those the loaded
 // catalog gives, so that a client initializing before the index has
 // loaded gets the instructions of the clients after it; disabled tools
 // count in neither.
-func TestKnownCapabilityWords(t *testing.T) {
+func TestKnownDomains(t *testing.T) {
 	specs, err := index.BuiltinSpecs()
 	if err != nil {
 		t.Fatal(err)
@@ -75,13 +75,28 @@ func TestKnownCapabilityWords(t *testing.T) {
 	}
 	// The catalog files alone, or split between them and the upstreams'
 	// listing, or a cached catalog: the same words.
-	for name, got := range map[string]map[string][]string{
-		"specs":           KnownCapabilityWords(nil, specs),
-		"specs and known": KnownCapabilityWords(nil, specs[:10], specs[10:]),
-		"cached catalog":  KnownCapabilityWords(cat),
+	var names []string
+	sizes := map[string]int{}
+	for _, d := range domainSizes(cat, nil) {
+		names = append(names, d.Name)
+		sizes[d.Name] = d.Tools
+	}
+	for name, got := range map[string][]DomainSize{
+		"specs":           KnownDomains(names, nil, specs),
+		"specs and known": KnownDomains(names, nil, specs[:10], specs[10:]),
+		"cached catalog":  KnownDomains(names, cat),
 	} {
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: %v, want the loaded catalog's %v", name, got, want)
+		words := map[string][]string{}
+		for i, d := range got {
+			if d.Name != names[i] || d.Tools != sizes[d.Name] {
+				t.Errorf("%s: domain %d is %s with %d tools, want %s with %d", name, i, d.Name, d.Tools, names[i], sizes[names[i]])
+			}
+			if len(d.Words) > 0 {
+				words[d.Name] = d.Words
+			}
+		}
+		if !reflect.DeepEqual(words, want) {
+			t.Errorf("%s: %v, want the loaded catalog's %v", name, words, want)
 		}
 	}
 }

@@ -27,7 +27,7 @@ type DomainSize struct {
 	Name  string
 	Tools int
 	// Words, when set, say what the domain's tools do
-	// (KnownCapabilityWords): the instructions give them until the
+	// (KnownDomains): the instructions give them until the
 	// catalog has loaded, and for a domain it does not hold.
 	Words []string
 }

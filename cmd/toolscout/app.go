@@ -405,29 +405,5 @@ func (g *globalFlags) newOllama(host *url.URL, model string, log *slog.Logger) (
 // do, so that the instructions a client gets then are the ones it gets
 // after.
 func (a *app) domainSizes(base []index.DomainSpec) []server.DomainSize {
-	known := map[string]int{}
-	if a.cat != nil {
-		for _, d := range a.cat.Domains() {
-			for _, t := range d.Tools {
-				if !t.Disabled {
-					known[d.Name]++
-				}
-			}
-		}
-	}
-	for _, specs := range [][]index.DomainSpec{base, a.known} {
-		for _, d := range specs {
-			for _, t := range d.Tools {
-				if t.Enabled == nil || *t.Enabled {
-					known[d.Name]++
-				}
-			}
-		}
-	}
-	words := server.KnownCapabilityWords(a.cat, base, a.known)
-	out := make([]server.DomainSize, len(a.domain))
-	for i, d := range a.domain {
-		out[i] = server.DomainSize{Name: d, Tools: known[d], Words: words[d]}
-	}
-	return out
+	return server.KnownDomains(a.domain, a.cat, base, a.known)
 }
