@@ -173,26 +173,15 @@ func capabilityOf(dom *index.Domain) capabilityDomain {
 // takes them, so that a client initializing while the index loads gets
 // the instructions of the clients after it.
 func KnownDomains(names []string, cat *index.Catalog, specs ...[]index.DomainSpec) []DomainSize {
-	count, words := knownCapabilityWords(cat, specs...)
-	out := make([]DomainSize, len(names))
-	for i, d := range names {
-		out[i] = DomainSize{Name: d, Tools: count[d], Words: words[d]}
-	}
-	return out
-}
-
-// knownCapabilityWords returns each known domain's number of enabled
-// tools and, for the largest, its words.
-func knownCapabilityWords(cat *index.Catalog, specs ...[]index.DomainSpec) (map[string]int, map[string][]string) {
 	enabled := func(t index.ToolSpec) bool { return t.Enabled == nil || *t.Enabled }
 	// Counted first, so that only the named domains' tools are read (the
 	// largest maxNamedDomains, ties by name: domainSizes' order), as
 	// capabilityWords reads them.
 	count := map[string]int{}
-	var names []string
+	var largest []string
 	note := func(name string, n int) {
 		if _, ok := count[name]; !ok {
-			names = append(names, name)
+			largest = append(largest, name)
 		}
 		count[name] += n
 	}
@@ -218,20 +207,20 @@ func knownCapabilityWords(cat *index.Catalog, specs ...[]index.DomainSpec) (map[
 			note(ds.Name, n)
 		}
 	}
-	slices.SortStableFunc(names, func(a, b string) int {
+	slices.SortStableFunc(largest, func(a, b string) int {
 		if count[a] != count[b] {
 			return count[b] - count[a]
 		}
 		return strings.Compare(a, b)
 	})
-	names = names[:min(len(names), maxNamedDomains)]
-	named := make([]capabilityDomain, len(names))
-	at := make(map[string]int, len(names))
-	for i, n := range names {
+	largest = largest[:min(len(largest), maxNamedDomains)]
+	named := make([]capabilityDomain, len(largest))
+	at := make(map[string]int, len(largest))
+	for i, n := range largest {
 		named[i].name, at[n] = n, i
 	}
 	if cat != nil {
-		for i, n := range names {
+		for i, n := range largest {
 			if dom := cat.Domain(n); dom != nil {
 				named[i].tools = append(named[i].tools, capabilityOf(dom).tools...)
 			}
@@ -250,5 +239,10 @@ func knownCapabilityWords(cat *index.Catalog, specs ...[]index.DomainSpec) (map[
 			}
 		}
 	}
-	return count, learnCapabilityWords(named, capabilityWordsPerDomain)
+	words := learnCapabilityWords(named, capabilityWordsPerDomain)
+	out := make([]DomainSize, len(names))
+	for i, d := range names {
+		out[i] = DomainSize{Name: d, Tools: count[d], Words: words[d]}
+	}
+	return out
 }

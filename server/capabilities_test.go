@@ -53,11 +53,11 @@ func TestCapabilityWords(t *testing.T) {
 	}
 }
 
-// TestKnownDomains: the sizes counted and the words learned at start from the catalog
-// files and the upstream servers' last listing are those the loaded
-// catalog gives, so that a client initializing before the index has
-// loaded gets the instructions of the clients after it; disabled tools
-// count in neither.
+// TestKnownDomains: the sizes counted and the words learned at start
+// from the catalog files and the upstream servers' last listing are those
+// the loaded catalog gives, so that a client initializing before the
+// index has loaded gets the instructions of the clients after it;
+// disabled tools count in neither.
 func TestKnownDomains(t *testing.T) {
 	specs, err := index.BuiltinSpecs()
 	if err != nil {
