@@ -45,3 +45,56 @@ func TestConfigRunLeavesNoUpstream(t *testing.T) {
 		t.Errorf("3 s after search --config returned, its upstream still runs as %v", left)
 	}
 }
+
+// TestKilledServeLeavesNoUpstream: a `serve --config` killed with SIGKILL
+// (it closes nothing) takes its stdio upstream servers with it, also one
+// that does not end when its stdin closes (here `sleep`, a server still
+// starting or hung): it used to be left running for good, one more at
+// each kill.
+func TestKilledServeLeavesNoUpstream(t *testing.T) {
+	if !proctest.Supported() {
+		t.Skip("finds processes through /proc")
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	dir := t.TempDir()
+	mark := proctest.NewMark()
+	cfg := filepath.Join(dir, "config.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"hung": {"command": "`+sleep+`", "args": ["600"], "env": {"`+proctest.Env+`": "`+mark+`"}}}}`), 0o644)
+	cmd := exec.Command(buildBinary(t), "serve", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin")
+	stdin, err := cmd.StdinPipe() // open: the server keeps serving
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if up, err := proctest.Marked(mark); err != nil {
+			t.Fatal(err)
+		} else if len(up) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream did not start within 30 s")
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	left, err := proctest.WaitGone(mark, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("3 s after serve was killed, its upstream still runs as %v", left)
+		for _, p := range left {
+			if proc, err := os.FindProcess(p.PID); err == nil {
+				proc.Kill()
+			}
+		}
+	}
+}

@@ -20,6 +20,7 @@ func ownGroup(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	dieWithParent(cmd.SysProcAttr)
 }
 
 // signalGroup sends sig to every process in the group that cmd's process
