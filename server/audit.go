@@ -45,7 +45,9 @@ type AuditRecord struct {
 	// was authenticated as a user, else "session:ID" (an MCP session),
 	// else "local" (stdio, or stateless requests without an identity).
 	Caller string `json:"caller"`
-	// Via is ExecuteTool, or "direct" for a tool listed directly.
+	// Via is ExecuteTool, "direct" for a tool listed directly, or
+	// RunCode for a tool called by a program, and for the program's own
+	// line (Tool is then AuditProgram).
 	Via string `json:"via"`
 	// Tool is the qualified name of the tool run; for a name that
 	// resolved to no tool, the name asked for (cut to
@@ -72,6 +74,10 @@ type AuditRecord struct {
 	Arguments      json.RawMessage `json:"arguments,omitempty"`
 	ArgumentsBytes int             `json:"arguments_bytes,omitempty"`
 	ArgumentsCut   bool            `json:"arguments_cut,omitempty"`
+	// Program is, on a run_code program's own line, the SHA-256 of its
+	// text (hex); with AuditArguments, Arguments holds the text itself
+	// as {"code": ...}.
+	Program string `json:"program_sha256,omitempty"`
 }
 
 // Outcomes of a call (AuditRecord.Outcome).
@@ -99,6 +105,11 @@ const (
 	FailShuttingDown     = "shutting_down"
 	FailUpstream         = "upstream_error" // the upstream answered with a protocol error
 	FailCanceled         = "canceled"       // the client cancelled the call or went away
+	// FailProgram begins the class of a run_code program's failure:
+	// program_syntax, program_runtime, program_tool (an uncaught tool
+	// error), program_limit_<limit> (codemode's limit names), or
+	// program_not_run (code mode could not start it).
+	FailProgram = "program"
 )
 
 // Bounds of an audit line.

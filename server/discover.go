@@ -184,6 +184,10 @@ func (mt *metaTools) add(v *view) {
 		InputSchema: inputs[GetToolSchema],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, shortAnswers(mt, mt.getSchema))
+	if mt.code != nil {
+		mt.addRunCode(v)
+		return
+	}
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ExecuteTool,
 		Description: "Run a tool with arguments matching its schema.",

@@ -52,6 +52,12 @@ func (mt *metaTools) executeNamed(ctx context.Context, req *mcp.CallToolRequest,
 // the class of the failure (audit.go) when the call reached no result of
 // the upstream's, "" when the upstream answered res.
 func (mt *metaTools) run(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (res *mcp.CallToolResult, fail string, err error) {
+	return mt.runWith(ctx, req, t, args, true)
+}
+
+// runWith is run; relayed false takes a large result whole instead of
+// relaying its bytes raw (a run_code program reads it).
+func (mt *metaTools) runWith(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any, relayed bool) (res *mcp.CallToolResult, fail string, err error) {
 	if t.Disabled {
 		return errorResult("%s", disabledMessage(t)), FailDisabled, nil
 	}
@@ -67,7 +73,10 @@ func (mt *metaTools) run(ctx context.Context, req *mcp.CallToolRequest, t *index
 	// A large result comes back as a stub, its bytes in slot, and is
 	// relayed as they are (server/relay).
 	slot := &relay.Slot{}
-	res, err = mt.exec.Execute(relay.WithSlot(ctx, slot), req, t, args)
+	if relayed {
+		ctx = relay.WithSlot(ctx, slot)
+	}
+	res, err = mt.exec.Execute(ctx, req, t, args)
 	if err != nil {
 		if errors.Is(err, gateway.ErrNotExecutable) {
 			return errorResult("%s is listed from a catalog and cannot run here: no upstream server provides it.", t.QualifiedName), FailNotExecutable, nil

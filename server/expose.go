@@ -38,8 +38,9 @@ const (
 	ExposeCompact = "compact"
 )
 
-// ExposeModes lists the valid modes.
-var ExposeModes = []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic, ExposeAuto, ExposeCompact}
+// ExposeModes lists the valid modes (ExposeCode, code mode, is in
+// runcode.go).
+var ExposeModes = []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic, ExposeAuto, ExposeCompact, ExposeCode}
 
 // Exposure chooses what tools/list shows.
 type Exposure struct {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscout/toolscout/server/codemode"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -25,6 +26,7 @@ import (
 // its first message: a server that is slow to start (an `npx -y` that
 // downloads its package).
 func TestMain(m *testing.M) {
+	codemode.ChildMain() // run_code's sandbox processes are this binary too
 	if mode := os.Getenv("TOOLSCOUT_FAKE_UPSTREAM"); mode != "" {
 		fakeUpstream(mode)
 		os.Exit(0)

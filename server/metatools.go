@@ -26,4 +26,7 @@ type metaTools struct {
 	structuredClients []string
 	disabled          disabledNames
 	failures          *searchFailures
+	// code is code mode's (nil in the other modes): run_code is listed
+	// instead of execute_tool.
+	code *Code
 }

@@ -106,6 +106,10 @@ type Options struct {
 	// sees everything.
 	Callers *callers.Set
 	Caller  *callers.Caller
+	// Code configures code mode (Expose.Mode ExposeCode), where run_code
+	// is listed instead of execute_tool; without a Runner, run_code
+	// answers that it cannot run programs. Ignored in the other modes.
+	Code *Code
 }
 
 // Server is toolscout's MCP server. It wires the parts that each do one
@@ -176,6 +180,12 @@ func New(opts Options) *Server {
 		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:             newAuditor(opts.Audit, opts.AuditArguments, log),
 		structuredClients: opts.StructuredClients}
+	if opts.Expose.Mode == ExposeCode {
+		s.meta.code = opts.Code
+		if s.meta.code == nil {
+			s.meta.code = &Code{} // listed (toolscout tokens counts it), runs nothing
+		}
+	}
 	s.expo = &exposure{eng: eng, scope: s.scope, log: log, surface: s.surface,
 		build: s.newView, handler: s.meta.directHandler,
 		expose: opts.Expose, views: map[*view]struct{}{}}

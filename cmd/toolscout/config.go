@@ -114,7 +114,10 @@ type gatewayConfig struct {
 	Pin string
 	// Callers is toolscout.callers and toolscout.jwt (nil when no file
 	// defines callers; one file may).
-	Callers  *callersSpec
+	Callers *callersSpec
+	// Code is toolscout.code: code mode's limits (nil when no file sets
+	// them; the last file's win).
+	Code     *codeConfig
 	Disabled []string // domains switched off
 	Skipped  []string // servers that are toolscout itself
 }
@@ -122,7 +125,7 @@ type gatewayConfig struct {
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "caller_header_files", "forward_authorization", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt", "code"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -189,6 +192,8 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			// Callers and JWT: parseCallers.
 			Callers json.RawMessage `json:"callers"`
 			JWT     json.RawMessage `json:"jwt"`
+			// Code: parseCodeSpec.
+			Code json.RawMessage `json:"code"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -254,6 +259,9 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
 		}
 		if gc.Callers, err = parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT); err != nil {
+			return nil, err
+		}
+		if gc.Code, err = parseCodeSpec(file, top.Toolscout.Code); err != nil {
 			return nil, err
 		}
 	}
@@ -418,7 +426,7 @@ func isToolscout(command string) bool {
 }
 
 // exposeChoices names the values --expose takes.
-const exposeChoices = "meta, eager, core, dynamic, auto[:TOKENS] or compact"
+const exposeChoices = "meta, eager, core, dynamic, auto[:TOKENS], compact or code"
 
 // maxAutoBudget bounds auto mode's budget: a million tokens is more than
 // any client's context.
@@ -500,6 +508,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.Pin != "" {
 			all.Pin = gc.Pin
+		}
+		if gc.Code != nil {
+			all.Code = gc.Code
 		}
 		if gc.Callers != nil {
 			if all.Callers != nil {

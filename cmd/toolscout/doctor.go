@@ -222,6 +222,7 @@ func (g *globalFlags) exposureCheck(cat *index.Catalog) check {
 		server.ExposeCompact: fmt.Sprintf("all %s with summaries and short schemas", plural(cat.Len(), "tool")),
 		server.ExposeCore:    "the meta-tools and the pinned tools",
 		server.ExposeAuto:    "every tool if they fit the token budget, else the meta-tools",
+		server.ExposeCode:    "discover_tools, get_tool_schema and run_code",
 	}[exp.Mode]
 	text := server.InstructionsFor(cat, exp.Mode, extra)
 	n := len(strings.Fields(text))

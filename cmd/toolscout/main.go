@@ -19,9 +19,12 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/toolscout/toolscout/server/codemode"
 )
 
 func main() {
+	codemode.ChildMain() // a run_code sandbox is this program started again
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

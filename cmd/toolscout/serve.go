@@ -20,6 +20,7 @@ import (
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
 	"github.com/toolscout/toolscout/server/callers"
+	"github.com/toolscout/toolscout/server/codemode"
 	"github.com/toolscout/toolscout/server/httpguard"
 )
 
@@ -56,6 +57,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fb.register(fs)
 	var au auditFlags
 	au.register(fs)
+	var cf codeFlags
+	cf.register(fs)
 	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager, core, auto or compact, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -71,6 +74,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("--reload-interval %s: want 0 (never) or at least %s, e.g. 2s", *reloadEvery, minReloadInterval)
 	}
 	if _, err := fb.resolve(fs, ""); err != nil {
+		return err
+	}
+	if _, err := cf.resolve(fs, nil); err != nil {
 		return err
 	}
 	outGiven := false
@@ -193,6 +199,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	code, err := cf.resolve(fs, a.gc)
+	if err != nil {
+		return err
+	}
 	// The server answers initialize at once; the index loads behind it
 	// (keyword first). The first tools/list and meta-tool calls wait for
 	// what they need, within the startup wait.
@@ -231,6 +241,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer closeAudit()
 		opts.Audit, opts.AuditArguments = w, auditArgs
 		log.Info("audit trail on", "to", auditDest, "arguments", auditArgs)
+	}
+	if exp.Mode == server.ExposeCode {
+		runner := codemode.New(codemode.Options{MaxConcurrent: code.Concurrent, Log: log})
+		defer runner.Close()
+		opts.Code = &server.Code{Runner: runner, Limits: code.Limits}
 	}
 	if a.gw != nil {
 		opts.Executor = a.gw
