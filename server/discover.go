@@ -33,6 +33,10 @@ type DiscoverArgs struct {
 	Cursor string `json:"cursor,omitempty"`
 	// IncludeDisabled lists and ranks disabled tools too, marked.
 	IncludeDisabled bool `json:"include_disabled,omitempty"`
+	// Detail is "summary" (the default) or "typescript": a search's and
+	// a domain listing's answer also declares the tools it lists, for
+	// code mode (declarations.go).
+	Detail string `json:"detail,omitempty"`
 }
 
 // PageSize is the number of entries a listing returns without a limit:
@@ -109,6 +113,11 @@ type DomainListing struct {
 	Total int `json:"total,omitempty"`
 	// NextCursor, when set, is the cursor of the next page.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// TypeScript, with detail "typescript", declares the tools listed,
+	// and TypeScriptNote names those it leaves out to stay within
+	// DeclarationsBudget.
+	TypeScript     string `json:"typescript,omitempty"`
+	TypeScriptNote string `json:"typescript_note,omitempty"`
 }
 
 // SearchAnswer is discover_tools' answer for a query.
@@ -125,6 +134,9 @@ type SearchAnswer struct {
 	// Steps are the steps a request of several was split into.
 	Steps   []string    `json:"steps,omitempty"`
 	Results []ToolEntry `json:"results"`
+	// TypeScript and TypeScriptNote are as in DomainListing.
+	TypeScript     string `json:"typescript,omitempty"`
+	TypeScriptNote string `json:"typescript_note,omitempty"`
 }
 
 // add registers the meta-tools on v.
@@ -159,6 +171,9 @@ func (mt *metaTools) add(v *view) {
 			"arguments": map[string]any{"type": "object", "description": "its arguments"},
 		}, "tool_name"),
 	}
+	if mt.expo.mode() == exposeCode {
+		addCodeInputs(inputs)
+	}
 	decoded := map[string]map[string]any{}
 	for name, in := range inputs {
 		decoded[name] = arguments.Decode(in)
@@ -173,9 +188,13 @@ func (mt *metaTools) add(v *view) {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, shortAnswers(mt, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 		res, out, err := mt.discover(ctx, v, args)
-		if a, ok := out.(SearchAnswer); ok && err == nil {
+		if err != nil {
+			return res, out, err
+		}
+		if a, ok := out.(SearchAnswer); ok {
 			mt.feedback.noteSearch(req, a.Query)
 		}
+		res, err = mt.withDeclarations(req, res, out)
 		return res, out, err
 	}))
 	mcp.AddTool(srv, &mcp.Tool{
@@ -213,6 +232,9 @@ func (c *callerScope) unavailable() map[string]string {
 
 func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 	mt.start.waitReady(ctx)
+	if err := discoverDetail(args); err != nil {
+		return nil, nil, err
+	}
 	cat := mt.scope.catalogFor(v.who)
 	down := mt.scope.unavailableFor(v.who)
 	if why, ok := down[args.Domain]; ok && cat.Domain(args.Domain) == nil {
@@ -262,6 +284,9 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 			v := math.Round(c.Value*100) / 100
 			out.Results[0].Confidence = &v
 			out.LowConfidence = c.Low
+		}
+		if args.Detail == DetailTypeScript {
+			out.TypeScript, out.TypeScriptNote = mt.declareListed(cat, entryTools(mt.eng.Catalog(), out.Results))
 		}
 		return nil, out, nil
 	}
@@ -333,6 +358,9 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		Enabled: enabled[d.Name] || args.Group != "" && enabled[d.Name+"/"+args.Group]}
 	if to-from < len(tools) {
 		out.Total = len(tools)
+	}
+	if args.Detail == DetailTypeScript {
+		out.TypeScript, out.TypeScriptNote = mt.declareListed(cat, entryTools(cat, out.Tools))
 	}
 	return nil, out, nil
 }

@@ -41,10 +41,12 @@
 //   - server/surface: the upstreams' prompts, resources and templates,
 //     passed through under domain__name and toolscout://DOMAIN/<URI>
 //     (passthrough.go wires it into every view).
+//   - server/codemode/tsdecl: TypeScript declarations of tools from
+//     their schemas, for code mode (declarations.go answers with them).
 //
 // The server imports gateway (the interfaces the gateway meets are
 // checked where they are declared), stdio, relay, progress, arguments,
-// condense and surface; none of them imports the server.
+// condense, surface and tsdecl; none of them imports the server.
 //
 // Inside this package, Server only wires and serves (at most 20 methods,
 // TestServerHasFewMethods); each job is a type of its own, holding what
@@ -57,8 +59,8 @@
 //     lists directly; its mu guards the views, their direct and enabled
 //     sets, the mode and auto mode's decisions (autoMode). Each view's listSync
 //     (listsync.go) makes a change of its list whole to clients.
-//   - metaTools (metatools.go, discover.go, schema.go, execute.go,
-//     unlisted.go): the handlers of toolscout's own tools; no state but
+//   - metaTools (metatools.go, discover.go, schema.go, declarations.go,
+//     execute.go, unlisted.go): the handlers of toolscout's own tools; no state but
 //     the disabled tools of the catalog and the search failures in a row.
 //   - greeting (instructions.go): the instructions.
 //   - httpHandler (http.go): Streamable HTTP for both protocol

@@ -21,6 +21,10 @@ type SchemaArgs struct {
 	ToolNames []string `json:"tool_names,omitempty"`
 	// IncludeExamples false leaves the examples out (nil: included).
 	IncludeExamples *bool `json:"include_examples,omitempty"`
+	// Format is "json" (the default: JSON Schemas, a SchemaAnswer) or
+	// "typescript" (declarations for code mode, a DeclarationsAnswer:
+	// declarations.go).
+	Format string `json:"format,omitempty"`
 }
 
 // ToolSchema is one tool's full description.
@@ -84,13 +88,22 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 	if len(names) > MaxBatch {
 		return nil, nil, fmt.Errorf("%d tool names: ask for at most %d at a time", len(names), MaxBatch)
 	}
+	if err := schemaFormat(args.Format); err != nil {
+		return nil, nil, err
+	}
+	examples := args.IncludeExamples == nil || *args.IncludeExamples
 	who := mt.scope.callerIn(ctx)
 	cat := mt.scope.catalogFor(who)
 	out := SchemaAnswer{Tools: []ToolSchema{}}
+	var resolved []*index.Tool
 	for _, name := range names {
 		t, serr := mt.scope.resolveToolFor(who, cat, name)
 		if serr != nil {
 			out.Errors = append(out.Errors, *serr)
+			continue
+		}
+		if args.Format == FormatTypeScript {
+			resolved = append(resolved, t)
 			continue
 		}
 		related, err := mt.related(ctx, who, cat, t)
@@ -102,21 +115,28 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 			Description: t.Description, InputSchema: shownInput(t.InputSchema), OutputSchema: shownOutput(t.OutputSchema), Annotations: t.Annotations,
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
 		}
-		if h, ok := mt.exec.(HeldReporter); ok && h.Held(t.Domain, t.Name) {
-			ts.Held = fmt.Sprintf("its server changed this tool's definition since it was approved; it does not run until an operator approves the change (toolscout approve %s). Shown: the approved definition", t.QualifiedName)
+		if mt.held(t) {
+			ts.Held = heldNote(t)
 		}
-		if args.IncludeExamples == nil || *args.IncludeExamples {
+		if examples {
 			ts.Examples = arguments.Examples(t)
 		}
 		fitBudget(&ts, t.Name)
 		out.Tools = append(out.Tools, ts)
 	}
-	if len(out.Tools) == 0 {
+	if len(out.Tools) == 0 && len(resolved) == 0 {
 		msgs := make([]string, len(out.Errors))
 		for i, e := range out.Errors {
 			msgs[i] = e.Error
 		}
 		return nil, nil, errors.New(strings.Join(msgs, "\n"))
+	}
+	if args.Format == FormatTypeScript {
+		a := mt.declareSchemas(cat, resolved, out.Errors, examples)
+		if mt.readsStructured(req) {
+			return nil, a, nil // shortAnswers says it in a line
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: declarationsText(a)}}}, a, nil
 	}
 	return nil, out, nil
 }

@@ -93,6 +93,12 @@ func shortText(out any) string {
 			s += fmt.Sprintf("; %d names not found", len(a.Errors))
 		}
 		return s + tail
+	case DeclarationsAnswer:
+		s := "TypeScript declarations of " + names(len(a.Tools), func(i int) string { return a.Tools[i].Name })
+		if len(a.Errors) > 0 {
+			s += fmt.Sprintf("; %d names not found or not declared", len(a.Errors))
+		}
+		return s + tail
 	case SearchAnswer:
 		if len(a.Results) == 0 {
 			return fmt.Sprintf("No tool found for %q", a.Query) + tail
