@@ -78,12 +78,6 @@ type DeclarationsAnswer struct {
 	Errors     []SchemaError  `json:"errors,omitempty"`
 }
 
-// exposeCode is the exposure of issue 44's code mode (--expose code), in
-// which a model writes programs against the declarations. The sandbox's
-// change makes it one of ExposeModes; until then no configuration
-// chooses it, and tests stand for it.
-const exposeCode = "code"
-
 // addCodeInputs offers get_tool_schema's format and discover_tools'
 // detail in the meta-tools' input schemas: in code mode only. Every
 // mode accepts them (schemaFormat and discoverDetail check them), but

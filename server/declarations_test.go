@@ -248,7 +248,7 @@ func TestTypeScriptArgumentsListed(t *testing.T) {
 			t.Errorf("get_tool_schema with format typescript in meta mode = %s", text(res))
 		}
 	})
-	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Expose: Exposure{Mode: exposeCode}}))
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Expose: Exposure{Mode: ExposeCode}}))
 	list, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -171,7 +171,7 @@ func (mt *metaTools) add(v *view) {
 			"arguments": map[string]any{"type": "object", "description": "its arguments"},
 		}, "tool_name"),
 	}
-	if mt.expo.mode() == exposeCode {
+	if mt.code != nil {
 		addCodeInputs(inputs)
 	}
 	decoded := map[string]map[string]any{}

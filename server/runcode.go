@@ -16,6 +16,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/codemode"
+	"github.com/toolscout/toolscout/server/codemode/tsdecl"
 )
 
 // Code mode (ExposeCode): run_code runs a JavaScript program that calls
@@ -194,17 +195,20 @@ func (b *codeBridge) Search(ctx context.Context, query string, limit int) (json.
 }
 
 // codeTool finds the tool a program named as tools.<domain>.<tool>: by
-// its names, or by the identifiers they are written as (codemode.Ident).
-// nil when cat (the caller's catalog) has none.
+// its names, or by the identifiers the declarations give them
+// (tsdecl.Idents over the domains and tools of cat, the caller's
+// catalog, as get_tool_schema's declarations choose them). nil when
+// cat has none.
 func codeTool(cat *index.Catalog, domain, tool string) *index.Tool {
-	if t := cat.Tool(domain + "__" + tool); t != nil && t.Domain == domain {
-		return t
-	}
-	var d *index.Domain
-	if d = cat.Domain(domain); d == nil {
+	d := cat.Domain(domain)
+	if d == nil {
+		names := make([]string, 0, len(cat.Domains()))
 		for _, c := range cat.Domains() {
-			if codemode.Ident(c.Name) == domain {
-				d = c
+			names = append(names, c.Name)
+		}
+		for name, id := range tsdecl.Idents(names) {
+			if id == domain {
+				d = cat.Domain(name)
 				break
 			}
 		}
@@ -217,8 +221,13 @@ func codeTool(cat *index.Catalog, domain, tool string) *index.Tool {
 			return t
 		}
 	}
+	names := make([]string, len(d.Tools))
+	for i, t := range d.Tools {
+		names[i] = t.Name
+	}
+	ids := tsdecl.Idents(names)
 	for _, t := range d.Tools {
-		if codemode.Ident(t.Name) == tool {
+		if ids[t.Name] == tool {
 			return t
 		}
 	}
