@@ -14,11 +14,12 @@ import (
 )
 
 // Learning from what agents run: a discover_tools search is remembered
-// per caller, and a tool the same caller then runs successfully
-// (execute_tool, or a direct call of a listed tool) within
-// FeedbackWindow is recorded with the search's request: kept by the
-// FeedbackSink (the data dir, or JSON lines from a read-only replica)
-// and added to the search.Feedback channel at once.
+// per caller (callerOf: each session apart), and a tool the same caller
+// then runs successfully (execute_tool, or a direct call of a listed
+// tool) within FeedbackWindow is recorded with the search's request and
+// the run's feedbackCaller (an identity, or one anonymous caller): kept
+// by the FeedbackSink (the data dir, or JSON lines from a read-only
+// replica) and added to the search.Feedback channel at once.
 
 // FeedbackSink keeps the events the server records.
 type FeedbackSink interface {
@@ -62,9 +63,25 @@ func newFeedback(model *search.Feedback, sink FeedbackSink, log *slog.Logger) *f
 	return &feedback{model: model, sink: sink, log: log, now: time.Now, recent: map[string]*lastSearch{}}
 }
 
-// callerOf identifies who sent req: the authenticated user, else the
-// MCP session, else "local" (stdio, or stateless requests without a
-// token: indistinguishable, so they count as one caller).
+// feedbackCaller is the caller a run of req is recorded for: the
+// authenticated user, else store.AnonymousCaller. Only an identity is a
+// distinct caller: one client opens as many sessions as it likes, and
+// every request made with one shared --auth-token-file looks alike, so
+// anonymous sessions count as one caller, as stateless requests and
+// stdio always did (issue 52, item 3: two sessions took a tool from
+// rank 35 to 1 for everybody).
+func feedbackCaller(req *mcp.CallToolRequest) string {
+	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		return "user:" + req.Extra.TokenInfo.UserID
+	}
+	return store.AnonymousCaller
+}
+
+// callerOf identifies who sent req, as the audit trail names it and as
+// searches are remembered: the authenticated user, else the MCP
+// session, else "local" (stdio, or stateless requests without a token:
+// indistinguishable). A session is no identity: the feedback channel
+// credits runs to feedbackCaller.
 func callerOf(req *mcp.CallToolRequest) string {
 	if req == nil {
 		return "local"
@@ -121,7 +138,7 @@ func (f *feedback) noteRun(req *mcp.CallToolRequest, t *index.Tool) {
 		return
 	}
 	ls.ran[t.QualifiedName] = true
-	ev := store.FeedbackEvent{Request: ls.query, Tool: t.QualifiedName, Caller: caller, Time: now}
+	ev := store.FeedbackEvent{Request: ls.query, Tool: t.QualifiedName, Caller: feedbackCaller(req), Time: now}
 	f.mu.Unlock()
 	ev, err := ev.Clean()
 	if err != nil {
