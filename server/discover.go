@@ -173,8 +173,12 @@ func (mt *metaTools) add(v *view) {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, shortAnswers(mt, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 		res, out, err := mt.discover(ctx, v, args)
-		if a, ok := out.(SearchAnswer); ok && err == nil {
-			mt.feedback.noteSearch(req, a.Query)
+		if a, ok := out.(SearchAnswer); ok && err == nil && mt.feedback != nil {
+			listed := make([]string, len(a.Results))
+			for i, e := range a.Results {
+				listed[i] = e.Name
+			}
+			mt.feedback.noteSearch(req, a.Query, listed)
 		}
 		return res, out, err
 	}))

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -8,7 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/httpguard"
@@ -119,4 +124,108 @@ func TestFeedbackCallersAreIdentities(t *testing.T) {
 			}
 		})
 	}
+}
+
+// okExecutor runs every tool successfully, from any goroutine.
+type okExecutor struct{}
+
+func (okExecutor) Execute(_ context.Context, _ *mcp.CallToolRequest, t *index.Tool, _ map[string]any) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.QualifiedName + " ran"}}}, nil
+}
+
+// TestFeedbackCreditsTheSearchThatListedTheTool: a run is credited to
+// the caller's most recent search whose answer listed the tool, so that
+// stateless clients, which are one caller, are not credited with each
+// other's requests (issue 52, item 9: a run took the caller's last
+// search, whoever sent it and whatever it listed). Over real HTTP, with
+// go-sdk clients of the stateless protocol: two clients interleaved, then
+// many at once (-race).
+func TestFeedbackCreditsTheSearchThatListedTheTool(t *testing.T) {
+	// Each request's one result (limit 1) is a tool of its own.
+	requests := []string{"open a new issue in a repository", "read a file from a repository", "list the issues of a repository"}
+	setup := func(t *testing.T) (*memSink, string) {
+		sink := &memSink{}
+		srv := New(Options{Live: testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{})), Executor: okExecutor{},
+			Feedback: search.NewFeedback(nil, search.FeedbackOptions{}), FeedbackSink: sink})
+		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+		t.Cleanup(hs.Close)
+		return sink, hs.URL
+	}
+	discover := func(t *testing.T, cs *mcp.ClientSession, q string) string {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DiscoverTools, Arguments: map[string]any{"query": q, "domain": "github", "limit": 1}})
+		if err != nil || res.IsError {
+			t.Errorf("discover_tools %q: %v %v", q, err, res)
+			return ""
+		}
+		var ans SearchAnswer
+		b, _ := json.Marshal(res.StructuredContent)
+		if json.Unmarshal(b, &ans); len(ans.Results) != 1 {
+			t.Errorf("discover_tools %q answered %s, want one result", q, b)
+			return ""
+		}
+		return ans.Results[0].Name
+	}
+	run := func(t *testing.T, cs *mcp.ClientSession, tool string) {
+		args := map[string]any{"repo": "a/b", "title": "x"} // what create_issue needs
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": tool, "arguments": args}})
+		if err != nil || res.IsError {
+			t.Errorf("execute_tool %s: %v %v", tool, err, res)
+		}
+	}
+
+	t.Run("interleaved", func(t *testing.T) {
+		sink, url := setup(t)
+		a, b := connectURL(t, url, nil, ""), connectURL(t, url, nil, "")
+		toolA, toolB := discover(t, a, requests[0]), discover(t, b, requests[1])
+		if toolA == toolB {
+			t.Fatalf("%q and %q both answered %s: the test needs two tools", requests[0], requests[1], toolA)
+		}
+		run(t, a, toolA)
+		run(t, b, toolB)
+		run(t, a, "github__list_issues") // listed by neither search
+		want := []store.FeedbackEvent{{Request: requests[0], Tool: toolA}, {Request: requests[1], Tool: toolB}}
+		got := sink.events()
+		for i := range got {
+			got[i] = store.FeedbackEvent{Request: got[i].Request, Tool: got[i].Tool}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("recorded %v, want %v", got, want)
+		}
+	})
+
+	t.Run("concurrent", func(t *testing.T) {
+		sink, url := setup(t)
+		clients := make([]*mcp.ClientSession, 8)
+		for i := range clients {
+			clients[i] = connectURL(t, url, nil, "")
+		}
+		listedBy := map[string]string{} // tool → the request that lists it
+		for _, q := range requests {
+			listedBy[discover(t, clients[0], q)] = q
+		}
+		if len(listedBy) != len(requests) {
+			t.Fatalf("requests %v list only %v: the test needs a tool each", requests, listedBy)
+		}
+		var wg sync.WaitGroup
+		for i, cs := range clients {
+			wg.Go(func() {
+				for j := range 15 {
+					q := requests[(i+j)%len(requests)]
+					if tool := discover(t, cs, q); tool != "" {
+						run(t, cs, tool)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		evs := sink.events()
+		if len(evs) == 0 {
+			t.Fatal("nothing recorded")
+		}
+		for _, ev := range evs {
+			if listedBy[ev.Tool] != ev.Request {
+				t.Errorf("%s was credited to %q, which does not list it; want %q", ev.Tool, ev.Request, listedBy[ev.Tool])
+			}
+		}
+	})
 }
