@@ -21,7 +21,8 @@ import (
 // and that of their rarity-weighted words): nothing at or below
 // MinSimilarity, ((s-MinSimilarity)/(1-MinSimilarity))^Sharpen above,
 // faded by half every HalfLife. That is summed per caller and capped at
-// 1 (one caller's runs, however many, count as one caller's), then
+// 1 (one caller's runs, however many, count as one caller's; the events
+// of MCP sessions are one caller's: store.FeedbackEvent.CountedCaller), then
 // summed over callers and capped at ToolCap; divided by ToolCap and
 // times Weight, it is added to the fused ranking's scores scaled from 0
 // (the last candidate) to 1 (the first), and the list sorted again
@@ -301,7 +302,7 @@ func (f *Feedback) boosts(ctx context.Context, e *Engine, resp *Response) (map[s
 		if f.p.Sharpen != 1 {
 			c = math.Pow(c, f.p.Sharpen)
 		}
-		perCaller[key{ev.Tool, ev.Caller}] += fade * c
+		perCaller[key{ev.Tool, ev.CountedCaller()}] += fade * c
 	}
 	if len(perCaller) == 0 {
 		return nil, nil

@@ -84,6 +84,45 @@ func TestFeedbackOneCallerCapped(t *testing.T) {
 	}
 }
 
+// TestFeedbackSessionsAreOneCaller: events that name MCP sessions
+// ("session:ID", as servers recorded them before issue 52, item 3) count
+// as one caller's, however many sessions: a tool rises by Weight/ToolCap
+// at most, as after one caller; users stay distinct callers.
+func TestFeedbackSessionsAreOneCaller(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	const q, pushed = "open a new issue in a repository", "weather__get_forecast"
+	score := func(callers ...string) float64 {
+		var evs []store.FeedbackEvent
+		for _, c := range callers {
+			evs = append(evs, store.FeedbackEvent{Request: q, Tool: pushed, Caller: c, Time: fbNow})
+		}
+		fb := NewFeedback(evs, FeedbackOptions{Now: func() time.Time { return fbNow }})
+		resp, err := fb.Search(context.Background(), eng, Request{Query: q, Limit: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := scoreOf(resp.Results, pushed)
+		return s
+	}
+	p := DefaultFeedbackParams
+	for _, tc := range []struct {
+		name    string
+		callers []string
+		want    float64
+	}{
+		{"one session", []string{"session:a"}, p.Weight / p.ToolCap},
+		{"ten sessions", []string{"session:a", "session:b", "session:c", "session:d", "session:e", "session:f", "session:g", "session:h", "session:i", "session:j"}, p.Weight / p.ToolCap},
+		{"sessions and stateless", []string{"session:a", "session:b", store.AnonymousCaller}, p.Weight / p.ToolCap},
+		{"two users", []string{"user:a", "user:b"}, p.Weight},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := score(tc.callers...); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("Search(%q) after runs by %v scored %s %.4f, want %.4f", q, tc.callers, pushed, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestFeedbackScope: the channel brings in no tool outside the request's
 // domain, and none it excludes.
 func TestFeedbackScope(t *testing.T) {

@@ -35,7 +35,10 @@ import (
 // O_APPEND, it lands whole at the end. The line is written once the call
 // has been answered by the upstream, and a line that cannot be written
 // is said in the log (once, until writing works again): the call is not
-// failed for it.
+// failed for it. A Write cut short (a full disk) leaves part of a line
+// unless the writer takes it back (cmd's audit file does): the next
+// line then begins with a newline of its own, so that it is whole
+// rather than glued to the fragment (issue 52, item 5).
 
 // AuditRecord is one line of the audit trail.
 type AuditRecord struct {
@@ -135,6 +138,7 @@ type auditor struct {
 
 	mu      sync.Mutex // one Write at a time: each line whole
 	failing bool       // the last Write failed (said once)
+	torn    bool       // the trail ends in part of a line: a Write was cut short
 }
 
 func newAuditor(w io.Writer, args bool, log *slog.Logger) *auditor {
@@ -218,7 +222,22 @@ func (a *auditor) write(r *AuditRecord) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, err := a.w.Write(buf.Bytes())
+	var err error
+	if a.torn {
+		// End the fragment first, in a Write of its own: the line
+		// stays within PIPE_BUF.
+		var n int
+		if n, err = a.w.Write([]byte{'\n'}); n == 1 {
+			a.torn = false
+		} else if err == nil {
+			err = io.ErrShortWrite
+		}
+	}
+	if !a.torn {
+		var n int
+		n, err = a.w.Write(buf.Bytes())
+		a.torn = n > 0 && n < buf.Len() // the line ends in its newline
+	}
 	switch {
 	case err != nil && !a.failing:
 		a.failing = true

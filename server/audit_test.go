@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"maps"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -391,5 +394,65 @@ func TestAuditWriteFails(t *testing.T) {
 	logs := logBuf.String()
 	if strings.Count(logs, "could not write the trail") != 1 || strings.Count(logs, "writing the trail again") != 1 || len(w.writes) != 1 {
 		t.Errorf("log = %s; %d lines written; want one warning, one recovery, and the last line", logs, len(w.writes))
+	}
+}
+
+// fullDisk writes to a real file as a disk with room bytes left does: a
+// Write past them lands in part and fails with ENOSPC, and the part
+// stays (as on a pipe, or a file nothing takes back).
+type fullDisk struct {
+	f    *os.File
+	room int
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	n, err := d.f.Write(p[:min(len(p), d.room)])
+	d.room -= n
+	if err == nil && n < len(p) {
+		err = syscall.ENOSPC
+	}
+	return n, err
+}
+
+// TestAuditTornLine: after a Write cut short by a full disk, the next
+// line starts a line of its own once there is room again, instead of
+// being glued to the fragment (issue 52, item 5: the trail held a line
+// that was not JSON and one more record was lost to every JSON-lines
+// reader). The fragment is a line of its own; every record written
+// whole reads as JSON.
+func TestAuditTornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	disk := &fullDisk{f: f, room: 1 << 20}
+	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Audit: disk}))
+	run := func() { call(t, cs, ExecuteTool, map[string]any{"tool_name": "github__list_issues"}) }
+	run()
+	whole, _ := os.ReadFile(path)
+	disk.room = len(whole) / 2 // the next line lands in half
+	run()
+	run() // no room at all
+	disk.room = 1 << 20
+	run()
+	run()
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")
+	var records, other int
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if !strings.HasSuffix(l, "\n") || json.Unmarshal([]byte(l), &m) != nil {
+			other++
+			continue
+		}
+		records++
+	}
+	if records != 3 || other != 1 {
+		t.Errorf("the trail holds %d records and %d other lines, want the 3 written whole and the one fragment on its own:\n%s", records, other, data)
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/server/callers"
+	"github.com/toolscout/toolscout/server/httpguard"
 )
 
 // visibleCatalog is testCatalog as caller "gh" sees it (github, and
@@ -266,4 +268,68 @@ func metricLine(scrape, series string) string {
 		}
 	}
 	return ""
+}
+
+// TestAuthorizationGivenTwice: a request that gives Authorization twice
+// gets 400 wherever toolscout reads it (callers, --auth-token-file, the
+// handler that forward_authorization reads it in), as a routing header
+// given twice does: a proxy in front may have checked the other copy
+// (issue 52, item 7: it was served as the first copy's caller). One copy
+// still passes.
+func TestAuthorizationGivenTwice(t *testing.T) {
+	const token = "shared-token-0123456789abcdef"
+	withCallers := New(Options{Live: testLive(t, testCatalog, nil), Callers: testCallers(t), Metrics: NewMetrics()})
+	plain := New(Options{Live: testLive(t, testCatalog, nil)})
+	serve := func(h http.Handler) string {
+		hs := httptest.NewServer(h)
+		t.Cleanup(hs.Close)
+		return hs.URL
+	}
+	callersURL := serve(withCallers.HTTPHandler(HTTPOptions{}))
+	metricsURL := serve(withCallers.MetricsHandler())
+	tokenURL := serve(httpguard.Wrap(plain.HTTPHandler(HTTPOptions{}), httpguard.Options{Token: token}))
+	plainURL := serve(plain.HTTPHandler(HTTPOptions{}))
+	for _, tc := range []struct {
+		name   string
+		url    string
+		method string // GET for /metrics, else a stateless tools/list
+		auth   []string
+		want   int
+	}{
+		{"callers, two callers", callersURL, http.MethodPost, []string{"Bearer " + ghToken, "Bearer all-token-0123456789abcdef"}, http.StatusBadRequest},
+		{"callers, one caller twice", callersURL, http.MethodPost, []string{"Bearer " + ghToken, "Bearer " + ghToken}, http.StatusBadRequest},
+		{"callers, once", callersURL, http.MethodPost, []string{"Bearer " + ghToken}, http.StatusOK},
+		{"callers metrics, two callers", metricsURL, http.MethodGet, []string{"Bearer " + ghToken, "Bearer all-token-0123456789abcdef"}, http.StatusBadRequest},
+		{"token, right then wrong", tokenURL, http.MethodPost, []string{"Bearer " + token, "Bearer nope"}, http.StatusBadRequest},
+		{"token, once", tokenURL, http.MethodPost, []string{"Bearer " + token}, http.StatusOK},
+		{"no auth, two", plainURL, http.MethodPost, []string{"Bearer a", "Bearer b"}, http.StatusBadRequest},
+		{"no auth, once", plainURL, http.MethodPost, []string{"Bearer a"}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader
+			if tc.method == http.MethodPost {
+				body = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + newProtocolMeta + `}}`)
+			}
+			req, _ := http.NewRequest(tc.method, tc.url, body)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", StatelessProtocol)
+			req.Header.Set("Mcp-Method", "tools/list")
+			for _, a := range tc.auth {
+				req.Header.Add("Authorization", a)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("%s with %d Authorization headers: %d %.200s, want %d", tc.method, len(tc.auth), resp.StatusCode, b, tc.want)
+			}
+			if tc.want == http.StatusBadRequest && !strings.Contains(string(b), "Authorization is given 2 times") {
+				t.Errorf("answer %.200s does not say Authorization is given twice", b)
+			}
+		})
+	}
 }

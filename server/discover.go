@@ -192,7 +192,7 @@ func (mt *metaTools) add(v *view) {
 			return res, out, err
 		}
 		if a, ok := out.(SearchAnswer); ok {
-			mt.feedback.noteSearch(req, a.Query)
+			mt.noteSearch(req, a)
 		}
 		res, err = mt.withDeclarations(req, res, out)
 		return res, out, err

@@ -86,8 +86,10 @@
 // an actionable error when executed. With [Options].Audit, each call that
 // runs a tool (execute_tool, or a tool listed directly) leaves one JSON
 // line, an [AuditRecord], on the writer cmd opened (audit.go); the caller
-// it names is the one identity feedback.go uses (callerOf), so that
-// per-caller identities arrive in one place.
+// it names is the one identity feedback.go remembers searches by
+// (callerOf), so that per-caller identities arrive in one place (the
+// feedback channel counts only the authenticated ones apart:
+// feedbackCaller).
 //
 // With [Options].Callers, every view belongs to one caller (visibility.go):
 // HTTPHandler requires a caller's credential and answers each request with

@@ -184,15 +184,17 @@ func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
 	}
 }
 
-// routingHeaders are the headers a proxy may route a request by: each
-// may be given once.
-var routingHeaders = []string{protocolHeader, "Mcp-Method", "Mcp-Name", "Mcp-Session-Id"}
+// onceHeaders are the headers a proxy may route (or authenticate) a
+// request by: each may be given once. Authorization is read by
+// forward_authorization too, with or without callers.
+var onceHeaders = []string{protocolHeader, "Mcp-Method", "Mcp-Name", "Mcp-Session-Id", "Authorization"}
 
-// refuseDuplicateHeaders answers a request that gives a routing header
-// more than once with 400: the go-sdk read the first copy while a proxy
-// in front may route on the last. It reports whether it answered.
+// refuseDuplicateHeaders answers a request that gives a header of
+// onceHeaders more than once with 400: the go-sdk read the first copy
+// while a proxy in front may route on (or check) the last. It reports
+// whether it answered.
 func refuseDuplicateHeaders(w http.ResponseWriter, r *http.Request) bool {
-	for _, name := range routingHeaders {
+	for _, name := range onceHeaders {
 		if n := len(r.Header.Values(name)); n > 1 {
 			writeInvalidRequest(w, fmt.Sprintf("header %s is given %d times: give it once", name, n))
 			return true

@@ -189,7 +189,7 @@ func (b *codeBridge) Search(ctx context.Context, query string, limit int) (json.
 		return nil, err
 	}
 	if a, ok := out.(SearchAnswer); ok {
-		b.mt.feedback.noteSearch(b.req, a.Query)
+		b.mt.noteSearch(b.req, a)
 	}
 	return json.Marshal(out)
 }

@@ -116,11 +116,26 @@ func openAuditFile(path string) (*os.File, error) {
 	return f, nil
 }
 
-// Write appends p (one line) to the file.
+// Write appends p (one line) to the file, whole or not at all: a write
+// cut short (a full disk: part of p landed) is taken back, the file
+// truncated to its size before it, and Write reports 0 bytes written.
+// When the file grew otherwise meanwhile (another process appending to
+// it), the part stays and is reported, and the server starts its next
+// line with a newline. (Another process appending between the check and
+// the truncation would lose its line: a window of one system call, on a
+// disk already full.)
 func (a *auditFile) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.f.Write(p)
+	before, statErr := a.f.Stat()
+	n, err := a.f.Write(p)
+	if err == nil || n == 0 || statErr != nil {
+		return n, err
+	}
+	if after, e := a.f.Stat(); e == nil && after.Size() == before.Size()+int64(n) && a.f.Truncate(before.Size()) == nil {
+		return 0, err
+	}
+	return n, err
 }
 
 // reopen opens the file at its path again (a rotation moved the old

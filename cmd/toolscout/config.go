@@ -56,8 +56,9 @@ type serverEntry struct {
 	// secret kept out of the config): header name → file.
 	HeaderFiles map[string]string `json:"header_files"`
 	// CallerHeaderFiles map callers (of toolscout.callers) to the headers
-	// their tool calls carry instead, read from files: caller → header →
-	// file. ForwardAuthorization sends a caller's own Authorization.
+	// their tool calls carry instead of all of headers and header_files,
+	// read from files: caller → header → file. ForwardAuthorization
+	// sends a caller's own Authorization.
 	CallerHeaderFiles    map[string]map[string]string `json:"caller_header_files"`
 	ForwardAuthorization bool                         `json:"forward_authorization"`
 	// toolscout's keys.

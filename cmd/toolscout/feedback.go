@@ -227,7 +227,7 @@ func summarize(events []store.FeedbackEvent) []learnedTool {
 			by[ev.Tool], callers[ev.Tool] = t, map[string]bool{}
 		}
 		t.Events++
-		callers[ev.Tool][ev.Caller] = true
+		callers[ev.Tool][ev.CountedCaller()] = true // as the ranking counts them
 		if ev.Time.After(t.Last) {
 			t.Last = ev.Time
 		}

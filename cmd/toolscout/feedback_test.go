@@ -53,7 +53,7 @@ func TestFeedbackReplicaPath(t *testing.T) {
 	var gathered strings.Builder
 	gathered.WriteString(`time=2026-03-01T12:00:00Z level=INFO msg="serving over Streamable HTTP"` + "\n")
 	for i := range 3 {
-		line, err := store.EncodeFeedbackLine(store.FeedbackEvent{Request: request, Tool: pushed, Caller: fmt.Sprintf("session:%d", i), Time: time.Now().Add(-time.Hour)})
+		line, err := store.EncodeFeedbackLine(store.FeedbackEvent{Request: request, Tool: pushed, Caller: fmt.Sprintf("user:%d", i), Time: time.Now().Add(-time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}

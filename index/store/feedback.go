@@ -67,10 +67,27 @@ type FeedbackEvent struct {
 	Request string `json:"request"`
 	// Tool is the tool's qualified name.
 	Tool string `json:"tool"`
-	// Caller identifies who ran it (an authenticated user, an MCP
-	// session); the ranking counts distinct callers.
+	// Caller identifies who ran it: "user:ID" for an authenticated
+	// identity, else AnonymousCaller; the ranking counts distinct
+	// callers (CountedCaller).
 	Caller string    `json:"caller"`
 	Time   time.Time `json:"time"`
+}
+
+// AnonymousCaller is the one caller of every run made without an
+// authenticated identity: anonymous sessions, stateless requests, stdio,
+// and requests made with one shared token.
+const AnonymousCaller = "local"
+
+// CountedCaller returns the caller ev counts for among distinct callers:
+// its Caller, except that an MCP session ("session:ID", which servers
+// recorded before issue 52) is no identity (one client opens as many as
+// it likes), so such events count as AnonymousCaller's.
+func (ev FeedbackEvent) CountedCaller() string {
+	if strings.HasPrefix(ev.Caller, "session:") {
+		return AnonymousCaller
+	}
+	return ev.Caller
 }
 
 // feedbackLine is an event as a line: FeedbackEvent with the version

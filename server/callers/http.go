@@ -2,6 +2,7 @@ package callers
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -30,6 +31,9 @@ func (s *Set) Require(h http.Handler, log *slog.Logger) http.Handler {
 		return &auth.TokenInfo{UserID: id.Name, Expiration: id.Expires}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true, ClockSkew: s.leeway()})(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuseAuthorizationTwice(w, r, log) {
+			return
+		}
 		id, err := s.Authenticate(r.Context(), bearerToken(r.Header.Get("Authorization")))
 		if err != nil {
 			log.Info("request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "why", err)
@@ -43,6 +47,21 @@ func (s *Set) Require(h http.Handler, log *slog.Logger) http.Handler {
 }
 
 type identityKey struct{}
+
+// refuseAuthorizationTwice answers a request that gives Authorization
+// more than once with 400: the caller would be the first copy's while a
+// proxy in front may have checked the other (as with the routing
+// headers, server.refuseDuplicateHeaders). It reports whether it
+// answered.
+func refuseAuthorizationTwice(w http.ResponseWriter, r *http.Request, log *slog.Logger) bool {
+	n := len(r.Header.Values("Authorization"))
+	if n < 2 {
+		return false
+	}
+	log.Info("request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "why", fmt.Sprintf("Authorization given %d times", n))
+	http.Error(w, fmt.Sprintf("Bad Request: header Authorization is given %d times: give it once", n), http.StatusBadRequest)
+	return true
+}
 
 // bearerToken returns the credentials of an "Authorization: Bearer TOKEN"
 // header ("" when there are none). The scheme is case-insensitive.

@@ -80,11 +80,13 @@ func TestUpstreamUnauthorized(t *testing.T) {
 }
 
 // TestCallerHeaders: a call by a caller the config maps carries that
-// caller's headers; with ForwardAuthorization, the caller's own
-// Authorization; otherwise, and when listing tools, the config's
-// Headers. A caller's credential is never forwarded by default.
+// caller's headers and none of the config's Headers (issue 52, item 8:
+// it also carried the shared X-Api-Key); with ForwardAuthorization, the
+// caller's own Authorization in place of the config's, with the rest of
+// Headers; otherwise, and when listing tools, the config's Headers. A
+// caller's credential is never forwarded by default.
 func TestCallerHeaders(t *testing.T) {
-	var calls atomic.Value // the Authorization of the last tools/call
+	var calls atomic.Value // the Authorization and X-Api-Key of the last tools/call
 	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
@@ -94,7 +96,7 @@ func TestCallerHeaders(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if bytes.Contains(body, []byte(`"tools/call"`)) {
-			calls.Store(r.Header.Get("Authorization"))
+			calls.Store([2]string{r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")})
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -115,30 +117,33 @@ func TestCallerHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	opsMapped := map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}
 	for _, tc := range []struct {
 		name    string
 		cfg     UpstreamConfig
 		req     *mcp.CallToolRequest
 		wantHdr string
-		stdio   bool // the caller is the view's (stdio: TOOLSCOUT_CALLER), not a token's
+		wantKey string // the X-Api-Key the call carried; the config's is "shared"
+		stdio   bool   // the caller is the view's (stdio: TOOLSCOUT_CALLER), not a token's
 	}{
-		{"default: never forwarded", UpstreamConfig{}, from("ops", "Bearer callers-own"), "Bearer static", false},
-		{"mapped caller", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream", false},
-		{"caller not mapped", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("bot", "Bearer callers-own"), "Bearer static", false},
-		{"forwarded", UpstreamConfig{ForwardAuthorization: true}, from("bot", "Bearer callers-own"), "Bearer callers-own", false},
-		{"forwarded, none sent", UpstreamConfig{ForwardAuthorization: true}, from("", ""), "Bearer static", false},
-		{"mapped wins over forwarded", UpstreamConfig{ForwardAuthorization: true, CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream", false},
-		{"mapped stdio caller", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream"}}}, &mcp.CallToolRequest{}, "Bearer ops-upstream", true},
+		{"default: never forwarded", UpstreamConfig{}, from("ops", "Bearer callers-own"), "Bearer static", "shared", false},
+		{"mapped caller", UpstreamConfig{CallerHeaders: opsMapped}, from("ops", "Bearer callers-own"), "Bearer ops-upstream", "", false},
+		{"mapped caller naming the key", UpstreamConfig{CallerHeaders: map[string]map[string]string{"ops": {"Authorization": "Bearer ops-upstream", "X-Api-Key": "ops-key"}}}, from("ops", "Bearer callers-own"), "Bearer ops-upstream", "ops-key", false},
+		{"caller not mapped", UpstreamConfig{CallerHeaders: opsMapped}, from("bot", "Bearer callers-own"), "Bearer static", "shared", false},
+		{"forwarded", UpstreamConfig{ForwardAuthorization: true}, from("bot", "Bearer callers-own"), "Bearer callers-own", "shared", false},
+		{"forwarded, none sent", UpstreamConfig{ForwardAuthorization: true}, from("", ""), "Bearer static", "shared", false},
+		{"mapped wins over forwarded", UpstreamConfig{ForwardAuthorization: true, CallerHeaders: opsMapped}, from("ops", "Bearer callers-own"), "Bearer ops-upstream", "", false},
+		{"mapped stdio caller", UpstreamConfig{CallerHeaders: opsMapped}, &mcp.CallToolRequest{}, "Bearer ops-upstream", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Domain, cfg.URL, cfg.Transport, cfg.ConnectTimeout = "remote", hs.URL, "http", 5*time.Second
-			cfg.Headers = map[string]string{"Authorization": "Bearer static"}
+			cfg.Headers = map[string]string{"Authorization": "Bearer static", "X-Api-Key": "shared"}
 			g := New(Options{Upstreams: []UpstreamConfig{cfg}})
 			g.Start(ctx)
 			t.Cleanup(g.Close)
 			g.WaitReady(ctx)
-			calls.Store("")
+			calls.Store([2]string{})
 			cctx := ctx
 			if tc.stdio {
 				cctx = callers.WithCaller(ctx, set.Caller("ops"))
@@ -146,8 +151,12 @@ func TestCallerHeaders(t *testing.T) {
 			if _, err := g.Execute(cctx, tc.req, tool, map[string]any{}); err != nil {
 				t.Fatal(err)
 			}
-			if got := calls.Load(); got != tc.wantHdr {
-				t.Errorf("the call carried Authorization %q, want %q", got, tc.wantHdr)
+			got := calls.Load().([2]string)
+			if got[0] != tc.wantHdr {
+				t.Errorf("the call carried Authorization %q, want %q", got[0], tc.wantHdr)
+			}
+			if got[1] != tc.wantKey {
+				t.Errorf("the call carried X-Api-Key %q, want %q", got[1], tc.wantKey)
 			}
 		})
 	}

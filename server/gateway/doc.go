@@ -38,8 +38,9 @@
 // process) is seen by the poll of the pins' stamp.
 //
 // A remote server's credentials are the config's Headers; a tool call of
-// a caller the config maps (UpstreamConfig.CallerHeaders) or whose own
-// Authorization it forwards carries those instead, on that call's HTTP
+// a caller the config maps (UpstreamConfig.CallerHeaders) carries that
+// caller's headers alone instead, and one whose own Authorization it
+// forwards carries that in place of Headers' one, on that call's HTTP
 // request, read by the header transport from the call's context
 // (callerheaders.go). A 401 or 403 is worded with the server's name and
 // matches [ErrUnauthorized], at connect and at a call.

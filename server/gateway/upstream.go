@@ -43,9 +43,10 @@ type UpstreamConfig struct {
 	Headers   map[string]string
 	Transport string
 	// CallerHeaders, by caller name (the go-sdk token info's UserID that
-	// toolscout's callers set), replace Headers of the same names in the
-	// tool calls that caller makes; ForwardAuthorization sends the
-	// Authorization header of the caller's own request instead. Neither
+	// toolscout's callers set), are sent instead of Headers (none of
+	// which then go) with the tool calls that caller makes;
+	// ForwardAuthorization sends the Authorization header of the
+	// caller's own request in place of Headers' one. Neither
 	// is the default: a caller's credential never leaves toolscout unless
 	// the config says so (callerheaders.go).
 	CallerHeaders        map[string]map[string]string
@@ -150,12 +151,14 @@ type headerTransport struct {
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	call := callHeadersOf(r.Context())
-	if len(h.headers) > 0 || len(call) > 0 {
+	if len(h.headers) > 0 || len(call.headers) > 0 {
 		r = r.Clone(r.Context())
-		for k, v := range h.headers {
-			r.Header.Set(k, v)
+		if !call.only { // a mapped caller sends its own headers alone
+			for k, v := range h.headers {
+				r.Header.Set(k, v)
+			}
 		}
-		for k, v := range call {
+		for k, v := range call.headers {
 			r.Header.Set(k, v)
 		}
 	}

@@ -34,7 +34,8 @@ type Options struct {
 //     AllowedOrigins, against cross-site requests. Requests without an
 //     Origin (non-browser clients) pass;
 //   - with a Token, a request without "Authorization: Bearer TOKEN" gets
-//     401 and a WWW-Authenticate challenge.
+//     401 and a WWW-Authenticate challenge, and one that gives
+//     Authorization twice gets 400.
 func Wrap(h http.Handler, o Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(r) {
@@ -46,6 +47,12 @@ func Wrap(h http.Handler, o Options) http.Handler {
 			return
 		}
 		if o.Token != "" {
+			// Two copies: which one a proxy in front checked is
+			// unknown, so neither is taken.
+			if n := len(r.Header.Values("Authorization")); n > 1 {
+				http.Error(w, fmt.Sprintf("Bad Request: header Authorization is given %d times: give it once", n), http.StatusBadRequest)
+				return
+			}
 			got, ok := bearerToken(r.Header.Get("Authorization"))
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(o.Token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolscout", error="invalid_token"`)
