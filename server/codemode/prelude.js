@@ -23,13 +23,30 @@
     }
     return stringify(args);
   }
+  // pending is what a call returns: its promise, which says what to do
+  // when the program reads a field of it (a missing await) instead of
+  // giving undefined.
+  const passed = { then: 1, catch: 1, finally: 1, constructor: 1 };
+  function pending(where, p) {
+    return new P(p, {
+      get(target, key) {
+        if (typeof key === "symbol") return target[key];
+        if (passed[key] === 1) {
+          const v = target[key];
+          return typeof v === "function" ? function (...a) { return v.apply(target, a); } : v;
+        }
+        throw new TypeError(where + "(...) gives a Promise: write `await " + where + "(...)` to use its result (the program read ." + S(key) + " of the Promise)");
+      },
+    });
+  }
   const fns = new M();
   function tool(d, t) {
     const key = d + "\u0000" + t;
     let f = fns.get(key);
     if (f === undefined) {
       const where = "tools." + d + "." + t;
-      f = freeze(async function (args) { return call(d, t, argsOf(where, args)); });
+      const run = async function (args) { return call(d, t, argsOf(where, args)); };
+      f = freeze(function (args) { return pending(where, run(args)); });
       fns.set(key, f);
     }
     return f;
