@@ -56,6 +56,13 @@ type HeldReporter interface {
 	Held(domain, tool string) bool
 }
 
+// UncheckedReporter is a HeldReporter that also holds tools first seen
+// after its pinned definitions were damaged: there is no approved
+// definition to show, so the listed one is (the gateway).
+type UncheckedReporter interface {
+	Unchecked(domain, tool string) bool
+}
+
 // SchemaError is a name get_tool_schema could not resolve.
 type SchemaError struct {
 	ToolName   string   `json:"tool_name"`
@@ -104,6 +111,9 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 		}
 		if h, ok := mt.exec.(HeldReporter); ok && h.Held(t.Domain, t.Name) {
 			ts.Held = fmt.Sprintf("its server changed this tool's definition since it was approved; it does not run until an operator approves the change (toolscout approve %s). Shown: the approved definition", t.QualifiedName)
+			if u, ok := mt.exec.(UncheckedReporter); ok && u.Unchecked(t.Domain, t.Name) {
+				ts.Held = fmt.Sprintf("toolscout's record of the approved tool definitions was damaged, so this tool's definition cannot be checked; it does not run until an operator reviews and approves it (toolscout approve %s). Shown: the definition its server lists now", t.QualifiedName)
+			}
 		}
 		if args.IncludeExamples == nil || *args.IncludeExamples {
 			ts.Examples = arguments.Examples(t)
