@@ -89,16 +89,24 @@ func (b *Book) EndReview(domains []string) (ended bool, unlisted []string) {
 	if b.Review == nil {
 		return false, nil
 	}
-	for _, d := range domains {
-		if !slices.Contains(b.Review.Listed, d) {
-			unlisted = append(unlisted, d)
-		}
-	}
+	unlisted = b.Review.Unlisted(domains)
 	if len(unlisted) > 0 || slices.ContainsFunc(b.Tools, func(e Entry) bool { return e.Unchecked() }) {
 		return false, unlisted
 	}
 	b.Review = nil
 	return true, nil
+}
+
+// Unlisted returns the domains of domains whose server has not listed
+// its tools since the review started.
+func (r *Review) Unlisted(domains []string) []string {
+	var out []string
+	for _, d := range domains {
+		if !slices.Contains(r.Listed, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Held is a tool whose listed definition is held back: the approved one
