@@ -182,8 +182,9 @@ func (p *Pins) Update(fn func(b *pin.Book) bool) error {
 
 // load reads pins.bin: its bytes and book (nil bytes and an empty book
 // when neither it nor pins.bin.prev is there). A pins.bin that is gone
-// while pins.bin.prev is there is damaged (a crash while it was moved
-// aside, or a hand that removed it): an error wrapping ErrPinsCorrupt.
+// while pins.bin.prev is there is damaged (a hand or a disk that removed
+// it; an older toolscout moved a damaged one aside): an error wrapping
+// ErrPinsCorrupt.
 // p.mu is held.
 func (p *Pins) load() ([]byte, *pin.Book, error) {
 	data, err := os.ReadFile(p.Path())
