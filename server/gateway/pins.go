@@ -56,19 +56,24 @@ func (g *Gateway) pinned(u *upstream, listed []index.ToolSpec) ([]index.ToolSpec
 		g.log.Info("upstream tools pinned on first sight", "domain", u.cfg.Domain, "tools", len(res.New))
 	}
 	held := map[string]pin.Held{}
+	var unchecked []string // new to this gateway
 	for _, h := range res.Held {
 		held[h.Tool] = h
 		if u.heldLogged[h.Tool] == h.Listed.Hash() {
 			continue
 		}
 		if h.Unchecked {
-			g.log.Warn("upstream tool first seen since the pinned definitions were damaged: serving it as listed, and refusing calls until an operator approves it",
-				"domain", u.cfg.Domain, "tool", h.Tool, "approve", "toolscout approve "+index.QualifiedName(u.cfg.Domain, h.Tool), "definition", h.Diff())
+			unchecked = append(unchecked, h.Tool)
 			continue
 		}
 		g.log.Warn("upstream tool definition changed: serving the approved one, and refusing calls until the change is approved",
 			"domain", u.cfg.Domain, "tool", h.Tool, "changed", strings.Join(h.Fields(), ", "),
 			"approve", "toolscout approve "+index.QualifiedName(u.cfg.Domain, h.Tool), "diff", h.Diff())
+	}
+	if len(unchecked) > 0 {
+		// One line for them all: without a good copy, that is every tool.
+		g.log.Warn("upstream tools first seen since the pinned definitions were damaged: serving them as listed, and refusing calls until an operator reviews and approves them (toolscout approve)",
+			"domain", u.cfg.Domain, "tools", strings.Join(unchecked, ", "))
 	}
 	for name := range u.heldLogged {
 		if _, ok := held[name]; !ok {
