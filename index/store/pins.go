@@ -30,7 +30,9 @@ import (
 //	"TSPINS01"   magic
 //	uint32       CRC-32C of the body (little endian)
 //	uint64       length of the body (little endian)
-//	body         JSON: {"tools": [{"domain", "tool", "hash", "definition", "approved", "by", "pending"?}...]}
+//	body         JSON: {"tools": [{"domain", "tool", "hash", "definition", "approved", "by", "pending"?}...],
+//	             "review"?: {"since", "cause", "listed"?}} (pin.Book; under review, an entry
+//	             with hash "" has no approved definition, only a pending one)
 //
 // Each write keeps the previous generation: the file about to be
 // replaced is first written whole to pins.bin.prev, then the new one to
@@ -184,8 +186,7 @@ func (p *Pins) Update(fn func(b *pin.Book) bool) error {
 // when neither it nor pins.bin.prev is there). A pins.bin that is gone
 // while pins.bin.prev is there is damaged (a hand or a disk that removed
 // it; an older toolscout moved a damaged one aside): an error wrapping
-// ErrPinsCorrupt.
-// p.mu is held.
+// ErrPinsCorrupt. p.mu is held.
 func (p *Pins) load() ([]byte, *pin.Book, error) {
 	data, err := os.ReadFile(p.Path())
 	if errors.Is(err, os.ErrNotExist) {
