@@ -155,7 +155,7 @@ func (mt *metaTools) declaredTool(t *index.Tool, examples bool) tsdecl.Tool {
 		d.Notes = append(d.Notes, "Warning: "+w)
 	}
 	if mt.held(t) {
-		d.Notes = append(d.Notes, "Held: "+heldNote(t))
+		d.Notes = append(d.Notes, "Held: "+mt.heldNote(t))
 	}
 	if t.Disabled {
 		d.Notes = append(d.Notes, "Disabled: it does not run.")
@@ -176,8 +176,12 @@ func (mt *metaTools) held(t *index.Tool) bool {
 	return ok && h.Held(t.Domain, t.Name)
 }
 
-// heldNote says why a held tool does not run.
-func heldNote(t *index.Tool) string {
+// heldNote says why a held tool does not run: its definition changed,
+// or the record of approved definitions was damaged (UncheckedReporter).
+func (mt *metaTools) heldNote(t *index.Tool) string {
+	if u, ok := mt.exec.(UncheckedReporter); ok && u.Unchecked(t.Domain, t.Name) {
+		return fmt.Sprintf("toolscout's record of the approved tool definitions was damaged, so this tool's definition cannot be checked; it does not run until an operator reviews and approves it (toolscout approve %s). Shown: the definition its server lists now", t.QualifiedName)
+	}
 	return fmt.Sprintf("its server changed this tool's definition since it was approved; it does not run until an operator approves the change (toolscout approve %s). Shown: the approved definition", t.QualifiedName)
 }
 
@@ -201,7 +205,7 @@ func (mt *metaTools) declareSchemas(cat *index.Catalog, tools []*index.Tool, err
 		dt := DeclaredTool{Name: t.QualifiedName, Domain: t.Domain, Call: callPath(t, names),
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
 		if mt.held(t) {
-			dt.Held = heldNote(t)
+			dt.Held = mt.heldNote(t)
 		}
 		out.Tools = append(out.Tools, dt)
 	}

@@ -1,9 +1,15 @@
 package server
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index/pin"
 	"github.com/toolscout/toolscout/index/store"
@@ -87,5 +93,100 @@ func TestPinnedDefinitions(t *testing.T) {
 	}
 	if s := schema(); !strings.Contains(s, `"warnings"`) || strings.Contains(s, `"held"`) {
 		t.Errorf("the approved poisoned description carries no warnings: %s", s)
+	}
+}
+
+// TestPinsDamagedHeld: issue 52. pins.bin is damaged (a byte flipped, or
+// cut in half) while a serve holds a changed tool. With the previous
+// generation there, the book is rebuilt from it and the change stays
+// held; with no good copy, every tool of the server is held (listed as
+// the server lists it, refused with why) until approved. Damage never
+// lets a changed tool run.
+func TestPinsDamagedHeld(t *testing.T) {
+	damages := []struct {
+		name   string
+		damage func([]byte) []byte
+	}{
+		{"byte flipped", func(b []byte) []byte { b = bytes.Clone(b); b[len(b)/2] ^= 0x01; return b }},
+		{"cut in half", func(b []byte) []byte { return b[:len(b)/2] }},
+	}
+	for _, d := range damages {
+		for _, withPrev := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, previous generation %v", d.name, withPrev), func(t *testing.T) {
+				dir := t.TempDir()
+				env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "rugpull")},
+					Pins: pin.NewGuard(store.OpenPins(dir, nil)), PinPoll: 50 * time.Millisecond}, Options{Expose: Exposure{Mode: ExposeEager}})
+				waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
+				execute := func(tool string) *mcp.CallToolResult {
+					return call(t, env.cs, ExecuteTool, map[string]any{"tool_name": tool, "arguments": map[string]any{"text": "hi"}})
+				}
+				if res := execute("fake__rug"); res.IsError {
+					t.Fatal(text(res))
+				}
+				waitFor(t, "the change to be held", func() bool {
+					b, err := store.OpenPins(dir, nil).Read()
+					return err == nil && len(b.Pending()) == 1 && execute("fake__echo").IsError
+				})
+				path := filepath.Join(dir, "pins.bin")
+				if !withPrev {
+					os.Remove(path + ".prev")
+				}
+				good, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Renamed into place: the serve's poll never reads it half written.
+				if err := os.WriteFile(path+".new", d.damage(good), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(path+".new", path); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "the damage to be found", func() bool {
+					_, err := store.OpenPins(dir, nil).Read()
+					return err == nil
+				})
+				// A poll's repin may still be under way: ask until the
+				// answers are those of the rebuilt book; the changed tool
+				// never runs meanwhile.
+				wantRefused := map[bool]string{true: "changed the tool's definition (description)", false: "record of the approved tool definitions was damaged"}[withPrev]
+				waitFor(t, "the rebuilt book to be served", func() bool {
+					res := execute("fake__echo")
+					if !res.IsError {
+						t.Fatalf("the changed tool ran after pins.bin was damaged: %q", text(res))
+					}
+					return strings.Contains(text(res), wantRefused)
+				})
+				if res := execute("fake__rug"); res.IsError == withPrev {
+					t.Errorf("execute of an unchanged tool = %v %q; want it refused only with no good copy", res.IsError, text(res))
+				}
+				schema := text(call(t, env.cs, GetToolSchema, map[string]any{"tool_name": "fake__echo"}))
+				if withPrev && (strings.Contains(schema, "id_rsa") || !strings.Contains(schema, `"held":"its server changed`)) {
+					t.Errorf("get_tool_schema with the previous generation = %s, want the approved description, held", schema)
+				}
+				if !withPrev && !strings.Contains(schema, `"held":"toolscout's record of the approved tool definitions was damaged`) {
+					t.Errorf("get_tool_schema with no good copy = %s, want held as unchecked", schema)
+				}
+				b, _ := store.OpenPins(dir, nil).Read()
+				if want := map[bool]int{true: 1, false: 5}[withPrev]; len(b.Pending()) != want {
+					t.Errorf("pending after the damage: %d, want %d", len(b.Pending()), want)
+				}
+
+				// Approved from outside (toolscout approve --all): served and run.
+				if err := store.OpenPins(dir, nil).Update(func(b *pin.Book) bool {
+					for _, h := range b.Pending() {
+						b.Approve(h.Domain, h.Tool, time.Now())
+					}
+					b.EndReview([]string{"fake"})
+					return true
+				}); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "the approved definitions to run", func() bool {
+					res := execute("fake__echo")
+					return !res.IsError && text(res) == "hi"
+				})
+			})
+		}
 	}
 }

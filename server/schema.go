@@ -60,6 +60,13 @@ type HeldReporter interface {
 	Held(domain, tool string) bool
 }
 
+// UncheckedReporter is a HeldReporter that also holds tools first seen
+// after its pinned definitions were damaged: there is no approved
+// definition to show, so the listed one is (the gateway).
+type UncheckedReporter interface {
+	Unchecked(domain, tool string) bool
+}
+
 // SchemaError is a name get_tool_schema could not resolve.
 type SchemaError struct {
 	ToolName   string   `json:"tool_name"`
@@ -116,7 +123,7 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
 		}
 		if mt.held(t) {
-			ts.Held = heldNote(t)
+			ts.Held = mt.heldNote(t)
 		}
 		if examples {
 			ts.Examples = arguments.Examples(t)

@@ -28,9 +28,11 @@ approved. Until then toolscout serves the approved definition and refuses
 to run the tool. Without TOOL, lists the changes waiting, each as a
 unified diff from the approved definition to the one listed now; with
 TOOL (domain__tool, domain/tool, or a tool name one server has), approves
-its change; --all approves every one. Pass the same --config (and
---catalog) files and --data-dir as serve: the pins belong to that set of
-files. A running serve takes an approval in within 2 seconds.`
+its change; --all approves every one. Tools first seen after the pins file
+was damaged wait the same way, each shown with its whole definition.
+Pass the same --config (and --catalog) files and --data-dir as serve: the
+pins belong to that set of files. A running serve takes an approval in
+within 2 seconds.`
 
 func runApprove(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
@@ -51,6 +53,14 @@ func runApprove(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	gc, err := g.gatewayConfig()
+	if err != nil {
+		return err
+	}
+	domains := make([]string, 0, len(gc.Upstreams))
+	for _, u := range gc.Upstreams {
+		domains = append(domains, u.Domain)
+	}
 	// The pins only: a serve running beside keeps its indexes.
 	st, err := g.openStore(g.dataDir, store.Options{Set: g.set(), NoIndexes: true, Logger: log})
 	if errors.Is(err, index.ErrNoIndex) {
@@ -62,21 +72,25 @@ func runApprove(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer st.Close()
 	pins := st.Pins()
-	if !*all && len(names) == 0 {
-		book, err := pins.Read()
-		if err != nil {
-			return fmt.Errorf("%w (toolscout serve or index moves a damaged file aside and pins the tools again)", err)
-		}
-		printPending(stdout, book, g.configs)
-		return nil
-	}
+	// Each run, listing or approving, is an update: it rebuilds a damaged
+	// file (as serve would) and ends a review that is over.
 	var (
+		book     *pin.Book
 		approved []pin.Held
 		nameErr  error
+		ended    bool
 	)
+	list := !*all && len(names) == 0
 	err = pins.Update(func(b *pin.Book) bool {
-		approved, nameErr = approveNames(b, names, *all, time.Now())
-		return nameErr == nil && len(approved) > 0
+		book = b
+		if !list {
+			approved, nameErr = approveNames(b, names, *all, time.Now())
+			if nameErr != nil {
+				return false
+			}
+		}
+		ended, _ = b.EndReview(domains)
+		return ended || len(approved) > 0
 	})
 	if err != nil {
 		return err
@@ -84,15 +98,44 @@ func runApprove(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if nameErr != nil {
 		return nameErr
 	}
-	if len(approved) == 0 {
+	if list {
+		printPending(stdout, book, g.configs)
+	} else if len(approved) == 0 {
 		fmt.Fprintln(stdout, "no change waits for approval")
-		return nil
 	}
 	for _, h := range approved {
-		fmt.Fprintf(stdout, "approved %s (%s changed)\n", index.QualifiedName(h.Domain, h.Tool), strings.Join(h.Fields(), ", "))
+		what := strings.Join(h.Fields(), ", ") + " changed"
+		if h.Unchecked {
+			what = "first seen after the pins file was damaged"
+		}
+		fmt.Fprintf(stdout, "approved %s (%s)\n", index.QualifiedName(h.Domain, h.Tool), what)
 	}
-	fmt.Fprintln(stdout, "a running toolscout serve serves and runs them within 2 s; index, search and doctor use them from their next run")
+	if len(approved) > 0 {
+		fmt.Fprintln(stdout, "a running toolscout serve serves and runs them within 2 s; index, search and doctor use them from their next run")
+	}
+	switch {
+	case ended:
+		fmt.Fprintln(stdout, "the review after the damaged pins file is over: a tool never seen is pinned on first sight again")
+	case book.Review != nil:
+		fmt.Fprintln(stdout, reviewNote(book, domains))
+	}
 	return nil
+}
+
+// reviewNote says why b is still under review (pin.Review) and what ends
+// it: the servers of domains to list since, the tools held for it to be
+// approved, or only the next toolscout approve.
+func reviewNote(b *pin.Book, domains []string) string {
+	msg := fmt.Sprintf("under review since %s (%s): a tool never seen is held until approved, not pinned on first sight", b.Review.Since.Format(time.RFC3339), b.Review.Cause)
+	unchecked := slices.ContainsFunc(b.Pending(), func(h pin.Held) bool { return h.Unchecked })
+	switch unlisted := b.Review.Unlisted(domains); {
+	case len(unlisted) > 0:
+		return msg + fmt.Sprintf("; the review ends once the servers %s have listed their tools since (serve, index or doctor lists them) and every tool so held is approved", strings.Join(unlisted, ", "))
+	case unchecked:
+		return msg + "; the review ends once every tool so held is approved"
+	default:
+		return msg + "; the next toolscout approve ends it"
+	}
 }
 
 // approveNames approves the pending changes of names (all of them with
@@ -158,16 +201,33 @@ func findPending(b *pin.Book, pending []pin.Held, name string) (pin.Held, error)
 	return pin.Held{}, usagef("%s", msg)
 }
 
-// printPending lists the changes waiting for approval with their diffs.
+// printPending lists the changes waiting for approval with their diffs,
+// and the tools first seen after the pins file was damaged with their
+// definitions.
 func printPending(w io.Writer, b *pin.Book, configs []string) {
-	pending := b.Pending()
-	if len(pending) == 0 {
+	var changed, unchecked []pin.Held
+	for _, h := range b.Pending() {
+		if h.Unchecked {
+			unchecked = append(unchecked, h)
+		} else {
+			changed = append(changed, h)
+		}
+	}
+	if len(changed)+len(unchecked) == 0 {
 		fmt.Fprintf(w, "no change waits for approval (%s pinned)\n", plural(b.Len(), "upstream tool"))
 		return
 	}
-	fmt.Fprintf(w, "%s changed upstream since approved; each is served as approved and not run until approved:\n\n", plural(len(pending), "tool"))
-	for _, h := range pending {
-		fmt.Fprintf(w, "%s (%s changed; seen %s)\n%s\n\n", index.QualifiedName(h.Domain, h.Tool), strings.Join(h.Fields(), ", "), h.Seen.Format(time.RFC3339), h.Diff())
+	if len(changed) > 0 {
+		fmt.Fprintf(w, "%s changed upstream since approved; each is served as approved and not run until approved:\n\n", plural(len(changed), "tool"))
+		for _, h := range changed {
+			fmt.Fprintf(w, "%s (%s changed; seen %s)\n%s\n\n", index.QualifiedName(h.Domain, h.Tool), strings.Join(h.Fields(), ", "), h.Seen.Format(time.RFC3339), h.Diff())
+		}
+	}
+	if len(unchecked) > 0 {
+		fmt.Fprintf(w, "%s first seen after the pins file was damaged, with no approved definition to check against; each is served as listed and not run until approved:\n\n", plural(len(unchecked), "tool"))
+		for _, h := range unchecked {
+			fmt.Fprintf(w, "%s (seen %s)\n%s\n\n", index.QualifiedName(h.Domain, h.Tool), h.Seen.Format(time.RFC3339), h.Diff())
+		}
 	}
 	cmd := "toolscout approve"
 	for _, c := range configs {
@@ -216,23 +276,35 @@ func pinChecks(pins *store.Pins, gc *gatewayConfig, configs []string) []check {
 	}
 	var out []check
 	for _, h := range pins.Healed() {
-		out = append(out, check{name: "pins", detail: h, fix: "review the upstream tools: they were pinned again as listed now", note: true})
+		out = append(out, check{name: "pins", detail: h, fix: "review the tools held for it (toolscout approve lists them)", note: true})
 	}
 	book, err := pins.Read()
 	if err != nil {
-		return append(out, check{name: "pins", detail: err.Error(), fix: "run toolscout serve or index with this --config: it moves the damaged file aside and pins the tools again"})
+		return append(out, check{name: "pins", detail: err.Error(), fix: "run toolscout approve (or serve, index) with this --config: it rebuilds the book from pins.bin.prev, or holds every tool for review"})
 	}
 	pending := book.Pending()
-	if len(pending) == 0 {
-		return append(out, check{name: "pins", detail: fmt.Sprintf("%s pinned; no definition changed since approved", plural(book.Len(), "upstream tool"))})
-	}
 	cmd := "toolscout approve"
 	for _, c := range configs {
 		cmd += " --config " + c
 	}
+	if book.Review != nil {
+		domains := make([]string, 0, len(gc.Upstreams))
+		for _, u := range gc.Upstreams {
+			domains = append(domains, u.Domain)
+		}
+		out = append(out, check{name: "pins", detail: reviewNote(book, domains), fix: fmt.Sprintf("`%s` lists what is held, and ends the review once it is over", cmd), note: true})
+	}
+	if len(pending) == 0 && book.Review == nil {
+		return append(out, check{name: "pins", detail: fmt.Sprintf("%s pinned; no definition changed since approved", plural(book.Len(), "upstream tool"))})
+	}
 	for _, h := range pending {
 		qn := index.QualifiedName(h.Domain, h.Tool)
 		diff := "      " + strings.ReplaceAll(h.Diff(), "\n", "\n      ")
+		if h.Unchecked {
+			out = append(out, check{name: "pins", detail: fmt.Sprintf("%s: first seen after the pins file was damaged, with no approved definition to check it against; served as listed and not run until approved:\n%s", qn, diff),
+				fix: fmt.Sprintf("review the definition; if it is the one you trust, `%s %s` (or --all)", cmd, qn)})
+			continue
+		}
 		out = append(out, check{name: "pins", detail: fmt.Sprintf("%s: its definition changed upstream (%s) since it was approved; served as approved and not run until approved:\n%s", qn, strings.Join(h.Fields(), ", "), diff),
 			fix: fmt.Sprintf("review the diff; if the change is wanted, `%s %s` (or --all)", cmd, qn)})
 	}

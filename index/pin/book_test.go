@@ -140,3 +140,58 @@ func ExampleDiff() {
 	//      "type": "object"
 	//    }
 }
+
+// TestReview: under review a tool never seen is held as unchecked
+// (served as listed: there is nothing else), the review ends only once
+// every server has listed and none waits, and Validate refuses an
+// unchecked entry with nothing pending.
+func TestReview(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	var b pin.Book
+	b.Check("fs", []index.ToolSpec{spec("read", "Read a file.")}, now)
+	b.StartReview("pins.bin was damaged", now)
+	res := b.Check("fs", []index.ToolSpec{spec("read", "Read a file."), spec("write", "Write a file.")}, now)
+	if len(res.New) != 0 || len(res.Held) != 1 || !res.Held[0].Unchecked || res.Held[0].Name() != "fs/write" || !res.Changed {
+		t.Fatalf("Check under review = %+v, want write held unchecked", res)
+	}
+	if got := names(res.Serve); !reflect.DeepEqual(got, []string{"read: Read a file.", "write: Write a file."}) {
+		t.Errorf("Serve = %v, want both as listed", got)
+	}
+	if h := res.Held[0]; len(h.Fields()) != 0 || !strings.Contains(h.Diff(), `"description": "Write a file."`) {
+		t.Errorf("unchecked Fields() = %v, Diff() = %s; want none and the listed definition", h.Fields(), h.Diff())
+	}
+	if err := b.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		approve  bool
+		domains  []string
+		ended    bool
+		unlisted []string
+	}{
+		{"a server not listed yet", false, []string{"fs", "web"}, false, []string{"web"}},
+		{"a tool waits", false, []string{"fs"}, false, nil},
+		{"all listed and approved", true, []string{"fs"}, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.approve {
+				if err := b.Approve("fs", "write", now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ended, unlisted := b.EndReview(tt.domains)
+			if ended != tt.ended || !reflect.DeepEqual(unlisted, tt.unlisted) || (b.Review == nil) != tt.ended {
+				t.Errorf("EndReview(%q) = %v, %q; want %v, %q", tt.domains, ended, unlisted, tt.ended, tt.unlisted)
+			}
+		})
+	}
+	if res := b.Check("fs", []index.ToolSpec{spec("list", "List files.")}, now); !reflect.DeepEqual(res.New, []string{"list"}) {
+		t.Errorf("after the review: %+v, want list pinned on first sight", res)
+	}
+	bad := pin.Book{Tools: []pin.Entry{{Domain: "fs", Tool: "x"}}}
+	if err := bad.Validate(); err == nil {
+		t.Error("Validate passed an entry with no definition approved and none pending")
+	}
+}

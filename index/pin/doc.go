@@ -9,7 +9,9 @@
 // definition to serve instead and records the listed one as pending, so
 // that it can be shown as a unified diff ([Held.Diff]) and approved
 // ([Book.Approve]) by an operator (toolscout approve). A tool never seen is
-// accepted and pinned on first sight. What the config says of a tool
+// accepted and pinned on first sight, except under [Review]: a book
+// rebuilt after its file was damaged holds a tool it does not know until
+// an operator approves it, as damage must never approve anything. What the config says of a tool
 // (its group, whether it is disabled or deprecated) is not part of its
 // definition: the config is the operator's own.
 //

@@ -26,7 +26,9 @@
 // approved for each upstream tool (pins.bin: [Store.Pins];
 // the policy is index/pin's) are the one file two processes update:
 // serve and toolscout approve, each Update under an exclusive lock
-// (pins.lock), a damaged file moved aside with a warning.
+// (pins.lock); each write keeps the previous generation
+// (pins.bin.prev), and a damaged file is rebuilt from it, or held for
+// review, never trusted anew (index/pin's Review).
 //
 // In toolscout one function opens a data dir, cmd/toolscout's openStore
 // (TestOneStartUpPath); eval is handed an opener; [Memory] is a store

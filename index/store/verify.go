@@ -92,6 +92,7 @@ func (s *Store) verifyOthers() []Damage {
 	}{
 		{listedFile, func(b []byte) error { _, err := readListed(bytes.NewReader(b)); return err }},
 		{pinsFile, func(b []byte) error { _, err := readPins(bytes.NewReader(b)); return err }},
+		{pinsPrev, func(b []byte) error { _, err := readPins(bytes.NewReader(b)); return err }},
 		{feedbackFile, func(b []byte) error {
 			_, lines, damaged, err := readFeedback(bytes.NewReader(b))
 			if err == nil && damaged > 0 {

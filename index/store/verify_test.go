@@ -45,16 +45,18 @@ func TestVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Pins().Update(func(b *pin.Book) bool {
-		b.Check("alpha", []index.ToolSpec{{Name: "one", Description: "One tool.", InputSchema: []byte(`{"type":"object"}`)}}, time.Unix(1, 0))
-		return true
-	}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"one", "two"} { // the second keeps the first as pins.bin.prev
+		if err := s.Pins().Update(func(b *pin.Book) bool {
+			b.Check("alpha", []index.ToolSpec{{Name: name, Description: "A tool.", InputSchema: []byte(`{"type":"object"}`)}}, time.Unix(1, 0))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := s.Verify(); len(got) != 0 {
 		t.Fatalf("a clean folder: %v", got)
 	}
-	files := []string{index.CatalogCacheFile, index.CatalogDeltaFile, filepath.Base(s.fitPath("other-embedder", cat)), listedFile, pinsFile, feedbackFile}
+	files := []string{index.CatalogCacheFile, index.CatalogDeltaFile, filepath.Base(s.fitPath("other-embedder", cat)), listedFile, pinsFile, pinsPrev, feedbackFile}
 	for _, name := range files {
 		path := filepath.Join(s.dir, name)
 		good, err := os.ReadFile(path)

@@ -35,7 +35,9 @@
 // tool whose definition changed since it was approved is served as
 // approved and Execute refuses it ([ErrHeld]), the change logged once
 // with its diff, until an approval (toolscout approve, from another
-// process) is seen by the poll of the pins' stamp.
+// process) is seen by the poll of the pins' stamp. After the pins were
+// found damaged, a tool they do not know is held the same way, served as
+// listed (nothing else was approved).
 //
 // A remote server's credentials are the config's Headers; a tool call of
 // a caller the config maps (UpstreamConfig.CallerHeaders) carries that

@@ -56,14 +56,24 @@ func (g *Gateway) pinned(u *upstream, listed []index.ToolSpec) ([]index.ToolSpec
 		g.log.Info("upstream tools pinned on first sight", "domain", u.cfg.Domain, "tools", len(res.New))
 	}
 	held := map[string]pin.Held{}
+	var unchecked []string // new to this gateway
 	for _, h := range res.Held {
 		held[h.Tool] = h
 		if u.heldLogged[h.Tool] == h.Listed.Hash() {
 			continue
 		}
+		if h.Unchecked {
+			unchecked = append(unchecked, h.Tool)
+			continue
+		}
 		g.log.Warn("upstream tool definition changed: serving the approved one, and refusing calls until the change is approved",
 			"domain", u.cfg.Domain, "tool", h.Tool, "changed", strings.Join(h.Fields(), ", "),
 			"approve", "toolscout approve "+index.QualifiedName(u.cfg.Domain, h.Tool), "diff", h.Diff())
+	}
+	if len(unchecked) > 0 {
+		// One line for them all: without a good copy, that is every tool.
+		g.log.Warn("upstream tools first seen since the pinned definitions were damaged: serving them as listed, and refusing calls until an operator reviews and approves them (toolscout approve)",
+			"domain", u.cfg.Domain, "tools", strings.Join(unchecked, ", "))
 	}
 	for name := range u.heldLogged {
 		if _, ok := held[name]; !ok {
@@ -79,6 +89,10 @@ func (g *Gateway) pinned(u *upstream, listed []index.ToolSpec) ([]index.ToolSpec
 
 // heldError says why t does not run.
 func heldError(t *index.Tool, h pin.Held) error {
+	if h.Unchecked {
+		return classed(ErrHeld, fmt.Errorf("%s does not run: toolscout's record of the approved tool definitions was damaged, so it cannot check that server %q still lists the definition that was approved, and it holds the tool back until an operator reviews and approves it (`toolscout approve %s`). Tell the user",
+			t.QualifiedName, t.Domain, t.QualifiedName))
+	}
 	return classed(ErrHeld, fmt.Errorf("%s does not run: server %q changed the tool's definition (%s) since it was approved, and toolscout holds a changed tool back until an operator reviews and approves the change (`toolscout approve %s`); the description and schema you see are the approved ones. Tell the user; other tools work",
 		t.QualifiedName, t.Domain, strings.Join(h.Fields(), ", "), t.QualifiedName))
 }
@@ -151,4 +165,18 @@ func (g *Gateway) Held(domain, tool string) bool {
 	defer u.mu.Unlock()
 	_, held := u.held[tool]
 	return held
+}
+
+// Unchecked reports whether the upstream tool is held because it was
+// first seen after the pinned definitions were damaged (pin.Review):
+// there is no approved definition to serve, so the listed one is, and
+// Execute refuses it until it is approved.
+func (g *Gateway) Unchecked(domain, tool string) bool {
+	u := g.byDom[domain]
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.held[tool].Unchecked
 }
