@@ -120,7 +120,7 @@ func FuzzDecodeLine(f *testing.F) {
 // the slot, the SDK reads a stub; a cancelled call's slot is forgotten.
 func TestLineConnSlots(t *testing.T) {
 	inR, inW := io.Pipe()
-	c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard})
+	c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard}, nil)
 	defer c.Close()
 	ctx := context.Background()
 	for _, id := range []int64{1, 2} {
