@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/echoupstream"
 	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/callers"
 )
@@ -162,66 +162,10 @@ func TestCallerHeaders(t *testing.T) {
 // echoSecret is the credential toolscout sends the echoing upstream.
 const echoSecret = "Bearer s3cret-upstream-token-0123456789"
 
-// echoUpstream serves a stateless MCP server over Streamable HTTP that
-// echoes the Authorization it was sent in every place it can: its
-// instructions, a tool's description, title and schema, a tool result's
-// text and structuredContent, a JSON-RPC error of a tools/call (tool
-// "rpc"), a 500 or a 400 whose body is a JSON-RPC error (tools "boom",
-// "bad": the go-sdk reads the body of a 400, not of a 500), and a
-// WWW-Authenticate with a 401 or 403, at connect (refuse: "401" or
-// "403") or at a call (tools "refuse401", "refuse403").
+// echoUpstream serves echoupstream.Handler(refuse).
 func echoUpstream(t *testing.T, refuse string) string {
 	t.Helper()
-	server := func(r *http.Request) *mcp.Server {
-		got := r.Header.Get("Authorization")
-		s := mcp.NewServer(&mcp.Implementation{Name: "echo " + got, Version: "1"}, &mcp.ServerOptions{Instructions: "I was sent " + got})
-		schema := map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string", "description": "sent " + got}}}
-		echo := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			got := req.Extra.Header.Get("Authorization")
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you sent " + got}}, StructuredContent: map[string]any{"sent": got, "list": []any{got}}}, nil
-		}
-		s.AddTool(&mcp.Tool{Name: "whoami", Title: "Who " + got, Description: "Echoes " + got, InputSchema: schema}, echo)
-		for _, name := range []string{"rpc", "boom", "bad", "refuse401", "refuse403"} {
-			s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return nil, &jsonrpc.Error{Code: -32000, Message: "bad credentials: " + req.Extra.Header.Get("Authorization")}
-			})
-		}
-		return s
-	}
-	h := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := r.Header.Get("Authorization")
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		json.Unmarshal(body, &msg)
-		status := 0
-		switch {
-		case refuse == "401" || msg.Params.Name == "refuse401":
-			status = http.StatusUnauthorized
-			w.Header().Set("WWW-Authenticate", `Bearer realm="up", error="invalid_token", error_description="bad token `+got+`"`)
-		case refuse == "403" || msg.Params.Name == "refuse403":
-			status = http.StatusForbidden
-			w.Header().Set("WWW-Authenticate", `Bearer realm="up", error="insufficient_scope", scope="`+got+`"`)
-		case msg.Params.Name == "boom" || msg.Params.Name == "bad":
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(map[string]int{"boom": http.StatusInternalServerError, "bad": http.StatusBadRequest}[msg.Params.Name])
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"internal error: got %s"}}`, msg.ID, got)
-			return
-		}
-		if status != 0 {
-			w.WriteHeader(status)
-			fmt.Fprintf(w, "refused %s", got)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
+	hs := httptest.NewServer(echoupstream.Handler(refuse))
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
@@ -315,7 +259,7 @@ func TestUpstreamEchoRedacted(t *testing.T) {
 	var said []string
 	listed, _ := json.Marshal(g.Specs())
 	said = append(said, string(listed), fmt.Sprint(g.Instructions()))
-	if !strings.Contains(string(listed), `Echoes [redacted]`) {
+	if !strings.Contains(string(listed), `it was sent: [redacted]`) {
 		t.Errorf("the tools listed lost their descriptions: %s", listed)
 	}
 	const jwt = "eyJhbGciOiJFUzI1NiJ9.callers-own-jwt.signature"
