@@ -77,17 +77,25 @@ func (r *Redactor) Add(secrets ...string) {
 // With returns a Redactor that knows r's values and secrets (Add), for
 // values that are secret for one request only (a caller's own
 // credential); r itself is unchanged. It returns r when secrets add no
-// form.
+// form that r would not find already.
 func (r *Redactor) With(secrets ...string) *Redactor {
+	vs := r.load()
 	var add []string
 	for _, s := range secrets {
-		add = append(add, forms(s)...)
+		for _, f := range forms(s) {
+			// A form holding a known value is found through it
+			// (a caller's "Bearer TOKEN" through its token): a call
+			// of a known caller makes no new set.
+			if vs == nil || !slices.ContainsFunc(vs.scan, func(v string) bool { return strings.Contains(f, v) }) {
+				add = append(add, f)
+			}
+		}
 	}
 	if len(add) == 0 {
 		return r
 	}
 	out := &Redactor{}
-	out.values.Store(r.load().with(add))
+	out.values.Store(vs.with(add))
 	return out
 }
 

@@ -74,6 +74,9 @@ func TestWith(t *testing.T) {
 	if r.With("", "abc") != r {
 		t.Error("With of no usable value made a new Redactor")
 	}
+	if r.With("Bearer global-secret") != r {
+		t.Error("With of a value r finds already made a new Redactor")
+	}
 }
 
 func TestJSON(t *testing.T) {
@@ -176,6 +179,19 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	if got := r.String("secret-7-99 first-secret"); got != "[redacted] [redacted]" {
 		t.Errorf("String = %q", got)
+	}
+}
+
+// BenchmarkWith: the cost of a call's own credential (a JWT) beside 20
+// configured values.
+func BenchmarkWith(b *testing.B) {
+	var secrets []string
+	for i := range 20 {
+		secrets = append(secrets, fmt.Sprintf("Bearer ghp_%032d", i))
+	}
+	r := New(secrets...)
+	for b.Loop() {
+		_ = r.With("Bearer eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJib3QtMSJ9.c2lnbmF0dXJl")
 	}
 }
 

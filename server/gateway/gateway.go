@@ -213,7 +213,10 @@ func New(opts Options) *Gateway {
 				c.applyTo(&t)
 				u.tools[i] = t
 			}
-			u.title, u.instr, u.lastRun = k.Title, k.Instructions, true
+			// Kept by a run that did not redact them, or knew fewer
+			// secrets: redacted as a listing is.
+			u.tools, _ = scrubSpecs(opts.Redactor, u.tools)
+			u.title, u.instr, u.lastRun = opts.Redactor.String(k.Title), opts.Redactor.String(k.Instructions), true
 			close(u.known)
 		}
 		g.ups = append(g.ups, u)
