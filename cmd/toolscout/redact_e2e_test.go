@@ -151,7 +151,7 @@ func TestNoSecretInAnythingARunWrites(t *testing.T) {
 		{"search", search, "upstream servers unavailable: forbidden (server forbidden refused toolscout's credentials (" + refused403},
 		{"search", search, refused401},
 		{"execute_tool echo__refuse403", answers[len(answers)-5], refused403},
-		{"execute_tool fwd__whoami", answers[len(answers)-4], "you sent [redacted]"},
+		{"execute_tool fwd__whoami", answers[len(answers)-4], "you sent Bearer [redacted]"},
 	} {
 		if !strings.Contains(unquoted(tc.answer), tc.want) {
 			t.Errorf("%s does not say %s:\n%s", tc.what, tc.want, tc.answer)
