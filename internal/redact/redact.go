@@ -183,7 +183,14 @@ func (vs *values) with(add []string) *values {
 		}
 	}
 	slices.SortFunc(js, longestFirst)
-	return &values{plain: plain, json: js, scan: minimal(plain), scanJSON: minimal(js)}
+	scan := minimal(plain)
+	var scanJSON []string // the escaped forms that differ: the others are in scan
+	for _, e := range minimal(js) {
+		if !slices.Contains(scan, e) {
+			scanJSON = append(scanJSON, e)
+		}
+	}
+	return &values{plain: plain, json: js, scan: scan, scanJSON: scanJSON}
 }
 
 // minimal returns the strings of ss that hold no other of ss.
