@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/gateway"
 	"github.com/toolscout/toolscout/server/relay"
 )
@@ -132,20 +133,21 @@ const (
 
 // auditor writes the audit trail; nil is off.
 type auditor struct {
-	w    io.Writer
-	args bool
-	log  *slog.Logger
+	w       io.Writer
+	args    bool
+	secrets *redact.Redactor // the arguments recorded are redacted
+	log     *slog.Logger
 
 	mu      sync.Mutex // one Write at a time: each line whole
 	failing bool       // the last Write failed (said once)
 	torn    bool       // the trail ends in part of a line: a Write was cut short
 }
 
-func newAuditor(w io.Writer, args bool, log *slog.Logger) *auditor {
+func newAuditor(w io.Writer, args bool, secrets *redact.Redactor, log *slog.Logger) *auditor {
 	if w == nil {
 		return nil
 	}
-	return &auditor{w: w, args: args, log: log}
+	return &auditor{w: w, args: args, secrets: secrets, log: log}
 }
 
 // auditCall is a call on its way to the audit trail.
@@ -153,6 +155,8 @@ type auditCall struct {
 	a     *auditor
 	rec   AuditRecord
 	start time.Time
+	// secrets are the auditor's and the credential of the call's request.
+	secrets *redact.Redactor
 }
 
 // begin starts the record of a call of name by req's caller; nil when
@@ -162,7 +166,11 @@ func (a *auditor) begin(req *mcp.CallToolRequest, via, name string) *auditCall {
 		return nil
 	}
 	start := time.Now()
-	return &auditCall{a: a, start: start, rec: AuditRecord{
+	secrets := a.secrets
+	if a.args && req != nil && req.Extra != nil && req.Extra.Header != nil {
+		secrets = secrets.With(req.Extra.Header.Values("Authorization")...)
+	}
+	return &auditCall{a: a, start: start, secrets: secrets, rec: AuditRecord{
 		Time:   start.UTC(),
 		Caller: cutEncoded(callerOf(req), auditCallerMax),
 		Via:    via,
@@ -206,6 +214,9 @@ func (c *auditCall) end(ctx context.Context, args map[string]any, res *mcp.CallT
 	}
 	r.ResultBytes = resultSize(res)
 	if c.a.args && args != nil {
+		if red, ok := c.secrets.Any(args).(map[string]any); ok {
+			args = red
+		}
 		r.Arguments, r.ArgumentsBytes, r.ArgumentsCut = boundArguments(args, AuditArgumentsMax)
 	}
 	c.a.write(r)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/search"
 
 	"github.com/toolscout/toolscout/server/callers"
@@ -93,6 +94,11 @@ type Options struct {
 	// calls' arguments, shortened past AuditArgumentsMax bytes.
 	Audit          io.Writer
 	AuditArguments bool
+	// Redactor knows the secrets toolscout was configured with (nil:
+	// none): the audit trail's arguments are redacted with it, and with
+	// the credential of the call's own request. (What upstream servers
+	// send back is the gateway's to redact: gateway.Options.Redactor.)
+	Redactor *redact.Redactor
 	// StructuredClients name the clients (by their clientInfo name) that
 	// hand their model a result's structuredContent: their meta-tool
 	// answers carry a one-line content text (structured.go).
@@ -178,7 +184,7 @@ func New(opts Options) *Server {
 		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
 		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
-		audit:             newAuditor(opts.Audit, opts.AuditArguments, log),
+		audit:             newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),
 		structuredClients: opts.StructuredClients}
 	if opts.Expose.Mode == ExposeCode {
 		s.meta.code = opts.Code

@@ -15,6 +15,7 @@ import (
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
 	"github.com/toolscout/toolscout/server/gateway"
@@ -130,11 +131,12 @@ func (g *globalFlags) readSources(log *slog.Logger) (*app, []index.DomainSpec, e
 // listNow returns base followed by the domains of a's upstream servers
 // as they list them now: each is connected and waited for until it has
 // answered or failed once. The data dir is not used (lint reads no index).
-func (a *app) listNow(ctx context.Context, log *slog.Logger, base []index.DomainSpec) []index.DomainSpec {
+// What they send back is redacted of secrets.
+func (a *app) listNow(ctx context.Context, log *slog.Logger, base []index.DomainSpec, secrets *redact.Redactor) []index.DomainSpec {
 	if a.gc == nil {
 		return base
 	}
-	gw := gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log, WordFrequency: search.WordFrequency})
+	gw := gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log, WordFrequency: search.WordFrequency, Redactor: secrets})
 	gw.Start(ctx)
 	defer gw.Close()
 	gw.WaitReady(ctx)
@@ -149,6 +151,7 @@ func (g *globalFlags) gatewayConfig() (*gatewayConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.redactor().Add(gc.Secrets...)
 	timeout := g.connectTimeout.or(gc.ConnectTimeout)
 	for i := range gc.Upstreams {
 		if gc.Upstreams[i].ConnectTimeout == 0 {
@@ -175,7 +178,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 		return nil, nil, err
 	}
 	if a.gc != nil {
-		a.gw = gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log, WordFrequency: search.WordFrequency,
+		a.gw = gateway.New(gateway.Options{Upstreams: a.gc.Upstreams, Base: base, Version: version, Logger: log, WordFrequency: search.WordFrequency, Redactor: g.redactor(),
 			Known: st.ListedTools(), Keep: st.SaveListedTools, Pins: a.pinner(st)})
 		if waitUpstreams {
 			a.gw.Start(ctx)

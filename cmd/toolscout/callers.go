@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/redact"
 	txt "github.com/toolscout/toolscout/internal/text"
 	"github.com/toolscout/toolscout/server/callers"
 )
@@ -124,8 +125,9 @@ func configTypeError(file, path string, err error) error {
 }
 
 // build reads the token files and the key file and checks the callers:
-// every error names the file, the caller and the key.
-func (sp *callersSpec) build() (*callers.Set, error) {
+// every error names the file, the caller and the key. secrets learns the
+// tokens.
+func (sp *callersSpec) build(secrets *redact.Redactor) (*callers.Set, error) {
 	o := callers.Options{}
 	for _, name := range sortedKeys(sp.Callers) {
 		e := sp.Callers[name]
@@ -141,6 +143,7 @@ func (sp *callersSpec) build() (*callers.Set, error) {
 				return nil, &ConfigError{File: sp.File, Path: path, Reason: fmt.Sprintf("%s is empty: put the caller's token in it", f)}
 			}
 			c.Tokens = append(c.Tokens, tok)
+			secrets.Add(tok)
 		}
 		o.Callers = append(o.Callers, c)
 	}
@@ -240,7 +243,7 @@ func (g *globalFlags) callers(file string) (*callers.Set, error) {
 	if sp == nil {
 		return nil, nil
 	}
-	return sp.build()
+	return sp.build(g.redactor())
 }
 
 // visibleCounts says what c sees of cat: "9 tools in 1 domain".
@@ -294,11 +297,11 @@ func warnCallers(ctx context.Context, log *slog.Logger, set *callers.Set, a *app
 // callerChecks are doctor's lines for the callers: what each sees of
 // cat (counts only), entries that match nothing, callers that see
 // nothing.
-func callerChecks(sp *callersSpec, cat *index.Catalog, domains []string) []check {
+func callerChecks(sp *callersSpec, cat *index.Catalog, domains []string, secrets *redact.Redactor) []check {
 	if sp == nil {
 		return nil
 	}
-	set, err := sp.build()
+	set, err := sp.build(secrets)
 	if err != nil {
 		return []check{{name: "callers", detail: err.Error(), fix: "fix the caller's entry in the config (its token files must exist and hold a token)"}}
 	}

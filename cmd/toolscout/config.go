@@ -121,6 +121,9 @@ type gatewayConfig struct {
 	Code     *codeConfig
 	Disabled []string // domains switched off
 	Skipped  []string // servers that are toolscout itself
+	// Secrets are the values the config holds that no caller and no log
+	// may read (configSecrets): the commands' Redactor learns them.
+	Secrets []string
 }
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
@@ -380,6 +383,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if err != nil {
 			return nil, err
 		}
+		gc.Secrets = append(gc.Secrets, configSecrets(e, uc)...)
 		if isToolscout(uc.Command) {
 			// A Claude Desktop config that lists toolscout itself: starting
 			// it from here would start toolscout again, and again.
@@ -520,9 +524,47 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 			all.Callers = gc.Callers
 		}
 		all.Quarantine = all.Quarantine || gc.Quarantine
+		all.Secrets = append(all.Secrets, gc.Secrets...)
 		all.Pinned = append(all.Pinned, gc.Pinned...)
 	}
 	return all, nil
+}
+
+// configSecrets returns the secret values of a server entry e, read
+// into uc: every header of header_files and caller_header_files (kept in
+// files for being secret), and the headers and env variables (after
+// ${VAR} expansion) whose names say they hold a credential
+// (secretName).
+func configSecrets(e serverEntry, uc gateway.UpstreamConfig) []string {
+	var out []string
+	for name, v := range uc.Headers {
+		if _, fromFile := e.HeaderFiles[name]; fromFile || secretName(name) {
+			out = append(out, v)
+		}
+	}
+	for _, h := range uc.CallerHeaders {
+		for _, v := range h {
+			out = append(out, v)
+		}
+	}
+	for name, v := range uc.Env {
+		if secretName(name) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// secretNameWords are what the name of a header or environment variable
+// holding a credential says (Authorization, X-Api-Key,
+// GITHUB_PERSONAL_ACCESS_TOKEN, DB_PASSWORD).
+var secretNameWords = []string{"auth", "token", "key", "secret", "passw", "cookie", "session", "credential", "signature", "private"}
+
+// secretName reports whether the name of a header or environment
+// variable says it holds a credential.
+func secretName(name string) bool {
+	name = strings.ToLower(name)
+	return slices.ContainsFunc(secretNameWords, func(w string) bool { return strings.Contains(name, w) })
 }
 
 // headerFiles adds to uc the headers e reads from files (relative to the

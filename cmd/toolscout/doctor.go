@@ -43,6 +43,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	total, failed := 0, 0
 	emit := func(cs ...check) {
 		for _, c := range cs {
+			// What an upstream server said (its errors, its tools) is
+			// redacted of the config's secrets, as everything written.
+			c.detail, c.fix = g.redactor().String(c.detail), g.redactor().String(c.fix)
 			total++
 			switch {
 			case c.fix == "":

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -79,6 +80,20 @@ type globalFlags struct {
 	// connectTimeout is --connect-timeout: how long an upstream server
 	// without its own connect_timeout gets to start.
 	connectTimeout durationFlag
+	// secrets is the command's Redactor (redactor), not a flag.
+	secrets *redact.Redactor
+}
+
+// redactor returns the command's Redactor, made on first use: every
+// secret the command reads is added to it (the config's, by
+// gatewayConfig and callers; the callers' tokens; serve's auth token),
+// and its logger, gateway, audit trail and doctor's lines redact with
+// it.
+func (g *globalFlags) redactor() *redact.Redactor {
+	if g.secrets == nil {
+		g.secrets = redact.New()
+	}
+	return g.secrets
 }
 
 // register adds the global flags to fs; logLevel is the command's default
@@ -183,9 +198,12 @@ func (g *globalFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 		return nil, usagef("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
+	// Every record is redacted of the secrets the command reads, at
+	// every level: those read after this call too.
+	secrets := g.redactor()
 	switch g.logFormat {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(stderr, opts)), nil
+		return slog.New(secrets.Handler(slog.NewTextHandler(stderr, opts))), nil
 	case "json":
 		// Durations as text ("1.5s"), as the text format writes them,
 		// not as integer nanoseconds.
@@ -195,7 +213,7 @@ func (g *globalFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 			}
 			return a
 		}
-		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+		return slog.New(secrets.Handler(slog.NewJSONHandler(stderr, opts))), nil
 	}
 	return nil, usagef("--log-format %q: use text or json", g.logFormat)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,41 @@ func TestCallerHeaderFiles(t *testing.T) {
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Path != tc.path || !strings.Contains(ce.Reason, tc.reason) {
 			t.Errorf("%s: %v, want %s: ...%s...", tc.entry, err, tc.path, tc.reason)
+		}
+	}
+}
+
+// TestConfigSecrets: the values a config holds for no caller's eyes are
+// the headers of header_files and caller_header_files, and the headers
+// and env variables whose names say they hold a credential; the
+// commands' Redactor learns them.
+func TestConfigSecrets(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "remote.auth"), []byte("Bearer from-a-file-0123\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "ops.auth"), []byte("Bearer ops-file-0123\n"), 0o600)
+	file := filepath.Join(dir, "servers.json")
+	gc, err := parseConfig(file, []byte(`{"mcpServers": {
+	  "remote": {"url": "https://remote.example/mcp", "headers": {"X-Api-Key": "${KEY}", "Accept-Language": "en-GB-oxendict"},
+	    "header_files": {"X-Custom": "remote.auth"}, "caller_header_files": {"ops": {"Authorization": "ops.auth"}}},
+	  "local": {"command": "srv", "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_0123456789", "LOG_LEVEL": "verbose-mode"}}}}`),
+		env(map[string]string{"KEY": "key-from-env-0123"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(gc.Secrets)
+	want := []string{"Bearer from-a-file-0123", "Bearer ops-file-0123", "ghp_0123456789", "key-from-env-0123"}
+	if !slices.Equal(gc.Secrets, want) {
+		t.Errorf("Secrets = %q, want %q", gc.Secrets, want)
+	}
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"Authorization", true}, {"Proxy-Authorization", true}, {"X-Api-Key", true}, {"Cookie", true},
+		{"DB_PASSWORD", true}, {"OPENAI_API_KEY", true}, {"Accept", false}, {"MEMORY_FILE_PATH", false},
+	} {
+		if got := secretName(tc.name); got != tc.want {
+			t.Errorf("secretName(%q) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	specs = a.listNow(ctx, log, specs)
+	specs = a.listNow(ctx, log, specs, g.redactor())
 	if a.src != nil {
 		if specs, err = a.src.Specs(); err != nil {
 			return err

@@ -106,6 +106,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if guard, err = httpGuard(*httpAddr, origins, *tokenFile, *insecure || who != nil); err != nil {
 			return err
 		}
+		g.redactor().Add(guard.Token)
 		if who != nil && guard.Token != "" {
 			return usagef("toolscout.callers and a single token (--auth-token-file or TOOLSCOUT_AUTH_TOKEN) are both set: with callers, each caller's token_files or JWT names it; drop the single token")
 		}
@@ -222,6 +223,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opts.Instructions = a.gc.Instructions
 	}
 	opts.Callers, opts.Caller = who, stdioWho
+	opts.Redactor = g.redactor()
 	if *httpAddr != "" {
 		opts.Metrics = server.NewMetrics()
 	}

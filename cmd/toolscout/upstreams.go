@@ -98,7 +98,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 	if pins != nil {
 		pinner = pin.NewGuard(pins)
 	}
-	gw := gateway.New(gateway.Options{Upstreams: gc.Upstreams, Version: version, Pins: pinner, WordFrequency: search.WordFrequency})
+	gw := gateway.New(gateway.Options{Upstreams: gc.Upstreams, Version: version, Pins: pinner, WordFrequency: search.WordFrequency, Redactor: g.redactor()})
 	gw.Start(ctx)
 	defer gw.Close()
 	ready := make(chan struct{})
@@ -133,7 +133,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 		for _, u := range gc.Upstreams {
 			domains = append(domains, u.Domain)
 		}
-		emit(callerChecks(gc.Callers, cat, domains)...)
+		emit(callerChecks(gc.Callers, cat, domains, g.redactor())...)
 	}
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 	emit(pinChecks(pins, gc, g.configs)...)

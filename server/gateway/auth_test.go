@@ -3,11 +3,15 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/echoupstream"
+	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/callers"
 )
 
@@ -160,4 +166,159 @@ func TestCallerHeaders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// echoSecret is the credential toolscout sends the echoing upstream.
+const echoSecret = "Bearer s3cret-upstream-token-0123456789"
+
+// echoUpstream serves echoupstream.Handler(refuse).
+func echoUpstream(t *testing.T, refuse string) string {
+	t.Helper()
+	hs := httptest.NewServer(echoupstream.Handler(refuse))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// leaked returns the forms of echoSecret that s holds.
+func leaked(s string) []string {
+	var out []string
+	for _, form := range []string{echoSecret, strings.TrimPrefix(echoSecret, "Bearer ")} {
+		if strings.Contains(s, form) {
+			out = append(out, form)
+		}
+	}
+	return out
+}
+
+// TestUpstreamRefusalQuotesNoCredential (issue 52): a server that
+// refuses toolscout's credentials with a WWW-Authenticate echoing them
+// (401 error_description, 403 scope), at connect or at a call, is
+// named with its status, scheme, realm and error code, and nothing of
+// what it was sent: without a Redactor, the challenge is parsed.
+func TestUpstreamRefusalQuotesNoCredential(t *testing.T) {
+	ctx := t.Context()
+	headers := map[string]string{"Authorization": echoSecret}
+	for _, tc := range []struct {
+		name, refuse, tool string
+		want               []string
+	}{
+		{"401 at connect", "401", "", []string{"HTTP 401 Unauthorized", `Bearer realm="up", error="invalid_token"`}},
+		{"403 at connect", "403", "", []string{"HTTP 403 Forbidden", `Bearer realm="up", error="insufficient_scope"`}},
+		{"401 at a call", "", "refuse401", []string{"HTTP 401 Unauthorized", `Bearer realm="up", error="invalid_token"`}},
+		{"403 at a call", "", "refuse403", []string{"HTTP 403 Forbidden", `Bearer realm="up", error="insufficient_scope"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs lockedBuffer
+			g := New(Options{Upstreams: []UpstreamConfig{{Domain: "remote", URL: echoUpstream(t, tc.refuse), Transport: "http", Headers: headers, ConnectTimeout: 5 * time.Second}},
+				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			g.Start(ctx)
+			t.Cleanup(g.Close)
+			g.WaitReady(ctx)
+			var said []string
+			if tc.tool == "" {
+				st := g.Status()[0]
+				if st.Err == nil || !errors.Is(st.Err, ErrUnauthorized) {
+					t.Fatalf("status = %s %v, want an ErrUnauthorized", st.State, st.Err)
+				}
+				said = append(said, st.Err.Error(), g.Unavailable()["remote"])
+				_, err := g.Execute(ctx, &mcp.CallToolRequest{}, &index.Tool{Domain: "remote", Name: "whoami", QualifiedName: "remote__whoami"}, map[string]any{})
+				said = append(said, fmt.Sprint(err))
+			} else {
+				_, err := g.Execute(ctx, &mcp.CallToolRequest{}, &index.Tool{Domain: "remote", Name: tc.tool, QualifiedName: "remote__" + tc.tool}, map[string]any{})
+				if !errors.Is(err, ErrUnauthorized) {
+					t.Fatalf("%s: %v, want an ErrUnauthorized", tc.tool, err)
+				}
+				said = append(said, err.Error())
+			}
+			said = append(said, logs.String())
+			for _, s := range said {
+				if l := leaked(s); l != nil {
+					t.Errorf("the credential is quoted (%q):\n%s", l, s)
+				}
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(said[0], w) {
+					t.Errorf("%s\ndoes not say %s", said[0], w)
+				}
+			}
+		})
+	}
+}
+
+// TestUpstreamEchoRedacted (issue 52): with a Redactor that knows the
+// credential, nothing the server sends back reaches an answer, a status,
+// the tools listed or a log line with it: a JSON-RPC error of a call, a
+// 500's JSON-RPC error body, a tool result (text and structured), the
+// tools' descriptions and schemas, the server's instructions; nor does a
+// caller's own Authorization forwarded to it.
+func TestUpstreamEchoRedacted(t *testing.T) {
+	ctx := t.Context()
+	var logs lockedBuffer
+	cfg := UpstreamConfig{Domain: "remote", URL: echoUpstream(t, ""), Transport: "http", Headers: map[string]string{"Authorization": echoSecret}, ConnectTimeout: 5 * time.Second}
+	fwd := cfg
+	fwd.Domain, fwd.ForwardAuthorization = "forwarded", true
+	g := New(Options{Upstreams: []UpstreamConfig{cfg, fwd}, Redactor: redact.New(echoSecret),
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	g.Start(ctx)
+	t.Cleanup(g.Close)
+	g.WaitReady(ctx)
+	if st := g.Status()[0]; st.State != "up" {
+		t.Fatalf("status = %s %v, want up", st.State, st.Err)
+	}
+	var said []string
+	listed, _ := json.Marshal(g.Specs())
+	said = append(said, string(listed), fmt.Sprint(g.Instructions()))
+	if !strings.Contains(string(listed), `it was sent: [redacted]`) {
+		t.Errorf("the tools listed lost their descriptions: %s", listed)
+	}
+	const jwt = "eyJhbGciOiJFUzI1NiJ9.callers-own-jwt.signature"
+	for _, tc := range []struct {
+		domain, tool string
+		req          *mcp.CallToolRequest
+		fails        bool
+	}{
+		{"remote", "whoami", &mcp.CallToolRequest{}, false},
+		{"remote", "rpc", &mcp.CallToolRequest{}, true},
+		{"remote", "boom", &mcp.CallToolRequest{}, true},
+		{"remote", "bad", &mcp.CallToolRequest{}, true},
+		{"forwarded", "whoami", &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{"Authorization": {"Bearer " + jwt}}}}, false},
+		{"forwarded", "rpc", &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{"Authorization": {"Bearer " + jwt}}}}, true},
+	} {
+		res, err := g.Execute(ctx, tc.req, &index.Tool{Domain: tc.domain, Name: tc.tool, QualifiedName: tc.domain + "__" + tc.tool}, map[string]any{})
+		if (err != nil) != tc.fails {
+			t.Errorf("%s %s: %v, want failing %v", tc.domain, tc.tool, err, tc.fails)
+		}
+		b, _ := json.Marshal(res)
+		said = append(said, fmt.Sprint(err), string(b))
+		if !tc.fails && !strings.Contains(string(b), `"you sent [redacted]"`) {
+			t.Errorf("%s %s = %s, want the echo redacted", tc.domain, tc.tool, b)
+		}
+		if tc.fails && tc.tool != "boom" && (err == nil || !strings.Contains(err.Error(), "[redacted]")) {
+			t.Errorf("%s %s: %v, want the echo redacted", tc.domain, tc.tool, err)
+		}
+	}
+	said = append(said, logs.String())
+	for _, s := range said {
+		if l := leaked(s); l != nil || strings.Contains(s, jwt) {
+			t.Errorf("a credential is quoted (%q):\n%s", l, s)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer for a logger that goroutines share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/pin"
+	"github.com/toolscout/toolscout/internal/redact"
 	txt "github.com/toolscout/toolscout/internal/text"
 	"github.com/toolscout/toolscout/server/progress"
 )
@@ -92,8 +93,13 @@ type Options struct {
 	// MaxMessage bounds one message from a stdio upstream server
 	// (MaxUpstreamMessage when zero).
 	MaxMessage int
-	Version    string
-	Logger     *slog.Logger
+	// Redactor knows the secrets toolscout was configured with (nil:
+	// none): what the upstream servers send back is redacted with it
+	// (redact.go), and no part of a refusal's WWW-Authenticate that
+	// holds one is quoted.
+	Redactor *redact.Redactor
+	Version  string
+	Logger   *slog.Logger
 }
 
 // UpstreamStatus describes one upstream for doctor and logs.
@@ -207,7 +213,10 @@ func New(opts Options) *Gateway {
 				c.applyTo(&t)
 				u.tools[i] = t
 			}
-			u.title, u.instr, u.lastRun = k.Title, k.Instructions, true
+			// Kept by a run that did not redact them, or knew fewer
+			// secrets: redacted as a listing is.
+			u.tools, _ = scrubSpecs(opts.Redactor, u.tools)
+			u.title, u.instr, u.lastRun = opts.Redactor.String(k.Title), opts.Redactor.String(k.Instructions), true
 			close(u.known)
 		}
 		g.ups = append(g.ups, u)
@@ -330,6 +339,7 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 		session, err := g.connect(ctx, u)
 		var wait time.Duration
 		if err != nil {
+			err = g.opts.Redactor.Error(err)
 			wait = backoff.next(0)
 			u.setDown(err)
 			g.log.Warn("upstream unavailable", "domain", u.cfg.Domain, "err", err, "retry_in", wait)
@@ -350,6 +360,7 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 			if werr == nil {
 				werr = errors.New("connection closed")
 			}
+			werr = g.opts.Redactor.Error(werr)
 			up := time.Since(connected)
 			wait = backoff.next(up)
 			u.setDown(fmt.Errorf("server stopped: %w", werr))
@@ -414,7 +425,7 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 	g.surfaceHandlers(u, copts)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolscout", Version: g.opts.Version}, copts)
 	var errs []error
-	for _, a := range u.cfg.attempts(g.log.With("domain", u.cfg.Domain), g.opts.MaxMessage) {
+	for _, a := range u.cfg.attempts(g.log.With("domain", u.cfg.Domain), g.opts.MaxMessage, g.opts.Redactor) {
 		var dial *net.OpError
 		if a.retry && len(errs) > 0 && errors.As(errs[len(errs)-1], &dial) {
 			continue // the server is not reachable: asking again is no use
@@ -467,6 +478,17 @@ func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSess
 		tools = append(tools, t)
 	}
 	specs, skipped, stale := toolSpecs(&u.cfg, tools)
+	// Nothing of what the server listed reaches the index, the data dir
+	// or a log line unredacted (redact.go).
+	secrets := g.opts.Redactor
+	specs, dropped := scrubSpecs(secrets, specs)
+	skipped = append(skipped, dropped...)
+	for i := range skipped {
+		skipped[i] = secrets.String(skipped[i])
+	}
+	for i := range stale {
+		stale[i] = secrets.String(stale[i])
+	}
 	for _, s := range skipped {
 		g.log.Warn("upstream tool skipped", "domain", u.cfg.Domain, "tool", s)
 	}
@@ -483,6 +505,7 @@ func (g *Gateway) list(ctx context.Context, u *upstream, session *mcp.ClientSess
 		}
 		instr = ir.Instructions
 	}
+	title, instr = secrets.String(title), secrets.String(instr)
 	if specs == nil {
 		specs = []index.ToolSpec{} // listed: known, if empty
 	}
@@ -580,7 +603,7 @@ func (g *Gateway) relist(ctx context.Context, u *upstream, session *mcp.ClientSe
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.connectTimeout())
 	defer cancel()
 	if err := g.list(ctx, u, session, true); err != nil {
-		g.log.Warn("re-listing upstream tools failed", "domain", u.cfg.Domain, "err", err)
+		g.log.Warn("re-listing upstream tools failed", "domain", u.cfg.Domain, "err", g.opts.Redactor.Error(err))
 	}
 }
 
@@ -642,12 +665,25 @@ func (g *Gateway) Status() []UpstreamStatus {
 
 // Execute calls the tool on its upstream with the per-server timeout and
 // the client's cancellation, and returns the upstream result untouched but
-// for its _meta.
+// for its _meta and the secrets it holds (redact.go), which its error is
+// redacted of too.
 func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
 	u := g.byDom[t.Domain]
 	if u == nil {
 		return nil, ErrNotExecutable
 	}
+	sent := u.cfg.callHeaders(ctx, req)
+	secrets := g.callSecrets(req, sent)
+	res, err := g.execute(ctx, req, u, t, args, sent)
+	if err != nil {
+		return nil, secrets.Error(err)
+	}
+	return scrubResult(secrets, t, res), nil
+}
+
+// execute is Execute but for the redaction; sent are the headers of the
+// call's caller (callHeaders).
+func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upstream, t *index.Tool, args map[string]any, sent map[string]string) (*mcp.CallToolResult, error) {
 	u.mu.Lock()
 	session, state := u.session, u.state
 	u.mu.Unlock()
@@ -680,7 +716,7 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 		}
 		return nil, classed(ErrUnavailable, fmt.Errorf("server %q is unavailable (%s); toolscout keeps reconnecting it. Tools of other domains still work", t.Domain, reason))
 	}
-	cctx, cancel := context.WithTimeout(withCallHeaders(ctx, u.cfg.callHeaders(ctx, req)), u.cfg.timeout())
+	cctx, cancel := context.WithTimeout(withCallHeaders(ctx, sent), u.cfg.timeout())
 	defer cancel()
 	// A session closes only once its calls are done: a call still running
 	// when the gateway closes (a server exiting after its drain) is
@@ -769,6 +805,7 @@ func (g *Gateway) forwardProgress(ctx context.Context, req *mcp.ProgressNotifica
 	p := *req.Params
 	p.ProgressToken = route.token
 	p.Meta = nil
+	p.Message = g.opts.Redactor.String(p.Message)
 	_ = route.session.NotifyProgress(ctx, &p)
 }
 

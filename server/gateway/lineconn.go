@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/internal/rawjson"
+	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/relay"
 )
 
@@ -35,6 +36,10 @@ type lineConn struct {
 	slotsMu sync.Mutex
 	slots   map[jsonrpc.ID]*relay.Slot // tools/call requests in flight that take a raw result
 
+	// secrets are looked for in a result before it is kept raw: one
+	// that holds any takes the SDK's path, where Execute redacts it.
+	secrets *redact.Redactor
+
 	queue []jsonrpc.Message // the rest of a batch; Read's alone
 }
 
@@ -45,8 +50,8 @@ type lineRead struct {
 
 var _ mcp.Connection = (*lineConn)(nil)
 
-func newLineConn(guard *frameGuard, w io.WriteCloser) *lineConn {
-	c := &lineConn{guard: guard, w: w, incoming: make(chan lineRead), closed: make(chan struct{}), slots: map[jsonrpc.ID]*relay.Slot{}}
+func newLineConn(guard *frameGuard, w io.WriteCloser, secrets *redact.Redactor) *lineConn {
+	c := &lineConn{guard: guard, w: w, secrets: secrets, incoming: make(chan lineRead), closed: make(chan struct{}), slots: map[jsonrpc.ID]*relay.Slot{}}
 	go c.readLines()
 	return c
 }
@@ -83,13 +88,15 @@ func (c *lineConn) readLines() {
 
 // keepRaw moves the result of a tools/call made with a relay.Slot into
 // the slot when it is to be relayed raw (Slot.Keep), leaving the SDK a
-// stub.
+// stub. A result holding a secret (as written, or escaped as JSON
+// strings are by Go: not every escape a JSON encoder may write) is not
+// kept.
 func (c *lineConn) keepRaw(r *jsonrpc.Response) *jsonrpc.Response {
 	c.slotsMu.Lock()
 	slot := c.slots[r.ID]
 	delete(c.slots, r.ID)
 	c.slotsMu.Unlock()
-	if slot == nil || r.Error != nil {
+	if slot == nil || r.Error != nil || c.secrets.ContainsJSON(r.Result) {
 		return r
 	}
 	stub, ok := slot.Keep(r.Result)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/internal/rawjson"
+	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/relay"
 	"github.com/toolscout/toolscout/server/stdio"
 )
@@ -120,7 +121,7 @@ func FuzzDecodeLine(f *testing.F) {
 // the slot, the SDK reads a stub; a cancelled call's slot is forgotten.
 func TestLineConnSlots(t *testing.T) {
 	inR, inW := io.Pipe()
-	c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard})
+	c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard}, nil)
 	defer c.Close()
 	ctx := context.Background()
 	for _, id := range []int64{1, 2} {
@@ -178,3 +179,39 @@ func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// TestLineConnKeepsNoSecretRaw: a large result holding a configured
+// secret (as written, or escaped as a JSON string) is not kept raw in
+// its slot: the SDK decodes it, and Execute redacts it.
+func TestLineConnKeepsNoSecretRaw(t *testing.T) {
+	const secret = `Bearer s3cret/<token>`
+	for _, tc := range []struct {
+		name, text string
+		raw        bool
+	}{
+		{"no secret", "nothing", true},
+		{"as written", "Bearer s3cret/<token>", false},
+		{"escaped", `Bearer s3cret\/\u003ctoken>`, true}, // an escape Go does not write: not found
+		{"escaped as Go does", `Bearer s3cret/\u003ctoken\u003e`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inR, inW := io.Pipe()
+			c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard}, redact.New(secret))
+			defer c.Close()
+			ctx := context.Background()
+			slot := &relay.Slot{}
+			rid, _ := jsonrpc.MakeID(float64(1))
+			if err := c.Write(relay.WithSlot(ctx, slot), &jsonrpc.Request{ID: rid, Method: "tools/call", Params: json.RawMessage(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"result":{"content":[`+big+`,{"type":"text","text":"`+tc.text+`"}]}}`+"\n")
+			msg, err := c.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := len(msg.(*jsonrpc.Response).Result) < relay.MinSize; kept != tc.raw {
+				t.Errorf("kept raw: %v, want %v", kept, tc.raw)
+			}
+		})
+	}
+}

@@ -154,7 +154,7 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 	next.cut = nil
 	note := func(kind string, cut string, err error) {
 		if err != nil {
-			g.log.Warn("listing upstream "+kind+" failed; keeping the last list", "domain", u.cfg.Domain, "err", err)
+			g.log.Warn("listing upstream "+kind+" failed; keeping the last list", "domain", u.cfg.Domain, "err", g.opts.Redactor.Error(err))
 		}
 		if cut != "" {
 			next.cut = append(next.cut, kind+": "+cut)
@@ -170,7 +170,7 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 			return r.Prompts, r.NextCursor, nil
 		})
 		if note("prompts", cut, err); err == nil {
-			next.promptList = l
+			next.promptList = scrubList(g.opts.Redactor, l)
 		}
 	} else {
 		next.promptList = nil
@@ -184,7 +184,7 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 			return r.Resources, r.NextCursor, nil
 		})
 		if note("resources", cut, err); err == nil {
-			next.resourceList = l
+			next.resourceList = scrubList(g.opts.Redactor, l)
 		}
 		t, cut, err := listPages(ctx, func(c string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := session.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: c})
@@ -194,7 +194,7 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
 		if note("resource templates", cut, err); err == nil {
-			next.templateList = t
+			next.templateList = scrubList(g.opts.Redactor, t)
 		}
 	} else {
 		next.resourceList, next.templateList = nil, nil
@@ -282,7 +282,7 @@ func (g *Gateway) GetPrompt(ctx context.Context, domain string, p *mcp.GetPrompt
 	if res != nil {
 		res.Meta = nil // the upstream's serverInfo must not leak through
 	}
-	return res, err
+	return scrubAnswer(g.opts.Redactor, res, err)
 }
 
 // ReadResource reads the resource p names (the upstream's own URI) from
@@ -296,7 +296,7 @@ func (g *Gateway) ReadResource(ctx context.Context, domain string, p *mcp.ReadRe
 	if res != nil {
 		res.Meta = nil
 	}
-	return res, err
+	return scrubAnswer(g.opts.Redactor, res, err)
 }
 
 // Complete asks the upstream of domain to complete an argument of its
@@ -310,7 +310,7 @@ func (g *Gateway) Complete(ctx context.Context, domain string, p *mcp.CompletePa
 	if res != nil {
 		res.Meta = nil
 	}
-	return res, err
+	return scrubAnswer(g.opts.Redactor, res, err)
 }
 
 // ErrNoSubscriptions is wrapped by SubscribeResource's error for a server
@@ -412,7 +412,7 @@ func (g *Gateway) onUpstream(ctx context.Context, domain, what string, f func(co
 		case <-cctx.Done():
 		}
 	}()
-	err := f(cctx, session)
+	err := g.opts.Redactor.Error(f(cctx, session))
 	if err == nil {
 		return nil
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/redact"
 	txt "github.com/toolscout/toolscout/internal/text"
 )
 
@@ -116,7 +117,7 @@ type attempt struct {
 // asked for the stateless protocol first (a server of only that protocol
 // refuses an initialize of 2025-11-25), then, should that fail, for
 // 2025-11-25.
-func (c *UpstreamConfig) attempts(log *slog.Logger, limit int) []attempt {
+func (c *UpstreamConfig) attempts(log *slog.Logger, limit int, secrets *redact.Redactor) []attempt {
 	if c.Command != "" {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Dir = c.Cwd
@@ -125,9 +126,9 @@ func (c *UpstreamConfig) attempts(log *slog.Logger, limit int) []attempt {
 		// for the error when it exits before answering (stderrtail.go).
 		tail := &stderrTail{done: make(chan struct{})}
 		ownGroup(cmd)
-		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: stopGrace, limit: limit, log: log, stderr: tail}, protocol: upstreamProtocol}}
+		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: stopGrace, limit: limit, log: log, stderr: tail, secrets: secrets}, protocol: upstreamProtocol}}
 	}
-	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
+	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport, secrets: secrets}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
 	streamed := []attempt{{tr: streamable}, {tr: streamable, protocol: upstreamProtocol, retry: true}}
 	sse := attempt{tr: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}, protocol: upstreamProtocol}
@@ -143,10 +144,13 @@ func (c *UpstreamConfig) attempts(log *slog.Logger, limit int) []attempt {
 // headerTransport adds configured headers to every request, and turns
 // an answer that refuses them (401, 403) into a refusedError, which the
 // gateway words for the agent (unauthorized): the go-sdk says only
-// "Unauthorized", without the server.
+// "Unauthorized", without the server. Of the answer's WWW-Authenticate
+// it keeps only what keptChallenges does: never free text, nor anything
+// of the headers sent (secrets knows the configured ones).
 type headerTransport struct {
 	headers map[string]string
 	base    http.RoundTripper
+	secrets *redact.Redactor
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -164,8 +168,15 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	resp, err := h.base.RoundTrip(r)
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-		resp.Body.Close()
-		return nil, &refusedError{status: resp.StatusCode, challenge: resp.Header.Get("WWW-Authenticate")}
+		resp.Body.Close() // free text: never read
+		sent := make([]string, 0, len(h.headers)+len(call))
+		for _, v := range h.headers {
+			sent = append(sent, v)
+		}
+		for _, v := range call {
+			sent = append(sent, v)
+		}
+		return nil, &refusedError{status: resp.StatusCode, challenges: keptChallenges(resp.Header.Values("WWW-Authenticate"), sent, h.secrets)}
 	}
 	return resp, err
 }
@@ -175,10 +186,11 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // status's Err) or at a call (Execute).
 var ErrUnauthorized = errors.New("upstream server refused the credentials")
 
-// refusedError is an upstream's 401 or 403.
+// refusedError is an upstream's 401 or 403, with what may be quoted of
+// its WWW-Authenticate.
 type refusedError struct {
-	status    int
-	challenge string // its WWW-Authenticate
+	status     int
+	challenges []authChallenge
 }
 
 func (e *refusedError) Error() string {
@@ -193,8 +205,12 @@ func unauthorized(domain string, err error) error {
 		return nil
 	}
 	challenge := ""
-	if c := strings.TrimSpace(re.challenge); c != "" {
-		challenge = "; it asks for: " + c[:min(len(c), 200)]
+	if len(re.challenges) > 0 {
+		parts := make([]string, len(re.challenges))
+		for i, c := range re.challenges {
+			parts[i] = c.String()
+		}
+		challenge = "; it asks for: " + strings.Join(parts, ", ")
 	}
 	return classed(ErrUnauthorized, fmt.Errorf("server %q refused toolscout's credentials (%v%s): the headers or header_files of its entry in the config are missing, wrong or expired; tools of other domains work", domain, re, challenge))
 }
@@ -313,6 +329,7 @@ type commandTransport struct {
 	limit     int          // the largest message read whole
 	log       *slog.Logger // for the lines on stdout that are skipped
 	stderr    *stderrTail  // the last of what the server wrote on stderr
+	secrets   *redact.Redactor
 }
 
 func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -343,7 +360,7 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: t.limit, noise: &noiseLog{log: t.log}}
 	// The session ends by closing stdin (childStdin), as the MCP stdio
 	// transport says; the child's stdout stays open until it exits.
-	return newLineConn(guard, &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}), nil
+	return newLineConn(guard, &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}, t.secrets), nil
 }
 
 // childStdin ends the server when the session closes: it closes the
