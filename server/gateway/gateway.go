@@ -683,7 +683,7 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 
 // execute is Execute but for the redaction; sent are the headers of the
 // call's caller (callHeaders).
-func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upstream, t *index.Tool, args map[string]any, sent map[string]string) (*mcp.CallToolResult, error) {
+func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upstream, t *index.Tool, args map[string]any, sent callHeaderSet) (*mcp.CallToolResult, error) {
 	u.mu.Lock()
 	session, state := u.session, u.state
 	u.mu.Unlock()

@@ -33,9 +33,9 @@ import (
 // callSecrets returns the gateway's redactor with the values a call
 // carries on top of the configured ones: the headers sent for its caller
 // (callHeaders) and the Authorization of the caller's own request.
-func (g *Gateway) callSecrets(req *mcp.CallToolRequest, sent map[string]string) *redact.Redactor {
+func (g *Gateway) callSecrets(req *mcp.CallToolRequest, sent callHeaderSet) *redact.Redactor {
 	var extra []string
-	for _, v := range sent {
+	for _, v := range sent.headers {
 		extra = append(extra, v)
 	}
 	if req != nil && req.Extra != nil && req.Extra.Header != nil {

@@ -169,11 +169,11 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := h.base.RoundTrip(r)
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		resp.Body.Close() // free text: never read
-		sent := make([]string, 0, len(h.headers)+len(call))
+		sent := make([]string, 0, len(h.headers)+len(call.headers))
 		for _, v := range h.headers {
 			sent = append(sent, v)
 		}
-		for _, v := range call {
+		for _, v := range call.headers {
 			sent = append(sent, v)
 		}
 		return nil, &refusedError{status: resp.StatusCode, challenges: keptChallenges(resp.Header.Values("WWW-Authenticate"), sent, h.secrets)}
