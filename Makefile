@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test tracked vet fmt-check fuzz unit npm haproxy cluster-test bench bench-scale eval generate wordvectors longtasks clean
+.PHONY: all build run test tracked vet fmt-check fuzz unit npm haproxy cluster-test bench bench-scale bench-code eval generate wordvectors longtasks clean
 
 all: build
 
@@ -76,8 +76,13 @@ vet:
 # -vet=off: `vet` above has run every analyzer on every package; go
 # test's own subset would only repeat it.
 TEST_TIMEOUT ?= 20m
+#
+# server/codemode runs once more without -race: its sandbox's
+# address-space limit is off in race builds (the race detector maps
+# terabytes of shadow memory), so that is where the limit is tested.
 unit:
 	$(GO) test -race -vet=off -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(GO) test -vet=off -count=1 -timeout 5m ./server/codemode
 
 # HAProxy (the Debian package) for the cluster test, installed with
 # apt-get when it is missing (with sudo when not root).
@@ -96,6 +101,13 @@ haproxy:
 CLUSTER_FLAGS ?=
 cluster-test: build haproxy
 	$(GO) run ./cmd/clustertest -bin $(BIN) $(CLUSTER_FLAGS)
+
+# Code mode against the meta-tools step by step and every tool listed,
+# on the tasks of cmd/benchcode/tasks.yaml over the reference servers:
+# tokens, round trips, wall time, correctness, the mistakes battery and
+# run_code's overhead (about 30 s).
+bench-code: build npm
+	$(GO) run ./cmd/benchcode -bin $(BIN)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./index ./search ./embed

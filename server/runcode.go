@@ -60,16 +60,16 @@ func runCodeInput(lim codemode.Limits) map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"code": map[string]any{"type": "string", "description": "JavaScript (async/await). Call tools as `await tools.<domain>.<tool>({...})` and search with `await toolscout.search(\"task\", {limit: 5})`; the value of `return` (or of the last expression) is the answer. console.log is kept."},
-			"timeout_ms": map[string]any{"type": "integer", "minimum": 1, "maximum": lim.Wall.Milliseconds(),
-				"description": fmt.Sprintf("stop the program after this long (default and most: %d)", lim.Wall.Milliseconds())},
+			"code":       map[string]any{"type": "string", "description": "the program"},
+			"timeout_ms": map[string]any{"type": "integer", "minimum": 1, "maximum": lim.Wall.Milliseconds(), "description": "stop it sooner"},
 		},
 		"required": []string{"code"},
 	}
 }
 
-// runCodeDescription is run_code's description.
-const runCodeDescription = "Run one JavaScript program against the tools: find them with discover_tools, read their parameters with get_tool_schema (format: \"typescript\"), then chain the calls here; only the returned value comes back. A tool error throws an Error (name ToolError) you may catch."
+// runCodeDescription is run_code's description: the instructions say
+// the workflow (instructions.go), this what a program can do.
+const runCodeDescription = "Run a JavaScript program (async/await) that calls tools as `await tools.<domain>.<tool>({...})` and searches with `await toolscout.search(\"task\", {limit: 5})`. Answers its return value (or last expression), console output and the calls made; a failed tool call throws a ToolError you may catch."
 
 // addRunCode registers run_code on v.
 func (mt *metaTools) addRunCode(v *view) {

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/toolscout/toolscout/server/codemode"
+)
+
+// result is one task done one way.
+type result struct {
+	// Tokens is everything that reached the model's context, once:
+	// tools/list and instructions, the user's request, each call and
+	// each answer.
+	Tokens  int `json:"tokens"`
+	Upfront int `json:"upfront"` // of which tools/list and instructions
+	// Processed is what the model read over the task: each of its turns
+	// (one per round trip, and the last, which answers the user) reads
+	// the whole context so far, as an API bills input tokens.
+	Processed  int     `json:"processed"`
+	RoundTrips int     `json:"round_trips"` // tool calls the model made
+	WallMS     float64 `json:"wall_ms"`     // the calls' time, as the client saw it
+	OK         bool    `json:"ok"`
+	Note       string  `json:"note,omitempty"`
+}
+
+// taskReport is one task done every way.
+type taskReport struct {
+	ID    string             `json:"id"`
+	Steps int                `json:"steps"`
+	Ways  map[string]*result `json:"ways"`
+}
+
+// run runs every task each way, then the mistakes and the latency.
+func run(ctx context.Context, o options, tasks []task) (*report, error) {
+	rep := &report{}
+	var picked []task
+	for _, t := range tasks {
+		if strings.Contains(t.ID, o.only) {
+			picked = append(picked, t)
+		}
+	}
+	for _, t := range picked {
+		rep.Tasks = append(rep.Tasks, &taskReport{ID: t.ID, Steps: len(t.Steps), Ways: map[string]*result{}})
+	}
+	for _, way := range ways {
+		dir, err := os.MkdirTemp("", "benchcode-"+way+"-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		g, err := startGateway(ctx, o, way, dir)
+		if err != nil {
+			return nil, err
+		}
+		rep.Upfront = append(rep.Upfront, upfront{Way: way, Tools: g.tools, Tokens: g.upfront})
+		for i, t := range picked {
+			fmt.Fprintf(o.progress, "%s %s\n", way, t.ID)
+			r, err := g.do(ctx, way, t)
+			if err != nil {
+				g.cs.Close()
+				return nil, fmt.Errorf("%s, %s: %w", t.ID, way, err)
+			}
+			if !r.OK {
+				rep.Failed++
+			}
+			rep.Tasks[i].Ways[way] = r
+		}
+		if way == "code" {
+			fmt.Fprintln(o.progress, "mistakes")
+			if rep.Mistakes, err = g.mistakes(ctx); err != nil {
+				g.cs.Close()
+				return nil, err
+			}
+			for _, m := range rep.Mistakes {
+				if !m.OK {
+					rep.Failed++
+				}
+			}
+			if o.latency > 0 {
+				fmt.Fprintln(o.progress, "latency")
+				if rep.Latency, err = g.latency(ctx, o.latency); err != nil {
+					g.cs.Close()
+					return nil, err
+				}
+			}
+		}
+		g.cs.Close()
+	}
+	return rep, nil
+}
+
+// do runs t the way way.
+func (g *gateway) do(ctx context.Context, way string, t task) (*result, error) {
+	r := &result{Upfront: g.upfront, Tokens: g.upfront + count(t.Request), OK: true}
+	r.Processed = r.Tokens // the first turn reads the request
+	add := func(tr turn) {
+		if g.turns != nil {
+			fmt.Fprintf(g.turns, "%s\t%s\t%s\trequest %d\tanswer %d\n", t.ID, way, tr.tool, tr.request, tr.reply)
+		}
+		r.Tokens += tr.request + tr.reply
+		r.Processed += r.Tokens // the next turn reads it all
+		r.RoundTrips++
+		r.WallMS += tr.ms
+	}
+	var tools []string
+	for _, s := range t.Steps {
+		if s.Tool != "discover_tools" && !slices.Contains(tools, s.Tool) {
+			tools = append(tools, s.Tool)
+		}
+	}
+	switch way {
+	case "eager", "meta":
+		if way == "meta" {
+			tr, _, err := g.callTool(ctx, "discover_tools", map[string]any{"query": t.Query, "limit": 5})
+			if err != nil {
+				return nil, err
+			}
+			add(tr)
+			if len(tools) > 0 {
+				if tr, _, err = g.callTool(ctx, "get_tool_schema", map[string]any{"tool_names": tools}); err != nil {
+					return nil, err
+				}
+				add(tr)
+			}
+		}
+		for i, s := range t.Steps {
+			args, _ := argsWithRoot(s.Args, g.root).(map[string]any)
+			if args == nil {
+				args = map[string]any{}
+			}
+			name, callArgs := s.Tool, args
+			if way == "meta" && s.Tool != "discover_tools" {
+				name, callArgs = "execute_tool", map[string]any{"tool_name": s.Tool, "arguments": args}
+			}
+			tr, _, err := g.callTool(ctx, name, callArgs)
+			if err != nil {
+				return nil, err
+			}
+			add(tr)
+			if tr.err {
+				r.OK = false
+				r.Note = fmt.Sprintf("step %d (%s) failed: %.200s", i+1, s.Tool, tr.text)
+			}
+		}
+	case "code":
+		tr, _, err := g.callTool(ctx, "discover_tools", map[string]any{"query": t.Query, "limit": 5})
+		if err != nil {
+			return nil, err
+		}
+		add(tr)
+		if len(tools) > 0 {
+			if tr, _, err = g.callTool(ctx, "get_tool_schema", map[string]any{"tool_names": tools, "format": "typescript"}); err != nil {
+				return nil, err
+			}
+			add(tr)
+		}
+		tr, _, err = g.callTool(ctx, "run_code", map[string]any{"code": withRoot(t.Program, g.root)})
+		if err != nil {
+			return nil, err
+		}
+		add(tr)
+		var ans codemode.Answer
+		if err := json.Unmarshal([]byte(tr.text), &ans); err != nil {
+			return nil, fmt.Errorf("run_code answer: %v: %.300s", err, tr.text)
+		}
+		switch {
+		case ans.Error != nil:
+			r.OK, r.Note = false, fmt.Sprintf("%s: %s", ans.Error.Kind, ans.Error.Message)
+		case !sameJSON(ans.Result, []byte(withRoot(t.Expect, g.root))):
+			r.OK, r.Note = false, fmt.Sprintf("result %s, want %s", ans.Result, withRoot(t.Expect, g.root))
+		}
+	}
+	return r, nil
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
