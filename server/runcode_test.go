@@ -12,7 +12,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/index/pin"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/server/codemode"
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // codeRunner is a sandbox runner for one test, closed with it.
@@ -197,5 +200,38 @@ func TestRunCodeTimeout(t *testing.T) {
 	}
 	if took := time.Since(t0); took > 10*time.Second {
 		t.Errorf("a loop with timeout_ms 300 took %v", took)
+	}
+}
+
+// TestRunCodeHeld: a program cannot run a tool whose definition changed
+// upstream (a rug pull) until the change is approved: its call throws
+// the same refusal execute_tool answers, and the audit trail records it
+// as held.
+func TestRunCodeHeld(t *testing.T) {
+	dir := t.TempDir()
+	w := &auditWriter{}
+	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "rugpull")},
+		Pins: pin.NewGuard(store.OpenPins(dir, nil)), PinPoll: 50 * time.Millisecond},
+		Options{Expose: Exposure{Mode: ExposeCode}, Code: &Code{Runner: codeRunner(t)}, Audit: w})
+	waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
+	// fake__rug changes echo's description after it was pinned.
+	if ans := codeAnswer(t, env.cs, `await tools.fake.rug({})`); ans.Error != nil {
+		t.Fatalf("rug: %+v", ans.Error)
+	}
+	var ans codemode.Answer
+	waitFor(t, "the changed tool to be held", func() bool {
+		ans = codeAnswer(t, env.cs, `await tools.fake.echo({text: "hi"})`)
+		return ans.Error != nil
+	})
+	if ans.Error.Kind != codemode.KindTool || !strings.Contains(ans.Error.Message, "fake__echo does not run") || !strings.Contains(ans.Error.Message, "toolscout approve fake__echo") {
+		t.Errorf("a held tool from a program = %+v, want the refusal", ans.Error)
+	}
+	lines := w.lines(t)
+	held := false
+	for _, l := range lines {
+		held = held || (l["tool"] == "fake__echo" && l["error"] == FailHeld)
+	}
+	if !held {
+		t.Errorf("the audit trail has no held call of fake__echo: %v", lines)
 	}
 }
