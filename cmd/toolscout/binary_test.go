@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/toolscout/toolscout/server/codemode"
 )
 
 // The tests that run toolscout as a process share one binary, built
@@ -20,6 +22,7 @@ var binary struct {
 }
 
 func TestMain(m *testing.M) {
+	codemode.ChildMain() // code mode's sandbox, started by in-process commands
 	if file := os.Getenv(pinServerEnv); file != "" {
 		pinServer(file)
 		os.Exit(0)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/codemode"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -90,6 +92,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if cat != nil {
 		emit(g.exposureCheck(cat))
 	}
+	emit(g.sandboxCheck(ctx)...)
 
 	switch g.embedder {
 	case "builtin", "builtin-hashed", "builtin-nolexicon":
@@ -128,6 +131,67 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%d of %d checks failed", failed, total)
 	}
 	return nil
+}
+
+// exposeMode returns the exposure mode serve would use without
+// --expose, where it comes from, and the config's instructions.
+func (g *globalFlags) exposeMode() (mode, from, extra string) {
+	mode, from = server.ExposeMeta, "the default"
+	if gc, err := g.gatewayConfig(); err == nil && gc != nil {
+		extra = gc.Instructions
+		if gc.Expose != "" {
+			mode, from = gc.Expose, "the config's toolscout.expose"
+		}
+	}
+	if from == "the default" {
+		if env := os.Getenv("TOOLSCOUT_EXPOSE"); env != "" {
+			mode, from = env, "TOOLSCOUT_EXPOSE"
+		}
+	}
+	return mode, from, extra
+}
+
+// sandboxCheck, in code mode, runs a program in a sandbox as serve
+// would, with the config's limits: code mode works only if this
+// executable can start again as a sandbox.
+func (g *globalFlags) sandboxCheck(ctx context.Context) []check {
+	mode, _, _ := g.exposeMode()
+	if exp, err := parseExpose(mode); err != nil || exp.Mode != server.ExposeCode {
+		return nil
+	}
+	var lim codemode.Limits
+	if gc, err := g.gatewayConfig(); err == nil && gc != nil && gc.Code != nil {
+		lim = gc.Code.Limits
+	}
+	r := codemode.New(codemode.Options{Idle: -1})
+	defer r.Close()
+	t0 := time.Now()
+	ans, err := r.Run(ctx, "[1, 2, 3].map(x => x * 14).pop()", lim, noTools{})
+	fix := "code mode starts this executable again as a sandbox process: check that it can run (not on a noexec mount, not removed since), and that its limits (toolscout.code) leave room for a small program"
+	switch {
+	case err != nil:
+		return []check{{name: "sandbox", detail: err.Error(), fix: fix}}
+	case ans.Error != nil || string(ans.Result) != "42":
+		detail := "a test program answered " + string(ans.Result)
+		if ans.Error != nil {
+			detail = ans.Error.Kind + ": " + ans.Error.Message
+		}
+		return []check{{name: "sandbox", detail: detail, fix: fix}}
+	}
+	l := lim.WithDefaults()
+	return []check{{name: "sandbox", detail: fmt.Sprintf("a run_code program ran in a sandbox process in %s (limits: %s, %s CPU, %d MiB, %d tool calls)",
+		time.Since(t0).Round(time.Millisecond), l.Wall, l.CPU, l.Memory>>20, l.ToolCalls)}}
+}
+
+// noTools is the bridge of doctor's test program, which calls none.
+type noTools struct{}
+
+func (noTools) Call(context.Context, string, string, json.RawMessage) (string, json.RawMessage, error) {
+	return "", nil, errors.New("doctor's test program calls no tool")
+}
+
+func (noTools) Search(context.Context, string, int) (json.RawMessage, error) {
+	return nil, errors.New("doctor's test program searches nothing")
 }
 
 // checkOllama lists the server's embedding models, names the one the
@@ -202,18 +266,7 @@ func catalogAdvice(err error) string {
 // gets first: the instructions at initialize, in tokens and in their
 // first words. serve's own --expose flag, when given, wins over both.
 func (g *globalFlags) exposureCheck(cat *index.Catalog) check {
-	mode, from, extra := server.ExposeMeta, "the default", ""
-	if gc, err := g.gatewayConfig(); err == nil && gc != nil {
-		extra = gc.Instructions
-		if gc.Expose != "" {
-			mode, from = gc.Expose, "the config's toolscout.expose"
-		}
-	}
-	if from == "the default" {
-		if env := os.Getenv("TOOLSCOUT_EXPOSE"); env != "" {
-			mode, from = env, "TOOLSCOUT_EXPOSE"
-		}
-	}
+	mode, from, extra := g.exposeMode()
 	exp, err := parseExpose(mode)
 	if err != nil {
 		return check{name: "exposure", detail: fmt.Sprintf("%s: %v", from, err), fix: "set a valid mode: " + exposeChoices}

@@ -78,6 +78,16 @@ func TestDoctorShowsTheExposure(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "compact (from TOOLSCOUT_EXPOSE): a client lists all 1 tool with") {
 		t.Errorf("doctor, TOOLSCOUT_EXPOSE=compact: exit %d\n%s", code, stdout)
 	}
+	if strings.Contains(stdout, "sandbox") {
+		t.Errorf("doctor checks code mode's sandbox outside code mode:\n%s", stdout)
+	}
+	// Code mode: a program runs in a sandbox process (this test binary
+	// started again, as serve starts toolscout).
+	t.Setenv("TOOLSCOUT_EXPOSE", "code")
+	stdout, _, code = runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
+	if code != 0 || !strings.Contains(stdout, "ok    sandbox    a run_code program ran in a sandbox process in") {
+		t.Errorf("doctor, TOOLSCOUT_EXPOSE=code: exit %d\n%s", code, stdout)
+	}
 	t.Setenv("TOOLSCOUT_EXPOSE", "bogus")
 	stdout, _, code = runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
 	if code == 0 || !strings.Contains(stdout, `FAIL  exposure   TOOLSCOUT_EXPOSE: "bogus": use meta`) {
