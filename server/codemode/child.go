@@ -62,6 +62,9 @@ func serveChild(in io.Reader, out io.Writer) int {
 		return exitNoProgram
 	}
 	lim := st.Limits.WithDefaults()
+	// Replies carry tool results, each at most the result-bytes limit
+	// (the parent counts them before it sends one).
+	lr.max = int(min(lim.ResultBytes, 1<<30)) + 64<<10
 	c := &childRun{lr: lr, out: out, lim: lim}
 	c.limitMemory()
 	limitProcess(lim)

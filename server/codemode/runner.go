@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,12 @@ func selfCommand() (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find this program's executable to start the sandbox: %w", err)
+	}
+	if runtime.GOOS == "linux" {
+		// The running executable itself, even when an upgrade has
+		// replaced or removed the file at its path: a sandbox always
+		// speaks its gateway's protocol.
+		exe = "/proc/self/exe"
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = []string{childEnv + "=" + childValue, "GOMAXPROCS=1"}
