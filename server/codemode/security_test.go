@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -294,4 +296,63 @@ func children(t *testing.T) []int {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestSandboxProcess: while a program runs, its process has nothing of
+// the gateway's environment (a secret set here does not reach it), may
+// write no file, holds few descriptors and cannot gain privileges
+// (Linux: read from /proc by the parent).
+func TestSandboxProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel limits are Linux's")
+	}
+	t.Setenv("TOOLSCOUT_TEST_SECRET", "s3cret-value-0123456789")
+	r := newTestRunner(t, Options{Idle: -1})
+	lim := tight
+	lim.CPU = 30 * time.Second
+	lim.Wall = 30 * time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run(ctx, "while (true) {}", lim, kvBridge())
+	}()
+	var pid int
+	for i := 0; i < 250 && pid == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+		r.mu.Lock()
+		for p := range r.live {
+			if p.busy.Load() {
+				pid = p.cmd.Process.Pid
+			}
+		}
+		r.mu.Unlock()
+	}
+	if pid == 0 {
+		t.Fatal("no running sandbox process")
+	}
+	time.Sleep(200 * time.Millisecond) // past restrictProcess and limitProcess
+	read := func(name string) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	env := strings.Split(strings.TrimRight(read("environ"), "\x00"), "\x00")
+	slices.Sort(env)
+	if strings.Join(env, " ") != "GOMAXPROCS=1 "+childEnv+"="+childValue {
+		t.Errorf("sandbox environment = %q, want the marker and GOMAXPROCS only", env)
+	}
+	if st := read("status"); !strings.Contains(st, "NoNewPrivs:\t1") {
+		t.Errorf("sandbox may gain privileges:\n%s", st)
+	}
+	limits := read("limits")
+	for _, want := range []string{`Max file size\s+0\s+0`, `Max open files\s+32\s+32`, `Max core file size\s+0\s+0`, `Max cpu time\s+\d+\s+\d+\s+seconds`} {
+		if !regexp.MustCompile(want).MatchString(limits) {
+			t.Errorf("sandbox limits lack %s:\n%s", want, limits)
+		}
+	}
+	cancel()
+	<-done
 }
