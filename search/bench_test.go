@@ -3,8 +3,10 @@ package search
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/synth"
 )
@@ -74,7 +77,7 @@ func BenchmarkBuild(b *testing.B) {
 
 // benchEngine indexes a synthetic catalog of n tools in memory with the
 // built-in embedder, the query embedding cache off.
-func benchEngine(b *testing.B, n int) *Engine {
+func benchEngine(b testing.TB, n int) *Engine {
 	cat, err := synth.Catalog(n, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -152,6 +155,66 @@ func BenchmarkLongQuery(b *testing.B) {
 			})
 			b.Run(fmt.Sprintf("bytes=3.9M/mode=%s/tools=%d", mode, n), func(b *testing.B) {
 				timeSearches(b, eng, []string{huge}, mode, nil)
+			})
+		}
+	}
+}
+
+// feedbackBenchEvents returns n seeded events over cat's tools: requests
+// written from the tools' descriptions (synth.LabelledQueries), 50
+// callers, times over the last 60 days before now.
+func feedbackBenchEvents(cat *index.Catalog, n int, now time.Time) []store.FeedbackEvent {
+	lq := synth.LabelledQueries(cat, n, 7)
+	r := rand.New(rand.NewSource(7))
+	out := make([]store.FeedbackEvent, n)
+	for i, q := range lq {
+		req := q.Query
+		if req == "" {
+			req = q.Tool.Name
+		}
+		out[i] = store.FeedbackEvent{Request: req, Tool: q.Tool.QualifiedName, Caller: fmt.Sprintf("user:%d", r.Intn(50)),
+			Time: now.Add(-time.Duration(r.Int63n(int64(60 * 24 * time.Hour))))}
+	}
+	slices.SortFunc(out, func(a, b store.FeedbackEvent) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// BenchmarkFeedbackSearch measures a search through the feedback
+// channel holding 0, 1,000 and 10,000 events (the log's cap), on 1,000
+// tools, per mode, and one without the channel (serve --feedback off):
+// what the channel costs a search should not grow with the events it
+// holds (issue 52, item 11).
+func BenchmarkFeedbackSearch(b *testing.B) {
+	const tools = 1000
+	eng := benchEngine(b, tools)
+	queries := synth.Queries(256, 2)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	all := feedbackBenchEvents(eng.Catalog(), store.DefaultFeedbackCap, now)
+	for _, mode := range []Mode{Keyword, Hybrid} {
+		b.Run(fmt.Sprintf("mode=%s/feedback=off", mode), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := eng.Search(context.Background(), Request{Query: queries[i%len(queries)], Mode: mode, Limit: 10}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		for _, n := range []int{0, 1000, 10000} {
+			fb := NewFeedback(all[len(all)-n:], FeedbackOptions{Now: func() time.Time { return now }})
+			// The events' vectors are made once (builtinEmbedBudget a
+			// search), as the first searches of a serve make them.
+			for range n/builtinEmbedBudget + 1 {
+				if _, err := fb.Search(context.Background(), eng, Request{Query: "warm up", Mode: mode}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run(fmt.Sprintf("mode=%s/events=%d", mode, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := fb.Search(context.Background(), eng, Request{Query: queries[i%len(queries)], Mode: mode, Limit: 10}); err != nil {
+						b.Fatal(err)
+					}
+				}
 			})
 		}
 	}

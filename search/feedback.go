@@ -94,32 +94,99 @@ type FeedbackOptions struct {
 
 // Feedback holds the recorded events and ranks by them. It is safe for
 // concurrent use: the server adds events while it searches.
+//
+// A search pays per distinct request, not per event (issue 52, item 11:
+// searches slowed from 3 to 10 ms as the log filled to its cap): each
+// request's words and unit vector are kept once, made as events arrive,
+// its vector without its zeros (the built-in embedder's hashed part is
+// mostly zeros); only the events of the requests similar enough are
+// visited, in the order they came, so that the sums are the same.
 type Feedback struct {
 	p   FeedbackParams
 	cap int
 	now func() time.Time
 
 	mu     sync.RWMutex
-	events []fbEvent            // appended in place; replaced whole when trimmed
-	post   map[string][]posting // each request word's events
-	// vecs are the unit vectors of the events' requests, by request, as
-	// the embedder and build vecKey made them; made again after either
-	// changes.
-	vecMu  sync.Mutex
+	events []fbEvent            // oldest first
+	reqs   []fbRequest          // the events' distinct requests, by first event
+	reqOf  map[string]int32     // index in reqs by request
+	post   map[string][]posting // each word's requests
+	// vecs are the unit vectors of reqs (zero until made), as the
+	// embedder and build vecKey made them; made again after either
+	// changes. made counts those made.
 	vecKey string
-	vecs   map[string][]float32
+	vecs   []fbVec
+	made   int
 }
 
-// posting is an event whose request has a word, with the word's weight.
+// posting is a request that has a word, with the word's weight.
 type posting struct {
-	event int
-	w     float64
+	req int32
+	w   float64
 }
 
-// fbEvent is an event with its request's weighted words.
+// fbEvent is an event with the index of its request.
 type fbEvent struct {
 	store.FeedbackEvent
-	words map[string]float64 // unit length
+	req int32
+}
+
+// fbRequest is a distinct request of the events: its weighted words
+// (unit length) and its events, oldest first.
+type fbRequest struct {
+	text   string
+	words  map[string]float64
+	events []int32
+}
+
+// fbVec is a unit vector without its zeros (the zero fbVec: not made
+// yet): val at the positions idx (nil: val is the whole vector) of a
+// vector n long. Its dot product
+// adds the products of the same positions in the same order as the
+// whole vector's (a zero adds nothing), so it is the same to the bit.
+type fbVec struct {
+	made bool
+	n    int
+	idx  []int32
+	val  []float32
+}
+
+func sparseOf(v []float32) fbVec {
+	nz := 0
+	for _, x := range v {
+		if x != 0 {
+			nz++
+		}
+	}
+	if nz > len(v)/2 {
+		return fbVec{made: true, n: len(v), val: v}
+	}
+	out := fbVec{made: true, n: len(v), idx: make([]int32, 0, nz), val: make([]float32, 0, nz)}
+	for i, x := range v {
+		if x != 0 {
+			out.idx = append(out.idx, int32(i))
+			out.val = append(out.val, x)
+		}
+	}
+	return out
+}
+
+// dot returns v·q; ok is false when v was not made, or is not as long.
+func (v *fbVec) dot(q []float32) (s float32, ok bool) {
+	if !v.made || v.n != len(q) {
+		return 0, false
+	}
+	if v.idx == nil {
+		q = q[:len(v.val)]
+		for j, x := range v.val {
+			s += x * q[j]
+		}
+		return s, true
+	}
+	for k, j := range v.idx {
+		s += v.val[k] * q[j]
+	}
+	return s, true
 }
 
 // FeedbackDepth is how many candidates the channel reorders: the
@@ -148,42 +215,85 @@ func (f *Feedback) Reset(events []store.FeedbackEvent) {
 	if len(events) > f.cap {
 		events = events[len(events)-f.cap:]
 	}
-	evs := make([]fbEvent, 0, len(events))
-	for _, ev := range events {
-		evs = append(evs, fbEvent{FeedbackEvent: ev, words: requestWords(ev.Request)})
-	}
-	f.mu.Lock()
-	f.events = evs
-	f.indexLocked()
-	f.mu.Unlock()
-}
-
-// indexLocked makes the postings of the events.
-func (f *Feedback) indexLocked() {
-	f.post = map[string][]posting{}
-	for i := range f.events {
-		for w, v := range f.events[i].words {
-			f.post[w] = append(f.post[w], posting{i, v})
+	evs := make([]fbEvent, len(events))
+	words := map[string]map[string]float64{}
+	for i, ev := range events {
+		evs[i].FeedbackEvent = ev
+		if _, ok := words[ev.Request]; !ok {
+			words[ev.Request] = requestWords(ev.Request)
 		}
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.indexLocked(evs, words)
+}
+
+// indexLocked makes the requests and postings of events, with the words
+// of each request (requestWords: those of words, else those held), and
+// keeps the vectors of the requests held.
+func (f *Feedback) indexLocked(events []fbEvent, words map[string]map[string]float64) {
+	old, oldVecs, oldOf := f.reqs, f.vecs, f.reqOf
+	f.events, f.reqs, f.reqOf, f.post = events, nil, map[string]int32{}, map[string][]posting{}
+	f.vecs, f.made = nil, 0
+	for i := range f.events {
+		f.events[i].req = f.addRequestLocked(f.events[i].Request, words[f.events[i].Request], old, oldOf, oldVecs)
+		r := &f.reqs[f.events[i].req]
+		r.events = append(r.events, int32(i))
+	}
+}
+
+// addRequestLocked returns the index of request q, adding it with its
+// words (nil: those of old, else requestWords) and its vector of old
+// when it has one.
+func (f *Feedback) addRequestLocked(q string, words map[string]float64, old []fbRequest, oldOf map[string]int32, oldVecs []fbVec) int32 {
+	if id, ok := f.reqOf[q]; ok {
+		return id
+	}
+	var vec fbVec
+	if o, ok := oldOf[q]; ok {
+		if words == nil {
+			words = old[o].words
+		}
+		if int(o) < len(oldVecs) {
+			vec = oldVecs[o]
+		}
+	}
+	if words == nil {
+		words = requestWords(q)
+	}
+	id := int32(len(f.reqs))
+	f.reqs = append(f.reqs, fbRequest{text: q, words: words})
+	f.reqOf[q] = id
+	for w, v := range words {
+		f.post[w] = append(f.post[w], posting{id, v})
+	}
+	f.vecs = append(f.vecs, vec)
+	if vec.made {
+		f.made++
+	}
+	return id
 }
 
 // Add records one more event, dropping the oldest past the cap.
 func (f *Feedback) Add(ev store.FeedbackEvent) {
-	e := fbEvent{FeedbackEvent: ev, words: requestWords(ev.Request)}
+	f.mu.RLock()
+	_, known := f.reqOf[ev.Request]
+	f.mu.RUnlock()
+	var words map[string]float64
+	if !known {
+		words = requestWords(ev.Request)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.events) >= f.cap {
-		// The oldest tenth goes at once, into a new slice (a search may
-		// be reading the old one), and the postings are made again.
+		// The oldest tenth goes at once, and the requests and postings
+		// are made again (the vectors kept).
 		keep := f.events[len(f.events)-f.cap+max(1, f.cap/10):]
-		f.events = append(make([]fbEvent, 0, f.cap), keep...)
-		f.indexLocked()
+		f.indexLocked(append(make([]fbEvent, 0, f.cap), keep...), nil)
 	}
-	f.events = append(f.events, e)
-	for w, v := range e.words {
-		f.post[w] = append(f.post[w], posting{len(f.events) - 1, v})
-	}
+	id := f.addRequestLocked(ev.Request, words, nil, nil, nil)
+	f.events = append(f.events, fbEvent{FeedbackEvent: ev, req: id})
+	f.reqs[id].events = append(f.reqs[id].events, int32(len(f.events)-1))
 }
 
 // Len returns the number of events held.
@@ -260,52 +370,71 @@ func (f *Feedback) Search(ctx context.Context, e *Engine, req Request) (*Respons
 func (f *Feedback) boosts(ctx context.Context, e *Engine, resp *Response) (map[string]float64, error) {
 	useWords := f.p.Similarity != "vector" || resp.Mode == Keyword
 	useVecs := f.p.Similarity != "words" && resp.Mode != Keyword
-	f.mu.RLock()
-	events := f.events
-	sims := make([]float64, len(events))
-	if useWords {
-		// The cosine of the weighted words, through the postings: only
-		// the events that share a word with the request are touched.
-		for w, qv := range requestWords(resp.Query) {
-			for _, p := range f.post[w] {
-				if p.event < len(sims) {
-					sims[p.event] += qv * p.w
-				}
-			}
-		}
-	}
-	f.mu.RUnlock()
+	var qv []float32
 	if useVecs {
-		vs, err := f.vectorSimilarities(ctx, e, resp.Query, events)
-		if err != nil {
+		var err error
+		if qv, err = f.makeVectors(ctx, e, resp.Query); err != nil {
 			return nil, err
 		}
-		for i, s := range vs {
-			sims[i] = max(sims[i], s)
-		}
+	}
+	var qw map[string]float64
+	if useWords {
+		qw = requestWords(resp.Query)
 	}
 	now := f.now()
 	lo := f.p.MinSimilarity
-	type key struct{ tool, caller string }
-	perCaller := map[key]float64{}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	// The cosine of the weighted words, through the postings: only the
+	// requests that share a word with the new one are touched (by words
+	// alone, nothing else is).
+	sims := map[int32]float64{}
+	for w, v := range qw {
+		for _, p := range f.post[w] {
+			sims[p.req] += v * p.w
+		}
+	}
+	if qv != nil {
+		// Each request's vector: a dot product of its nonzero parts.
+		for i := range f.vecs {
+			if s, ok := f.vecs[i].dot(qv); ok && float64(s) > lo {
+				sims[int32(i)] = max(sims[int32(i)], float64(s))
+			}
+		}
+	}
+	// The events of the requests similar enough, in the order they
+	// came (the sums per caller add in that order).
+	type hit struct {
+		event int32
+		c     float64
+	}
+	var hits []hit
 	for i, s := range sims {
 		if s <= lo {
 			continue
-		}
-		ev := &events[i]
-		age := now.Sub(ev.Time)
-		fade := 1.0
-		if age > 0 {
-			fade = math.Exp2(-float64(age) / float64(f.p.HalfLife))
 		}
 		c := (s - lo) / (1 - lo)
 		if f.p.Sharpen != 1 {
 			c = math.Pow(c, f.p.Sharpen)
 		}
-		perCaller[key{ev.Tool, ev.CountedCaller()}] += fade * c
+		for _, ev := range f.reqs[i].events {
+			hits = append(hits, hit{ev, c})
+		}
 	}
-	if len(perCaller) == 0 {
+	if len(hits) == 0 {
 		return nil, nil
+	}
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.event, b.event) })
+	type key struct{ tool, caller string }
+	perCaller := map[key]float64{}
+	for _, h := range hits {
+		ev := &f.events[h.event]
+		age := now.Sub(ev.Time)
+		fade := 1.0
+		if age > 0 {
+			fade = math.Exp2(-float64(age) / float64(f.p.HalfLife))
+		}
+		perCaller[key{ev.Tool, ev.CountedCaller()}] += fade * h.c
 	}
 	out := map[string]float64{}
 	for k, v := range perCaller {
@@ -327,10 +456,10 @@ const (
 	remoteEmbedBudget  = 8
 )
 
-// vectorSimilarities returns the cosine of q's vector to each event's
-// request's, with the engine's embedder and build (0 for an event whose
-// request has no vector yet).
-func (f *Feedback) vectorSimilarities(ctx context.Context, e *Engine, q string, events []fbEvent) ([]float64, error) {
+// makeVectors returns the unit vector of q with the engine's embedder
+// and build (nil without vectors), after making those of the requests
+// that have none yet with them, up to the budget, oldest first.
+func (f *Feedback) makeVectors(ctx context.Context, e *Engine, q string) ([]float32, error) {
 	ix, emb, _, _ := e.acquire()
 	defer ix.inflight.Done()
 	if emb == nil || ix.vs == nil {
@@ -345,58 +474,45 @@ func (f *Feedback) vectorSimilarities(ctx context.Context, e *Engine, q string, 
 	if emb.Info().Provider == "builtin" {
 		budget = builtinEmbedBudget
 	}
-	f.vecMu.Lock()
-	if f.vecKey != key || len(f.vecs) > 2*f.cap {
-		// Another build or embedder, or the vectors of many requests
-		// whose events are gone.
-		f.vecKey, f.vecs = key, map[string][]float32{}
+	f.mu.Lock()
+	if f.vecKey != key {
+		// Another build or embedder.
+		f.vecKey = key
+		clear(f.vecs)
+		f.made = 0
 	}
 	var missing []string
-	asked := map[string]bool{}
-	for i := range events {
-		r := events[i].Request
-		if _, ok := f.vecs[r]; !ok && len(missing) < budget && !asked[r] {
-			missing = append(missing, r)
-			asked[r] = true
+	if f.made < len(f.vecs) {
+		for i := range f.vecs {
+			if !f.vecs[i].made {
+				if missing = append(missing, f.reqs[i].text); len(missing) == budget {
+					break
+				}
+			}
 		}
 	}
-	f.vecMu.Unlock()
-	made := make(map[string][]float32, len(missing))
-	for _, r := range missing {
-		v, err := emb.EmbedQuery(ctx, r)
-		if err != nil {
-			return nil, err
+	f.mu.Unlock()
+	if len(missing) > 0 {
+		made := make([]fbVec, len(missing))
+		for i, r := range missing {
+			v, err := emb.EmbedQuery(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			made[i] = sparseOf(unit(v))
 		}
-		made[r] = unit(v)
+		f.mu.Lock()
+		if f.vecKey == key {
+			for i, r := range missing {
+				if id, ok := f.reqOf[r]; ok && !f.vecs[id].made {
+					f.vecs[id] = made[i]
+					f.made++
+				}
+			}
+		}
+		f.mu.Unlock()
 	}
-	f.vecMu.Lock()
-	if f.vecKey == key {
-		for r, v := range made {
-			f.vecs[r] = v
-		}
-	}
-	vecs := make([][]float32, len(events))
-	for i := range events {
-		if v, ok := f.vecs[events[i].Request]; ok {
-			vecs[i] = v
-		} else {
-			vecs[i] = made[events[i].Request]
-		}
-	}
-	f.vecMu.Unlock()
-	qv = unit(qv)
-	out := make([]float64, len(events))
-	for i, v := range vecs {
-		if len(v) != len(qv) {
-			continue
-		}
-		var s float32
-		for j := range v {
-			s += v[j] * qv[j]
-		}
-		out[i] = float64(s)
-	}
-	return out, nil
+	return unit(qv), nil
 }
 
 func unit(v []float32) []float32 {

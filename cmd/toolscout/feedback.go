@@ -57,8 +57,9 @@ func (f *feedbackFlags) resolve(fs *flag.FlagSet, configured string) (bool, erro
 
 // setUp returns the channel over the store's events and the sink that
 // keeps new ones: the data dir, or, read-only, JSON lines to --feedback-out.
-// close closes the sink's file.
-func (f *feedbackFlags) setUp(st *store.Store, stderr io.Writer, log *slog.Logger) (model *search.Feedback, sink server.FeedbackSink, close func(), err error) {
+// close closes the sink's file. With the data dir, the channel follows
+// what other processes do to its log until ctx is done (watchFeedback).
+func (f *feedbackFlags) setUp(ctx context.Context, st *store.Store, stderr io.Writer, log *slog.Logger) (model *search.Feedback, sink server.FeedbackSink, close func(), err error) {
 	fl := st.Feedback()
 	events, err := fl.Events()
 	if err != nil {
@@ -70,6 +71,7 @@ func (f *feedbackFlags) setUp(st *store.Store, stderr io.Writer, log *slog.Logge
 	model = search.NewFeedback(events, search.FeedbackOptions{})
 	close = func() {}
 	if !st.ReadOnly() {
+		go watchFeedback(ctx, fl, model, feedbackPoll, log)
 		return model, storeSink{fl}, close, nil
 	}
 	w := stderr
@@ -81,6 +83,41 @@ func (f *feedbackFlags) setUp(st *store.Store, stderr io.Writer, log *slog.Logge
 		w, close = file, func() { file.Close() }
 	}
 	return model, &lineSink{w: w}, close, nil
+}
+
+// feedbackPoll is how often a serve looks whether another process
+// changed its feedback log.
+const feedbackPoll = 2 * time.Second
+
+// watchFeedback ranks with the log's events again whenever another
+// process changed it (`toolscout feedback --forget`, a fold, another
+// serve's runs), every poll, until ctx is done: a forget reaches a
+// running serve within seconds (issue 52, item 4), as approvals do. The
+// serve's own appends are no change (store.FeedbackLog.Changed).
+func watchFeedback(ctx context.Context, fl *store.FeedbackLog, model *search.Feedback, every time.Duration, log *slog.Logger) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if !fl.Changed() {
+			continue
+		}
+		healed := len(fl.Healed())
+		events, err := fl.Events()
+		if err != nil {
+			log.Warn("learned feedback changed by another process could not be read; ranking with what was held", "err", err)
+			continue
+		}
+		for _, h := range fl.Healed()[healed:] {
+			log.Warn(h)
+		}
+		model.Reset(events)
+		log.Info("learned feedback changed by another process; ranking with it", "events", len(events))
+	}
 }
 
 // storeSink keeps events in the data dir.

@@ -154,3 +154,70 @@ func TestFeedbackSwitches(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedbackForgetReachesServe: `toolscout feedback --forget` beside a
+// running serve takes what was learned out of its ranking within
+// seconds, without a restart (issue 52, item 4: the forgotten tool kept
+// ranking 2nd instead of 24th until the serve restarted).
+func TestFeedbackForgetReachesServe(t *testing.T) {
+	bin := buildBinary(t)
+	tmp := t.TempDir()
+	data, cat := filepath.Join(tmp, "data"), filepath.Join(tmp, "catalog.json")
+	os.WriteFile(cat, []byte(feedbackCatalog), 0o644)
+	base := []string{"--data-dir", data, "--catalog", cat, "--embedder", "builtin"}
+	cli := func(args ...string) (string, error) {
+		out, err := exec.Command(bin, append(args, base...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := cli("index"); err != nil {
+		t.Fatalf("index: %v\n%s", err, out)
+	}
+	const request, pushed = "tell the team the build broke", "github__create_issue"
+	var lines strings.Builder
+	for i := range 3 {
+		line, _ := store.EncodeFeedbackLine(store.FeedbackEvent{Request: request, Tool: pushed, Caller: fmt.Sprintf("user:%d", i), Time: time.Now().Add(-time.Hour)})
+		lines.Write(line)
+	}
+	events := filepath.Join(tmp, "events.jsonl")
+	os.WriteFile(events, []byte(lines.String()), 0o644)
+	if out, err := cli("index", "--feedback", events); err != nil {
+		t.Fatalf("index --feedback: %v\n%s", err, out)
+	}
+
+	s := startServeHTTP(t, bin, nil, append([]string{"serve", "--http", "127.0.0.1:0"}, base...)...)
+	s.waitReady(t)
+	cs := connectMCP(t, s, nil, nil)
+	rank := func() int {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": request}})
+		if err != nil || res.IsError {
+			t.Fatalf("discover_tools: %v %+v", err, res)
+		}
+		var ans struct {
+			Results []struct{ Name string } `json:"results"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &ans)
+		for i, r := range ans.Results {
+			if r.Name == pushed {
+				return i + 1
+			}
+		}
+		return 99
+	}
+	if r := rank(); r != 1 {
+		t.Fatalf("%s ranks %d for %q with three callers' runs, want 1", pushed, r, request)
+	}
+	if out, err := cli("feedback", "--forget"); err != nil {
+		t.Fatalf("feedback --forget: %v\n%s", err, out)
+	}
+	start := time.Now()
+	for rank() == 1 {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("%s still ranks first 10 s after feedback --forget: the running serve kept what was forgotten\n%s", pushed, s.logText())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(s.logText(), "learned feedback changed by another process") {
+		t.Errorf("the serve did not say it took in the change:\n%s", s.logText())
+	}
+}

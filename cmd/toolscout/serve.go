@@ -228,7 +228,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opts.Metrics = server.NewMetrics()
 	}
 	if feedbackOn {
-		model, sink, closeSink, err := fb.setUp(a.st.Load(), stderr, log)
+		model, sink, closeSink, err := fb.setUp(ctx, a.st.Load(), stderr, log)
 		if err != nil {
 			return err
 		}

@@ -39,7 +39,11 @@ import (
 //
 // Several processes sharing a data dir append whole lines (O_APPEND);
 // an event another process appends while this one rewrites the log may
-// be lost, which costs one event of many.
+// be lost, which costs one event of many. A log tells what other
+// processes did to its file (Changed: a forget, a fold, their appends)
+// from what it wrote itself by the file's state (identity, size,
+// modification time) as it last left it, so that a serve drops what
+// `toolscout feedback --forget` forgot (issue 52, item 4).
 const (
 	feedbackFile = "feedback.log"
 	// feedbackVersion marks an event line; a line without it is not an
@@ -317,6 +321,10 @@ type FeedbackLog struct {
 	counted bool // lines holds the file's count
 	lines   int  // lines in the file as far as this process knows
 	healed  []string
+	// left is the file as this process last read or wrote it (nil: no
+	// file); stale says that another process changed it since Events.
+	left  os.FileInfo
+	stale bool
 }
 
 // OpenFeedback returns the feedback log of the set folder dir ("" keeps
@@ -354,7 +362,38 @@ func (l *FeedbackLog) Healed() []string {
 func (l *FeedbackLog) Events() ([]FeedbackEvent, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.stale = false
 	return l.eventsLocked()
+}
+
+// Changed reports whether another process changed the log since this
+// one last read it with Events: forgot it (`toolscout feedback
+// --forget`), folded events in, or appended its own. What this process
+// records itself does not count. False before the log was read, and in
+// memory.
+func (l *FeedbackLog) Changed() bool {
+	if l.path == "" {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.counted {
+		return false
+	}
+	fi, err := os.Stat(l.path)
+	if err != nil {
+		fi = nil
+	}
+	return l.stale || !sameState(fi, l.left)
+}
+
+// sameState reports whether a and b are one state of one file (nil: no
+// file; an empty file is no file, as the first append creates it).
+func sameState(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return (a == nil || a.Size() == 0) && (b == nil || b.Size() == 0)
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 func (l *FeedbackLog) eventsLocked() ([]FeedbackEvent, error) {
@@ -363,12 +402,15 @@ func (l *FeedbackLog) eventsLocked() ([]FeedbackEvent, error) {
 	}
 	f, err := os.Open(l.path)
 	if errors.Is(err, os.ErrNotExist) {
-		l.lines, l.counted = 0, true
+		l.lines, l.counted, l.left = 0, true, nil
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	// Its state before reading: an append while it is read shows as a
+	// change, and is read again.
+	l.left, _ = f.Stat()
 	events, lines, damaged, err := readFeedback(f)
 	f.Close()
 	if err != nil {
@@ -402,6 +444,7 @@ func (l *FeedbackLog) rewriteLocked(events []FeedbackEvent) error {
 	err := fileio.WriteAtomic(l.path, func(w *bufio.Writer) error { return writeFeedback(w, events) })
 	if err == nil {
 		l.lines = len(events)
+		l.left, _ = os.Stat(l.path)
 	}
 	return err
 }
@@ -432,9 +475,15 @@ func (l *FeedbackLog) Record(ev FeedbackEvent) error {
 	if err != nil {
 		return err
 	}
+	st, err := f.Stat()
+	if err == nil && !sameState(st, l.left) {
+		// Not as this process left it: forgotten (this append made a
+		// new file), folded into, or appended to by another process.
+		l.stale = true
+	}
 	// After a kill mid-line the file ends without its newline: this
 	// line starts a new one, else both would be lost.
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+	if err == nil && st.Size() > 0 {
 		var last [1]byte
 		if r, err := os.Open(l.path); err == nil {
 			if _, err := r.ReadAt(last[:], st.Size()-1); err == nil && last[0] != '\n' {
@@ -444,6 +493,9 @@ func (l *FeedbackLog) Record(ev FeedbackEvent) error {
 		}
 	}
 	_, err = f.Write(line)
+	if err == nil {
+		l.left, _ = f.Stat()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -524,6 +576,6 @@ func (l *FeedbackLog) Forget() error {
 	if err := os.Remove(l.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	l.lines = 0
+	l.lines, l.left = 0, nil
 	return nil
 }

@@ -192,3 +192,64 @@ func TestDecodeFeedbackLines(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedbackLogChanged: a log tells what another process did to its
+// file (a forget, even one after which this process appends first; a
+// fold; another's append) from its own appends and cap rewrites, which
+// never count (issue 52, item 4: a serve kept ranking what `toolscout
+// feedback --forget` had forgotten).
+func TestFeedbackLogChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		other func(dir string) error // what another process does; nil: nothing
+		then  bool                   // whether this process appends after it
+		want  bool
+	}{
+		{"own appends", nil, true, false},
+		{"forget", func(dir string) error { return OpenFeedback(dir, FeedbackOptions{}).Forget() }, false, true},
+		{"forget, then an own append", func(dir string) error { return OpenFeedback(dir, FeedbackOptions{}).Forget() }, true, true},
+		{"fold", func(dir string) error {
+			_, err := OpenFeedback(dir, FeedbackOptions{}).Fold([]FeedbackEvent{fbEvent(50)})
+			return err
+		}, false, true},
+		{"another's append, then an own one", func(dir string) error { return OpenFeedback(dir, FeedbackOptions{}).Record(fbEvent(60)) }, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := OpenFeedback(dir, FeedbackOptions{Cap: 4})
+			if l.Changed() {
+				t.Fatal("Changed() before the log was read = true")
+			}
+			if _, err := l.Events(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 7 { // past twice the cap: a rewrite of its own
+				if err := l.Record(fbEvent(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if l.Changed() {
+				t.Fatal("Changed() after the log's own appends and rewrite = true")
+			}
+			if tc.other != nil {
+				if err := tc.other(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.then {
+				if err := l.Record(fbEvent(70)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := l.Changed(); got != tc.want {
+				t.Fatalf("Changed() = %v, want %v", got, tc.want)
+			}
+			if _, err := l.Events(); err != nil {
+				t.Fatal(err)
+			}
+			if l.Changed() {
+				t.Error("Changed() after Events read the log again = true")
+			}
+		})
+	}
+}
