@@ -442,13 +442,21 @@ func TestResubscribeAfterRestart(t *testing.T) {
 	addr := ln.Addr().String()
 	subscribed := make(chan *mcp.Server, 4)
 	serve := func(ln net.Listener) *http.Server {
-		var srv *mcp.Server
-		srv = mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{
-			SubscribeHandler: func(context.Context, *mcp.SubscribeRequest) error {
-				subscribed <- srv
-				return nil
-			},
+		srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		})
+		// Told once the go-sdk has recorded the subscription, not from
+		// the SubscribeHandler: the go-sdk records it after the handler
+		// returns, and an update sent in between reaches no session.
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if method == "resources/subscribe" && err == nil {
+					subscribed <- srv
+				}
+				return res, err
+			}
 		})
 		srv.AddResource(textResource("mem://x", "x"))
 		hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
