@@ -181,7 +181,7 @@ func New(opts Options) *Server {
 		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
-		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback}
+		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback, began: time.Now()}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
 		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:             newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),
@@ -205,6 +205,8 @@ func New(opts Options) *Server {
 		defer s.expo.mu.Unlock()
 		s.expo.syncDirectToolsLocked()
 	})
+	// After the views': a call woken by a swap finds its tool listed.
+	opts.Live.Subscribe(s.start.swaps.swapped)
 	if s.metrics != nil {
 		s.metrics.watch(s)
 	}

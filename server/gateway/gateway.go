@@ -300,6 +300,16 @@ func (g *Gateway) Connecting() []string {
 	return out
 }
 
+// Started returns a channel closed once domain's server has finished
+// its first connection attempt (successful or not), nil when domain
+// names none of the gateway's servers.
+func (g *Gateway) Started(domain string) <-chan struct{} {
+	if u := g.byDom[domain]; u != nil {
+		return u.ready
+	}
+	return nil
+}
+
 // Close cancels the calls in flight, disconnects from every upstream and
 // stops restarting them. The sessions close concurrently: a stdio server
 // that ignores the end of its input takes a second or two to stop, and
