@@ -127,7 +127,10 @@ type Server struct {
 	eng  *search.Engine
 	exec Executor
 	log  *slog.Logger
-	impl *mcp.Implementation
+	// sdkLog is log for the go-sdk, its routine records at debug
+	// (sdklog.go).
+	sdkLog *slog.Logger
+	impl   *mcp.Implementation
 
 	metrics  *Metrics         // nil: not counted
 	surface  *surface.Surface // upstream prompts and resources; nil: none (passthrough.go)
@@ -176,7 +179,7 @@ func New(opts Options) *Server {
 	if opts.StructuredClients == nil {
 		opts.StructuredClients = DefaultStructuredClients
 	}
-	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, log: log, metrics: opts.Metrics,
+	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, log: log, sdkLog: sdkLogger(log), metrics: opts.Metrics,
 		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
