@@ -38,6 +38,7 @@ func (mt *metaTools) executeNamed(ctx context.Context, req *mcp.CallToolRequest,
 		return nil, FailBadRequest, errors.New("pass tool_name; find names with discover_tools")
 	}
 	who := mt.scope.callerIn(ctx)
+	mt.start.waitServer(ctx, who, args.ToolName)
 	t, serr := mt.scope.resolveToolFor(who, mt.scope.catalogFor(who), args.ToolName)
 	if serr != nil {
 		return nil, FailUnknownTool, errors.New(serr.Error)

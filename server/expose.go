@@ -182,7 +182,7 @@ func (e *exposure) viewCount() int {
 // that sessions opening at once build their views in parallel.
 func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic, who: who}
-	so := &mcp.ServerOptions{Logger: s.log, SetCacheable: cacheable(v)}
+	so := &mcp.ServerOptions{Logger: s.sdkLog, SetCacheable: cacheable(v)}
 	surfaceOptions(s.surface, v, so)
 	v.mcp = mcp.NewServer(s.impl, so)
 	v.mcp.AddReceivingMiddleware(s.greet.middleware(v))

@@ -20,12 +20,16 @@ var (
 // new work. Requests in flight are not touched.
 func (s *Server) Drain() { s.draining.Store(true) }
 
-// Ready returns nil when the server answers every request as it should:
-// its index is loaded (keyword and vectors) and, when it follows upstream
-// servers, their first round of tools is indexed (each server answered
-// or failed once, or the startup wait passed; one that failed or is
-// still connecting is waited for in the background and its tools come
-// when it answers). Otherwise it returns why not: ErrDraining,
+// Ready returns nil when the server answers every request as it should,
+// which is what a load balancer takes a 200 from /readyz to mean: its
+// index is loaded (keyword and vectors) and, when it follows upstream
+// servers, every one of them has finished its first connection attempt
+// (answered or failed) and what they listed is indexed, or the startup
+// wait has passed since the server started. Ready says nothing of
+// whether the servers are up: one that failed is retried in the
+// background and its calls say it is unavailable (the metrics say which
+// are up). Before that, a call of a tool of a server still connecting
+// would wait for it. Otherwise Ready returns why not: ErrDraining,
 // ErrIndexLoading, ErrSemanticLoading or ErrUpstreamsStarting. A server
 // whose index failed to load and that lists every tool directly instead
 // (fallback eager) is ready.
@@ -37,7 +41,9 @@ func (s *Server) Ready() error {
 		return ErrIndexLoading
 	case !isClosed(s.live.Settled()):
 		return ErrSemanticLoading
-	case !isClosed(s.live.Ready()):
+	case !isClosed(s.live.Ready()), s.start.upstreamsStarting():
+		// The index may hold what the last run kept of the servers
+		// (Ready at once): the servers are still connecting all the same.
 		return ErrUpstreamsStarting
 	}
 	return nil

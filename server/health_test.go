@@ -149,3 +149,23 @@ func TestReadinessWaitsForUpstreams(t *testing.T) {
 		t.Error("toolscout_upstream_tools{server=\"fake\"} = 0, want its tools")
 	}
 }
+
+// TestReadinessWaitsForFirstAttempts (issue 52, item 6): with the
+// tools of every server but one known from the last run (the index is
+// whole at once), the server is not ready while that one is in its
+// first connection attempt, and is once the startup wait has passed
+// even though it still is: a load balancer is not kept waiting for a
+// server stuck connecting.
+func TestReadinessWaitsForFirstAttempts(t *testing.T) {
+	hang := fakeConfig(t, "hang", "hang")
+	hang.ConnectTimeout = time.Minute
+	e := knownGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "local", "ok"), hang},
+		Known: []index.ListedTools{fakeKnown(t, "local")}}, Options{StartupWait: time.Second})
+	if code, body := probe(t, e.srv.ReadyHandler()); code != http.StatusServiceUnavailable || !strings.Contains(body, ErrUpstreamsStarting.Error()) {
+		t.Errorf("with a server in its first connection attempt: /readyz = %d %q, want 503 %q", code, body, ErrUpstreamsStarting)
+	}
+	waitFor(t, "ready once the startup wait passed", func() bool { return e.srv.Ready() == nil })
+	if c := e.gw.Connecting(); len(c) != 1 || c[0] != "hang" {
+		t.Errorf("ready with %v connecting, want hang still connecting (its connect timeout is a minute)", c)
+	}
+}

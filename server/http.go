@@ -101,11 +101,11 @@ func newHTTPHandler(scope *callerScope, expo *exposure, start *startup, log *slo
 	// its own, which relay.SpliceHTTP can splice (a batch answered as one JSON
 	// array would carry its placeholders unspliced).
 	sessions := hh.sessions(mcp.NewStreamableHTTPHandler(fromContext,
-		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: hh.log}), o.MaxSessions)
+		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdle, Logger: sdkLogger(hh.log)}), o.MaxSessions)
 	// A stateless request ends when its HTTP request does: a client that
 	// goes away cancels the call (the transport spec's cancellation).
 	stateless := hh.stateless(mcp.NewStreamableHTTPHandler(fromContext,
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: hh.log, PropagateRequestCancellation: true}))
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: sdkLogger(hh.log), PropagateRequestCancellation: true}))
 	// Large relayed results are written into each response as the
 	// upstream's bytes (relay.SpliceHTTP).
 	h := relay.SpliceHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -146,6 +146,12 @@ func (b *codeBridge) Call(ctx context.Context, domain, tool string, raw json.Raw
 	cat := mt.scope.catalogFor(who)
 	t := codeTool(cat, domain, tool)
 	name := domain + "__" + tool
+	if t == nil {
+		// Its server may be in its first connection attempt.
+		mt.start.waitServer(ctx, who, name)
+		cat = mt.scope.catalogFor(who)
+		t = codeTool(cat, domain, tool)
+	}
 	call := mt.audit.begin(b.req, RunCode, name)
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil || args == nil {

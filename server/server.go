@@ -127,7 +127,10 @@ type Server struct {
 	eng  *search.Engine
 	exec Executor
 	log  *slog.Logger
-	impl *mcp.Implementation
+	// sdkLog is log for the go-sdk, its routine records at debug
+	// (sdklog.go).
+	sdkLog *slog.Logger
+	impl   *mcp.Implementation
 
 	metrics  *Metrics         // nil: not counted
 	surface  *surface.Surface // upstream prompts and resources; nil: none (passthrough.go)
@@ -176,12 +179,12 @@ func New(opts Options) *Server {
 	if opts.StructuredClients == nil {
 		opts.StructuredClients = DefaultStructuredClients
 	}
-	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, log: log, metrics: opts.Metrics,
+	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, log: log, sdkLog: sdkLogger(log), metrics: opts.Metrics,
 		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
-		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback}
+		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback, began: time.Now()}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
 		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:             newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),
@@ -205,6 +208,8 @@ func New(opts Options) *Server {
 		defer s.expo.mu.Unlock()
 		s.expo.syncDirectToolsLocked()
 	})
+	// After the views': a call woken by a swap finds its tool listed.
+	opts.Live.Subscribe(s.start.swaps.swapped)
 	if s.metrics != nil {
 		s.metrics.watch(s)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,6 +41,34 @@ type startup struct {
 	wait     time.Duration   // Options.StartupWait
 	fallback string          // Options.Fallback
 	mode     func() string   // the exposure mode now
+	began    time.Time       // when the server was made
+	swaps    catalogSwaps    // the live index's refreshes
+}
+
+// catalogSwaps tells a wait that the live index swapped in a catalog.
+type catalogSwaps struct {
+	mu   sync.Mutex
+	next chan struct{} // closed at the next swap; nil until asked for
+}
+
+// after returns a channel closed at the next swap.
+func (c *catalogSwaps) after() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.next == nil {
+		c.next = make(chan struct{})
+	}
+	return c.next
+}
+
+// swapped is the live index's subscriber.
+func (c *catalogSwaps) swapped() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.next != nil {
+		close(c.next)
+		c.next = nil
+	}
 }
 
 // gated reports whether tools/list and direct tool calls wait for the
@@ -116,6 +145,77 @@ type connectingReporter interface {
 
 var _ connectingReporter = (*gateway.Gateway)(nil)
 
+// serverStarter is implemented by executors whose servers connect at
+// start (the gateway): a call of a tool of a server in its first
+// connection attempt waits for it (waitServer).
+type serverStarter interface {
+	// Started returns a channel closed once domain's server has
+	// finished its first connection attempt, nil when domain is none of
+	// its servers.
+	Started(domain string) <-chan struct{}
+	// Status reports every server: whether it is up, how many tools it
+	// lists.
+	Status() []gateway.UpstreamStatus
+}
+
+var _ serverStarter = (*gateway.Gateway)(nil)
+
+// upstreamsStarting reports whether a configured server is still in its
+// first connection attempt within the startup wait (counted from the
+// server's start): until then a call of its tools would have to wait
+// for it, so the server is not ready (Server.Ready).
+func (st *startup) upstreamsStarting() bool {
+	r, ok := st.exec.(connectingReporter)
+	return ok && time.Since(st.began) < st.wait && len(r.Connecting()) > 0
+}
+
+// waitServer holds a call of the tool name (a direct call, execute_tool,
+// a run_code program's) whose server the index holds no tools of and
+// that is still in its first connection attempt (it failed on the last
+// run, or is new in the config: nothing was kept of it), until the
+// server has answered or failed and, when it listed tools, the index
+// holds them: within the startup wait, as the first tools/list waits.
+// The call then runs, or says the server is unavailable, instead of
+// "still connecting, try again". A tool of a server whose tools are
+// known from the last run does not wait here: Execute waits for its
+// server, within the call's timeout.
+func (st *startup) waitServer(ctx context.Context, who *callers.Caller, name string) {
+	s, ok := st.exec.(serverStarter)
+	domain, _, qualified := strings.Cut(name, "__")
+	if !ok || !qualified || st.live.Engine().Catalog().Domain(domain) != nil {
+		return
+	}
+	started := s.Started(domain)
+	if started == nil || !st.scope.domainVisible(who, domain) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, st.wait)
+	defer cancel()
+	label := "a call of " + name + " waits"
+	if !progress.Wait(ctx, st.log, nil, started, label, func() string { return fmt.Sprintf("server %q to connect", domain) }) {
+		return
+	}
+	for {
+		swap := st.swaps.after()
+		if st.live.Engine().Catalog().Domain(domain) != nil || !listsTools(s, domain) {
+			return // indexed, or down (or listing nothing): said by the call
+		}
+		if !progress.Wait(ctx, st.log, nil, swap, label, func() string { return fmt.Sprintf("the index to take in server %q's tools", domain) }) {
+			return
+		}
+	}
+}
+
+// listsTools reports whether domain's server is up and lists tools.
+func listsTools(s serverStarter, domain string) bool {
+	for _, u := range s.Status() {
+		if u.Domain == domain {
+			return u.State == "up" && u.Tools > 0
+		}
+	}
+	return false
+}
+
 // waitingFor says what a wait for the live index's first refresh waits
 // for.
 func (st *startup) waitingFor(who *callers.Caller) string {
@@ -160,6 +260,7 @@ func (st *startup) middleware(v *view, unlisted func(*view, *mcp.CallToolRequest
 						// (unlistedCall).
 						st.waitReady(ctx)
 					}
+					st.waitServer(ctx, v.who, name)
 					if msg := st.scope.unavailableToolFor(v.who, st.scope.catalogFor(v.who), name); msg != "" {
 						return errorResult("%s", msg), nil
 					}

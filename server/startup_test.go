@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -376,6 +377,13 @@ type knownEnv struct {
 // the live index loads them first, then follows the gateway.
 func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) *knownEnv {
 	t.Helper()
+	return knownGatewayServer(t, opts, Options{Expose: exp})
+}
+
+// knownGatewayServer is knownGateway with the server's options (their
+// Live and Executor are the gateway's).
+func knownGatewayServer(t *testing.T, opts gateway.Options, so Options) *knownEnv {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	if opts.MinBackoff == 0 {
@@ -388,7 +396,8 @@ func knownGateway(t *testing.T, opts gateway.Options, exp Exposure) *knownEnv {
 	if _, err := live.Load(ctx, nil, embed.NewBuiltin(embed.BuiltinOptions{}), nil); err != nil {
 		t.Fatal(err)
 	}
-	e.srv = New(Options{Live: live, Executor: e.gw, Expose: exp})
+	so.Live, so.Executor = live, e.gw
+	e.srv = New(so)
 	e.changes = watchListChanges(t, e.srv, nil)
 	live.Subscribe(func() { e.refreshes.Add(1) }) // after the server's own: its view is synced first
 	live.Follow(ctx, e.gw, search.FollowOptions{})
@@ -520,6 +529,56 @@ func TestCallWaitsWithinItsTimeout(t *testing.T) {
 	res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "slow__echo", "arguments": map[string]any{"text": "hi"}})
 	if !res.IsError || !strings.Contains(text(res), `server "slow" is still starting`) || !strings.Contains(text(res), "300ms") {
 		t.Errorf("execute_tool on a server starting for longer than the call's timeout = %s", text(res))
+	}
+}
+
+// TestServerDownLastRunIsWaitedFor (issue 52, item 6): with one
+// server's tools known from the last run and another that failed then
+// (nothing kept of it), the server is not ready while that one is
+// still connecting, and a call of one of its tools made meanwhile (a
+// direct call, execute_tool, a run_code program's) waits for it and
+// runs, instead of answering "still connecting, try again".
+func TestServerDownLastRunIsWaitedFor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		so   Options
+		call func(t *testing.T, cs *mcp.ClientSession) (string, bool)
+	}{
+		{"direct call", Options{Expose: Exposure{Mode: ExposeEager}}, func(t *testing.T, cs *mcp.ClientSession) (string, bool) {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__echo", Arguments: map[string]any{"text": "hi"}})
+			if err != nil {
+				return err.Error(), false
+			}
+			return text(res), !res.IsError
+		}},
+		{"execute_tool", Options{Expose: Exposure{Mode: ExposeMeta}}, func(t *testing.T, cs *mcp.ClientSession) (string, bool) {
+			res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "remote__echo", "arguments": map[string]any{"text": "hi"}})
+			return text(res), !res.IsError
+		}},
+		{"run_code", Options{Expose: Exposure{Mode: ExposeCode}, Code: &Code{Runner: codeRunner(t)}}, func(t *testing.T, cs *mcp.ClientSession) (string, bool) {
+			ans := codeAnswer(t, cs, `return await tools.remote.echo({text: "hi"})`)
+			return string(ans.Result) + fmt.Sprint(ans.Error), ans.Error == nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Not parallel: knownGateway sets addToolHook.
+			remote := fakeConfig(t, "remote", "ok")
+			remote.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
+			e := knownGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "local", "ok"), remote},
+				Known: []index.ListedTools{fakeKnown(t, "local")}}, tc.so)
+			cs := connect(t, e.srv)
+			if err := e.srv.Ready(); !errors.Is(err, ErrUpstreamsStarting) {
+				t.Errorf("with a server in its first connection attempt: Ready() = %v, want %v", err, ErrUpstreamsStarting)
+			}
+			if e.live.Engine().Catalog().Domain("remote") != nil || len(e.gw.Connecting()) == 0 {
+				t.Fatal("the remote server connected before the call; the test needs it still starting")
+			}
+			got, ok := tc.call(t, cs)
+			if !ok || !strings.Contains(got, "hi") {
+				t.Errorf("%s of a tool of a server still connecting = %s; want it to wait for the server and run", tc.name, got)
+			}
+			waitFor(t, "ready", func() bool { return e.srv.Ready() == nil })
+		})
 	}
 }
 

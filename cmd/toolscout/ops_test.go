@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -464,4 +465,54 @@ func TestServeDrainDelay(t *testing.T) {
 			t.Errorf("exit: %v; log:\n%s", s.err, log)
 		}
 	})
+}
+
+// TestServeSIGTERMLogsShutdown (issue 52, item 10): a plain SIGTERM,
+// with one upstream server connected and one still connecting, says
+// toolscout is shutting down and warns of nothing: the connection
+// attempt it cuts is no "upstream unavailable ... context canceled".
+func TestServeSIGTERMLogsShutdown(t *testing.T) {
+	bin := buildBinary(t)
+	end := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // never answers
+		case <-r.Context().Done():
+		case <-end:
+		}
+	}))
+	t.Cleanup(stuck.Close)
+	t.Cleanup(func() { close(end) }) // first
+	cfg := everythingConfig(t, false)
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := strings.Replace(string(data), `{"mcpServers": {`, `{"mcpServers": {"stuck": {"url": "`+stuck.URL+`/mcp"}, `, 1)
+	if err := os.WriteFile(cfg, []byte(servers), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServeHTTP(t, bin, nil, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--embedder", "builtin", "--data-dir", t.TempDir())
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(s.logText(), `msg="upstream connected" domain=everything`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything did not connect in 30 s:\n%s", s.logText())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	before := len(s.logText())
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the process still runs 30 s after SIGTERM:\n%s", s.dump())
+	}
+	after := s.logText()[before:]
+	if s.err != nil || !strings.Contains(after, "toolscout is shutting down") {
+		t.Errorf("exit %v; log after SIGTERM does not say toolscout is shutting down:\n%s", s.err, after)
+	}
+	for _, line := range strings.Split(after, "\n") {
+		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+			t.Errorf("a plain SIGTERM logged %s", line)
+		}
+	}
 }

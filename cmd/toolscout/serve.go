@@ -215,7 +215,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ctx, stop := context.WithCancelCause(context.WithoutCancel(sig))
 	defer stop(nil)
 	if *httpAddr == "" {
-		defer context.AfterFunc(sig, func() { stop(nil) })()
+		defer context.AfterFunc(sig, func() {
+			log.Info("shutting down: signal received") // over HTTP, the drain says so
+			stop(nil)
+		})()
 	}
 	loadDone := make(chan struct{})
 	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, Version: version, Logger: log, Domains: a.domainSizes(base)}

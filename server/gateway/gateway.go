@@ -300,12 +300,29 @@ func (g *Gateway) Connecting() []string {
 	return out
 }
 
+// Started returns a channel closed once domain's server has finished
+// its first connection attempt (successful or not), nil when domain
+// names none of the gateway's servers.
+func (g *Gateway) Started(domain string) <-chan struct{} {
+	if u := g.byDom[domain]; u != nil {
+		return u.ready
+	}
+	return nil
+}
+
 // Close cancels the calls in flight, disconnects from every upstream and
 // stops restarting them. The sessions close concurrently: a stdio server
 // that ignores the end of its input takes a second or two to stop, and
 // that should not add up over many servers.
 func (g *Gateway) Close() {
-	g.closeOnce.Do(func() { close(g.closing) })
+	g.closeOnce.Do(func() {
+		close(g.closing)
+		if g.cancel != nil && len(g.ups) > 0 {
+			// What ends now ends for that: the connection attempts and
+			// sessions it cuts are not logged one by one (keep).
+			g.log.Info("closing the upstream servers: toolscout is shutting down", "servers", len(g.ups))
+		}
+	})
 	if g.cancel != nil {
 		g.cancel()
 	}
@@ -338,6 +355,9 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 		start := time.Now()
 		session, err := g.connect(ctx, u)
 		var wait time.Duration
+		if err != nil && g.shuttingDown(ctx) {
+			return // cut by Close, which said so
+		}
 		if err != nil {
 			err = g.opts.Redactor.Error(err)
 			wait = backoff.next(0)
@@ -354,7 +374,7 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 			u.readyOnce()
 			g.log.Info("upstream connected", "domain", u.cfg.Domain, "tools", len(u.toolsCopy()), "protocol", session.InitializeResult().ProtocolVersion, "latency", connected.Sub(start).Round(time.Millisecond))
 			werr := session.Wait()
-			if ctx.Err() != nil {
+			if g.shuttingDown(ctx) {
 				return
 			}
 			if werr == nil {
@@ -371,6 +391,18 @@ func (g *Gateway) keep(ctx context.Context, u *upstream) {
 			return
 		case <-time.After(wait):
 		}
+	}
+}
+
+// shuttingDown reports whether the gateway is closing (or ctx, keep's,
+// is done): a connection attempt or session that ends then was ended by
+// the shutdown.
+func (g *Gateway) shuttingDown(ctx context.Context) bool {
+	select {
+	case <-g.closing:
+		return true
+	default:
+		return ctx.Err() != nil
 	}
 }
 
