@@ -173,7 +173,10 @@ func (b *codeBridge) Call(ctx context.Context, domain, tool string, raw json.Raw
 	res, fail, err := mt.runWith(ctx, b.req, t, args, false)
 	call.end(ctx, args, res, fail, err)
 	if err != nil {
-		return t.QualifiedName, nil, fmt.Errorf("%s: %v", t.QualifiedName, err)
+		if !strings.Contains(err.Error(), t.QualifiedName) {
+			err = fmt.Errorf("%s: %v", t.QualifiedName, err)
+		}
+		return t.QualifiedName, nil, err
 	}
 	value, terr := toolValue(res)
 	if terr != nil {

@@ -378,7 +378,12 @@ func (c *childRun) reasonError(v goja.Value) *ProgramError {
 			if t := o.Get("tool"); t != nil {
 				pe.Tool = t.String()
 			}
-			pe.Message = "uncaught error of " + pe.Tool + ": " + o.Get("message").String()
+			// The message names the tool when toolscout wrote it; an
+			// upstream's own message may not.
+			pe.Message = o.Get("message").String()
+			if !strings.Contains(pe.Message, pe.Tool) {
+				pe.Message = pe.Tool + ": " + pe.Message
+			}
 			return pe
 		}
 	}
