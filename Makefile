@@ -145,7 +145,7 @@ generate:
 # The built-in embedder's word vectors, learned from Debian's English
 # package descriptions (apt's lists) and the npm and PyPI package summaries
 # given in CORPUS_TSV (tab-separated files with a header row and a
-# "summary" column; README, "Embedders", says where to get them).
+# "summary" column; docs/embedders.md, says where to get them).
 # Deterministic for a given corpus; the corpus SHA-256 it prints is
 # recorded in BENCHMARKS.md. Without CORPUS_TSV it stops and says so:
 # Debian's descriptions alone give weaker vectors than the shipped ones,
@@ -153,7 +153,7 @@ generate:
 CORPUS_TSV ?=
 wordvectors:
 	@if [ -z "$(strip $(CORPUS_TSV))" ]; then \
-		echo 'make wordvectors: set CORPUS_TSV to the npm and PyPI summary lists the shipped vectors were learned from, e.g. CORPUS_TSV="pypi.tsv npm.tsv" (README, "Embedders"), or CORPUS_TSV=none for Debian descriptions alone (weaker vectors)' >&2; \
+		echo 'make wordvectors: set CORPUS_TSV to the npm and PyPI summary lists the shipped vectors were learned from, e.g. CORPUS_TSV="pypi.tsv npm.tsv" (docs/embedders.md), or CORPUS_TSV=none for Debian descriptions alone (weaker vectors)' >&2; \
 		exit 2; \
 	fi
 	@for f in $(filter-out none,$(CORPUS_TSV)); do \
@@ -164,7 +164,7 @@ wordvectors:
 	@if [ -n "$(TEACHER)" ]; then \
 		$(GO) run ./cmd/genvectors -teacher $(TEACHER) -ollama http://$(or $(OLLAMA_HOST),127.0.0.1:11434) -keep 0.5 -sentences 24000 -vocab-from embed/wordvectors.bin -out embed/wordvectors.bin; \
 	else \
-		echo 'make wordvectors: without TEACHER=MODEL (an embedding model behind Ollama'"'"'s API) the vectors have no distilled half: weaker than the shipped ones (README, "Embedders")' >&2; \
+		echo 'make wordvectors: without TEACHER=MODEL (an embedding model behind Ollama'"'"'s API) the vectors have no distilled half: weaker than the shipped ones (docs/embedders.md)' >&2; \
 	fi
 
 # The built-in dataset's long-task queries, composed (seeded) from its

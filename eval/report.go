@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 )
 
-// WriteJSON writes the report in the JSON shape README.md documents
+// WriteJSON writes the report in the JSON shape docs/eval.md documents
 // ("toolscout eval --format json").
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)

@@ -61,7 +61,7 @@ type Options struct {
 	FeedbackParams search.FeedbackParams
 }
 
-// Report is the outcome of Evaluate, in the JSON shape README.md
+// Report is the outcome of Evaluate, in the JSON shape docs/eval.md
 // documents.
 type Report struct {
 	Datasets []*DatasetReport `json:"datasets"`

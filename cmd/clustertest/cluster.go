@@ -108,7 +108,7 @@ func (c *cluster) index(data string) (time.Duration, error) {
 func (c *cluster) serveArgs(data string) []string {
 	// On SIGTERM a replica answers /readyz with 503 and serves on for
 	// three health checks (HAProxy marks it down after two failed ones),
-	// as a replica behind a load balancer is run (README, "Operations").
+	// as a replica behind a load balancer is run (docs/operations.md).
 	return append([]string{"--data-dir", data, "--drain-delay", (3 * c.o.checkInter).String()}, c.args...)
 }
 

@@ -34,7 +34,7 @@ type lbConfig struct {
 
 type lbServer struct{ Name, Addr string }
 
-// haproxyTemplate is the load balancer the README's Deployment section
+// haproxyTemplate is the load balancer docs/operations.md's Deployment section
 // describes: round robin for requests without Mcp-Session-Id (the
 // stateless protocol, and initialize), a stick table that pins a session
 // to the replica whose answer created it, health checks on /readyz.

@@ -254,9 +254,9 @@ func catalogAdvice(err error) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return "the file does not exist: check the --catalog path"
 	case errors.As(err, &ce) && ce.File != "" && ce.Path != "":
-		return fmt.Sprintf("edit %s at %s as the message says (the format is in the README, Catalog files)", ce.File, ce.Path)
+		return fmt.Sprintf("edit %s at %s as the message says (the format is in docs/catalog-files.md)", ce.File, ce.Path)
 	case errors.As(err, &ce):
-		return "fix the catalog as the message says (the format is in the README, Catalog files)"
+		return "fix the catalog as the message says (the format is in docs/catalog-files.md)"
 	}
 	return "check that the --catalog file is readable"
 }
