@@ -113,6 +113,8 @@ func selfCommand() (*exec.Cmd, error) {
 		exe = "/proc/self/exe"
 	}
 	cmd := exec.Command(exe)
+	// What ps shows: a sandbox, not a second gateway.
+	cmd.Args = []string{"toolscout-sandbox"}
 	cmd.Env = []string{childEnv + "=" + childValue, "GOMAXPROCS=1"}
 	cmd.Dir = os.TempDir()
 	return cmd, nil
