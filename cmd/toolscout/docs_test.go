@@ -3,16 +3,29 @@ package main
 // The docs cannot drift from the program (issue 47): every command, flag
 // and config key the program knows is named on some page of README.md or
 // docs/*.md, every `toolscout CMD --flag` and config key a page shows
-// exists.
+// exists, and the shell blocks marked runnable run.
+//
+// The pages are Markdown. A fenced block whose info string has the word
+// runnable (```sh runnable) is run by TestRunnableExamples: each of its
+// lines must be one toolscout command, run against the built binary in
+// a temporary folder with --data-dir there and no Ollama
+// (OLLAMA_HOST=127.0.0.1:9), so only examples that work offline on the
+// built-in catalog can be marked. A line is expected to exit 0 unless
+// its comment says otherwise ("# exits 1: a tool is flagged").
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // docPage is one Markdown page: its name (relative to the repository
@@ -413,6 +426,78 @@ func checkConfigKey(path []string, key string) string {
 		}
 	}
 	return ""
+}
+
+var exitComment = regexp.MustCompile(`#.*\bexits? (\d+)\b`)
+
+func TestRunnableExamples(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the examples are sh command lines")
+	}
+	var blocks []docBlock
+	for _, p := range docPages(t) {
+		for _, b := range p.blocks(nil) {
+			if slices.Contains(b.info, "runnable") {
+				blocks = append(blocks, b)
+			}
+		}
+	}
+	if len(blocks) == 0 {
+		t.Fatal("no block of README.md or docs/*.md is marked runnable (```sh runnable)")
+	}
+	bin := buildBinary(t)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TOOLSCOUT_") && !strings.HasPrefix(kv, "OLLAMA_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_") {
+			env = append(env, kv)
+		}
+	}
+	for _, b := range blocks {
+		t.Run(fmt.Sprintf("%s:%d", b.page, b.line), func(t *testing.T) {
+			dir := t.TempDir()
+			benv := append(slices.Clip(env), "OLLAMA_HOST=127.0.0.1:9", "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+			ran := 0
+			for _, l := range b.lines {
+				where := fmt.Sprintf("%s:%d", b.page, l.n)
+				code := stripComment(l.text)
+				if strings.TrimSpace(code) == "" {
+					continue
+				}
+				c, ok := parseCommand(where, code)
+				if !ok || shellSeparator.MatchString(code) || strings.HasSuffix(strings.TrimSpace(code), `\`) {
+					t.Errorf("%s: %q: a runnable block holds one toolscout command a line", where, l.text)
+					continue
+				}
+				want := 0
+				if m := exitComment.FindStringSubmatch(l.text); m != nil {
+					want, _ = strconv.Atoi(m[1])
+				}
+				// The binary for bin/toolscout, and --data-dir right after
+				// the command word.
+				_, args, _ := strings.Cut(commandLine.FindStringSubmatch(strings.TrimSpace(code))[1], c.cmd)
+				line := fmt.Sprintf("%s %s --data-dir %s%s", strconv.Quote(bin), c.cmd, strconv.Quote(filepath.Join(dir, "data")), args)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				cmd := exec.CommandContext(ctx, "sh", "-c", line)
+				cmd.Dir, cmd.Env = dir, benv
+				out, err := cmd.CombinedOutput()
+				cancel()
+				got := 0
+				if err != nil {
+					got = -1
+					if ee, ok := err.(*exec.ExitError); ok {
+						got = ee.ExitCode()
+					}
+				}
+				ran++
+				if got != want {
+					t.Errorf("%s: %s: exit %d (%v), want %d; output:\n%s", where, l.text, got, err, want, out)
+				}
+			}
+			if ran == 0 {
+				t.Errorf("%s:%d: a runnable block without a toolscout command", b.page, b.line)
+			}
+		})
+	}
 }
 
 // The scanner's paths, on the shapes the pages write.
