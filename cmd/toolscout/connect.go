@@ -133,6 +133,13 @@ func runConnect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.file, err = filepath.Abs(o.file); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
+	// A file kept elsewhere behind a symbolic link (dotfiles) is
+	// written where it is, and the link stays.
+	for _, p := range []*string{&o.file, &o.to} {
+		if real, err := filepath.EvalSymlinks(*p); err == nil {
+			*p = real
+		}
+	}
 	if o.self, err = os.Executable(); err != nil {
 		return fmt.Errorf("connect: the path of this toolscout: %w", err)
 	}
@@ -163,6 +170,11 @@ type connectPlan struct {
 	notes                []string
 	secrets              []string
 }
+
+// editorVars are the variables VS Code and Cursor fill in themselves
+// (${workspaceFolder}, ${userHome}): toolscout takes them for
+// environment variables.
+var editorVars = []string{"workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator", "cwd", "fileWorkspaceFolder"}
 
 var (
 	envRefRE = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -299,8 +311,11 @@ func importEntry(file, key, name string, raw []byte) (importedServer, []string, 
 	entry := envRefRE.ReplaceAll(b.Bytes(), []byte("$${$1}"))
 	var notes []string
 	for _, v := range anyVarRE.FindAll(entry, -1) {
-		if !varRE.Match(v) {
+		switch sub := varRE.FindSubmatch(v); {
+		case sub == nil || len(sub[0]) != len(v):
 			notes = append(notes, fmt.Sprintf("server %q: toolscout does not expand %s (the client's own variable): it stays as written; put the value in toolscout's config or an environment variable", name, v))
+		case slices.Contains(editorVars, string(sub[1])):
+			notes = append(notes, fmt.Sprintf("server %q: %s is the editor's variable; toolscout reads it from the environment it runs in", name, v))
 		}
 	}
 	// toolscout must be able to serve what it imports: the entry on
