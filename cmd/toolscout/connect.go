@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -82,9 +83,13 @@ func runConnect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	h := hostEnv{home: home, goos: runtime.GOOS, getenv: os.Getenv}
 	fs := newFlagSet("connect", connectUsage, stderr)
+	// Every command takes the global flags (DESIGN.md); connect uses
+	// --config alone: one --config is toolscout's config, as --to.
+	var g globalFlags
+	g.register(fs, "warn")
 	configFile := fs.String("config-file", "", "import from this client config `PATH` (mcpServers, or VS Code's servers) instead of a named client's")
 	project := fs.String("project", "", "with claude-code, cursor or vscode: the project folder `DIR` whose file (.mcp.json, .cursor/mcp.json, .vscode/mcp.json) to connect instead of the user's")
-	to := fs.String("to", defaultToolscoutConfig(h), "toolscout's config `FILE` that the servers are imported into and that the client's entry serves")
+	to := fs.String("to", defaultToolscoutConfig(h), "toolscout's config `FILE` that the servers are imported into and that the client's entry serves (one --config FILE is the same)")
 	dryRun := fs.Bool("dry-run", false, "print the diff of both files (values of env and headers masked) and change nothing")
 	undo := fs.Bool("undo", false, "restore, from their backups, the files the last connect changed (pass the same --to)")
 	replace := fs.Bool("replace", false, "when toolscout's config has a server of the same name with another definition, take the client's")
@@ -93,6 +98,16 @@ func runConnect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	o := connectOptions{dryRun: *dryRun, replace: *replace, now: time.Now(), write: writeKeepingMode}
+	toGiven := false
+	fs.Visit(func(f *flag.Flag) { toGiven = toGiven || f.Name == "to" })
+	switch {
+	case len(g.configs) > 1:
+		return usagef("connect imports into one config: give one --config (or --to)")
+	case len(g.configs) == 1 && toGiven && g.configs[0] != *to:
+		return usagef("--config and --to name two files: give one")
+	case len(g.configs) == 1:
+		*to = g.configs[0]
+	}
 	if o.to, err = filepath.Abs(*to); err != nil {
 		return fmt.Errorf("connect: --to: %w", err)
 	}

@@ -487,6 +487,7 @@ func TestConnectErrors(t *testing.T) {
 		{"not JSON", []string{"--config-file", bad}, bad + ": not JSON: line 4"},
 		{"not an MCP config", []string{"--config-file", notMCP}, `no "mcpServers"`},
 		{"no project file", []string{"claude-desktop", "--project", home}, "claude-desktop has no project file"},
+		{"two configs", []string{"cursor", "--config", "a.json", "--to", "b.json"}, "--config and --to name two files"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := connectCLI(t, append([]string{"connect"}, c.args...)...)
