@@ -173,7 +173,9 @@ func checkKeys(file, path string, data []byte, known []string, strict bool) erro
 	return nil
 }
 
-var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// varRE is a ${VAR} of a config, or ${VAR:-default} (the value when VAR
+// is unset or empty), as Claude Code's .mcp.json writes it.
+var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
 // parseConfig parses one mcpServers file. getenv looks up ${VAR}s.
 func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (*gatewayConfig, error) {
@@ -335,8 +337,12 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 				return s
 			}
 			return varRE.ReplaceAllStringFunc(s, func(m string) string {
-				name := varRE.FindStringSubmatch(m)[1]
+				sub := varRE.FindStringSubmatch(m)
+				name := sub[1]
 				v, ok := getenv(name)
+				if def, hasDef := strings.CutPrefix(sub[2], ":-"); hasDef && v == "" {
+					return def
+				}
 				if !ok && err == nil {
 					err = &ConfigError{File: file, Path: path + "." + field, Reason: fmt.Sprintf("${%s} is not set in the environment", name)}
 				}

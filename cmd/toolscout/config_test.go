@@ -66,6 +66,31 @@ func TestParseConfigSkipsToolscoutAndExpandsArgs(t *testing.T) {
 	}
 }
 
+// TestParseConfigVarDefaults: ${VAR:-default}, as Claude Code's .mcp.json
+// writes it, is VAR's value, or the default when VAR is unset or empty.
+func TestParseConfigVarDefaults(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"set", map[string]string{"API_BASE_URL": "https://mine.test"}, "https://mine.test/mcp"},
+		{"unset", map[string]string{}, "https://api.example.com/mcp"},
+		{"empty", map[string]string{"API_BASE_URL": ""}, "https://api.example.com/mcp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := `{"mcpServers": {"api": {"type": "sse", "url": "${API_BASE_URL:-https://api.example.com}/mcp"}}}`
+			gc, err := parseConfig("c.json", []byte(data), env(c.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := gc.Upstreams[0].URL; got != c.want {
+				t.Errorf("url = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct{ name, in, path, reason string }{
 		{"invalid json", "{\"mcpServers\": {\n\"a\": }", "", "line 2"},

@@ -108,6 +108,7 @@ func commands() []command {
 		{"lint", "per-tool token cost; flag long, missing and duplicate descriptions (exit 1)", runLint},
 		{"doctor", "check the config, upstream servers, Ollama and the data dir", runDoctor},
 		{"approve", "list, or approve, upstream tools whose definition changed since approved", runApprove},
+		{"connect", "import a client's MCP servers (claude-desktop, claude-code, cursor, vscode) and point it at toolscout", runConnect},
 		{"feedback", "list what was learned from the tools agents ran after searches; --forget clears it", runFeedback},
 	}
 }
