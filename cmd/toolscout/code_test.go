@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +77,18 @@ func TestCodeFlags(t *testing.T) {
 	}
 	if _, err := parse("--code-cpu", "20m"); err == nil || !strings.Contains(err.Error(), "--code-cpu 1200: must be from 0.1 to 600 seconds") {
 		t.Errorf("--code-cpu 20m = %v, want a usage error naming it", err)
+	}
+}
+
+// TestCodeFlagsOutsideCodeMode: --code-* flags given to a serve that is
+// not in code mode are said to be ignored, not silently dropped.
+func TestCodeFlagsOutsideCodeMode(t *testing.T) {
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, "serve", "--code-memory", "32", "--code-tool-calls", "5", "--embedder", "builtin", "--data-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST=127.0.0.1:9")
+	cmd.Stdin = strings.NewReader("") // stdio closes at once: serve ends
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "code mode's flags are ignored") || !strings.Contains(string(out), "--code-memory --code-tool-calls") {
+		t.Errorf("serve --code-memory without code mode logged:\n%s", out)
 	}
 }

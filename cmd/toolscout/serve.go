@@ -251,6 +251,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		runner := codemode.New(codemode.Options{MaxConcurrent: code.Concurrent, Log: log})
 		defer runner.Close()
 		opts.Code = &server.Code{Runner: runner, Limits: code.Limits}
+	} else {
+		var given []string
+		fs.Visit(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "code-") {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if len(given) > 0 {
+			log.Warn("code mode's flags are ignored: the exposure mode is not code (--expose code, or toolscout.expose)", "flags", strings.Join(given, " "), "mode", exp.Mode)
+		}
 	}
 	if a.gw != nil {
 		opts.Executor = a.gw
