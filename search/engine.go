@@ -98,7 +98,8 @@ type Response struct {
 	// a Result's Step counts from 1 into them.
 	Steps   []string `json:"steps,omitempty"`
 	Results []Result `json:"results"`
-	// Confidence is how well the first result fits the request (nil
+	// Confidence is how well the first result fits the request, and
+	// sets each result's Confidence (nil
 	// when there is no model for the mode and embedder; value 0 and low
 	// when there is no result).
 	Confidence *Confidence `json:"confidence,omitempty"`
@@ -113,6 +114,12 @@ type Result struct {
 	Step int
 	// Explanation, when requested.
 	Explanation *Explanation
+	// Confidence estimates, from 0 to 1, the chance that the tool is one
+	// the request needs: a logistic model of its evidence and of how far
+	// it falls behind the first result, fitted on the dev sets'
+	// requests (ConfidenceModel); never above the result before it. 0
+	// when the mode and embedder have no model (Response.Confidence nil).
+	Confidence float64
 	// coverage is the tool's keyword coverage (keyword.Hit) and
 	// similarity its semantic similarity, 0 when the tool is not in that
 	// list: the evidence of confidence.

@@ -94,9 +94,10 @@ type ToolEntry struct {
 	Deprecated index.Deprecation `json:"deprecated,omitempty"`
 	// Disabled marks a disabled tool (listed with include_disabled).
 	Disabled bool `json:"disabled,omitempty"`
-	// Confidence, on the first result of a search, estimates from 0 to 1
-	// the chance that the catalog holds a tool for the request
-	// (search.Confidence).
+	// Confidence, on each result of a search, estimates from 0 to 1 the
+	// chance that the tool is one the request needs, never above the
+	// result before it (search.Result.Confidence); absent when the mode
+	// and embedder have no confidence model.
 	Confidence *float64 `json:"confidence,omitempty"`
 }
 
@@ -278,11 +279,13 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		for _, r := range resp.Results {
 			e := entryOf(r.Tool)
 			e.Domain, e.Step = r.Tool.Domain, r.Step
+			if resp.Confidence != nil {
+				v := math.Round(r.Confidence*100) / 100
+				e.Confidence = &v
+			}
 			out.Results = append(out.Results, e)
 		}
 		if c := resp.Confidence; c != nil && len(out.Results) > 0 {
-			v := math.Round(c.Value*100) / 100
-			out.Results[0].Confidence = &v
 			out.LowConfidence = c.Low
 		}
 		if args.Detail == DetailTypeScript {

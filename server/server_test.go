@@ -203,6 +203,36 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
+// TestDiscoverConfidenceEveryResult: every result of a search carries
+// the engine's confidence in it, rounded to two places, none above the
+// one before it, and low_confidence is the engine's.
+func TestDiscoverConfidenceEveryResult(t *testing.T) {
+	live := testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))
+	cs := connect(t, New(Options{Live: live}))
+	for _, mode := range []string{"hybrid", "keyword", "semantic"} {
+		for _, q := range []string{"list the issues of a repository", "open a ticket about the weather"} {
+			resp, err := live.Engine().Search(context.Background(), search.Request{Query: q, Mode: search.Mode(mode), Limit: 5})
+			if err != nil || resp.Confidence == nil {
+				t.Fatalf("engine search %q: %v, confidence %v", q, err, resp)
+			}
+			res := call(t, cs, DiscoverTools, map[string]any{"query": q, "search_mode": mode, "limit": 5})
+			var got SearchAnswer
+			if err := json.Unmarshal([]byte(structured(t, res)), &got); err != nil || len(got.Results) != len(resp.Results) || len(got.Results) < 2 {
+				t.Fatalf("%s %q: %v: %s: want the engine's %d results, at least 2", mode, q, err, structured(t, res), len(resp.Results))
+			}
+			for i, r := range got.Results {
+				want := math.Round(resp.Results[i].Confidence*100) / 100
+				if r.Confidence == nil || *r.Confidence != want || i > 0 && *r.Confidence > *got.Results[i-1].Confidence {
+					t.Errorf("%s %q: result %d (%s) confidence %v, want %g, at most the one before", mode, q, i+1, r.Name, r.Confidence, want)
+				}
+			}
+			if got.LowConfidence != resp.Confidence.Low {
+				t.Errorf("%s %q: low_confidence %v, the engine's %v", mode, q, got.LowConfidence, resp.Confidence.Low)
+			}
+		}
+	}
+}
+
 func TestDiscoverHybridFallback(t *testing.T) {
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	res := call(t, cs, DiscoverTools, map[string]any{"query": "will it rain", "search_mode": "semantic"})
