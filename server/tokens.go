@@ -44,6 +44,27 @@ type TokenReport struct {
 	Extra map[string]int `json:"extra,omitempty"`
 }
 
+// CountInstructions counts the tokens of the instructions a client's
+// initialize gets from the server.
+func (s *Server) CountInstructions(ctx context.Context) (int, error) {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return 0, err
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.expo.primary.mcp.Connect(ctx, st, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolscout-tokens", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer cs.Close()
+	return enc.Count(cs.InitializeResult().Instructions)
+}
+
 // CountToolsList counts the tokens of the server's tools/list answer.
 func (s *Server) CountToolsList(ctx context.Context) (int, error) {
 	enc, err := tokenizer.Get(tokenizer.O200kBase)

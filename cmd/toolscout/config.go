@@ -96,6 +96,10 @@ type gatewayConfig struct {
 	// and meta-tool calls wait for the start to settle (0 when no file
 	// sets it).
 	StartupWait time.Duration
+	// InitializeWait is toolscout.initialize_wait: how long, from the
+	// server's start, a client's initialize waits for the upstream
+	// servers' tools (0 when no file sets it).
+	InitializeWait time.Duration
 	// Audit is toolscout.audit: the audit trail's file (relative to the
 	// config file's folder), or "-" for stderr ("" when no file sets it).
 	// AuditArguments is toolscout.audit_arguments (nil when no file sets
@@ -129,7 +133,7 @@ type gatewayConfig struct {
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "caller_header_files", "forward_authorization", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt", "code"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "initialize_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt", "code"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -189,6 +193,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			Fallback       string   `json:"fallback"`
 			ConnectTimeout float64  `json:"connect_timeout"`
 			StartupWait    float64  `json:"startup_wait"`
+			InitializeWait float64  `json:"initialize_wait"`
 			Feedback       string   `json:"feedback"`
 			Audit          string   `json:"audit"`
 			AuditArguments *bool    `json:"audit_arguments"`
@@ -252,6 +257,9 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			return nil, err
 		}
 		if gc.StartupWait, err = seconds(file, "toolscout.startup_wait", top.Toolscout.StartupWait); err != nil {
+			return nil, err
+		}
+		if gc.InitializeWait, err = seconds(file, "toolscout.initialize_wait", top.Toolscout.InitializeWait); err != nil {
 			return nil, err
 		}
 		// A relative path is the config file's neighbour: a client that
@@ -501,6 +509,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.StartupWait > 0 {
 			all.StartupWait = gc.StartupWait
+		}
+		if gc.InitializeWait > 0 {
+			all.InitializeWait = gc.InitializeWait
 		}
 		if gc.Feedback != "" {
 			all.Feedback = gc.Feedback

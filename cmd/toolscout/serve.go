@@ -53,6 +53,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
 	drainDelay := fs.Duration("drain-delay", 0, "with --http: on SIGTERM or SIGINT, first answer /readyz with 503 and keep serving for this long, so that a load balancer's health checks take this server out before it stops accepting connections (e.g. the check interval times the failed checks it needs, and a little more); a second signal ends the wait")
 	startupWait := durationFlag{d: search.DefaultStartupWait}
+	initializeWait := durationFlag{d: server.DefaultInitializeWait}
 	var fb feedbackFlags
 	fb.register(fs)
 	var au auditFlags
@@ -60,6 +61,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var cf codeFlags
 	cf.register(fs)
 	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager, core, auto or compact, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
+	fs.Var(&initializeWait, "initialize-wait", "how long (`DURATION`), counted from the start, a client's initialize waits for the upstream servers to list their tools, so that the first session's instructions say what each server is for; without this flag the config's toolscout.initialize_wait sets it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -186,10 +188,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
 	}
-	wait := startupWait.d
+	wait, greetWait := startupWait.d, initializeWait.d
 	configuredFeedback := ""
 	if a.gc != nil {
-		wait = startupWait.or(a.gc.StartupWait)
+		wait, greetWait = startupWait.or(a.gc.StartupWait), initializeWait.or(a.gc.InitializeWait)
 		configuredFeedback = a.gc.Feedback
 	}
 	feedbackOn, err := fb.resolve(fs, configuredFeedback)
@@ -204,9 +206,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	// The server answers initialize at once; the index loads behind it
-	// (keyword first). The first tools/list and meta-tool calls wait for
-	// what they need, within the startup wait.
+	// The index loads behind the server (keyword first). The first
+	// initialize waits for the upstream servers' tools within the
+	// initialize wait, so that its instructions say what each is for;
+	// the first tools/list and meta-tool calls wait for what they need,
+	// within the startup wait.
 	// ctx is the server's work (loading, upstream sessions): over stdio a
 	// signal ends it at once, over HTTP only after the drain, so that the
 	// calls in flight can still reach their upstream servers (an SSE
@@ -221,7 +225,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		})()
 	}
 	loadDone := make(chan struct{})
-	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, Version: version, Logger: log, Domains: a.domainSizes(base)}
+	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, InitializeWait: greetWait, Version: version, Logger: log, Domains: a.domainSizes(base)}
 	if a.gc != nil {
 		opts.Instructions = a.gc.Instructions
 	}

@@ -841,6 +841,32 @@ func (g *Gateway) forwardProgress(ctx context.Context, req *mcp.ProgressNotifica
 	_ = route.session.NotifyProgress(ctx, &p)
 }
 
+// ConfiguredDescriptions returns, for every upstream, the description
+// its config gives ("" when none): what the server's instructions say a
+// server is for, before what the gateway derives for ranking.
+func (g *Gateway) ConfiguredDescriptions() map[string]string {
+	out := make(map[string]string, len(g.ups))
+	for _, u := range g.ups {
+		out[u.cfg.Domain] = u.cfg.Description
+	}
+	return out
+}
+
+// Titles returns each upstream's title for itself (its serverInfo title,
+// else its name; from its initialize answer, or the last run's until it
+// connects), for the servers that gave one.
+func (g *Gateway) Titles() map[string]string {
+	out := map[string]string{}
+	for _, u := range g.ups {
+		u.mu.Lock()
+		if s := strings.TrimSpace(u.title); s != "" {
+			out[u.cfg.Domain] = s
+		}
+		u.mu.Unlock()
+	}
+	return out
+}
+
 // Instructions returns each upstream's own instructions (from its
 // initialize answer, or the last run's until it connects), for the
 // servers that gave any.
