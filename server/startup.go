@@ -194,13 +194,19 @@ func (st *startup) greetingReady() bool {
 	if !ok || !ok2 {
 		return false // a source without servers: Ready says when
 	}
-	cat := st.live.Engine().Catalog()
-	for _, d := range r.Connecting() {
+	return serversKnown(st.live.Engine().Catalog(), r.Connecting(), s.Status())
+}
+
+// serversKnown reports whether cat holds tools of every server that is
+// in its first connection attempt (connecting) or up with tools
+// (status).
+func serversKnown(cat *index.Catalog, connecting []string, status []gateway.UpstreamStatus) bool {
+	for _, d := range connecting {
 		if cat.Domain(d) == nil {
 			return false
 		}
 	}
-	for _, u := range s.Status() {
+	for _, u := range status {
 		if u.State == "up" && u.Tools > 0 && cat.Domain(u.Domain) == nil {
 			return false
 		}
