@@ -77,7 +77,9 @@ type domainText struct {
 // toolText is an enabled tool of a domain, in listing order.
 type toolText struct {
 	name, summary string
-	deprecated    bool
+	// deprecated and flagged (tool-poisoning warnings) tools are not
+	// given as examples.
+	deprecated, flagged bool
 }
 
 // textOf returns what purposeOf reads of dom: its description unless the
@@ -89,7 +91,7 @@ func textOf(dom *index.Domain, s Selves) domainText {
 	}
 	for _, t := range dom.Tools {
 		if !t.Disabled {
-			d.tools = append(d.tools, toolText{name: t.Name, summary: t.Summary, deprecated: t.Deprecated != ""})
+			d.tools = append(d.tools, toolText{name: t.Name, summary: t.Summary, deprecated: t.Deprecated != "", flagged: len(t.Warnings) > 0})
 		}
 	}
 	return d
@@ -139,12 +141,15 @@ func firstSentence(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// ownTitle returns a server's title when it says more than its domain's
-// name: at least two words that the name does not hold ("Everything
-// Reference Server" of everything, but not "memory-server" of memory).
+// ownTitle returns a server's title, on one line, when it says more
+// than its domain's name: at least two words that the name does not
+// hold ("Everything Reference Server" of everything, but not
+// "memory-server" of memory). A title that matches a tool-poisoning
+// pattern (index.ScanTool) is left out, as poisoned instructions are:
+// it would reach every client first.
 func ownTitle(domain, title string) string {
-	title = strings.TrimSpace(title)
-	if title == "" {
+	title = strings.Join(strings.Fields(title), " ")
+	if title == "" || len(index.ScanTool("", title)) > 0 {
 		return ""
 	}
 	if !strings.Contains(title, " ") {
@@ -219,14 +224,14 @@ func phraseEnd(w string) bool {
 
 // exampleTools returns up to n of tools' names, in listing order, one
 // per leading word ("create_entities", then "add_observations", not
-// "create_relations"), deprecated tools left out.
+// "create_relations"), deprecated and flagged tools left out.
 func exampleTools(tools []toolText, n int) []string {
 	var out, verbs []string
 	for _, t := range tools {
 		if len(out) == n {
 			break
 		}
-		if t.deprecated {
+		if t.deprecated || t.flagged {
 			continue
 		}
 		verb := ""
@@ -277,7 +282,8 @@ func KnownDomains(names []string, cat *index.Catalog, s Selves, specs ...[]index
 			d := get(ds.Name, ds.Description)
 			for _, t := range ds.Tools {
 				if t.Enabled == nil || *t.Enabled {
-					d.tools = append(d.tools, toolText{name: t.Name, summary: index.Summarize(t.Description), deprecated: t.Deprecated != ""})
+					d.tools = append(d.tools, toolText{name: t.Name, summary: index.Summarize(t.Description), deprecated: t.Deprecated != "",
+						flagged: len(index.ScanTool(t.Title, t.Description)) > 0})
 					count[ds.Name]++
 				}
 			}
@@ -286,7 +292,10 @@ func KnownDomains(names []string, cat *index.Catalog, s Selves, specs ...[]index
 	out := make([]DomainSize, len(names))
 	for i, name := range names {
 		d := get(name, "")
-		out[i] = DomainSize{Name: name, Tools: count[name], Purpose: purposeOf(*d)}
+		out[i] = DomainSize{Name: name, Tools: count[name]}
+		if len(names) <= maxNamedDomains { // more are named without
+			out[i].Purpose = purposeOf(*d)
+		}
 	}
 	return out
 }
