@@ -97,11 +97,17 @@ func TestSearchCommand(t *testing.T) {
 		Results  []struct {
 			Name, Domain, Group, Summary string
 			Score                        float64
+			Confidence                   *float64
 			Explanation                  map[string]any
 		} `json:"results"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("search --json output %q: %v", stdout, err)
+	}
+	for i, r := range out.Results {
+		if r.Confidence == nil || *r.Confidence <= 0 || i > 0 && *r.Confidence > *out.Results[i-1].Confidence {
+			t.Errorf("search --json result %d (%s): confidence %v, want one, at most the one before", i+1, r.Name, r.Confidence)
+		}
 	}
 	if out.Mode != "hybrid" || out.Embedder != "builtin/wordvec-v2" || len(out.Results) != 3 {
 		t.Fatalf("search --json = %+v", out)
