@@ -48,9 +48,10 @@ func Instructions(cat *index.Catalog) string {
 // InstructionsFor returns the instructions a client initializing gets
 // from a server over cat exposed in mode, with an operator's extra text
 // (Options.Instructions), its upstream servers saying s of themselves
-// (SelvesOf the gateway): what doctor shows.
-func InstructionsFor(cat *index.Catalog, mode, extra string, s Selves) string {
-	return compose(cat, nil, mode, extra, s)
+// (SelvesOf the gateway), and known naming the configured domains cat
+// does not hold (Options.Domains): what doctor shows.
+func InstructionsFor(cat *index.Catalog, mode, extra string, s Selves, known ...DomainSize) string {
+	return compose(cat, known, mode, extra, s)
 }
 
 // compose writes the instructions over cat, with known (Options.Domains)

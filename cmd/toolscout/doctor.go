@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -294,7 +295,14 @@ func (g *globalFlags) exposureCheck(cat *index.Catalog, s server.Selves) check {
 		server.ExposeAuto:    "every tool if they fit the token budget, else the meta-tools",
 		server.ExposeCode:    "discover_tools, get_tool_schema and run_code",
 	}[exp.Mode]
-	text := server.InstructionsFor(cat, exp.Mode, extra, s)
+	// A configured server that listed no tools is named as serve names
+	// it (Options.Domains).
+	var configured []string
+	for d := range s.Descriptions {
+		configured = append(configured, d)
+	}
+	slices.Sort(configured)
+	text := server.InstructionsFor(cat, exp.Mode, extra, s, server.KnownDomains(configured, nil, s)...)
 	n := len(strings.Fields(text))
 	if enc, err := tokenizer.Get(tokenizer.O200kBase); err == nil {
 		if c, err := enc.Count(text); err == nil {

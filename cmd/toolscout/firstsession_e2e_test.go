@@ -20,7 +20,8 @@ import (
 // TestFirstSessionInstructions: with a fresh data dir and the npm
 // reference servers behind serve, the first session's instructions say
 // what each server is for (the config's description for memory, the
-// server's own title or its tools for the others, with tools to call);
+// server's own title or its tools for the others, with tools to call;
+// one that cannot start is named without tools);
 // doctor prints the same text and tokens --config counts it; and every
 // result of that session's first search has a confidence (issue 46
 // items 3 and 4).
@@ -40,6 +41,8 @@ func TestFirstSessionInstructions(t *testing.T) {
 			"description": "Long-term memory: remember facts about people and projects, and recall them."},
 		"everything": map[string]any{"command": filepath.Join(bins, "mcp-server-everything")},
 		"filesystem": map[string]any{"command": filepath.Join(bins, "mcp-server-filesystem"), "args": []string{files}},
+		// A server that cannot start is named as one without tools.
+		"broken": map[string]any{"command": filepath.Join(dir, "no-such-server"), "description": "A server that is not there."},
 	}})
 	if err := os.WriteFile(cfg, conf, 0o644); err != nil {
 		t.Fatal(err)
@@ -60,19 +63,20 @@ func TestFirstSessionInstructions(t *testing.T) {
 		regexp.MustCompile(`\n- memory \(9 tools\): Long-term memory: remember facts about people and projects, and recall them; tools such as \w+`),
 		regexp.MustCompile(`\n- everything \(\d+ tools\): Everything Reference Server; tools such as [\w-]+`),
 		regexp.MustCompile(`\n- filesystem \(\d+ tools\): [^\n]*tools on files and directories such as \w+`),
+		regexp.MustCompile(`\n- broken \(tools not listed yet\): A server that is not there\n`),
 	} {
 		if !want.MatchString(got) {
 			t.Errorf("first session's instructions:\n%s\nwant a line matching %s", got, want)
 		}
 	}
-	if strings.Contains(got, "none yet") || strings.Contains(got, "not listed yet") {
+	if strings.Contains(got, "none yet") || strings.Count(got, "not listed yet") != 1 {
 		t.Errorf("first session's instructions say that tools are missing:\n%s", got)
 	}
 
-	// doctor previews exactly that text.
+	// doctor previews exactly that text (and fails the broken server).
 	stdout, stderr, code := runCLI(t, "doctor", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "doctor"))
-	if code != 0 {
-		t.Fatalf("doctor: exit %d\n%s\n%s", code, stdout, stderr)
+	if code == 0 || !strings.Contains(stdout, "FAIL  upstream   broken") {
+		t.Fatalf("doctor: exit %d, want the broken server failed\n%s\n%s", code, stdout, stderr)
 	}
 	if shown := doctorInstructions(stdout); shown != got {
 		t.Errorf("doctor shows the instructions\n%s\nclients get\n%s", shown, got)

@@ -38,9 +38,9 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer a.Close()
 	// The instructions are counted as a client's initialize gets them:
-	// with the upstream servers' own and the config's, in the mode serve
-	// would use.
-	opts := server.Options{Live: a.live, Version: version}
+	// with the upstream servers' own and the config's, the configured
+	// servers that listed no tools named, in the mode serve would use.
+	opts := server.Options{Live: a.live, Version: version, Domains: a.domainSizes(nil)}
 	if a.gw != nil {
 		opts.Executor = a.gw
 	}
