@@ -2,9 +2,10 @@
 // (npm @modelcontextprotocol/conformance, pinned in
 // conformance/package.json with the Node it needs) against the go-sdk's
 // own conformance server, first directly and then through toolscout (the
-// fixture as toolscout's one HTTP upstream, `"expose": "eager"` in its
-// config), in the same run, and compares: a scenario that passes directly
-// must pass through toolscout.
+// fixture as toolscout's one HTTP upstream, `"expose": "eager"` and
+// `"tool_names": "server"` in its config: the suite calls the fixture's
+// tools by their own names), in the same run, and compares: a scenario
+// that passes directly must pass through toolscout.
 //
 // Two suites: `--requirements 2025-11-25` against the fixture in its
 // stateful mode and `--requirements 2026-07-28` against it stateless;
@@ -57,7 +58,7 @@ func main() {
 	flag.StringVar(&o.work, "work", "", "scratch folder for logs, data dirs and the suite's results, kept afterwards (default: a temporary one, removed)")
 	flag.StringVar(&o.expected, "expected", "conformance/expected-failures.txt", "what may fail directly too (or without the fixture)")
 	flag.StringVar(&o.lost, "lost", "conformance/lost.txt", "the ratchet: what passes directly but not through toolscout today")
-	flag.StringVar(&o.toolNames, "tool-names", "", "toolscout's tool_names setting for the runs through it (empty: leave it unset)")
+	flag.StringVar(&o.toolNames, "tool-names", "server", "toolscout's tool_names setting for the runs through it: the suite calls the fixture's tools by their own names (empty: leave it unset)")
 	flag.StringVar(&o.suites, "suites", "2025-11-25,2026-07-28,builtin", "the suites to run, comma-separated")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "the whole run's time limit")
 	flag.BoolVar(&o.verbose, "v", false, "print every scenario's outcome, not only the summary")
@@ -123,7 +124,7 @@ func run(ctx context.Context, o options) error {
 	}
 	problems := check(results, expected, lost)
 	report(os.Stdout, results, o.verbose)
-	fmt.Printf("\n%d suites in %s (results in %s)\n", len(results), time.Since(start).Round(100*time.Millisecond), resultsWhere(o.work, work))
+	fmt.Printf("\n%d suites in %s (%s)\n", len(results), time.Since(start).Round(100*time.Millisecond), resultsWhere(o.work, work))
 	if len(problems) > 0 {
 		fmt.Println()
 		for _, p := range problems {
@@ -139,7 +140,7 @@ func run(ctx context.Context, o options) error {
 // removed with the scratch folder.
 func resultsWhere(given, work string) string {
 	if given == "" {
-		return "removed; pass -work DIR to keep them"
+		return "results removed: pass -work DIR to keep them"
 	}
-	return work
+	return "results in " + work
 }
