@@ -209,3 +209,35 @@ func TestReadEntries(t *testing.T) {
 		t.Errorf("readEntries = %+v", es)
 	}
 }
+
+func TestSuiteCommand(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := suiteCommand(dir); err == nil || !strings.Contains(err.Error(), "the conformance suite is not installed in "+dir) {
+		t.Errorf("suiteCommand(empty folder) = %v, want it said to run npm ci", err)
+	}
+	// The suite without the pinned Node, and a PATH whose node is 20.
+	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist")
+	bin := filepath.Join(dir, "bin")
+	for _, d := range []string{cli, bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cli, "index.js"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "node"), []byte("#!/bin/sh\necho v20.20.2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	_, _, err := suiteCommand(dir)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(bin, "node")+" is Node 20") || !strings.Contains(err.Error(), "no Node 22 or newer") {
+		t.Errorf("suiteCommand(Node 20 only) = %v, want it said", err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "node"), []byte("#!/bin/sh\necho v22.23.3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if node, _, err := suiteCommand(dir); err != nil || node != filepath.Join(bin, "node") {
+		t.Errorf("suiteCommand(Node 22 on PATH) = %q, %v; want the one on PATH", node, err)
+	}
+}

@@ -41,30 +41,50 @@ type harness struct {
 	fixture   string // the built fixture, once built
 }
 
-// suiteCommand finds the Node and the suite npm installed in dir, and
-// checks that the Node is new enough (the suite needs 22 or newer).
+// suiteCommand finds the suite npm installed in dir and a Node new
+// enough for it (22 or newer): the one pinned beside it (the npm package
+// node, whose install script fetches the binary), else the one on PATH
+// (an npm that does not run install scripts leaves the pinned one out).
 func suiteCommand(dir string) (node, cli string, err error) {
 	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return "", "", err
 	}
-	node = filepath.Join(dir, "node_modules", ".bin", "node")
 	cli = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	for _, f := range []string{node, cli} {
-		if _, err := os.Stat(f); err != nil {
-			return "", "", fmt.Errorf("the conformance suite is not installed in %s (%v): run npm ci --prefix %s, as make conformance does", dir, err, dir)
+	if _, err := os.Stat(cli); err != nil {
+		return "", "", fmt.Errorf("the conformance suite is not installed in %s (%v): run npm ci --prefix %s, as make conformance does", dir, err, dir)
+	}
+	var tried []string
+	candidates := []string{filepath.Join(dir, "node_modules", ".bin", "node")}
+	if p, err := exec.LookPath("node"); err == nil {
+		candidates = append(candidates, p)
+	}
+	for _, n := range candidates {
+		v, err := nodeMajor(n)
+		if err == nil && v >= 22 {
+			return n, cli, nil
+		}
+		if err != nil {
+			tried = append(tried, fmt.Sprintf("%s: %v", n, err))
+		} else {
+			tried = append(tried, fmt.Sprintf("%s is Node %d", n, v))
 		}
 	}
-	out, err := exec.Command(node, "--version").Output()
+	return "", "", fmt.Errorf("no Node 22 or newer for the suite (%s): run npm ci --prefix %s, which installs the node package pinned there", strings.Join(tried, "; "), dir)
+}
+
+// nodeMajor returns the major version of the Node at path.
+func nodeMajor(path string) (int, error) {
+	out, err := exec.Command(path, "--version").Output()
 	if err != nil {
-		return "", "", fmt.Errorf("%s --version: %w", node, err)
+		return 0, err
 	}
 	v := strings.TrimSpace(string(out))
-	major, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(v, ".", 2)[0], "v"))
-	if major < 22 {
-		return "", "", fmt.Errorf("%s is Node %s: the suite needs 22 or newer (the node package in %s/package.json pins it)", node, v, dir)
+	major, err := strconv.Atoi(strings.TrimPrefix(strings.SplitN(v, ".", 2)[0], "v"))
+	if err != nil {
+		return 0, fmt.Errorf("--version printed %q", v)
 	}
-	return node, cli, nil
+	return major, nil
 }
 
 // buildFixture builds the go-sdk's conformance server into work.
