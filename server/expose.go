@@ -243,7 +243,6 @@ func (mt *metaTools) directHandler(v *view, name string) mcp.ToolHandler {
 // callDirect runs the tool whose qualified name is name for a tools/call
 // by name (req's name may be its own name: names.go).
 func (mt *metaTools) callDirect(ctx context.Context, v *view, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
-
 	call := mt.audit.begin(req, AuditDirect, name)
 	t := mt.scope.catalogFor(v.who).Tool(name)
 	if t == nil {
