@@ -68,7 +68,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 # conformance/lost.txt does not list, and on a listed one that passes now.
 # The suite needs Node 22 or newer: conformance/package.json pins it as
 # the npm package `node`, installed there with the suite (no sudo), so
-# the other tests keep the system's Node. 46 to 56 s on 2 heavily loaded
+# the other tests keep the system's Node. 46 to 61 s on 2 heavily loaded
 # cores (docs/benchmarks/2026-12-06-conformance.md).
 conformance: build conformance-npm
 	$(GO) run ./cmd/conformance -bin $(BIN)
