@@ -26,6 +26,39 @@ type result struct {
 	WallMS     float64 `json:"wall_ms"`     // the calls' time, as the client saw it
 	OK         bool    `json:"ok"`
 	Note       string  `json:"note,omitempty"`
+	// Parts splits Tokens by where they came from (the part* keys):
+	// where code mode's tokens go, beside the other ways'.
+	Parts map[string]int `json:"parts"`
+}
+
+// The parts of result.Tokens, in the order the report lists them.
+const (
+	partUpfront        = "tools/list + instructions"
+	partRequest        = "the user's request"
+	partDiscoverCall   = "discover_tools: requests"
+	partDiscoverAnswer = "discover_tools: answers"
+	partSchemaCall     = "get_tool_schema: requests"
+	partSchemaAnswer   = "get_tool_schema: answers"
+	partToolCall       = "tool calls (execute_tool or direct): requests"
+	partToolAnswer     = "tool calls (execute_tool or direct): answers"
+	partProgram        = "run_code: the programs"
+	partRunAnswer      = "run_code: answers"
+)
+
+var partOrder = []string{partUpfront, partRequest, partDiscoverCall, partDiscoverAnswer, partSchemaCall, partSchemaAnswer,
+	partToolCall, partToolAnswer, partProgram, partRunAnswer}
+
+// turnParts names the parts a turn's request and answer count in.
+func turnParts(tool string) (request, answer string) {
+	switch tool {
+	case "discover_tools":
+		return partDiscoverCall, partDiscoverAnswer
+	case "get_tool_schema":
+		return partSchemaCall, partSchemaAnswer
+	case "run_code":
+		return partProgram, partRunAnswer
+	}
+	return partToolCall, partToolAnswer
 }
 
 // taskReport is one task done every way.
@@ -96,13 +129,17 @@ func run(ctx context.Context, o options, tasks []task) (*report, error) {
 
 // do runs t the way way.
 func (g *gateway) do(ctx context.Context, way string, t task) (*result, error) {
-	r := &result{Upfront: g.upfront, Tokens: g.upfront + count(t.Request), OK: true}
+	r := &result{Upfront: g.upfront, Tokens: g.upfront + count(t.Request), OK: true,
+		Parts: map[string]int{partUpfront: g.upfront, partRequest: count(t.Request)}}
 	r.Processed = r.Tokens // the first turn reads the request
 	add := func(tr turn) {
 		if g.turns != nil {
 			fmt.Fprintf(g.turns, "%s\t%s\t%s\trequest %d\tanswer %d\n", t.ID, way, tr.tool, tr.request, tr.reply)
 		}
 		r.Tokens += tr.request + tr.reply
+		req, ans := turnParts(tr.tool)
+		r.Parts[req] += tr.request
+		r.Parts[ans] += tr.reply
 		r.Processed += r.Tokens // the next turn reads it all
 		r.RoundTrips++
 		r.WallMS += tr.ms
