@@ -106,11 +106,18 @@ func (mt *metaTools) runCode(ctx context.Context, req *mcp.CallToolRequest, v *v
 	}
 	prog.endProgram(ctx, args.Code, ans, nil)
 	cutResult(ans)
-	text, err := json.Marshal(ans)
-	if err != nil {
-		return nil, nil, err
+	// The text once: the JSON, unescaped (a result's "<" stays one
+	// character), or for a client that reads structuredContent a line
+	// saying what it holds (structured.go).
+	text := shortText(ans)
+	if !mt.readsStructured(req) {
+		js, err := marshalUnescaped(ans)
+		if err != nil {
+			return nil, nil, err
+		}
+		text = string(js)
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, IsError: ans.Error != nil}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: ans.Error != nil}
 	return res, ans, nil
 }
 

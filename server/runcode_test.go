@@ -235,3 +235,27 @@ func TestRunCodeHeld(t *testing.T) {
 		t.Errorf("the audit trail has no held call of fake__echo: %v", lines)
 	}
 }
+
+// TestRunCodeAnswerText: run_code's answer goes to the model once. A
+// client that reads the content text gets the answer's JSON unescaped
+// ("<" and "&" as they are, not "\u003c"); a client that reads
+// structuredContent gets a line saying what it holds.
+func TestRunCodeAnswerText(t *testing.T) {
+	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: ExposeCode},
+		Code: &Code{Runner: codeRunner(t)}})
+	const code = `console.log("x"); const a = await tools.github.list_issues({state: "open"}); "a<b && c>d " + a.state`
+	res := call(t, connect(t, srv), RunCode, map[string]any{"code": code})
+	if got := text(res); !strings.Contains(got, `"result":"a<b && c>d open"`) || normalize(t, got) != structured(t, res) {
+		t.Errorf("run_code text = %s, want the structuredContent's JSON %s, unescaped", got, structured(t, res))
+	}
+	capable := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Experimental: map[string]any{StructuredCapability: map[string]any{}}}}
+	res = call(t, connectWith(t, srv, capable), RunCode, map[string]any{"code": code})
+	const want = "The program made 1 call; its result is 17 bytes of JSON; 1 line of console (the answer is in structuredContent)"
+	if got := text(res); got != want || !strings.Contains(structured(t, res), "open") {
+		t.Errorf("run_code text for a client that reads structuredContent = %q, want %q (structured: %s)", got, want, structured(t, res))
+	}
+	res = call(t, connectWith(t, srv, capable), RunCode, map[string]any{"code": `await tools.github.nope({})`})
+	if got := text(res); !res.IsError || !strings.HasPrefix(got, "The program made 1 call (1 failed); it failed (tool): unknown tool") {
+		t.Errorf("a failed program's text for a client that reads structuredContent = %q", got)
+	}
+}
