@@ -250,6 +250,41 @@ func (mt *metaTools) declareListed(cat *index.Catalog, tools []*index.Tool) (tex
 	return text, note
 }
 
+// signListed gives each entry of a search's answer in code mode its
+// signature (tsdecl.Signatures), so that a program can be written after
+// the search alone: in ranking order, each within
+// tsdecl.DefaultMaxSignature bytes and all within
+// declarationsBudgetBytes; an entry past either has none, and
+// get_tool_schema declares it. cat is the caller's catalog, full the
+// whole one the entries were found in.
+func (mt *metaTools) signListed(cat, full *index.Catalog, entries []ToolEntry) {
+	tools := make([]*index.Tool, len(entries))
+	var found []*index.Tool
+	for i, e := range entries {
+		if tools[i] = full.Tool(e.Name); tools[i] != nil {
+			found = append(found, tools[i])
+		}
+	}
+	decls := make([]tsdecl.Tool, len(found))
+	for i, t := range found {
+		decls[i] = tsdecl.Tool{Domain: t.Domain, Name: t.Name, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+	}
+	sigs := tsdecl.Signatures(decls, tsdecl.Options{Names: codeNames(cat, found)}, 0)
+	left := declarationsBudgetBytes
+	for i, t := range tools {
+		if t == nil {
+			continue
+		}
+		sig := sigs[0]
+		sigs = sigs[1:]
+		if sig == "" || len(sig) > left {
+			continue
+		}
+		entries[i].Signature = sig
+		left -= len(sig)
+	}
+}
+
 // withDeclarations sets the content of a discover_tools answer that
 // carries declarations, for a client that reads the content text: the
 // JSON answer without them, then the declarations as they are.

@@ -280,3 +280,97 @@ func TestTypeScriptArgumentsListed(t *testing.T) {
 		t.Errorf("tools/list lacks %v", want)
 	}
 }
+
+// TestDiscoverSignatures: in code mode, each result of a search carries
+// its signature, the call a program writes with its types on one line,
+// named as the sandbox resolves it (of get-sum and get_sum, get-sum is
+// get_sum_2); a listing, and a search in meta mode, carry none; with
+// detail "typescript" the declarations replace them.
+func TestDiscoverSignatures(t *testing.T) {
+	cat := `{"domains":[{"name":"calc","description":"Calculator","tools":[
+	 {"name":"get_sum","description":"Add two numbers.","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}},
+	 {"name":"get-sum","description":"Add two numbers, the old way.","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}},
+	  "outputSchema":{"type":"object","properties":{"sum":{"type":"number","description":"a plus b"}}}}]}]}`
+	signatures := func(t *testing.T, cs *mcp.ClientSession, args map[string]any) map[string]string {
+		t.Helper()
+		res := call(t, cs, DiscoverTools, args)
+		if res.IsError {
+			t.Fatalf("discover_tools(%v): %s", args, text(res))
+		}
+		var a struct {
+			Results []ToolEntry `json:"results"`
+			Tools   []ToolEntry `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(structured(t, res)), &a); err != nil {
+			t.Fatalf("discover_tools(%v) = %s: %v", args, structured(t, res), err)
+		}
+		if strings.Contains(text(res), `\u003c`) {
+			t.Errorf("discover_tools(%v) text = %s, want it unescaped", args, text(res))
+		}
+		out := map[string]string{}
+		for _, e := range append(a.Results, a.Tools...) {
+			out[e.Name] = e.Signature
+		}
+		return out
+	}
+	search := map[string]any{"query": "add two numbers", "search_mode": "keyword"}
+	code := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}}))
+	got := signatures(t, code, search)
+	want := map[string]string{
+		"calc__get_sum": "tools.calc.get_sum(args: { a: number; b: number }): Promise<unknown>",
+		"calc__get-sum": "tools.calc.get_sum_2(args?: { a?: number }): Promise<{ sum?: number }>",
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("code mode: discover_tools(%v) signature of %s = %q, want %q", search, name, got[name], w)
+		}
+	}
+	for name, args := range map[string]map[string]any{
+		"a listing":         {"domain": "calc"},
+		"detail typescript": {"query": "add two numbers", "detail": "typescript"},
+	} {
+		for tool, sig := range signatures(t, code, args) {
+			if sig != "" {
+				t.Errorf("code mode, %s: %s has signature %q, want none", name, tool, sig)
+			}
+		}
+	}
+	meta := connect(t, New(Options{Live: testLive(t, cat, nil)}))
+	for tool, sig := range signatures(t, meta, search) {
+		if sig != "" {
+			t.Errorf("meta mode: %s has signature %q, want none", tool, sig)
+		}
+	}
+}
+
+// TestDiscoverSignaturesBudget: the signatures of a search of 100 large
+// tools stay within the declarations' budget; those past it have none
+// (get_tool_schema declares them).
+func TestDiscoverSignaturesBudget(t *testing.T) {
+	var tools []string
+	for i := range 100 {
+		var props []string
+		for j := range 8 {
+			props = append(props, fmt.Sprintf(`"record_field_%d":{"type":"string"}`, j))
+		}
+		tools = append(tools, fmt.Sprintf(`{"name":"store_%02d","description":"Store a record of kind %d with its fields.","inputSchema":{"type":"object","properties":{%s}}}`, i, i, strings.Join(props, ",")))
+	}
+	cat := `{"domains":[{"name":"records","description":"Records","tools":[` + strings.Join(tools, ",") + `]}]}`
+	cs := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}}))
+	res := call(t, cs, DiscoverTools, map[string]any{"query": "store a record", "search_mode": "keyword", "limit": 100})
+	var a SearchAnswer
+	if err := json.Unmarshal([]byte(structured(t, res)), &a); err != nil {
+		t.Fatal(err)
+	}
+	total, signed := 0, 0
+	for _, e := range a.Results {
+		if e.Signature != "" {
+			total += len(e.Signature)
+			signed++
+		}
+	}
+	t.Logf("%d of %d results signed, %d bytes", signed, len(a.Results), total)
+	if len(a.Results) != 100 || signed == 0 || signed == len(a.Results) || total > declarationsBudgetBytes {
+		t.Errorf("%d of %d results signed in %d bytes, want some but not all, within %d", signed, len(a.Results), total, declarationsBudgetBytes)
+	}
+}

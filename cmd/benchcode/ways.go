@@ -190,8 +190,10 @@ func (g *gateway) do(ctx context.Context, way string, t task) (*result, error) {
 			return nil, err
 		}
 		add(tr)
-		if len(tools) > 0 {
-			if tr, _, err = g.callTool(ctx, "get_tool_schema", map[string]any{"tool_names": tools, "format": "typescript"}); err != nil {
+		// A tool the search answered with its signature needs no
+		// lookup; the others are declared in one get_tool_schema.
+		if need := unsigned(tools, tr.text); len(need) > 0 {
+			if tr, _, err = g.callTool(ctx, "get_tool_schema", map[string]any{"tool_names": need, "format": "typescript"}); err != nil {
 				return nil, err
 			}
 			add(tr)
@@ -224,4 +226,25 @@ func sameJSON(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+// unsigned returns the tools of tools that a discover_tools answer
+// (its content text) does not give a signature for: those a code-mode
+// agent still has to look up before it writes its program.
+func unsigned(tools []string, answer string) []string {
+	type entry struct {
+		Name      string `json:"name"`
+		Signature string `json:"signature"`
+	}
+	var a struct {
+		Results []entry `json:"results"`
+	}
+	_ = json.Unmarshal([]byte(answer), &a)
+	var out []string
+	for _, t := range tools {
+		if !slices.ContainsFunc(a.Results, func(r entry) bool { return r.Name == t && r.Signature != "" }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
