@@ -31,7 +31,7 @@ func TestSchemaTypeScript(t *testing.T) {
 	}{
 		{name: "one tool",
 			args: map[string]any{"tool_name": "github__create_issue", "format": "typescript"},
-			wantText: []string{"declare namespace tools.github {\n", "   * Open a new issue in a repository. Labels and assignees are optional.\n   * (tool: github__create_issue)\n",
+			wantText: []string{"declare namespace tools.github {\n", "   * Open a new issue in a repository. Labels and assignees are optional.\n   * @example\n",
 				"  function create_issue(args: { labels?: string[]; repo: string; title: string }): Promise<unknown>;\n}\n"},
 			wantCalls: []string{"tools.github.create_issue"}},
 		{name: "several, an output type, a name not found",
@@ -123,8 +123,8 @@ func TestDiscoverTypeScript(t *testing.T) {
 	}{
 		{name: "search",
 			args: map[string]any{"query": "create an issue", "search_mode": "keyword", "detail": "typescript"},
-			want: []string{"declare namespace tools.github {\n  /**\n   * Open a new issue in a repository.", "function create_issue(args: { labels?: string[]; repo: string; title: string })",
-				"declare namespace tools.jira {\n  /**\n   * Create a Jira ticket.", "function create_issue(args?: { summary?: string })"}},
+			want: []string{"declare namespace tools.github {\n  /** Open a new issue in a repository.", "function create_issue(args: { labels?: string[]; repo: string; title: string })",
+				"declare namespace tools.jira {\n  /** Create a Jira ticket. */", "function create_issue(args?: { summary?: string })"}},
 		{name: "domain and group",
 			args: map[string]any{"domain": "github", "group": "issues", "detail": "typescript"},
 			want: []string{"function create_issue(", "function list_issues(args?: { [key: string]: unknown }): Promise<unknown>;"}},
