@@ -80,17 +80,18 @@ type DeclarationsAnswer struct {
 	Errors     []SchemaError  `json:"errors,omitempty"`
 }
 
-// addCodeInputs offers get_tool_schema's format and discover_tools'
-// detail in the meta-tools' input schemas: in code mode only. Every
-// mode accepts them (schemaFormat and discoverDetail check them), but
-// listing them costs about 60 tokens of the meta tools/list, which
-// issue 23's 420 (TestTokenBudget, 415 without them) has no room for,
-// for arguments that only code mode's programs need.
+// addCodeInputs offers get_tool_schema's format in the meta-tools'
+// input schemas: in code mode only. Every mode accepts it, and
+// discover_tools' detail (schemaFormat and discoverDetail check them),
+// but listing them costs about 30 tokens each, which issue 23's 420 for
+// the meta tools/list (TestTokenBudget, 415 without them) has no room
+// for, for arguments that only code mode's programs need. Code mode
+// lists format alone: its searches give each result's signature
+// (signListed), which is what detail "typescript" was listed for, at
+// 30 tokens of every client's context.
 func addCodeInputs(inputs map[string]map[string]any) {
 	inputs[GetToolSchema]["properties"].(map[string]any)["format"] = map[string]any{"type": "string", "enum": []string{FormatJSON, FormatTypeScript},
 		"description": "json (default): schemas; typescript: declarations for code mode"}
-	inputs[DiscoverTools]["properties"].(map[string]any)["detail"] = map[string]any{"type": "string", "enum": []string{DetailSummary, DetailTypeScript},
-		"description": "typescript: also declare the tools listed, as code mode calls them"}
 }
 
 // schemaFormat checks get_tool_schema's format.

@@ -227,10 +227,11 @@ func TestTypeScriptIdentifiers(t *testing.T) {
 	}
 }
 
-// TestTypeScriptArgumentsListed: in code mode, the meta-tools' input
-// schemas offer format and detail, with their values and descriptions
-// (and the go-sdk checks them); in other modes they are accepted, not
-// listed.
+// TestTypeScriptArgumentsListed: in code mode, get_tool_schema's input
+// schema offers format, with its values and description (and the go-sdk
+// checks it); in other modes it is accepted, not listed. discover_tools'
+// detail is accepted and not listed in any mode: in code mode a search's
+// results carry their signatures.
 func TestTypeScriptArgumentsListed(t *testing.T) {
 	t.Run("meta mode", func(t *testing.T) {
 		cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
@@ -256,8 +257,11 @@ func TestTypeScriptArgumentsListed(t *testing.T) {
 	if res := call(t, cs, GetToolSchema, map[string]any{"tool_name": "weather__get_forecast", "format": "ts"}); !res.IsError || !strings.Contains(text(res), "json, typescript") {
 		t.Errorf("get_tool_schema with format ts in code mode = %s, want the values named", text(res))
 	}
-	want := map[string]string{GetToolSchema: "format", DiscoverTools: "detail"}
+	want := map[string]string{GetToolSchema: "format"}
 	for _, tool := range list.Tools {
+		if b, _ := json.Marshal(tool.InputSchema); tool.Name == DiscoverTools && strings.Contains(string(b), `"detail"`) {
+			t.Errorf("discover_tools' input schema in code mode = %s, want no detail", b)
+		}
 		arg, ok := want[tool.Name]
 		if !ok {
 			continue
