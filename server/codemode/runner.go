@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -349,7 +350,9 @@ func (r *Runner) call(ctx context.Context, b Bridge, req request, ans *Answer) r
 			name = req.Domain + "." + req.Tool
 		}
 	}
-	c := Call{Tool: name, Ms: float64(time.Since(t0).Microseconds()) / 1000, OK: err == nil}
+	// To a tenth of a millisecond: the model reads each digit, and
+	// microseconds of a call are noise.
+	c := Call{Tool: name, Ms: math.Round(float64(time.Since(t0).Microseconds())/100) / 10, OK: err == nil}
 	if err != nil {
 		c.Error = err.Error()
 		ans.Calls = append(ans.Calls, c)
