@@ -253,19 +253,39 @@ func (mt *metaTools) declareListed(cat *index.Catalog, tools []*index.Tool) (tex
 	return text, note
 }
 
+// ExecutableReporter is an Executor that knows, before a call, which
+// domains it can run tools of (the gateway: those of a configured
+// server; a catalog's other domains are listed, not run).
+type ExecutableReporter interface {
+	Executable(domain string) bool
+}
+
+// runnable reports whether a program could call t: the executor runs
+// its domain.
+func (mt *metaTools) runnable(t *index.Tool) bool {
+	if mt.exec == nil || t.Disabled {
+		return false
+	}
+	r, ok := mt.exec.(ExecutableReporter)
+	return !ok || r.Executable(t.Domain)
+}
+
 // signListed gives each entry of a search's answer in code mode its
 // signature (tsdecl.Signatures), so that a program can be written after
 // the search alone: in ranking order, each within
 // tsdecl.DefaultMaxSignature bytes and all within
 // declarationsBudgetBytes; an entry past either has none, and
-// get_tool_schema declares it. cat is the caller's catalog, full the
-// whole one the entries were found in.
+// get_tool_schema declares it. A tool a program cannot call (listed
+// from a catalog, with no server to run it; disabled) has none either:
+// its signature would cost tokens to invite a call that fails. cat is
+// the caller's catalog, full the whole one the entries were found in.
 func (mt *metaTools) signListed(cat, full *index.Catalog, entries []ToolEntry) {
 	tools := make([]*index.Tool, len(entries))
 	var found []*index.Tool
 	for i, e := range entries {
-		if tools[i] = full.Tool(e.Name); tools[i] != nil {
-			found = append(found, tools[i])
+		if t := full.Tool(e.Name); t != nil && mt.runnable(t) {
+			tools[i] = t
+			found = append(found, t)
 		}
 	}
 	decls := make([]tsdecl.Tool, len(found))

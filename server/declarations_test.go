@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -285,16 +286,30 @@ func TestTypeScriptArgumentsListed(t *testing.T) {
 	}
 }
 
-// TestDiscoverSignatures: in code mode, each result of a search carries
-// its signature, the call a program writes with its types on one line,
-// named as the sandbox resolves it (of get-sum and get_sum, get-sum is
-// get_sum_2); a listing, and a search in meta mode, carry none; with
-// detail "typescript" the declarations replace them.
+// domainsExecutor runs the tools of its domains only, and says so, as
+// the gateway does for the configured servers among a catalog's
+// domains.
+type domainsExecutor struct {
+	fakeExecutor
+	domains []string
+}
+
+func (d *domainsExecutor) Executable(domain string) bool { return slices.Contains(d.domains, domain) }
+
+// TestDiscoverSignatures: in code mode, each result of a search that a
+// program could call carries its signature, the call a program writes
+// with its types on one line, named as the sandbox resolves it (of
+// get-sum and get_sum, get-sum is get_sum_2); a tool of a domain the
+// executor does not run (listed from a catalog) has none, nor does any
+// without an executor; a listing, and a search in meta mode, carry
+// none; with detail "typescript" the declarations replace them.
 func TestDiscoverSignatures(t *testing.T) {
 	cat := `{"domains":[{"name":"calc","description":"Calculator","tools":[
 	 {"name":"get_sum","description":"Add two numbers.","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}},
 	 {"name":"get-sum","description":"Add two numbers, the old way.","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}},
-	  "outputSchema":{"type":"object","properties":{"sum":{"type":"number","description":"a plus b"}}}}]}]}`
+	  "outputSchema":{"type":"object","properties":{"sum":{"type":"number","description":"a plus b"}}}}]},
+	 {"name":"abacus","description":"Abacus","tools":[
+	 {"name":"add","description":"Add two numbers on an abacus.","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}}}]}]}`
 	signatures := func(t *testing.T, cs *mcp.ClientSession, args map[string]any) map[string]string {
 		t.Helper()
 		res := call(t, cs, DiscoverTools, args)
@@ -318,11 +333,12 @@ func TestDiscoverSignatures(t *testing.T) {
 		return out
 	}
 	search := map[string]any{"query": "add two numbers", "search_mode": "keyword"}
-	code := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}}))
+	code := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}, Executor: &domainsExecutor{domains: []string{"calc"}}}))
 	got := signatures(t, code, search)
 	want := map[string]string{
 		"calc__get_sum": "tools.calc.get_sum(args: { a: number; b: number }): Promise<unknown>",
 		"calc__get-sum": "tools.calc.get_sum_2(args?: { a?: number }): Promise<{ sum?: number }>",
+		"abacus__add":   "",
 	}
 	for name, w := range want {
 		if got[name] != w {
@@ -339,10 +355,14 @@ func TestDiscoverSignatures(t *testing.T) {
 			}
 		}
 	}
-	meta := connect(t, New(Options{Live: testLive(t, cat, nil)}))
-	for tool, sig := range signatures(t, meta, search) {
-		if sig != "" {
-			t.Errorf("meta mode: %s has signature %q, want none", tool, sig)
+	for name, srv := range map[string]*Server{
+		"meta mode":                 New(Options{Live: testLive(t, cat, nil), Executor: &fakeExecutor{}}),
+		"code mode without servers": New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}}),
+	} {
+		for tool, sig := range signatures(t, connect(t, srv), search) {
+			if sig != "" {
+				t.Errorf("%s: %s has signature %q, want none", name, tool, sig)
+			}
 		}
 	}
 }
@@ -360,7 +380,7 @@ func TestDiscoverSignaturesBudget(t *testing.T) {
 		tools = append(tools, fmt.Sprintf(`{"name":"store_%02d","description":"Store a record of kind %d with its fields.","inputSchema":{"type":"object","properties":{%s}}}`, i, i, strings.Join(props, ",")))
 	}
 	cat := `{"domains":[{"name":"records","description":"Records","tools":[` + strings.Join(tools, ",") + `]}]}`
-	cs := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}}))
+	cs := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}, Executor: &fakeExecutor{}}))
 	res := call(t, cs, DiscoverTools, map[string]any{"query": "store a record", "search_mode": "keyword", "limit": 100})
 	var a SearchAnswer
 	if err := json.Unmarshal([]byte(structured(t, res)), &a); err != nil {
