@@ -261,9 +261,9 @@ type ExecutableReporter interface {
 }
 
 // runnable reports whether a program could call t: the executor runs
-// its domain.
+// its domain, and does not hold t back (a definition awaiting approval).
 func (mt *metaTools) runnable(t *index.Tool) bool {
-	if mt.exec == nil || t.Disabled {
+	if mt.exec == nil || t.Disabled || mt.held(t) {
 		return false
 	}
 	r, ok := mt.exec.(ExecutableReporter)
@@ -276,7 +276,8 @@ func (mt *metaTools) runnable(t *index.Tool) bool {
 // tsdecl.DefaultMaxSignature bytes and all within
 // declarationsBudgetBytes; an entry past either has none, and
 // get_tool_schema declares it. A tool a program cannot call (listed
-// from a catalog, with no server to run it; disabled) has none either:
+// from a catalog, with no server to run it; disabled; held) has none
+// either (get_tool_schema says why it does not run):
 // its signature would cost tokens to invite a call that fails. cat is
 // the caller's catalog, full the whole one the entries were found in.
 func (mt *metaTools) signListed(cat, full *index.Catalog, entries []ToolEntry) {

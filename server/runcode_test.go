@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -225,6 +226,17 @@ func TestRunCodeHeld(t *testing.T) {
 	})
 	if ans.Error.Kind != codemode.KindTool || !strings.Contains(ans.Error.Message, "fake__echo does not run") || !strings.Contains(ans.Error.Message, "toolscout approve fake__echo") {
 		t.Errorf("a held tool from a program = %+v, want the refusal", ans.Error)
+	}
+	// A search gives no signature for the held tool: get_tool_schema
+	// says why it does not run.
+	var found SearchAnswer
+	json.Unmarshal([]byte(structured(t, call(t, env.cs, DiscoverTools, map[string]any{"query": "echo text back", "search_mode": "keyword", "limit": 10}))), &found)
+	signed := map[string]bool{}
+	for _, r := range found.Results {
+		signed[r.Name] = r.Signature != ""
+	}
+	if len(found.Results) < 2 || signed["fake__echo"] || !slices.Contains(slices.Collect(maps.Values(signed)), true) {
+		t.Errorf("search results' signatures, by tool: %v; want none for the held fake__echo, some for the others", signed)
 	}
 	lines := w.lines(t)
 	held := false
