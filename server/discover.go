@@ -98,6 +98,10 @@ type ToolEntry struct {
 	// the chance that the catalog holds a tool for the request
 	// (search.Confidence).
 	Confidence *float64 `json:"confidence,omitempty"`
+	// Signature, on a search's results in code mode, is how a program
+	// calls the tool, with the TypeScript types of its arguments and
+	// result on one line (declarations.go, signListed).
+	Signature string `json:"signature,omitempty"`
 }
 
 // DomainListing is discover_tools' answer for a domain (and group).
@@ -285,8 +289,11 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 			out.Results[0].Confidence = &v
 			out.LowConfidence = c.Low
 		}
-		if args.Detail == DetailTypeScript {
+		switch {
+		case args.Detail == DetailTypeScript:
 			out.TypeScript, out.TypeScriptNote = mt.declareListed(cat, entryTools(mt.eng.Catalog(), out.Results))
+		case mt.code != nil:
+			mt.signListed(cat, mt.eng.Catalog(), out.Results)
 		}
 		return nil, out, nil
 	}

@@ -210,7 +210,7 @@ func domainSizes(cat *index.Catalog, known []DomainSize) []DomainSize {
 // are.
 const (
 	metaWorkflow   = "Workflow: 1) discover_tools with a query describing the task; 2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments. Skip discovery for tools you have already seen."
-	codeWorkflow   = "Workflow: 1) discover_tools with a query for the task; 2) get_tool_schema with format \"typescript\"; 3) run_code: one JavaScript program that calls await tools.<domain>.<tool>({...}) and returns only what you need."
+	codeWorkflow   = "Workflow: 1) discover_tools with a query for the task: each result has its call signature; 2) get_tool_schema with format \"typescript\" for one without; 3) run_code: one JavaScript program that calls the tools and returns only what you need."
 	listedWorkflow = "Tools in tools/list can be called by name. For others: 1) discover_tools with a query describing the task; 2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments."
 )
 

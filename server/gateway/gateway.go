@@ -695,6 +695,10 @@ func (g *Gateway) Status() []UpstreamStatus {
 	return out
 }
 
+// Executable reports whether Execute can run tools of domain: it is a
+// configured server's (connected or not yet), not only a catalog's.
+func (g *Gateway) Executable(domain string) bool { return g.byDom[domain] != nil }
+
 // Execute calls the tool on its upstream with the per-server timeout and
 // the client's cancellation, and returns the upstream result untouched but
 // for its _meta and the secrets it holds (redact.go), which its error is
