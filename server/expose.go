@@ -359,7 +359,7 @@ func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolR
 		if d := cat.Domain(args.Domain); d != nil {
 			for _, t := range d.Tools {
 				if (args.Group == "" || t.Group == args.Group) && !t.Disabled {
-					out.Tools = append(out.Tools, entryOf(t))
+					out.Tools = append(out.Tools, mt.entryOf(t))
 				}
 			}
 		}
