@@ -58,7 +58,7 @@ func TestCallersConfigErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := globalFlags{configs: []string{file}}
-			_, err := g.callers("")
+			_, _, err := g.callers("", nil)
 			var ce *ConfigError
 			if !errors.As(err, &ce) || ce.File != file || ce.Path != tc.path || !strings.Contains(ce.Reason, tc.reason) {
 				t.Errorf("callers(%s) = %v, want %s: ...%s...", tc.toolscout, err, tc.path, tc.reason)
@@ -69,15 +69,15 @@ func TestCallersConfigErrors(t *testing.T) {
 	good := filepath.Join(dir, "good.json")
 	os.WriteFile(good, []byte(`{"mcpServers": {}, "toolscout": {"callers": {"ops": {"token_files": ["ops.token"], "allow": ["memory"]}}}}`), 0o600)
 	g := globalFlags{configs: []string{good}}
-	set, err := g.callers("")
+	_, set, err := g.callers("", nil)
 	if err != nil || set.Caller("ops") == nil {
 		t.Fatalf("callers = %v, %v", set, err)
 	}
-	if _, err := g.callers(good); err == nil || !strings.Contains(err.Error(), "one file") {
+	if _, _, err := g.callers(good, nil); err == nil || !strings.Contains(err.Error(), "one file") {
 		t.Errorf("--callers and --config both defining callers: %v, want an error", err)
 	}
 	g = globalFlags{}
-	if set, err := g.callers(good); err != nil || set.Caller("ops") == nil {
+	if _, set, err := g.callers(good, nil); err != nil || set.Caller("ops") == nil {
 		t.Errorf("--callers alone = %v, %v", set, err)
 	}
 }
@@ -87,7 +87,7 @@ func TestStdioCaller(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "ops.token"), []byte("ops-token-0123456789abcdef\n"), 0o600)
 	file := filepath.Join(dir, "c.json")
 	os.WriteFile(file, []byte(`{"toolscout": {"callers": {"ops": {"token_files": ["ops.token"], "allow": ["memory"]}}}}`), 0o600)
-	set, err := (&globalFlags{}).callers(file)
+	_, set, err := (&globalFlags{}).callers(file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,9 +95,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--expose %v", err)
 		}
 	}
+	log, err := g.logger(stderr)
+	if err != nil {
+		return err
+	}
 	// The callers are read before anything starts, so that a missing
 	// token file is told at once.
-	who, err := g.callers(*callersFile)
+	_, who, err := g.callers(*callersFile, log)
 	if err != nil {
 		return err
 	}
@@ -128,10 +132,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "", "none", server.ExposeEager:
 	default:
 		return usagef("TOOLSCOUT_FALLBACK=%q: use eager (list every tool directly when the meta layer cannot serve) or none", v)
-	}
-	log, err := g.logger(stderr)
-	if err != nil {
-		return err
 	}
 	if who == nil && os.Getenv("TOOLSCOUT_CALLER") != "" {
 		log.Warn("TOOLSCOUT_CALLER is set but no callers are configured (toolscout.callers): the client sees every tool")
@@ -352,6 +352,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		addr:          *httpAddr,
 		mcp:           httpguard.Wrap(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard),
 		metrics:       httpguard.Wrap(srv.MetricsHandler(), guard),
+		callers:       who,
 		srv:           srv,
 		drainTimeout:  *drainTimeout,
 		drainDelay:    *drainDelay,
@@ -417,6 +418,9 @@ type httpServing struct {
 	what          string        // the log line's description of the server
 	authenticated bool
 	jsonLogs      bool // --log-format json: the start lines are log records too
+	// callers, with toolscout.oauth, publish the protected resource
+	// metadata beside /mcp.
+	callers *callers.Set
 }
 
 // serveHTTP serves the MCP server over Streamable HTTP at /mcp, with the
@@ -440,6 +444,15 @@ func serveHTTP(sig, work context.Context, o httpServing, stderr io.Writer, log *
 	mux.Handle("GET /healthz", server.HealthHandler())
 	mux.Handle("GET /readyz", o.srv.ReadyHandler())
 	mux.Handle("GET /metrics", o.metrics)
+	if o.callers != nil {
+		// Public, as the probes: a client without a token reads here
+		// where to get one (RFC 9728), from any origin.
+		if h := o.callers.MetadataHandler(); h != nil {
+			for _, p := range o.callers.MetadataPaths() {
+				mux.Handle(p, h)
+			}
+		}
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolscout speaks MCP (Streamable HTTP) at /mcp; GET /healthz, /readyz and /metrics are its operations endpoints", http.StatusNotFound)
 	})
