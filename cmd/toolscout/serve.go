@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolscout/toolscout/search"
@@ -34,7 +36,7 @@ const verifyDelay = 10 * time.Second
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  TOOLSCOUT_CALLER      over stdio, with callers configured (toolscout.callers):\n                        the caller this client is, whose view it gets\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
+	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM;\nwith callers configured it re-reads their token and key files when they\nchange, or on SIGHUP.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  TOOLSCOUT_CALLER      over stdio, with callers configured (toolscout.callers):\n                        the caller this client is, whose view it gets\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
 	g.register(fs, "info")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	expose := fs.String("expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a condensed description and its required arguments (default meta, or the config's toolscout.expose, or TOOLSCOUT_EXPOSE)")
@@ -101,7 +103,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// The callers are read before anything starts, so that a missing
 	// token file is told at once.
-	_, who, err := g.callers(*callersFile, log)
+	whoSpec, who, err := g.callers(*callersFile, log)
 	if err != nil {
 		return err
 	}
@@ -323,6 +325,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if who != nil {
 		go warnCallers(ctx, log, who, a)
+		if *httpAddr != "" {
+			// Token files, key files and the callers block are re-read
+			// when they change, or on SIGHUP: no restart to rotate.
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go g.watchCallers(ctx, *callersFile, whoSpec, who, log, callersPoll, hup)
+		}
 	}
 	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), mode)
 	if a.gw != nil {
