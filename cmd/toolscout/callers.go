@@ -463,3 +463,25 @@ func callerChecks(sp *callersSpec, cat *index.Catalog, domains []string, secrets
 	}
 	return out
 }
+
+// oauthChecks is doctor's line for toolscout.oauth: whether the
+// issuer's key set can be fetched (through its metadata, or jwks_url),
+// and how many keys it holds.
+func oauthChecks(ctx context.Context, sp *callersSpec) []check {
+	if sp == nil || sp.OAuth == nil {
+		return nil
+	}
+	o := sp.OAuth
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	keys := callers.NewRemoteKeys(callers.RemoteKeysOptions{URL: o.JWKSURL, Issuer: o.Issuer, Client: idpClient()})
+	if _, err := keys.KeySet(ctx, false); err != nil {
+		fix := "check toolscout.oauth.issuer: its metadata must be at /.well-known/oauth-authorization-server (or openid-configuration) with the issuer's path, and name a jwks_uri; or give jwks_url"
+		if o.JWKSURL != "" {
+			fix = "check toolscout.oauth.jwks_url: it must answer the issuer's JWKS ({\"keys\": [...]})"
+		}
+		return []check{{name: "oauth", detail: fmt.Sprintf("the keys of issuer %s: %v", o.Issuer, err), fix: fix}}
+	}
+	n, _, url, _ := keys.Status()
+	return []check{{name: "oauth", detail: fmt.Sprintf("issuer %s publishes %s at %s; tokens must be for %s", o.Issuer, plural(n, "key"), url, o.Resource)}}
+}

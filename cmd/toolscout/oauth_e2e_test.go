@@ -385,6 +385,9 @@ func TestOAuthProtectedResource(t *testing.T) {
 		t.Errorf("/metrics with alice's token: %.200s", scrape)
 	}
 	doctor, _ := exec.Command(bin, "doctor", "--config", cfgFile, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data")).CombinedOutput()
+	if want := "issuer " + idp.issuer + " publishes 1 key at " + idp.issuer + "/jwks"; !strings.Contains(string(doctor), want) {
+		t.Errorf("doctor does not say %q:\n%s", want, doctor)
+	}
 	outputs := map[string]string{"log": s.logText(), "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor)}
 	for _, tok := range append(idp.tokens(), forged) {
 		for where, out := range outputs {
