@@ -51,7 +51,11 @@ const (
 // RemoteKeys is an issuer's key set fetched by URL: cached, fetched
 // again when older than MaxAge or when a token names a key it does not
 // hold (at most once per MinRefresh), bounded in size and time. It is
-// safe for concurrent use; one fetch runs at a time.
+// safe for concurrent use. One fetch runs at a time, and a request
+// waits for one only when it needs it: the first, or a key id not in the
+// set; a set that is only old is fetched again in the background while
+// the cached one answers, so that an identity provider that is slow or
+// down does not hold up tokens of known keys.
 type RemoteKeys struct {
 	o RemoteKeysOptions
 
@@ -59,9 +63,10 @@ type RemoteKeys struct {
 	url      string // resolved
 	set      *jose.JSONWebKeySet
 	fetched  time.Time // of set
-	tried    time.Time // last fetch, good or not
+	tried    time.Time // last fetch started, good or not
 	lastErr  error
 	failures int
+	running  chan struct{} // closed when the fetch under way ends; nil when none
 }
 
 var _ KeySource = (*RemoteKeys)(nil)
@@ -91,35 +96,82 @@ func NewRemoteKeys(o RemoteKeysOptions) *RemoteKeys {
 }
 
 // KeySet returns the issuer's keys: the cached set, or a fresh one when
-// there is none yet, when it is older than MaxAge, or when refresh asks
-// and the last fetch is MinRefresh ago. A fetch that fails keeps the
-// last good set (and is logged); with no set yet, its error is returned.
+// there is none yet or when refresh asks and the last fetch is
+// MinRefresh ago (a set older than MaxAge is fetched again in the
+// background). A fetch that fails keeps the last good set (and is
+// logged); with no set yet, its error is returned.
 func (r *RemoteKeys) KeySet(ctx context.Context, refresh bool) (*jose.JSONWebKeySet, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.o.Now()
-	stale := r.set == nil || now.Sub(r.fetched) >= r.o.MaxAge || refresh
-	if !stale || now.Sub(r.tried) < r.o.MinRefresh && !r.tried.IsZero() {
-		if r.set == nil {
-			return nil, r.lastErr
+	limited := !r.tried.IsZero() && now.Sub(r.tried) < r.o.MinRefresh
+	switch {
+	case r.set != nil && !refresh:
+		if now.Sub(r.fetched) >= r.o.MaxAge && !limited && r.running == nil {
+			r.start(now)
+			go r.run(context.WithoutCancel(ctx))
 		}
-		return r.set, nil
-	}
-	r.tried = now
-	set, err := r.fetch(ctx)
-	if err != nil {
-		r.lastErr, r.failures = err, r.failures+1
-		if r.set == nil {
+		set := r.set
+		r.mu.Unlock()
+		return set, nil
+	case limited && r.running == nil:
+		set, err := r.set, r.lastErr
+		r.mu.Unlock()
+		if set == nil {
 			return nil, err
 		}
-		r.o.Log.Warn("fetching the issuer's keys failed: keeping the last good ones", "url", r.url, "fetched", r.fetched.Format(time.RFC3339), "err", err)
-		return r.set, nil
+		return set, nil
+	}
+	// No set yet, or a key id not in it: wait for a fetch, the one under
+	// way or a new one.
+	done := r.running
+	if done == nil {
+		r.start(now)
+		r.mu.Unlock()
+		r.run(ctx)
+	} else {
+		r.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.set == nil {
+		return nil, r.lastErr
+	}
+	return r.set, nil
+}
+
+// start marks a fetch under way. r.mu is held.
+func (r *RemoteKeys) start(now time.Time) {
+	r.tried, r.running = now, make(chan struct{})
+}
+
+// run fetches the set and records the outcome; the fetch is bounded by
+// defaultFetchTimeout whatever ctx allows.
+func (r *RemoteKeys) run(ctx context.Context) {
+	r.mu.Lock()
+	url := r.url
+	r.mu.Unlock()
+	set, url, err := r.fetch(ctx, url)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.url = url
+	close(r.running)
+	r.running = nil
+	if err != nil {
+		r.lastErr, r.failures = err, r.failures+1
+		if r.set != nil {
+			r.o.Log.Warn("fetching the issuer's keys failed: keeping the last good ones", "url", url, "fetched", r.fetched.Format(time.RFC3339), "err", err)
+		}
+		return
 	}
 	if r.set == nil || r.failures > 0 || len(set.Keys) != len(r.set.Keys) {
-		r.o.Log.Info("the issuer's keys fetched", "url", r.url, "keys", len(set.Keys))
+		r.o.Log.Info("the issuer's keys fetched", "url", url, "keys", len(set.Keys))
 	}
-	r.set, r.fetched, r.lastErr, r.failures = set, now, nil, 0
-	return set, nil
+	r.set, r.fetched, r.lastErr, r.failures = set, r.o.Now(), nil, 0
 }
 
 // Status says what the source holds, for doctor: how many keys, fetched
@@ -133,48 +185,49 @@ func (r *RemoteKeys) Status() (keys int, fetched time.Time, url string, err erro
 	return keys, r.fetched, r.url, r.lastErr
 }
 
-// fetch resolves the URL when needed and reads the set. r.mu is held.
-func (r *RemoteKeys) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
+// fetch resolves url when it is "" and reads the set; it returns the
+// URL it read.
+func (r *RemoteKeys) fetch(ctx context.Context, url string) (*jose.JSONWebKeySet, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, defaultFetchTimeout)
 	defer cancel()
-	if r.url == "" {
+	if url == "" {
 		asm, err := auth.GetAuthServerMetadata(ctx, r.o.Issuer, r.o.Client)
 		if err != nil {
-			return nil, fmt.Errorf("the metadata of issuer %s: %v", r.o.Issuer, err)
+			return nil, "", fmt.Errorf("the metadata of issuer %s: %v", r.o.Issuer, err)
 		}
 		if asm == nil || asm.JWKSURI == "" {
-			return nil, fmt.Errorf("issuer %s publishes no metadata with a jwks_uri at its well-known URLs: give toolscout.oauth.jwks_url", r.o.Issuer)
+			return nil, "", fmt.Errorf("issuer %s publishes no metadata with a jwks_uri at its well-known URLs: give toolscout.oauth.jwks_url", r.o.Issuer)
 		}
-		r.url = asm.JWKSURI
+		url = asm.JWKSURI
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return nil, url, err
 	}
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")
 	res, err := r.o.Client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, url, err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", r.url, res.Status)
+		return nil, url, fmt.Errorf("GET %s: %s", url, res.Status)
 	}
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt != "" && mt != "application/json" && mt != "application/jwk-set+json" {
-		return nil, fmt.Errorf("GET %s: content type %q, not a JWKS", r.url, mt)
+		return nil, url, fmt.Errorf("GET %s: content type %q, not a JWKS", url, mt)
 	}
 	data, err := io.ReadAll(io.LimitReader(res.Body, r.o.MaxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %v", r.url, err)
+		return nil, url, fmt.Errorf("GET %s: %v", url, err)
 	}
 	if int64(len(data)) > r.o.MaxBytes {
-		return nil, fmt.Errorf("GET %s: the key set is over %d bytes", r.url, r.o.MaxBytes)
+		return nil, url, fmt.Errorf("GET %s: the key set is over %d bytes", url, r.o.MaxBytes)
 	}
 	set, err := ParseKeys(data)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %v", r.url, err)
+		return nil, url, fmt.Errorf("GET %s: %v", url, err)
 	}
-	return set, nil
+	return set, url, nil
 }
 
 // StaticKeys is a key set that does not change (a JWKS file read by

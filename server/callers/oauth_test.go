@@ -96,6 +96,7 @@ func TestRemoteKeys(t *testing.T) {
 			st.setup()
 		}
 		set := keyset(st.refresh)
+		waitIdle(t, rk)
 		if got := srv.hits.Load(); got != st.wantHits {
 			t.Errorf("%s: %d fetches, want %d", st.name, got, st.wantHits)
 		}
@@ -108,6 +109,40 @@ func TestRemoteKeys(t *testing.T) {
 	if _, _, _, err := rk.Status(); err != nil {
 		t.Errorf("Status after a good fetch: %v", err)
 	}
+
+	// A set that is only old is fetched again in the background: a token
+	// of a known key does not wait for a slow issuer.
+	slow := make(chan struct{})
+	var entered atomic.Int64
+	k := newKey(t)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if entered.Add(1) > 1 {
+			select {
+			case <-slow:
+			case <-r.Context().Done():
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.PublicKey, KeyID: "k1", Algorithm: "ES256"}}})
+	}))
+	t.Cleanup(hang.Close)
+	later := now
+	old := NewRemoteKeys(RemoteKeysOptions{URL: hang.URL, MaxAge: time.Hour, Now: func() time.Time { return later }})
+	if _, err := old.KeySet(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	later = later.Add(2 * time.Hour)
+	if set, err := old.KeySet(ctx, false); err != nil || len(set.Key("k1")) == 0 {
+		t.Fatalf("an old set while the issuer is slow: %v, %v", set, err)
+	}
+	old.mu.Lock()
+	underWay := old.running != nil
+	old.mu.Unlock()
+	if !underWay {
+		t.Error("the old set was returned after its fetch ended: a token of a known key waited for the issuer")
+	}
+	close(slow)
+	waitIdle(t, old)
 
 	// Without any good set, the error is returned.
 	bad := newJWKSServer(t)
@@ -320,5 +355,16 @@ func TestReplace(t *testing.T) {
 	}
 	if set.Caller("files") == files || set.Caller("files").Visible("filesystem", "write_file") {
 		t.Error("files' allow changed: want a new *Caller with the new lists")
+	}
+}
+
+// waitIdle waits for rk's fetch under way, if any, to end.
+func waitIdle(t *testing.T, rk *RemoteKeys) {
+	t.Helper()
+	rk.mu.Lock()
+	done := rk.running
+	rk.mu.Unlock()
+	if done != nil {
+		<-done
 	}
 }
