@@ -22,7 +22,8 @@ import (
 // and JWTs of the old key stop working, the new ones work, with no
 // restart, and the log says so. A JWKS file that becomes invalid and a
 // token file that goes away change nothing (the last good callers stay,
-// the log says why); SIGHUP re-reads at once. No token is in the log.
+// the log says why); SIGHUP re-reads at once; a caller's lists changed
+// in the callers block apply too. No token is in the log or /metrics.
 func TestCallersRotateWithoutRestart(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
@@ -133,6 +134,27 @@ func TestCallersRotateWithoutRestart(t *testing.T) {
 	s.cmd.Process.Signal(syscall.SIGHUP)
 	waitLog(t, s, "trigger=SIGHUP")
 	expect("after SIGHUP", map[string]int{thirdTok: 200})
+
+	// The callers block itself: ops now sees nothing, bot still all.
+	tools := func(tok string) string {
+		_, scrape := get(t, s.base+"/metrics", "Authorization", "Bearer "+tok)
+		return metricLine(scrape, "toolscout_index_tools")
+	}
+	before := tools(thirdTok)
+	if before == "toolscout_index_tools 0" || before == "" {
+		t.Fatalf("ops sees %q before its lists change", before)
+	}
+	replace("callers.json", `{"toolscout": {
+		"callers": {"ops": {"token_files": ["ops.token"], "allow": ["*"], "deny": ["*"]}, "bot": {"jwt_claims": {"sub": "bot-1"}, "allow": ["*"]}},
+		"jwt": {"jwks_file": "jwks.json", "issuer": "https://id.example", "audience": "toolscout"}}}`)
+	for start := time.Now(); tools(thirdTok) != "toolscout_index_tools 0"; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("ops's /metrics still says %q 10 s after its deny list became *", tools(thirdTok))
+		}
+	}
+	if got := tools(bot2); got != before {
+		t.Errorf("bot's tools after ops's lists changed: %q, want %q", got, before)
+	}
 
 	_, scrape := get(t, s.base+"/metrics", "Authorization", "Bearer "+thirdTok)
 	for tok, name := range names {
