@@ -45,7 +45,8 @@ type testIdP struct {
 	key      *ecdsa.PrivateKey
 	kid      string
 	codes    map[string]grantCode
-	issued   []string // every access token issued
+	issued   []string                  // every access token issued
+	opaque   map[string]map[string]any // opaque token → its introspection answer
 	jwksHits atomic.Int64
 }
 
@@ -53,7 +54,7 @@ type grantCode struct{ challenge, resource, scope, user string }
 
 func newTestIdP(t *testing.T) *testIdP {
 	t.Helper()
-	idp := &testIdP{codes: map[string]grantCode{}}
+	idp := &testIdP{codes: map[string]grantCode{}, opaque: map[string]map[string]any{}}
 	idp.rotateKey(t, "k1")
 	idp.user.Store("alice")
 	idp.scope.Store("")
@@ -68,7 +69,7 @@ func newTestIdP(t *testing.T) *testIdP {
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server/realms/acme", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{
 			"issuer": idp.issuer, "authorization_endpoint": idp.issuer + "/authorize", "token_endpoint": idp.issuer + "/token",
-			"jwks_uri": idp.issuer + "/jwks", "response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code"},
+			"jwks_uri": idp.issuer + "/jwks", "introspection_endpoint": idp.issuer + "/introspect", "response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code"},
 			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"},
 			"scopes_supported": []string{"tools.read", "tools.run"},
 		})
@@ -79,6 +80,20 @@ func newTestIdP(t *testing.T) *testIdP {
 		set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &idp.key.PublicKey, KeyID: idp.kid, Algorithm: "ES256", Use: "sig"}}}
 		idp.mu.Unlock()
 		writeJSON(w, set)
+	})
+	mux.HandleFunc("POST /realms/acme/introspect", func(w http.ResponseWriter, r *http.Request) {
+		if id, secret, ok := r.BasicAuth(); !ok || id != "toolscout" || secret != introspectionSecret {
+			http.Error(w, "unknown client", http.StatusUnauthorized)
+			return
+		}
+		r.ParseForm()
+		idp.mu.Lock()
+		answer, ok := idp.opaque[r.PostForm.Get("token")]
+		idp.mu.Unlock()
+		if !ok {
+			answer = map[string]any{"active": false}
+		}
+		writeJSON(w, answer)
 	})
 	mux.HandleFunc("GET /realms/acme/authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -152,6 +167,24 @@ func (idp *testIdP) issue(t *testing.T, claims map[string]any) string {
 	idp.issued = append(idp.issued, tok)
 	return tok
 }
+
+// issueOpaque makes an opaque access token whose introspection answers
+// claims (active unless claims say otherwise).
+func (idp *testIdP) issueOpaque(claims map[string]any) string {
+	tok := "opaque-" + rand.Text()
+	answer := map[string]any{"active": true, "iss": idp.issuer}
+	for k, v := range claims {
+		answer[k] = v
+	}
+	idp.mu.Lock()
+	defer idp.mu.Unlock()
+	idp.opaque[tok] = answer
+	idp.issued = append(idp.issued, tok)
+	return tok
+}
+
+// introspectionSecret is toolscout's client secret at the test IdP.
+const introspectionSecret = "introspection-secret-0123456789"
 
 // tokens returns every access token the IdP issued.
 func (idp *testIdP) tokens() []string {
@@ -257,8 +290,12 @@ func TestOAuthProtectedResource(t *testing.T) {
 				"alice": map[string]any{"jwt_claims": map[string]string{"sub": "alice"}, "allow": []string{"memory"}},
 				"bob":   map[string]any{"jwt_claims": map[string]string{"sub": "bob"}, "allow": []string{"everything"}},
 			},
-			"oauth": map[string]any{"issuer": idp.issuer, "resource": resource, "scopes": []string{"tools.read", "tools.run"}},
+			"oauth": map[string]any{"issuer": idp.issuer, "resource": resource, "scopes": []string{"tools.read", "tools.run"},
+				"introspection": map[string]any{"client_id": "toolscout", "client_secret_file": "introspect.secret"}},
 		},
+	}
+	if err := os.WriteFile(filepath.Join(dir, "introspect.secret"), []byte(introspectionSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	js, _ := json.MarshalIndent(cfg, "", "  ")
 	cfgFile := filepath.Join(dir, "servers.json")
@@ -379,6 +416,22 @@ func TestOAuthProtectedResource(t *testing.T) {
 		t.Errorf("alice's token after the refusals: %d, want 200", code)
 	}
 
+	// Opaque tokens, checked by introspection at the endpoint the
+	// issuer's metadata names, with toolscout's client secret.
+	for _, c := range []struct {
+		name   string
+		claims map[string]any
+		code   int
+	}{
+		{"active, for toolscout", map[string]any{"sub": "alice", "aud": resource, "scope": "tools.run", "exp": time.Now().Add(time.Hour).Unix()}, http.StatusOK},
+		{"revoked", map[string]any{"active": false}, http.StatusUnauthorized},
+		{"for another audience", map[string]any{"sub": "alice", "aud": "https://other.example/mcp", "scope": "tools.run"}, http.StatusUnauthorized},
+	} {
+		if code, _ := postInitialize(t, resource, idp.issueOpaque(c.claims)); code != c.code {
+			t.Errorf("opaque token %s: POST = %d, want %d\n%s", c.name, code, c.code, s.logText())
+		}
+	}
+
 	// No token anywhere: the log, the answers, /metrics, doctor.
 	_, scrape := get(t, s.base+"/metrics", "Authorization", "Bearer "+aliceTok.AccessToken)
 	if !strings.Contains(scrape, "toolscout_") {
@@ -389,7 +442,7 @@ func TestOAuthProtectedResource(t *testing.T) {
 		t.Errorf("doctor does not say %q:\n%s", want, doctor)
 	}
 	outputs := map[string]string{"log": s.logText(), "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor)}
-	for _, tok := range append(idp.tokens(), forged) {
+	for _, tok := range append(idp.tokens(), forged, introspectionSecret) {
 		for where, out := range outputs {
 			if strings.Contains(out, tok) || strings.Contains(out, tok[strings.LastIndex(tok, ".")+1:]) {
 				t.Errorf("a token (or its signature) is in the %s", where)
