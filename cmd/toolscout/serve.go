@@ -41,6 +41,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	expose := fs.String("expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a condensed description and its required arguments (default meta, or the config's toolscout.expose, or TOOLSCOUT_EXPOSE)")
 	condense := fs.Bool("condense", false, "list the tools that eager, core, dynamic and auto mode show directly with descriptions condensed to at most 9 words, as compact mode does (get_tool_schema gives them whole); without this flag the config's toolscout.condense sets it")
+	toolNames := fs.String("tool-names", "", "what the tools listed directly and the prompts are called: qualified (domain__tool, the default) or server (the name each server gives them, domain__tool only where two servers have the same name); without this flag the config's toolscout.tool_names sets it")
 	var pins stringList
 	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or `GLOB` to list directly (repeatable)")
 	var origins stringList
@@ -71,6 +72,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if g.readOnly && len(g.configs) > 0 {
 		return usagef("--read-only serves catalogs (--catalog, or the built-in one), not --config: a gateway re-indexes its upstream servers' tools as they change, which writes the data dir")
+	}
+	switch *toolNames {
+	case "", server.ToolNamesQualified, server.ToolNamesServer:
+	default:
+		return usagef("--tool-names %q: use qualified (every tool as domain__tool, the default) or server (each under its server's own name, domain__tool only where two servers have the same name)", *toolNames)
 	}
 	if *reloadEvery < 0 || *reloadEvery > 0 && *reloadEvery < minReloadInterval {
 		return usagef("--reload-interval %s: want 0 (never) or at least %s, e.g. 2s", *reloadEvery, minReloadInterval)
@@ -178,6 +184,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Visit(func(f *flag.Flag) { condenseGiven = condenseGiven || f.Name == "condense" })
 	if a.gc != nil && a.gc.Condense != nil && !condenseGiven {
 		exp.Condense = *a.gc.Condense
+	}
+	exp.Names = *toolNames
+	if exp.Names == "" && a.gc != nil {
+		exp.Names = a.gc.ToolNames
 	}
 	if a.gc != nil {
 		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
