@@ -136,14 +136,18 @@ func (s *Set) Replace(next *Set) {
 		}
 		return c
 	}
-	// next's state is not shared yet: its maps are rewritten in place.
+	// A copy of next's state: next itself stays as it was (it may be in
+	// use).
+	cp := *st
+	cp.byName = make(map[string]*Caller, len(st.byName))
 	for name, c := range st.byName {
-		st.byName[name] = same(c)
+		cp.byName[name] = same(c)
 	}
+	cp.byToken = make(map[[sha256.Size]byte]*Caller, len(st.byToken))
 	for h, c := range st.byToken {
-		st.byToken[h] = same(c)
+		cp.byToken[h] = same(c)
 	}
-	s.st.Store(st)
+	s.st.Store(&cp)
 }
 
 // definition is c's definition but its tokens, as one string.
