@@ -94,6 +94,10 @@ type ToolEntry struct {
 	Deprecated index.Deprecation `json:"deprecated,omitempty"`
 	// Disabled marks a disabled tool (listed with include_disabled).
 	Disabled bool `json:"disabled,omitempty"`
+	// Held, for a tool whose new definition awaits toolscout approve,
+	// says that it does not run until then (get_tool_schema's held says
+	// why at length).
+	Held string `json:"held,omitempty"`
 	// Confidence, on the first result of a search, estimates from 0 to 1
 	// the chance that the catalog holds a tool for the request
 	// (search.Confidence).
@@ -280,7 +284,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 			}
 		}
 		for _, r := range resp.Results {
-			e := entryOf(r.Tool)
+			e := mt.entryOf(r.Tool)
 			e.Domain, e.Step = r.Tool.Domain, r.Step
 			out.Results = append(out.Results, e)
 		}
@@ -355,7 +359,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		if args.Group != "" && t.Group != args.Group || t.Disabled && !args.IncludeDisabled {
 			continue
 		}
-		tools = append(tools, entryOf(t))
+		tools = append(tools, mt.entryOf(t))
 	}
 	from, to, next, err := page(args.Cursor, len(tools), size)
 	if err != nil {
@@ -419,10 +423,21 @@ func page(cursor string, n, size int) (from, to int, next string, err error) {
 	return from, to, next, nil
 }
 
-// entryOf is t's entry in a listing or a ranked answer.
-func entryOf(t *index.Tool) ToolEntry {
-	return ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
+// entryOf is t's entry in a listing or a ranked answer, marked held
+// when the executor holds it back.
+func (mt *metaTools) entryOf(t *index.Tool) ToolEntry {
+	e := ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
 		Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
+	if mt.held(t) {
+		e.Held = heldEntryNote(t)
+	}
+	return e
+}
+
+// heldEntryNote is a held tool's mark in listings and ranked answers:
+// short, since get_tool_schema's held says why at length.
+func heldEntryNote(t *index.Tool) string {
+	return fmt.Sprintf("awaits approval of its new definition (toolscout approve %s): it does not run until then", t.QualifiedName)
 }
 
 // disabledNames keeps the qualified names of a catalog's disabled tools,

@@ -371,7 +371,7 @@ func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolR
 		if d := cat.Domain(args.Domain); d != nil {
 			for _, t := range d.Tools {
 				if (args.Group == "" || t.Group == args.Group) && !t.Disabled {
-					out.Tools = append(out.Tools, entryOf(t))
+					out.Tools = append(out.Tools, mt.entryOf(t))
 				}
 			}
 		}
@@ -470,7 +470,7 @@ func (e *exposure) toolsetView(h string, keys map[string]bool, who *callers.Call
 		h = who.Name + " " + h // each caller's toolset views are its own
 	}
 	e.mu.Lock()
-	if el, ok := e.toolsets.byHandle[h]; ok {
+	if el, ok := e.toolsets.byHandle[h]; ok && el.Value.(toolsetEntry).v.who == who {
 		e.toolsets.order.MoveToFront(el)
 		e.mu.Unlock()
 		return el.Value.(toolsetEntry).v
@@ -480,8 +480,17 @@ func (e *exposure) toolsetView(h string, keys map[string]bool, who *callers.Call
 	v.enabled, v.toolset = keys, true
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if el, ok := e.toolsets.byHandle[h]; ok { // made meanwhile by another request
-		return el.Value.(toolsetEntry).v
+	if el, ok := e.toolsets.byHandle[h]; ok {
+		old := el.Value.(toolsetEntry)
+		if old.v.who == who { // made meanwhile by another request
+			return old.v
+		}
+		// Made for the caller's previous definition (its lists changed
+		// since: callers.Set.Replace): not served again.
+		e.toolsets.order.Remove(el)
+		delete(e.toolsets.byHandle, h)
+		delete(e.views, old.v)
+		detachSurface(e.surface, old.v)
 	}
 	e.addViewLocked(v)
 	if e.toolsets.byHandle == nil {
@@ -644,6 +653,15 @@ func (e *exposure) callerView(c *callers.Caller) *view {
 	e.addViewLocked(v)
 	if e.byCaller == nil {
 		e.byCaller = map[*callers.Caller]*view{}
+	}
+	// A view of the caller's previous definition (callers.Set.Replace
+	// made a new Caller when its lists changed) is no longer served.
+	for old, ov := range e.byCaller {
+		if old != c && c != nil && old != nil && old.Name == c.Name && ov != e.primary {
+			delete(e.byCaller, old)
+			delete(e.views, ov)
+			detachSurface(e.surface, ov)
+		}
 	}
 	e.byCaller[c] = v
 	return v

@@ -133,7 +133,7 @@ type gatewayConfig struct {
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "caller_header_files", "forward_authorization", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt", "code", "tool_names"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt", "oauth", "code", "tool_names"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -203,6 +203,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			// Callers and JWT: parseCallers.
 			Callers json.RawMessage `json:"callers"`
 			JWT     json.RawMessage `json:"jwt"`
+			OAuth   json.RawMessage `json:"oauth"`
 			// Code: parseCodeSpec.
 			Code json.RawMessage `json:"code"`
 		} `json:"toolscout"`
@@ -274,7 +275,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if gc.Audit != "" && gc.Audit != "-" && !filepath.IsAbs(gc.Audit) {
 			gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
 		}
-		if gc.Callers, err = parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT); err != nil {
+		if gc.Callers, err = parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT, top.Toolscout.OAuth); err != nil {
 			return nil, err
 		}
 		if gc.Code, err = parseCodeSpec(file, top.Toolscout.Code); err != nil {

@@ -168,6 +168,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["-y"], "env": {"A": "${B}"}}}}`))
 	f.Add([]byte(`{"mcpServers": {"b": {"url": "https://h/mcp", "headers": {"H": "v"}, "type": "http"}}, "toolscout": {"expose": "eager"}}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"mcpServers": {}, "toolscout": {"callers": {"a": {"jwt_claims": {"sub": "x"}, "allow": ["*"]}}, "oauth": {"issuer": "https://id.example/r", "resource": "https://ts.example/mcp", "scopes": ["tools.read", "tools.run"], "read_scopes": [], "jwks_url": "https://id.example/jwks", "leeway": 5, "introspection": {"endpoint": "https://id.example/i", "client_id": "ts", "client_secret_file": "s"}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gc, err := parseConfig("fuzz.json", data, env(map[string]string{"B": "b"}))
 		if err != nil {
