@@ -246,6 +246,7 @@ func (e *Engine) swapIndexes(kw *keyword.Index, vs *vector.Store, emb embed.Embe
 	old := e.ix
 	e.ix, e.emb, e.cat, e.unavailable = &indexes{kw: kw, vs: vs}, emb, cat, ""
 	e.mu.Unlock()
+	e.prepareDomainText(cat)
 	// Query vectors are keyed by the build (embedQuery), and the new
 	// embedder is fitted to the new build: the cached ones are the old
 	// build's, of no use again.
@@ -257,6 +258,7 @@ func (e *Engine) SetCatalog(cat *index.Catalog) {
 	e.mu.Lock()
 	e.cat = cat
 	e.mu.Unlock()
+	e.prepareDomainText(cat)
 }
 
 // Params returns the engine's ranking parameters.
