@@ -13,7 +13,9 @@ import (
 // domainText is a BM25 index of what each domain is for, one document a
 // domain: its name's words, its description (an upstream's configured
 // one, else the one derived from its title, instructions and tools:
-// server/gateway) and its tools' names and summaries taken as a whole.
+// server/gateway), what the server says of itself beside a configured
+// description (index.Domain.About) and its tools' names and summaries
+// taken as a whole.
 // A request about a server's purpose ("what is stored about Bob?" to a
 // memory server described as "recall what is stored about people") finds
 // the domain here when none of its tools' own texts has the words. It is
@@ -68,6 +70,7 @@ func newDomainText(cat *index.Catalog) *domainText {
 		clear(tf)
 		add(dom.Name)
 		add(dom.Description)
+		add(dom.About)
 		for _, t := range dom.Tools {
 			add(t.Name)
 			add(t.Summary)

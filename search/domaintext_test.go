@@ -226,6 +226,19 @@ func TestDomainCoverage(t *testing.T) {
 	if with, without := d.coverage("knowledge graph of Zyxwv Qwfp")["memory"], d.coverage("knowledge graph")["memory"]; !(with > 0 && with < without) {
 		t.Errorf("coverage of memory with words no domain has = %g, without them %g; want less, above 0", with, without)
 	}
+	// What a server says of itself beside a configured description
+	// (About) is the domain's text too.
+	if c := d.coverage("facts about people")["memory"]; c != 0 {
+		t.Errorf("coverage(facts about people)[memory] = %g without About, want 0", c)
+	}
+	specs[0].About = "Memory Server. Stores facts about people."
+	withAbout, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := newDomainText(withAbout).coverage("facts about people")["memory"]; c <= 0 {
+		t.Errorf("coverage(facts about people)[memory] = %g with About, want above 0", c)
+	}
 	one, err := index.NewCatalog(specs[:1])
 	if err != nil {
 		t.Fatal(err)
