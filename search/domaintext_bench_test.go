@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -28,5 +29,29 @@ func BenchmarkDomainText(b *testing.B) {
 				d.coverage(q)
 			}
 		})
+	}
+}
+
+// BenchmarkQueryDomainText: keyword and hybrid requests at 10k tools
+// with the domain text (the default) and without (domain_text -1), on
+// the same engine, so that the two are measured back to back.
+func BenchmarkQueryDomainText(b *testing.B) {
+	queries := synth.Queries(256, 2)
+	eng := benchEngine(b, 10_000)
+	for _, mode := range []Mode{Keyword, Hybrid} {
+		for _, c := range []struct {
+			name string
+			p    *Params
+		}{{"on", nil}, {"off", &Params{DomainText: Off}}} {
+			b.Run(fmt.Sprintf("mode=%s/domain_text=%s", mode, c.name), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					if _, err := eng.Search(context.Background(), Request{Query: queries[i%len(queries)], Mode: mode, Params: c.p}); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
 	}
 }
