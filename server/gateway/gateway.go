@@ -651,11 +651,15 @@ func (g *Gateway) Specs() []index.DomainSpec {
 		if tools == nil {
 			continue
 		}
-		desc := u.cfg.Description
+		desc, about := u.cfg.Description, ""
 		if desc == "" {
 			desc = describeUpstream(title, instr, tools, g.opts.WordFrequency)
+		} else {
+			// What the derived description would have said of the
+			// server itself still counts in ranking.
+			about = describeUpstream(title, instr, nil, nil)
 		}
-		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, Tools: tools, Source: "upstream " + u.cfg.Domain})
+		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, About: about, Tools: tools, Source: "upstream " + u.cfg.Domain})
 	}
 	return specs
 }
