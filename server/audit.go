@@ -96,12 +96,13 @@ const AuditDirect = "direct"
 
 // Failure classes (AuditRecord.Error).
 const (
-	FailBadRequest       = "bad_request"       // execute_tool without tool_name
-	FailUnknownTool      = "unknown_tool"      // no such tool, several with that bare name, or no longer listed
-	FailInvalidArguments = "invalid_arguments" // arguments that do not match the schema, or not an object
-	FailDisabled         = "disabled"          // the tool is switched off in the config
-	FailNotExecutable    = "not_executable"    // listed from a catalog: no upstream runs it
-	FailHeld             = "awaiting_approval" // its definition changed upstream: pinned (index/pin)
+	FailBadRequest       = "bad_request"        // execute_tool without tool_name
+	FailUnknownTool      = "unknown_tool"       // no such tool, several with that bare name, or no longer listed
+	FailInvalidArguments = "invalid_arguments"  // arguments that do not match the schema, or not an object
+	FailDisabled         = "disabled"           // the tool is switched off in the config
+	FailNotExecutable    = "not_executable"     // listed from a catalog: no upstream runs it
+	FailHeld             = "awaiting_approval"  // its definition changed upstream: pinned (index/pin)
+	FailScope            = "insufficient_scope" // the caller's access token allows only read-only tools (callers.ReadOnly)
 	FailUnavailable      = "upstream_unavailable"
 	FailTimeout          = "upstream_timeout"
 	FailStopped          = "upstream_stopped"      // the upstream exited during the call

@@ -228,7 +228,7 @@ func domainSizes(cat *index.Catalog, known []DomainSize) []DomainSize {
 // are.
 const (
 	metaWorkflow   = "Workflow: 1) discover_tools with a query describing the task; 2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments. Skip discovery for tools you have already seen."
-	codeWorkflow   = "Workflow: 1) discover_tools with a query for the task; 2) get_tool_schema with format \"typescript\"; 3) run_code: one JavaScript program that calls await tools.<domain>.<tool>({...}) and returns only what you need."
+	codeWorkflow   = "Workflow: 1) discover_tools with a query for the task: each result has its call signature; 2) get_tool_schema with format \"typescript\" for one without; 3) run_code: one JavaScript program that calls the tools and returns only what you need."
 	listedWorkflow = "Tools in tools/list can be called by name. For others: 1) discover_tools with a query describing the task; 2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments."
 )
 
@@ -262,8 +262,8 @@ func instructions(domains []DomainSize, purposes map[string]string, mode string)
 // memory (9 tools): tools on the knowledge graph such as
 // create_entities, …"; with more, in one line, the largest with their
 // sizes: "302 tools in 26 domains, the largest: github (41 tools),
-// slack (20 tools), …; discover_tools without arguments lists them all
-// with their descriptions."
+// slack (20 tools), …; discover_tools without arguments lists them
+// all."
 func covers(domains []DomainSize, purposes map[string]string) string {
 	if len(domains) == 0 {
 		return "This server finds and runs tools; it has none yet."
@@ -289,7 +289,7 @@ func covers(domains []DomainSize, purposes map[string]string) string {
 		for _, d := range domains[:maxNamedDomains] {
 			names = append(names, size(d))
 		}
-		fmt.Fprintf(&b, ", the largest: %s; discover_tools without arguments lists them all with their descriptions.", strings.Join(names, ", "))
+		fmt.Fprintf(&b, ", the largest: %s; discover_tools without arguments lists them all.", strings.Join(names, ", "))
 		return b.String()
 	}
 	b.WriteByte(':')

@@ -69,7 +69,7 @@ func runCodeInput(lim codemode.Limits) map[string]any {
 
 // runCodeDescription is run_code's description: the instructions say
 // the workflow (instructions.go), this what a program can do.
-const runCodeDescription = "Run a JavaScript program (async/await) that calls tools as `await tools.<domain>.<tool>({...})` and searches with `await toolscout.search(\"task\", {limit: 5})`. Answers its return value (or last expression), console output and the calls made; a failed tool call throws a ToolError you may catch."
+const runCodeDescription = "Run a JavaScript program (async/await): `await tools.<domain>.<tool>({...})` calls a tool, `await toolscout.search(\"task\")` finds tools. Answers its return value (or last expression), console output and calls; a failed call throws an Error you may catch."
 
 // addRunCode registers run_code on v.
 func (mt *metaTools) addRunCode(v *view) {
@@ -106,11 +106,18 @@ func (mt *metaTools) runCode(ctx context.Context, req *mcp.CallToolRequest, v *v
 	}
 	prog.endProgram(ctx, args.Code, ans, nil)
 	cutResult(ans)
-	text, err := json.Marshal(ans)
-	if err != nil {
-		return nil, nil, err
+	// The text once: the JSON, unescaped (a result's "<" stays one
+	// character), or for a client that reads structuredContent a line
+	// saying what it holds (structured.go).
+	text := shortText(ans)
+	if !mt.readsStructured(req) {
+		js, err := marshalUnescaped(ans)
+		if err != nil {
+			return nil, nil, err
+		}
+		text = string(js)
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, IsError: ans.Error != nil}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: ans.Error != nil}
 	return res, ans, nil
 }
 

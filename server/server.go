@@ -40,6 +40,7 @@ type Executor interface {
 var (
 	_ Executor            = (*gateway.Gateway)(nil)
 	_ UnavailableReporter = (*gateway.Gateway)(nil)
+	_ ExecutableReporter  = (*gateway.Gateway)(nil)
 )
 
 // Options configures a Server.
@@ -189,7 +190,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, log: log, sdkLog: sdkLogger(log), metrics: opts.Metrics,
 		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
-		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log}),
+		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log, Expose: opts.Expose}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
 		loadDone: opts.LoadDone, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}

@@ -317,7 +317,7 @@ func (st *startup) waitingFor(who *callers.Caller) string {
 // two of its changes (listSync), and answers a call of a tool whose
 // server never listed its tools, or of a tool v does not list
 // (unlisted: metaTools.unlistedCall), with what is wrong and what to call.
-func (st *startup) middleware(v *view, unlisted func(*view, *mcp.CallToolRequest) *mcp.CallToolResult) mcp.Middleware {
+func (st *startup) middleware(v *view, unlisted func(context.Context, *view, *mcp.CallToolRequest) (*mcp.CallToolResult, error)) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
@@ -343,7 +343,11 @@ func (st *startup) middleware(v *view, unlisted func(*view, *mcp.CallToolRequest
 					if msg := st.scope.unavailableToolFor(v.who, st.scope.catalogFor(v.who), name); msg != "" {
 						return errorResult("%s", msg), nil
 					}
-					if res := unlisted(v, req.(*mcp.CallToolRequest)); res != nil {
+					res, err := unlisted(ctx, v, req.(*mcp.CallToolRequest))
+					if err != nil {
+						return nil, err
+					}
+					if res != nil {
 						return res, nil
 					}
 				}

@@ -62,6 +62,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--data-dir", dir, "--expose", "core"}, "needs tools to pin"},
 		{[]string{"serve", "--data-dir", dir, "--http", "127.0.0.1:0", "--drain-timeout", "-1s"}, "--drain-timeout -1s"},
 		{[]string{"serve", "--data-dir", dir, "--read-only", "--reload-interval", "1ns"}, "--reload-interval 1ns: want 0 (never) or at least 10ms"},
+		{[]string{"serve", "--data-dir", dir, "--tool-names", "bare"}, `--tool-names "bare": use qualified (every tool as domain__tool, the default) or server`},
 		{[]string{"search", "--data-dir", dir, "--log-format", "xml", "x"}, `--log-format "xml": use text or json`},
 	}
 	for _, tc := range tests {

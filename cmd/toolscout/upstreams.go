@@ -136,6 +136,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (
 		}
 		emit(callerChecks(gc.Callers, cat, domains, g.redactor())...)
 	}
+	emit(oauthChecks(ctx, gc.Callers)...)
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 	emit(pinChecks(pins, gc, g.configs)...)
 	return gw.Specs(), server.SelvesOf(gw)

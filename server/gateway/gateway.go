@@ -651,11 +651,15 @@ func (g *Gateway) Specs() []index.DomainSpec {
 		if tools == nil {
 			continue
 		}
-		desc := u.cfg.Description
+		desc, about := u.cfg.Description, ""
 		if desc == "" {
 			desc = describeUpstream(title, instr, tools, g.opts.WordFrequency)
+		} else {
+			// What the derived description would have said of the
+			// server itself still counts in ranking.
+			about = describeUpstream(title, instr, nil, nil)
 		}
-		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, Tools: tools, Source: "upstream " + u.cfg.Domain})
+		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, About: about, Tools: tools, Source: "upstream " + u.cfg.Domain})
 	}
 	return specs
 }
@@ -694,6 +698,10 @@ func (g *Gateway) Status() []UpstreamStatus {
 	}
 	return out
 }
+
+// Executable reports whether Execute can run tools of domain: it is a
+// configured server's (connected or not yet), not only a catalog's.
+func (g *Gateway) Executable(domain string) bool { return g.byDom[domain] != nil }
 
 // Execute calls the tool on its upstream with the per-server timeout and
 // the client's cancellation, and returns the upstream result untouched but

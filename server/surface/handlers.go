@@ -201,7 +201,7 @@ func unknownPrompt(vis Visibility, st *state, name string, candidates []string) 
 	case len(shown) > 1:
 		msg += fmt.Sprintf(": several servers have it; name one of %s", strings.Join(shown, ", "))
 	default:
-		msg += "; prompts/list lists the prompts, each as domain__name"
+		msg += "; prompts/list lists the prompts (each as domain__name, or under its own name with tool_names server)"
 	}
 	return invalidParams(msg, map[string]any{"name": name})
 }
