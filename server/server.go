@@ -40,6 +40,7 @@ type Executor interface {
 var (
 	_ Executor            = (*gateway.Gateway)(nil)
 	_ UnavailableReporter = (*gateway.Gateway)(nil)
+	_ FolderReporter      = (*gateway.Gateway)(nil)
 )
 
 // Options configures a Server.

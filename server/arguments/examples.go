@@ -39,7 +39,12 @@ const maxExamples = 2
 // one item). Whatever does not validate, or holds a placeholder word
 // ("sample", "foo", "YOUR_..."), is left out, so an example is never
 // wrong and always says something real.
-func Examples(t *index.Tool) []Example {
+func Examples(t *index.Tool) []Example { return ExamplesWithin(t, nil) }
+
+// ExamplesWithin is Examples for a tool whose server may touch only the
+// folders roots (a filesystem server's allowed directories): the paths
+// of its examples are inside the first of them.
+func ExamplesWithin(t *index.Tool, roots []string) []Example {
 	var schema map[string]any
 	if json.Unmarshal(t.InputSchema, &schema) != nil {
 		return nil
@@ -47,6 +52,9 @@ func Examples(t *index.Tool) []Example {
 	tw := index.SplitIdentifier(t.Name) // the tool's words: context for a property's kind
 	var out []Example
 	add := func(args map[string]any, source string) {
+		if len(roots) > 0 && source != "schema" {
+			args, _ = within(args, roots[0]).(map[string]any)
+		}
 		if len(out) < maxExamples && args != nil && !hasPlaceholder(args) && Validate(t, args) == nil {
 			out = append(out, Example{Description: describeExample(t, schema, args), Arguments: args, Source: source})
 		}
@@ -491,4 +499,42 @@ func distinctSiblings(obj map[string]any, props map[string]any) {
 		}
 		seen[s] = true
 	}
+}
+
+// examplesHome is the folder the synthesized paths are in (valueRules,
+// contextRules, otherValues): /home/alice/projects/notes.md and the like.
+const (
+	examplesHome     = "/home/alice/"
+	examplesProjects = "/home/alice/projects"
+)
+
+// within returns v with each synthesized path moved into root:
+// /home/alice/projects and what is under it to root and under it, the
+// rest of /home/alice/ under root ("/home/alice/archive/notes.md" to
+// root/archive/notes.md).
+func within(v any, root string) any {
+	root = strings.TrimRight(root, "/\\")
+	switch v := v.(type) {
+	case string:
+		switch {
+		case v == examplesProjects || strings.HasPrefix(v, examplesProjects+"/"):
+			return root + strings.TrimPrefix(v, examplesProjects)
+		case strings.HasPrefix(v, examplesHome):
+			return root + "/" + strings.TrimPrefix(v, examplesHome)
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = within(x, root)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = within(x, root)
+		}
+		return out
+	}
+	return v
 }

@@ -146,11 +146,12 @@ func TestBuiltinExamples(t *testing.T) {
 // reference servers, as their tools/list gives them.
 func TestReferenceServerExamples(t *testing.T) {
 	var specs []index.DomainSpec
+	allowed := t.TempDir()
 	for _, s := range []struct {
 		domain, bin string
 		args        []string
 	}{
-		{"everything", "mcp-server-everything", nil}, {"memory", "mcp-server-memory", nil}, {"files", "mcp-server-filesystem", []string{t.TempDir()}},
+		{"everything", "mcp-server-everything", nil}, {"memory", "mcp-server-memory", nil}, {"files", "mcp-server-filesystem", []string{allowed}},
 	} {
 		cmd := exec.Command(npmBin(t, s.bin), s.args...)
 		cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(t.TempDir(), "memory.jsonl"))
@@ -179,6 +180,46 @@ func TestReferenceServerExamples(t *testing.T) {
 		t.Fatalf("%d tools from the reference servers, want 30 at least", cat.Len())
 	}
 	checkExamples(t, cat)
+	// The filesystem server's examples, given its allowed folder, stay
+	// inside it.
+	for _, tool := range cat.Tools() {
+		if tool.Domain != "files" {
+			continue
+		}
+		for _, ex := range ExamplesWithin(tool, []string{allowed}) {
+			data, _ := json.Marshal(ex.Arguments)
+			if err := Validate(tool, ex.Arguments); err != nil {
+				t.Errorf("%s: example %s does not validate: %v", tool.QualifiedName, data, err)
+			}
+			if p := pathOutside(decodedArgs(ex.Arguments), allowed); p != "" {
+				t.Errorf("%s: example %s has the path %s outside the allowed folder %s", tool.QualifiedName, data, p, allowed)
+			}
+		}
+	}
+}
+
+// pathOutside returns a string of v that is an absolute path outside
+// root, or "".
+func pathOutside(v any, root string) string {
+	switch v := v.(type) {
+	case string:
+		if filepath.IsAbs(v) && v != root && !strings.HasPrefix(v, root+string(filepath.Separator)) {
+			return v
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if p := pathOutside(v[k], root); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if p := pathOutside(x, root); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 func npmBin(t *testing.T, name string) string {
