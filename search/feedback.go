@@ -614,8 +614,10 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 
 // rankBudget is the most recorded requests one search ranks (rank): the
 // others similar enough wait for the next searches and count nothing
-// until then. The built-in embedder ranks one in about a millisecond.
-const rankBudget = 64
+// until then. Each is a search of its own (about a millisecond with the
+// built-in embedder): 16 bound what a search adds; 64 ranked the same
+// on all eleven eval sets (docs/benchmarks/2026-12-06-feedback-near-alike.md).
+const rankBudget = 16
 
 // rankingKey names what the engine's rankings depend on: its build, its
 // embedder and the request's parameters.
