@@ -41,7 +41,9 @@ import (
 //   - by vectors, their cosine without the direction the recorded
 //     request's first centroidDepth tools share (alikeness: the service
 //     all siblings are of), at or below AlikeMin nothing, scaled as
-//     above, and never more than the plain cosine;
+//     above, and never more than the plain cosine; only when those tools
+//     are siblings (SiblingTightness: the mean cosine of each to their
+//     centroid), else the plain cosine;
 //   - by words, their cosine without the words most of those tools have,
 //     words no tool of the catalog has (a resource's name) weighing
 //     OutsideWeight, never more than the plain one;
@@ -77,6 +79,11 @@ type FeedbackParams struct {
 	// without the direction the first tools of the recorded one's
 	// ranking share) at or below which the vectors say nothing.
 	AlikeMin float64 `json:"alike_min,omitempty"`
+	// SiblingTightness is how alike the recorded request's first tools
+	// must be (the mean cosine of each to their centroid) for its
+	// vectors to be compared without their direction: below, the tools
+	// are not siblings and the plain cosine counts.
+	SiblingTightness float64 `json:"sibling_tightness,omitempty"`
 	// OutsideWeight is what a word no tool of the catalog has (a
 	// resource's name, "k8s") weighs in comparing two requests by their
 	// words, against 1 for the catalog's words: it tells no tool from
@@ -94,7 +101,7 @@ type FeedbackParams struct {
 // v9"); AlikeMin, OutsideWeight and Weight back to 1.5 with the
 // near-alike set beside them (docs/benchmarks/2026-12-06-feedback-near-alike.md:
 // with the guards, 1.5 gained more than 1 and lost nowhere).
-var DefaultFeedbackParams = FeedbackParams{Weight: 1.5, MinSimilarity: 0.5, ToolCap: 2, HalfLife: 30 * 24 * time.Hour, Similarity: "max", Sharpen: 2, AlikeMin: 0.5, OutsideWeight: 0.25}
+var DefaultFeedbackParams = FeedbackParams{Weight: 1.5, MinSimilarity: 0.5, ToolCap: 2, HalfLife: 30 * 24 * time.Hour, Similarity: "max", Sharpen: 2, AlikeMin: 0.5, OutsideWeight: 0.25, SiblingTightness: 0.85}
 
 func (p FeedbackParams) withDefaults() FeedbackParams {
 	d := DefaultFeedbackParams
@@ -121,6 +128,9 @@ func (p FeedbackParams) withDefaults() FeedbackParams {
 	}
 	if p.OutsideWeight > 0 {
 		d.OutsideWeight = p.OutsideWeight
+	}
+	if p.SiblingTightness > 0 {
+		d.SiblingTightness = p.SiblingTightness
 	}
 	if p.PassSlack > 0 {
 		d.PassSlack = p.PassSlack
@@ -181,6 +191,9 @@ type Feedback struct {
 type ranking struct {
 	tools    []ranked
 	centroid []float32
+	// tight is how alike those first tools are: the mean cosine of
+	// each to centroid.
+	tight float64
 	// shared are the words (stems) of most of its first tools' names
 	// and descriptions: what siblings have in common.
 	shared map[string]bool
@@ -526,7 +539,7 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 				continue
 			}
 			c := (float64(s) - lo) / (1 - lo)
-			if rk := f.ranks[rankOf{mode, f.reqs[i].text}]; current && rk != nil && len(rk.centroid) == len(qv) {
+			if rk := f.ranks[rankOf{mode, f.reqs[i].text}]; current && rk != nil && len(rk.centroid) == len(qv) && rk.tight >= f.p.SiblingTightness {
 				rc, _ := f.vecs[i].dot(rk.centroid)
 				a := alikeness(float64(s), float64(rc), float64(dense(qv, rk.centroid)))
 				c = min(c, max(0, (a-alo)/(1-alo)))
@@ -658,7 +671,7 @@ func (f *Feedback) rank(ctx context.Context, e *Engine, req Request, mode Mode, 
 			for _, r := range resp.Results[:min(centroidDepth, len(resp.Results))] {
 				ids = append(ids, r.Tool.QualifiedName)
 			}
-			if made[i].centroid, err = f.centroid(ctx, e, dims, ids); err != nil {
+			if made[i].centroid, made[i].tight, err = f.centroid(ctx, e, dims, ids); err != nil {
 				return err
 			}
 		}
@@ -750,14 +763,28 @@ func (f *Feedback) vocabulary(cat *index.Catalog) map[string]bool {
 	return v
 }
 
-// centroid returns the unit mean of the stored vectors of tools ids.
-func (f *Feedback) centroid(ctx context.Context, e *Engine, dims int, ids []string) ([]float32, error) {
+// centroid returns the unit mean of the stored vectors of tools ids, and
+// how tight they are: the mean cosine of each to it.
+func (f *Feedback) centroid(ctx context.Context, e *Engine, dims int, ids []string) ([]float32, float64, error) {
 	ix, emb, _, _ := e.acquire()
 	defer ix.inflight.Done()
 	if emb == nil || ix.vs == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return ix.vs.Centroid(ctx, collectionOf(emb, dims), ids)
+	col := collectionOf(emb, dims)
+	c, err := ix.vs.Centroid(ctx, col, ids)
+	if err != nil || c == nil {
+		return nil, 0, err
+	}
+	sims, err := ix.vs.Similarities(ctx, col, c, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	var tight float64
+	for _, s := range sims {
+		tight += float64(s)
+	}
+	return c, tight / float64(len(sims)), nil
 }
 
 // alikeness is the cosine of two unit vectors r and q (of cosine rq)
