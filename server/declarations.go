@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/server/arguments"
 	"github.com/toolscout/toolscout/server/codemode/tsdecl"
 )
 
@@ -164,7 +163,7 @@ func (mt *metaTools) declaredTool(t *index.Tool, examples bool) tsdecl.Tool {
 		d.Notes = append(d.Notes, "Disabled: it does not run.")
 	}
 	if examples {
-		for _, ex := range arguments.Examples(t) {
+		for _, ex := range mt.examples(t) {
 			if b, err := json.Marshal(ex.Arguments); err == nil {
 				d.Examples = append(d.Examples, b)
 			}

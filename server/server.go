@@ -41,6 +41,7 @@ var (
 	_ Executor            = (*gateway.Gateway)(nil)
 	_ UnavailableReporter = (*gateway.Gateway)(nil)
 	_ ExecutableReporter  = (*gateway.Gateway)(nil)
+	_ FolderReporter      = (*gateway.Gateway)(nil)
 )
 
 // Options configures a Server.

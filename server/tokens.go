@@ -9,7 +9,6 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/toolscout/toolscout/search"
-	"github.com/toolscout/toolscout/server/arguments"
 )
 
 // TokenReport is what a client pays in context tokens, counted with the
@@ -157,7 +156,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 		if err != nil {
 			return nil, err
 		}
-		if exs := arguments.Examples(t); len(exs) > 0 {
+		if exs := s.meta.examples(t); len(exs) > 0 {
 			if rep.SchemaExamples, err = count(map[string]any{"examples": exs}); err != nil {
 				return nil, err
 			}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -886,6 +887,27 @@ func (g *Gateway) Instructions() map[string]string {
 			out[u.cfg.Domain] = s
 		}
 		u.mu.Unlock()
+	}
+	return out
+}
+
+// Folders returns the folders domain's server was given on its command
+// line: the arguments that are absolute paths of existing directories
+// (the filesystem server's allowed directories), cleaned. None for a
+// remote server or an unknown domain.
+func (g *Gateway) Folders(domain string) []string {
+	u := g.byDom[domain]
+	if u == nil || u.cfg.Command == "" {
+		return nil
+	}
+	var out []string
+	for _, a := range u.cfg.Args {
+		if !filepath.IsAbs(a) {
+			continue
+		}
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			out = append(out, filepath.Clean(a))
+		}
 	}
 	return out
 }
