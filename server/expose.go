@@ -189,6 +189,17 @@ func (e *exposure) viewCount() int {
 func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic, who: who}
 	so := &mcp.ServerOptions{Logger: s.sdkLog, SetCacheable: cacheable(v)}
+	if s.surface == nil {
+		// A catalog-only server has no prompts or resources, but the go-sdk
+		// answers prompts/list and resources/list whatever a server
+		// declares: declare what is answered (empty lists), as
+		// server/discover and initialize must (SEP-2575); they never change.
+		so.Capabilities = &mcp.ServerCapabilities{
+			Logging:   &mcp.LoggingCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
+			Resources: &mcp.ResourceCapabilities{},
+		}
+	}
 	surfaceOptions(s.surface, v, so)
 	v.mcp = mcp.NewServer(s.impl, so)
 	v.mcp.AddReceivingMiddleware(s.greet.middleware(v))
