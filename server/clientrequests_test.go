@@ -1,0 +1,198 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/gateway"
+)
+
+// askingClient is a go-sdk client of toolscout that answers sampling,
+// elicitation and roots as a user's client would, each answer naming
+// the client, and records the progress and log messages it gets.
+type askingClient struct {
+	name     string
+	cs       *mcp.ClientSession
+	mu       sync.Mutex
+	asked    []string // the methods it was asked, in order
+	progress []any    // progress tokens
+	logs     []*mcp.LoggingMessageParams
+}
+
+func (c *askingClient) note(what string) {
+	c.mu.Lock()
+	c.asked = append(c.asked, what)
+	c.mu.Unlock()
+}
+
+// askingOptions are the client options of a client that declares every
+// capability (all true) or none.
+func (c *askingClient) options(all bool) *mcp.ClientOptions {
+	o := &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.mu.Lock()
+			c.progress = append(c.progress, req.Params.ProgressToken)
+			c.mu.Unlock()
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			c.mu.Lock()
+			c.logs = append(c.logs, req.Params)
+			c.mu.Unlock()
+		},
+	}
+	if !all {
+		o.Capabilities = &mcp.ClientCapabilities{}
+		return o
+	}
+	o.CreateMessageHandler = func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		c.note("sampling")
+		return &mcp.CreateMessageResult{Model: "model-of-" + c.name, Role: "assistant", Content: &mcp.TextContent{Text: "sampled by " + c.name}}, nil
+	}
+	o.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		c.note("elicitation")
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "user of " + c.name, "check": true}}, nil
+	}
+	return o
+}
+
+// connectAsking connects a client named name to srv over transport
+// ("memory", "stdio" or "http"), with every capability or none.
+func connectAsking(t *testing.T, srv *Server, transport, name string, all bool) *askingClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	c := &askingClient{name: name}
+	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, c.options(all))
+	if all {
+		client.AddRoots(&mcp.Root{URI: "file:///home/" + name, Name: name + "'s folder"})
+	}
+	var tr mcp.Transport
+	switch transport {
+	case "memory":
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.MCP().Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		tr = ct
+	case "stdio":
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() {
+			err := srv.ServeStdio(ctx, inR, outW, nil)
+			outW.CloseWithError(fmt.Errorf("the server ended: %v", err))
+		}()
+		t.Cleanup(func() { inW.Close() })
+		tr = &mcp.IOTransport{Reader: outR, Writer: inW}
+	case "http":
+		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+		t.Cleanup(hs.Close)
+		tr = &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}
+	}
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	c.cs = cs
+	return c
+}
+
+// waitTool waits until toolscout lists the tool (the everything server
+// registers its tools that need a client capability after initialize).
+func waitTool(t *testing.T, c *askingClient, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: GetToolSchema, Arguments: map[string]any{"tool_name": name}})
+		if err == nil && !res.IsError {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is not listed: %v %v", name, err, res)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestClientRequestsPassThrough: sampling, elicitation and roots/list of
+// the everything server (over stdio) in the middle of an execute_tool
+// reach the client that made the call, over each of toolscout's
+// transports, and progress and log messages of the call come back
+// under the client's own token and filtered by its level.
+func TestClientRequestsPassThrough(t *testing.T) {
+	for _, transport := range []string{"memory", "stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+			c := connectAsking(t, env.srv, transport, "alice", true)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			waitTool(t, c, "everything__trigger-elicitation-request")
+			if err := c.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatalf("logging/setLevel: %v", err)
+			}
+
+			res := call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__trigger-elicitation-request"})
+			if res.IsError || !strings.Contains(text(res), "user of alice") {
+				t.Errorf("trigger-elicitation-request = %q, want alice's answer", text(res))
+			}
+			res = call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__trigger-sampling-request", "arguments": map[string]any{"prompt": "hi", "maxTokens": 10}})
+			if res.IsError || !strings.Contains(text(res), "sampled by alice") {
+				t.Errorf("trigger-sampling-request = %q, want alice's sample", text(res))
+			}
+			res = call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__get-roots-list"})
+			if res.IsError || !strings.Contains(text(res), "file:///home/alice") {
+				t.Errorf("get-roots-list = %q, want alice's root", text(res))
+			}
+
+			res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Meta: mcp.Meta{"progressToken": "alice-token"},
+				Arguments: map[string]any{"tool_name": "everything__trigger-long-running-operation", "arguments": map[string]any{"duration": 0.3, "steps": 3}}})
+			if err != nil || res.IsError {
+				t.Fatalf("trigger-long-running-operation: %v %v", err, res)
+			}
+			// The client hands notifications to its handlers on another
+			// goroutine than the result's: wait for them to be handled.
+			var progress []any
+			var logs []*mcp.LoggingMessageParams
+			for {
+				c.mu.Lock()
+				progress = append([]any(nil), c.progress...)
+				logs = append([]*mcp.LoggingMessageParams(nil), c.logs...)
+				c.mu.Unlock()
+				if len(progress) >= 3 || ctx.Err() != nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(progress) != 3 {
+				t.Errorf("progress notifications = %v, want 3 under alice-token", progress)
+			}
+			for _, tok := range progress {
+				if tok != "alice-token" {
+					t.Errorf("progress token %v, want alice-token", tok)
+				}
+			}
+			var rootsLog bool
+			for _, l := range logs {
+				if !strings.HasPrefix(l.Logger, "everything") {
+					t.Errorf("log message from logger %q, want it to name the server", l.Logger)
+				}
+				if fmt.Sprint(l.Data) == "Roots updated: 1 root(s) received from client" {
+					rootsLog = true
+				}
+			}
+			if !rootsLog {
+				t.Errorf("log messages = %d, want the roots update of get-roots-list", len(logs))
+			}
+		})
+	}
+}
