@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -195,4 +198,96 @@ func TestClientRequestsPassThrough(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startEverythingHTTP starts the everything server over Streamable HTTP
+// and returns its endpoint.
+func startEverythingHTTP(t *testing.T) string {
+	t.Helper()
+	bin := npmBin(t, "mcp-server-everything")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	waitFor(t, "the everything server over HTTP", func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return url
+}
+
+// TestClientRequestsTwoCallers: two clients of toolscout call a tool
+// that elicits at the same time, through one connection to the
+// everything server over HTTP: each answers only its own request. A
+// client that declared no capability gets the upstream's error, and the
+// audit trail records every call.
+func TestClientRequestsTwoCallers(t *testing.T) {
+	url := startEverythingHTTP(t)
+	w := &lockedAudit{}
+	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{{Domain: "everything", URL: url}}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
+		Options{Expose: Exposure{Mode: ExposeMeta}, Audit: w})
+	alice := connectAsking(t, env.srv, "http", "alice", true)
+	bob := connectAsking(t, env.srv, "http", "bob", true)
+	carol := connectAsking(t, env.srv, "http", "carol", false)
+	waitTool(t, alice, "everything__trigger-elicitation-request")
+
+	var wg sync.WaitGroup
+	for _, c := range []*askingClient{alice, bob, alice, bob} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": "everything__trigger-elicitation-request"}})
+			if err != nil || res.IsError || !strings.Contains(text(res), "user of "+c.name) {
+				t.Errorf("%s's trigger-elicitation-request = %v, %v; want its own answer", c.name, res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range []*askingClient{alice, bob} {
+		if len(c.asked) != 2 {
+			t.Errorf("%s was asked %v, want its own 2 elicitations", c.name, c.asked)
+		}
+	}
+	res := call(t, carol.cs, ExecuteTool, map[string]any{"tool_name": "everything__trigger-elicitation-request"})
+	if !res.IsError || !strings.Contains(text(res), "does not support elicitation") {
+		t.Errorf("carol's trigger-elicitation-request = %q, want the upstream's error for a client without elicitation", text(res))
+	}
+	if len(carol.asked) != 0 {
+		t.Errorf("carol was asked %v", carol.asked)
+	}
+	lines := w.count("everything__trigger-elicitation-request")
+	if lines != 5 {
+		t.Errorf("audit trail has %d lines of trigger-elicitation-request, want 5", lines)
+	}
+}
+
+// lockedAudit keeps the audit lines written (the calls of several
+// clients run at once).
+type lockedAudit struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *lockedAudit) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedAudit) count(s string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Count(w.b.String(), s)
 }
