@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/server/gateway"
@@ -290,4 +292,97 @@ func (w *lockedAudit) count(s string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return strings.Count(w.b.String(), s)
+}
+
+// inputUpstream is a go-sdk server over HTTP whose tool "deploy" asks
+// its client to confirm with an input-required result (SEP-2322), then
+// answers what the retry carried: the answer and the request state.
+// caps records the capabilities each call said its client has.
+func inputUpstream(t *testing.T) (url string, caps chan bool) {
+	t.Helper()
+	caps = make(chan bool, 16)
+	s := mcp.NewServer(&mcp.Implementation{Name: "input", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "deploy", Description: "Deploy after the user confirms.", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ip := req.Session.InitializeParams()
+			caps <- ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+			if len(req.Params.InputResponses) == 0 {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{Message: "Deploy?",
+					RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}}},
+					RequestState: "state-1"}, nil
+			}
+			er, _ := req.Params.InputResponses["confirm"].(*mcp.ElicitResult)
+			if er == nil {
+				return nil, fmt.Errorf("no answer to confirm: %v", req.Params.InputResponses)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("deployed: %s %v, state %s", er.Action, er.Content["name"], req.Params.RequestState)}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(hs.Close)
+	return hs.URL, caps
+}
+
+// TestInputRequiredPassThrough: an upstream's input-required result
+// (2026-07-28) goes back to the client with its input requests and
+// request state as they were; the client answers and retries, and the
+// retry reaches the upstream with the answer and the state. A client of
+// 2025-11-25 is asked by the go-sdk on toolscout's side, over its own
+// session. The upstream learns the capabilities of the client of each
+// call, not toolscout's.
+func TestInputRequiredPassThrough(t *testing.T) {
+	url, caps := inputUpstream(t)
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "input", URL: url}}, Exposure{Mode: ExposeMeta})
+	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	for _, protocol := range []string{StatelessProtocol, "2025-11-25"} {
+		t.Run(protocol, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var asked []string
+			client := mcp.NewClient(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
+				},
+				// The input-required result itself, untouched.
+				MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: protocol == StatelessProtocol},
+			})
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			waitFor(t, "input__deploy", func() bool { return env.hasTool("input__deploy") })
+			for len(caps) > 0 {
+				<-caps
+			}
+			params := &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": "input__deploy"}}
+			res, err := cs.CallTool(ctx, params)
+			if err != nil {
+				t.Fatalf("execute_tool input__deploy: %v", err)
+			}
+			if protocol == StatelessProtocol {
+				el, ok := res.InputRequests["confirm"].(*mcp.ElicitParams)
+				if !ok || el.Message != "Deploy?" || res.RequestState != "state-1" || len(res.Content) != 0 {
+					t.Fatalf("first answer = %+v %q, want the upstream's input request and state as they were", res, text(res))
+				}
+				retry := *params
+				retry.InputResponses = mcp.InputResponseMap{"confirm": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}}
+				retry.RequestState = res.RequestState
+				if res, err = cs.CallTool(ctx, &retry); err != nil {
+					t.Fatalf("retry: %v", err)
+				}
+			} else if len(asked) != 1 || asked[0] != "Deploy?" {
+				t.Errorf("the client was asked %v, want Deploy? once", asked)
+			}
+			if got := text(res); got != "deployed: accept ada, state state-1" {
+				t.Errorf("execute_tool input__deploy = %q, want the upstream's answer to the retry", got)
+			}
+			if protocol == StatelessProtocol {
+				if c := <-caps; !c {
+					t.Errorf("the upstream was told the client has no elicitation; it declared it")
+				}
+			}
+		})
+	}
 }
