@@ -385,4 +385,23 @@ func TestInputRequiredPassThrough(t *testing.T) {
 			}
 		})
 	}
+	// A client without elicitation: the upstream is told so (toolscout
+	// itself declares it, for the clients that have it).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bare, err := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: StatelessProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	for len(caps) > 0 {
+		<-caps
+	}
+	if _, err := bare.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": "input__deploy"}}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-caps; c {
+		t.Errorf("the upstream was told a client without elicitation has it")
+	}
 }
