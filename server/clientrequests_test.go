@@ -405,3 +405,104 @@ func TestInputRequiredPassThrough(t *testing.T) {
 		t.Errorf("the upstream was told a client without elicitation has it")
 	}
 }
+
+// TestSubscribeOverHTTPUpstream: a resource of an upstream reached over
+// Streamable HTTP (the everything server, of the TypeScript SDK) is
+// subscribed to through toolscout as one over stdio is, and its updates
+// reach the client.
+func TestSubscribeOverHTTPUpstream(t *testing.T) {
+	url := startEverythingHTTP(t)
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", URL: url}}, Exposure{Mode: ExposeMeta})
+	for _, protocol := range []string{"2025-11-25", StatelessProtocol} {
+		t.Run(protocol, func(t *testing.T) {
+			c := connectSurfaceClient(t, env.srv, "http", protocol)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			doc := "toolscout://everything/demo://resource/static/document/architecture.md"
+			waitFor(t, "the everything server's resources", func() bool {
+				rl, err := c.cs.ListResources(ctx, nil)
+				return err == nil && len(rl.Resources) > 0
+			})
+			if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: doc}); err != nil {
+				t.Fatalf("subscribe: %v", err)
+			}
+			if res := call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__toggle-subscriber-updates", "arguments": map[string]any{}}); res.IsError {
+				t.Fatalf("toggle-subscriber-updates: %v", text(res))
+			}
+			select {
+			case got := <-c.updated:
+				if got != doc {
+					t.Errorf("notifications/resources/updated for %s, want %s", got, doc)
+				}
+			case <-ctx.Done():
+				t.Fatal("no notifications/resources/updated")
+			}
+			call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__toggle-subscriber-updates", "arguments": map[string]any{}})
+			if err := c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: doc}); err != nil {
+				t.Errorf("unsubscribe: %v", err)
+			}
+		})
+	}
+}
+
+// goSubscribeUpstream is a go-sdk server over HTTP (stateless: only the
+// 2026-07-28 protocol, or stateful) with one resource that may be
+// subscribed to, and a tool "touch" that says it changed.
+func goSubscribeUpstream(t *testing.T, stateless bool) string {
+	t.Helper()
+	var s *mcp.Server
+	s = mcp.NewServer(&mcp.Implementation{Name: "subs", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	s.AddResource(&mcp.Resource{URI: "test://watched", Name: "watched"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "now"}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "touch", Description: "Change the watched resource.", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://watched"}); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "touched"}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// TestSubscribeGoSDKUpstream: a go-sdk server that declares
+// resources.subscribe is subscribed to through toolscout, stateful and
+// stateless (where the go-sdk client subscribes with
+// subscriptions/listen), and its updates reach the client.
+func TestSubscribeGoSDKUpstream(t *testing.T) {
+	for _, tc := range []struct {
+		stateless bool
+		protocol  string
+	}{{false, "2025-11-25"}, {true, "2025-11-25"}, {false, StatelessProtocol}, {true, StatelessProtocol}} {
+		t.Run(fmt.Sprintf("upstream stateless=%v client %s", tc.stateless, tc.protocol), func(t *testing.T) {
+			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "subs", URL: goSubscribeUpstream(t, tc.stateless)}}, Exposure{Mode: ExposeMeta})
+			c := connectSurfaceClient(t, env.srv, "http", tc.protocol)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			uri := "toolscout://subs/test://watched"
+			waitFor(t, "the resource", func() bool {
+				rl, err := c.cs.ListResources(ctx, nil)
+				return err == nil && len(rl.Resources) > 0
+			})
+			if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Fatalf("subscribe: %v", err)
+			}
+			if res := call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "subs__touch"}); res.IsError {
+				t.Fatalf("touch: %v", text(res))
+			}
+			select {
+			case got := <-c.updated:
+				if got != uri {
+					t.Errorf("notifications/resources/updated for %s, want %s", got, uri)
+				}
+			case <-ctx.Done():
+				t.Fatal("no notifications/resources/updated")
+			}
+		})
+	}
+}
