@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -502,6 +504,91 @@ func TestSubscribeGoSDKUpstream(t *testing.T) {
 				}
 			case <-ctx.Done():
 				t.Fatal("no notifications/resources/updated")
+			}
+		})
+	}
+}
+
+// TestClientRequestsTypeScript: the TypeScript SDK's client, through
+// toolscout over stdio and over HTTP, is asked by the everything server
+// (over stdio) for a sample, a form and its roots, and gets the progress
+// and log messages of its calls, as it would directly.
+func TestClientRequestsTypeScript(t *testing.T) {
+	script, _ := filepath.Abs(filepath.Join("testdata", "asking_client.mjs"))
+	if _, err := exec.LookPath("node"); err != nil {
+		needNodeModules(t, "node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join("..", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		needNodeModules(t, "npm packages are missing: run npm ci (make test does)")
+	}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			report, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer report.Close()
+			var cmd *exec.Cmd
+			if transport == "http" {
+				hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
+				t.Cleanup(hs.Close)
+				cmd = exec.CommandContext(ctx, "node", script, hs.URL)
+			} else {
+				cmd = exec.CommandContext(ctx, "node", script, "stdio")
+				toServer, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fromClient, err := cmd.StdoutPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				go func() {
+					_ = env.srv.ServeStdio(ctx, fromClient, toServer, nil)
+					toServer.Close()
+				}()
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			cmd.ExtraFiles = []*os.File{w}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			var got struct {
+				Asked    []string `json:"asked"`
+				Progress []int    `json:"progress"`
+				Logs     []struct {
+					Logger string `json:"logger"`
+					Data   any    `json:"data"`
+				} `json:"logs"`
+				Results map[string]string `json:"results"`
+			}
+			derr := json.NewDecoder(report).Decode(&got)
+			werr := cmd.Wait()
+			if derr != nil {
+				t.Fatalf("the client reported nothing (%v, %v):\n%s", derr, werr, stderr.String())
+			}
+			for key, want := range map[string]string{"elicitation": "ts user", "sampling": "sampled by ts", "roots": "file:///home/ts", "progress": "Long running operation completed"} {
+				if !strings.Contains(got.Results[key], want) {
+					t.Errorf("%s result = %q, want %q in it", key, got.Results[key], want)
+				}
+			}
+			if len(got.Progress) != 3 {
+				t.Errorf("progress = %v, want 3 notifications", got.Progress)
+			}
+			var rootsLog bool
+			for _, l := range got.Logs {
+				if !strings.HasPrefix(l.Logger, "everything") {
+					t.Errorf("log message from logger %q, want it to name the server", l.Logger)
+				}
+				rootsLog = rootsLog || strings.HasPrefix(fmt.Sprint(l.Data), "Roots updated")
+			}
+			if !rootsLog {
+				t.Errorf("log messages %v, want the roots update", got.Logs)
 			}
 		})
 	}
