@@ -593,3 +593,66 @@ func TestClientRequestsTypeScript(t *testing.T) {
 		})
 	}
 }
+
+// logUpstream is a go-sdk server over HTTP (stateless or not) whose tool
+// "work" logs two messages, at debug and at warning.
+func logUpstream(t *testing.T, stateless bool) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "logs", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "work", Description: "Work and log about it.", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for _, l := range []mcp.LoggingLevel{"debug", "warning"} {
+				if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: l, Logger: "worker", Data: "at " + string(l)}); err != nil {
+					return nil, err
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// TestLogMessagesPassThrough: the log messages a go-sdk server sends
+// during a call reach the client of the call as its logging/setLevel
+// lets them (the server sends none before its client sets a level:
+// toolscout sets one for all), with the logger naming the server; a
+// client that set no level gets none.
+func TestLogMessagesPassThrough(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("upstream stateless=%v", stateless), func(t *testing.T) {
+			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "logs", URL: logUpstream(t, stateless)}}, Exposure{Mode: ExposeMeta})
+			warned := connectAsking(t, env.srv, "http", "warned", false)
+			silent := connectAsking(t, env.srv, "http", "silent", false)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := warned.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "logs__work", func() bool { return env.hasTool("logs__work") })
+			for _, c := range []*askingClient{warned, silent} {
+				if res := call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "logs__work"}); res.IsError {
+					t.Fatalf("work: %s", text(res))
+				}
+			}
+			var logs []*mcp.LoggingMessageParams
+			for ctx.Err() == nil {
+				warned.mu.Lock()
+				logs = append(logs[:0], warned.logs...)
+				warned.mu.Unlock()
+				if len(logs) > 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(logs) != 1 || logs[0].Level != "warning" || logs[0].Logger != "logs/worker" || logs[0].Data != "at warning" {
+				t.Errorf("log messages of the client at info = %+v, want the warning alone, from logs/worker", logs)
+			}
+			silent.mu.Lock()
+			defer silent.mu.Unlock()
+			if len(silent.logs) != 0 {
+				t.Errorf("a client that set no level got %d log messages", len(silent.logs))
+			}
+		})
+	}
+}

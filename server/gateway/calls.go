@@ -269,10 +269,31 @@ func passInput(session *mcp.ClientSession, req *mcp.CallToolRequest, params *mcp
 	} else {
 		meta[mcp.MetaKeyClientCapabilities] = capabilitiesOf(req.Session)
 	}
+	// The client's own level when its request says one; else all, and
+	// ServerSession.Log passes on what the level its session set lets
+	// through (none when it set none).
 	if lvl, ok := req.Params.Meta[mcp.MetaKeyLogLevel]; ok {
 		meta[mcp.MetaKeyLogLevel] = lvl
+	} else {
+		meta[mcp.MetaKeyLogLevel] = "debug"
 	}
 	params.Meta = meta
+}
+
+// openLogging asks a server of 2025-11-25 that declares logging for all
+// its log messages (logging/setLevel debug): a server sends none before
+// its client sets a level, and one level serves every client, each of
+// which gets what its own logging/setLevel lets through
+// (ServerSession.Log). A server of 2026-07-28 is told per request
+// (passInput).
+func (g *Gateway) openLogging(ctx context.Context, u *upstream, session *mcp.ClientSession) {
+	ir := session.InitializeResult()
+	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil || ir.ProtocolVersion >= newProtocol {
+		return
+	}
+	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		g.log.Warn("upstream refused logging/setLevel; its log messages may not reach the clients", "domain", u.cfg.Domain, "err", g.opts.Redactor.Error(err))
+	}
 }
 
 // capabilitiesOf returns the capabilities ss's client declared, as the

@@ -478,6 +478,7 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 			continue
 		}
 		g.listSurface(cctx, u, session)
+		g.openLogging(cctx, u, session)
 		if !timer.Stop() {
 			session.Close()
 			break
