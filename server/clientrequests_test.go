@@ -19,6 +19,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/server/codemode"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -654,5 +655,34 @@ func TestLogMessagesPassThrough(t *testing.T) {
 				t.Errorf("a client that set no level got %d log messages", len(silent.logs))
 			}
 		})
+	}
+}
+
+// TestRunCodeClientRequests: in code mode, what a program's tool asks of
+// the client in the middle of its call (here an elicitation of the
+// everything server's) goes to run_code's client; a tool whose server
+// answers input-required (2026-07-28), which a program cannot wait for,
+// throws an error that says so and names execute_tool.
+func TestRunCodeClientRequests(t *testing.T) {
+	url, _ := inputUpstream(t)
+	w := &lockedAudit{}
+	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{
+		{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
+		{Domain: "input", URL: url},
+	}}, Options{Expose: Exposure{Mode: ExposeCode}, Code: &Code{Runner: codeRunner(t)}, Audit: w})
+	c := connectAsking(t, env.srv, "http", "alice", true)
+	waitTool(t, c, "everything__trigger-elicitation-request")
+	waitFor(t, "input__deploy", func() bool { return env.hasTool("input__deploy") })
+
+	ans := codeAnswer(t, c.cs, `const r = await tools.everything["trigger-elicitation-request"]({}); return JSON.stringify(r)`)
+	if ans.Error != nil || !strings.Contains(string(ans.Result), "user of alice") {
+		t.Errorf("a program's elicitation = %s %+v, want alice's answer", ans.Result, ans.Error)
+	}
+	ans = codeAnswer(t, c.cs, `await tools.input.deploy({})`)
+	if ans.Error == nil || ans.Error.Kind != codemode.KindTool || !strings.Contains(ans.Error.Message, "input__deploy needs input") || !strings.Contains(ans.Error.Message, "execute_tool") {
+		t.Errorf("a program's input-required tool = %+v, want the error that says run_code cannot ask", ans.Error)
+	}
+	if w.count(`"error":"input_required"`) != 1 {
+		t.Errorf("audit trail: %s, want one input_required call", w.b.String())
 	}
 }
