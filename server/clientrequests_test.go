@@ -686,3 +686,67 @@ func TestRunCodeClientRequests(t *testing.T) {
 		t.Errorf("audit trail: %s, want one input_required call", w.b.String())
 	}
 }
+
+// TestClientRequestsStdioTwoCallers: over stdio nothing says which call
+// an upstream's request belongs to, so while calls of two clients run on
+// the one connection a request is refused with a reason, never sent to
+// the wrong client; alone, each client's call is answered by it. A
+// direct call (eager mode) is routed as execute_tool is.
+func TestClientRequestsStdioTwoCallers(t *testing.T) {
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeEager})
+	alice := connectAsking(t, env.srv, "memory", "alice", true)
+	bob := connectAsking(t, env.srv, "memory", "bob", true)
+	waitTool(t, alice, "everything__trigger-elicitation-request")
+	// alice's client holds its answer until bob's call has run.
+	asked, release := make(chan struct{}), make(chan struct{})
+	alice.cs.Close()
+	held := &askingClient{name: "alice"}
+	o := held.options(true)
+	o.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		close(asked)
+		<-release
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "user of alice", "check": true}}, nil
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := env.srv.MCP().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	held.cs, err = mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, o).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.cs.Close()
+
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := held.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__trigger-elicitation-request", Arguments: map[string]any{}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case <-asked:
+	case res := <-done:
+		t.Fatalf("alice's call ended before she was asked: %v", text(res))
+	case <-time.After(time.Minute):
+		t.Fatal("alice was not asked")
+	}
+	res := call(t, bob.cs, "everything__trigger-elicitation-request", map[string]any{})
+	if !res.IsError || !strings.Contains(text(res), "calls of several clients are running") {
+		t.Errorf("bob's call while alice's runs = %q, want the refusal saying why", text(res))
+	}
+	if len(bob.asked) != 0 {
+		t.Errorf("bob was asked %v during alice's call", bob.asked)
+	}
+	close(release)
+	if res := <-done; res == nil || res.IsError || !strings.Contains(text(res), "user of alice") {
+		t.Errorf("alice's call = %v, want her answer", res)
+	}
+	res = call(t, bob.cs, "everything__trigger-elicitation-request", map[string]any{})
+	if res.IsError || !strings.Contains(text(res), "user of bob") {
+		t.Errorf("bob's call alone = %q, want his answer", text(res))
+	}
+}
