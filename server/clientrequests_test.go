@@ -750,3 +750,37 @@ func TestClientRequestsStdioTwoCallers(t *testing.T) {
 		t.Errorf("bob's call alone = %q, want his answer", text(res))
 	}
 }
+
+// TestCancellationReachesUpstream: a client that cancels its call (here
+// by its context) ends the call on the upstream too.
+func TestCancellationReachesUpstream(t *testing.T) {
+	stopped := make(chan struct{}, 1)
+	s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "wait", Description: "Wait until cancelled.", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				stopped <- struct{}{}
+				return nil, ctx.Err()
+			case <-time.After(time.Minute):
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "not cancelled"}}}, nil
+			}
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "slow", URL: hs.URL}}, Exposure{Mode: ExposeMeta})
+	waitFor(t, "slow__wait", func() bool { return env.hasTool("slow__wait") })
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
+	if _, err := env.cs.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": "slow__wait"}}); err == nil {
+		t.Error("a cancelled call answered")
+	}
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Error("the upstream's call went on after the client cancelled")
+	}
+}
