@@ -33,7 +33,7 @@ type routeTagger struct {
 
 // taggerBuffer is the line buffer of a routeTagger: a line longer than
 // this that looks like a response is passed through without buffering.
-const taggerBuffer = 16 << 10
+const taggerBuffer = 4 << 10
 
 func newRouteTagger(g *Gateway, route *callRoute, body io.ReadCloser) *routeTagger {
 	return &routeTagger{g: g, route: route, body: body, r: bufio.NewReaderSize(body, taggerBuffer)}
