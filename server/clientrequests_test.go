@@ -19,6 +19,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/codemode"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -782,5 +783,49 @@ func TestCancellationReachesUpstream(t *testing.T) {
 	case <-stopped:
 	case <-time.After(30 * time.Second):
 		t.Error("the upstream's call went on after the client cancelled")
+	}
+}
+
+// TestClientRequestsRedacted: a secret toolscout knows (a configured
+// header's value, say) that an upstream puts in a request to the client
+// reaches the client replaced, as in the upstream's results.
+func TestClientRequestsRedacted(t *testing.T) {
+	const secret = "s3cr3t-value-0123456789"
+	s := mcp.NewServer(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the user.", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "your token is " + secret, RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{{Domain: "leaky", URL: hs.URL}}, Redactor: redact.New(secret)}, Options{Expose: Exposure{Mode: ExposeMeta}})
+	var got []string
+	c := &askingClient{name: "alice"}
+	o := c.options(true)
+	o.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		got = append(got, req.Params.Message)
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := env.srv.MCP().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, o).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	waitFor(t, "leaky__ask", func() bool { return env.hasTool("leaky__ask") })
+	if res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "leaky__ask"}); res.IsError || text(res) != "decline" {
+		t.Fatalf("ask = %q", text(res))
+	}
+	if len(got) != 1 || strings.Contains(got[0], secret) || !strings.Contains(got[0], redact.Marker) {
+		t.Errorf("the client was asked %q, want the secret replaced", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/internal/redact"
 )
 
 // What an upstream asks of its client in the middle of a call (sampling,
@@ -175,14 +177,14 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 		if r == nil {
 			return nil, errNoRoute(u.cfg.Domain, "sampling/createMessage", why)
 		}
-		return r.ss.CreateMessageWithTools(r.ctx, req.Params)
+		return r.ss.CreateMessageWithTools(r.ctx, scrubParams(g.opts.Redactor, req.Params))
 	}
 	o.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		r, _, why := g.routeFor(u, metaOf(req.Params))
 		if r == nil {
 			return nil, errNoRoute(u.cfg.Domain, "elicitation/create", why)
 		}
-		return r.ss.Elicit(r.ctx, req.Params)
+		return r.ss.Elicit(r.ctx, scrubParams(g.opts.Redactor, req.Params))
 	}
 	o.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		if req.Params == nil {
@@ -231,6 +233,28 @@ func (g *Gateway) rootsMiddleware(u *upstream) mcp.Middleware {
 			return r.ss.ListRoots(r.ctx, p)
 		}
 	}
+}
+
+// scrubParams returns p, the params of a request of an upstream's to a
+// client, with the secrets toolscout knows replaced (redact.go), as its
+// results are: p itself when it holds none.
+func scrubParams[P any](secrets *redact.Redactor, p *P) *P {
+	if p == nil || !secrets.Active() {
+		return p
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p
+	}
+	clean, changed := secrets.JSON(b)
+	if !changed {
+		return p
+	}
+	out := new(P)
+	if !json.Valid(clean) || json.Unmarshal(clean, out) != nil {
+		return p
+	}
+	return out
 }
 
 // metaOf returns the _meta of a request's params (nil params: none).
