@@ -829,3 +829,37 @@ func TestClientRequestsRedacted(t *testing.T) {
 		t.Errorf("the client was asked %q, want the secret replaced", got)
 	}
 }
+
+// TestPromptClientRequests: what an upstream asks of its client while it
+// answers prompts/get (an elicitation, here) goes to the client that
+// asked for the prompt, as during a tool call.
+func TestPromptClientRequests(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, nil)
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greet the user by the name they give."},
+		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprintf("Say hello to %v.", res.Content["name"])}}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "asks", URL: hs.URL}}, Exposure{Mode: ExposeMeta})
+	for _, transport := range []string{"memory", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			c := connectAsking(t, env.srv, transport, "alice", true)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var gp *mcp.GetPromptResult
+			waitFor(t, "the prompt", func() bool {
+				var err error
+				gp, err = c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "asks__greet"})
+				return err == nil
+			})
+			if len(gp.Messages) != 1 || gp.Messages[0].Content.(*mcp.TextContent).Text != "Say hello to user of alice." {
+				t.Errorf("prompts/get = %+v, want the prompt made with alice's answer", gp.Messages)
+			}
+		})
+	}
+}

@@ -86,10 +86,16 @@ func (g *Gateway) beginRoute(ctx context.Context, u *upstream, req *mcp.CallTool
 	if req == nil || req.Session == nil {
 		return nil, func() {}
 	}
-	r := &callRoute{id: newRouteID(), domain: u.cfg.Domain, ctx: ctx, ss: req.Session}
+	var token any
 	if req.Params != nil {
-		r.token = req.Params.GetProgressToken()
+		token = req.Params.GetProgressToken()
 	}
+	return g.openRoute(ctx, u, req.Session, token)
+}
+
+// openRoute registers a call of ss's client on u (see beginRoute).
+func (g *Gateway) openRoute(ctx context.Context, u *upstream, ss *mcp.ServerSession, token any) (*callRoute, func()) {
+	r := &callRoute{id: newRouteID(), domain: u.cfg.Domain, ctx: ctx, ss: ss, token: token}
 	g.progMu.Lock()
 	g.routes[r.id] = r
 	u.inflight[r] = struct{}{}
@@ -100,6 +106,24 @@ func (g *Gateway) beginRoute(ctx context.Context, u *upstream, req *mcp.CallTool
 		delete(g.routes, r.id)
 		g.progMu.Unlock()
 	}
+}
+
+type clientKey struct{}
+
+// WithClient returns ctx saying that what is asked of an upstream with
+// it (GetPrompt, ReadResource) is asked for ss's client: what the
+// upstream asks of its client meanwhile (sampling, elicitation, roots)
+// and its log messages go to that client, as during a tool call.
+func WithClient(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, clientKey{}, ss)
+}
+
+func clientOf(ctx context.Context) *mcp.ServerSession {
+	ss, _ := ctx.Value(clientKey{}).(*mcp.ServerSession)
+	return ss
 }
 
 // routeFor returns the call a message of u's belongs to, by the mark
