@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,7 +47,11 @@ const routeMetaKey = "io.github.toolscout/call"
 
 // callRoute is one client's call running on an upstream.
 type callRoute struct {
-	id     string // random: an upstream cannot guess another call's
+	id string // random: an upstream cannot guess another call's
+	// key is the rest of the mark (routeMetaKey's value is id.key): the
+	// server is sent the id (as the progress token), never the key, so
+	// it cannot write a mark itself.
+	key    string
 	domain string
 	// ctx is the context of the client's call (its handler's): the
 	// go-sdk relates what is sent with it to that call. It is held only
@@ -95,7 +100,7 @@ func (g *Gateway) beginRoute(ctx context.Context, u *upstream, req *mcp.CallTool
 
 // openRoute registers a call of ss's client on u (see beginRoute).
 func (g *Gateway) openRoute(ctx context.Context, u *upstream, ss *mcp.ServerSession, token any) (*callRoute, func()) {
-	r := &callRoute{id: newRouteID(), domain: u.cfg.Domain, ctx: ctx, ss: ss, token: token}
+	r := &callRoute{id: newRouteID(), key: newRouteID(), domain: u.cfg.Domain, ctx: ctx, ss: ss, token: token}
 	g.progMu.Lock()
 	g.routes[r.id] = r
 	u.inflight[r] = struct{}{}
@@ -131,13 +136,13 @@ func clientOf(ctx context.Context) *mcp.ServerSession {
 // over the old SSE transport, which marks nothing, the call of the one
 // client whose calls run on u. why says why there is none.
 func (g *Gateway) routeFor(u *upstream, meta mcp.Meta) (r *callRoute, marked bool, why string) {
-	id, marked := meta[routeMetaKey].(string)
+	mark, marked := meta[routeMetaKey].(string)
 	delete(meta, routeMetaKey)
-	if marked {
+	if id, key, ok := strings.Cut(mark, "."); marked && ok {
 		g.progMu.Lock()
 		r := g.routes[id]
 		g.progMu.Unlock()
-		if r != nil && r.domain == u.cfg.Domain {
+		if r != nil && r.key == key && r.domain == u.cfg.Domain {
 			return r, true, ""
 		}
 	}

@@ -136,9 +136,12 @@ func (g *Gateway) mark(req *jsonrpc.Request, route *callRoute) bool {
 	default:
 		return false
 	}
-	if route == nil {
+	if route == nil && !bytes.Contains(req.Params, []byte(routeMetaKey)) {
 		return false
 	}
+	// Without a route, a mark the server wrote itself is removed: the
+	// server does not choose the client (the progress token it was sent
+	// is a route's id).
 	var params map[string]json.RawMessage
 	if len(req.Params) > 0 && json.Unmarshal(req.Params, &params) != nil {
 		return false
@@ -153,7 +156,11 @@ func (g *Gateway) mark(req *jsonrpc.Request, route *callRoute) bool {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[routeMetaKey] = route.id
+	if route != nil {
+		meta[routeMetaKey] = route.id + "." + route.key
+	} else {
+		delete(meta, routeMetaKey)
+	}
 	raw, err := json.Marshal(meta)
 	if err != nil {
 		return false
@@ -164,7 +171,7 @@ func (g *Gateway) mark(req *jsonrpc.Request, route *callRoute) bool {
 		return false
 	}
 	req.Params = b
-	if !req.IsCall() {
+	if route != nil && !req.IsCall() {
 		route.add()
 	}
 	return true

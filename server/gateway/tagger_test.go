@@ -17,7 +17,7 @@ import (
 // pass through byte for byte.
 func TestRouteTagger(t *testing.T) {
 	g := New(Options{})
-	route := &callRoute{id: "toolscout-test", domain: "d", ctx: context.Background()}
+	route := &callRoute{id: "toolscout-test", key: "k3y", domain: "d", ctx: context.Background()}
 	big := strings.Repeat("x", 3*taggerBuffer)
 	response := `data: {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + big + `"}]}}` + "\n"
 	events := []string{
@@ -59,7 +59,7 @@ func TestRouteTagger(t *testing.T) {
 			var p struct {
 				Meta map[string]any `json:"_meta"`
 			}
-			if err := json.Unmarshal(msg.(*jsonrpc.Request).Params, &p); err != nil || p.Meta[routeMetaKey] != route.id {
+			if err := json.Unmarshal(msg.(*jsonrpc.Request).Params, &p); err != nil || p.Meta[routeMetaKey] != route.id+"."+route.key {
 				t.Errorf("line %d's _meta = %v (%v), want the route", i, p.Meta, err)
 			}
 			if i == 3 && p.Meta["k"] != float64(1) {
@@ -73,5 +73,37 @@ func TestRouteTagger(t *testing.T) {
 	}
 	if route.pend.n != 1 {
 		t.Errorf("%d notifications counted, want 1 (the log message)", route.pend.n)
+	}
+}
+
+// TestMarkForged: a server that writes toolscout's mark itself (it knows
+// a route's id: the progress token it was sent) does not choose the
+// client: without a route of toolscout's, the mark is removed.
+func TestMarkForged(t *testing.T) {
+	g := New(Options{})
+	req := &jsonrpc.Request{Method: "elicitation/create", Params: json.RawMessage(`{"message":"m","_meta":{"` + routeMetaKey + `":"toolscout-alice","k":1}}`)}
+	if !g.mark(req, nil) {
+		t.Fatal("the forged mark was left")
+	}
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil || p.Meta[routeMetaKey] != nil || p.Meta["k"] != float64(1) {
+		t.Errorf("params after mark = %s, want the server's _meta without the mark", req.Params)
+	}
+}
+
+// TestRouteForForged: a mark that holds a route's id (which the server
+// knows: the progress token it was sent) but not its key finds no route.
+func TestRouteForForged(t *testing.T) {
+	g := New(Options{Upstreams: []UpstreamConfig{{Domain: "d", URL: "http://127.0.0.1:1/mcp"}}})
+	u := g.byDom["d"]
+	r, end := g.openRoute(context.Background(), u, nil, nil)
+	defer end()
+	for _, mark := range []string{r.id, r.id + ".guess", r.id + "." + r.key} {
+		got, marked, _ := g.routeFor(u, map[string]any{routeMetaKey: mark})
+		if want := mark == r.id+"."+r.key; (got == r) != want || marked != want {
+			t.Errorf("routeFor(mark %q) = %v, %v; want the route: %v", mark, got, marked, want)
+		}
 	}
 }
