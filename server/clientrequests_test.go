@@ -863,3 +863,91 @@ func TestPromptClientRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestClientRequestsNewProtocolClient: a client of 2026-07-28 (the
+// go-sdk's default, which cannot be asked in the middle of a call) calls
+// the everything server's tools that elicit, sample and ask for roots
+// (a 2025-11-25 server, over stdio): toolscout hands it each request as
+// an input-required result, and its retry answers the server, which
+// then finishes its call.
+func TestClientRequestsNewProtocolClient(t *testing.T) {
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	for _, transport := range []string{"memory", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c := &askingClient{name: "nova"}
+			client := mcp.NewClient(&mcp.Implementation{Name: "nova", Version: "1"}, c.options(true))
+			client.AddRoots(&mcp.Root{URI: "file:///home/nova", Name: "nova's folder"})
+			var tr mcp.Transport
+			if transport == "memory" {
+				st, ct := mcp.NewInMemoryTransports()
+				ss, err := env.srv.MCP().Connect(ctx, st, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ss.Close()
+				tr = ct
+			} else {
+				hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
+				defer hs.Close()
+				tr = &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}
+			}
+			cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: StatelessProtocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			c.cs = cs
+			waitTool(t, c, "everything__trigger-elicitation-request")
+			for tool, want := range map[string]string{
+				"everything__trigger-elicitation-request": "user of nova",
+				"everything__trigger-sampling-request":    "sampled by nova",
+				"everything__get-roots-list":              "file:///home/nova",
+			} {
+				args := map[string]any{}
+				if strings.Contains(tool, "sampling") {
+					args = map[string]any{"prompt": "hi", "maxTokens": 10}
+				}
+				res := call(t, cs, ExecuteTool, map[string]any{"tool_name": tool, "arguments": args})
+				if res.IsError || !strings.Contains(text(res), want) {
+					t.Errorf("%s = %q, want %q in it", tool, text(res), want)
+				}
+			}
+		})
+	}
+}
+
+// TestBridgeRefusals: a client of 2026-07-28 without elicitation is
+// refused for it as the go-sdk refuses a server directly; a retry whose
+// requestState names no waiting call is an error that says what to do.
+func TestBridgeRefusals(t *testing.T) {
+	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	full := connectAsking(t, env.srv, "memory", "full", true)
+	waitTool(t, full, "everything__trigger-elicitation-request")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := env.srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	bare, err := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: StatelessProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	res := call(t, bare, ExecuteTool, map[string]any{"tool_name": "everything__trigger-elicitation-request"})
+	if !res.IsError || !strings.Contains(text(res), "client does not support elicitation") {
+		t.Errorf("a 2026-07-28 client without elicitation = %q, want the refusal", text(res))
+	}
+	res, err = bare.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": "everything__trigger-elicitation-request"},
+		RequestState: "toolscout-bridge:nothing.here", InputResponses: mcp.InputResponseMap{"toolscout": &mcp.ElicitResult{Action: "accept"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(text(res), "names no call") || !strings.Contains(text(res), "call the tool again") {
+		t.Errorf("a retry of no call = %q, want the error saying to call again", text(res))
+	}
+}

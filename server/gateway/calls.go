@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -60,6 +61,9 @@ type callRoute struct {
 	ss    *mcp.ServerSession
 	token any // the client's progress token, nil when it asked for none
 	pend  pending
+	// bridge, for a client that cannot be asked in the middle of a
+	// call (bridge.go).
+	bridge atomic.Pointer[bridge]
 }
 
 type routeKey struct{}
@@ -201,19 +205,43 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 	// which answers its input requests itself and retries: toolscout
 	// never answers them.
 	o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
-	o.CreateMessageWithToolsHandler = func(_ context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	o.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 		r, _, why := g.routeFor(u, metaOf(req.Params))
 		if r == nil {
 			return nil, errNoRoute(u.cfg.Domain, "sampling/createMessage", why)
 		}
-		return r.ss.CreateMessageWithTools(r.ctx, scrubParams(g.opts.Redactor, req.Params))
+		p := scrubParams(g.opts.Redactor, req.Params)
+		if b := r.bridgeOf(); b != nil {
+			resp, err := b.ask(ctx, "sampling/createMessage", p)
+			if err != nil {
+				return nil, err
+			}
+			res, ok := resp.(*mcp.CreateMessageWithToolsResult)
+			if !ok {
+				return nil, fmt.Errorf("the client answered sampling/createMessage with %T", resp)
+			}
+			return res, nil
+		}
+		return r.ss.CreateMessageWithTools(r.ctx, p)
 	}
-	o.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		r, _, why := g.routeFor(u, metaOf(req.Params))
 		if r == nil {
 			return nil, errNoRoute(u.cfg.Domain, "elicitation/create", why)
 		}
-		return r.ss.Elicit(r.ctx, scrubParams(g.opts.Redactor, req.Params))
+		p := scrubParams(g.opts.Redactor, req.Params)
+		if b := r.bridgeOf(); b != nil {
+			resp, err := b.ask(ctx, "elicitation/create", p)
+			if err != nil {
+				return nil, err
+			}
+			res, ok := resp.(*mcp.ElicitResult)
+			if !ok {
+				return nil, fmt.Errorf("the client answered elicitation/create with %T", resp)
+			}
+			return res, nil
+		}
+		return r.ss.Elicit(r.ctx, p)
 	}
 	o.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		if req.Params == nil {
@@ -258,6 +286,20 @@ func (g *Gateway) rootsMiddleware(u *upstream) mcp.Middleware {
 			r, _, why := g.routeFor(u, meta)
 			if r == nil {
 				return nil, errNoRoute(u.cfg.Domain, method, why)
+			}
+			if b := r.bridgeOf(); b != nil {
+				if p == nil {
+					p = &mcp.ListRootsParams{}
+				}
+				resp, err := b.ask(ctx, method, p)
+				if err != nil {
+					return nil, err
+				}
+				res, ok := resp.(*mcp.ListRootsResult)
+				if !ok {
+					return nil, fmt.Errorf("the client answered roots/list with %T", resp)
+				}
+				return res, nil
 			}
 			return r.ss.ListRoots(r.ctx, p)
 		}

@@ -130,6 +130,8 @@ type Gateway struct {
 	// progMu guards routes and every upstream's inflight (calls.go).
 	progMu sync.Mutex
 	routes map[string]*callRoute
+	// bridges are the calls waiting for a client's retry (bridge.go).
+	bridges map[string]*bridge
 
 	keepMu sync.Mutex // one Keep at a time, in the order of the listings
 
@@ -194,7 +196,7 @@ func New(opts Options) *Gateway {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), routes: map[string]*callRoute{}, closing: make(chan struct{})}
+	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), routes: map[string]*callRoute{}, bridges: map[string]*bridge{}, closing: make(chan struct{})}
 	known := map[string]index.ListedTools{}
 	for _, k := range opts.Known {
 		known[k.Domain] = k
@@ -719,6 +721,9 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 // execute is Execute but for the redaction; sent are the headers of the
 // call's caller (callHeaders).
 func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upstream, t *index.Tool, args map[string]any, sent callHeaderSet) (*mcp.CallToolResult, error) {
+	if res, ok, err := g.resumeBridge(ctx, req, u, t); ok {
+		return res, err
+	}
 	u.mu.Lock()
 	session, state := u.session, u.state
 	u.mu.Unlock()
@@ -751,6 +756,25 @@ func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upst
 		}
 		return nil, classed(ErrUnavailable, fmt.Errorf("server %q is unavailable (%s); toolscout keeps reconnecting it. Tools of other domains still work", t.Domain, reason))
 	}
+	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
+	route, end := g.beginRoute(ctx, u, req)
+	if route != nil {
+		if route.token != nil {
+			params.SetProgressToken(route.id)
+		}
+		passInput(session, req, params)
+		if mustBridge(req, session) {
+			return g.startBridge(ctx, req, u, t, session, params, route, end, sent)
+		}
+	}
+	defer end()
+	return g.callUpstream(ctx, u, t, session, params, route, sent)
+}
+
+// callUpstream makes the tools/call on session with the server's
+// timeout, and words its failures (ErrClosing, ErrTimeout, ErrStopped,
+// unauthorized). route, when not nil, is the call's (calls.go).
+func (g *Gateway) callUpstream(ctx context.Context, u *upstream, t *index.Tool, session *mcp.ClientSession, params *mcp.CallToolParams, route *callRoute, sent callHeaderSet) (*mcp.CallToolResult, error) {
 	cctx, cancel := context.WithTimeout(withCallHeaders(ctx, sent), u.cfg.timeout())
 	defer cancel()
 	// A session closes only once its calls are done: a call still running
@@ -763,16 +787,9 @@ func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upst
 		case <-cctx.Done():
 		}
 	}()
-	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
-	route, end := g.beginRoute(ctx, u, req)
-	defer end()
 	callCtx := cctx
 	if route != nil {
 		callCtx = withRoute(cctx, route)
-		if route.token != nil {
-			params.SetProgressToken(route.id)
-		}
-		passInput(session, req, params)
 	}
 	res, err := session.CallTool(callCtx, params)
 	if route != nil {
