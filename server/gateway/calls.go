@@ -222,6 +222,9 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 			}
 			return res, nil
 		}
+		if err := unbridged(r, "sampling/createMessage"); err != nil {
+			return nil, err
+		}
 		return r.ss.CreateMessageWithTools(r.ctx, p)
 	}
 	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -240,6 +243,9 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 				return nil, fmt.Errorf("the client answered elicitation/create with %T", resp)
 			}
 			return res, nil
+		}
+		if err := unbridged(r, "elicitation/create"); err != nil {
+			return nil, err
 		}
 		return r.ss.Elicit(r.ctx, p)
 	}
@@ -300,6 +306,9 @@ func (g *Gateway) rootsMiddleware(u *upstream) mcp.Middleware {
 					return nil, fmt.Errorf("the client answered roots/list with %T", resp)
 				}
 				return res, nil
+			}
+			if err := unbridged(r, method); err != nil {
+				return nil, err
 			}
 			return r.ss.ListRoots(r.ctx, p)
 		}
