@@ -189,7 +189,7 @@ func (b *codeBridge) Call(ctx context.Context, domain, tool string, raw json.Raw
 	res, fail, err := mt.runWith(ctx, b.toolReq(), t, args, false)
 	if err == nil && res != nil && len(res.InputRequests) > 0 {
 		// A program cannot wait for its client to answer and retry.
-		res, fail, err = nil, FailInputRequired, fmt.Errorf("%s needs input from the user (its server answered input-required, protocol 2026-07-28), which run_code cannot ask for: call it with execute_tool, whose client answers and retries", t.QualifiedName)
+		res, fail, err = nil, FailInputRequired, fmt.Errorf("%s needs input from the user (an input-required result), which run_code cannot ask for: call it with execute_tool, whose client answers and retries", t.QualifiedName)
 	}
 	call.end(ctx, args, res, fail, err)
 	if err != nil {
