@@ -42,6 +42,7 @@ type bridge struct {
 	asks    chan *bridgeAsk
 	done    chan bridgeEnd
 	caps    *mcp.ClientCapabilities // the client's
+	wait    time.Duration           // how long a retry may take: the server's timeout
 
 	mu      sync.Mutex
 	pending *bridgeAsk  // handed to the client, not answered yet
@@ -86,7 +87,7 @@ func (g *Gateway) startBridge(ctx context.Context, req *mcp.CallToolRequest, u *
 	// to the slot of the call that answers it (resumeBridge).
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b := &bridge{id: newRouteID(), key: newRouteID(), domain: u.cfg.Domain, tool: t.Name, ctx: base, cancel: cancel,
-		asks: make(chan *bridgeAsk), done: make(chan bridgeEnd, 1), caps: req.Session.InitializeParams().Capabilities}
+		asks: make(chan *bridgeAsk), done: make(chan bridgeEnd, 1), caps: req.Session.InitializeParams().Capabilities, wait: u.cfg.timeout()}
 	route.bridge.Store(b)
 	g.progMu.Lock()
 	g.bridges[b.id] = b
@@ -145,8 +146,7 @@ func (g *Gateway) awaitBridge(ctx context.Context, b *bridge) (*mcp.CallToolResu
 	case a := <-b.asks:
 		b.mu.Lock()
 		b.pending = a
-		timeout := time.Until(deadlineOr(b.ctx, time.Now().Add(time.Minute)))
-		b.expire = time.AfterFunc(max(timeout, time.Second), b.cancel)
+		b.expire = time.AfterFunc(b.wait, b.cancel)
 		b.mu.Unlock()
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{bridgeInput: a.params}, RequestState: bridgeState + b.id + "." + b.key}, nil
 	case e := <-b.done:
@@ -163,13 +163,6 @@ func (g *Gateway) dropBridge(b *bridge) {
 	g.progMu.Lock()
 	delete(g.bridges, b.id)
 	g.progMu.Unlock()
-}
-
-func deadlineOr(ctx context.Context, or time.Time) time.Time {
-	if d, ok := ctx.Deadline(); ok {
-		return d
-	}
-	return or
 }
 
 // refused says why the client cannot be asked method, nil when it can.
