@@ -110,6 +110,7 @@ const (
 	FailShuttingDown     = "shutting_down"
 	FailUpstream         = "upstream_error" // the upstream answered with a protocol error
 	FailCanceled         = "canceled"       // the client cancelled the call or went away
+	FailInputRequired    = "input_required" // a run_code program's tool needed input from the user (2026-07-28)
 	// FailProgram begins the class of a run_code program's failure:
 	// program_syntax, program_runtime, program_tool (an uncaught tool
 	// error), program_limit_<limit> (codemode's limit names), or

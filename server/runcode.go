@@ -145,6 +145,22 @@ type codeBridge struct {
 
 var _ codemode.Bridge = (*codeBridge)(nil)
 
+// toolReq is the request a program's tool call is made for: run_code's,
+// so that what the tool's server asks of the client in the middle of the
+// call (sampling, elicitation, roots) and its progress and log messages
+// go to run_code's client, but without the input responses and request
+// state of a retry of run_code, which are not the tool's.
+func (b *codeBridge) toolReq() *mcp.CallToolRequest {
+	if b.req == nil || b.req.Params == nil || (b.req.Params.InputResponses == nil && b.req.Params.RequestState == "") {
+		return b.req
+	}
+	r := *b.req
+	p := *b.req.Params
+	p.InputResponses, p.RequestState = nil, ""
+	r.Params = &p
+	return &r
+}
+
 // Call resolves tools.<domain>.<tool> in the caller's catalog and runs
 // it as execute_tool would.
 func (b *codeBridge) Call(ctx context.Context, domain, tool string, raw json.RawMessage) (string, json.RawMessage, error) {
@@ -177,7 +193,11 @@ func (b *codeBridge) Call(ctx context.Context, domain, tool string, raw json.Raw
 		return name, nil, err
 	}
 	call.resolved(t)
-	res, fail, err := mt.runWith(ctx, b.req, t, args, false)
+	res, fail, err := mt.runWith(ctx, b.toolReq(), t, args, false)
+	if err == nil && res != nil && len(res.InputRequests) > 0 {
+		// A program cannot wait for its client to answer and retry.
+		res, fail, err = nil, FailInputRequired, fmt.Errorf("%s needs input from the user (an input-required result), which run_code cannot ask for: call it with execute_tool, whose client answers and retries", t.QualifiedName)
+	}
 	call.end(ctx, args, res, fail, err)
 	if err != nil {
 		if !strings.Contains(err.Error(), t.QualifiedName) {
