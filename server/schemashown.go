@@ -3,8 +3,11 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/toolscout/toolscout/server/arguments"
 )
 
 // What get_tool_schema shows of a tool's schemas: what a model needs to
@@ -87,9 +90,13 @@ const schemaBudgetBytes = 1480
 
 // fitBudget makes ts's answer cheaper while it is over budget, least
 // needed first: a title that only repeats the tool's name, then the
-// related tools' summaries (their names say most of it). The definition,
-// schemas and examples are never cut: a model needs them to call the
-// tool.
+// related tools' summaries (their names say most of it), then the
+// related tools themselves (discover_tools finds them), then the
+// examples made of the schema's own defaults and property examples
+// (the schema shown beside them holds those values). The definition,
+// the schemas and the other examples are never cut: a model needs them
+// to call the tool, so an upstream tool whose definition alone is long
+// can stay over budget.
 func fitBudget(ts *ToolSchema, bare string) {
 	if ts.Title != "" && sameWords(ts.Title, bare) {
 		ts.Title = ""
@@ -99,6 +106,17 @@ func fitBudget(ts *ToolSchema, bare string) {
 	}
 	for i := range ts.RelatedTools {
 		ts.RelatedTools[i].Summary = ""
+	}
+	if answerBytes(ts) <= schemaBudgetBytes {
+		return
+	}
+	ts.RelatedTools = nil
+	if answerBytes(ts) <= schemaBudgetBytes {
+		return
+	}
+	ts.Examples = slices.DeleteFunc(ts.Examples, func(e arguments.Example) bool { return e.Source == "defaults" })
+	if len(ts.Examples) == 0 {
+		ts.Examples = nil
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/arguments"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -79,6 +80,17 @@ func TestSchemaShown(t *testing.T) {
 	fitBudget(&ts, "open_nodes")
 	if ts.Title != "" || ts.RelatedTools[0].Summary != "s" {
 		t.Errorf("fitBudget of a small answer = %+v, want the title that repeats the name gone, the summaries kept", ts)
+	}
+	// An answer whose definition is long: the related tools go, then the
+	// examples that only restate the schema's defaults; an example of
+	// the schema's own stays.
+	long := ToolSchema{Name: "everything__x", Description: strings.Repeat("a long upstream description ", 60),
+		RelatedTools: []RelatedTool{{Name: "everything__y", Summary: "s"}},
+		Examples: []arguments.Example{{Description: "d", Arguments: map[string]any{"url": "https://acme.io"}, Source: "defaults"},
+			{Description: "e", Arguments: map[string]any{"url": "https://example.org"}, Source: "schema"}}}
+	fitBudget(&long, "x")
+	if long.RelatedTools != nil || len(long.Examples) != 1 || long.Examples[0].Source != "schema" || long.Description == "" {
+		t.Errorf("fitBudget of a long answer: related %v, examples %+v; want no related tools and only the schema's example, the description whole", long.RelatedTools, long.Examples)
 	}
 }
 
