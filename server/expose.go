@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -101,6 +102,12 @@ type exposure struct {
 	toolsets toolsetViews              // the views of the toolsets stateless requests carried last
 	byCaller map[*callers.Caller]*view // each caller's view (callerView)
 	auto     autoMode                  // auto mode's decisions
+
+	// addToolHook, when set (by tests), runs after each tool a view of
+	// this server adds: a pause there is what a busy machine does to a
+	// long change. Per server, not a package variable, so that tests
+	// that set it can run in parallel.
+	addToolHook atomic.Pointer[func()]
 }
 
 // mode returns the exposure mode now.
@@ -221,10 +228,6 @@ type toolsetEntry struct {
 	handle string
 	v      *view
 }
-
-// addToolHook, when set (by tests), runs after each tool a view adds: a
-// pause there is what a busy machine does to a long change.
-var addToolHook func()
 
 // directHandler runs a directly listed tool, looked up by name at call
 // time so that a re-index never leaves a stale tool behind.
@@ -600,8 +603,8 @@ func (e *exposure) changeViewLocked(v *view) bool {
 		t := want[name]
 		v.mcp.AddTool(listedTool(t, how), e.handler(v, name))
 		v.direct[name] = listingKey(t, how)
-		if addToolHook != nil {
-			addToolHook()
+		if hook := e.addToolHook.Load(); hook != nil {
+			(*hook)()
 		}
 	}
 	return len(remove) > 0 || len(names) > 0

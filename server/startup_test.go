@@ -132,14 +132,15 @@ type listChanges struct {
 func watchListChanges(t *testing.T, srv *Server, pause func(n int64)) *listChanges {
 	t.Helper()
 	w := &listChanges{}
-	addToolHook = func() {
+	hook := func() {
 		n := w.added.Add(1)
 		if pause != nil {
 			pause(n)
 		}
 		w.done.Store(n)
 	}
-	t.Cleanup(func() { addToolHook = nil })
+	srv.expo.addToolHook.Store(&hook)
+	t.Cleanup(func() { srv.expo.addToolHook.Store(nil) })
 	// Added last, so it runs first: it sees every notification the go-sdk
 	// makes, before listSync.
 	srv.expo.primary.mcp.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
