@@ -420,23 +420,48 @@ func knownGatewayServer(t *testing.T, opts gateway.Options, so Options) *knownEn
 // kept it (drop leaves out the tools named).
 func fakeKnown(t *testing.T, domain string, drop ...string) index.ListedTools {
 	t.Helper()
-	cfg := fakeConfig(t, domain, "ok")
-	gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{cfg}})
-	gw.Start(context.Background())
-	gw.WaitReady(context.Background())
-	defer gw.Close()
-	specs := gw.Specs()
-	if len(specs) != 1 {
-		t.Fatalf("the fake upstream listed no tools: %+v", gw.Status())
+	listed, err := fakeListed(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []index.ToolSpec // a copy of its own for each test
+	if err := json.Unmarshal(listed, &tools); err != nil {
+		t.Fatal(err)
 	}
 	k := index.ListedTools{Domain: domain, Title: "fake-ok"}
-	for _, tl := range specs[0].Tools {
+	for _, tl := range tools {
 		if !strings.Contains(" "+strings.Join(drop, " ")+" ", " "+tl.Name+" ") {
 			k.Tools = append(k.Tools, tl)
 		}
 	}
 	return k
 }
+
+// fakeListed is the tools a fake upstream in mode ok lists (JSON), asked
+// of one once per test binary: what it lists does not depend on its
+// domain, and each start of the fake is a process.
+var fakeListed = func() func(t *testing.T) ([]byte, error) {
+	var (
+		once   sync.Once
+		listed []byte
+		err    error
+	)
+	return func(t *testing.T) ([]byte, error) {
+		once.Do(func() {
+			gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}})
+			gw.Start(context.Background())
+			gw.WaitReady(context.Background())
+			defer gw.Close()
+			specs := gw.Specs()
+			if len(specs) != 1 {
+				err = fmt.Errorf("the fake upstream listed no tools: %+v", gw.Status())
+				return
+			}
+			listed, err = json.Marshal(specs[0].Tools)
+		})
+		return listed, err
+	}
+}()
 
 // TestHeadStartFromKnownTools: with the tools its servers listed on
 // their last run, a start answers discover_tools, get_tool_schema and
