@@ -214,6 +214,7 @@ func TestDiscoverHybridFallback(t *testing.T) {
 }
 
 func TestDiscoverErrors(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	tests := []struct {
 		name string
@@ -248,6 +249,7 @@ func TestDiscoverErrors(t *testing.T) {
 }
 
 func TestGetToolSchema(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	huge20 := make([]string, 20)
 	for i := range huge20 {
@@ -372,6 +374,7 @@ func TestExecuteTool(t *testing.T) {
 }
 
 func TestTokenBudget(t *testing.T) {
+	t.Parallel()
 	cat, err := index.BuiltinCatalog()
 	if err != nil {
 		t.Fatal(err)

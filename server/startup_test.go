@@ -257,6 +257,7 @@ func TestFirstListIsComplete(t *testing.T) {
 // notifications with its progress token, each larger than the last and
 // saying what it waits for; one without a token is logged instead.
 func TestLongWaitsAreTold(t *testing.T) {
+	t.Parallel()
 	live := emptyLive(t)
 	logs := &logBuffer{}
 	l := connectLister(t, New(Options{Live: live, Expose: Exposure{Mode: ExposeEager}, Logger: logs.logger()}))
@@ -339,6 +340,7 @@ func TestListChangedOncePerChange(t *testing.T) {
 // tools/list waits until the load ends; when the index cannot load, it
 // is every tool, not the meta-tools alone.
 func TestFallbackFirstListIsComplete(t *testing.T) {
+	t.Parallel()
 	live := emptyLive(t)
 	loadDone := make(chan struct{})
 	srv := New(Options{Live: live, Fallback: ExposeEager, LoadDone: loadDone})
@@ -470,6 +472,7 @@ var fakeListed = func() func(t *testing.T) ([]byte, error) {
 // with progress), and announces nothing when the servers list what they
 // listed before; the data dir is written only for a change.
 func TestHeadStartFromKnownTools(t *testing.T) {
+	t.Parallel()
 	known := fakeKnown(t, "slow")
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
@@ -547,6 +550,7 @@ func viewGen(srv *Server) uint64 {
 // starting waits no longer than the tool's call timeout, then says the
 // server is still starting (not unavailable, not unknown).
 func TestCallWaitsWithinItsTimeout(t *testing.T) {
+	t.Parallel()
 	known := fakeKnown(t, "slow")
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "3s"
@@ -565,6 +569,7 @@ func TestCallWaitsWithinItsTimeout(t *testing.T) {
 // direct call, execute_tool, a run_code program's) waits for it and
 // runs, instead of answering "still connecting, try again".
 func TestServerDownLastRunIsWaitedFor(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		so   Options
@@ -587,7 +592,9 @@ func TestServerDownLastRunIsWaitedFor(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Not parallel: knownGateway sets addToolHook.
+			// Each case waits most of its time for the remote server's
+			// 2 s start.
+			t.Parallel()
 			remote := fakeConfig(t, "remote", "ok")
 			remote.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
 			e := knownGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "local", "ok"), remote},
@@ -611,6 +618,7 @@ func TestServerDownLastRunIsWaitedFor(t *testing.T) {
 // TestChangedUpstreamIsAnnouncedOnce: a server that lists other tools
 // than on its last run is re-indexed, announced once and kept.
 func TestChangedUpstreamIsAnnouncedOnce(t *testing.T) {
+	t.Parallel()
 	known := fakeKnown(t, "fake", "fail", "crash")
 	var kept atomic.Value
 	e := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Known: []index.ListedTools{known},
@@ -639,6 +647,7 @@ func TestChangedUpstreamIsAnnouncedOnce(t *testing.T) {
 // timeout is down with a reason, and its tools are said to be
 // unavailable, not unknown.
 func TestSlowServerConnects(t *testing.T) {
+	t.Parallel()
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
 	slow.ConnectTimeout = 10 * time.Second
