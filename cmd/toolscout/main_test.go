@@ -78,6 +78,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestSearchCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stdout, stderr, code := runCLI(t, "index", "--data-dir", dir, "--embedder", "builtin")
 	if code != 0 || !strings.Contains(stdout, "302 added") {
@@ -127,6 +128,7 @@ func TestCatalogErrorsReachTheUser(t *testing.T) {
 }
 
 func TestEvalCommandJSON(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.json")
 	_, stderr, code := runCLI(t, "eval", "--embedder", "builtin", "--modes", "keyword,hybrid", "--format", "json", "--out", out)
 	if code != 0 {
@@ -159,6 +161,7 @@ func TestEvalCommandJSON(t *testing.T) {
 }
 
 func TestGatewayCommands(t *testing.T) {
+	t.Parallel()
 	root, _ := filepath.Abs("../..")
 	memory := filepath.Join(root, "node_modules", ".bin", "mcp-server-memory")
 	if _, err := os.Stat(memory); err != nil {
