@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test tracked vet fmt-check fuzz unit npm haproxy cluster-test bench bench-scale bench-code test-stress eval generate wordvectors longtasks clean
+.PHONY: all build run test tracked vet fmt-check fuzz unit npm conformance conformance-npm haproxy cluster-test bench bench-scale bench-code test-stress eval generate wordvectors longtasks clean
 
 all: build
 
@@ -20,7 +20,7 @@ run: build
 # Everything CI runs. npm ci installs the real MCP peers the end-to-end and
 # gateway tests talk to (versions pinned in package-lock.json); HAProxy is
 # the cluster test's load balancer.
-test: tracked fmt-check vet fuzz npm haproxy eval unit cluster-test
+test: tracked fmt-check vet fuzz npm haproxy eval conformance unit cluster-test
 
 npm: node_modules/.package-lock.json
 
@@ -58,6 +58,25 @@ fuzz:
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
+
+# The official MCP conformance suite (issue 51): its server scenarios
+# against the go-sdk's own conformance server (built from the module
+# cache) directly and through toolscout in front of it, compared in the
+# same run, for 2025-11-25 (stateful) and 2026-07-28 (stateless); then
+# the scenarios that need no fixture against serve on the built-in
+# catalog. Fails on a scenario lost through toolscout that
+# conformance/lost.txt does not list, and on a listed one that passes now.
+# The suite needs Node 22 or newer: conformance/package.json pins it as
+# the npm package `node`, installed there with the suite (no sudo), so
+# the other tests keep the system's Node. 46 to 61 s on 2 heavily loaded
+# cores (docs/benchmarks/2026-12-06-conformance.md).
+conformance: build conformance-npm
+	$(GO) run ./cmd/conformance -bin $(BIN)
+
+conformance-npm: conformance/node_modules/.package-lock.json
+
+conformance/node_modules/.package-lock.json: conformance/package.json conformance/package-lock.json
+	npm ci --prefix conformance --no-audit --no-fund
 
 # No executables, object files or files over 5 MB in the repository.
 tracked:

@@ -14,10 +14,13 @@ import (
 
 // Confidence is measured on every query twice: as it is, and with its
 // relevant tools left out of the ranking (search.Request.Exclude), so
-// that the catalog holds nothing for it. A good confidence is high on
-// the first and low on the second; AUROC is the chance that a query with
-// its tools scores above one without, over all such pairs (ties count
-// half). Leaving tools out of the ranking stands in for removing them
+// that the catalog holds nothing for it. The chance that the catalog
+// holds a tool (search.Confidence.Answerable, what low_confidence reads)
+// is good when high on the first and low on the second; AUROC is the
+// chance that a query with its tools scores above one without, over all
+// such pairs (ties count half). Each result's confidence is good when,
+// rank by rank, it is as high on average as the share of results there
+// that are relevant (RankCalibration). Leaving tools out of the ranking stands in for removing them
 // from the catalog: BM25's term statistics and the domains' centroids
 // still count them, a difference of one to a few tools in each.
 
@@ -37,11 +40,98 @@ type ConfidenceReport struct {
 	// UnanswerableCaught under their first names.
 	LowPresent float64 `json:"low_present"`
 	LowAbsent  float64 `json:"low_absent"`
+	// Ranks is the calibration of every result's confidence, rank by
+	// rank, over the queries answered with their tools; RanksBoth over
+	// the queries answered with their tools and without, the mix the
+	// confidence is fitted for (search.ConfidenceModel: as likely to
+	// have a tool in the catalog as not).
+	Ranks     []RankCalibration `json:"ranks,omitempty"`
+	RanksBoth []RankCalibration `json:"ranks_both,omitempty"`
 }
 
-// judged is one query's confidence with its tools (present) and without.
+// judged is one query's confidence with its tools (present) and without,
+// and each result's, with its tools (ranks) and without (absentRanks).
 type judged struct {
-	present, absent search.Confidence
+	present, absent    search.Confidence
+	ranks, absentRanks []rankJudged
+}
+
+// rankJudged is a result of a query answered with its tools: its
+// evidence, the confidence the server gave it, and whether it is one of
+// the query's relevant tools.
+type rankJudged struct {
+	evidence   search.Evidence
+	confidence float64
+	relevant   bool
+}
+
+// judgeRanks judges each of results of q.
+func judgeRanks(q *Query, results []search.Result) []rankJudged {
+	rel := map[string]bool{}
+	for _, k := range q.Relevant {
+		rel[k] = true
+	}
+	out := make([]rankJudged, len(results))
+	for i, r := range results {
+		out[i] = rankJudged{evidence: r.Evidence(), confidence: r.Confidence, relevant: rel[r.Tool.Domain+"/"+r.Tool.Name]}
+	}
+	return out
+}
+
+// RankCalibration is how the confidence of the results at one rank
+// compares with how often they are right, over the queries answered
+// with their tools.
+type RankCalibration struct {
+	Rank int `json:"rank"`
+	// Results counts the queries with a result at Rank.
+	Results int `json:"results"`
+	// Confidence is their mean confidence, Precision the share of them
+	// that are relevant tools: calibrated, the two are alike.
+	Confidence float64 `json:"confidence"`
+	Precision  float64 `json:"precision"`
+	// AUROC is the chance that a relevant result at Rank has a higher
+	// confidence than an irrelevant one at Rank (ties count half): how
+	// well confidence tells a right tool from noise there; 0 when the
+	// rank has only one kind.
+	AUROC float64 `json:"auroc"`
+}
+
+// rankCalibration sums up, for each rank, the results of the judged
+// queries at it: answered with their tools, and also without them when
+// both.
+func rankCalibration(js []*judged, both bool) []RankCalibration {
+	var out []RankCalibration
+	for r := 0; ; r++ {
+		var pos, neg []float64
+		sum := 0.0
+		for _, j := range js {
+			if j == nil {
+				continue
+			}
+			lists := [][]rankJudged{j.ranks}
+			if both {
+				lists = append(lists, j.absentRanks)
+			}
+			for _, l := range lists {
+				if r >= len(l) {
+					continue
+				}
+				x := l[r]
+				sum += x.confidence
+				if x.relevant {
+					pos = append(pos, x.confidence)
+				} else {
+					neg = append(neg, x.confidence)
+				}
+			}
+		}
+		n := len(pos) + len(neg)
+		if n == 0 {
+			return out
+		}
+		out = append(out, RankCalibration{Rank: r + 1, Results: n, Confidence: round4(sum / float64(n)),
+			Precision: round4(float64(len(pos)) / float64(n)), AUROC: round4(AUROC(pos, neg))})
+	}
 }
 
 // confidenceReport sums up the judgements of a run's queries; nil when it
@@ -55,7 +145,7 @@ func confidenceReport(js []*judged) *ConfidenceReport {
 			continue
 		}
 		threshold = j.present.Threshold
-		pos, neg = append(pos, j.present.Value), append(neg, j.absent.Value)
+		pos, neg = append(pos, j.present.Answerable), append(neg, j.absent.Answerable)
 		if j.present.Low {
 			lowP++
 		}
@@ -69,7 +159,8 @@ func confidenceReport(js []*judged) *ConfidenceReport {
 	n := float64(len(pos))
 	flagged, caught := round4(float64(lowP)/n), round4(float64(lowA)/n)
 	return &ConfidenceReport{AUROC: round4(AUROC(pos, neg)), Threshold: threshold,
-		AnswerableFlagged: flagged, UnanswerableCaught: caught, LowPresent: flagged, LowAbsent: caught}
+		AnswerableFlagged: flagged, UnanswerableCaught: caught, LowPresent: flagged, LowAbsent: caught,
+		Ranks: rankCalibration(js, false), RanksBoth: rankCalibration(js, true)}
 }
 
 // AUROC is the area under the ROC curve of scores pos (positives) against
@@ -132,22 +223,35 @@ type OperatingPoint struct {
 	UnanswerableCaught float64 `json:"unanswerable_caught"`
 }
 
-// FitConfidence fits, for each run of rep measured with confidence, a
-// logistic model of present (1) against absent (0) on the evidence of
-// the first result: coverage and similarity for hybrid runs, coverage
-// alone for keyword runs, similarity alone for semantic runs. Every
-// dataset counts alike (its queries weigh 1/its size; splits, which
-// repeat their queries, do not count). Then it chooses the model's
-// threshold: the highest (floored to 4 places) at which the mean over
+// FitConfidence fits, for each run of rep measured with confidence, the
+// two parts of a confidence model (search.ConfidenceModel): a logistic
+// model of present (1) against absent (0), on the evidence of the first
+// result of each query with and without its tools (coverage and
+// similarity for hybrid runs, coverage alone for keyword runs,
+// similarity alone for semantic runs): the chance that the catalog holds
+// a tool; and a logistic model of whether a result is one of its query's
+// relevant tools, on every result of the queries answered with their
+// tools: on its evidence, how far it falls short of the first result's,
+// and the log of its rank. Every dataset counts alike (its samples weigh
+// 1/their number; splits, which repeat their queries, do not count).
+// Then it chooses the model's threshold on the first factor (what
+// low_confidence judges): the highest (floored to 4 places) at which the mean over
 // the datasets of the share of answerable queries flagged is at most
 // MaxFlagged. This is how search's shipped confidence models were made.
 func FitConfidence(rep *Report) map[string]ConfidenceFit {
 	type sample struct {
-		ds   int
-		conf search.Confidence
-		y    float64
+		ds int
+		x  []float64
+		y  float64
 	}
-	byRun := map[string][]sample{}
+	type first struct {
+		ds      int
+		present bool // the query with its tools
+		c       search.Confidence
+	}
+	answers := map[string][]sample{} // the first results, with and without the tools
+	results := map[string][]sample{} // every result, with the tools
+	firsts := map[string][]first{}
 	modes := map[string]search.Mode{}
 	var names []string
 	for _, d := range rep.Datasets {
@@ -160,20 +264,30 @@ func FitConfidence(rep *Report) map[string]ConfidenceFit {
 			name := run.RunName()
 			modes[name] = run.Mode
 			for _, q := range run.perQuery {
-				if q.judged == nil {
+				j := q.judged
+				if j == nil {
 					continue
 				}
+				firsts[name] = append(firsts[name], first{di, true, j.present}, first{di, false, j.absent})
 				for _, c := range []struct {
 					conf search.Confidence
 					y    float64
-				}{{q.judged.present, 1}, {q.judged.absent, 0}} {
-					byRun[name] = append(byRun[name], sample{ds: di, conf: c.conf, y: c.y})
+				}{{j.present, 1}, {j.absent, 0}} {
+					e := search.Evidence{Coverage: c.conf.Coverage, Similarity: c.conf.Similarity}
+					answers[name] = append(answers[name], sample{ds: di, x: firstEvidence(run.Mode, e), y: c.y})
+				}
+				for r, x := range j.ranks {
+					y := 0.0
+					if x.relevant {
+						y = 1
+					}
+					results[name] = append(results[name], sample{ds: di, x: resultEvidence(run.Mode, r+1, x.evidence, j.ranks[0].evidence), y: y})
 				}
 			}
 		}
 	}
-	out := map[string]ConfidenceFit{}
-	for name, ss := range byRun {
+	// fit fits ss, each dataset weighing as much as an average one would.
+	fit := func(ss []sample) []float64 {
 		count := make([]float64, len(names))
 		for _, s := range ss {
 			count[s.ds]++
@@ -188,35 +302,44 @@ func FitConfidence(rep *Report) map[string]ConfidenceFit {
 		ys := make([]float64, len(ss))
 		ws := make([]float64, len(ss))
 		for i, s := range ss {
-			// Each dataset weighs as much as an average one would.
-			xs[i], ys[i], ws[i] = evidence(modes[name], s.conf), s.y, float64(len(ss))/(used*count[s.ds])
+			xs[i], ys[i], ws[i] = s.x, s.y, float64(len(ss))/(used*count[s.ds])
 		}
 		w := fitLogistic(xs, ys, ws, 1e-3)
-		m := search.ConfidenceModel{Bias: round4(w[len(w)-1])}
-		switch modes[name] {
-		case search.Hybrid:
-			m.Coverage, m.Similarity = round4(w[0]), round4(w[1])
-		case search.Keyword:
-			m.Coverage = round4(w[0])
-		case search.Semantic:
-			m.Similarity = round4(w[0])
+		for i := range w {
+			w[i] = round4(w[i])
 		}
-		// The values the model gives, by dataset, with and without the tools.
+		return w
+	}
+	out := map[string]ConfidenceFit{}
+	for name, ss := range answers {
+		mode := modes[name]
+		m := answerModel(mode, fit(ss))
+		if rs := results[name]; len(rs) > 0 {
+			m.Result = resultModel(mode, fit(rs))
+		}
+		// The first results' values, by dataset, with and without the tools.
 		present := make([][]float64, len(names))
 		absent := make([][]float64, len(names))
-		for _, s := range ss {
+		for _, f := range firsts[name] {
 			v := 0.0 // an answer without results, whatever the model
-			if s.conf.Value != 0 {
-				v = m.Value(s.conf.Coverage, s.conf.Similarity) // a mode's model weighs only its evidence
+			if f.c.Value != 0 {
+				// A mode's model weighs only its evidence.
+				v = m.Answerable(search.Evidence{Coverage: f.c.Coverage, Similarity: f.c.Similarity})
 			}
-			if s.y == 1 {
-				present[s.ds] = append(present[s.ds], v)
+			if f.present {
+				present[f.ds] = append(present[f.ds], v)
 			} else {
-				absent[s.ds] = append(absent[s.ds], v)
+				absent[f.ds] = append(absent[f.ds], v)
 			}
 		}
 		m.Threshold = chooseThreshold(present, MaxFlagged)
 		fit := ConfidenceFit{ConfidenceModel: m, Datasets: map[string]OperatingPoint{}}
+		used := 0.0
+		for di := range names {
+			if len(present[di]) > 0 {
+				used++
+			}
+		}
 		for di, dn := range names {
 			if len(present[di]) == 0 {
 				continue
@@ -305,15 +428,61 @@ func ShippableModels(rep *Report, fits map[string]ConfidenceFit) (search.Confide
 	return out, nil
 }
 
-// evidence is what a mode's model reads of a confidence.
-func evidence(mode search.Mode, c search.Confidence) []float64 {
+// firstEvidence is what a mode's answer model (ConfidenceModel's own
+// weights) reads of a first result's evidence e, in the order of
+// answerModel's weights.
+func firstEvidence(mode search.Mode, e search.Evidence) []float64 {
 	switch mode {
 	case search.Keyword:
-		return []float64{c.Coverage}
+		return []float64{e.Coverage}
 	case search.Semantic:
-		return []float64{c.Similarity}
+		return []float64{e.Similarity}
 	}
-	return []float64{c.Coverage, c.Similarity}
+	return []float64{e.Coverage, e.Similarity}
+}
+
+// answerModel is the answer model of a mode of weights w (firstEvidence's
+// features, then the bias).
+func answerModel(mode search.Mode, w []float64) search.ConfidenceModel {
+	m := search.ConfidenceModel{Bias: w[len(w)-1]}
+	switch mode {
+	case search.Keyword:
+		m.Coverage = w[0]
+	case search.Semantic:
+		m.Similarity = w[0]
+	default:
+		m.Coverage, m.Similarity = w[0], w[1]
+	}
+	return m
+}
+
+// resultEvidence is what a mode's result model reads of the result at
+// rank (from 1) of evidence e in an answer whose first result has
+// evidence first, in the order of resultModel's weights.
+func resultEvidence(mode search.Mode, rank int, e, first search.Evidence) []float64 {
+	lr := math.Log(float64(max(rank, 1)))
+	switch mode {
+	case search.Keyword:
+		return []float64{e.Coverage, first.Coverage - e.Coverage, lr}
+	case search.Semantic:
+		return []float64{e.Similarity, first.Similarity - e.Similarity, lr}
+	}
+	return []float64{e.Coverage, e.Similarity, first.Coverage - e.Coverage, first.Similarity - e.Similarity, lr}
+}
+
+// resultModel is the result model of a mode of weights w
+// (resultEvidence's features, then the bias).
+func resultModel(mode search.Mode, w []float64) search.ResultModel {
+	m := search.ResultModel{Bias: w[len(w)-1]}
+	switch mode {
+	case search.Keyword:
+		m.Coverage, m.CoverageGap, m.Rank = w[0], w[1], w[2]
+	case search.Semantic:
+		m.Similarity, m.SimilarityGap, m.Rank = w[0], w[1], w[2]
+	default:
+		m.Coverage, m.Similarity, m.CoverageGap, m.SimilarityGap, m.Rank = w[0], w[1], w[2], w[3], w[4]
+	}
+	return m
 }
 
 // fitLogistic fits weights (one per feature, then the bias) of a logistic
@@ -371,7 +540,45 @@ func writeConfidence(w io.Writer, d *DatasetReport, markdown bool) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nconfidence of the first result, each query with its tools (answerable) and without (unanswerable); AUROC, and the shares answered low_confidence at the server's threshold:")
+	fmt.Fprintln(w, "\nthe chance that the catalog holds a tool (judged from the first result: what low_confidence reads), each query with its tools (answerable) and without (unanswerable); AUROC, and the shares answered low_confidence at the server's threshold:")
 	fmt.Fprintln(w)
 	writeRows(w, []string{"run", "auroc", "threshold", "answerable flagged", "unanswerable caught"}, rows, markdown)
+	rows = nil
+	head := []string{"run"}
+	for r := 1; r <= shownRanks; r++ {
+		head = append(head, fmt.Sprintf("rank %d", r))
+	}
+	for _, run := range d.Runs {
+		c := run.Confidence
+		if c == nil {
+			continue
+		}
+		for _, part := range []struct {
+			label string
+			ranks []RankCalibration
+		}{{"with tools", c.Ranks}, {"with and without", c.RanksBoth}} {
+			if len(part.ranks) == 0 {
+				continue
+			}
+			row := []string{run.RunName() + ", " + part.label}
+			for r := 0; r < shownRanks; r++ {
+				cell := "-"
+				if r < len(part.ranks) {
+					x := part.ranks[r]
+					cell = fmt.Sprintf("%.2f / %.2f (%.2f)", x.Confidence, x.Precision, x.AUROC)
+				}
+				row = append(row, cell)
+			}
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nconfidence of each result by rank, over the queries with their tools and over them with and without (the mix the models are fitted for): mean confidence / precision (AUROC of relevant against irrelevant results at the rank); ranks 1-%d, every rank in JSON:\n\n", shownRanks)
+	writeRows(w, head, rows, markdown)
 }
+
+// shownRanks is the number of ranks the report's table of calibration
+// shows.
+const shownRanks = 5

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/toolscout/toolscout/embed"
@@ -131,11 +132,22 @@ func TestConfidenceReport(t *testing.T) {
 		}
 	}
 	fits := FitConfidence(rep)
-	if m := fits["hybrid"]; m.Coverage <= 0 || m.Similarity <= 0 {
-		t.Errorf("hybrid model %+v: want coverage and similarity to raise confidence", m)
+	if m := fits["hybrid"]; m.Coverage <= 0 || m.Similarity <= 0 || m.Result.Similarity <= 0 || m.Result.Rank >= 0 {
+		t.Errorf("hybrid model %+v: want coverage and similarity to raise confidence, and a lower rank to lower a result's", m)
 	}
-	if m := fits["keyword"]; m.Coverage <= 0 || m.Similarity != 0 {
+	if m := fits["keyword"]; m.Coverage <= 0 || m.Similarity != 0 || m.Result.Coverage <= 0 || m.Result.Similarity != 0 || m.Result.Rank >= 0 {
 		t.Errorf("keyword model %+v: want coverage alone", m)
+	}
+	// Every run reports each rank's calibration, and the first rank's
+	// results are right more often than the fifth's, and more confident.
+	for _, run := range rep.Datasets[0].Runs {
+		r := run.Confidence.Ranks
+		if len(r) < 5 || r[0].Rank != 1 || r[0].Results == 0 || r[0].Results > rep.Datasets[0].Queries || !(r[0].Precision > r[4].Precision && r[0].Confidence > r[4].Confidence) {
+			t.Errorf("%s: ranks %+v: want ranks 1 to 5 at least, the first of each query with results, better and more confident than the fifth", run.RunName(), r)
+		}
+		if b := run.Confidence.RanksBoth; len(b) < 5 || b[0].Results <= r[0].Results || !(b[0].Precision < r[0].Precision) {
+			t.Errorf("%s: ranks with and without the tools %+v: want the queries without their tools too, right less often than with its tools", run.RunName(), b)
+		}
 	}
 	// Each threshold is the highest within the budget (to 4 places): a
 	// threshold just above the next answerable query's confidence past
@@ -146,7 +158,7 @@ func TestConfidenceReport(t *testing.T) {
 		}
 		var present []float64
 		for _, q := range rep.Datasets[0].Runs[runIndex(rep.Datasets[0], name)].perQuery {
-			present = append(present, fit.Value(q.judged.present.Coverage, q.judged.present.Similarity))
+			present = append(present, fit.Answerable(search.Evidence{Coverage: q.judged.present.Coverage, Similarity: q.judged.present.Similarity}))
 		}
 		next := math.Inf(1)
 		for _, v := range present {
@@ -166,7 +178,7 @@ func TestConfidenceReport(t *testing.T) {
 	if err == nil {
 		t.Errorf("ShippableModels without a semantic run = %+v, want an error", models)
 	}
-	fits["semantic"] = ConfidenceFit{ConfidenceModel: search.ConfidenceModel{Similarity: 1, Threshold: 0.3}}
+	fits["semantic"] = ConfidenceFit{ConfidenceModel: search.ConfidenceModel{Similarity: 1, Threshold: 0.3, Result: search.ResultModel{Similarity: 1}}}
 	models, err = ShippableModels(rep, fits)
 	if err != nil || models.Models["hybrid"] != fits["hybrid"].ConfidenceModel || models.MaxFlagged != MaxFlagged || len(models.Datasets) != 1 || models.Datasets[0] != "builtin" {
 		t.Errorf("ShippableModels = %+v, %v", models, err)
@@ -180,4 +192,39 @@ func runIndex(d *DatasetReport, name string) int {
 		}
 	}
 	return -1
+}
+
+// TestRankCalibration: each rank's mean confidence, share of relevant
+// results and AUROC, over the queries that have a result there, with
+// their tools and, for RanksBoth, without them too.
+func TestRankCalibration(t *testing.T) {
+	r := func(conf float64, relevant bool) rankJudged { return rankJudged{confidence: conf, relevant: relevant} }
+	js := []*judged{
+		{ranks: []rankJudged{r(0.8, true), r(0.3, false)}, absentRanks: []rankJudged{r(0.2, false)}},
+		{ranks: []rankJudged{r(0.4, false), r(0.5, true), r(0.1, false)}, absentRanks: []rankJudged{r(0.1, false), r(0.05, false)}},
+		nil, // a query without a confidence model's judgement
+	}
+	tests := []struct {
+		name string
+		both bool
+		want []RankCalibration
+	}{
+		{"with the tools", false, []RankCalibration{
+			{Rank: 1, Results: 2, Confidence: 0.6, Precision: 0.5, AUROC: 1},
+			{Rank: 2, Results: 2, Confidence: 0.4, Precision: 0.5, AUROC: 1},
+			{Rank: 3, Results: 1, Confidence: 0.1, Precision: 0, AUROC: 0},
+		}},
+		{"with and without", true, []RankCalibration{
+			{Rank: 1, Results: 4, Confidence: 0.375, Precision: 0.25, AUROC: 1},
+			{Rank: 2, Results: 3, Confidence: 0.2833, Precision: 0.3333, AUROC: 1},
+			{Rank: 3, Results: 1, Confidence: 0.1, Precision: 0, AUROC: 0},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := rankCalibration(js, tc.both); !slices.Equal(got, tc.want) {
+				t.Errorf("rankCalibration(both %v) = %+v, want %+v", tc.both, got, tc.want)
+			}
+		})
+	}
 }

@@ -125,7 +125,7 @@ func ParseQueries(file string, data []byte, cat *index.Catalog) ([]Query, error)
 		}
 		for _, r := range q.Relevant {
 			if cat.ToolByKey(r) == nil {
-				return nil, fmt.Errorf("%s:%d: query %s: relevant tool %q is not in the catalog (write domain/tool)", file, line, q.ID, r)
+				return nil, fmt.Errorf("%s:%d: query %s: relevant tool %q is not in the catalog (write domain/tool)%s", file, line, q.ID, r, notFoundHint(cat, r))
 			}
 		}
 		for k := range q.Grades {
@@ -142,6 +142,30 @@ func ParseQueries(file string, data []byte, cat *index.Catalog) ([]Query, error)
 		return nil, fmt.Errorf("%s: no queries", file)
 	}
 	return qs, nil
+}
+
+// notFoundHint says what the catalog holds near a missing domain/tool key:
+// the domains when the domain is unknown, else the domain's tools.
+func notFoundHint(cat *index.Catalog, key string) string {
+	dom, _, _ := strings.Cut(key, "/")
+	list := func(what string, names []string) string {
+		if len(names) > 40 {
+			names = append(names[:40:40], "...")
+		}
+		return fmt.Sprintf(": %s %s", what, strings.Join(names, ", "))
+	}
+	if d := cat.Domain(dom); d != nil {
+		var names []string
+		for _, t := range d.Tools {
+			names = append(names, t.Name)
+		}
+		return list(fmt.Sprintf("%s lists", dom), names)
+	}
+	var names []string
+	for _, d := range cat.Domains() {
+		names = append(names, d.Name)
+	}
+	return list(fmt.Sprintf("no domain %q; the domains are", dom), names)
 }
 
 // Splits returns the dataset split by Query.Split: "name/dev", "name/test"

@@ -108,6 +108,9 @@ func feedbackRuns(ctx context.Context, engineFor func(string) (*search.Engine, e
 		rr.Params["feedback_min_similarity"] = p.MinSimilarity
 		rr.Params["feedback_tool_cap"] = p.ToolCap
 		rr.Params["feedback_similarity"] = p.Similarity
+		rr.Params["feedback_alike_min"] = p.AlikeMin
+		rr.Params["feedback_outside_weight"] = p.OutsideWeight
+		rr.Params["feedback_sibling_tightness"] = p.SiblingTightness
 		rr.Params["feedback_events"] = len(events)
 		out = append(out, rr)
 	}

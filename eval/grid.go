@@ -33,6 +33,7 @@ type GridRun struct {
 	ExactBoost     float64            `json:"exact_boost" yaml:"exact_boost"`
 	DomainBoost    float64            `json:"domain_boost" yaml:"domain_boost"`
 	DomainWeight   float64            `json:"domain_weight" yaml:"domain_weight"`
+	DomainText     float64            `json:"domain_text" yaml:"domain_text"`
 	Fuzzy          float64            `json:"fuzzy" yaml:"fuzzy"`
 	Candidates     int                `json:"candidates" yaml:"candidates"`
 	Fields         map[string]float64 `json:"fields" yaml:"fields"`
@@ -125,7 +126,7 @@ func (r GridRun) Spec() RunSpec {
 		Embedder: r.EmbedderKey(),
 		Params: search.Params{
 			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
-			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
+			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, DomainText: r.DomainText, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
 			SentenceShare: r.SentenceShare, ScaledSentences: r.ScaledSentences, FusionModel: r.FusionModel,
 		},
 	}

@@ -50,6 +50,7 @@ runs:
 		{"bad fusion", "g.json", `{"runs": [{"mode": "hybrid", "fusion": "max"}]}`, "runs[0].fusion"},
 		{"negative rrf_k", "g.json", `{"runs": [{"mode": "hybrid", "rrf_k": -3}]}`, "runs[0].rrf_k -3: use a value ≥ 0"},
 		{"boost below off", "g.json", `{"runs": [{"mode": "hybrid", "exact_boost": -2}]}`, "or -1 to turn it off"},
+		{"domain text of 1", "g.json", `{"runs": [{"mode": "keyword", "domain_text": 1}]}`, "runs[0].domain_text 1: use a value below 1"},
 		{"field not indexed", "g.yml", "runs:\n  - {mode: keyword, fields: {description: 2}}\n", `keyword field "description": the index holds qname, name, name_words, text, text_exact`},
 		{"negative field weight", "g.yml", "runs:\n  - {mode: keyword, fields: {text: -1}}\n", "keyword field text weight -1: use a value ≥ 0"},
 	}

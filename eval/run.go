@@ -305,7 +305,8 @@ func runOne(ctx context.Context, eng searcher, ds *Dataset, spec RunSpec, ks []i
 				return nil, fmt.Errorf("run %s, query %s without its tools: %w", label, q.ID, err)
 			}
 			if without.Confidence != nil {
-				rr.perQuery[i].judged = &judged{present: *resp.Confidence, absent: *without.Confidence}
+				rr.perQuery[i].judged = &judged{present: *resp.Confidence, absent: *without.Confidence,
+					ranks: judgeRanks(q, resp.Results), absentRanks: judgeRanks(q, without.Results)}
 			}
 		}
 		if progress != nil && (i%50 == 49 || i == len(ds.Queries)-1) {

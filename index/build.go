@@ -106,7 +106,7 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, read readTable, own bool)
 			src = path
 		}
 		seenDomain[ds.Name] = src
-		d := &Domain{Name: ds.Name, Description: strings.TrimSpace(ds.Description), words: SplitIdentifier(ds.Name)}
+		d := &Domain{Name: ds.Name, Description: strings.TrimSpace(ds.Description), About: strings.TrimSpace(ds.About), words: SplitIdentifier(ds.Name)}
 		groups := make(map[string]bool)
 		for j, ts := range ds.Tools {
 			tpath := func() string { return fmt.Sprintf("%s.tools[%d]", path, j) }

@@ -38,6 +38,11 @@ type DomainSpec struct {
 	Name        string     `json:"name"`
 	Description string     `json:"description"`
 	Tools       []ToolSpec `json:"tools"`
+	// About is what an upstream server says about itself (its title and
+	// the first sentence of its instructions) when a configured
+	// description stands in for the one derived from them: never shown,
+	// ranked with the domain's text (search). Not part of a catalog file.
+	About string `json:"-"`
 	// Source names where the domain came from (a file, a server) for errors.
 	Source string `json:"-"`
 }
@@ -124,7 +129,7 @@ func (c *Catalog) Hash() string { return c.hash }
 func (c *Catalog) Specs() []DomainSpec {
 	out := make([]DomainSpec, 0, len(c.domains))
 	for _, d := range c.domains {
-		ds := DomainSpec{Name: d.Name, Description: d.Description, Tools: make([]ToolSpec, 0, len(d.Tools))}
+		ds := DomainSpec{Name: d.Name, Description: d.Description, About: d.About, Tools: make([]ToolSpec, 0, len(d.Tools))}
 		for _, t := range d.Tools {
 			ds.Tools = append(ds.Tools, t.spec())
 		}

@@ -145,6 +145,13 @@ func (c *Catalog) ToolsNamed(q string) []*Tool {
 	return c.lookups().byWords[NameWords(q)]
 }
 
+// ToolsWithName returns the tools whose own name (the name their
+// upstream gives them, without the domain) is name, disabled ones
+// included, in catalog order. The slice is shared: do not modify it.
+func (c *Catalog) ToolsWithName(name string) []*Tool {
+	return c.lookups().byName[name]
+}
+
 // Resolve finds a tool by qualified name, by "domain/tool", or by bare tool
 // name when exactly one domain has it. When the bare name is ambiguous it
 // returns the candidates and an *AmbiguousError; when nothing matches it

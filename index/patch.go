@@ -103,10 +103,11 @@ func patchCatalog(specs []DomainSpec, prev *Catalog, read readTable, own bool) (
 			}
 			c.tools = append(c.tools, t)
 		}
-		if same && desc == pds[i].Description {
+		about := strings.TrimSpace(ds.About)
+		if same && desc == pds[i].Description && about == pds[i].About {
 			continue
 		}
-		d := &Domain{Name: ds.Name, Description: desc, words: SplitIdentifier(ds.Name), Tools: slices.Clip(c.tools[start:])}
+		d := &Domain{Name: ds.Name, Description: desc, About: about, words: SplitIdentifier(ds.Name), Tools: slices.Clip(c.tools[start:])}
 		groups := make(map[string]bool)
 		for _, t := range d.Tools {
 			if t.Group != "" {

@@ -17,7 +17,7 @@ func (c *Catalog) Subset(keep func(*Tool) bool) *Catalog {
 				continue
 			}
 			if nd == nil {
-				nd = &Domain{Name: d.Name, Description: d.Description, words: d.words}
+				nd = &Domain{Name: d.Name, Description: d.Description, About: d.About, words: d.words}
 			}
 			nd.Tools = append(nd.Tools, t)
 			if t.Group != "" {

@@ -79,6 +79,8 @@ func (t *Tool) Params() []Param { return t.params }
 type Domain struct {
 	Name        string
 	Description string
+	// About is DomainSpec.About: ranked, never shown.
+	About string
 	// Groups lists the distinct groups of the domain's tools, sorted.
 	Groups []string
 	Tools  []*Tool

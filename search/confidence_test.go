@@ -70,8 +70,8 @@ func TestConfidence(t *testing.T) {
 		}
 		m := ShippedConfidenceModels().Models[string(mode)]
 		for _, c := range []*Confidence{a, b} {
-			if c.Low != (c.Value < m.Threshold) || c.Threshold != m.Threshold || c.Value < 0 || c.Value >= 1 {
-				t.Errorf("%s: %+v: Low must be Value < the %s model's threshold %g, Value in [0, 1)", mode, *c, mode, m.Threshold)
+			if c.Low != (c.Answerable < m.Threshold) || c.Threshold != m.Threshold || c.Value < 0 || c.Value > c.Answerable || c.Answerable >= 1 {
+				t.Errorf("%s: %+v: Low must be Answerable < the %s model's threshold %g, Value in [0, Answerable], Answerable under 1", mode, *c, mode, m.Threshold)
 			}
 		}
 		if len(without.Results) == 0 && (b.Value != 0 || !b.Low) {
@@ -93,7 +93,7 @@ func TestConfidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := resp.Confidence; c == nil || c.Value != keywordModel.Value(c.Coverage, 0) {
+	if c := resp.Confidence; c == nil || c.Value != keywordModel.Value(c.Coverage, 0) || resp.Results[1].Confidence == 0 {
 		t.Errorf("hybrid answer of another embedder: confidence %+v, want the keyword model's", c)
 	}
 }
@@ -108,8 +108,15 @@ func TestShippedConfidenceModels(t *testing.T) {
 	}
 	for _, mode := range Modes {
 		m := ms.Models[string(mode)]
-		if m.Threshold <= 0 || m.Threshold >= 1 || m.Value(0, 0) >= m.Threshold || m.Value(1, 1) < m.Threshold {
+		none, full := Evidence{}, Evidence{Coverage: 1, Similarity: 1}
+		if m.Threshold <= 0 || m.Threshold >= 1 || m.Answerable(none) >= m.Threshold || m.Answerable(full) < m.Threshold {
 			t.Errorf("%s model %+v: want no evidence low and full evidence not", mode, m)
+		}
+		// A result further down, or further behind the first, is less
+		// likely the one.
+		half := Evidence{Coverage: 0.5, Similarity: 0.5}
+		if !(m.Result.Value(1, full, full) > m.Result.Value(2, full, full) && m.Result.Value(2, full, full) > m.Result.Value(2, half, full)) {
+			t.Errorf("%s result model %+v: want rank and a gap behind the first to lower the chance", mode, m.Result)
 		}
 	}
 	if ms.Models["hybrid"] != bothModel || ms.Models["keyword"] != keywordModel || ms.Models["semantic"] != semanticModel {
@@ -122,7 +129,8 @@ func TestShippedConfidenceModels(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, in, want string }{
 		{"not JSON", `{"models":`, "confidence models:"},
-		{"a mode missing", `{"models": {"keyword": {"bias": 1}, "hybrid": {"bias": 1}}}`, "no model for semantic"},
+		{"a mode missing", `{"models": {"keyword": {"bias": 1, "result": {"bias": 1}}, "hybrid": {"bias": 1, "result": {"bias": 1}}}}`, "no model for semantic"},
+		{"no result model", `{"models": {"keyword": {"bias": 1}, "hybrid": {"bias": 1, "result": {"bias": 1}}, "semantic": {"bias": 1, "result": {"bias": 1}}}}`, "the keyword model has no result model"},
 	} {
 		if _, err := parseConfidenceModels([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: parseConfidenceModels(%q) error = %v, want %q", tc.name, tc.in, err, tc.want)
@@ -130,12 +138,12 @@ func TestShippedConfidenceModels(t *testing.T) {
 	}
 }
 
-// TestConfidenceThreshold: an answer is low exactly when its value is
-// under the model's threshold, and one without results is low whatever
-// the model.
+// TestConfidenceThreshold: an answer is low exactly when the chance that
+// the catalog holds a tool is under the model's threshold, and one
+// without results is low whatever the model.
 func TestConfidenceThreshold(t *testing.T) {
 	r := []Result{{coverage: 0.5, similarity: 0.4}}
-	v := bothModel.Value(0.5, 0.4)
+	v := bothModel.Answerable(Evidence{Coverage: 0.5, Similarity: 0.4})
 	tests := []struct {
 		name      string
 		threshold float64
@@ -199,5 +207,48 @@ func TestWeakKeywordListCountsLess(t *testing.T) {
 	}
 	if got := part(weak, &Params{KeywordFullCoverage: Off}); got != w {
 		t.Errorf("with keyword_full_coverage off the weak list adds up to %g, want %g", got, w)
+	}
+}
+
+// TestResultConfidence: every result of every mode has a confidence, at
+// most the chance that the catalog holds a tool and at most the one
+// before it; a second result as good as the first keeps much of the
+// first's confidence, a result far behind it little; and an answer is
+// low only when no result's confidence reaches the threshold.
+func TestResultConfidence(t *testing.T) {
+	eng := newTestEngine(t, embed.NewBuiltin(embed.BuiltinOptions{}))
+	ctx := context.Background()
+	for _, mode := range Modes {
+		for _, q := range []string{"list the issues of a repository", "search the issues and messages", "send a message to the team channel"} {
+			resp, err := eng.Search(ctx, Request{Query: q, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := resp.Confidence
+			if c == nil || len(resp.Results) < 2 {
+				t.Fatalf("%s %q: confidence %v, %d results: want a confidence and several results", mode, q, c, len(resp.Results))
+			}
+			for i, r := range resp.Results {
+				if r.Confidence <= 0 || r.Confidence > c.Answerable || i > 0 && r.Confidence > resp.Results[i-1].Confidence {
+					t.Errorf("%s %q: result %d (%s) confidence %g: want in (0, %g] and at most the one before", mode, q, i+1, r.Tool.QualifiedName, r.Confidence, c.Answerable)
+				}
+				if c.Low && r.Confidence >= c.Threshold {
+					t.Errorf("%s %q: low answer, but result %d has confidence %g, at the threshold %g", mode, q, i+1, r.Confidence, c.Threshold)
+				}
+			}
+			if c.Value != resp.Results[0].Confidence {
+				t.Errorf("%s %q: answer's value %g, first result's %g", mode, q, c.Value, resp.Results[0].Confidence)
+			}
+		}
+	}
+	for _, mode := range Modes {
+		m := ShippedConfidenceModels().Models[string(mode)]
+		first := Evidence{Coverage: 0.6, Similarity: 0.6}
+		far := Evidence{Coverage: 0.2, Similarity: 0.2}
+		rs := []Result{{coverage: first.Coverage, similarity: first.Similarity}, {coverage: first.Coverage, similarity: first.Similarity}, {coverage: far.Coverage, similarity: far.Similarity}}
+		judge(m, rs)
+		if close, noise := rs[1].Confidence, rs[2].Confidence; !(close > 2*noise) || close > rs[0].Confidence {
+			t.Errorf("%s: a second as good as the first %g (first %g), one far behind %g: want the close second well above the far one", mode, close, rs[0].Confidence, noise)
+		}
 	}
 }

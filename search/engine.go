@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
@@ -98,7 +99,8 @@ type Response struct {
 	// a Result's Step counts from 1 into them.
 	Steps   []string `json:"steps,omitempty"`
 	Results []Result `json:"results"`
-	// Confidence is how well the first result fits the request (nil
+	// Confidence is how well the first result fits the request, and
+	// sets each result's Confidence (nil
 	// when there is no model for the mode and embedder; value 0 and low
 	// when there is no result).
 	Confidence *Confidence `json:"confidence,omitempty"`
@@ -113,6 +115,12 @@ type Result struct {
 	Step int
 	// Explanation, when requested.
 	Explanation *Explanation
+	// Confidence estimates, from 0 to 1, the chance that the tool is one
+	// the request needs: a logistic model of its evidence and of how far
+	// it falls behind the first result, fitted on the dev sets'
+	// requests (ConfidenceModel); never above the result before it. 0
+	// when the mode and embedder have no model (Response.Confidence nil).
+	Confidence float64
 	// coverage is the tool's keyword coverage (keyword.Hit) and
 	// similarity its semantic similarity, 0 when the tool is not in that
 	// list: the evidence of confidence.
@@ -133,6 +141,10 @@ type Explanation struct {
 	// DomainRank is the rank of the tool's domain by how well the domain
 	// as a whole matches the query (hybrid mode; 0: not used).
 	DomainRank int `json:"domain_rank,omitempty"`
+	// DomainCoverage is how much of the request the tool's domain as a
+	// whole covers: its name, description and tools' names and summaries
+	// (domaintext.go), 0 to 1.
+	DomainCoverage float64 `json:"domain_coverage,omitempty"`
 	// BM25 is the keyword score by matched term and field.
 	BM25 []keyword.TermScore `json:"bm25,omitempty"`
 	// Fusion is what each part added to a hybrid score.
@@ -180,6 +192,11 @@ type Engine struct {
 	// unavailable, when set, says why semantic ranking cannot answer yet
 	// (a Live index still embedding); emb is nil meanwhile.
 	unavailable string
+
+	// domText is the domain index of the catalog last searched
+	// (domaintext.go), built under domTextMu.
+	domText   atomic.Pointer[domainText]
+	domTextMu sync.Mutex
 }
 
 // NewEngine returns an engine over already-synced indexes.
@@ -236,6 +253,7 @@ func (e *Engine) swapIndexes(kw *keyword.Index, vs *vector.Store, emb embed.Embe
 	old := e.ix
 	e.ix, e.emb, e.cat, e.unavailable = &indexes{kw: kw, vs: vs}, emb, cat, ""
 	e.mu.Unlock()
+	e.prepareDomainText(cat)
 	// Query vectors are keyed by the build (embedQuery), and the new
 	// embedder is fitted to the new build: the cached ones are the old
 	// build's, of no use again.
@@ -247,6 +265,7 @@ func (e *Engine) SetCatalog(cat *index.Catalog) {
 	e.mu.Lock()
 	e.cat = cat
 	e.mu.Unlock()
+	e.prepareDomainText(cat)
 }
 
 // Params returns the engine's ranking parameters.
@@ -561,7 +580,52 @@ func (e *Engine) keywordResults(ctx context.Context, pl plan) ([]Result, error) 
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return e.withDomainText(pl, out), nil
+}
+
+// withDomainText adds to each keyword result the domain evidence:
+// DomainText × the list's best score × how much of the request its
+// domain covers (domaintext.go), and fills the list up to its depth with
+// the tools of the covered domains it lacks, best covered first. With
+// DomainText below 1 a tool no word of the request matches never rises
+// above the list's best match, however well its domain is covered: a
+// described server reaches the requests about its purpose, and cannot
+// take those another tool matches better.
+func (e *Engine) withDomainText(pl plan, out []Result) []Result {
+	cov := e.domainCoverage(pl)
+	if len(cov) == 0 {
+		return out
+	}
+	ref, best := 1.0, 0.0
+	if len(out) > 0 && out[0].Score > 0 {
+		ref = out[0].Score
+	}
+	for _, r := range out {
+		best = max(best, r.coverage)
+	}
+	w := pl.p.DomainText * ref
+	// A domain counts for what it covers of the request beyond the best
+	// keyword match (as in the learned fusion, domainExcess).
+	have := make(map[string]bool, len(out))
+	for i := range out {
+		r := &out[i]
+		have[r.Tool.QualifiedName] = true
+		c := cov[r.Tool.Domain]
+		r.Score += w * domainExcess(c, best)
+		if r.Explanation != nil {
+			r.Explanation.DomainCoverage = c
+		}
+	}
+	for _, t := range domainFill(pl.cat, cov, have, pl.exclude, pl.req.Group, pl.depth-len(out)) {
+		r := Result{Tool: t, Score: w * domainExcess(cov[t.Domain], best)}
+		if pl.req.Explain {
+			r.Explanation = &Explanation{DomainCoverage: cov[t.Domain]}
+		}
+		out = append(out, r)
+	}
+	// Ties keep the keyword list's order (then the fill's).
+	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+	return out
 }
 
 // semanticResults answers in semantic mode.
@@ -613,7 +677,7 @@ func (e *Engine) FusionInputs(ctx context.Context, req Request) (*FusionInputs, 
 		return nil, err
 	}
 	exact, named, domRank := e.fusionBoosts(pl, sl)
-	return fusionInputs(pl, kw, sl, exact, named, domRank), nil
+	return fusionInputs(pl, kw, sl, exact, named, domRank, e.domainCoverage(pl)), nil
 }
 
 // hybridLists returns the keyword and the semantic list of a hybrid

@@ -34,11 +34,12 @@ const (
 	evDomain              // (k+1)/(k+rank) of the tool's domain by centroid
 	evBoth                // 1 when both lists hold the tool
 	evName                // the share of the tool name's words the request has
+	evDomainText          // how much of the request the tool's domain covers (domaintext.go)
 	numEvidence
 )
 
 // EvidenceNames name the evidence, in FusionModel.Weights' order.
-var EvidenceNames = [numEvidence]string{"keyword", "semantic", "coverage", "similarity", "keyword_rank", "semantic_rank", "domain", "both", "name"}
+var EvidenceNames = [numEvidence]string{"keyword", "semantic", "coverage", "similarity", "keyword_rank", "semantic_rank", "domain", "both", "name", "domain_text"}
 
 // The shape of a request as the two lists see it, in the order of
 // FusionModel's Center, Keyword and Semantic.
@@ -145,7 +146,7 @@ func (in *FusionInputs) parts(i int, m *FusionModel, mk, ms float64) (kw, sem, r
 	e, w := &in.ev[i], &m.Weights
 	kw = mk * (w[evKeyword]*e[evKeyword] + w[evCoverage]*e[evCoverage] + w[evKeywordRank]*e[evKeywordRank])
 	sem = ms * (w[evSemantic]*e[evSemantic] + w[evSimilarity]*e[evSimilarity] + w[evSemanticRank]*e[evSemanticRank])
-	rest = w[evDomain]*e[evDomain] + w[evBoth]*e[evBoth] + w[evName]*e[evName]
+	rest = w[evDomain]*e[evDomain] + w[evBoth]*e[evBoth] + w[evName]*e[evName] + w[evDomainText]*e[evDomainText]
 	return kw, sem, rest
 }
 
@@ -174,7 +175,7 @@ func order(scores []float64) []int {
 
 // fusionInputs gathers the evidence of the keyword list kw, the semantic
 // list sl, the domain ranking and the boosts.
-func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[string]bool, domRank map[string]int) *FusionInputs {
+func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[string]bool, domRank map[string]int, domCov map[string]float64) *FusionInputs {
 	p := pl.p
 	vec := sl.hits
 	in := &FusionInputs{strength: keywordStrength(p, kw)}
@@ -219,6 +220,10 @@ func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[s
 		add(id)
 	}
 	qWords := stems(pl.q)
+	best := 0.0
+	if len(kw) > 0 {
+		best = kw[0].Coverage
+	}
 	for i, id := range in.ids {
 		e := &in.ev[i]
 		if e[evKeywordRank] > 0 && e[evSemanticRank] > 0 {
@@ -240,6 +245,7 @@ func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[s
 		if len(domRank) > 1 && domRank[t.Domain] > 0 {
 			e[evDomain] = rr(domRank[t.Domain])
 		}
+		e[evDomainText] = domainExcess(domCov[t.Domain], best)
 		if exact[id] {
 			in.boost[i] += p.ExactBoost
 		}
@@ -371,7 +377,8 @@ func norm(s, lo, span float64) float64 {
 // fuseLearned ranks a hybrid request by the learned fusion.
 func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Result {
 	exact, named, domRank := e.fusionBoosts(pl, sl)
-	in := fusionInputs(pl, kw, sl, exact, named, domRank)
+	domCov := e.domainCoverage(pl)
+	in := fusionInputs(pl, kw, sl, exact, named, domRank, domCov)
 	m := modelFor(pl.p, pl.emb)
 	mk, ms := in.multipliers(m)
 	scores := in.Scores(m, nil)
@@ -390,7 +397,7 @@ func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Resul
 			r.similarity = sl.similarity(sr - 1)
 		}
 		if pl.req.Explain {
-			x := &Explanation{KeywordRank: kr, SemanticRank: sr, ExactName: exact[t.QualifiedName], DomainNamed: named[t.Domain], DomainRank: domRank[t.Domain]}
+			x := &Explanation{KeywordRank: kr, SemanticRank: sr, ExactName: exact[t.QualifiedName], DomainNamed: named[t.Domain], DomainRank: domRank[t.Domain], DomainCoverage: domCov[t.Domain]}
 			if len(domRank) < 2 {
 				x.DomainRank = 0
 			}
@@ -427,14 +434,14 @@ func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Resul
 // many sentences and when the two lists agree (it adds little then).
 var (
 	builtinFusion = FusionModel{
-		Weights:      [numEvidence]float64{1.25, 1, 0.2813, 0.0313, 0.0235, 0.125, 0.1412, 0.0626, 0.25},
+		Weights:      [numEvidence]float64{1.25, 1, 0.2813, 0.0313, 0.0235, 0.125, 0.1412, 0.0626, 0.25, 0.1367},
 		Center:       [numShape]float64{0.2682, 3.0275, 0.9839, 0.4833, 0.5307, 3.437, 3.2808, 0.7312},
 		Keyword:      [numShape]float64{-0.5079, 0.2813, -0.375, -0.5, -0.1406, 0.125, 0, 0},
 		Semantic:     [numShape]float64{-0.7773, 0, 0.125, -0.1563, 0.0156, -0.0313, 0.125, 0.125},
 		KeywordPower: 1.25,
 	}
 	ollamaFusion = FusionModel{
-		Weights:      [numEvidence]float64{1.7344, 1, 0.2656, 0, 0.2656, 0.0625, 0.0064, 0.0234, 0.4922},
+		Weights:      [numEvidence]float64{1.7344, 1, 0.2656, 0, 0.2656, 0.0625, 0.0064, 0.0234, 0.4922, 0},
 		Center:       [numShape]float64{0.2682, 3.0275, 0.9839, 0.368, 0.3492, 3.437, 2.7723, 0.7312},
 		Keyword:      [numShape]float64{1.25, 0.375, 0, -0.2813, 0, 0, -0.125, 0.25},
 		Semantic:     [numShape]float64{-1.625, -0.125, 0.25, -0.125, 0.125, 0.125, 0.25, -0.4063},

@@ -34,6 +34,12 @@ type Params struct {
 	// domain's rank (convex and rrf; the learned fusion weighs the
 	// domain's rank by its model; Off turns the ranking off in all).
 	DomainWeight float64 `json:"domain_weight,omitempty"`
+	// DomainText weighs, in keyword mode, how much of the request a
+	// tool's domain covers as a whole (its name, description, and its
+	// tools' names and summaries: domaintext.go), in units of the keyword
+	// list's best score; the learned fusion weighs the same coverage by
+	// its model. Off turns the domain text off in every mode.
+	DomainText float64 `json:"domain_text,omitempty"`
 	// Fuzzy is the boost of edit-distance-1 matches in keyword mode.
 	// Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
@@ -101,7 +107,7 @@ func (p Params) Check() error {
 		{"step_weight", p.StepWeight, false}, {"sentence_share", p.SentenceShare, true},
 		{"scaled_sentences", float64(p.ScaledSentences), false},
 		{"keyword_full_coverage", p.KeywordFullCoverage, true},
-		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"fuzzy", p.Fuzzy, true},
+		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"domain_text", p.DomainText, true}, {"fuzzy", p.Fuzzy, true},
 	} {
 		switch {
 		case f.v >= 0:
@@ -114,6 +120,9 @@ func (p Params) Check() error {
 	}
 	if err := p.Fields.Check(); err != nil {
 		return fmt.Errorf("fields: %w", err)
+	}
+	if p.DomainText >= 1 {
+		return fmt.Errorf("domain_text %g: use a value below 1 (a tool the request's words do not match must stay below the best keyword match), or %g to turn it off", p.DomainText, Off)
 	}
 	if p.SentenceShare > 1 {
 		return fmt.Errorf("sentence_share %g: use a value from 0 to 1, or %g to turn it off", p.SentenceShare, Off)
@@ -141,6 +150,7 @@ func DefaultParams() Params {
 		ExactBoost:          1,
 		DomainBoost:         0.02,
 		DomainWeight:        0.5,
+		DomainText:          0.25,
 		Fuzzy:               0.2,
 		Fusion:              FusionLearned,
 		SentenceShare:       0.95,
@@ -186,6 +196,12 @@ func (p Params) withDefaults() Params {
 	}
 	if p.DomainWeight == Off {
 		p.DomainWeight = 0
+	}
+	if p.DomainText == 0 {
+		p.DomainText = d.DomainText
+	}
+	if p.DomainText == Off {
+		p.DomainText = 0
 	}
 	if p.Fusion == "" {
 		p.Fusion = d.Fusion

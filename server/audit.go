@@ -96,12 +96,13 @@ const AuditDirect = "direct"
 
 // Failure classes (AuditRecord.Error).
 const (
-	FailBadRequest       = "bad_request"       // execute_tool without tool_name
-	FailUnknownTool      = "unknown_tool"      // no such tool, several with that bare name, or no longer listed
-	FailInvalidArguments = "invalid_arguments" // arguments that do not match the schema, or not an object
-	FailDisabled         = "disabled"          // the tool is switched off in the config
-	FailNotExecutable    = "not_executable"    // listed from a catalog: no upstream runs it
-	FailHeld             = "awaiting_approval" // its definition changed upstream: pinned (index/pin)
+	FailBadRequest       = "bad_request"        // execute_tool without tool_name
+	FailUnknownTool      = "unknown_tool"       // no such tool, several with that bare name, or no longer listed
+	FailInvalidArguments = "invalid_arguments"  // arguments that do not match the schema, or not an object
+	FailDisabled         = "disabled"           // the tool is switched off in the config
+	FailNotExecutable    = "not_executable"     // listed from a catalog: no upstream runs it
+	FailHeld             = "awaiting_approval"  // its definition changed upstream: pinned (index/pin)
+	FailScope            = "insufficient_scope" // the caller's access token allows only read-only tools (callers.ReadOnly)
 	FailUnavailable      = "upstream_unavailable"
 	FailTimeout          = "upstream_timeout"
 	FailStopped          = "upstream_stopped"      // the upstream exited during the call
@@ -109,6 +110,7 @@ const (
 	FailShuttingDown     = "shutting_down"
 	FailUpstream         = "upstream_error" // the upstream answered with a protocol error
 	FailCanceled         = "canceled"       // the client cancelled the call or went away
+	FailInputRequired    = "input_required" // a run_code program's tool needed input from the user (2026-07-28)
 	// FailProgram begins the class of a run_code program's failure:
 	// program_syntax, program_runtime, program_tool (an uncaught tool
 	// error), program_limit_<limit> (codemode's limit names), or

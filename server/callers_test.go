@@ -334,3 +334,48 @@ func TestAuthorizationGivenTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestCallersReplacedWhileServing: when the callers are re-read with a
+// caller's lists changed (callers.Set.Replace, as serve does on a
+// config change), the caller's next requests see its new lists, the
+// toolset view of the same toolset included, with no restart; a caller whose
+// definition did not change is the same Caller as before.
+func TestCallersReplacedWhileServing(t *testing.T) {
+	set := testCallers(t)
+	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: ExposeDynamic}, Callers: set})
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	toolset := &mcp.ListToolsParams{Meta: mcp.Meta{ToolsetMetaKey: encodeToolset(map[string]bool{"github": true, "weather": true})}}
+	look := func() (listed, domains string) {
+		t.Helper()
+		cs := connectURL(t, hs.URL, &http.Client{Transport: bearerRT(ghToken)}, "")
+		l, err := cs.ListTools(context.Background(), toolset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(toolNames(l), ","), answer(cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DiscoverTools, Arguments: map[string]any{}}))
+	}
+	listed, domains := look()
+	if !strings.Contains(listed, "github__create_issue") || !strings.Contains(domains, `"name":"github"`) {
+		t.Fatalf("gh before: tools/list %s, discover_tools %s; want github's tools", listed, domains)
+	}
+	all := set.Caller("all")
+	next, err := callers.New(callers.Options{Callers: []callers.Config{
+		{Name: "gh", Tokens: []string{ghToken}, Allow: []string{"github", "weather__get_*"}, Deny: []string{"github__get_file_contents", "github__create_issue"}},
+		{Name: "all", Tokens: []string{"all-token-0123456789abcdef"}, Allow: []string{"*"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Replace(next)
+	listed, domains = look()
+	if strings.Contains(listed, "github__create_issue") || !strings.Contains(listed, "github__list_issues") || !strings.Contains(listed, "weather__get_forecast") {
+		t.Errorf("gh's toolset list after github__create_issue was denied it: %s", listed)
+	}
+	if !strings.Contains(domains, `"name":"github"`) {
+		t.Errorf("gh's discover_tools after the change: %s, want github still", domains)
+	}
+	if set.Caller("all") != all {
+		t.Error("all's definition did not change, but its Caller did")
+	}
+}

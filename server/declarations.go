@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/server/arguments"
 	"github.com/toolscout/toolscout/server/codemode/tsdecl"
 )
 
@@ -49,10 +48,12 @@ const (
 // typescript_note.
 const DeclarationsBudget = 4000
 
-// declarationsBudgetBytes is DeclarationsBudget in bytes of text, at
-// the densest ratio schemaBudgetBytes assumes (3.7 bytes a token); the
-// declarations of the reference servers run at 4.1 to 4.5.
-const declarationsBudgetBytes = DeclarationsBudget * schemaBudgetBytes / SchemaBudget
+// declarationsBudgetBytes is DeclarationsBudget in bytes of text, at 3
+// bytes a token: the declarations of the reference servers run at 4.1
+// to 4.5, but without repeated comments, those of many tools that share
+// their properties' descriptions are mostly code, as dense as 3.3
+// (TestDiscoverTypeScriptBudget's records).
+const declarationsBudgetBytes = DeclarationsBudget * 3
 
 // DeclaredTool is a tool get_tool_schema declared.
 type DeclaredTool struct {
@@ -78,17 +79,18 @@ type DeclarationsAnswer struct {
 	Errors     []SchemaError  `json:"errors,omitempty"`
 }
 
-// addCodeInputs offers get_tool_schema's format and discover_tools'
-// detail in the meta-tools' input schemas: in code mode only. Every
-// mode accepts them (schemaFormat and discoverDetail check them), but
-// listing them costs about 60 tokens of the meta tools/list, which
-// issue 23's 420 (TestTokenBudget, 415 without them) has no room for,
-// for arguments that only code mode's programs need.
+// addCodeInputs offers get_tool_schema's format in the meta-tools'
+// input schemas: in code mode only. Every mode accepts it, and
+// discover_tools' detail (schemaFormat and discoverDetail check them),
+// but listing them costs about 30 tokens each, which issue 23's 420 for
+// the meta tools/list (TestTokenBudget, 415 without them) has no room
+// for, for arguments that only code mode's programs need. Code mode
+// lists format alone: its searches give each result's signature
+// (signListed), which is what detail "typescript" was listed for, at
+// 30 tokens of every client's context.
 func addCodeInputs(inputs map[string]map[string]any) {
 	inputs[GetToolSchema]["properties"].(map[string]any)["format"] = map[string]any{"type": "string", "enum": []string{FormatJSON, FormatTypeScript},
 		"description": "json (default): schemas; typescript: declarations for code mode"}
-	inputs[DiscoverTools]["properties"].(map[string]any)["detail"] = map[string]any{"type": "string", "enum": []string{DetailSummary, DetailTypeScript},
-		"description": "typescript: also declare the tools listed, as code mode calls them"}
 }
 
 // schemaFormat checks get_tool_schema's format.
@@ -161,7 +163,7 @@ func (mt *metaTools) declaredTool(t *index.Tool, examples bool) tsdecl.Tool {
 		d.Notes = append(d.Notes, "Disabled: it does not run.")
 	}
 	if examples {
-		for _, ex := range arguments.Examples(t) {
+		for _, ex := range mt.examples(t) {
 			if b, err := json.Marshal(ex.Arguments); err == nil {
 				d.Examples = append(d.Examples, b)
 			}
@@ -248,6 +250,62 @@ func (mt *metaTools) declareListed(cat *index.Catalog, tools []*index.Tool) (tex
 			len(omitted), len(tools), DeclarationsBudget, strings.Join(omitted, ", "), FormatTypeScript)
 	}
 	return text, note
+}
+
+// ExecutableReporter is an Executor that knows, before a call, which
+// domains it can run tools of (the gateway: those of a configured
+// server; a catalog's other domains are listed, not run).
+type ExecutableReporter interface {
+	Executable(domain string) bool
+}
+
+// runnable reports whether a program could call t: the executor runs
+// its domain, and does not hold t back (a definition awaiting approval).
+func (mt *metaTools) runnable(t *index.Tool) bool {
+	if mt.exec == nil || t.Disabled || mt.held(t) {
+		return false
+	}
+	r, ok := mt.exec.(ExecutableReporter)
+	return !ok || r.Executable(t.Domain)
+}
+
+// signListed gives each entry of a search's answer in code mode its
+// signature (tsdecl.Signatures), so that a program can be written after
+// the search alone: in ranking order, each within
+// tsdecl.DefaultMaxSignature bytes and all within
+// declarationsBudgetBytes; an entry past either has none, and
+// get_tool_schema declares it. A tool a program cannot call (listed
+// from a catalog, with no server to run it; disabled; held) has none
+// either (get_tool_schema says why it does not run):
+// its signature would cost tokens to invite a call that fails. cat is
+// the caller's catalog, full the whole one the entries were found in.
+func (mt *metaTools) signListed(cat, full *index.Catalog, entries []ToolEntry) {
+	tools := make([]*index.Tool, len(entries))
+	var found []*index.Tool
+	for i, e := range entries {
+		if t := full.Tool(e.Name); t != nil && mt.runnable(t) {
+			tools[i] = t
+			found = append(found, t)
+		}
+	}
+	decls := make([]tsdecl.Tool, len(found))
+	for i, t := range found {
+		decls[i] = tsdecl.Tool{Domain: t.Domain, Name: t.Name, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+	}
+	sigs := tsdecl.Signatures(decls, tsdecl.Options{Names: codeNames(cat, found)}, 0)
+	left := declarationsBudgetBytes
+	for i, t := range tools {
+		if t == nil {
+			continue
+		}
+		sig := sigs[0]
+		sigs = sigs[1:]
+		if sig == "" || len(sig) > left {
+			continue
+		}
+		entries[i].Signature = sig
+		left -= len(sig)
+	}
 }
 
 // withDeclarations sets the content of a discover_tools answer that

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestSchemaTypeScript(t *testing.T) {
 	}{
 		{name: "one tool",
 			args: map[string]any{"tool_name": "github__create_issue", "format": "typescript"},
-			wantText: []string{"declare namespace tools.github {\n", "   * Open a new issue in a repository. Labels and assignees are optional.\n   * (tool: github__create_issue)\n",
+			wantText: []string{"declare namespace tools.github {\n", "   * Open a new issue in a repository. Labels and assignees are optional.\n   * @example\n",
 				"  function create_issue(args: { labels?: string[]; repo: string; title: string }): Promise<unknown>;\n}\n"},
 			wantCalls: []string{"tools.github.create_issue"}},
 		{name: "several, an output type, a name not found",
@@ -123,8 +124,8 @@ func TestDiscoverTypeScript(t *testing.T) {
 	}{
 		{name: "search",
 			args: map[string]any{"query": "create an issue", "search_mode": "keyword", "detail": "typescript"},
-			want: []string{"declare namespace tools.github {\n  /**\n   * Open a new issue in a repository.", "function create_issue(args: { labels?: string[]; repo: string; title: string })",
-				"declare namespace tools.jira {\n  /**\n   * Create a Jira ticket.", "function create_issue(args?: { summary?: string })"}},
+			want: []string{"declare namespace tools.github {\n  /** Open a new issue in a repository.", "function create_issue(args: { labels?: string[]; repo: string; title: string })",
+				"declare namespace tools.jira {\n  /** Create a Jira ticket. */", "function create_issue(args?: { summary?: string })"}},
 		{name: "domain and group",
 			args: map[string]any{"domain": "github", "group": "issues", "detail": "typescript"},
 			want: []string{"function create_issue(", "function list_issues(args?: { [key: string]: unknown }): Promise<unknown>;"}},
@@ -227,10 +228,11 @@ func TestTypeScriptIdentifiers(t *testing.T) {
 	}
 }
 
-// TestTypeScriptArgumentsListed: in code mode, the meta-tools' input
-// schemas offer format and detail, with their values and descriptions
-// (and the go-sdk checks them); in other modes they are accepted, not
-// listed.
+// TestTypeScriptArgumentsListed: in code mode, get_tool_schema's input
+// schema offers format, with its values and description (and the go-sdk
+// checks it); in other modes it is accepted, not listed. discover_tools'
+// detail is accepted and not listed in any mode: in code mode a search's
+// results carry their signatures.
 func TestTypeScriptArgumentsListed(t *testing.T) {
 	t.Run("meta mode", func(t *testing.T) {
 		cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
@@ -256,8 +258,11 @@ func TestTypeScriptArgumentsListed(t *testing.T) {
 	if res := call(t, cs, GetToolSchema, map[string]any{"tool_name": "weather__get_forecast", "format": "ts"}); !res.IsError || !strings.Contains(text(res), "json, typescript") {
 		t.Errorf("get_tool_schema with format ts in code mode = %s, want the values named", text(res))
 	}
-	want := map[string]string{GetToolSchema: "format", DiscoverTools: "detail"}
+	want := map[string]string{GetToolSchema: "format"}
 	for _, tool := range list.Tools {
+		if b, _ := json.Marshal(tool.InputSchema); tool.Name == DiscoverTools && strings.Contains(string(b), `"detail"`) {
+			t.Errorf("discover_tools' input schema in code mode = %s, want no detail", b)
+		}
 		arg, ok := want[tool.Name]
 		if !ok {
 			continue
@@ -278,5 +283,118 @@ func TestTypeScriptArgumentsListed(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("tools/list lacks %v", want)
+	}
+}
+
+// domainsExecutor runs the tools of its domains only, and says so, as
+// the gateway does for the configured servers among a catalog's
+// domains.
+type domainsExecutor struct {
+	fakeExecutor
+	domains []string
+}
+
+func (d *domainsExecutor) Executable(domain string) bool { return slices.Contains(d.domains, domain) }
+
+// TestDiscoverSignatures: in code mode, each result of a search that a
+// program could call carries its signature, the call a program writes
+// with its types on one line, named as the sandbox resolves it (of
+// get-sum and get_sum, get-sum is get_sum_2); a tool of a domain the
+// executor does not run (listed from a catalog) has none, nor does any
+// without an executor; a listing, and a search in meta mode, carry
+// none; with detail "typescript" the declarations replace them.
+func TestDiscoverSignatures(t *testing.T) {
+	cat := `{"domains":[{"name":"calc","description":"Calculator","tools":[
+	 {"name":"get_sum","description":"Add two numbers.","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}},
+	 {"name":"get-sum","description":"Add two numbers, the old way.","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}},
+	  "outputSchema":{"type":"object","properties":{"sum":{"type":"number","description":"a plus b"}}}}]},
+	 {"name":"abacus","description":"Abacus","tools":[
+	 {"name":"add","description":"Add two numbers on an abacus.","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}}}]}]}`
+	signatures := func(t *testing.T, cs *mcp.ClientSession, args map[string]any) map[string]string {
+		t.Helper()
+		res := call(t, cs, DiscoverTools, args)
+		if res.IsError {
+			t.Fatalf("discover_tools(%v): %s", args, text(res))
+		}
+		var a struct {
+			Results []ToolEntry `json:"results"`
+			Tools   []ToolEntry `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(structured(t, res)), &a); err != nil {
+			t.Fatalf("discover_tools(%v) = %s: %v", args, structured(t, res), err)
+		}
+		if strings.Contains(text(res), `\u003c`) {
+			t.Errorf("discover_tools(%v) text = %s, want it unescaped", args, text(res))
+		}
+		out := map[string]string{}
+		for _, e := range append(a.Results, a.Tools...) {
+			out[e.Name] = e.Signature
+		}
+		return out
+	}
+	search := map[string]any{"query": "add two numbers", "search_mode": "keyword"}
+	code := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}, Executor: &domainsExecutor{domains: []string{"calc"}}}))
+	got := signatures(t, code, search)
+	want := map[string]string{
+		"calc__get_sum": "tools.calc.get_sum(args: { a: number; b: number }): Promise<unknown>",
+		"calc__get-sum": "tools.calc.get_sum_2(args?: { a?: number }): Promise<{ sum?: number }>",
+		"abacus__add":   "",
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("code mode: discover_tools(%v) signature of %s = %q, want %q", search, name, got[name], w)
+		}
+	}
+	for name, args := range map[string]map[string]any{
+		"a listing":         {"domain": "calc"},
+		"detail typescript": {"query": "add two numbers", "detail": "typescript"},
+	} {
+		for tool, sig := range signatures(t, code, args) {
+			if sig != "" {
+				t.Errorf("code mode, %s: %s has signature %q, want none", name, tool, sig)
+			}
+		}
+	}
+	for name, srv := range map[string]*Server{
+		"meta mode":                 New(Options{Live: testLive(t, cat, nil), Executor: &fakeExecutor{}}),
+		"code mode without servers": New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}}),
+	} {
+		for tool, sig := range signatures(t, connect(t, srv), search) {
+			if sig != "" {
+				t.Errorf("%s: %s has signature %q, want none", name, tool, sig)
+			}
+		}
+	}
+}
+
+// TestDiscoverSignaturesBudget: the signatures of a search of 100 large
+// tools stay within the declarations' budget; those past it have none
+// (get_tool_schema declares them).
+func TestDiscoverSignaturesBudget(t *testing.T) {
+	var tools []string
+	for i := range 100 {
+		var props []string
+		for j := range 8 {
+			props = append(props, fmt.Sprintf(`"record_field_%d":{"type":"string"}`, j))
+		}
+		tools = append(tools, fmt.Sprintf(`{"name":"store_%02d","description":"Store a record of kind %d with its fields.","inputSchema":{"type":"object","properties":{%s}}}`, i, i, strings.Join(props, ",")))
+	}
+	cat := `{"domains":[{"name":"records","description":"Records","tools":[` + strings.Join(tools, ",") + `]}]}`
+	cs := connect(t, New(Options{Live: testLive(t, cat, nil), Expose: Exposure{Mode: ExposeCode}, Executor: &fakeExecutor{}}))
+	res := call(t, cs, DiscoverTools, map[string]any{"query": "store a record", "search_mode": "keyword", "limit": 100})
+	var a SearchAnswer
+	if err := json.Unmarshal([]byte(structured(t, res)), &a); err != nil {
+		t.Fatal(err)
+	}
+	total, signed := 0, 0
+	for _, e := range a.Results {
+		if e.Signature != "" {
+			total += len(e.Signature)
+			signed++
+		}
+	}
+	t.Logf("%d of %d results signed, %d bytes", signed, len(a.Results), total)
+	if len(a.Results) != 100 || signed == 0 || signed == len(a.Results) || total > declarationsBudgetBytes {
+		t.Errorf("%d of %d results signed in %d bytes, want some but not all, within %d", signed, len(a.Results), total, declarationsBudgetBytes)
 	}
 }

@@ -94,10 +94,19 @@ type ToolEntry struct {
 	Deprecated index.Deprecation `json:"deprecated,omitempty"`
 	// Disabled marks a disabled tool (listed with include_disabled).
 	Disabled bool `json:"disabled,omitempty"`
-	// Confidence, on the first result of a search, estimates from 0 to 1
-	// the chance that the catalog holds a tool for the request
-	// (search.Confidence).
+	// Held, for a tool whose new definition awaits toolscout approve,
+	// says that it does not run until then (get_tool_schema's held says
+	// why at length).
+	Held string `json:"held,omitempty"`
+	// Confidence, on each result of a search, estimates from 0 to 1 the
+	// chance that the tool is one the request needs, never above the
+	// result before it (search.Result.Confidence); absent when the mode
+	// and embedder have no confidence model.
 	Confidence *float64 `json:"confidence,omitempty"`
+	// Signature, on a search's results in code mode, is how a program
+	// calls the tool, with the TypeScript types of its arguments and
+	// result on one line (declarations.go, signListed).
+	Signature string `json:"signature,omitempty"`
 }
 
 // DomainListing is discover_tools' answer for a domain (and group).
@@ -276,17 +285,22 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 			}
 		}
 		for _, r := range resp.Results {
-			e := entryOf(r.Tool)
+			e := mt.entryOf(r.Tool)
 			e.Domain, e.Step = r.Tool.Domain, r.Step
+			if resp.Confidence != nil {
+				v := math.Round(r.Confidence*100) / 100
+				e.Confidence = &v
+			}
 			out.Results = append(out.Results, e)
 		}
 		if c := resp.Confidence; c != nil && len(out.Results) > 0 {
-			v := math.Round(c.Value*100) / 100
-			out.Results[0].Confidence = &v
 			out.LowConfidence = c.Low
 		}
-		if args.Detail == DetailTypeScript {
+		switch {
+		case args.Detail == DetailTypeScript:
 			out.TypeScript, out.TypeScriptNote = mt.declareListed(cat, entryTools(mt.eng.Catalog(), out.Results))
+		case mt.code != nil:
+			mt.signListed(cat, mt.eng.Catalog(), out.Results)
 		}
 		return nil, out, nil
 	}
@@ -348,7 +362,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		if args.Group != "" && t.Group != args.Group || t.Disabled && !args.IncludeDisabled {
 			continue
 		}
-		tools = append(tools, entryOf(t))
+		tools = append(tools, mt.entryOf(t))
 	}
 	from, to, next, err := page(args.Cursor, len(tools), size)
 	if err != nil {
@@ -412,10 +426,21 @@ func page(cursor string, n, size int) (from, to int, next string, err error) {
 	return from, to, next, nil
 }
 
-// entryOf is t's entry in a listing or a ranked answer.
-func entryOf(t *index.Tool) ToolEntry {
-	return ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
+// entryOf is t's entry in a listing or a ranked answer, marked held
+// when the executor holds it back.
+func (mt *metaTools) entryOf(t *index.Tool) ToolEntry {
+	e := ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
 		Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
+	if mt.held(t) {
+		e.Held = heldEntryNote(t)
+	}
+	return e
+}
+
+// heldEntryNote is a held tool's mark in listings and ranked answers:
+// short, since get_tool_schema's held says why at length.
+func heldEntryNote(t *index.Tool) string {
+	return fmt.Sprintf("awaits approval of its new definition (toolscout approve %s): it does not run until then", t.QualifiedName)
 }
 
 // disabledNames keeps the qualified names of a catalog's disabled tools,

@@ -62,7 +62,9 @@
 //   - metaTools (metatools.go, discover.go, schema.go, declarations.go,
 //     execute.go, unlisted.go): the handlers of toolscout's own tools; no state but
 //     the disabled tools of the catalog and the search failures in a row.
-//   - greeting (instructions.go): the instructions.
+//   - greeting (instructions.go, purpose.go): the instructions, with
+//     what each domain is for; the first initialize waits for the
+//     upstream servers' tools within Options.InitializeWait (startup.go).
 //   - httpHandler (http.go): Streamable HTTP for both protocol
 //     generations, routing each request to its view.
 //

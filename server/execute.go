@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,6 +11,7 @@ import (
 	"github.com/toolscout/toolscout/server/relay"
 
 	"github.com/toolscout/toolscout/server/arguments"
+	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -62,6 +64,9 @@ func (mt *metaTools) runWith(ctx context.Context, req *mcp.CallToolRequest, t *i
 	if t.Disabled {
 		return errorResult("%s", disabledMessage(t)), FailDisabled, nil
 	}
+	if req != nil && req.Extra != nil && callers.ReadOnly(req.Extra.TokenInfo) && !readOnly(t) {
+		return errorResult("%s does not run with this access token: its scopes let it run only the tools that say they are read-only (readOnlyHint), and %s does not. Tell the user: running it needs a token with a scope that allows running tools", t.QualifiedName, t.QualifiedName), FailScope, nil
+	}
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -94,4 +99,13 @@ func (mt *metaTools) runWith(ctx context.Context, req *mcp.CallToolRequest, t *i
 		mt.feedback.noteRun(req, t)
 	}
 	return slot.Mark(res), "", nil
+}
+
+// readOnly reports whether t says it does not modify its environment
+// (annotations.readOnlyHint true).
+func readOnly(t *index.Tool) bool {
+	var a struct {
+		ReadOnlyHint bool `json:"readOnlyHint"`
+	}
+	return len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil && a.ReadOnlyHint
 }

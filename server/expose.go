@@ -54,6 +54,9 @@ type Exposure struct {
 	// auto) with their descriptions condensed to ~15 words, as compact
 	// mode always does; get_tool_schema gives them whole.
 	Condense bool
+	// Names is the tool_names setting: ToolNamesQualified ("" too) or
+	// ToolNamesServer (names.go).
+	Names string
 }
 
 // Dynamic-mode tool names.
@@ -68,9 +71,11 @@ const (
 // that opens the session and dropped when the session ends (see
 // HTTPHandler).
 type view struct {
-	mcp     *mcp.Server
-	direct  map[string]string // qualified name → listingKey of tools listed directly
-	enabled map[string]bool   // dynamic mode: "domain" or "domain/group"
+	mcp *mcp.Server
+	// direct holds the tools listed directly: listed name (names.go) →
+	// the tool's qualified name and listingKey.
+	direct  map[string]string
+	enabled map[string]bool // dynamic mode: "domain" or "domain/group"
 	// dynamic is set when the view was made with enable_domain and
 	// disable_domain; toolset when it was made for one stateless request's
 	// toolset. Both are fixed before the view serves.
@@ -153,13 +158,14 @@ func (e *exposure) enable(v *view, base map[string]bool, key string, on, statele
 	return before, base
 }
 
-// listing reports whether v lists t under name now (direct), would list
-// it (listed), and whether the mode is dynamic.
-func (e *exposure) listed(cat *index.Catalog, v *view, t *index.Tool, name string) (direct, listed, dynamic bool) {
+// listed reports whether v lists t under name now (direct), would list
+// it (listed) and under what name (as), and whether the mode is dynamic.
+func (e *exposure) listed(cat *index.Catalog, v *view, t *index.Tool, name string) (direct, listed bool, as string, dynamic bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, direct = v.direct[name]
-	return direct, e.listedLocked(cat, v, t), e.expose.Mode == ExposeDynamic
+	key, direct := v.direct[name]
+	direct = direct && strings.HasPrefix(key, t.QualifiedName+"\x00")
+	return direct, e.listedLocked(cat, v, t), listedName(cat, t, e.expose.Names), e.expose.Mode == ExposeDynamic
 }
 
 // sessionCount is Server.SessionCount.
@@ -190,6 +196,17 @@ func (e *exposure) viewCount() int {
 func (s *Server) newView(dynamic bool, who *callers.Caller) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic, who: who}
 	so := &mcp.ServerOptions{Logger: s.sdkLog, SetCacheable: cacheable(v)}
+	if s.surface == nil {
+		// A catalog-only server has no prompts or resources, but the go-sdk
+		// answers prompts/list and resources/list whatever a server
+		// declares: declare what is answered (empty lists), as
+		// server/discover and initialize must (SEP-2575); they never change.
+		so.Capabilities = &mcp.ServerCapabilities{
+			Logging:   &mcp.LoggingCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
+			Resources: &mcp.ResourceCapabilities{},
+		}
+	}
 	surfaceOptions(s.surface, v, so)
 	v.mcp = mcp.NewServer(s.impl, so)
 	v.mcp.AddReceivingMiddleware(s.greet.middleware(v))
@@ -229,36 +246,42 @@ type toolsetEntry struct {
 	v      *view
 }
 
-// directHandler runs a directly listed tool, looked up by name at call
-// time so that a re-index never leaves a stale tool behind.
+// directHandler runs a directly listed tool, looked up by its qualified
+// name at call time so that a re-index never leaves a stale tool behind.
 func (mt *metaTools) directHandler(v *view, name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		call := mt.audit.begin(req, AuditDirect, name)
-		t := mt.scope.catalogFor(v.who).Tool(name)
-		if t == nil {
-			res := errorResult("tool %s is no longer available; search with discover_tools", name)
-			call.end(ctx, nil, res, FailUnknownTool, nil)
-			return res, nil
-		}
-		call.resolved(t)
-		args := map[string]any{}
-		if req.Params != nil && len(req.Params.Arguments) > 0 {
-			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-				res := errorResult("arguments for %s must be a JSON object: %v", name, err)
-				call.end(ctx, nil, res, FailInvalidArguments, nil)
-				return res, nil
-			}
-		}
-		res, fail, err := mt.run(ctx, req, t, args)
-		call.end(ctx, args, res, fail, err)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			return errorResult("%v", err), nil
-		}
+		return mt.callDirect(ctx, v, req, name)
+	}
+}
+
+// callDirect runs the tool whose qualified name is name for a tools/call
+// by name (req's name may be its own name: names.go).
+func (mt *metaTools) callDirect(ctx context.Context, v *view, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
+	call := mt.audit.begin(req, AuditDirect, name)
+	t := mt.scope.catalogFor(v.who).Tool(name)
+	if t == nil {
+		res := errorResult("tool %s is no longer available; search with discover_tools", name)
+		call.end(ctx, nil, res, FailUnknownTool, nil)
 		return res, nil
 	}
+	call.resolved(t)
+	args := map[string]any{}
+	if req.Params != nil && len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			res := errorResult("arguments for %s must be a JSON object: %v", name, err)
+			call.end(ctx, nil, res, FailInvalidArguments, nil)
+			return res, nil
+		}
+	}
+	res, fail, err := mt.run(ctx, req, t, args)
+	call.end(ctx, args, res, fail, err)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return errorResult("%v", err), nil
+	}
+	return res, nil
 }
 
 // DomainArgs are enable_domain's and disable_domain's arguments.
@@ -362,7 +385,7 @@ func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolR
 		if d := cat.Domain(args.Domain); d != nil {
 			for _, t := range d.Tools {
 				if (args.Group == "" || t.Group == args.Group) && !t.Disabled {
-					out.Tools = append(out.Tools, entryOf(t))
+					out.Tools = append(out.Tools, mt.entryOf(t))
 				}
 			}
 		}
@@ -461,7 +484,7 @@ func (e *exposure) toolsetView(h string, keys map[string]bool, who *callers.Call
 		h = who.Name + " " + h // each caller's toolset views are its own
 	}
 	e.mu.Lock()
-	if el, ok := e.toolsets.byHandle[h]; ok {
+	if el, ok := e.toolsets.byHandle[h]; ok && el.Value.(toolsetEntry).v.who == who {
 		e.toolsets.order.MoveToFront(el)
 		e.mu.Unlock()
 		return el.Value.(toolsetEntry).v
@@ -471,8 +494,17 @@ func (e *exposure) toolsetView(h string, keys map[string]bool, who *callers.Call
 	v.enabled, v.toolset = keys, true
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if el, ok := e.toolsets.byHandle[h]; ok { // made meanwhile by another request
-		return el.Value.(toolsetEntry).v
+	if el, ok := e.toolsets.byHandle[h]; ok {
+		old := el.Value.(toolsetEntry)
+		if old.v.who == who { // made meanwhile by another request
+			return old.v
+		}
+		// Made for the caller's previous definition (its lists changed
+		// since: callers.Set.Replace): not served again.
+		e.toolsets.order.Remove(el)
+		delete(e.toolsets.byHandle, h)
+		delete(e.views, old.v)
+		detachSurface(e.surface, old.v)
 	}
 	e.addViewLocked(v)
 	if e.toolsets.byHandle == nil {
@@ -574,17 +606,20 @@ func (e *exposure) syncViewLocked(v *view) {
 // changeViewLocked makes syncViewLocked's change and reports whether it
 // changed anything. e.mu is held.
 func (e *exposure) changeViewLocked(v *view) bool {
-	want := map[string]*index.Tool{}
+	want := map[string]*index.Tool{} // by listed name
 	cat := e.scope.catalogFor(v.who)
 	for _, t := range cat.Tools() {
 		if !ownTool(t.QualifiedName) && e.listedLocked(cat, v, t) {
-			want[t.QualifiedName] = t
+			want[listedName(cat, t, e.expose.Names)] = t
 		}
 	}
 	how := e.expose.listing()
+	// The key holds the qualified name: a listed name that passes to
+	// another tool (its own, once a collision is gone) is listed again.
+	keyOf := func(t *index.Tool) string { return t.QualifiedName + "\x00" + listingKey(t, how) }
 	var remove []string
 	for name, key := range v.direct {
-		if t, ok := want[name]; !ok || listingKey(t, how) != key {
+		if t, ok := want[name]; !ok || keyOf(t) != key {
 			remove = append(remove, name)
 			delete(v.direct, name)
 		}
@@ -601,8 +636,10 @@ func (e *exposure) changeViewLocked(v *view) bool {
 	sort.Strings(names)
 	for _, name := range names {
 		t := want[name]
-		v.mcp.AddTool(listedTool(t, how), e.handler(v, name))
-		v.direct[name] = listingKey(t, how)
+		mt := listedTool(t, how)
+		mt.Name = name
+		v.mcp.AddTool(mt, e.handler(v, t.QualifiedName))
+		v.direct[name] = keyOf(t)
 		if hook := e.addToolHook.Load(); hook != nil {
 			(*hook)()
 		}
@@ -630,6 +667,15 @@ func (e *exposure) callerView(c *callers.Caller) *view {
 	e.addViewLocked(v)
 	if e.byCaller == nil {
 		e.byCaller = map[*callers.Caller]*view{}
+	}
+	// A view of the caller's previous definition (callers.Set.Replace
+	// made a new Caller when its lists changed) is no longer served.
+	for old, ov := range e.byCaller {
+		if old != c && c != nil && old != nil && old.Name == c.Name && ov != e.primary {
+			delete(e.byCaller, old)
+			delete(e.views, ov)
+			detachSurface(e.surface, ov)
+		}
 	}
 	e.byCaller[c] = v
 	return v

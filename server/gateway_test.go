@@ -49,7 +49,7 @@ func startGatewayWith(t *testing.T, opts gateway.Options, exp Exposure) *gateway
 
 // startGatewayServer is startGatewayWith with the server's options (their
 // Live and Executor are the gateway's).
-func startGatewayServer(t *testing.T, opts gateway.Options, so Options) *gatewayEnv {
+func startGatewayServer(t testing.TB, opts gateway.Options, so Options) *gatewayEnv {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -92,7 +92,7 @@ func startGatewayServer(t *testing.T, opts gateway.Options, so Options) *gateway
 }
 
 // waitFor polls cond until it holds or 30 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {

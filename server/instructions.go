@@ -14,39 +14,70 @@ import (
 	"github.com/toolscout/toolscout/server/callers"
 )
 
-// The server's instructions: one line on what the catalog covers (its
-// largest domains), then how to use what the exposure mode lists, in
-// about 80 tokens whatever the catalog's size. They are written when a
-// client initializes (or asks server/discover), from the catalog then:
-// before it has loaded, from Options.Domains, which the command fills
-// from the same sources, so that a client gets the same text either way.
+// The server's instructions: what the catalog covers (each domain with
+// what it is for, or with many domains the largest), then how to use
+// what the exposure mode lists, then the upstream servers' own
+// instructions. They are written when a client initializes (or asks
+// server/discover), from the catalog then; at a server's start the
+// first initialize waits for the index to take in the upstream servers'
+// tools, within Options.InitializeWait (startup.waitGreeting), and a
+// client that comes before that gets them from Options.Domains, which
+// the command fills from the same sources.
 
 // DomainSize is a domain and the number of its enabled tools (0 when they
 // are not known yet: an upstream server that has not listed them).
 type DomainSize struct {
 	Name  string
 	Tools int
-	// Words, when set, say what the domain's tools do
-	// (KnownDomains): the instructions give them until the
-	// catalog has loaded, and for a domain it does not hold.
-	Words []string
+	// Purpose, when set, says what the domain is for (KnownDomains):
+	// the instructions give it until the catalog has loaded, and for a
+	// domain it does not hold.
+	Purpose string
 }
 
 // maxNamedDomains is the most domains the instructions name, largest
-// first.
+// first; up to this many, each on its line with what it is for.
 const maxNamedDomains = 8
 
 // Instructions returns the instructions of a server in meta mode over
 // cat.
 func Instructions(cat *index.Catalog) string {
-	return instructions(domainSizes(cat, nil), capabilityWords(cat), ExposeMeta)
+	return InstructionsFor(cat, ExposeMeta, "", Selves{})
 }
 
 // InstructionsFor returns the instructions a client initializing gets
 // from a server over cat exposed in mode, with an operator's extra text
-// (Options.Instructions): what doctor shows.
-func InstructionsFor(cat *index.Catalog, mode, extra string) string {
-	out := instructions(domainSizes(cat, nil), capabilityWords(cat), mode)
+// (Options.Instructions), its upstream servers saying s of themselves
+// (SelvesOf the gateway), and known naming the configured domains cat
+// does not hold (Options.Domains): what doctor shows.
+func InstructionsFor(cat *index.Catalog, mode, extra string, s Selves, known ...DomainSize) string {
+	return compose(cat, known, mode, extra, s)
+}
+
+// compose writes the instructions over cat, with known (Options.Domains)
+// for the domains cat does not hold yet.
+func compose(cat *index.Catalog, known []DomainSize, mode, extra string, s Selves) string {
+	domains := domainSizes(cat, known)
+	purposes := map[string]string{}
+	if len(domains) <= maxNamedDomains {
+		for _, d := range domains {
+			if dom := cat.Domain(d.Name); dom != nil {
+				purposes[d.Name] = purposeOf(textOf(dom, s))
+			} else {
+				purposes[d.Name] = d.Purpose
+			}
+		}
+	}
+	out := instructions(domains, purposes, mode)
+	by := map[string]string{}
+	for d, text := range s.Instructions {
+		// Only the servers whose tools this catalog (a caller's view)
+		// holds.
+		if cat.Domain(d) != nil {
+			by[d] = text
+		}
+	}
+	out += relayedInstructions(by)
 	if extra = strings.TrimSpace(extra); extra != "" {
 		out += "\n\n" + extra
 	}
@@ -58,30 +89,15 @@ func InstructionsFor(cat *index.Catalog, mode, extra string) string {
 // operator's.
 type greeting struct {
 	scope *callerScope
-	exec  Executor // asked for the upstream servers' instructions
+	exec  Executor // asked what the upstream servers say of themselves
 	expo  *exposure
-	extra string // Options.Instructions
+	start *startup // the first initialize waits for the upstreams' tools
+	extra string   // Options.Instructions
 }
 
 // now returns the instructions for a client of who initializing now.
 func (g *greeting) now(who *callers.Caller) string {
-	mode := g.expo.mode()
-	cat := g.scope.catalogFor(who)
-	out := instructions(domainSizes(cat, g.scope.domainsFor(who)), capabilityWords(cat), mode)
-	if r, ok := g.exec.(UpstreamInstructions); ok {
-		// Only the servers whose tools this caller may see.
-		by := r.Instructions()
-		for d := range by {
-			if cat.Domain(d) == nil {
-				delete(by, d)
-			}
-		}
-		out += relayedInstructions(by)
-	}
-	if g.extra != "" {
-		out += "\n\n" + g.extra
-	}
-	return out
+	return compose(g.scope.catalogFor(who), g.scope.domainsFor(who), g.expo.mode(), g.extra, SelvesOf(g.exec))
 }
 
 // UpstreamInstructions is an Executor that knows the instructions each
@@ -163,10 +179,12 @@ func (g *greeting) middleware(v *view) mcp.Middleware {
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
 				if r != nil {
+					g.start.waitGreeting(ctx)
 					r.Instructions = g.now(v.who)
 				}
 			case *mcp.DiscoverResult:
 				if r != nil {
+					g.start.waitGreeting(ctx)
 					r.Instructions = g.now(v.who)
 				}
 			}
@@ -210,14 +228,18 @@ func domainSizes(cat *index.Catalog, known []DomainSize) []DomainSize {
 // are.
 const (
 	metaWorkflow   = "Workflow: 1) discover_tools with a query describing the task; 2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments. Skip discovery for tools you have already seen."
-	codeWorkflow   = "Workflow: 1) discover_tools with a query for the task; 2) get_tool_schema with format \"typescript\"; 3) run_code: one JavaScript program that calls await tools.<domain>.<tool>({...}) and returns only what you need."
+	codeWorkflow   = "Workflow: 1) discover_tools with a query for the task: each result has its call signature; 2) get_tool_schema with format \"typescript\" for one without; 3) run_code: one JavaScript program that calls the tools and returns only what you need."
 	listedWorkflow = "Tools in tools/list can be called by name. For others: 1) discover_tools with a query describing the task; 2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments."
 )
 
-func instructions(domains []DomainSize, words map[string][]string, mode string) string {
+func instructions(domains []DomainSize, purposes map[string]string, mode string) string {
 	var b strings.Builder
-	b.WriteString(covers(domains, words))
-	b.WriteByte(' ')
+	b.WriteString(covers(domains, purposes))
+	if strings.Contains(b.String(), "\n") {
+		b.WriteByte('\n')
+	} else {
+		b.WriteByte(' ')
+	}
 	switch mode {
 	case ExposeEager:
 		b.WriteString("Every tool is listed: call it by name. discover_tools with a query finds the right one for a task.")
@@ -235,30 +257,20 @@ func instructions(domains []DomainSize, words map[string][]string, mode string) 
 	return b.String()
 }
 
-// covers says in one line what the domains cover: "61 tools in 3
-// domains: github (issue, pull, branch), slack (channel, message) and
-// jira (…).", or with more than maxNamedDomains "302 tools in 26
-// domains, the largest: github (…), slack (…), ...", each domain with
-// the words that say what its tools do (capabilityWords).
-func covers(domains []DomainSize, words map[string][]string) string {
+// covers says what the domains cover. Up to maxNamedDomains, each on its
+// line with what it is for (purposes): "37 tools in 3 domains:\n-
+// memory (9 tools): tools on the knowledge graph such as
+// create_entities, …"; with more, in one line, the largest with their
+// sizes: "302 tools in 26 domains, the largest: github (41 tools),
+// slack (20 tools), …; discover_tools without arguments lists them
+// all."
+func covers(domains []DomainSize, purposes map[string]string) string {
 	if len(domains) == 0 {
 		return "This server finds and runs tools; it has none yet."
 	}
 	total := 0
-	names := make([]string, 0, min(len(domains), maxNamedDomains))
-	for i, d := range domains {
+	for _, d := range domains {
 		total += d.Tools
-		if i < maxNamedDomains {
-			name := d.Name
-			ws := words[d.Name]
-			if len(ws) == 0 {
-				ws = d.Words
-			}
-			if len(ws) > 0 {
-				name += " (" + strings.Join(ws, ", ") + ")"
-			}
-			names = append(names, name)
-		}
 	}
 	var b strings.Builder
 	if total > 0 {
@@ -266,13 +278,26 @@ func covers(domains []DomainSize, words map[string][]string) string {
 	} else {
 		fmt.Fprintf(&b, "Tools in %s", plural(len(domains), "domain"))
 	}
-	switch {
-	case len(names) < len(domains):
-		fmt.Fprintf(&b, ", the largest: %s.", strings.Join(names, ", "))
-	case len(names) == 1:
-		fmt.Fprintf(&b, ": %s.", names[0])
-	default:
-		fmt.Fprintf(&b, ": %s and %s.", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+	size := func(d DomainSize) string {
+		if d.Tools == 0 {
+			return d.Name + " (tools not listed yet)"
+		}
+		return d.Name + " (" + plural(d.Tools, "tool") + ")"
+	}
+	if len(domains) > maxNamedDomains {
+		names := make([]string, 0, maxNamedDomains)
+		for _, d := range domains[:maxNamedDomains] {
+			names = append(names, size(d))
+		}
+		fmt.Fprintf(&b, ", the largest: %s; discover_tools without arguments lists them all.", strings.Join(names, ", "))
+		return b.String()
+	}
+	b.WriteByte(':')
+	for _, d := range domains {
+		b.WriteString("\n- " + size(d))
+		if p := purposes[d.Name]; p != "" {
+			b.WriteString(": " + p)
+		}
 	}
 	return b.String()
 }

@@ -19,7 +19,7 @@ import (
 // by keyword with a notice; once loaded, it is ranked by hybrid.
 func TestServeBeforeTheIndexLoads(t *testing.T) {
 	live := unloadedLive(t)
-	srv := New(Options{Live: live, Domains: []DomainSize{{Name: "github", Tools: 3, Words: []string{"repository", "issue"}}, {Name: "jira", Tools: 1}, {Name: "weather", Tools: 1}}})
+	srv := New(Options{Live: live, Domains: []DomainSize{{Name: "github", Tools: 3, Purpose: "repositories and issues"}, {Name: "jira", Tools: 1}, {Name: "weather", Tools: 1}}})
 	// arrived is closed when the server gets the first tools/call.
 	arrived := make(chan struct{})
 	var once sync.Once
@@ -36,8 +36,8 @@ func TestServeBeforeTheIndexLoads(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("initialize took %s with nothing loaded", d)
 	}
-	if !strings.Contains(cs.InitializeResult().Instructions, "5 tools in 3 domains: github (repository, issue), jira and weather.") {
-		t.Errorf("instructions before loading = %q, want the domains and the words known for them", cs.InitializeResult().Instructions)
+	if !strings.Contains(cs.InitializeResult().Instructions, "5 tools in 3 domains:\n- github (3 tools): repositories and issues\n- jira (1 tool)\n") {
+		t.Errorf("instructions before loading = %q, want the domains and what is known of them", cs.InitializeResult().Instructions)
 	}
 	answer := make(chan string, 1)
 	go func() {

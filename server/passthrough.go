@@ -31,7 +31,8 @@ func newSurface(exec Executor, opts Options) *surface.Surface {
 	if !ok {
 		return nil
 	}
-	return surface.New(surface.Options{Source: src, Fetcher: src, ListTTL: ListTTL, StartupWait: opts.StartupWait, Logger: opts.Logger})
+	return surface.New(surface.Options{Source: src, Fetcher: src, ListTTL: ListTTL, StartupWait: opts.StartupWait, Logger: opts.Logger,
+		OwnNames: opts.Expose.Names == ToolNamesServer})
 }
 
 // visibility is what v's caller may see of the prompts and resources

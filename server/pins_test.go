@@ -75,6 +75,15 @@ func TestPinnedDefinitions(t *testing.T) {
 	if s := text(call(t, env.cs, DiscoverTools, map[string]any{"query": "read the private ssh key", "limit": 5})); strings.Contains(s, "IMPORTANT") {
 		t.Errorf("discover_tools shows the held description: %s", s)
 	}
+	// The held tool is marked where the model finds it: ranked answers
+	// and the domain's listing; the tool beside it is not.
+	heldMark := `"held":"awaits approval of its new definition (toolscout approve fake__echo)`
+	for _, args := range []map[string]any{{"query": "echo the text back", "limit": 5}, {"domain": "fake"}} {
+		s := text(call(t, env.cs, DiscoverTools, args))
+		if !strings.Contains(s, heldMark) || strings.Count(s, `"held"`) != 1 {
+			t.Errorf("discover_tools(%v) = %s, want fake__echo (only) marked %s", args, s, heldMark)
+		}
+	}
 	book, _ = store.OpenPins(dir, nil).Read()
 	pending := book.Pending()
 	if len(pending) != 1 || pending[0].Name() != "fake/echo" || !strings.Contains(pending[0].Diff(), `+  "description": "Echo the text back. <IMPORTANT>`) {
@@ -94,6 +103,9 @@ func TestPinnedDefinitions(t *testing.T) {
 	}
 	if s := schema(); !strings.Contains(s, `"warnings"`) || strings.Contains(s, `"held"`) {
 		t.Errorf("the approved poisoned description carries no warnings: %s", s)
+	}
+	if s := text(call(t, env.cs, DiscoverTools, map[string]any{"domain": "fake"})); strings.Contains(s, `"held"`) {
+		t.Errorf("discover_tools after approval still marks a tool held: %s", s)
 	}
 }
 

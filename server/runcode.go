@@ -69,7 +69,7 @@ func runCodeInput(lim codemode.Limits) map[string]any {
 
 // runCodeDescription is run_code's description: the instructions say
 // the workflow (instructions.go), this what a program can do.
-const runCodeDescription = "Run a JavaScript program (async/await) that calls tools as `await tools.<domain>.<tool>({...})` and searches with `await toolscout.search(\"task\", {limit: 5})`. Answers its return value (or last expression), console output and the calls made; a failed tool call throws a ToolError you may catch."
+const runCodeDescription = "Run a JavaScript program (async/await): `await tools.<domain>.<tool>({...})` calls a tool, `await toolscout.search(\"task\")` finds tools. Answers its return value (or last expression), console output and calls; a failed call throws an Error you may catch."
 
 // addRunCode registers run_code on v.
 func (mt *metaTools) addRunCode(v *view) {
@@ -106,11 +106,18 @@ func (mt *metaTools) runCode(ctx context.Context, req *mcp.CallToolRequest, v *v
 	}
 	prog.endProgram(ctx, args.Code, ans, nil)
 	cutResult(ans)
-	text, err := json.Marshal(ans)
-	if err != nil {
-		return nil, nil, err
+	// The text once: the JSON, unescaped (a result's "<" stays one
+	// character), or for a client that reads structuredContent a line
+	// saying what it holds (structured.go).
+	text := shortText(ans)
+	if !mt.readsStructured(req) {
+		js, err := marshalUnescaped(ans)
+		if err != nil {
+			return nil, nil, err
+		}
+		text = string(js)
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, IsError: ans.Error != nil}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: ans.Error != nil}
 	return res, ans, nil
 }
 
@@ -137,6 +144,22 @@ type codeBridge struct {
 }
 
 var _ codemode.Bridge = (*codeBridge)(nil)
+
+// toolReq is the request a program's tool call is made for: run_code's,
+// so that what the tool's server asks of the client in the middle of the
+// call (sampling, elicitation, roots) and its progress and log messages
+// go to run_code's client, but without the input responses and request
+// state of a retry of run_code, which are not the tool's.
+func (b *codeBridge) toolReq() *mcp.CallToolRequest {
+	if b.req == nil || b.req.Params == nil || (b.req.Params.InputResponses == nil && b.req.Params.RequestState == "") {
+		return b.req
+	}
+	r := *b.req
+	p := *b.req.Params
+	p.InputResponses, p.RequestState = nil, ""
+	r.Params = &p
+	return &r
+}
 
 // Call resolves tools.<domain>.<tool> in the caller's catalog and runs
 // it as execute_tool would.
@@ -170,7 +193,11 @@ func (b *codeBridge) Call(ctx context.Context, domain, tool string, raw json.Raw
 		return name, nil, err
 	}
 	call.resolved(t)
-	res, fail, err := mt.runWith(ctx, b.req, t, args, false)
+	res, fail, err := mt.runWith(ctx, b.toolReq(), t, args, false)
+	if err == nil && res != nil && len(res.InputRequests) > 0 {
+		// A program cannot wait for its client to answer and retry.
+		res, fail, err = nil, FailInputRequired, fmt.Errorf("%s needs input from the user (an input-required result), which run_code cannot ask for: call it with execute_tool, whose client answers and retries", t.QualifiedName)
+	}
 	call.end(ctx, args, res, fail, err)
 	if err != nil {
 		if !strings.Contains(err.Error(), t.QualifiedName) {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -229,6 +230,17 @@ func TestRunCodeHeld(t *testing.T) {
 	if ans.Error.Kind != codemode.KindTool || !strings.Contains(ans.Error.Message, "fake__echo does not run") || !strings.Contains(ans.Error.Message, "toolscout approve fake__echo") {
 		t.Errorf("a held tool from a program = %+v, want the refusal", ans.Error)
 	}
+	// A search gives no signature for the held tool: get_tool_schema
+	// says why it does not run.
+	var found SearchAnswer
+	json.Unmarshal([]byte(structured(t, call(t, env.cs, DiscoverTools, map[string]any{"query": "echo text back", "search_mode": "keyword", "limit": 10}))), &found)
+	signed := map[string]bool{}
+	for _, r := range found.Results {
+		signed[r.Name] = r.Signature != ""
+	}
+	if len(found.Results) < 2 || signed["fake__echo"] || !slices.Contains(slices.Collect(maps.Values(signed)), true) {
+		t.Errorf("search results' signatures, by tool: %v; want none for the held fake__echo, some for the others", signed)
+	}
 	lines := w.lines(t)
 	held := false
 	for _, l := range lines {
@@ -236,5 +248,29 @@ func TestRunCodeHeld(t *testing.T) {
 	}
 	if !held {
 		t.Errorf("the audit trail has no held call of fake__echo: %v", lines)
+	}
+}
+
+// TestRunCodeAnswerText: run_code's answer goes to the model once. A
+// client that reads the content text gets the answer's JSON unescaped
+// ("<" and "&" as they are, not "\u003c"); a client that reads
+// structuredContent gets a line saying what it holds.
+func TestRunCodeAnswerText(t *testing.T) {
+	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: ExposeCode},
+		Code: &Code{Runner: codeRunner(t)}})
+	const code = `console.log("x"); const a = await tools.github.list_issues({state: "open"}); "a<b && c>d " + a.state`
+	res := call(t, connect(t, srv), RunCode, map[string]any{"code": code})
+	if got := text(res); !strings.Contains(got, `"result":"a<b && c>d open"`) || normalize(t, got) != structured(t, res) {
+		t.Errorf("run_code text = %s, want the structuredContent's JSON %s, unescaped", got, structured(t, res))
+	}
+	capable := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Experimental: map[string]any{StructuredCapability: map[string]any{}}}}
+	res = call(t, connectWith(t, srv, capable), RunCode, map[string]any{"code": code})
+	const want = "The program made 1 call; its result is 17 bytes of JSON; 1 line of console (the answer is in structuredContent)"
+	if got := text(res); got != want || !strings.Contains(structured(t, res), "open") {
+		t.Errorf("run_code text for a client that reads structuredContent = %q, want %q (structured: %s)", got, want, structured(t, res))
+	}
+	res = call(t, connectWith(t, srv, capable), RunCode, map[string]any{"code": `await tools.github.nope({})`})
+	if got := text(res); !res.IsError || !strings.HasPrefix(got, "The program made 1 call (1 failed); it failed (tool): unknown tool") {
+		t.Errorf("a failed program's text for a client that reads structuredContent = %q", got)
 	}
 }

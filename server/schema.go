@@ -126,7 +126,7 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 			ts.Held = mt.heldNote(t)
 		}
 		if examples {
-			ts.Examples = arguments.Examples(t)
+			ts.Examples = mt.examples(t)
 		}
 		fitBudget(&ts, t.Name)
 		out.Tools = append(out.Tools, ts)
@@ -223,4 +223,23 @@ func relatedEntries(tools []*index.Tool) []RelatedTool {
 		}
 	}
 	return out
+}
+
+// FolderReporter is implemented by executors that know the folders a
+// server may touch (the gateway, from a server's command line: the
+// filesystem server's allowed directories): the examples of its tools
+// use paths inside them.
+type FolderReporter interface {
+	// Folders returns the folders of domain's server (none when unknown).
+	Folders(domain string) []string
+}
+
+// examples are the tool's examples (arguments.Examples), their paths
+// inside its server's folders when the executor knows them.
+func (mt *metaTools) examples(t *index.Tool) []arguments.Example {
+	var roots []string
+	if fr, ok := mt.exec.(FolderReporter); ok {
+		roots = fr.Folders(t.Domain)
+	}
+	return arguments.ExamplesWithin(t, roots)
 }

@@ -40,6 +40,8 @@ type Executor interface {
 var (
 	_ Executor            = (*gateway.Gateway)(nil)
 	_ UnavailableReporter = (*gateway.Gateway)(nil)
+	_ ExecutableReporter  = (*gateway.Gateway)(nil)
+	_ FolderReporter      = (*gateway.Gateway)(nil)
 )
 
 // Options configures a Server.
@@ -73,6 +75,14 @@ type Options struct {
 	// call for the catalog to load and the upstream servers' tools to be
 	// known (search.DefaultStartupWait when zero).
 	StartupWait time.Duration
+	// InitializeWait bounds how long, counted from the server's start,
+	// a client's initialize (or server/discover) waits for the index to
+	// take in the upstream servers' first round of tools, so that the
+	// first session's instructions say what each server is for
+	// (zero never waits: the command passes DefaultInitializeWait unless
+	// told otherwise). Later sessions do not wait: by then the wait has
+	// passed.
+	InitializeWait time.Duration
 	// Instructions is text of the operator's added to the server's
 	// instructions (the config's toolscout.instructions), at most
 	// MaxExtraInstructions characters.
@@ -181,10 +191,10 @@ func New(opts Options) *Server {
 	}
 	s := &Server{live: opts.Live, eng: eng, exec: opts.Executor, log: log, sdkLog: sdkLogger(log), metrics: opts.Metrics,
 		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
-		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log}),
+		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log, Expose: opts.Expose}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
-		loadDone: opts.LoadDone, wait: opts.StartupWait, fallback: opts.Fallback, began: time.Now()}
+		loadDone: opts.LoadDone, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
 		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:             newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),
@@ -200,7 +210,7 @@ func New(opts Options) *Server {
 		expose: opts.Expose, views: map[*view]struct{}{}}
 	s.meta.expo = s.expo
 	s.meta.failures = &searchFailures{fallback: opts.Fallback, fall: s.expo.fallBackToEager}
-	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, extra: strings.TrimSpace(opts.Instructions)}
+	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, start: s.start, extra: strings.TrimSpace(opts.Instructions)}
 	s.start.mode = s.expo.mode
 	s.expo.setPrimary(opts.Caller)
 	opts.Live.Subscribe(func() {

@@ -150,7 +150,7 @@ func TestToolsList(t *testing.T) {
 		}
 	}
 	init := cs.InitializeResult()
-	if !strings.Contains(init.Instructions, "discover_tools") || !strings.Contains(init.Instructions, "5 tools in 3 domains: github (repository, issue), jira and weather.") {
+	if !strings.Contains(init.Instructions, "discover_tools") || !strings.Contains(init.Instructions, "5 tools in 3 domains:\n- github (3 tools): GitHub repositories and issues; tools such as create_issue, list_issues, get_file_contents\n- jira (1 tool): Jira tickets; tools such as create_issue\n") {
 		t.Errorf("instructions = %q, want the workflow and the domains", init.Instructions)
 	}
 }
@@ -200,6 +200,36 @@ func TestDiscover(t *testing.T) {
 				t.Errorf("text content = %s, want the same compact JSON", text(res))
 			}
 		})
+	}
+}
+
+// TestDiscoverConfidenceEveryResult: every result of a search carries
+// the engine's confidence in it, rounded to two places, none above the
+// one before it, and low_confidence is the engine's.
+func TestDiscoverConfidenceEveryResult(t *testing.T) {
+	live := testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))
+	cs := connect(t, New(Options{Live: live}))
+	for _, mode := range []string{"hybrid", "keyword", "semantic"} {
+		for _, q := range []string{"list the issues of a repository", "open a ticket about the weather"} {
+			resp, err := live.Engine().Search(context.Background(), search.Request{Query: q, Mode: search.Mode(mode), Limit: 5})
+			if err != nil || resp.Confidence == nil {
+				t.Fatalf("engine search %q: %v, confidence %v", q, err, resp)
+			}
+			res := call(t, cs, DiscoverTools, map[string]any{"query": q, "search_mode": mode, "limit": 5})
+			var got SearchAnswer
+			if err := json.Unmarshal([]byte(structured(t, res)), &got); err != nil || len(got.Results) != len(resp.Results) || len(got.Results) < 2 {
+				t.Fatalf("%s %q: %v: %s: want the engine's %d results, at least 2", mode, q, err, structured(t, res), len(resp.Results))
+			}
+			for i, r := range got.Results {
+				want := math.Round(resp.Results[i].Confidence*100) / 100
+				if r.Confidence == nil || *r.Confidence != want || i > 0 && *r.Confidence > *got.Results[i-1].Confidence {
+					t.Errorf("%s %q: result %d (%s) confidence %v, want %g, at most the one before", mode, q, i+1, r.Name, r.Confidence, want)
+				}
+			}
+			if got.LowConfidence != resp.Confidence.Low {
+				t.Errorf("%s %q: low_confidence %v, the engine's %v", mode, q, got.LowConfidence, resp.Confidence.Low)
+			}
+		}
 	}
 }
 
@@ -425,10 +455,10 @@ func TestInstructions(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{"meta", three, ExposeMeta, []string{"5 tools in 3 domains: github, jira and weather. Workflow: 1) discover_tools", "3) execute_tool"}, []string{"enable_domain", "called by name"}},
-		{"one domain", three[2:], ExposeMeta, []string{"1 tool in 1 domain: weather."}, []string{"1 domains", "1 tools"}},
-		{"unknown sizes", []DomainSize{{Name: "memory", Tools: 0}, {Name: "filesystem", Tools: 0}}, ExposeMeta, []string{"Tools in 2 domains: filesystem and memory. "}, []string{"0 tools"}},
-		{"many domains", ten, ExposeMeta, []string{"55 tools in 10 domains, the largest: d0, d1, d2, d3, d4, d5, d6, d7."}, []string{"d8"}},
+		{"meta", three, ExposeMeta, []string{"5 tools in 3 domains:\n- github (3 tools)\n- jira (1 tool)\n- weather (1 tool)\nWorkflow: 1) discover_tools", "3) execute_tool"}, []string{"enable_domain", "called by name"}},
+		{"one domain", three[2:], ExposeMeta, []string{"1 tool in 1 domain:\n- weather (1 tool)\n"}, []string{"1 domains", "1 tools"}},
+		{"unknown sizes", []DomainSize{{Name: "memory", Tools: 0}, {Name: "filesystem", Tools: 0, Purpose: "files on disk"}}, ExposeMeta, []string{"Tools in 2 domains:\n- filesystem (tools not listed yet): files on disk\n- memory (tools not listed yet)\n"}, []string{"0 tools"}},
+		{"many domains", ten, ExposeMeta, []string{"55 tools in 10 domains, the largest: d0 (10 tools), d1 (9 tools), d2 (8 tools), d3 (7 tools), d4 (6 tools), d5 (5 tools), d6 (4 tools), d7 (3 tools); discover_tools without arguments lists them all"}, []string{"d8"}},
 		{"eager", three, ExposeEager, []string{"Every tool is listed: call it by name."}, []string{"execute_tool", "get_tool_schema", "Workflow"}},
 		{"compact", three, ExposeCompact, []string{"a summary and its required arguments", "get_tool_schema gives a tool's optional arguments"}, []string{"execute_tool", "Workflow"}},
 		{"core", three, ExposeCore, []string{"Tools in tools/list can be called by name. For others: 1) discover_tools"}, nil},
@@ -438,7 +468,7 @@ func TestInstructions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := instructions(domainSizes(emptyCatalog(t), tc.domains), nil, tc.mode)
+			got := compose(emptyCatalog(t), tc.domains, tc.mode, "", Selves{})
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("instructions(%s) = %q, want %q in it", tc.mode, got, w)
@@ -458,7 +488,7 @@ func TestInstructions(t *testing.T) {
 	}
 	enc, _ := tokenizer.Get(tokenizer.O200kBase)
 	for _, mode := range ExposeModes {
-		got := instructions(domainSizes(cat, nil), capabilityWords(cat), mode)
+		got := InstructionsFor(cat, mode, "", Selves{})
 		if n, _ := enc.Count(got); n > 120 {
 			t.Errorf("instructions(%s) on the built-in catalog = %d tokens, want ≤ 120: %s", mode, n, got)
 		}
@@ -466,7 +496,7 @@ func TestInstructions(t *testing.T) {
 	// A server names the domains of its catalog, and of configured
 	// servers that have no tools yet.
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Domains: []DomainSize{{Name: "slack", Tools: 0}}, Expose: Exposure{Mode: ExposeEager}}))
-	if got := cs.InitializeResult().Instructions; !strings.HasPrefix(got, "5 tools in 4 domains: github (repository, issue), jira, weather and slack. Every tool is listed") {
+	if got := cs.InitializeResult().Instructions; !strings.HasPrefix(got, "5 tools in 4 domains:\n- github (3 tools): GitHub repositories and issues; tools such as create_issue, list_issues, get_file_contents\n- jira (1 tool): Jira tickets; tools such as create_issue\n- weather (1 tool): Weather forecasts; tools such as get_forecast\n- slack (tools not listed yet)\nEvery tool is listed") {
 		t.Errorf("eager server's instructions = %q", got)
 	}
 }

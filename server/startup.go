@@ -33,16 +33,17 @@ const SemanticGrace = 2 * time.Second
 // the upstream servers' first round of tools. It reads the live index's
 // readiness signals and guards nothing of its own.
 type startup struct {
-	live     *search.Live
-	exec     Executor     // asked which servers are still connecting
-	scope    *callerScope // the servers a caller may see named
-	log      *slog.Logger
-	loadDone <-chan struct{} // Options.LoadDone
-	wait     time.Duration   // Options.StartupWait
-	fallback string          // Options.Fallback
-	mode     func() string   // the exposure mode now
-	began    time.Time       // when the server was made
-	swaps    catalogSwaps    // the live index's refreshes
+	live      *search.Live
+	exec      Executor     // asked which servers are still connecting
+	scope     *callerScope // the servers a caller may see named
+	log       *slog.Logger
+	loadDone  <-chan struct{} // Options.LoadDone
+	wait      time.Duration   // Options.StartupWait
+	greetWait time.Duration   // Options.InitializeWait
+	fallback  string          // Options.Fallback
+	mode      func() string   // the exposure mode now
+	began     time.Time       // when the server was made
+	swaps     catalogSwaps    // the live index's refreshes
 }
 
 // catalogSwaps tells a wait that the live index swapped in a catalog.
@@ -133,6 +134,84 @@ func (st *startup) waitReady(ctx context.Context) {
 	}
 	who := st.scope.callerIn(ctx)
 	progress.Wait(ctx, st.log, nil, st.live.Ready(), "a meta-tool call waits", func() string { return st.waitingFor(who) })
+}
+
+// DefaultInitializeWait is how long, from the server's start, a client's
+// initialize waits at most for the index to take in the upstream
+// servers' first round of tools (Options.InitializeWait): the three npm
+// reference servers listed theirs within 3.3 s of a start on a loaded
+// two-core machine, and clients wait far longer for an answer to
+// initialize (the TypeScript SDK's default request timeout is 60 s). A
+// server whose tools come later is named without what it is for in
+// that first session's instructions.
+const DefaultInitializeWait = 5 * time.Second
+
+// waitGreeting holds a client's initialize until the index knows the
+// tools of every configured server it can (greetingReady), at most
+// until Options.InitializeWait has passed since the server started, so
+// that the first session's instructions say what each server is for.
+// A start whose data dir holds the servers' tools from the last run
+// waits only for the index to load them; later sessions do not wait.
+func (st *startup) waitGreeting(ctx context.Context) {
+	left := st.greetWait - time.Since(st.began)
+	if left <= 0 || st.greetingReady() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond) // a connection attempt ending signals nothing
+	defer tick.Stop()
+	for !st.greetingReady() {
+		select {
+		case <-st.live.Ready():
+			return
+		case <-st.swaps.after():
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// greetingReady reports whether the instructions can say what every
+// configured server is for: the index holds what its source had at
+// start, or it has loaded and holds tools of every server that is in
+// its first connection attempt or has listed tools (kept from the last
+// run, or taken in now); a server that failed is not waited for.
+func (st *startup) greetingReady() bool {
+	select {
+	case <-st.live.Ready():
+		return true
+	default:
+	}
+	select {
+	case <-st.live.Loaded():
+	default:
+		return false
+	}
+	s, ok := st.exec.(serverStarter)
+	r, ok2 := st.exec.(connectingReporter)
+	if !ok || !ok2 {
+		return false // a source without servers: Ready says when
+	}
+	return serversKnown(st.live.Engine().Catalog(), r.Connecting(), s.Status())
+}
+
+// serversKnown reports whether cat holds tools of every server that is
+// in its first connection attempt (connecting) or up with tools
+// (status).
+func serversKnown(cat *index.Catalog, connecting []string, status []gateway.UpstreamStatus) bool {
+	for _, d := range connecting {
+		if cat.Domain(d) == nil {
+			return false
+		}
+	}
+	for _, u := range status {
+		if u.State == "up" && u.Tools > 0 && cat.Domain(u.Domain) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // connectingReporter is implemented by executors whose servers connect
@@ -238,7 +317,7 @@ func (st *startup) waitingFor(who *callers.Caller) string {
 // two of its changes (listSync), and answers a call of a tool whose
 // server never listed its tools, or of a tool v does not list
 // (unlisted: metaTools.unlistedCall), with what is wrong and what to call.
-func (st *startup) middleware(v *view, unlisted func(*view, *mcp.CallToolRequest) *mcp.CallToolResult) mcp.Middleware {
+func (st *startup) middleware(v *view, unlisted func(context.Context, *view, *mcp.CallToolRequest) (*mcp.CallToolResult, error)) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
@@ -264,7 +343,11 @@ func (st *startup) middleware(v *view, unlisted func(*view, *mcp.CallToolRequest
 					if msg := st.scope.unavailableToolFor(v.who, st.scope.catalogFor(v.who), name); msg != "" {
 						return errorResult("%s", msg), nil
 					}
-					if res := unlisted(v, req.(*mcp.CallToolRequest)); res != nil {
+					res, err := unlisted(ctx, v, req.(*mcp.CallToolRequest))
+					if err != nil {
+						return nil, err
+					}
+					if res != nil {
 						return res, nil
 					}
 				}

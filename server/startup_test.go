@@ -684,3 +684,35 @@ func TestSlowServerConnects(t *testing.T) {
 		t.Errorf("get_tool_schema of a tool of a server that never connected = %s", text(res))
 	}
 }
+
+// TestServersKnown: the first initialize waits for a server in its first
+// connection attempt, or up with tools, whose tools the index does not
+// hold; not for one whose tools it holds from the last run, nor for one
+// that failed or lists none.
+func TestServersKnown(t *testing.T) {
+	obj := json.RawMessage(`{"type":"object"}`)
+	cat, err := index.NewCatalog([]index.DomainSpec{{Name: "memory", Tools: []index.ToolSpec{{Name: "read_graph", InputSchema: obj}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		connecting []string
+		status     []gateway.UpstreamStatus
+		want       bool
+	}{
+		{"connecting, tools kept from the last run", []string{"memory"}, []gateway.UpstreamStatus{{Domain: "memory", State: "connecting"}}, true},
+		{"connecting, tools not known", []string{"files"}, []gateway.UpstreamStatus{{Domain: "files", State: "connecting"}}, false},
+		{"up, tools not indexed yet", nil, []gateway.UpstreamStatus{{Domain: "files", State: "up", Tools: 14}}, false},
+		{"up, tools indexed", nil, []gateway.UpstreamStatus{{Domain: "memory", State: "up", Tools: 1}}, true},
+		{"down after its first attempt", nil, []gateway.UpstreamStatus{{Domain: "files", State: "down"}}, true},
+		{"up, no tools", nil, []gateway.UpstreamStatus{{Domain: "files", State: "up"}}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := serversKnown(cat, tc.connecting, tc.status); got != tc.want {
+				t.Errorf("serversKnown(%v, %+v) = %v, want %v", tc.connecting, tc.status, got, tc.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/codemode"
 )
 
 // Answers sent once where the protocol allows (issue 35 item 4).
@@ -57,18 +59,28 @@ func (mt *metaTools) readsStructured(req *mcp.CallToolRequest) bool {
 
 // shortAnswers wraps a meta-tool's handler: for a client that reads
 // structuredContent, its answer's content is one line saying what the
-// structuredContent holds; for every other client it is left to the
-// go-sdk, which puts the whole JSON there.
+// structuredContent holds; for every other client it is the whole JSON,
+// without the HTML escapes the go-sdk's would have ("<" as "\u003c"
+// costs a model three tokens for one: TypeScript signatures are full of
+// them).
 func shortAnswers[In any](mt *metaTools, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		res, out, err := h(ctx, req, in)
-		if err != nil || out == nil || (res != nil && res.Content != nil) || !mt.readsStructured(req) {
+		if err != nil || out == nil || (res != nil && res.Content != nil) {
 			return res, out, err
+		}
+		text := shortText(out)
+		if !mt.readsStructured(req) {
+			js, err := marshalUnescaped(out)
+			if err != nil {
+				return res, out, nil // the go-sdk's JSON, then
+			}
+			text = string(js)
 		}
 		if res == nil {
 			res = &mcp.CallToolResult{}
 		}
-		res.Content = []mcp.Content{&mcp.TextContent{Text: shortText(out)}}
+		res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
 		return res, out, nil
 	}
 }
@@ -99,6 +111,8 @@ func shortText(out any) string {
 			s += fmt.Sprintf("; %d names not found or not declared", len(a.Errors))
 		}
 		return s + tail
+	case *codemode.Answer:
+		return runText(a) + tail
 	case SearchAnswer:
 		if len(a.Results) == 0 {
 			return fmt.Sprintf("No tool found for %q", a.Query) + tail
@@ -106,4 +120,29 @@ func shortText(out any) string {
 		return fmt.Sprintf("%d tools for %q: %s", len(a.Results), a.Query, names(len(a.Results), func(i int) string { return a.Results[i].Name })) + tail
 	}
 	return "Answer" + tail
+}
+
+// runText says in a line how a program ended: its result's size, its
+// calls, and its error.
+func runText(a *codemode.Answer) string {
+	failed := 0
+	for _, c := range a.Calls {
+		if !c.OK {
+			failed++
+		}
+	}
+	s := fmt.Sprintf("The program made %s", plural(len(a.Calls), "call"))
+	if failed > 0 {
+		s += fmt.Sprintf(" (%d failed)", failed)
+	}
+	switch {
+	case a.Error != nil:
+		s += "; it failed (" + a.Error.Kind + "): " + a.Error.Message
+	default:
+		s += fmt.Sprintf("; its result is %d bytes of JSON", len(a.Result))
+	}
+	if len(a.Console) > 0 {
+		s += fmt.Sprintf("; %s of console", plural(len(a.Console), "line"))
+	}
+	return s
 }

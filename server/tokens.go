@@ -9,7 +9,6 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/toolscout/toolscout/search"
-	"github.com/toolscout/toolscout/server/arguments"
 )
 
 // TokenReport is what a client pays in context tokens, counted with the
@@ -42,6 +41,27 @@ type TokenReport struct {
 	// Extra holds named additions, such as the tools an exposure mode lists
 	// directly.
 	Extra map[string]int `json:"extra,omitempty"`
+}
+
+// CountInstructions counts the tokens of the instructions a client's
+// initialize gets from the server.
+func (s *Server) CountInstructions(ctx context.Context) (int, error) {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return 0, err
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.expo.primary.mcp.Connect(ctx, st, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolscout-tokens", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer cs.Close()
+	return enc.Count(cs.InitializeResult().Instructions)
 }
 
 // CountToolsList counts the tokens of the server's tools/list answer.
@@ -136,7 +156,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 		if err != nil {
 			return nil, err
 		}
-		if exs := arguments.Examples(t); len(exs) > 0 {
+		if exs := s.meta.examples(t); len(exs) > 0 {
 			if rep.SchemaExamples, err = count(map[string]any{"examples": exs}); err != nil {
 				return nil, err
 			}

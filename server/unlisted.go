@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -13,44 +14,66 @@ import (
 
 // A client may call a tool by name that its tools/list does not hold: a
 // model that saw the name in a discover_tools answer, or one that calls
-// a tool it knows from elsewhere. toolscout does not run it (a client's
-// permission rules see the name it calls; a tool the user never saw
-// listed would run under execute_tool's approval without saying so):
-// it answers, as a tool error the model reads, with the exact
-// execute_tool call to make, and in dynamic mode the enable_domain call
-// that lists it. A disabled tool is said to be disabled.
+// a tool it knows from elsewhere. By its own name (the one its server
+// gives it, unprefixed), toolscout runs it when exactly one tool the
+// caller sees has that name (several: the answer lists them): the name
+// a client's permission rules see is then the tool's real one. By a
+// qualified name it does not list, toolscout does not run it (a tool the
+// user never saw listed would run under execute_tool's approval without
+// saying so): it answers, as a tool error the model reads, with the
+// exact execute_tool call to make, and in dynamic mode the enable_domain
+// call that lists it. A disabled tool is said to be disabled.
 
 // maxEchoedArguments bounds the arguments an answer quotes back.
 const maxEchoedArguments = 1000
 
 // unlistedCall answers a tools/call of req's tool when v does not list
-// it but the catalog has it (by qualified name, domain/tool or a unique
-// bare name), or it is disabled; nil otherwise (a listed tool, or a name
-// the catalog does not have, which the go-sdk answers).
-func (mt *metaTools) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallToolResult {
+// it under the name called but the catalog has it (by qualified name,
+// domain/tool or its own name), or it is disabled; (nil, nil) otherwise
+// (a listed tool, or a name the catalog does not have, which the go-sdk
+// answers). A call by a tool's own name (the name its server gives it)
+// runs the tool when exactly one enabled tool the caller sees has that
+// name, in every mode: agents drop prefixes, and the name called is the
+// tool's real one; when several have it, the answer lists them.
+func (mt *metaTools) unlistedCall(ctx context.Context, v *view, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if req.Params == nil {
-		return nil
+		return nil, nil
 	}
 	name := req.Params.Name
 	cat := mt.scope.catalogFor(v.who)
 	t := cat.Tool(name)
 	if t == nil {
-		var err error
-		if t, err = cat.Resolve(name); err != nil || t == nil {
-			return nil
+		t = cat.ToolByKey(name)
+	}
+	own := false
+	if t == nil {
+		switch ts := ownNamed(cat, name); len(ts) {
+		case 0:
+			if ts := cat.ToolsWithName(name); len(ts) == 1 {
+				t = ts[0] // disabled: said below
+			}
+		case 1:
+			t, own = ts[0], true
+		default:
+			return errorResult("tool name %s is ambiguous: %d servers have a tool of that name. Call one of %s", search.Quote(name, 100), len(ts), candidateNames(ts)), nil
 		}
 	}
-	if t.Disabled {
-		return errorResult("%s", disabledMessage(t))
+	if t == nil {
+		return nil, nil
 	}
-	direct, listed, dynamic := mt.expo.listed(cat, v, t, name)
+	if t.Disabled {
+		return errorResult("%s", disabledMessage(t)), nil
+	}
+	direct, listed, as, dynamic := mt.expo.listed(cat, v, t, name)
 	switch {
 	case direct:
-		return nil
-	case listed && name == t.QualifiedName:
-		return nil // being listed right now: the go-sdk has it or says so
+		return nil, nil
+	case own:
+		return mt.callDirect(ctx, v, req, t.QualifiedName)
+	case listed && name == as:
+		return nil, nil // being listed right now: the go-sdk has it or says so
 	case listed:
-		return errorResult("%s is listed as %s: call it by that name", search.Quote(name, 100), t.QualifiedName)
+		return errorResult("%s is listed as %s: call it by that name", search.Quote(name, 100), as), nil
 	}
 	how := fmt.Sprintf("tool_name %q and the same arguments", t.QualifiedName)
 	if args := echoedArguments(req.Params.Arguments); args != nil {
@@ -61,7 +84,7 @@ func (mt *metaTools) unlistedCall(v *view, req *mcp.CallToolRequest) *mcp.CallTo
 	if dynamic {
 		msg += fmt.Sprintf(", or call enable_domain with {\"domain\":%q} to list it", t.Domain)
 	}
-	return errorResult("%s.", msg)
+	return errorResult("%s.", msg), nil
 }
 
 // echoedArguments returns the arguments of a call as a JSON object to

@@ -82,6 +82,13 @@ func (c *callerScope) entryFor(who *callers.Caller, cat *index.Catalog) *subsetE
 	if c.subsets.by == nil {
 		c.subsets.by = map[*callers.Caller]*subsetEntry{}
 	}
+	// The view of the caller's previous definition (callers.Set.Replace
+	// made a new Caller when its lists changed) is not kept.
+	for old := range c.subsets.by {
+		if old != who && who != nil && old != nil && old.Name == who.Name {
+			delete(c.subsets.by, old)
+		}
+	}
 	c.subsets.by[who] = e
 	return e
 }

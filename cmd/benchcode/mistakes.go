@@ -47,7 +47,7 @@ var mistakeBattery = []mistake{
 	{Name: "a result over the answer budget", Code: `const r = []; for (let i = 0; i < 20000; i++) r.push({i, text: "row " + i}); r`,
 		Want: []string{"return less"}},
 	{Name: "a loop that never ends", Code: `while (true) {}`, Kind: codemode.KindLimit,
-		Want: []string{"cpu limit"}},
+		Want: []string{"look for a loop that never ends"}},
 }
 
 // mistakes runs the battery in code mode.

@@ -26,7 +26,7 @@ type report struct {
 func (r *report) totals() map[string]*result {
 	out := map[string]*result{}
 	for _, w := range ways {
-		out[w] = &result{OK: true}
+		out[w] = &result{OK: true, Parts: map[string]int{}}
 	}
 	for _, t := range r.Tasks {
 		for w, x := range t.Ways {
@@ -37,6 +37,9 @@ func (r *report) totals() map[string]*result {
 			o.RoundTrips += x.RoundTrips
 			o.WallMS += x.WallMS
 			o.OK = o.OK && x.OK
+			for p, n := range x.Parts {
+				o.Parts[p] += n
+			}
 		}
 	}
 	return out
@@ -112,6 +115,8 @@ func (r *report) write(w io.Writer, format string) error {
 		x := tot[way]
 		fmt.Fprintf(w, "- %s: %d\n", way, x.Tokens-x.Upfront)
 	}
+	fmt.Fprintln(w)
+	writeParts(w, tot)
 	if len(r.Mistakes) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| mistake | error.kind | what the answer says | actionable |")
@@ -141,4 +146,32 @@ func (r *report) write(w io.Writer, format string) error {
 			l.Programs, l.ProgramP50, l.CallsP50, l.OverheadP50, l.OverheadP99)
 	}
 	return nil
+}
+
+// writeParts writes where each way's tokens went, over all the tasks:
+// tokens and share of the way's total, one row a part.
+func writeParts(w io.Writer, tot map[string]*result) {
+	fmt.Fprintln(w, "Where the tokens went, over all the tasks (tokens, and share of the way's total):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| part | "+strings.Join(ways, " | ")+" |")
+	fmt.Fprintln(w, "|---|"+strings.Repeat("---:|", len(ways)))
+	for _, p := range append(partOrder, "all") {
+		cells := make([]string, len(ways))
+		for i, way := range ways {
+			x := tot[way]
+			n := x.Tokens
+			if p != "all" {
+				n = x.Parts[p]
+			}
+			switch {
+			case x.Tokens == 0:
+				cells[i] = "–"
+			case p == "all":
+				cells[i] = fmt.Sprintf("**%d**", n)
+			default:
+				cells[i] = fmt.Sprintf("%d (%.0f%%)", n, 100*float64(n)/float64(x.Tokens))
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s |\n", p, strings.Join(cells, " | "))
+	}
 }

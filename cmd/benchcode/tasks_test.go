@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -81,5 +82,29 @@ func TestSameJSON(t *testing.T) {
 		if got := sameJSON([]byte(tt.a), []byte(tt.b)); got != tt.want {
 			t.Errorf("sameJSON(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// TestUnsigned: the code way looks up only the tools a search did not
+// answer with a signature.
+func TestUnsigned(t *testing.T) {
+	answer := `{"query":"q","results":[{"name":"a__x","signature":"tools.a.x(args: {}): Promise<unknown>"},{"name":"a__y"},{"name":"b__z","signature":""}]}`
+	tests := []struct {
+		name   string
+		tools  []string
+		answer string
+		want   []string
+	}{
+		{"all signed", []string{"a__x"}, answer, nil},
+		{"listed without a signature, or not listed", []string{"a__x", "a__y", "b__z", "c__w"}, answer, []string{"a__y", "b__z", "c__w"}},
+		{"an answer without signatures (an older server)", []string{"a__x"}, `{"results":[{"name":"a__x"}]}`, []string{"a__x"}},
+		{"not JSON", []string{"a__x"}, "oops", []string{"a__x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := unsigned(tt.tools, tt.answer); !slices.Equal(got, tt.want) {
+				t.Errorf("unsigned(%v) = %v, want %v", tt.tools, got, tt.want)
+			}
+		})
 	}
 }

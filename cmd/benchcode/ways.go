@@ -26,6 +26,39 @@ type result struct {
 	WallMS     float64 `json:"wall_ms"`     // the calls' time, as the client saw it
 	OK         bool    `json:"ok"`
 	Note       string  `json:"note,omitempty"`
+	// Parts splits Tokens by where they came from (the part* keys):
+	// where code mode's tokens go, beside the other ways'.
+	Parts map[string]int `json:"parts"`
+}
+
+// The parts of result.Tokens, in the order the report lists them.
+const (
+	partUpfront        = "tools/list + instructions"
+	partRequest        = "the user's request"
+	partDiscoverCall   = "discover_tools: requests"
+	partDiscoverAnswer = "discover_tools: answers"
+	partSchemaCall     = "get_tool_schema: requests"
+	partSchemaAnswer   = "get_tool_schema: answers"
+	partToolCall       = "tool calls (execute_tool or direct): requests"
+	partToolAnswer     = "tool calls (execute_tool or direct): answers"
+	partProgram        = "run_code: the programs"
+	partRunAnswer      = "run_code: answers"
+)
+
+var partOrder = []string{partUpfront, partRequest, partDiscoverCall, partDiscoverAnswer, partSchemaCall, partSchemaAnswer,
+	partToolCall, partToolAnswer, partProgram, partRunAnswer}
+
+// turnParts names the parts a turn's request and answer count in.
+func turnParts(tool string) (request, answer string) {
+	switch tool {
+	case "discover_tools":
+		return partDiscoverCall, partDiscoverAnswer
+	case "get_tool_schema":
+		return partSchemaCall, partSchemaAnswer
+	case "run_code":
+		return partProgram, partRunAnswer
+	}
+	return partToolCall, partToolAnswer
 }
 
 // taskReport is one task done every way.
@@ -96,13 +129,17 @@ func run(ctx context.Context, o options, tasks []task) (*report, error) {
 
 // do runs t the way way.
 func (g *gateway) do(ctx context.Context, way string, t task) (*result, error) {
-	r := &result{Upfront: g.upfront, Tokens: g.upfront + count(t.Request), OK: true}
+	r := &result{Upfront: g.upfront, Tokens: g.upfront + count(t.Request), OK: true,
+		Parts: map[string]int{partUpfront: g.upfront, partRequest: count(t.Request)}}
 	r.Processed = r.Tokens // the first turn reads the request
 	add := func(tr turn) {
 		if g.turns != nil {
 			fmt.Fprintf(g.turns, "%s\t%s\t%s\trequest %d\tanswer %d\n", t.ID, way, tr.tool, tr.request, tr.reply)
 		}
 		r.Tokens += tr.request + tr.reply
+		req, ans := turnParts(tr.tool)
+		r.Parts[req] += tr.request
+		r.Parts[ans] += tr.reply
 		r.Processed += r.Tokens // the next turn reads it all
 		r.RoundTrips++
 		r.WallMS += tr.ms
@@ -153,8 +190,10 @@ func (g *gateway) do(ctx context.Context, way string, t task) (*result, error) {
 			return nil, err
 		}
 		add(tr)
-		if len(tools) > 0 {
-			if tr, _, err = g.callTool(ctx, "get_tool_schema", map[string]any{"tool_names": tools, "format": "typescript"}); err != nil {
+		// A tool the search answered with its signature needs no
+		// lookup; the others are declared in one get_tool_schema.
+		if need := unsigned(tools, tr.text); len(need) > 0 {
+			if tr, _, err = g.callTool(ctx, "get_tool_schema", map[string]any{"tool_names": need, "format": "typescript"}); err != nil {
 				return nil, err
 			}
 			add(tr)
@@ -187,4 +226,25 @@ func sameJSON(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+// unsigned returns the tools of tools that a discover_tools answer
+// (its content text) does not give a signature for: those a code-mode
+// agent still has to look up before it writes its program.
+func unsigned(tools []string, answer string) []string {
+	type entry struct {
+		Name      string `json:"name"`
+		Signature string `json:"signature"`
+	}
+	var a struct {
+		Results []entry `json:"results"`
+	}
+	_ = json.Unmarshal([]byte(answer), &a)
+	var out []string
+	for _, t := range tools {
+		if !slices.ContainsFunc(a.Results, func(r entry) bool { return r.Name == t && r.Signature != "" }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -404,9 +404,13 @@ func (g *globalFlags) newOllama(host *url.URL, model string, log *slog.Logger) (
 
 // domainSizes returns the configured domains with the number of enabled
 // tools each is known to have before the index loads (0 for an upstream
-// server whose tools are not known yet) and the words that say what they
-// do, so that the instructions a client gets then are the ones it gets
-// after.
+// server whose tools are not known yet) and what each is for, so that
+// the instructions a client gets then are the ones it gets after, as far
+// as they are known.
 func (a *app) domainSizes(base []index.DomainSpec) []server.DomainSize {
-	return server.KnownDomains(a.domain, a.cat, base, a.known)
+	var s server.Selves
+	if a.gw != nil {
+		s = server.SelvesOf(a.gw)
+	}
+	return server.KnownDomains(a.domain, a.cat, s, base, a.known)
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +27,21 @@ type callersSpec struct {
 	File    string
 	Callers map[string]callerEntry
 	JWT     *jwtEntry
+	OAuth   *oauthEntry
+
+	// keys is the issuer's key set of OAuth, made by the first build and
+	// kept by later ones (its cache with it); log is where it says what
+	// it fetched.
+	keys *callers.RemoteKeys
+	log  *slog.Logger
+}
+
+// idpClient is the client toolscout asks the identity provider with:
+// bounded in time. Its transport is a plain one: the issuer is the
+// operator's, so an identity provider on a private address is allowed
+// (the go-sdk refuses those for servers a client is sent to).
+func idpClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 }
 
 // callerEntry is one caller of toolscout.callers.
@@ -44,20 +61,46 @@ type jwtEntry struct {
 	Leeway   float64 `json:"leeway"` // seconds
 }
 
+// oauthEntry is toolscout.oauth: toolscout as an OAuth protected
+// resource of an identity provider.
+type oauthEntry struct {
+	Issuer        string              `json:"issuer"`
+	Resource      string              `json:"resource"`
+	Scopes        []string            `json:"scopes"`
+	ReadScopes    *[]string           `json:"read_scopes"`
+	JWKSURL       string              `json:"jwks_url"`
+	Leeway        float64             `json:"leeway"` // seconds
+	Introspection *introspectionEntry `json:"introspection"`
+}
+
+// introspectionEntry is toolscout.oauth.introspection: how opaque
+// tokens are checked (RFC 7662).
+type introspectionEntry struct {
+	Endpoint         string `json:"endpoint"`
+	ClientID         string `json:"client_id"`
+	ClientSecretFile string `json:"client_secret_file"`
+}
+
 var (
-	callerKeys = []string{"token_files", "jwt_claims", "allow", "deny"}
-	jwtKeys    = []string{"jwks_file", "key_file", "issuer", "audience", "leeway"}
+	callerKeys        = []string{"token_files", "jwt_claims", "allow", "deny"}
+	jwtKeys           = []string{"jwks_file", "key_file", "issuer", "audience", "leeway"}
+	oauthKeys         = []string{"issuer", "resource", "scopes", "read_scopes", "jwks_url", "leeway", "introspection"}
+	introspectionKeys = []string{"endpoint", "client_id", "client_secret_file"}
 )
 
 // parseCallers checks the shape of toolscout.callers and toolscout.jwt
 // (raw, nil when absent) of file. Relative file names are the config
 // file's neighbours.
-func parseCallers(file string, rawCallers, rawJWT json.RawMessage) (*callersSpec, error) {
-	if rawCallers == nil && rawJWT == nil {
+func parseCallers(file string, rawCallers, rawJWT, rawOAuth json.RawMessage) (*callersSpec, error) {
+	if rawCallers == nil && rawJWT == nil && rawOAuth == nil {
 		return nil, nil
 	}
 	if rawCallers == nil {
-		return nil, &ConfigError{File: file, Path: "toolscout.jwt", Reason: `no callers to name: add "callers": {"NAME": {"jwt_claims": {"sub": "..."}, "allow": [...]}} beside it`}
+		key := "toolscout.jwt"
+		if rawJWT == nil {
+			key = "toolscout.oauth"
+		}
+		return nil, &ConfigError{File: file, Path: key, Reason: `no callers to name: add "callers": {"NAME": {"jwt_claims": {"sub": "..."}, "allow": [...]}} beside it`}
 	}
 	sp := &callersSpec{File: file, Callers: map[string]callerEntry{}}
 	var entries map[string]json.RawMessage
@@ -107,7 +150,73 @@ func parseCallers(file string, rawCallers, rawJWT json.RawMessage) (*callersSpec
 		j.JWKSFile, j.KeyFile = rel(j.JWKSFile), rel(j.KeyFile)
 		sp.JWT = &j
 	}
+	if rawOAuth != nil {
+		o, err := parseOAuth(file, rawOAuth)
+		if err != nil {
+			return nil, err
+		}
+		if o.Introspection != nil {
+			o.Introspection.ClientSecretFile = rel(o.Introspection.ClientSecretFile)
+		}
+		sp.OAuth = o
+	}
 	return sp, nil
+}
+
+// parseOAuth checks the shape of toolscout.oauth; the URLs and scopes
+// are checked by callers.New.
+func parseOAuth(file string, raw json.RawMessage) (*oauthEntry, error) {
+	const path = "toolscout.oauth"
+	if err := checkKeys(file, path, raw, oauthKeys, true); err != nil {
+		return nil, err
+	}
+	var o oauthEntry
+	if err := decodeStrict(raw, &o); err != nil {
+		return nil, configTypeError(file, path, err)
+	}
+	switch {
+	case o.Issuer == "":
+		return nil, &ConfigError{File: file, Path: path + ".issuer", Reason: `missing: the identity provider's issuer ("https://id.example/realms/acme"), as its metadata names it`}
+	case o.Resource == "":
+		return nil, &ConfigError{File: file, Path: path + ".resource", Reason: `missing: toolscout's URL as clients reach it ("https://toolscout.example/mcp"); tokens must be granted for it`}
+	case o.Leeway < 0 || o.Leeway > 600:
+		return nil, &ConfigError{File: file, Path: path + ".leeway", Reason: fmt.Sprintf("%g seconds: want 0 (the default, %s) to 600", o.Leeway, callers.DefaultLeeway)}
+	}
+	if o.JWKSURL != "" {
+		if u, err := url.Parse(o.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, &ConfigError{File: file, Path: path + ".jwks_url", Reason: fmt.Sprintf("%q: want the https URL the issuer publishes its keys at (its metadata's jwks_uri)", o.JWKSURL)}
+		}
+	}
+	if o.Introspection != nil {
+		ipath := path + ".introspection"
+		var rawIn struct {
+			Introspection json.RawMessage `json:"introspection"`
+		}
+		json.Unmarshal(raw, &rawIn)
+		if err := checkKeys(file, ipath, rawIn.Introspection, introspectionKeys, true); err != nil {
+			return nil, err
+		}
+		if o.Introspection.ClientID == "" || o.Introspection.ClientSecretFile == "" {
+			return nil, &ConfigError{File: file, Path: ipath, Reason: "give client_id and client_secret_file: the credentials toolscout introspects tokens with, registered at the identity provider"}
+		}
+	}
+	return &o, nil
+}
+
+// readScopes are the scopes of o that allow only read-only tools: those
+// read_scopes names, or else those of scopes whose last word (after '.',
+// ':' or '/') is "read" ("tools.read").
+func (o *oauthEntry) readScopes() []string {
+	if o.ReadScopes != nil {
+		return *o.ReadScopes
+	}
+	var out []string
+	for _, s := range o.Scopes {
+		if i := strings.LastIndexAny(s, ".:/"); s == "read" || i >= 0 && s[i+1:] == "read" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // decodeStrict decodes raw into v.
@@ -162,6 +271,26 @@ func (sp *callersSpec) build(secrets *redact.Redactor) (*callers.Set, error) {
 		}
 		o.JWT = &callers.JWTOptions{Keys: keys, Issuer: j.Issuer, Audience: j.Audience, Leeway: time.Duration(j.Leeway * float64(time.Second))}
 	}
+	if oa := sp.OAuth; oa != nil {
+		if sp.keys == nil {
+			sp.keys = callers.NewRemoteKeys(callers.RemoteKeysOptions{URL: oa.JWKSURL, Issuer: oa.Issuer, Client: idpClient(), Log: sp.log})
+		}
+		o.OAuth = &callers.OAuthOptions{Issuer: oa.Issuer, Resource: oa.Resource, Scopes: oa.Scopes, ReadScopes: oa.readScopes(),
+			Keys: sp.keys, Leeway: time.Duration(oa.Leeway * float64(time.Second))}
+		if in := oa.Introspection; in != nil {
+			data, err := os.ReadFile(in.ClientSecretFile)
+			if err != nil {
+				return nil, &ConfigError{File: sp.File, Path: "toolscout.oauth.introspection.client_secret_file", Reason: err.Error()}
+			}
+			secret := strings.TrimSpace(string(data))
+			if secret == "" {
+				return nil, &ConfigError{File: sp.File, Path: "toolscout.oauth.introspection.client_secret_file", Reason: fmt.Sprintf("%s is empty: put the client secret in it", in.ClientSecretFile)}
+			}
+			secrets.Add(secret)
+			o.OAuth.Introspect = callers.NewIntrospector(callers.IntrospectorOptions{Endpoint: in.Endpoint, Issuer: oa.Issuer,
+				ClientID: in.ClientID, ClientSecret: secret, Client: idpClient()})
+		}
+	}
 	set, err := callers.New(o)
 	var ce *callers.ConfigError
 	if errors.As(err, &ce) {
@@ -192,6 +321,7 @@ func loadCallersFile(file string) (*callersSpec, error) {
 		Toolscout *struct {
 			Callers json.RawMessage `json:"callers"`
 			JWT     json.RawMessage `json:"jwt"`
+			OAuth   json.RawMessage `json:"oauth"`
 		} `json:"toolscout"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -200,7 +330,7 @@ func loadCallersFile(file string) (*callersSpec, error) {
 	if top.Toolscout == nil || top.Toolscout.Callers == nil {
 		return nil, &ConfigError{File: file, Path: "toolscout.callers", Reason: `missing: the file is {"toolscout": {"callers": {...}, "jwt": {...}}}`}
 	}
-	return parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT)
+	return parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT, top.Toolscout.OAuth)
 }
 
 // stdioCaller returns the caller a stdio client is, from
@@ -218,9 +348,9 @@ func stdioCaller(set *callers.Set, getenv func(string) string) (*callers.Caller,
 	return c, nil
 }
 
-// callers returns the configured callers: from file (--callers), or
-// from the --config files; nil when none defines them.
-func (g *globalFlags) callers(file string) (*callers.Set, error) {
+// callersSpec returns the configured callers' spec: from file
+// (--callers), or from the --config files; nil when none defines them.
+func (g *globalFlags) callersSpec(file string) (*callersSpec, error) {
 	var sp *callersSpec
 	if file != "" {
 		var err error
@@ -240,10 +370,23 @@ func (g *globalFlags) callers(file string) (*callers.Set, error) {
 			sp = gc.Callers
 		}
 	}
-	if sp == nil {
-		return nil, nil
+	return sp, nil
+}
+
+// callers returns the configured callers: from file (--callers), or
+// from the --config files; nil when none defines them. log is where
+// the issuer's key set says what it fetched (toolscout.oauth).
+func (g *globalFlags) callers(file string, log *slog.Logger) (*callersSpec, *callers.Set, error) {
+	sp, err := g.callersSpec(file)
+	if err != nil || sp == nil {
+		return nil, nil, err
 	}
-	return sp.build(g.redactor())
+	sp.log = log
+	set, err := sp.build(g.redactor())
+	if err != nil {
+		return nil, nil, err
+	}
+	return sp, set, nil
 }
 
 // visibleCounts says what c sees of cat: "9 tools in 1 domain".
@@ -319,4 +462,26 @@ func callerChecks(sp *callersSpec, cat *index.Catalog, domains []string, secrets
 		}
 	}
 	return out
+}
+
+// oauthChecks is doctor's line for toolscout.oauth: whether the
+// issuer's key set can be fetched (through its metadata, or jwks_url),
+// and how many keys it holds.
+func oauthChecks(ctx context.Context, sp *callersSpec) []check {
+	if sp == nil || sp.OAuth == nil {
+		return nil
+	}
+	o := sp.OAuth
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	keys := callers.NewRemoteKeys(callers.RemoteKeysOptions{URL: o.JWKSURL, Issuer: o.Issuer, Client: idpClient()})
+	if _, err := keys.KeySet(ctx, false); err != nil {
+		fix := "check toolscout.oauth.issuer: its metadata must be at /.well-known/oauth-authorization-server (or openid-configuration) with the issuer's path, and name a jwks_uri; or give jwks_url"
+		if o.JWKSURL != "" {
+			fix = "check toolscout.oauth.jwks_url: it must answer the issuer's JWKS ({\"keys\": [...]})"
+		}
+		return []check{{name: "oauth", detail: fmt.Sprintf("the keys of issuer %s: %v", o.Issuer, err), fix: fix}}
+	}
+	n, _, url, _ := keys.Status()
+	return []check{{name: "oauth", detail: fmt.Sprintf("issuer %s publishes %s at %s; tokens must be for %s", o.Issuer, plural(n, "key"), url, o.Resource)}}
 }

@@ -96,6 +96,10 @@ type gatewayConfig struct {
 	// and meta-tool calls wait for the start to settle (0 when no file
 	// sets it).
 	StartupWait time.Duration
+	// InitializeWait is toolscout.initialize_wait: how long, from the
+	// server's start, a client's initialize waits for the upstream
+	// servers' tools (0 when no file sets it).
+	InitializeWait time.Duration
 	// Audit is toolscout.audit: the audit trail's file (relative to the
 	// config file's folder), or "-" for stderr ("" when no file sets it).
 	// AuditArguments is toolscout.audit_arguments (nil when no file sets
@@ -106,6 +110,10 @@ type gatewayConfig struct {
 	// dynamic and auto mode show directly with condensed descriptions
 	// (nil when no file sets it).
 	Condense *bool
+	// ToolNames is toolscout.tool_names: qualified (domain__tool, the
+	// default) or server (the servers' own names, prefixed only where two
+	// collide); "" when no file sets it.
+	ToolNames string
 	// Instructions is toolscout.instructions: text added to the server's
 	// instructions (the last file's that has them).
 	Instructions string
@@ -129,7 +137,7 @@ type gatewayConfig struct {
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
 	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "caller_header_files", "forward_authorization", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
-	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt", "code"}
+	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "initialize_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt", "oauth", "code", "tool_names"}
 )
 
 // checkKeys checks the keys of the object at path in data (the whole
@@ -189,15 +197,18 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			Fallback       string   `json:"fallback"`
 			ConnectTimeout float64  `json:"connect_timeout"`
 			StartupWait    float64  `json:"startup_wait"`
+			InitializeWait float64  `json:"initialize_wait"`
 			Feedback       string   `json:"feedback"`
 			Audit          string   `json:"audit"`
 			AuditArguments *bool    `json:"audit_arguments"`
 			Condense       *bool    `json:"condense"`
+			ToolNames      string   `json:"tool_names"`
 			Instructions   string   `json:"instructions"`
 			Pin            string   `json:"pin"`
 			// Callers and JWT: parseCallers.
 			Callers json.RawMessage `json:"callers"`
 			JWT     json.RawMessage `json:"jwt"`
+			OAuth   json.RawMessage `json:"oauth"`
 			// Code: parseCodeSpec.
 			Code json.RawMessage `json:"code"`
 		} `json:"toolscout"`
@@ -242,6 +253,11 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		default:
 			return nil, &ConfigError{File: file, Path: "toolscout.fallback", Reason: fmt.Sprintf("%q: use eager (list every tool directly when the meta layer cannot serve) or none", gc.Fallback)}
 		}
+		switch gc.ToolNames = top.Toolscout.ToolNames; gc.ToolNames {
+		case "", server.ToolNamesQualified, server.ToolNamesServer:
+		default:
+			return nil, &ConfigError{File: file, Path: "toolscout.tool_names", Reason: fmt.Sprintf("%q: use qualified (every tool as domain__tool, the default) or server (each under its server's own name, domain__tool only where two servers have the same name)", gc.ToolNames)}
+		}
 		if gc.Expose != "" {
 			if _, err := parseExpose(gc.Expose); err != nil {
 				return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: err.Error()}
@@ -254,6 +270,9 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if gc.StartupWait, err = seconds(file, "toolscout.startup_wait", top.Toolscout.StartupWait); err != nil {
 			return nil, err
 		}
+		if gc.InitializeWait, err = seconds(file, "toolscout.initialize_wait", top.Toolscout.InitializeWait); err != nil {
+			return nil, err
+		}
 		// A relative path is the config file's neighbour: a client that
 		// starts toolscout does so from a folder of its own choosing.
 		gc.Audit, gc.AuditArguments, gc.Condense = top.Toolscout.Audit, top.Toolscout.AuditArguments, top.Toolscout.Condense
@@ -264,7 +283,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if gc.Audit != "" && gc.Audit != "-" && !filepath.IsAbs(gc.Audit) {
 			gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
 		}
-		if gc.Callers, err = parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT); err != nil {
+		if gc.Callers, err = parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT, top.Toolscout.OAuth); err != nil {
 			return nil, err
 		}
 		if gc.Code, err = parseCodeSpec(file, top.Toolscout.Code); err != nil {
@@ -502,6 +521,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		if gc.StartupWait > 0 {
 			all.StartupWait = gc.StartupWait
 		}
+		if gc.InitializeWait > 0 {
+			all.InitializeWait = gc.InitializeWait
+		}
 		if gc.Feedback != "" {
 			all.Feedback = gc.Feedback
 		}
@@ -513,6 +535,9 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 		}
 		if gc.Condense != nil {
 			all.Condense = gc.Condense
+		}
+		if gc.ToolNames != "" {
+			all.ToolNames = gc.ToolNames
 		}
 		if gc.Instructions != "" {
 			all.Instructions = gc.Instructions

@@ -112,6 +112,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"wrong field type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, "mcpServers.a.args", "expected"},
 		{"name clash", `{"mcpServers": {"My Server": {"command": "x"}, "my-server": {"command": "y"}}}`, "mcpServers.my-server", "both become domain"},
 		{"bad pin", `{"mcpServers": {}, "toolscout": {"pin": "no"}}`, "toolscout.pin", `"no": use on (hold a tool whose definition changed upstream until toolscout approve) or off`},
+		{"bad tool names", `{"mcpServers": {}, "toolscout": {"tool_names": "bare"}}`, "toolscout.tool_names", `"bare": use qualified (every tool as domain__tool, the default) or server`},
+		{"tool names not text", `{"mcpServers": {}, "toolscout": {"tool_names": true}}`, "toolscout.tool_names", "expected a string, found JSON bool"},
 		{"bad expose", `{"mcpServers": {}, "toolscout": {"expose": "all"}}`, "toolscout.expose", "meta, eager, core, dynamic, auto[:TOKENS], compact or code"},
 		{"auto budget of zero", `{"mcpServers": {}, "toolscout": {"expose": "auto:0"}}`, "toolscout.expose", "from 1 to 1000000, e.g. auto:10000"},
 		{"budget of another mode", `{"mcpServers": {}, "toolscout": {"expose": "eager:500"}}`, "toolscout.expose", "only auto takes a token budget"},
@@ -166,6 +168,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["-y"], "env": {"A": "${B}"}}}}`))
 	f.Add([]byte(`{"mcpServers": {"b": {"url": "https://h/mcp", "headers": {"H": "v"}, "type": "http"}}, "toolscout": {"expose": "eager"}}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"mcpServers": {}, "toolscout": {"callers": {"a": {"jwt_claims": {"sub": "x"}, "allow": ["*"]}}, "oauth": {"issuer": "https://id.example/r", "resource": "https://ts.example/mcp", "scopes": ["tools.read", "tools.run"], "read_scopes": [], "jwks_url": "https://id.example/jwks", "leeway": 5, "introspection": {"endpoint": "https://id.example/i", "client_id": "ts", "client_secret_file": "s"}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gc, err := parseConfig("fuzz.json", data, env(map[string]string{"B": "b"}))
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,9 +89,17 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 	}
-	g.checkUpstreams(ctx, emit)
+	upstream, selves := g.checkUpstreams(ctx, emit)
 	if cat != nil {
-		emit(g.exposureCheck(cat))
+		// What a client's first session gets: the catalog files' tools
+		// and those the servers listed just now.
+		shown := cat
+		if len(upstream) > 0 {
+			if all, err := index.NewCatalog(append(cat.Specs(), upstream...)); err == nil {
+				shown = all
+			}
+		}
+		emit(g.exposureCheck(shown, selves))
 	}
 	emit(g.sandboxCheck(ctx)...)
 
@@ -112,7 +121,12 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		n, _ := st.Keyword.Count()
 		damage := st.Verify()
 		st.Close()
-		add("data dir", fmt.Sprintf("%s writable; this catalog set's keyword index (%s) holds %d tools", filepath.Clean(g.dataDir), st.Dir(), n), nil, "")
+		held := fmt.Sprintf("holds %d tools", n)
+		if n == 0 {
+			// Nothing indexed in this data dir yet: not the tools above.
+			held = "holds no tools yet (serve or toolscout index builds it from the catalog and servers above)"
+		}
+		add("data dir", fmt.Sprintf("%s writable; this catalog set's keyword index (%s) %s", filepath.Clean(g.dataDir), st.Dir(), held), nil, "")
 		if len(damage) == 0 {
 			add("data files", "every checked file of this catalog set reads back whole", nil, "")
 		} else {
@@ -263,9 +277,10 @@ func catalogAdvice(err error) string {
 
 // exposureCheck says which exposure mode serve would use (the config's
 // toolscout.expose, else TOOLSCOUT_EXPOSE, else meta) and what a client
-// gets first: the instructions at initialize, in tokens and in their
-// first words. serve's own --expose flag, when given, wins over both.
-func (g *globalFlags) exposureCheck(cat *index.Catalog) check {
+// gets first: the instructions at initialize over cat, the upstream
+// servers saying s of themselves, in tokens and whole, each line
+// indented. serve's own --expose flag, when given, wins over both.
+func (g *globalFlags) exposureCheck(cat *index.Catalog, s server.Selves) check {
 	mode, from, extra := g.exposeMode()
 	exp, err := parseExpose(mode)
 	if err != nil {
@@ -280,20 +295,27 @@ func (g *globalFlags) exposureCheck(cat *index.Catalog) check {
 		server.ExposeAuto:    "every tool if they fit the token budget, else the meta-tools",
 		server.ExposeCode:    "discover_tools, get_tool_schema and run_code",
 	}[exp.Mode]
-	text := server.InstructionsFor(cat, exp.Mode, extra)
+	// A configured server that listed no tools is named as serve names
+	// it (Options.Domains).
+	var configured []string
+	for d := range s.Descriptions {
+		configured = append(configured, d)
+	}
+	slices.Sort(configured)
+	text := server.InstructionsFor(cat, exp.Mode, extra, s, server.KnownDomains(configured, nil, s)...)
 	n := len(strings.Fields(text))
 	if enc, err := tokenizer.Get(tokenizer.O200kBase); err == nil {
 		if c, err := enc.Count(text); err == nil {
 			n = c
 		}
 	}
-	head, _, _ := strings.Cut(text, "\n")
-	if r := []rune(head); len(r) > 100 {
-		cut := string(r[:100])
-		if i := strings.LastIndexByte(cut, ' '); i > 0 {
-			cut = cut[:i]
-		}
-		head = cut + " …"
-	}
-	return check{name: "exposure", detail: fmt.Sprintf("%s (from %s): a client lists %s; its instructions, %d tokens: %q", exp.Mode, from, first, n, head)}
+	return check{name: "exposure", detail: fmt.Sprintf("%s (from %s): a client lists %s; its instructions, %d tokens:\n%s", exp.Mode, from, first, n, indentLines(text))}
+}
+
+// instructionsIndent starts each line of the instructions doctor prints.
+const instructionsIndent = "      "
+
+// indentLines indents every line of text by instructionsIndent.
+func indentLines(text string) string {
+	return instructionsIndent + strings.ReplaceAll(text, "\n", "\n"+instructionsIndent)
 }

@@ -70,7 +70,7 @@ func TestDoctorShowsTheExposure(t *testing.T) {
 	os.WriteFile(cat, []byte(`{"domains":[{"name":"calc","tools":[{"name":"add","description":"Adds two numbers.","inputSchema":{"type":"object"}}]}]}`), 0o644)
 	data := filepath.Join(dir, "data")
 	stdout, _, code := runCLI(t, "doctor", "--catalog", cat, "--data-dir", data, "--embedder", "builtin")
-	if code != 0 || !strings.Contains(stdout, "ok    exposure   meta (from the default): a client lists the meta-tools") || !strings.Contains(stdout, `"1 tool in 1 domain: calc.`) {
+	if code != 0 || !strings.Contains(stdout, "ok    exposure   meta (from the default): a client lists the meta-tools") || !strings.Contains(stdout, "tokens:\n"+instructionsIndent+"1 tool in 1 domain:\n"+instructionsIndent+"- calc (1 tool): tools such as add\n") {
 		t.Errorf("doctor, default exposure: exit %d\n%s", code, stdout)
 	}
 	t.Setenv("TOOLSCOUT_EXPOSE", "compact")

@@ -22,10 +22,11 @@ import (
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("eval", "eval [flags]\n\nMeasures ranking strategies on labelled queries (the built-in dataset and\nits generated long-task set by default): recall@k, MRR, nDCG@10 and latency per run.", stderr)
+	fs := newFlagSet("eval", "eval [flags]\n\nMeasures ranking strategies on labelled queries (the built-in dataset and\nits generated long-task set by default; or the servers of --config with the\nrequests of --queries): recall@k, MRR, nDCG@10 and latency per run.", stderr)
 	g.register(fs, "warn")
 	var datasets stringList
 	fs.Var(&datasets, "dataset", "dataset `DIR` holding catalog.json and queries.jsonl (repeatable; default: built-in)")
+	queries := fs.String("queries", "", "with --config: score the requests of `FILE` (JSON lines as a dataset's queries.jsonl, tools named server/tool) against the tools the configured servers list, connected as serve connects them")
 	modes := fs.String("modes", "bm25,keyword,semantic,hybrid", "comma-separated modes to run (ignored with --grid); bm25 is the plain Okapi BM25 yardstick")
 	ksFlag := fs.String("k", "1,5,10", "comma-separated cut-offs for recall@k")
 	gridPath := fs.String("grid", "", "grid `FILE` (JSON or YAML) of runs to compare")
@@ -46,8 +47,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := noArgs("eval", pos); err != nil {
 		return err
 	}
-	if len(g.catalogs) > 0 || len(g.configs) > 0 {
-		fmt.Fprintln(stderr, "toolscout eval: --catalog and --config are not used: a dataset folder (--dataset) brings its own catalog.json")
+	switch {
+	case *queries != "" && len(g.configs) == 0:
+		return usagef("--queries %s needs --config: the servers whose tools the requests name (a dataset folder, --dataset, brings its own catalog.json)", *queries)
+	case len(g.configs) > 0 && *queries == "":
+		return usagef("--config needs --queries FILE: the labelled requests to score against the servers' tools")
+	case *queries != "" && len(datasets) > 0:
+		return usagef("--queries and --dataset: give one of them (run eval twice to see both)")
+	case len(g.catalogs) > 0:
+		fmt.Fprintln(stderr, "toolscout eval: --catalog is not used: a dataset folder (--dataset) brings its own catalog.json, and --config its servers")
 	}
 	switch *format {
 	case "table", "markdown", "json":
@@ -163,7 +171,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 
 	var dss []*eval.Dataset
-	if len(datasets) == 0 {
+	if *queries != "" {
+		ds, err := g.configDataset(ctx, log, *queries)
+		if err != nil {
+			return err
+		}
+		dss = append(dss, ds)
+	} else if len(datasets) == 0 {
 		for _, load := range []func() (*eval.Dataset, error){eval.Builtin, eval.BuiltinLong} {
 			ds, err := load()
 			if err != nil {
@@ -184,10 +198,21 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// Ollama embeddings are slow to make: keep them between runs, keyed by
 	// catalog content and model. The built-in embedder indexes in memory.
 	var stores eval.StoreOpener // nil: in memory
+	storeDir := g.dataDir
 	for _, e := range append([]embed.Embedder{emb}, values(embedders)...) {
 		if e.Info().Provider != "builtin" {
+			if *queries != "" && storeDir == g.dataDir {
+				// The servers' tools are not the data dir's: their
+				// vectors go to a data dir of this run's own.
+				tmp, err := os.MkdirTemp("", "toolscout-eval-")
+				if err != nil {
+					return fmt.Errorf("eval --config: a temporary data dir: %w", err)
+				}
+				defer os.RemoveAll(tmp)
+				storeDir = tmp
+			}
 			stores = func(key string) (*store.Store, error) {
-				return g.openStore(g.dataDir, store.Options{Cache: key, Logger: log})
+				return g.openStore(storeDir, store.Options{Cache: key, Logger: log})
 			}
 		}
 	}

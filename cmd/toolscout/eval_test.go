@@ -78,8 +78,8 @@ func TestEvalConfidenceModels(t *testing.T) {
 		t.Errorf("models = %s", data)
 	}
 	for mode, m := range ms.Models {
-		if m.Threshold <= 0 || m.Threshold >= 1 || m.Bias == 0 {
-			t.Errorf("%s model %+v: want a fitted model with a threshold", mode, m)
+		if m.Threshold <= 0 || m.Threshold >= 1 || m.Bias == 0 || m.Result.Bias == 0 || m.Result.Rank >= 0 {
+			t.Errorf("%s model %+v: want a fitted model with a threshold, and a result model that a lower rank lowers", mode, m)
 		}
 	}
 }

@@ -61,7 +61,7 @@ func TestCallerHeaderFiles(t *testing.T) {
 	if !u.ForwardAuthorization || u.CallerHeaders["ops"]["Authorization"] != "Bearer ops-upstream" {
 		t.Errorf("upstream = %+v", u)
 	}
-	set, err := g.callers("")
+	_, set, err := g.callers("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--data-dir", dir, "--expose", "core"}, "needs tools to pin"},
 		{[]string{"serve", "--data-dir", dir, "--http", "127.0.0.1:0", "--drain-timeout", "-1s"}, "--drain-timeout -1s"},
 		{[]string{"serve", "--data-dir", dir, "--read-only", "--reload-interval", "1ns"}, "--reload-interval 1ns: want 0 (never) or at least 10ms"},
+		{[]string{"serve", "--data-dir", dir, "--tool-names", "bare"}, `--tool-names "bare": use qualified (every tool as domain__tool, the default) or server`},
 		{[]string{"search", "--data-dir", dir, "--log-format", "xml", "x"}, `--log-format "xml": use text or json`},
 	}
 	for _, tc := range tests {
@@ -98,11 +99,17 @@ func TestSearchCommand(t *testing.T) {
 		Results  []struct {
 			Name, Domain, Group, Summary string
 			Score                        float64
+			Confidence                   *float64
 			Explanation                  map[string]any
 		} `json:"results"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("search --json output %q: %v", stdout, err)
+	}
+	for i, r := range out.Results {
+		if r.Confidence == nil || *r.Confidence <= 0 || i > 0 && *r.Confidence > *out.Results[i-1].Confidence {
+			t.Errorf("search --json result %d (%s): confidence %v, want one, at most the one before", i+1, r.Name, r.Confidence)
+		}
 	}
 	if out.Mode != "hybrid" || out.Embedder != "builtin/wordvec-v2" || len(out.Results) != 3 {
 		t.Fatalf("search --json = %+v", out)

@@ -19,6 +19,7 @@ type searchResultJSON struct {
 	Group       string              `json:"group"`
 	Summary     string              `json:"summary"`
 	Score       float64             `json:"score"`
+	Confidence  *float64            `json:"confidence,omitempty"`
 	Step        int                 `json:"step,omitempty"`
 	Disabled    bool                `json:"disabled,omitempty"`
 	Deprecated  index.Deprecation   `json:"deprecated,omitempty"`
@@ -82,11 +83,15 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			Results []searchResultJSON `json:"results"`
 		}{resp.Query, resp.Mode, resp.Embedder, resp.Notice, resp.Steps, resp.Confidence, []searchResultJSON{}}
 		for _, r := range resp.Results {
-			out.Results = append(out.Results, searchResultJSON{
+			j := searchResultJSON{
 				Name: r.Tool.QualifiedName, Domain: r.Tool.Domain, Group: r.Tool.Group,
 				Summary: r.Tool.Summary, Score: r.Score, Step: r.Step, Disabled: r.Tool.Disabled,
 				Deprecated: index.Deprecation(r.Tool.Deprecated), Explanation: r.Explanation,
-			})
+			}
+			if resp.Confidence != nil {
+				j.Confidence = &r.Confidence
+			}
+			out.Results = append(out.Results, j)
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

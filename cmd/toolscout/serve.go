@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolscout/toolscout/search"
@@ -34,17 +36,18 @@ const verifyDelay = 10 * time.Second
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var g globalFlags
-	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  TOOLSCOUT_CALLER      over stdio, with callers configured (toolscout.callers):\n                        the caller this client is, whose view it gets\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
+	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM;\nwith callers configured it re-reads their token and key files when they\nchange, or on SIGHUP.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  TOOLSCOUT_CALLER      over stdio, with callers configured (toolscout.callers):\n                        the caller this client is, whose view it gets\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
 	g.register(fs, "info")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	expose := fs.String("expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a condensed description and its required arguments (default meta, or the config's toolscout.expose, or TOOLSCOUT_EXPOSE)")
 	condense := fs.Bool("condense", false, "list the tools that eager, core, dynamic and auto mode show directly with descriptions condensed to at most 9 words, as compact mode does (get_tool_schema gives them whole); without this flag the config's toolscout.condense sets it")
+	toolNames := fs.String("tool-names", "", "what the tools listed directly and the prompts are called: qualified (domain__tool, the default) or server (the name each server gives them, domain__tool only where two servers have the same name); without this flag the config's toolscout.tool_names sets it")
 	var pins stringList
 	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or `GLOB` to list directly (repeatable)")
 	var origins stringList
 	fs.Var(&origins, "allow-origin", "with --http: also accept browser requests from `ORIGIN` (scheme://host[:port], or *; repeatable); loopback origins are always accepted")
 	tokenFile := fs.String("auth-token-file", "", "with --http: require \"Authorization: Bearer TOKEN\", the token read from `FILE` (or set TOOLSCOUT_AUTH_TOKEN)")
-	callersFile := fs.String("callers", "", "read the callers (toolscout.callers and toolscout.jwt) from `FILE`, a JSON file {\"toolscout\": {\"callers\": ..., \"jwt\": ...}}: for --read-only replicas, which take no --config (a --config file may define them too)")
+	callersFile := fs.String("callers", "", "read the callers (toolscout.callers, and toolscout.jwt or toolscout.oauth) from `FILE`, a JSON file {\"toolscout\": {\"callers\": ..., \"jwt\": ...}}: for --read-only replicas, which take no --config (a --config file may define them too)")
 	insecure := fs.Bool("insecure", false, "with --http: allow a non-loopback address without a token")
 	idle := fs.Duration("session-idle", 30*time.Minute, "with --http: close a session after this long without a request (0: never)")
 	maxSessions := fs.Int("max-sessions", 1000, "with --http: the most sessions open at once; more get 503 (0: no limit)")
@@ -53,6 +56,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
 	drainDelay := fs.Duration("drain-delay", 0, "with --http: on SIGTERM or SIGINT, first answer /readyz with 503 and keep serving for this long, so that a load balancer's health checks take this server out before it stops accepting connections (e.g. the check interval times the failed checks it needs, and a little more); a second signal ends the wait")
 	startupWait := durationFlag{d: search.DefaultStartupWait}
+	initializeWait := durationFlag{d: server.DefaultInitializeWait}
 	var fb feedbackFlags
 	fb.register(fs)
 	var au auditFlags
@@ -60,6 +64,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var cf codeFlags
 	cf.register(fs)
 	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager, core, auto or compact, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
+	fs.Var(&initializeWait, "initialize-wait", "how long (`DURATION`), counted from the start, a client's initialize waits for the upstream servers to list their tools, so that the first session's instructions say what each server is for; without this flag the config's toolscout.initialize_wait sets it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -69,6 +74,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if g.readOnly && len(g.configs) > 0 {
 		return usagef("--read-only serves catalogs (--catalog, or the built-in one), not --config: a gateway re-indexes its upstream servers' tools as they change, which writes the data dir")
+	}
+	switch *toolNames {
+	case "", server.ToolNamesQualified, server.ToolNamesServer:
+	default:
+		return usagef("--tool-names %q: use qualified (every tool as domain__tool, the default) or server (each under its server's own name, domain__tool only where two servers have the same name)", *toolNames)
 	}
 	if *reloadEvery < 0 || *reloadEvery > 0 && *reloadEvery < minReloadInterval {
 		return usagef("--reload-interval %s: want 0 (never) or at least %s, e.g. 2s", *reloadEvery, minReloadInterval)
@@ -95,9 +105,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--expose %v", err)
 		}
 	}
+	log, err := g.logger(stderr)
+	if err != nil {
+		return err
+	}
 	// The callers are read before anything starts, so that a missing
 	// token file is told at once.
-	who, err := g.callers(*callersFile)
+	whoSpec, who, err := g.callers(*callersFile, log)
 	if err != nil {
 		return err
 	}
@@ -128,10 +142,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "", "none", server.ExposeEager:
 	default:
 		return usagef("TOOLSCOUT_FALLBACK=%q: use eager (list every tool directly when the meta layer cannot serve) or none", v)
-	}
-	log, err := g.logger(stderr)
-	if err != nil {
-		return err
 	}
 	if who == nil && os.Getenv("TOOLSCOUT_CALLER") != "" {
 		log.Warn("TOOLSCOUT_CALLER is set but no callers are configured (toolscout.callers): the client sees every tool")
@@ -177,6 +187,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.gc != nil && a.gc.Condense != nil && !condenseGiven {
 		exp.Condense = *a.gc.Condense
 	}
+	exp.Names = *toolNames
+	if exp.Names == "" && a.gc != nil {
+		exp.Names = a.gc.ToolNames
+	}
 	if a.gc != nil {
 		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
 	}
@@ -186,10 +200,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
 	}
-	wait := startupWait.d
+	wait, greetWait := startupWait.d, initializeWait.d
 	configuredFeedback := ""
 	if a.gc != nil {
-		wait = startupWait.or(a.gc.StartupWait)
+		wait, greetWait = startupWait.or(a.gc.StartupWait), initializeWait.or(a.gc.InitializeWait)
 		configuredFeedback = a.gc.Feedback
 	}
 	feedbackOn, err := fb.resolve(fs, configuredFeedback)
@@ -204,9 +218,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	// The server answers initialize at once; the index loads behind it
-	// (keyword first). The first tools/list and meta-tool calls wait for
-	// what they need, within the startup wait.
+	// The index loads behind the server (keyword first). The first
+	// initialize waits for the upstream servers' tools within the
+	// initialize wait, so that its instructions say what each is for;
+	// the first tools/list and meta-tool calls wait for what they need,
+	// within the startup wait.
 	// ctx is the server's work (loading, upstream sessions): over stdio a
 	// signal ends it at once, over HTTP only after the drain, so that the
 	// calls in flight can still reach their upstream servers (an SSE
@@ -221,7 +237,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		})()
 	}
 	loadDone := make(chan struct{})
-	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, Version: version, Logger: log, Domains: a.domainSizes(base)}
+	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, InitializeWait: greetWait, Version: version, Logger: log, Domains: a.domainSizes(base)}
 	if a.gc != nil {
 		opts.Instructions = a.gc.Instructions
 	}
@@ -323,6 +339,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if who != nil {
 		go warnCallers(ctx, log, who, a)
+		if *httpAddr != "" {
+			// Token files, key files and the callers block are re-read
+			// when they change, or on SIGHUP: no restart to rotate.
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go g.watchCallers(ctx, *callersFile, whoSpec, who, log, callersPoll, hup)
+		}
 	}
 	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), mode)
 	if a.gw != nil {
@@ -352,6 +376,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		addr:          *httpAddr,
 		mcp:           httpguard.Wrap(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard),
 		metrics:       httpguard.Wrap(srv.MetricsHandler(), guard),
+		callers:       who,
 		srv:           srv,
 		drainTimeout:  *drainTimeout,
 		drainDelay:    *drainDelay,
@@ -417,6 +442,9 @@ type httpServing struct {
 	what          string        // the log line's description of the server
 	authenticated bool
 	jsonLogs      bool // --log-format json: the start lines are log records too
+	// callers, with toolscout.oauth, publish the protected resource
+	// metadata beside /mcp.
+	callers *callers.Set
 }
 
 // serveHTTP serves the MCP server over Streamable HTTP at /mcp, with the
@@ -440,6 +468,15 @@ func serveHTTP(sig, work context.Context, o httpServing, stderr io.Writer, log *
 	mux.Handle("GET /healthz", server.HealthHandler())
 	mux.Handle("GET /readyz", o.srv.ReadyHandler())
 	mux.Handle("GET /metrics", o.metrics)
+	if o.callers != nil {
+		// Public, as the probes: a client without a token reads here
+		// where to get one (RFC 9728), from any origin.
+		if h := o.callers.MetadataHandler(); h != nil {
+			for _, p := range o.callers.MetadataPaths() {
+				mux.Handle(p, h)
+			}
+		}
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolscout speaks MCP (Streamable HTTP) at /mcp; GET /healthz, /readyz and /metrics are its operations endpoints", http.StatusNotFound)
 	})

@@ -238,7 +238,9 @@ func TestGatewayStartTypeScript(t *testing.T) {
 	serve := []string{"--config", cfg, "--data-dir", data, "--embedder", "builtin", "--log-level", "warn"}
 	const all = 3 + 9 + 14 + 14 + 9 // meta-tools, memory, files, everything, slow
 
-	fresh := runFirstList(t, bin, []string{"SLOW_DELAY_MS=2000"}, serve...)
+	// The first list's own wait: initialize waits (at most
+	// --initialize-wait) for the same servers, so here it does not.
+	fresh := runFirstList(t, bin, []string{"SLOW_DELAY_MS=2000"}, append(slices.Clip(serve), "--initialize-wait", "1ms")...)
 	checkWhole(t, fresh, all)
 	if !slices.Contains(fresh.Names, "slow__read_graph") || slices.ContainsFunc(fresh.Names, func(n string) bool { return strings.HasPrefix(n, "late__") }) {
 		t.Errorf("fresh start listed %v, want slow's tools and none of late's", fresh.Names)

@@ -37,9 +37,27 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer a.Close()
-	rep, err := server.New(server.Options{Live: a.live, Version: version}).CountTokens(ctx, *query)
+	// The instructions are counted as a client's initialize gets them:
+	// with the upstream servers' own and the config's, the configured
+	// servers that listed no tools named, in the mode serve would use.
+	opts := server.Options{Live: a.live, Version: version, Domains: a.domainSizes(nil)}
+	if a.gw != nil {
+		opts.Executor = a.gw
+	}
+	if a.gc != nil {
+		opts.Instructions = a.gc.Instructions
+	}
+	rep, err := server.New(opts).CountTokens(ctx, *query)
 	if err != nil {
 		return err
+	}
+	if mode, _, _ := g.exposeMode(); mode != server.ExposeMeta {
+		if exp, err := parseExpose(mode); err == nil && (exp.Mode != server.ExposeCore || len(exp.Pinned) > 0) {
+			opts.Expose = exp
+			if rep.Instructions, err = server.New(opts).CountInstructions(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	if a.gc != nil {
 		pins = append(pins, a.gc.Pinned...)
@@ -63,7 +81,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "tools/list, eager (every tool with its schema)\t%d\t\n", rep.EagerToolsList)
 	fmt.Fprintf(tw, "tools/list, toolscout meta-tools\t%d\t\n", rep.MetaToolsList)
-	fmt.Fprintf(tw, "server instructions\t%d\t\n", rep.Instructions)
+	fmt.Fprintf(tw, "server instructions (as initialize returns them)\t%d\t\n", rep.Instructions)
 	fmt.Fprintf(tw, "discover_tools, no arguments\t%d\t\n", rep.DiscoverContents)
 	fmt.Fprintf(tw, "discover_tools, query %q, limit 5\t%d\t\n", *query, rep.DiscoverQuery)
 	fmt.Fprintf(tw, "get_tool_schema, one tool\t%d\t\n", rep.GetToolSchema)

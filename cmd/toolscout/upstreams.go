@@ -18,6 +18,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/pin"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server"
 	"github.com/toolscout/toolscout/server/gateway"
 	"github.com/toolscout/toolscout/server/lint"
 )
@@ -78,19 +79,19 @@ func configSummary(gc *gatewayConfig) string {
 
 // checkUpstreams connects to each upstream server of --config and emits
 // its tool count and latency, or what is wrong, as each answers or fails.
-func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
+func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (specs []index.DomainSpec, selves server.Selves) {
 	if len(g.configs) == 0 {
-		return
+		return nil, selves
 	}
 	gc, err := g.gatewayConfig()
 	if err != nil {
 		emit(check{name: "config", detail: err.Error(), fix: configAdvice(err)})
-		return
+		return nil, selves
 	}
 	detail := configSummary(gc)
 	if err := checkDepth(gc, os.Environ()); err != nil {
 		emit(check{name: "config", detail: err.Error(), fix: "remove this toolscout from the config of the toolscout that starts it; if none does, unset " + gateway.DepthEnv})
-		return
+		return nil, selves
 	}
 	emit(check{name: "config", detail: detail})
 	pins := g.doctorPins(gc)
@@ -135,8 +136,10 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) {
 		}
 		emit(callerChecks(gc.Callers, cat, domains, g.redactor())...)
 	}
+	emit(oauthChecks(ctx, gc.Callers)...)
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 	emit(pinChecks(pins, gc, g.configs)...)
+	return gw.Specs(), server.SelvesOf(gw)
 }
 
 // upstreamCheck is the doctor line of one upstream server (started by a

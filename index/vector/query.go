@@ -156,3 +156,30 @@ func (v *Store) QueryChromem(ctx context.Context, col Collection, vec []float32,
 	}
 	return hits, nil
 }
+
+// Centroid returns the normalised mean of the stored vectors of the
+// tools ids (those the collection lacks left out; nil when it has none
+// of them): the direction a handful of tools share.
+func (v *Store) Centroid(ctx context.Context, col Collection, ids []string) ([]float32, error) {
+	snap, err := v.snapshot(ctx, col)
+	if err != nil || snap == nil {
+		return nil, err
+	}
+	var sum []float32
+	for _, id := range ids {
+		l, row := snap.find(id)
+		if l == nil {
+			continue
+		}
+		if sum == nil {
+			sum = make([]float32, snap.dims)
+		}
+		for i, x := range l.row(row) {
+			sum[i] += x
+		}
+	}
+	if sum == nil {
+		return nil, nil
+	}
+	return normalized(sum), nil
+}

@@ -266,3 +266,42 @@ func TestDot(t *testing.T) {
 		}
 	}
 }
+
+// TestCentroid: the centroid of a few tools is the normalised mean of
+// their stored vectors, tools the collection lacks left out; none of
+// them known gives nil.
+func TestCentroid(t *testing.T) {
+	ctx := context.Background()
+	vs, _ := Open("")
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tools := cat.Tools()[:3]
+	ids := []string{tools[0].QualifiedName, "nobody__nothing", tools[1].QualifiedName, tools[2].QualifiedName}
+	got, err := vs.Centroid(ctx, testCol, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := make([]float64, testCol.Dims)
+	for _, tool := range tools {
+		for j, x := range normalized(indextest.HashVec(index.DocumentText(tool))) {
+			mean[j] += float64(x)
+		}
+	}
+	var n float64
+	for _, x := range mean {
+		n += x * x
+	}
+	if len(got) != testCol.Dims {
+		t.Fatalf("Centroid(%v) has %d dimensions, want %d", ids, len(got), testCol.Dims)
+	}
+	for j := range mean {
+		if want := mean[j] / math.Sqrt(n); math.Abs(float64(got[j])-want) > 1e-5 {
+			t.Errorf("Centroid(%v)[%d] = %.5f, want %.5f", ids, j, got[j], want)
+		}
+	}
+	if none, err := vs.Centroid(ctx, testCol, []string{"nobody__nothing"}); err != nil || none != nil {
+		t.Errorf("Centroid of an unknown tool = %v, %v; want nil, nil", none, err)
+	}
+}

@@ -113,7 +113,28 @@ func shortValue(v any) (string, bool) {
 		s = s[:i] + "…"
 	}
 	if utf8.RuneCountInString(s) > maxDescribedValue {
-		s = string([]rune(s)[:maxDescribedValue-1]) + "…"
+		s = cutAtWord(s, maxDescribedValue-1) + "…"
 	}
 	return s, s != ""
 }
+
+// cutAtWord returns s cut to at most n runes at the end of a word (where
+// a letter or digit is not followed by another; mid-word only when the
+// first word is longer), without the spaces and punctuation before the
+// cut.
+func cutAtWord(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && isWordRune(r[cut-1]) && isWordRune(r[cut]) {
+		cut--
+	}
+	if cut == 0 {
+		cut = n
+	}
+	return strings.TrimRightFunc(string(r[:cut]), func(c rune) bool { return !isWordRune(c) })
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -2,12 +2,14 @@ package arguments
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolscout/toolscout/index"
 )
@@ -37,7 +39,12 @@ const maxExamples = 2
 // one item). Whatever does not validate, or holds a placeholder word
 // ("sample", "foo", "YOUR_..."), is left out, so an example is never
 // wrong and always says something real.
-func Examples(t *index.Tool) []Example {
+func Examples(t *index.Tool) []Example { return ExamplesWithin(t, nil) }
+
+// ExamplesWithin is Examples for a tool whose server may touch only the
+// folders roots (a filesystem server's allowed directories): the paths
+// of its examples are inside the first of them.
+func ExamplesWithin(t *index.Tool, roots []string) []Example {
 	var schema map[string]any
 	if json.Unmarshal(t.InputSchema, &schema) != nil {
 		return nil
@@ -45,6 +52,9 @@ func Examples(t *index.Tool) []Example {
 	tw := index.SplitIdentifier(t.Name) // the tool's words: context for a property's kind
 	var out []Example
 	add := func(args map[string]any, source string) {
+		if len(roots) > 0 && source != "schema" {
+			args, _ = within(args, roots[0]).(map[string]any)
+		}
 		if len(out) < maxExamples && args != nil && !hasPlaceholder(args) && Validate(t, args) == nil {
 			out = append(out, Example{Description: describeExample(t, schema, args), Arguments: args, Source: source})
 		}
@@ -161,6 +171,16 @@ func synthesize(tw []string, name string, schema map[string]any, depth int) any 
 		// minItems items, at least one: an empty array shows nothing of
 		// what its items look like.
 		items, _ := schema["items"].(map[string]any)
+		if _, ok := items["description"]; !ok && items != nil {
+			// Items said only by the array ("Files with path and
+			// content") are read from its description.
+			withDesc := make(map[string]any, len(items)+1)
+			for k, v := range items {
+				withDesc[k] = v
+			}
+			withDesc["description"] = schema["description"]
+			items = withDesc
+		}
 		n := 1
 		if m, ok := schema["minItems"].(float64); ok && int(m) > n {
 			n = int(m)
@@ -191,9 +211,57 @@ func synthesize(tw []string, name string, schema map[string]any, depth int) any 
 				obj[name] = synthesize(tw, qualified(parent, name), p, depth+1)
 			}
 		}
+		if len(obj) == 0 && depth > 0 {
+			openObject(tw, parent, schema, obj, depth)
+		}
+		orderRanges(obj, props)
+		distinctSiblings(obj, props)
 	}
 	return obj
 }
+
+// openObject fills obj, a value of an object schema that names no
+// property to fill, so that it shows content: the properties its
+// description names ("Edits with oldText and newText"), else one entry
+// of its additionalProperties' schema (a string when it has none), under
+// a key the description or the property's name suggests.
+func openObject(tw []string, name string, schema map[string]any, obj map[string]any, depth int) {
+	if ap, ok := schema["additionalProperties"].(bool); ok && !ap {
+		return
+	}
+	desc, _ := schema["description"].(string)
+	if m := withPropsRe.FindStringSubmatch(desc); m != nil {
+		var names []string
+		for _, k := range listedNames.FindAllString(m[1], -1) {
+			if k != "and" && k != "or" {
+				names = append(names, k)
+			}
+		}
+		if !slices.ContainsFunc(names, func(w string) bool { return notNames[strings.ToLower(w)] }) {
+			for _, k := range names {
+				obj[k] = synthesize(tw, qualified(name, k), map[string]any{"type": "string"}, depth+1)
+			}
+			return
+		}
+	}
+	vs, _ := schema["additionalProperties"].(map[string]any)
+	if vs == nil {
+		vs = map[string]any{"type": "string"}
+	}
+	obj["name"] = synthesize(tw, qualified(singular(name), "name"), vs, depth+1)
+}
+
+// withPropsRe finds the properties a description of an object lists
+// after "with": "with path and content", "with oldText and newText".
+var withPropsRe = regexp.MustCompile(`\bwith\s+((?:[A-Za-z][A-Za-z0-9_]*)(?:\s*(?:,|and|or)\s*[A-Za-z][A-Za-z0-9_]*){0,5})`)
+
+var listedNames = regexp.MustCompile(`[A-Za-z][A-Za-z0-9_]*`)
+
+// notNames are words that show a description's "with" is followed by a
+// phrase, not by a list of names ("with the given title").
+var notNames = map[string]bool{"the": true, "a": true, "an": true, "its": true, "their": true, "his": true, "her": true,
+	"given": true, "each": true, "all": true, "any": true, "some": true, "this": true, "that": true, "these": true,
+	"those": true, "one": true, "no": true, "optional": true, "your": true, "my": true}
 
 // namedNumber is a number of the kind the property's name says, before
 // the schema's bounds.
@@ -315,4 +383,158 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// startWords and endWords name the two ends of a range in a property's
+// name: time_min and time_max, start and end, since and until.
+var (
+	startWords = []string{"start", "begin", "from", "since", "min", "earliest", "first", "after"}
+	endWords   = []string{"end", "finish", "to", "until", "max", "latest", "last", "before", "stop"}
+)
+
+// orderRanges makes the end of each range of obj (a property whose name
+// is another's with an end word for its start word: end of start,
+// time_max of time_min) come after its start when the two were given the
+// same date, time or number: an hour later, a day later, one more.
+func orderRanges(obj map[string]any, props map[string]any) {
+	for _, endKey := range sortedKeys(obj) {
+		words := index.SplitIdentifier(endKey)
+		for i, w := range words {
+			if !slices.Contains(endWords, w) {
+				continue
+			}
+			for _, sw := range startWords {
+				startWords := slices.Clone(words)
+				startWords[i] = sw
+				startKey, ok := keyWithWords(obj, startWords)
+				if !ok || startKey == endKey || fmt.Sprint(obj[startKey]) != fmt.Sprint(obj[endKey]) {
+					continue
+				}
+				if later, ok := laterValue(obj[endKey]); ok {
+					p, _ := props[endKey].(map[string]any)
+					if _, fixed := p["enum"]; !fixed {
+						obj[endKey] = later
+					}
+				}
+			}
+		}
+	}
+}
+
+// keyWithWords returns the key of obj whose words are words.
+func keyWithWords(obj map[string]any, words []string) (string, bool) {
+	for k := range obj {
+		if slices.Equal(index.SplitIdentifier(k), words) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// laterValue is a date-time an hour later, a date a day later, a time an
+// hour later, a number one more.
+func laterValue(v any) (any, bool) {
+	switch v := v.(type) {
+	case float64:
+		return v + 1, true
+	case int:
+		return v + 1, true
+	case string:
+		for _, layout := range []string{time.RFC3339, time.DateOnly, time.TimeOnly} {
+			if t, err := time.Parse(layout, v); err == nil {
+				if layout == time.DateOnly {
+					return t.AddDate(0, 0, 1).Format(layout), true
+				}
+				return t.Add(time.Hour).Format(layout), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// otherValues are second values of the kinds valueRules give, for a
+// sibling property that would otherwise repeat one (oldText and newText
+// of an edit, two ids).
+var otherValues = map[string]string{
+	"Deploy finished; all checks passed.": "Deploy finished; 2 checks failed.",
+	filePath:                              "/home/alice/projects/todo.md",
+	"/home/alice/projects":                "/home/alice/projects/docs",
+	"a1b2c3d4":                            "e5f6a7b8",
+	"weekly-report":                       "monthly-report",
+	"Fix login timeout on mobile":         "Update the onboarding guide",
+	"Paris":                               "Lyon",
+	"octocat":                             "hubot",
+	"main":                                "develop",
+	"blue":                                "green",
+	"Acme Corp":                           "Globex Inc",
+	"Alice Martin":                        "Bob Chen",
+	"alice@acme.io":                       "bob@acme.io",
+	"quarterly sales report":              "open support tickets",
+	"bug":                                 "feature",
+	"json":                                "csv",
+	"PROJ-123":                            "PROJ-124",
+}
+
+// distinctSiblings gives a string property of obj that repeats the value
+// of a sibling before it (in name order) a second value of the same kind
+// (otherValues), unless its schema fixes the value (const, enum, format,
+// pattern).
+func distinctSiblings(obj map[string]any, props map[string]any) {
+	seen := map[string]bool{}
+	for _, k := range sortedKeys(obj) {
+		s, ok := obj[k].(string)
+		if !ok {
+			continue
+		}
+		if seen[s] {
+			p, _ := props[k].(map[string]any)
+			_, c := p["const"]
+			_, e := p["enum"]
+			_, f := p["format"]
+			_, pt := p["pattern"]
+			if other, ok := otherValues[s]; ok && !c && !e && !f && !pt {
+				obj[k] = other
+				s = other
+			}
+		}
+		seen[s] = true
+	}
+}
+
+// examplesHome is the folder the synthesized paths are in (valueRules,
+// contextRules, otherValues): /home/alice/projects/notes.md and the like.
+const (
+	examplesHome     = "/home/alice/"
+	examplesProjects = "/home/alice/projects"
+)
+
+// within returns v with each synthesized path moved into root:
+// /home/alice/projects and what is under it to root and under it, the
+// rest of /home/alice/ under root ("/home/alice/archive/notes.md" to
+// root/archive/notes.md).
+func within(v any, root string) any {
+	root = strings.TrimRight(root, "/\\")
+	switch v := v.(type) {
+	case string:
+		switch {
+		case v == examplesProjects || strings.HasPrefix(v, examplesProjects+"/"):
+			return root + strings.TrimPrefix(v, examplesProjects)
+		case strings.HasPrefix(v, examplesHome):
+			return root + "/" + strings.TrimPrefix(v, examplesHome)
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = within(x, root)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = within(x, root)
+		}
+		return out
+	}
+	return v
 }

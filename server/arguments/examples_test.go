@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -145,11 +146,12 @@ func TestBuiltinExamples(t *testing.T) {
 // reference servers, as their tools/list gives them.
 func TestReferenceServerExamples(t *testing.T) {
 	var specs []index.DomainSpec
+	allowed := t.TempDir()
 	for _, s := range []struct {
 		domain, bin string
 		args        []string
 	}{
-		{"everything", "mcp-server-everything", nil}, {"memory", "mcp-server-memory", nil}, {"files", "mcp-server-filesystem", []string{t.TempDir()}},
+		{"everything", "mcp-server-everything", nil}, {"memory", "mcp-server-memory", nil}, {"files", "mcp-server-filesystem", []string{allowed}},
 	} {
 		cmd := exec.Command(npmBin(t, s.bin), s.args...)
 		cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(t.TempDir(), "memory.jsonl"))
@@ -178,6 +180,46 @@ func TestReferenceServerExamples(t *testing.T) {
 		t.Fatalf("%d tools from the reference servers, want 30 at least", cat.Len())
 	}
 	checkExamples(t, cat)
+	// The filesystem server's examples, given its allowed folder, stay
+	// inside it.
+	for _, tool := range cat.Tools() {
+		if tool.Domain != "files" {
+			continue
+		}
+		for _, ex := range ExamplesWithin(tool, []string{allowed}) {
+			data, _ := json.Marshal(ex.Arguments)
+			if err := Validate(tool, ex.Arguments); err != nil {
+				t.Errorf("%s: example %s does not validate: %v", tool.QualifiedName, data, err)
+			}
+			if p := pathOutside(decodedArgs(ex.Arguments), allowed); p != "" {
+				t.Errorf("%s: example %s has the path %s outside the allowed folder %s", tool.QualifiedName, data, p, allowed)
+			}
+		}
+	}
+}
+
+// pathOutside returns a string of v that is an absolute path outside
+// root, or "".
+func pathOutside(v any, root string) string {
+	switch v := v.(type) {
+	case string:
+		if filepath.IsAbs(v) && v != root && !strings.HasPrefix(v, root+string(filepath.Separator)) {
+			return v
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if p := pathOutside(v[k], root); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if p := pathOutside(x, root); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 func npmBin(t *testing.T, name string) string {
@@ -220,33 +262,113 @@ func checkExamples(t *testing.T, cat *index.Catalog) {
 			if m := placeholderRe.FindString(string(data)); m != "" {
 				t.Errorf("%s: example %s holds the placeholder %q", tool.QualifiedName, data, m)
 			}
-			if path := emptyRequiredArray(schema, decodedArgs(ex.Arguments), ""); path != "" {
-				t.Errorf("%s: example %s has an empty required array at %s", tool.QualifiedName, data, path)
+			if path := emptyRequired(schema, decodedArgs(ex.Arguments), ""); path != "" {
+				t.Errorf("%s: example %s has an empty required array or object at %s", tool.QualifiedName, data, path)
+			}
+			if path := equalRange(decodedArgs(ex.Arguments), ""); path != "" {
+				t.Errorf("%s: example %s has a range that ends where it starts at %s", tool.QualifiedName, data, path)
+			}
+			if cut := cutMidWord(ex.Description, decodedArgs(ex.Arguments)); cut != "" {
+				t.Errorf("%s: example description %q cuts %q mid-word", tool.QualifiedName, ex.Description, cut)
 			}
 		}
 	}
 }
 
-// emptyRequiredArray returns the path of the first required array of v
-// that is empty, or "".
-func emptyRequiredArray(schema map[string]any, v any, path string) string {
+// cutMidWord returns a string value of v that desc quotes cut inside a
+// word (a prefix of it followed by "…" where the value goes on with a
+// letter or digit after a letter or digit), or "".
+func cutMidWord(desc string, v any) string {
+	switch v := v.(type) {
+	case string:
+		r := []rune(v)
+		for n := 1; n < len(r); n++ {
+			if wordRune(r[n-1]) && wordRune(r[n]) && strings.Contains(desc, string(r[:n])+"…") {
+				return v
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if got := cutMidWord(desc, v[k]); got != "" {
+				return got
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if got := cutMidWord(desc, x); got != "" {
+				return got
+			}
+		}
+	}
+	return ""
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// emptyRequired returns the path of the first required array or object
+// of v that is empty, or of an item of an array that is, or "".
+func emptyRequired(schema map[string]any, v any, path string) string {
 	switch v := v.(type) {
 	case map[string]any:
 		props, _ := schema["properties"].(map[string]any)
 		required := requiredSet(schema)
 		for _, name := range sortedKeys(v) {
 			p, _ := props[name].(map[string]any)
-			if arr, ok := v[name].([]any); ok && len(arr) == 0 && required[name] {
+			if required[name] && isEmpty(v[name]) {
 				return path + "/" + name
 			}
-			if got := emptyRequiredArray(p, v[name], path+"/"+name); got != "" {
+			if got := emptyRequired(p, v[name], path+"/"+name); got != "" {
 				return got
 			}
 		}
 	case []any:
 		items, _ := schema["items"].(map[string]any)
 		for i, x := range v {
-			if got := emptyRequiredArray(items, x, fmt.Sprintf("%s/%d", path, i)); got != "" {
+			if isEmpty(x) {
+				return fmt.Sprintf("%s/%d", path, i)
+			}
+			if got := emptyRequired(items, x, fmt.Sprintf("%s/%d", path, i)); got != "" {
+				return got
+			}
+		}
+	}
+	return ""
+}
+
+func isEmpty(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// rangeEnds are the (start, end) property names checked by equalRange.
+var rangeEnds = [][2]string{{"start", "end"}, {"startTime", "endTime"}, {"start_time", "end_time"}, {"start_date", "end_date"},
+	{"startDate", "endDate"}, {"time_min", "time_max"}, {"timeMin", "timeMax"}, {"since", "until"}, {"from", "to"}, {"min", "max"}}
+
+// equalRange returns the path of the first object of v whose start and
+// end of a range hold the same value, or "".
+func equalRange(v any, path string) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, r := range rangeEnds {
+			a, okA := v[r[0]]
+			b, okB := v[r[1]]
+			if okA && okB && fmt.Sprint(a) == fmt.Sprint(b) {
+				return path + "/" + r[1]
+			}
+		}
+		for _, name := range sortedKeys(v) {
+			if got := equalRange(v[name], path+"/"+name); got != "" {
+				return got
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if got := equalRange(x, fmt.Sprintf("%s/%d", path, i)); got != "" {
 				return got
 			}
 		}

@@ -22,6 +22,30 @@
 //	c := callers.FromContext(r.Context())
 //	if c.Visible("memory", "read_graph") { ... }
 //
+// With OAuthOptions, toolscout is an OAuth 2.1 protected resource, as
+// the MCP authorization specification asks of an HTTP server: Require
+// answers 401 with a challenge naming the protected resource metadata
+// (RFC 9728; MetadataHandler serves it at MetadataPaths) and the scopes,
+// and access tokens are checked as JWTs against the issuer's keys
+// (RemoteKeys: found through its RFC 8414 or OpenID Connect metadata,
+// cached, fetched again for an unknown kid at most every MinRefresh) or,
+// opaque, by introspection (Introspector, RFC 7662); their audience must
+// be the resource. Their claims name callers as a JWT's do; a token with
+// only read scopes is marked read-only (ReadOnly), and the server runs
+// only tools that say readOnlyHint for it.
+//
+//	set, err := callers.New(callers.Options{
+//		OAuth: &callers.OAuthOptions{Issuer: iss, Resource: "https://toolscout.example/mcp",
+//			Scopes: []string{"tools.read", "tools.run"}, ReadScopes: []string{"tools.read"},
+//			Keys: callers.NewRemoteKeys(callers.RemoteKeysOptions{Issuer: iss})},
+//		Callers: []callers.Config{{Name: "alice", Claims: map[string]string{"sub": "alice"}, Allow: []string{"*"}}},
+//	})
+//
+// A Set's definitions change at run time with Replace (cmd re-reads the
+// token and key files when they change): each request sees the old or
+// the new ones whole, and a caller whose lists did not change stays the
+// same *Caller.
+//
 // Its place: below server (which picks a view per caller) and cmd (which
 // reads the config, the token files and the key file, and passes their
 // contents here); it knows nothing of the catalog or the index. JWTs are

@@ -81,6 +81,8 @@ func (l Limits) WithDefaults() Limits {
 type LimitError struct {
 	Limit string // LimitTime, LimitCPU, ...
 	Bound string // the bound, as a person reads it ("10s", "64 MiB")
+	// Hint, when set, replaces the limit's own advice (after "; ").
+	Hint string
 }
 
 func (e *LimitError) Error() string {
@@ -103,6 +105,9 @@ func (e *LimitError) Error() string {
 		LimitToolCalls:   "; call fewer tools in one program",
 		LimitResultBytes: "; ask the tools for less (filters, limits, pages)",
 	}[e.Limit]
+	if e.Hint != "" {
+		hint = e.Hint
+	}
 	return fmt.Sprintf("the program %s (%s limit %s)%s", what, e.Limit, e.Bound, hint)
 }
 

@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,13 +97,17 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
-// writeLine writes v as one JSON line.
+// writeLine writes v as one JSON line, without HTML escapes: a
+// program's result reaches the model as the program made it, "<" as
+// one character rather than "\u003c". (Newlines in strings are still
+// escaped, and so U+2028 and U+2029: a line is one message.)
 func writeLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // Encode ends the line
 		return err
 	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
+	_, err := w.Write(b.Bytes())
 	return err
 }

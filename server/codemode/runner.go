@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -225,7 +226,7 @@ func (r *Runner) Run(ctx context.Context, code string, lim Limits, b Bridge) (*A
 	case r.sem <- struct{}{}:
 		defer func() { <-r.sem }()
 	case <-ctx.Done():
-		ans.Error = r.endedBy(ctx, lim)
+		ans.Error = r.endedBy(ctx, lim, nil) // waiting for a sandbox
 		return ans, nil
 	}
 	r.mu.Lock()
@@ -263,10 +264,23 @@ func (r *Runner) release(p *proc) {
 	p.kill()
 }
 
-// endedBy words why ctx ended a program.
-func (r *Runner) endedBy(ctx context.Context, lim Limits) *ProgramError {
+// endedBy words why ctx ended a program; ans is the program's answer so
+// far (nil: it never started). A program that spent less than half its
+// time limit in tool calls was running its own code when the limit came:
+// the hint is then the CPU limit's (a loop that never ends), which a
+// busy machine lets the time limit reach first.
+func (r *Runner) endedBy(ctx context.Context, lim Limits, ans *Answer) *ProgramError {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		le := lim.limitError(LimitTime)
+		if ans != nil {
+			var calls float64
+			for _, c := range ans.Calls {
+				calls += c.Ms
+			}
+			if time.Duration(calls*float64(time.Millisecond)) < lim.Wall/2 {
+				le.Hint = "; it was running its own code, not waiting for tools: look for a loop that never ends"
+			}
+		}
 		return &ProgramError{Kind: KindLimit, Limit: le.Limit, Message: le.Error()}
 	}
 	return &ProgramError{Kind: KindRuntime, Message: "the request was canceled"}
@@ -284,11 +298,11 @@ func (r *Runner) serve(ctx context.Context, p *proc, lim Limits, b Bridge, ans *
 		case ln = <-lines:
 		case <-ctx.Done():
 			p.kill()
-			ans.Error = r.endedBy(ctx, lim)
+			ans.Error = r.endedBy(ctx, lim, ans)
 			return
 		}
 		if ln.err != nil {
-			ans.Error = r.died(ctx, p, lim, ln.err)
+			ans.Error = r.died(ctx, p, lim, ans, ln.err)
 			return
 		}
 		var req request
@@ -322,11 +336,11 @@ func (r *Runner) serve(ctx context.Context, p *proc, lim Limits, b Bridge, ans *
 		}
 		if ctx.Err() != nil {
 			p.kill()
-			ans.Error = r.endedBy(ctx, lim)
+			ans.Error = r.endedBy(ctx, lim, ans)
 			return
 		}
 		if err := writeLine(p.in, rep); err != nil {
-			ans.Error = r.died(ctx, p, lim, err)
+			ans.Error = r.died(ctx, p, lim, ans, err)
 			return
 		}
 	}
@@ -349,7 +363,9 @@ func (r *Runner) call(ctx context.Context, b Bridge, req request, ans *Answer) r
 			name = req.Domain + "." + req.Tool
 		}
 	}
-	c := Call{Tool: name, Ms: float64(time.Since(t0).Microseconds()) / 1000, OK: err == nil}
+	// To a tenth of a millisecond: the model reads each digit, and
+	// microseconds of a call are noise.
+	c := Call{Tool: name, Ms: math.Round(float64(time.Since(t0).Microseconds())/100) / 10, OK: err == nil}
 	if err != nil {
 		c.Error = err.Error()
 		ans.Calls = append(ans.Calls, c)
@@ -398,7 +414,7 @@ func (r *Runner) done(req request, lim Limits, ans *Answer) {
 }
 
 // died words the end of a process that stopped without answering.
-func (r *Runner) died(ctx context.Context, p *proc, lim Limits, readErr error) *ProgramError {
+func (r *Runner) died(ctx context.Context, p *proc, lim Limits, ans *Answer, readErr error) *ProgramError {
 	if errors.Is(readErr, errLineTooLong) {
 		p.kill()
 		le := lim.limitError(LimitOutput)
@@ -411,7 +427,7 @@ func (r *Runner) died(ctx context.Context, p *proc, lim Limits, readErr error) *
 		<-p.exited
 	case <-ctx.Done():
 		p.kill()
-		return r.endedBy(ctx, lim)
+		return r.endedBy(ctx, lim, ans)
 	}
 	tail := p.stderr.String()
 	switch {

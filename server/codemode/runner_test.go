@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -176,5 +177,23 @@ got.value.n * 6`, wantResult: "42", wantCalls: []string{"kv__put", "kv__get"}},
 				t.Errorf("Run(%q) console = %q, want %q", tt.code, ans.Console, tt.wantLog)
 			}
 		})
+	}
+}
+
+// TestCallTimes: a call's time is given to a tenth of a millisecond,
+// the precision that means something to the model that reads it (a
+// bridge that takes 1.2345 ms does not give 1.234).
+func TestCallTimes(t *testing.T) {
+	r := newTestRunner(t, Options{Idle: 1})
+	b := kvBridge()
+	b.delay = 1234567 * time.Nanosecond
+	ans := run(t, r, `await tools.kv.put({key: "a", value: 1}); await tools.kv.get({key: "a"}); 1`, Limits{}, b)
+	if len(ans.Calls) != 2 {
+		t.Fatalf("calls = %+v, want 2", ans.Calls)
+	}
+	for _, c := range ans.Calls {
+		if c.Ms < 1.2 || math.Round(c.Ms*10)/10 != c.Ms {
+			t.Errorf("call %s took %v ms, want at least 1.2, to a tenth", c.Tool, c.Ms)
+		}
 	}
 }

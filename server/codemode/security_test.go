@@ -177,8 +177,25 @@ func TestWallTime(t *testing.T) {
 	if ans.Error == nil || ans.Error.Limit != LimitTime {
 		t.Fatalf("slow tool: error %+v, want the time limit", ans.Error)
 	}
+	if !strings.Contains(ans.Error.Message, "make fewer or faster calls") || strings.Contains(ans.Error.Message, "loop") {
+		t.Errorf("slow tool: message %q, want the time limit's advice on calls", ans.Error.Message)
+	}
 	if took := time.Since(t0); took > 5*time.Second {
 		t.Errorf("slow tool ended after %v, want about %v", took, lim.Wall)
+	}
+}
+
+// TestWallTimeLoop: a loop that reaches the time limit before the CPU
+// limit (a busy machine gives the sandbox little CPU; here a CPU limit
+// far above the time limit) is told to look for the loop, since it
+// spent its time running, not waiting for tools.
+func TestWallTimeLoop(t *testing.T) {
+	r := newTestRunner(t, Options{})
+	lim := tight
+	lim.Wall, lim.CPU = 300*time.Millisecond, time.Minute
+	ans := run(t, r, `await tools.kv.put({key: "a", value: 1}); while (true) {}`, lim, kvBridge())
+	if ans.Error == nil || ans.Error.Limit != LimitTime || !strings.Contains(ans.Error.Message, "look for a loop that never ends") {
+		t.Fatalf("a loop past the time limit: error %+v, want the time limit, pointing at the loop", ans.Error)
 	}
 }
 

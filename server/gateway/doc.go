@@ -47,6 +47,15 @@
 // (callerheaders.go). A 401 or 403 is worded with the server's name and
 // matches [ErrUnauthorized], at connect and at a call.
 //
+// What a server asks of its client in the middle of a call (sampling,
+// elicitation, roots) and what it tells it (progress, log messages) goes
+// to the client of that call (calls.go): each call with a client session
+// is a route while it runs, found over Streamable HTTP by the stream the
+// message came on (tagger.go marks it), over stdio while one client's
+// calls run on the server. A 2026-07-28 server's input-required result
+// goes back to the client untouched (the go-sdk client's own fulfilment
+// is off), with the client's capabilities sent per request.
+//
 //	gw := gateway.New(gateway.Options{Upstreams: ups, Logger: log})
 //	gw.Start(ctx)
 //	defer gw.Close()

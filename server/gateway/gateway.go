@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -128,18 +128,15 @@ type Gateway struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
-	progMu  sync.Mutex
-	progSeq atomic.Int64
-	prog    map[string]progressRoute
+	// progMu guards routes and every upstream's inflight (calls.go).
+	progMu sync.Mutex
+	routes map[string]*callRoute
+	// bridges are the calls waiting for a client's retry (bridge.go).
+	bridges map[string]*bridge
 
 	keepMu sync.Mutex // one Keep at a time, in the order of the listings
 
 	surf surfaceWatch // prompts and resources (surface.go)
-}
-
-type progressRoute struct {
-	session *mcp.ServerSession
-	token   any
 }
 
 type upstream struct {
@@ -167,6 +164,9 @@ type upstream struct {
 	// changedBy is the session that announced the change, until follow
 	// re-lists it.
 	changedBy *mcp.ClientSession
+	// inflight are the calls of clients running on the server (under
+	// Gateway.progMu; calls.go).
+	inflight map[*callRoute]struct{}
 	// listed is what the server listed last (before pinning: tools
 	// holds what is served); held the tools held back, by name, and
 	// heldLogged the listed definitions' hashes already logged.
@@ -197,13 +197,13 @@ func New(opts Options) *Gateway {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), prog: map[string]progressRoute{}, closing: make(chan struct{})}
+	g := &Gateway{opts: opts, log: log, byDom: map[string]*upstream{}, change: make(chan struct{}, 1), routes: map[string]*callRoute{}, bridges: map[string]*bridge{}, closing: make(chan struct{})}
 	known := map[string]index.ListedTools{}
 	for _, k := range opts.Known {
 		known[k.Domain] = k
 	}
 	for _, c := range opts.Upstreams {
-		u := &upstream{cfg: c, ready: make(chan struct{}), known: make(chan struct{}), changed: make(chan struct{}, 1), state: "connecting"}
+		u := &upstream{cfg: c, ready: make(chan struct{}), known: make(chan struct{}), changed: make(chan struct{}, 1), state: "connecting", inflight: map[*callRoute]struct{}{}}
 		u.surface.changed = make(chan struct{}, 1)
 		if k, ok := known[c.Domain]; ok && k.Tools != nil {
 			// Groups and states come from this run's config, as
@@ -455,12 +455,17 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 		ProgressNotificationHandler: g.forwardProgress,
 	}
 	g.surfaceHandlers(u, copts)
+	g.clientRequests(u, copts)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolscout", Version: g.opts.Version}, copts)
+	client.AddReceivingMiddleware(g.rootsMiddleware(u))
 	var errs []error
-	for _, a := range u.cfg.attempts(g.log.With("domain", u.cfg.Domain), g.opts.MaxMessage, g.opts.Redactor) {
+	for _, a := range u.cfg.attempts(g, g.log.With("domain", u.cfg.Domain), g.opts.MaxMessage, g.opts.Redactor) {
 		var dial *net.OpError
 		if a.retry && len(errs) > 0 && errors.As(errs[len(errs)-1], &dial) {
 			continue // the server is not reachable: asking again is no use
+		}
+		if ct, ok := a.tr.(*commandTransport); ok {
+			ct.mark = func(req *jsonrpc.Request) { g.markStdio(u, req) }
 		}
 		session, err := client.Connect(cctx, a.tr, &mcp.ClientSessionOptions{ProtocolVersion: a.protocol})
 		if err != nil {
@@ -476,6 +481,7 @@ func (g *Gateway) connect(ctx context.Context, u *upstream) (*mcp.ClientSession,
 			continue
 		}
 		g.listSurface(cctx, u, session)
+		g.openLogging(cctx, u, session)
 		if !timer.Stop() {
 			session.Close()
 			break
@@ -651,11 +657,15 @@ func (g *Gateway) Specs() []index.DomainSpec {
 		if tools == nil {
 			continue
 		}
-		desc := u.cfg.Description
+		desc, about := u.cfg.Description, ""
 		if desc == "" {
 			desc = describeUpstream(title, instr, tools, g.opts.WordFrequency)
+		} else {
+			// What the derived description would have said of the
+			// server itself still counts in ranking.
+			about = describeUpstream(title, instr, nil, nil)
 		}
-		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, Tools: tools, Source: "upstream " + u.cfg.Domain})
+		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, About: about, Tools: tools, Source: "upstream " + u.cfg.Domain})
 	}
 	return specs
 }
@@ -695,6 +705,10 @@ func (g *Gateway) Status() []UpstreamStatus {
 	return out
 }
 
+// Executable reports whether Execute can run tools of domain: it is a
+// configured server's (connected or not yet), not only a catalog's.
+func (g *Gateway) Executable(domain string) bool { return g.byDom[domain] != nil }
+
 // Execute calls the tool on its upstream with the per-server timeout and
 // the client's cancellation, and returns the upstream result untouched but
 // for its _meta and the secrets it holds (redact.go), which its error is
@@ -716,6 +730,9 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 // execute is Execute but for the redaction; sent are the headers of the
 // call's caller (callHeaders).
 func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upstream, t *index.Tool, args map[string]any, sent callHeaderSet) (*mcp.CallToolResult, error) {
+	if res, ok, err := g.resumeBridge(ctx, req, u, t); ok {
+		return res, err
+	}
 	u.mu.Lock()
 	session, state := u.session, u.state
 	u.mu.Unlock()
@@ -748,6 +765,25 @@ func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upst
 		}
 		return nil, classed(ErrUnavailable, fmt.Errorf("server %q is unavailable (%s); toolscout keeps reconnecting it. Tools of other domains still work", t.Domain, reason))
 	}
+	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
+	route, end := g.beginRoute(ctx, u, req)
+	if route != nil {
+		if route.token != nil {
+			params.SetProgressToken(route.id)
+		}
+		passInput(session, req, params)
+		if mustBridge(req, session) {
+			return g.startBridge(ctx, req, u, t, session, params, route, end, sent)
+		}
+	}
+	defer end()
+	return g.callUpstream(ctx, u, t, session, params, route, sent)
+}
+
+// callUpstream makes the tools/call on session with the server's
+// timeout, and words its failures (ErrClosing, ErrTimeout, ErrStopped,
+// unauthorized). route, when not nil, is the call's (calls.go).
+func (g *Gateway) callUpstream(ctx context.Context, u *upstream, t *index.Tool, session *mcp.ClientSession, params *mcp.CallToolParams, route *callRoute, sent callHeaderSet) (*mcp.CallToolResult, error) {
 	cctx, cancel := context.WithTimeout(withCallHeaders(ctx, sent), u.cfg.timeout())
 	defer cancel()
 	// A session closes only once its calls are done: a call still running
@@ -760,24 +796,14 @@ func (g *Gateway) execute(ctx context.Context, req *mcp.CallToolRequest, u *upst
 		case <-cctx.Done():
 		}
 	}()
-	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
-	if req != nil && req.Params != nil && req.Session != nil {
-		if tok := req.Params.GetProgressToken(); tok != nil {
-			id := fmt.Sprintf("toolscout-%d", g.progSeq.Add(1))
-			g.progMu.Lock()
-			g.prog[id] = progressRoute{session: req.Session, token: tok}
-			g.progMu.Unlock()
-			// Notifications are handled asynchronously and the last one
-			// may be handled after the result: keep the route a moment.
-			defer time.AfterFunc(progressGrace, func() {
-				g.progMu.Lock()
-				delete(g.prog, id)
-				g.progMu.Unlock()
-			})
-			params.SetProgressToken(id)
-		}
+	callCtx := cctx
+	if route != nil {
+		callCtx = withRoute(cctx, route)
 	}
-	res, err := session.CallTool(cctx, params)
+	res, err := session.CallTool(callCtx, params)
+	if route != nil {
+		route.drain()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -821,24 +847,48 @@ func connectionLost(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed)
 }
 
-// progressGrace is how long a call's progress route outlives the call.
-const progressGrace = 2 * time.Second
-
 // forwardProgress relays an upstream's progress notification to the client
-// whose call it belongs to.
-func (g *Gateway) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+// whose call it belongs to, under that client's own token, on its call.
+func (g *Gateway) forwardProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	id, _ := req.Params.ProgressToken.(string)
 	g.progMu.Lock()
-	route, ok := g.prog[id]
+	r := g.routes[id]
 	g.progMu.Unlock()
-	if !ok {
+	if r == nil || r.token == nil {
 		return
 	}
+	defer r.done()
 	p := *req.Params
-	p.ProgressToken = route.token
+	p.ProgressToken = r.token
 	p.Meta = nil
 	p.Message = g.opts.Redactor.String(p.Message)
-	_ = route.session.NotifyProgress(ctx, &p)
+	_ = r.ss.NotifyProgress(context.WithoutCancel(r.ctx), &p)
+}
+
+// ConfiguredDescriptions returns, for every upstream, the description
+// its config gives ("" when none): what the server's instructions say a
+// server is for, before what the gateway derives for ranking.
+func (g *Gateway) ConfiguredDescriptions() map[string]string {
+	out := make(map[string]string, len(g.ups))
+	for _, u := range g.ups {
+		out[u.cfg.Domain] = u.cfg.Description
+	}
+	return out
+}
+
+// Titles returns each upstream's title for itself (its serverInfo title,
+// else its name; from its initialize answer, or the last run's until it
+// connects), for the servers that gave one.
+func (g *Gateway) Titles() map[string]string {
+	out := map[string]string{}
+	for _, u := range g.ups {
+		u.mu.Lock()
+		if s := strings.TrimSpace(u.title); s != "" {
+			out[u.cfg.Domain] = s
+		}
+		u.mu.Unlock()
+	}
+	return out
 }
 
 // Instructions returns each upstream's own instructions (from its
@@ -852,6 +902,27 @@ func (g *Gateway) Instructions() map[string]string {
 			out[u.cfg.Domain] = s
 		}
 		u.mu.Unlock()
+	}
+	return out
+}
+
+// Folders returns the folders domain's server was given on its command
+// line: the arguments that are absolute paths of existing directories
+// (the filesystem server's allowed directories), cleaned. None for a
+// remote server or an unknown domain.
+func (g *Gateway) Folders(domain string) []string {
+	u := g.byDom[domain]
+	if u == nil || u.cfg.Command == "" {
+		return nil
+	}
+	var out []string
+	for _, a := range u.cfg.Args {
+		if !filepath.IsAbs(a) {
+			continue
+		}
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			out = append(out, filepath.Clean(a))
+		}
 	}
 	return out
 }

@@ -41,6 +41,10 @@ type lineConn struct {
 	secrets *redact.Redactor
 
 	queue []jsonrpc.Message // the rest of a batch; Read's alone
+
+	// mark, when set, marks each request and notification read with the
+	// call it belongs to, before the SDK sees it (commandTransport.mark).
+	mark func(*jsonrpc.Request)
 }
 
 type lineRead struct {
@@ -50,8 +54,8 @@ type lineRead struct {
 
 var _ mcp.Connection = (*lineConn)(nil)
 
-func newLineConn(guard *frameGuard, w io.WriteCloser, secrets *redact.Redactor) *lineConn {
-	c := &lineConn{guard: guard, w: w, secrets: secrets, incoming: make(chan lineRead), closed: make(chan struct{}), slots: map[jsonrpc.ID]*relay.Slot{}}
+func newLineConn(guard *frameGuard, w io.WriteCloser, secrets *redact.Redactor, mark func(*jsonrpc.Request)) *lineConn {
+	c := &lineConn{guard: guard, w: w, secrets: secrets, mark: mark, incoming: make(chan lineRead), closed: make(chan struct{}), slots: map[jsonrpc.ID]*relay.Slot{}}
 	go c.readLines()
 	return c
 }
@@ -70,8 +74,13 @@ func (c *lineConn) readLines() {
 			}
 			msgs, err = decodeLine(line)
 			for i, m := range msgs {
-				if r, ok := m.(*jsonrpc.Response); ok {
-					msgs[i] = c.keepRaw(r)
+				switch m := m.(type) {
+				case *jsonrpc.Response:
+					msgs[i] = c.keepRaw(m)
+				case *jsonrpc.Request:
+					if c.mark != nil {
+						c.mark(m)
+					}
 				}
 			}
 		}

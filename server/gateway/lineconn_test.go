@@ -121,7 +121,7 @@ func FuzzDecodeLine(f *testing.F) {
 // the slot, the SDK reads a stub; a cancelled call's slot is forgotten.
 func TestLineConnSlots(t *testing.T) {
 	inR, inW := io.Pipe()
-	c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard}, nil)
+	c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard}, nil, nil)
 	defer c.Close()
 	ctx := context.Background()
 	for _, id := range []int64{1, 2} {
@@ -196,7 +196,7 @@ func TestLineConnKeepsNoSecretRaw(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inR, inW := io.Pipe()
-			c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard}, redact.New(secret))
+			c := newLineConn(&frameGuard{r: bufioReader(inR), limit: 1 << 30}, nopWriteCloser{io.Discard}, redact.New(secret), nil)
 			defer c.Close()
 			ctx := context.Background()
 			slot := &relay.Slot{}

@@ -412,7 +412,16 @@ func (g *Gateway) onUpstream(ctx context.Context, domain, what string, f func(co
 		case <-cctx.Done():
 		}
 	}()
-	err := g.opts.Redactor.Error(f(cctx, session))
+	callCtx := cctx
+	if ss := clientOf(ctx); ss != nil {
+		// Asked for a client (WithClient): routed as a tool call is
+		// (calls.go).
+		route, end := g.openRoute(ctx, u, ss, nil)
+		defer end()
+		callCtx = withRoute(cctx, route)
+		defer route.drain()
+	}
+	err := g.opts.Redactor.Error(f(callCtx, session))
 	if err == nil {
 		return nil
 	}

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/index"
@@ -117,7 +118,7 @@ type attempt struct {
 // asked for the stateless protocol first (a server of only that protocol
 // refuses an initialize of 2025-11-25), then, should that fail, for
 // 2025-11-25.
-func (c *UpstreamConfig) attempts(log *slog.Logger, limit int, secrets *redact.Redactor) []attempt {
+func (c *UpstreamConfig) attempts(g *Gateway, log *slog.Logger, limit int, secrets *redact.Redactor) []attempt {
 	if c.Command != "" {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Dir = c.Cwd
@@ -128,7 +129,7 @@ func (c *UpstreamConfig) attempts(log *slog.Logger, limit int, secrets *redact.R
 		ownGroup(cmd)
 		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: stopGrace, limit: limit, log: log, stderr: tail, secrets: secrets}, protocol: upstreamProtocol}}
 	}
-	hc := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport, secrets: secrets}}
+	hc := &http.Client{Transport: headerTransport{g: g, headers: c.Headers, base: http.DefaultTransport, secrets: secrets}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
 	streamed := []attempt{{tr: streamable}, {tr: streamable, protocol: upstreamProtocol, retry: true}}
 	sse := attempt{tr: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}, protocol: upstreamProtocol}
@@ -148,6 +149,9 @@ func (c *UpstreamConfig) attempts(log *slog.Logger, limit int, secrets *redact.R
 // it keeps only what keptChallenges does: never free text, nor anything
 // of the headers sent (secrets knows the configured ones).
 type headerTransport struct {
+	// g marks the requests and notifications on the response stream of
+	// a call's POST with the call (tagger.go); nil: none.
+	g       *Gateway
 	headers map[string]string
 	base    http.RoundTripper
 	secrets *redact.Redactor
@@ -167,6 +171,11 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := h.base.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusOK && h.g != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		if route := routeOf(r.Context()); route != nil {
+			resp.Body = newRouteTagger(h.g, route, resp.Body)
+		}
+	}
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		resp.Body.Close() // free text: never read
 		sent := make([]string, 0, len(h.headers)+len(call.headers))
@@ -330,6 +339,9 @@ type commandTransport struct {
 	log       *slog.Logger // for the lines on stdout that are skipped
 	stderr    *stderrTail  // the last of what the server wrote on stderr
 	secrets   *redact.Redactor
+	// mark marks each request and notification read with the call it
+	// belongs to (Gateway.markStdio); nil: none.
+	mark func(*jsonrpc.Request)
 }
 
 func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -360,7 +372,7 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	guard := &frameGuard{r: bufio.NewReaderSize(stdout, 64<<10), limit: t.limit, noise: &noiseLog{log: t.log}}
 	// The session ends by closing stdin (childStdin), as the MCP stdio
 	// transport says; the child's stdout stays open until it exits.
-	return newLineConn(guard, &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}, t.secrets), nil
+	return newLineConn(guard, &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate}, t.secrets, t.mark), nil
 }
 
 // childStdin ends the server when the session closes: it closes the

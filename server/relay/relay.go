@@ -64,6 +64,18 @@ func (s *Slot) Keep(result []byte) (stub json.RawMessage, ok bool) {
 	return body.stub(), true
 }
 
+// MoveTo moves what s kept to dst (nil: nothing), for a call whose
+// result is answered on another request than the one it was made for (a
+// bridged call, server/gateway).
+func (s *Slot) MoveTo(dst *Slot) {
+	if s == nil || dst == nil || s == dst {
+		return
+	}
+	if body := s.body.Swap(nil); body != nil {
+		dst.body.Store(body)
+	}
+}
+
 // Mark returns res (the stub the SDK decoded for the call made with the
 // slot) marked for Middleware to relay the kept result in its place, or
 // res itself when the slot kept nothing.

@@ -138,3 +138,23 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestSlotMoveTo: what a slot kept moves to another slot, which marks
+// the stub with it; the first then marks nothing.
+func TestSlotMoveTo(t *testing.T) {
+	result := []byte(`{"content":[{"type":"text","text":"` + strings.Repeat("x", MinSize) + `"}]}`)
+	first, second := &Slot{}, &Slot{}
+	if _, ok := first.Keep(result); !ok {
+		t.Fatal("a large result was not kept")
+	}
+	first.MoveTo(second)
+	stub := &mcp.CallToolResult{}
+	if n, ok := MarkedSize(second.Mark(stub)); !ok || n == 0 {
+		t.Errorf("the second slot's mark: %d, %v; want the moved result", n, ok)
+	}
+	if _, ok := MarkedSize(first.Mark(stub)); ok {
+		t.Error("the first slot still marks the result it moved")
+	}
+	first.MoveTo(nil) // nothing to move, nowhere: no panic
+	(*Slot)(nil).MoveTo(second)
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // The methods Middleware serves or waits on.
@@ -178,7 +180,7 @@ func (s *Surface) getPrompt(ctx context.Context, req *mcp.GetPromptRequest, vis 
 	}
 	p := *req.Params
 	p.Name, p.Meta = e.origin, nil
-	res, err := s.opts.Fetcher.GetPrompt(ctx, e.domain, &p)
+	res, err := s.opts.Fetcher.GetPrompt(gateway.WithClient(ctx, req.Session), e.domain, &p)
 	if err != nil {
 		return nil, upstreamError(err, fmt.Sprintf("prompt %q", name), nil)
 	}
@@ -201,7 +203,7 @@ func unknownPrompt(vis Visibility, st *state, name string, candidates []string) 
 	case len(shown) > 1:
 		msg += fmt.Sprintf(": several servers have it; name one of %s", strings.Join(shown, ", "))
 	default:
-		msg += "; prompts/list lists the prompts, each as domain__name"
+		msg += "; prompts/list lists the prompts (each as domain__name, or under its own name with tool_names server)"
 	}
 	return invalidParams(msg, map[string]any{"name": name})
 }
@@ -225,7 +227,7 @@ func (s *Surface) read(ctx context.Context, req *mcp.ReadResourceRequest, vis Vi
 	}
 	p := *req.Params
 	p.URI, p.Meta = origin, nil
-	res, err := s.opts.Fetcher.ReadResource(ctx, domain, &p)
+	res, err := s.opts.Fetcher.ReadResource(gateway.WithClient(ctx, req.Session), domain, &p)
 	if err != nil {
 		return nil, upstreamError(err, fmt.Sprintf("resource %s", quote(uri)), map[string]any{"uri": uri})
 	}

@@ -72,8 +72,10 @@ func advertise(surfaces []gateway.Surface) (prompts, resources, subscribe, compl
 // (the same pointers), so that a view's registrations change only where
 // the lists did. Items an MCP server could not list (a URI that does not
 // parse, a template that is not RFC 6570) are left out and logged, as are
-// duplicates within one upstream (the first is kept).
-func build(prev *state, surfaces []gateway.Surface, log *slog.Logger) *state {
+// duplicates within one upstream (the first is kept). With own, a prompt
+// is listed under its upstream's own name where that is unique
+// (promptNamer).
+func build(prev *state, surfaces []gateway.Surface, own bool, log *slog.Logger) *state {
 	st := &state{
 		prompts: map[string]*promptEntry{}, resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{},
 		promptsByOrigin: map[string][]*promptEntry{}, resourcesByOrigin: map[string][]*resourceEntry{}, domains: map[string]bool{},
@@ -82,6 +84,7 @@ func build(prev *state, surfaces []gateway.Surface, log *slog.Logger) *state {
 	if prev == nil {
 		prev = &state{}
 	}
+	promptName := promptNamer(surfaces, own)
 	for _, s := range surfaces {
 		d := s.Domain
 		st.domains[d] = true
@@ -89,7 +92,7 @@ func build(prev *state, surfaces []gateway.Surface, log *slog.Logger) *state {
 			if p == nil || p.Name == "" {
 				continue
 			}
-			name := qualify(d, p.Name)
+			name := promptName(d, p.Name)
 			if st.prompts[name] != nil {
 				log.Warn("upstream lists a prompt twice; the first is kept", "domain", d, "prompt", p.Name)
 				continue
@@ -247,4 +250,35 @@ func (st *state) resolvePrompt(name string) (*promptEntry, []string) {
 	}
 	slices.Sort(out)
 	return nil, out
+}
+
+// promptNamer returns what a prompt of an upstream is listed as: D__N,
+// or with own its upstream's own name N when no other upstream lists a
+// prompt N and no upstream's prompt is listed as N by its D__N, so that
+// the rule depends on the lists alone, not on which upstream connected
+// first, and an upstream added later changes only the names it shares.
+func promptNamer(surfaces []gateway.Surface, own bool) func(domain, name string) string {
+	if !own {
+		return qualify
+	}
+	domains := map[string]map[string]bool{} // own name → the upstreams that list it
+	qualified := map[string]bool{}
+	for _, s := range surfaces {
+		for _, p := range s.PromptList {
+			if p == nil || p.Name == "" {
+				continue
+			}
+			if domains[p.Name] == nil {
+				domains[p.Name] = map[string]bool{}
+			}
+			domains[p.Name][s.Domain] = true
+			qualified[qualify(s.Domain, p.Name)] = true
+		}
+	}
+	return func(domain, name string) string {
+		if len(domains[name]) == 1 && !qualified[name] {
+			return name
+		}
+		return qualify(domain, name)
+	}
 }

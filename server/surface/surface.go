@@ -64,6 +64,11 @@ type Options struct {
 	// have not finished connecting (none when zero).
 	StartupWait time.Duration
 	Logger      *slog.Logger
+	// OwnNames lists each prompt under its upstream's own name where no
+	// other upstream has a prompt of that name (and that name is not
+	// another's domain__name), as D__N otherwise: the tool_names
+	// "server" setting. Off: every prompt is D__N.
+	OwnNames bool
 }
 
 // Visibility says what the caller a server answers may see: the prompt,
@@ -111,7 +116,7 @@ func New(opts Options) *Surface {
 	s.sub, _ = opts.Fetcher.(Subscriber)
 	s.comp, _ = opts.Fetcher.(Completer)
 	s.ready, _ = opts.Source.(readyWaiter)
-	s.st.Store(build(nil, opts.Source.Surfaces(), log))
+	s.st.Store(build(nil, opts.Source.Surfaces(), opts.OwnNames, log))
 	opts.Source.WatchSurface(s.changed)
 	return s
 }
@@ -125,7 +130,7 @@ func (s *Surface) changed(domain, uri string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := build(s.st.Load(), s.opts.Source.Surfaces(), s.log)
+	st := build(s.st.Load(), s.opts.Source.Surfaces(), s.opts.OwnNames, s.log)
 	s.st.Store(st)
 	for _, m := range s.mirrors {
 		m.sync(st)

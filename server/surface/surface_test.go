@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,7 +135,7 @@ func TestBuildLeavesOutWhatCannotBeListed(t *testing.T) {
 		PromptList:   []*mcp.Prompt{{Name: "p"}, {Name: "p", Description: "again"}, {Name: ""}},
 		ResourceList: []*mcp.Resource{{URI: "mem://ok", Name: "ok"}, {URI: "mem://%zz", Name: "bad"}, {URI: "mem://ok", Name: "dup"}},
 		TemplateList: []*mcp.ResourceTemplate{{URITemplate: "mem://t/{id}", Name: "t"}, {URITemplate: "mem://t/{id", Name: "broken"}, {URITemplate: "mem://" + strings.Repeat("{x}", 3000), Name: "huge"}},
-	}}, slogDiscard())
+	}}, false, slogDiscard())
 	if len(st.prompts) != 1 || st.prompts["a__p"] == nil || st.prompts["a__p"].listed.Description != "" {
 		t.Errorf("prompts = %v, want a__p once (the first)", st.prompts)
 	}
@@ -152,7 +153,7 @@ func TestResolveResource(t *testing.T) {
 			TemplateList: []*mcp.ResourceTemplate{{URITemplate: "a://item/{id}"}, {URITemplate: "shared://{x}"}}},
 		{Domain: "b", Listed: true, Resources: true, ResourceList: []*mcp.Resource{{URI: "file:///README.md"}},
 			TemplateList: []*mcp.ResourceTemplate{{URITemplate: "shared://{x}"}}},
-	}, slogDiscard())
+	}, false, slogDiscard())
 	for _, tc := range []struct {
 		name, uri, domain, origin string
 		candidates                int
@@ -540,5 +541,46 @@ func TestPromptListChanged(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("prompts/list = %+v, want p__new alone", pl.Prompts)
 		}
+	}
+}
+
+// TestBuildOwnNames: with own names, a prompt is listed under its
+// upstream's name where no other upstream has one of that name (and no
+// prompt is listed as that name by domain__name), as domain__name
+// otherwise; without, every prompt is domain__name. Each listed name gets
+// its upstream's prompt, and a shared own name resolves to the candidates.
+func TestBuildOwnNames(t *testing.T) {
+	surfaces := []gateway.Surface{
+		{Domain: "a", Listed: true, Prompts: true, PromptList: []*mcp.Prompt{{Name: "review"}, {Name: "summarize"}, {Name: "b__x"}}},
+		{Domain: "b", Listed: true, Prompts: true, PromptList: []*mcp.Prompt{{Name: "review"}, {Name: "x"}}},
+	}
+	for _, tc := range []struct {
+		name string
+		own  bool
+		want []string
+	}{
+		{"own", true, []string{"a__b__x", "a__review", "b__review", "summarize", "x"}},
+		{"qualified", false, []string{"a__b__x", "a__review", "a__summarize", "b__review", "b__x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := build(nil, surfaces, tc.own, slogDiscard())
+			var got []string
+			for name, e := range st.prompts {
+				got = append(got, name)
+				if e.listed.Name != name || e.origin == "" {
+					t.Errorf("prompt %s: listed as %q, origin %q", name, e.listed.Name, e.origin)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("prompts = %v, want %v", got, tc.want)
+			}
+			if e, _ := st.resolvePrompt("summarize"); e == nil || e.domain != "a" {
+				t.Errorf("resolvePrompt(summarize) = %v, want a's", e)
+			}
+			if e, c := st.resolvePrompt("review"); e != nil || len(c) != 2 {
+				t.Errorf("resolvePrompt(review) = %v, %v; want the two candidates", e, c)
+			}
+		})
 	}
 }

@@ -10,10 +10,7 @@
 //		InputSchema: json.RawMessage(`{"type":"object","properties":{"names":{"type":"array","items":{"type":"string"}}},"required":["names"]}`),
 //	}}, tsdecl.Options{})
 //	// declare namespace tools.memory {
-//	//   /**
-//	//    * Open specific nodes in the knowledge graph by their names
-//	//    * (tool: memory__open_nodes)
-//	//    */
+//	//   /** Open specific nodes in the knowledge graph by their names */
 //	//   function open_nodes(args: { names: string[] }): Promise<unknown>;
 //	// }
 //

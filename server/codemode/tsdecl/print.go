@@ -172,11 +172,14 @@ func commentLines(text string) []string {
 // inside.
 func inline(t *tsType, width int) (string, bool) {
 	var b strings.Builder
-	ok := inlineTo(&b, t, width)
+	ok := inlineTo(&b, t, width, true)
 	return b.String(), ok && b.Len() <= width
 }
 
-func inlineTo(b *strings.Builder, t *tsType, width int) bool {
+// inlineTo writes t on one line to b while b stays within width; with
+// docs, a type with a comment inside cannot be written on one line
+// (false), without, its comments are left out.
+func inlineTo(b *strings.Builder, t *tsType, width int, docs bool) bool {
 	if b.Len() > width {
 		return false
 	}
@@ -190,7 +193,7 @@ func inlineTo(b *strings.Builder, t *tsType, width int) bool {
 			return true
 		}
 		b.WriteString("Array<")
-		if !inlineTo(b, t.elem, width) {
+		if !inlineTo(b, t.elem, width, docs) {
 			return false
 		}
 		b.WriteString(">")
@@ -200,7 +203,7 @@ func inlineTo(b *strings.Builder, t *tsType, width int) bool {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if !inlineTo(b, e, width) {
+			if !inlineTo(b, e, width, docs) {
 				return false
 			}
 		}
@@ -209,7 +212,7 @@ func inlineTo(b *strings.Builder, t *tsType, width int) bool {
 				b.WriteString(", ")
 			}
 			b.WriteString("...")
-			if !inlineTo(b, &tsType{kind: kArray, elem: t.elem}, width) {
+			if !inlineTo(b, &tsType{kind: kArray, elem: t.elem}, width, docs) {
 				return false
 			}
 		}
@@ -227,7 +230,7 @@ func inlineTo(b *strings.Builder, t *tsType, width int) bool {
 			if paren {
 				b.WriteString("(")
 			}
-			if !inlineTo(b, e, width) {
+			if !inlineTo(b, e, width, docs) {
 				return false
 			}
 			if paren {
@@ -242,7 +245,7 @@ func inlineTo(b *strings.Builder, t *tsType, width int) bool {
 		}
 		b.WriteString("{ ")
 		for i, pr := range t.props {
-			if pr.doc != "" {
+			if docs && pr.doc != "" {
 				return false
 			}
 			if i > 0 {
@@ -253,7 +256,7 @@ func inlineTo(b *strings.Builder, t *tsType, width int) bool {
 				b.WriteString("?")
 			}
 			b.WriteString(": ")
-			if !inlineTo(b, pr.t, width) {
+			if !inlineTo(b, pr.t, width, docs) {
 				return false
 			}
 		}
@@ -262,14 +265,14 @@ func inlineTo(b *strings.Builder, t *tsType, width int) bool {
 				b.WriteString("; ")
 			}
 			b.WriteString("[key: string]: ")
-			if !inlineTo(b, t.index, width) {
+			if !inlineTo(b, t.index, width, docs) {
 				return false
 			}
 		}
 		b.WriteString(" }")
 		if separate {
 			b.WriteString(" & ")
-			return inlineTo(b, &tsType{kind: kObject, index: t.index}, width)
+			return inlineTo(b, &tsType{kind: kObject, index: t.index}, width, docs)
 		}
 	}
 	return b.Len() <= width

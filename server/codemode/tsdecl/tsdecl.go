@@ -72,10 +72,7 @@ const maxNamed = 20
 // in a namespace a domain, as the code-mode sandbox calls them:
 //
 //	declare namespace tools.memory {
-//	  /**
-//	   * Create multiple new entities in the knowledge graph
-//	   * (tool: memory__create_entities)
-//	   */
+//	  /** Create multiple new entities in the knowledge graph */
 //	  function create_entities(args: { ... }): Promise<{ ... }>;
 //	}
 //
@@ -98,6 +95,7 @@ func Declare(tools []Tool, opts Options) (text string, omitted []string) {
 	// then grouped by domain.
 	left := opts.MaxBytes
 	decls := map[string][]string{}
+	said := map[string]bool{} // property comments written so far (docKey)
 	var domains []string
 	for _, t := range tools {
 		head := ""
@@ -109,10 +107,13 @@ func Declare(tools []Tool, opts Options) (text string, omitted []string) {
 			omitted = append(omitted, label(t))
 			continue
 		}
-		d, ok := declareTool(t, domainIDs[t.Domain], toolIDs[t.Domain][t.Name], opts.MaxDepth, left-need)
+		d, added, ok := declareTool(t, domainIDs[t.Domain], toolIDs[t.Domain][t.Name], opts.MaxDepth, left-need, said)
 		if !ok {
 			omitted = append(omitted, label(t))
 			continue
+		}
+		for _, k := range added {
+			said[k] = true
 		}
 		if decls[t.Domain] == nil {
 			domains = append(domains, t.Domain)
@@ -201,13 +202,30 @@ func omittedNote(omitted []string, maxBytes int) string {
 }
 
 // declareTool returns t's function declaration, indented for its
-// namespace, or false when it is longer than limit bytes.
-func declareTool(t Tool, domainID, id string, maxDepth, limit int) (string, bool) {
+// namespace, or false when it is longer than limit bytes. A property's
+// comment that said has (an earlier tool's, in the same answer) is
+// left out, and so one this declaration has already written: the
+// output type of memory's create_entities repeats its input's, and its
+// neighbours the same entities again. added returns the comments it
+// wrote, for said once the declaration is kept.
+func declareTool(t Tool, domainID, id string, maxDepth, limit int, said map[string]bool) (decl string, added []string, ok bool) {
 	p := &printer{limit: limit}
 	const ind = "  "
 	p.comment(toolDoc(t, domainID, id), ind)
 
-	args := typeOf(t.InputSchema, maxDepth)
+	mine := map[string]bool{}
+	once := func(typ *tsType) *tsType {
+		sayOnce(typ, func(k string) bool {
+			if said[k] || mine[k] {
+				return false
+			}
+			mine[k] = true
+			added = append(added, k)
+			return true
+		})
+		return typ
+	}
+	args := once(typeOf(t.InputSchema, maxDepth))
 	p.write(ind, "function ", id, "(args")
 	if optionalArgs(args) {
 		p.write("?")
@@ -218,11 +236,47 @@ func declareTool(t Tool, domainID, id string, maxDepth, limit int) (string, bool
 	if len(bytes.TrimSpace(t.OutputSchema)) == 0 {
 		p.write("unknown")
 	} else {
-		p.typ(typeOf(t.OutputSchema, maxDepth), ind)
+		p.typ(once(typeOf(t.OutputSchema, maxDepth)), ind)
 	}
 	p.write(">;\n")
-	return p.b.String(), !p.over
+	return p.b.String(), added, !p.over
 }
+
+// sayOnce clears, in the order the printer writes them, the comments of
+// t's properties that first refuses (first reports whether a comment,
+// by docKey, is written for the first time). t is a tree of its own,
+// fresh from typeOf: the singletons it shares have no properties.
+func sayOnce(t *tsType, first func(key string) bool) {
+	if t == nil {
+		return
+	}
+	switch t.kind {
+	case kArray:
+		sayOnce(t.elem, first)
+	case kTuple:
+		for _, e := range t.elems {
+			sayOnce(e, first)
+		}
+		sayOnce(t.elem, first)
+	case kUnion, kInter:
+		for _, e := range t.elems {
+			sayOnce(e, first)
+		}
+	case kObject:
+		for i := range t.props {
+			pr := &t.props[i]
+			if pr.doc != "" && !first(docKey(pr.key, pr.doc)) {
+				pr.doc = ""
+			}
+			sayOnce(pr.t, first)
+		}
+		sayOnce(t.index, first)
+	}
+}
+
+// docKey names a property's comment: the same text on a property of the
+// same name is said once.
+func docKey(key, doc string) string { return key + "\x00" + doc }
 
 // typeOf returns the type of the schema raw.
 func typeOf(raw json.RawMessage, maxDepth int) *tsType {
@@ -259,7 +313,11 @@ func toolDoc(t Tool, domainID, id string) string {
 		b.WriteString(d)
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "(tool: %s)\n", label(t))
+	if l := label(t); l != domainID+"__"+id {
+		// Said only when the call does not say it: a name made an
+		// identifier, or a qualified name of another form.
+		fmt.Fprintf(&b, "(tool: %s)\n", l)
+	}
 	for _, n := range t.Notes {
 		b.WriteString(strings.TrimSpace(n))
 		b.WriteByte('\n')

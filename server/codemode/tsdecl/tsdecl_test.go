@@ -43,7 +43,6 @@ func TestDeclare(t *testing.T) {
 		{name: "input schema that is not an object",
 			tools: []Tool{{Domain: "d", Name: "f", QualifiedName: "d__f", InputSchema: json.RawMessage(`{"type":"string"}`)}},
 			want: `declare namespace tools.d {
-  /** (tool: d__f) */
   function f(args: string): Promise<unknown>;
 }
 `},
@@ -56,7 +55,6 @@ func TestDeclare(t *testing.T) {
 			want: `declare namespace tools.files {
   /**
    * Read a file.
-   * (tool: files__read_file)
    * Warning: its description asks to send secrets.
    * @deprecated use read_text_file
    * @example
@@ -68,10 +66,7 @@ func TestDeclare(t *testing.T) {
 		{name: "bare deprecation",
 			tools: []Tool{{Domain: "d", Name: "old", QualifiedName: "d__old", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`), Deprecated: "deprecated"}},
 			want: `declare namespace tools.d {
-  /**
-   * (tool: d__old)
-   * @deprecated
-   */
+  /** @deprecated */
   function old(args?: {}): Promise<unknown>;
 }
 `},
@@ -119,13 +114,36 @@ declare namespace tools.my_server_2 {
 			tools: []Tool{sum, {Domain: "everything", Name: "echo", QualifiedName: "everything__echo", InputSchema: json.RawMessage(`{}`)}, {Domain: "x", Name: "y", QualifiedName: "x__y", InputSchema: json.RawMessage(`{}`)}},
 			opts:  Options{MaxBytes: 125},
 			want: `declare namespace tools.everything {
-  /** (tool: everything__echo) */
   function echo(args?: unknown): Promise<unknown>;
 }
 
 // 2 tools left out to stay within 125 bytes: everything__get-sum, x__y
 `,
 			wantOmitted: []string{"everything__get-sum", "x__y"}},
+		{name: "a property's comment said once",
+			tools: []Tool{
+				{Domain: "m", Name: "make", QualifiedName: "m__make", InputSchema: json.RawMessage(entitySchema), OutputSchema: json.RawMessage(entitySchema)},
+				{Domain: "m", Name: "too_big", QualifiedName: "m__too_big", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The id"},"n":{"type":"string","description":"` + strings.Repeat("n", 400) + `"}}}`)},
+				{Domain: "m", Name: "find", QualifiedName: "m__find", InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"The entity's name"},"id":{"type":"string","description":"The id"}}}`)},
+			},
+			opts: Options{MaxBytes: 500},
+			want: `declare namespace tools.m {
+  function make(args?: {
+    /** The entity's name */
+    name?: string;
+    /** Its kind */
+    kind?: string;
+  }): Promise<{ name?: string; kind?: string }>;
+  function find(args?: {
+    name?: string;
+    /** The id */
+    id?: string;
+  }): Promise<unknown>;
+}
+
+// 1 tool left out to stay within 500 bytes: m__too_big
+`,
+			wantOmitted: []string{"m__too_big"}},
 		{name: "none", tools: nil, want: ""},
 	}
 	for _, tt := range tests {
@@ -166,10 +184,7 @@ func ExampleDeclare() {
 	fmt.Print(text)
 	// Output:
 	// declare namespace tools.memory {
-	//   /**
-	//    * Open specific nodes in the knowledge graph by their names
-	//    * (tool: memory__open_nodes)
-	//    */
+	//   /** Open specific nodes in the knowledge graph by their names */
 	//   function open_nodes(args: { names: string[] }): Promise<unknown>;
 	// }
 }
@@ -179,3 +194,5 @@ func ExampleIdents() {
 	fmt.Println(ids["get_sum"], ids["get-sum"], ids["delete"])
 	// Output: get_sum get_sum_2 delete_
 }
+
+const entitySchema = `{"type":"object","properties":{"name":{"type":"string","description":"The entity's name"},"kind":{"type":"string","description":"Its kind"}}}`

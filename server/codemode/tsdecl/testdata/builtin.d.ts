@@ -1,8 +1,5 @@
 declare namespace tools.github {
-  /**
-   * Open a new issue in a GitHub repository.
-   * (tool: github__create_issue)
-   */
+  /** Open a new issue in a GitHub repository. */
   function create_issue(args: {
     /** Usernames to assign */
     assignees?: string[];
@@ -17,42 +14,29 @@ declare namespace tools.github {
     /** Issue title */
     title: string;
   }): Promise<unknown>;
-  /**
-   * List issues in a repository, filtered by state, labels, assignee or date.
-   * (tool: github__list_issues)
-   */
+  /** List issues in a repository, filtered by state, labels, assignee or date. */
   function list_issues(args: {
     /** Only issues with these labels */
     labels?: string[];
-    /** Repository owner */
     owner: string;
-    /** Repository name */
     repo: string;
     /** Only issues updated after this ISO 8601 time */
     since?: string;
     /** Issue state */
     state?: "open" | "closed" | "all";
   }): Promise<unknown>;
-  /**
-   * Approve, request changes on, or comment on a pull request.
-   * (tool: github__create_pull_request_review)
-   */
+  /** Approve, request changes on, or comment on a pull request. */
   function create_pull_request_review(args: {
     /** Review comment */
     body?: string;
     /** Review action */
     event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT";
-    /** Repository owner */
     owner: string;
     /** PR number */
     pull_number: number;
-    /** Repository name */
     repo: string;
   }): Promise<unknown>;
-  /**
-   * Push several files to a branch in one commit.
-   * (tool: github__push_files)
-   */
+  /** Push several files to a branch in one commit. */
   function push_files(args: {
     /** Branch */
     branch: string;
@@ -60,18 +44,13 @@ declare namespace tools.github {
     files: Array<{ [key: string]: unknown }>;
     /** Commit message */
     message: string;
-    /** Repository owner */
     owner: string;
-    /** Repository name */
     repo: string;
   }): Promise<unknown>;
 }
 
 declare namespace tools.gcalendar {
-  /**
-   * Create a calendar event and invite attendees.
-   * (tool: gcalendar__create_event)
-   */
+  /** Create a calendar event and invite attendees. */
   function create_event(args: {
     /** Add a Google Meet link */
     add_meet_link?: boolean;
@@ -88,10 +67,7 @@ declare namespace tools.gcalendar {
     /** Event title */
     summary: string;
   }): Promise<unknown>;
-  /**
-   * Find times when all given people are free for a meeting of a given length.
-   * (tool: gcalendar__find_free_slots)
-   */
+  /** Find times when all given people are free for a meeting of a given length. */
   function find_free_slots(args: {
     /** Emails of people to check */
     attendees: string[];
@@ -105,14 +81,10 @@ declare namespace tools.gcalendar {
 }
 
 declare namespace tools.jira {
-  /**
-   * Create a Jira issue (story, bug, task) in a project.
-   * (tool: jira__create_issue)
-   */
+  /** Create a Jira issue (story, bug, task) in a project. */
   function create_issue(args: {
     /** Assignee account ID */
     assignee?: string;
-    /** Description */
     description?: string;
     /** Issue type */
     issue_type: "Story" | "Bug" | "Task" | "Epic";

@@ -1,8 +1,5 @@
 declare namespace tools.memory {
-  /**
-   * Create multiple new entities in the knowledge graph
-   * (tool: memory__create_entities)
-   */
+  /** Create multiple new entities in the knowledge graph */
   function create_entities(args: {
     entities: Array<{
       /** The name of the entity */
@@ -13,19 +10,9 @@ declare namespace tools.memory {
       observations: string[];
     }>;
   }): Promise<{
-    entities: Array<{
-      /** The name of the entity */
-      name: string;
-      /** The type of the entity */
-      entityType: string;
-      /** An array of observation contents associated with the entity */
-      observations: string[];
-    }>;
+    entities: Array<{ name: string; entityType: string; observations: string[] }>;
   }>;
-  /**
-   * Create multiple new relations between entities in the knowledge graph. Relations should be in active voice
-   * (tool: memory__create_relations)
-   */
+  /** Create multiple new relations between entities in the knowledge graph. Relations should be in active voice */
   function create_relations(args: {
     relations: Array<{
       /** The name of the entity where the relation starts */
@@ -35,20 +22,8 @@ declare namespace tools.memory {
       /** The type of the relation */
       relationType: string;
     }>;
-  }): Promise<{
-    relations: Array<{
-      /** The name of the entity where the relation starts */
-      from: string;
-      /** The name of the entity where the relation ends */
-      to: string;
-      /** The type of the relation */
-      relationType: string;
-    }>;
-  }>;
-  /**
-   * Add new observations to existing entities in the knowledge graph
-   * (tool: memory__add_observations)
-   */
+  }): Promise<{ relations: Array<{ from: string; to: string; relationType: string }> }>;
+  /** Add new observations to existing entities in the knowledge graph */
   function add_observations(args: {
     observations: Array<{
       /** The name of the entity to add the observations to */
@@ -57,18 +32,12 @@ declare namespace tools.memory {
       contents: string[];
     }>;
   }): Promise<{ results: Array<{ entityName: string; addedObservations: string[] }> }>;
-  /**
-   * Delete multiple entities and their associated relations from the knowledge graph
-   * (tool: memory__delete_entities)
-   */
+  /** Delete multiple entities and their associated relations from the knowledge graph */
   function delete_entities(args: {
     /** An array of entity names to delete */
     entityNames: string[];
   }): Promise<{ success: boolean; message: string }>;
-  /**
-   * Delete specific observations from entities in the knowledge graph
-   * (tool: memory__delete_observations)
-   */
+  /** Delete specific observations from entities in the knowledge graph */
   function delete_observations(args: {
     deletions: Array<{
       /** The name of the entity containing the observations */
@@ -77,100 +46,36 @@ declare namespace tools.memory {
       observations: string[];
     }>;
   }): Promise<{ success: boolean; message: string }>;
-  /**
-   * Delete multiple relations from the knowledge graph
-   * (tool: memory__delete_relations)
-   */
+  /** Delete multiple relations from the knowledge graph */
   function delete_relations(args: {
     /** An array of relations to delete */
-    relations: Array<{
-      /** The name of the entity where the relation starts */
-      from: string;
-      /** The name of the entity where the relation ends */
-      to: string;
-      /** The type of the relation */
-      relationType: string;
-    }>;
+    relations: Array<{ from: string; to: string; relationType: string }>;
   }): Promise<{ success: boolean; message: string }>;
-  /**
-   * Read the entire knowledge graph
-   * (tool: memory__read_graph)
-   */
+  /** Read the entire knowledge graph */
   function read_graph(args?: {}): Promise<{
-    entities: Array<{
-      /** The name of the entity */
-      name: string;
-      /** The type of the entity */
-      entityType: string;
-      /** An array of observation contents associated with the entity */
-      observations: string[];
-    }>;
-    relations: Array<{
-      /** The name of the entity where the relation starts */
-      from: string;
-      /** The name of the entity where the relation ends */
-      to: string;
-      /** The type of the relation */
-      relationType: string;
-    }>;
+    entities: Array<{ name: string; entityType: string; observations: string[] }>;
+    relations: Array<{ from: string; to: string; relationType: string }>;
   }>;
-  /**
-   * Search for nodes in the knowledge graph based on a query
-   * (tool: memory__search_nodes)
-   */
+  /** Search for nodes in the knowledge graph based on a query */
   function search_nodes(args: {
     /** The search query to match against entity names, types, and observation content */
     query: string;
   }): Promise<{
-    entities: Array<{
-      /** The name of the entity */
-      name: string;
-      /** The type of the entity */
-      entityType: string;
-      /** An array of observation contents associated with the entity */
-      observations: string[];
-    }>;
-    relations: Array<{
-      /** The name of the entity where the relation starts */
-      from: string;
-      /** The name of the entity where the relation ends */
-      to: string;
-      /** The type of the relation */
-      relationType: string;
-    }>;
+    entities: Array<{ name: string; entityType: string; observations: string[] }>;
+    relations: Array<{ from: string; to: string; relationType: string }>;
   }>;
-  /**
-   * Open specific nodes in the knowledge graph by their names
-   * (tool: memory__open_nodes)
-   */
+  /** Open specific nodes in the knowledge graph by their names */
   function open_nodes(args: {
     /** An array of entity names to retrieve */
     names: string[];
   }): Promise<{
-    entities: Array<{
-      /** The name of the entity */
-      name: string;
-      /** The type of the entity */
-      entityType: string;
-      /** An array of observation contents associated with the entity */
-      observations: string[];
-    }>;
-    relations: Array<{
-      /** The name of the entity where the relation starts */
-      from: string;
-      /** The name of the entity where the relation ends */
-      to: string;
-      /** The type of the relation */
-      relationType: string;
-    }>;
+    entities: Array<{ name: string; entityType: string; observations: string[] }>;
+    relations: Array<{ from: string; to: string; relationType: string }>;
   }>;
 }
 
 declare namespace tools.everything {
-  /**
-   * Echoes back the input string
-   * (tool: everything__echo)
-   */
+  /** Echoes back the input string */
   function echo(args: {
     /** Message to echo */
     message: string;
@@ -312,7 +217,6 @@ declare namespace tools.everything {
 declare namespace tools.filesystem {
   /**
    * Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.
-   * (tool: filesystem__read_file)
    * @deprecated use read_text_file
    */
   function read_file(args: {
@@ -322,44 +226,23 @@ declare namespace tools.filesystem {
     /** If provided, returns only the first N lines of the file */
     head?: number;
   }): Promise<{ content: string }>;
-  /**
-   * Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories.
-   * (tool: filesystem__read_text_file)
-   */
-  function read_text_file(args: {
-    path: string;
-    /** If provided, returns only the last N lines of the file */
-    tail?: number;
-    /** If provided, returns only the first N lines of the file */
-    head?: number;
-  }): Promise<{ content: string }>;
-  /**
-   * Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.
-   * (tool: filesystem__read_media_file)
-   */
+  /** Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories. */
+  function read_text_file(args: { path: string; tail?: number; head?: number }): Promise<{ content: string }>;
+  /** Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories. */
   function read_media_file(args: { path: string }): Promise<{
     content: Array<{ type: "image" | "audio"; data: string; mimeType: string } | {
       type: "resource";
       resource: { uri: string; mimeType?: string; blob: string };
     }>;
   }>;
-  /**
-   * Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.
-   * (tool: filesystem__read_multiple_files)
-   */
+  /** Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories. */
   function read_multiple_files(args: {
     /** Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories. */
     paths: string[];
   }): Promise<{ content: string }>;
-  /**
-   * Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.
-   * (tool: filesystem__write_file)
-   */
+  /** Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories. */
   function write_file(args: { path: string; content: string }): Promise<{ content: string }>;
-  /**
-   * Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
-   * (tool: filesystem__edit_file)
-   */
+  /** Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories. */
   function edit_file(args: {
     path: string;
     edits: Array<{
@@ -374,20 +257,11 @@ declare namespace tools.filesystem {
      */
     dryRun?: boolean;
   }): Promise<{ content: string }>;
-  /**
-   * Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.
-   * (tool: filesystem__create_directory)
-   */
+  /** Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories. */
   function create_directory(args: { path: string }): Promise<{ content: string }>;
-  /**
-   * Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
-   * (tool: filesystem__list_directory)
-   */
+  /** Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories. */
   function list_directory(args: { path: string }): Promise<{ content: string }>;
-  /**
-   * Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
-   * (tool: filesystem__list_directory_with_sizes)
-   */
+  /** Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories. */
   function list_directory_with_sizes(args: {
     path: string;
     /**
@@ -396,38 +270,18 @@ declare namespace tools.filesystem {
      */
     sortBy?: "name" | "size";
   }): Promise<{ content: string }>;
-  /**
-   * Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories.
-   * (tool: filesystem__directory_tree)
-   */
+  /** Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories. */
   function directory_tree(args: {
     path: string;
     /** @default [] */
     excludePatterns?: string[];
   }): Promise<{ content: string }>;
-  /**
-   * Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.
-   * (tool: filesystem__move_file)
-   */
+  /** Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories. */
   function move_file(args: { source: string; destination: string }): Promise<{ content: string }>;
-  /**
-   * Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in current directory, and '**\/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Great for finding files when you don't know their exact location. Only searches within allowed directories.
-   * (tool: filesystem__search_files)
-   */
-  function search_files(args: {
-    path: string;
-    pattern: string;
-    /** @default [] */
-    excludePatterns?: string[];
-  }): Promise<{ content: string }>;
-  /**
-   * Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.
-   * (tool: filesystem__get_file_info)
-   */
+  /** Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in current directory, and '**\/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Great for finding files when you don't know their exact location. Only searches within allowed directories. */
+  function search_files(args: { path: string; pattern: string; excludePatterns?: string[] }): Promise<{ content: string }>;
+  /** Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories. */
   function get_file_info(args: { path: string }): Promise<{ content: string }>;
-  /**
-   * Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.
-   * (tool: filesystem__list_allowed_directories)
-   */
+  /** Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files. */
   function list_allowed_directories(args?: {}): Promise<{ content: string }>;
 }

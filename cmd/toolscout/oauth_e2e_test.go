@@ -1,0 +1,466 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// testIdP is an OAuth 2.1 authorization server for the tests: RFC 8414
+// metadata at its issuer's well-known URL (path inserted), an
+// authorization endpoint that grants the code at once to the user set
+// in user (the test plays the browser), a token endpoint that checks
+// PKCE and issues JWTs signed with its key for the resource asked
+// (RFC 8707), and its JWKS.
+type testIdP struct {
+	srv    *httptest.Server
+	issuer string
+	user   atomic.Value // string: who signs in at the authorization endpoint
+	scope  atomic.Value // string: the scopes granted ("" : those asked)
+
+	mu       sync.Mutex
+	key      *ecdsa.PrivateKey
+	kid      string
+	codes    map[string]grantCode
+	issued   []string                  // every access token issued
+	opaque   map[string]map[string]any // opaque token → its introspection answer
+	jwksHits atomic.Int64
+}
+
+type grantCode struct{ challenge, resource, scope, user string }
+
+func newTestIdP(t *testing.T) *testIdP {
+	t.Helper()
+	idp := &testIdP{codes: map[string]grantCode{}, opaque: map[string]map[string]any{}}
+	idp.rotateKey(t, "k1")
+	idp.user.Store("alice")
+	idp.scope.Store("")
+	mux := http.NewServeMux()
+	idp.srv = httptest.NewServer(mux)
+	t.Cleanup(idp.srv.Close)
+	idp.issuer = idp.srv.URL + "/realms/acme"
+	writeJSON := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
+	}
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server/realms/acme", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{
+			"issuer": idp.issuer, "authorization_endpoint": idp.issuer + "/authorize", "token_endpoint": idp.issuer + "/token",
+			"jwks_uri": idp.issuer + "/jwks", "introspection_endpoint": idp.issuer + "/introspect", "response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code"},
+			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"},
+			"scopes_supported": []string{"tools.read", "tools.run"},
+		})
+	})
+	mux.HandleFunc("GET /realms/acme/jwks", func(w http.ResponseWriter, r *http.Request) {
+		idp.jwksHits.Add(1)
+		idp.mu.Lock()
+		set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &idp.key.PublicKey, KeyID: idp.kid, Algorithm: "ES256", Use: "sig"}}}
+		idp.mu.Unlock()
+		writeJSON(w, set)
+	})
+	mux.HandleFunc("POST /realms/acme/introspect", func(w http.ResponseWriter, r *http.Request) {
+		if id, secret, ok := r.BasicAuth(); !ok || id != "toolscout" || secret != introspectionSecret {
+			http.Error(w, "unknown client", http.StatusUnauthorized)
+			return
+		}
+		r.ParseForm()
+		idp.mu.Lock()
+		answer, ok := idp.opaque[r.PostForm.Get("token")]
+		idp.mu.Unlock()
+		if !ok {
+			answer = map[string]any{"active": false}
+		}
+		writeJSON(w, answer)
+	})
+	mux.HandleFunc("GET /realms/acme/authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") == "" {
+			http.Error(w, "want response_type=code, a S256 code_challenge and a resource: "+r.URL.RawQuery, http.StatusBadRequest)
+			return
+		}
+		code := rand.Text()
+		idp.mu.Lock()
+		idp.codes[code] = grantCode{challenge: q.Get("code_challenge"), resource: q.Get("resource"), scope: q.Get("scope"), user: idp.user.Load().(string)}
+		idp.mu.Unlock()
+		to, _ := url.Parse(q.Get("redirect_uri"))
+		back := to.Query()
+		back.Set("code", code)
+		back.Set("state", q.Get("state"))
+		to.RawQuery = back.Encode()
+		http.Redirect(w, r, to.String(), http.StatusFound)
+	})
+	mux.HandleFunc("POST /realms/acme/token", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		idp.mu.Lock()
+		g, ok := idp.codes[r.PostForm.Get("code")]
+		delete(idp.codes, r.PostForm.Get("code"))
+		idp.mu.Unlock()
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge || r.PostForm.Get("resource") != g.resource {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+			return
+		}
+		scope := g.scope
+		if s := idp.scope.Load().(string); s != "" {
+			scope = s
+		}
+		tok := idp.issue(t, map[string]any{"sub": g.user, "aud": g.resource, "scope": scope})
+		writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "scope": scope})
+	})
+	return idp
+}
+
+// rotateKey makes the IdP sign with a new key of id kid (and publish
+// only that one).
+func (idp *testIdP) rotateKey(t *testing.T, kid string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp.mu.Lock()
+	idp.key, idp.kid = key, kid
+	idp.mu.Unlock()
+}
+
+// issue signs an access token: the issuer, an hour's validity and the
+// claims given (which may override them).
+func (idp *testIdP) issue(t *testing.T, claims map[string]any) string {
+	idp.mu.Lock()
+	defer idp.mu.Unlock()
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: idp.key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", idp.kid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]any{"iss": idp.issuer, "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": rand.Text()}
+	for k, v := range claims {
+		all[k] = v
+	}
+	tok, err := jwt.Signed(sig).Claims(all).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp.issued = append(idp.issued, tok)
+	return tok
+}
+
+// issueOpaque makes an opaque access token whose introspection answers
+// claims (active unless claims say otherwise).
+func (idp *testIdP) issueOpaque(claims map[string]any) string {
+	tok := "opaque-" + rand.Text()
+	answer := map[string]any{"active": true, "iss": idp.issuer}
+	for k, v := range claims {
+		answer[k] = v
+	}
+	idp.mu.Lock()
+	defer idp.mu.Unlock()
+	idp.opaque[tok] = answer
+	idp.issued = append(idp.issued, tok)
+	return tok
+}
+
+// introspectionSecret is toolscout's client secret at the test IdP.
+const introspectionSecret = "introspection-secret-0123456789"
+
+// tokens returns every access token the IdP issued.
+func (idp *testIdP) tokens() []string {
+	idp.mu.Lock()
+	defer idp.mu.Unlock()
+	return append([]string(nil), idp.issued...)
+}
+
+// freeAddr returns a loopback address nothing listens on: toolscout's
+// resource URL must be known before it starts.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// oauthClient connects a go-sdk client that starts with no token and
+// signs in with its OAuth handler (authorization code with PKCE; the
+// test follows the authorization URL itself, as a browser would).
+func oauthClient(t *testing.T, endpoint string) (*mcp.ClientSession, *auth.AuthorizationCodeHandler, error) {
+	t.Helper()
+	// A transport of its own: the go-sdk's discovery refuses private
+	// addresses only on its default one, and everything here is loopback.
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 30 * time.Second}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		PreregisteredClient: &oauthex.ClientCredentials{ClientID: "toolscout-test"},
+		RedirectURL:         "http://127.0.0.1:1/callback",
+		Client:              hc,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			resp, err := noRedirect.Get(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			resp.Body.Close()
+			loc, err := url.Parse(resp.Header.Get("Location"))
+			if err != nil || resp.StatusCode != http.StatusFound {
+				return nil, fmt.Errorf("authorize: %s, Location %q", resp.Status, resp.Header.Get("Location"))
+			}
+			return &auth.AuthorizationResult{Code: loc.Query().Get("code"), State: loc.Query().Get("state")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: endpoint, OAuthHandler: h, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, h, err
+}
+
+// postInitialize POSTs an initialize with token ("" : none) and returns
+// the status and the WWW-Authenticate header.
+func postInitialize(t *testing.T, endpoint, token string) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", endpoint, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+}
+
+// TestOAuthProtectedResource: serve --http with toolscout.oauth, in
+// front of two real reference servers, an identity provider in the test.
+// A go-sdk client with its OAuth handler and no token finds toolscout's
+// protected resource metadata from the 401, signs in at the identity
+// provider named there, and sees its caller's tools only; a read-only
+// token runs only read-only tools; tokens for another audience, expired,
+// or without the scopes are refused; no token appears in the log, the
+// answers, /metrics or doctor's report.
+func TestOAuthProtectedResource(t *testing.T) {
+	bin := buildBinary(t)
+	nodeClient(t)
+	idp := newTestIdP(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	resource := "http://" + addr + "/mcp"
+	root, _ := filepath.Abs("../..")
+	npm := func(name string) string { return filepath.Join(root, "node_modules", ".bin", name) }
+	cfg := map[string]any{
+		"mcpServers": map[string]any{
+			"memory":     map[string]any{"command": npm("mcp-server-memory"), "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+			"everything": map[string]any{"command": npm("mcp-server-everything")},
+		},
+		"toolscout": map[string]any{
+			"callers": map[string]any{
+				"alice": map[string]any{"jwt_claims": map[string]string{"sub": "alice"}, "allow": []string{"memory"}},
+				"bob":   map[string]any{"jwt_claims": map[string]string{"sub": "bob"}, "allow": []string{"everything"}},
+			},
+			"oauth": map[string]any{"issuer": idp.issuer, "resource": resource, "scopes": []string{"tools.read", "tools.run"},
+				"introspection": map[string]any{"client_id": "toolscout", "client_secret_file": "introspect.secret"}},
+		},
+	}
+	if err := os.WriteFile(filepath.Join(dir, "introspect.secret"), []byte(introspectionSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.MarshalIndent(cfg, "", "  ")
+	cfgFile := filepath.Join(dir, "servers.json")
+	if err := os.WriteFile(cfgFile, js, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServeHTTP(t, bin, []string{"OLLAMA_HOST=127.0.0.1:9"}, "serve", "--http", addr, "--config", cfgFile,
+		"--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"))
+	s.waitReady(t)
+	var seen strings.Builder // every answer, to look for tokens in
+
+	// The metadata, at the path-inserted URL and at the root.
+	for _, p := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		code, body := get(t, s.base+p)
+		var md oauthex.ProtectedResourceMetadata
+		if err := json.Unmarshal([]byte(body), &md); code != http.StatusOK || err != nil {
+			t.Fatalf("GET %s = %d %s", p, code, body)
+		}
+		if md.Resource != resource || len(md.AuthorizationServers) != 1 || md.AuthorizationServers[0] != idp.issuer || strings.Join(md.ScopesSupported, " ") != "tools.read tools.run" {
+			t.Errorf("GET %s = %+v, want resource %s, authorization server %s, scopes tools.read tools.run", p, md, resource, idp.issuer)
+		}
+	}
+	// No token: 401 pointing at the metadata, with the scopes.
+	code, challenge := postInitialize(t, resource, "")
+	wantMeta := fmt.Sprintf(`resource_metadata="http://%s/.well-known/oauth-protected-resource/mcp"`, addr)
+	if code != http.StatusUnauthorized || !strings.Contains(challenge, wantMeta) || !strings.Contains(challenge, `scope="tools.read tools.run"`) {
+		t.Errorf("POST without a token = %d, WWW-Authenticate %q; want 401 with %s and the scopes", code, challenge, wantMeta)
+	}
+
+	// alice signs in through the go-sdk's OAuth handler.
+	cs, h, err := oauthClient(t, resource)
+	if err != nil {
+		t.Fatalf("connect with the OAuth handler: %v\n%s", err, s.logText())
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contents := toolText(res)
+	seen.WriteString(contents)
+	if !strings.Contains(contents, `"name":"memory"`) || strings.Contains(contents, "everything") {
+		t.Errorf("alice's discover_tools = %s, want memory only", contents)
+	}
+	for name, args := range map[string]map[string]any{"memory__create_entities": {"entities": []any{}}, "everything__echo": {"message": "hi"}} {
+		res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "execute_tool", Arguments: map[string]any{"tool_name": name, "arguments": args}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen.WriteString(toolText(res))
+		if hidden := strings.HasPrefix(name, "everything"); res.IsError != hidden {
+			t.Errorf("alice's execute_tool %s: isError %v %s", name, res.IsError, toolText(res))
+		}
+	}
+	ts, _ := h.TokenSource(t.Context())
+	aliceTok, err := ts.Token()
+	if err != nil || aliceTok.AccessToken == "" {
+		t.Fatalf("the handler's token: %v", err)
+	}
+
+	// bob, signing in the same way, sees his tools and not alice's.
+	idp.user.Store("bob")
+	bcs, _, err := oauthClient(t, resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = bcs.CallTool(t.Context(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen.WriteString(toolText(res))
+	if c := toolText(res); !strings.Contains(c, `"name":"everything"`) || strings.Contains(c, "memory") {
+		t.Errorf("bob's discover_tools = %s, want everything only", c)
+	}
+
+	// A read-only token (tools.read only) searches and runs read-only
+	// tools, and not the others.
+	readOnly := idp.issue(t, map[string]any{"sub": "alice", "aud": resource, "scope": "tools.read"})
+	rcs := connectAs(t, s, readOnly, "")
+	for _, c := range []struct {
+		tool    string
+		refused bool
+	}{{"memory__read_graph", false}, {"memory__create_entities", true}} {
+		res, err := rcs.CallTool(t.Context(), &mcp.CallToolParams{Name: "execute_tool", Arguments: map[string]any{"tool_name": c.tool, "arguments": map[string]any{"entities": []any{}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen.WriteString(toolText(res))
+		if got := strings.Contains(toolText(res), "does not run with this access token"); got != c.refused || res.IsError != c.refused {
+			t.Errorf("read-only execute_tool %s = isError %v %s, want refused %v", c.tool, res.IsError, toolText(res), c.refused)
+		}
+	}
+
+	// Refused: another audience, expired, another issuer's, no scope of
+	// toolscout's, not signed by the issuer's key.
+	otherKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	forged := func() string {
+		sig, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: otherKey}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
+		tok, _ := jwt.Signed(sig).Claims(map[string]any{"iss": idp.issuer, "sub": "alice", "aud": resource, "scope": "tools.run", "exp": time.Now().Add(time.Hour).Unix()}).Serialize()
+		return tok
+	}()
+	for _, c := range []struct {
+		name, token string
+		code        int
+		errCode     string
+	}{
+		{"another audience", idp.issue(t, map[string]any{"sub": "alice", "aud": "https://other.example/mcp", "scope": "tools.run"}), http.StatusUnauthorized, "invalid_token"},
+		{"expired", idp.issue(t, map[string]any{"sub": "alice", "aud": resource, "scope": "tools.run", "exp": time.Now().Add(-time.Hour).Unix()}), http.StatusUnauthorized, "invalid_token"},
+		{"another issuer", idp.issue(t, map[string]any{"iss": "https://evil.example", "sub": "alice", "aud": resource, "scope": "tools.run"}), http.StatusUnauthorized, "invalid_token"},
+		{"forged", forged, http.StatusUnauthorized, "invalid_token"},
+		{"no scope of toolscout's", idp.issue(t, map[string]any{"sub": "alice", "aud": resource, "scope": "email"}), http.StatusForbidden, "insufficient_scope"},
+	} {
+		code, challenge := postInitialize(t, resource, c.token)
+		if code != c.code || !strings.Contains(challenge, `error="`+c.errCode+`"`) || !strings.Contains(challenge, wantMeta) {
+			t.Errorf("%s: POST = %d, WWW-Authenticate %q; want %d with error=%q", c.name, code, challenge, c.code, c.errCode)
+		}
+	}
+	if code, _ := postInitialize(t, resource, aliceTok.AccessToken); code != http.StatusOK {
+		t.Errorf("alice's token after the refusals: %d, want 200", code)
+	}
+
+	// Opaque tokens, checked by introspection at the endpoint the
+	// issuer's metadata names, with toolscout's client secret.
+	for _, c := range []struct {
+		name   string
+		claims map[string]any
+		code   int
+	}{
+		{"active, for toolscout", map[string]any{"sub": "alice", "aud": resource, "scope": "tools.run", "exp": time.Now().Add(time.Hour).Unix()}, http.StatusOK},
+		{"revoked", map[string]any{"active": false}, http.StatusUnauthorized},
+		{"for another audience", map[string]any{"sub": "alice", "aud": "https://other.example/mcp", "scope": "tools.run"}, http.StatusUnauthorized},
+	} {
+		if code, _ := postInitialize(t, resource, idp.issueOpaque(c.claims)); code != c.code {
+			t.Errorf("opaque token %s: POST = %d, want %d\n%s", c.name, code, c.code, s.logText())
+		}
+	}
+
+	// No token anywhere: the log, the answers, /metrics, doctor.
+	_, scrape := get(t, s.base+"/metrics", "Authorization", "Bearer "+aliceTok.AccessToken)
+	if !strings.Contains(scrape, "toolscout_") {
+		t.Errorf("/metrics with alice's token: %.200s", scrape)
+	}
+	doctor, _ := exec.Command(bin, "doctor", "--config", cfgFile, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data")).CombinedOutput()
+	if want := "issuer " + idp.issuer + " publishes 1 key at " + idp.issuer + "/jwks"; !strings.Contains(string(doctor), want) {
+		t.Errorf("doctor does not say %q:\n%s", want, doctor)
+	}
+	outputs := map[string]string{"log": s.logText(), "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor)}
+	for _, tok := range append(idp.tokens(), forged, introspectionSecret) {
+		for where, out := range outputs {
+			if strings.Contains(out, tok) || strings.Contains(out, tok[strings.LastIndex(tok, ".")+1:]) {
+				t.Errorf("a token (or its signature) is in the %s", where)
+			}
+		}
+	}
+	if !strings.Contains(s.logText(), "request refused") {
+		t.Errorf("the log says nothing of the refusals:\n%s", s.logText())
+	}
+}
+
+// toolText is the text of a tool result's first content.
+func toolText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}

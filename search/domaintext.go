@@ -1,0 +1,212 @@
+package search
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/text"
+)
+
+// domainText is a BM25 index of what each domain is for, one document a
+// domain: its name's words, its description (an upstream's configured
+// one, else the one derived from its title, instructions and tools:
+// server/gateway), what the server says of itself beside a configured
+// description (index.Domain.About) and its tools' names and summaries
+// taken as a whole.
+// A request about a server's purpose ("what is stored about Bob?" to a
+// memory server described as "recall what is stored about people") finds
+// the domain here when none of its tools' own texts has the words. It is
+// built once per catalog (Engine.domainTextOf), in memory: a catalog has
+// far fewer domains than tools.
+type domainText struct {
+	cat   *index.Catalog
+	names []string
+	size  []float64
+	avg   float64
+	// post holds, for each stem, the domains whose text has it, with
+	// the count: a request reads the postings of its own stems only.
+	post map[string][]domainPosting
+}
+
+// domainPosting is one domain's count of a stem.
+type domainPosting struct {
+	dom int32
+	tf  int32
+}
+
+// BM25 constants of the domain documents, as plain BM25's.
+const (
+	domainK1 = 1.2
+	domainB  = 0.75
+)
+
+// newDomainText indexes cat's domains. Words are stemmed once each
+// (a catalog's vocabulary is small against its text: at 100k tools
+// stemming every word again took most of the time).
+func newDomainText(cat *index.Catalog) *domainText {
+	doms := cat.Domains()
+	d := &domainText{cat: cat, names: make([]string, len(doms)), size: make([]float64, len(doms)), post: map[string][]domainPosting{}}
+	stemOf := map[string]string{}
+	tf := map[string]int32{}
+	var total float64
+	add := func(s string) {
+		for _, w := range text.SplitIdentifier(s) {
+			st, ok := stemOf[w]
+			if !ok {
+				if !text.Stopword(w) {
+					st = text.Stem(w)
+				}
+				stemOf[w] = st
+			}
+			if st != "" {
+				tf[st]++
+			}
+		}
+	}
+	for i, dom := range doms {
+		clear(tf)
+		add(dom.Name)
+		add(dom.Description)
+		add(dom.About)
+		for _, t := range dom.Tools {
+			add(t.Name)
+			add(t.Summary)
+		}
+		n := 0
+		for st, c := range tf {
+			d.post[st] = append(d.post[st], domainPosting{int32(i), c})
+			n += int(c)
+		}
+		d.names[i], d.size[i] = dom.Name, float64(n)
+		total += float64(n)
+	}
+	if len(doms) > 0 {
+		d.avg = total / float64(len(doms))
+	}
+	return d
+}
+
+// idf is BM25's inverse document frequency of a stem over the domains.
+func (d *domainText) idf(stem string) float64 {
+	n, df := float64(len(d.names)), float64(len(d.post[stem]))
+	return math.Log1p((n - df + 0.5) / (df + 0.5))
+}
+
+// coverage returns, for each domain whose document has a word of q, its
+// BM25 score over the request's attainable one (the sum of its words'
+// IDFs: what a document of average length holding each once scores),
+// at most 1: how much of the request the domain as a whole is about.
+// Words no domain has count in the attainable score, so a request of
+// names the catalog never saw covers little. A catalog of one domain
+// says nothing by it: nil.
+func (d *domainText) coverage(q string) map[string]float64 {
+	if len(d.names) < 2 || d.avg == 0 {
+		return nil
+	}
+	qs := stems(q)
+	var attainable float64
+	score := map[int32]float64{}
+	for s := range qs {
+		idf := d.idf(s)
+		attainable += idf
+		for _, p := range d.post[s] {
+			f := float64(p.tf)
+			norm := domainK1 * (1 - domainB + domainB*d.size[p.dom]/d.avg)
+			score[p.dom] += idf * f * (domainK1 + 1) / (f + norm)
+		}
+	}
+	if attainable == 0 || len(score) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(score))
+	for i, sc := range score {
+		out[d.names[i]] = min(1, sc/attainable)
+	}
+	return out
+}
+
+// domainExcess is what a domain's coverage of the request adds beyond
+// best, the keyword list's best coverage by one tool: a request about
+// what a server is for, in words none of its tools has, takes the
+// domain's whole coverage; one that a tool's own words already match as
+// well takes nothing, so that the domain text does not count the same
+// words twice (on public-bfcl, 572 small domains whose text is their
+// tools', counting the whole coverage lost nDCG@10 in keyword mode).
+func domainExcess(cov, best float64) float64 { return max(0, cov-best) }
+
+// domainTextOf returns the domain index of cat, building it on first use
+// (one catalog at a time: a newer catalog replaces it).
+func (e *Engine) domainTextOf(cat *index.Catalog) *domainText {
+	if d := e.domText.Load(); d != nil && d.cat == cat {
+		return d
+	}
+	e.domTextMu.Lock()
+	defer e.domTextMu.Unlock()
+	if d := e.domText.Load(); d != nil && d.cat == cat {
+		return d
+	}
+	d := newDomainText(cat)
+	e.domText.Store(d)
+	return d
+}
+
+// prepareDomainText starts building cat's domain index in the
+// background, so that the first search after a catalog swap finds it
+// made (0.7 s at 100k tools in 1,000 domains, BenchmarkDomainText): a
+// search that comes sooner waits for it (domainTextOf), so that what it
+// ranks does not depend on timing.
+func (e *Engine) prepareDomainText(cat *index.Catalog) {
+	if e.params.DomainText > 0 && cat != nil && len(cat.Domains()) > 1 {
+		go e.domainTextOf(cat)
+	}
+}
+
+// domainCoverage returns the coverage of the request by each domain
+// (domainText.coverage) when the domain evidence is on and the request
+// is not confined to one domain; else nil.
+func (e *Engine) domainCoverage(pl plan) map[string]float64 {
+	if pl.p.DomainText <= 0 || pl.req.Domain != "" || pl.cat == nil {
+		return nil
+	}
+	return e.domainTextOf(pl.cat).coverage(pl.q)
+}
+
+// domainFill returns up to n tools, not in have, of the domains of cov,
+// the best covered domain first (ties by name), each domain's tools in
+// catalog order: the tools a keyword list lacks when the request is
+// about what their server is for, not about any tool's words.
+func domainFill(cat *index.Catalog, cov map[string]float64, have map[string]bool, exclude map[string]bool, group string, n int) []*index.Tool {
+	if n <= 0 || len(cov) == 0 {
+		return nil
+	}
+	doms := make([]string, 0, len(cov))
+	for d := range cov {
+		doms = append(doms, d)
+	}
+	slices.SortFunc(doms, func(a, b string) int {
+		if c := cmp.Compare(cov[b], cov[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var out []*index.Tool
+	for _, name := range doms {
+		d := cat.Domain(name)
+		if d == nil {
+			continue
+		}
+		for _, t := range d.Tools {
+			if have[t.QualifiedName] || exclude[t.QualifiedName] || group != "" && t.Group != group {
+				continue
+			}
+			out = append(out, t)
+			if len(out) == n {
+				return out
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,421 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/internal/redact"
+)
+
+// What an upstream asks of its client in the middle of a call (sampling,
+// elicitation, roots) and what it tells it (progress, log messages) goes
+// to the client that made the call (issue 51). One upstream connection
+// serves every client of toolscout, so each call a client makes through
+// Execute is a callRoute while it runs, and each such message of the
+// upstream's is matched to one:
+//
+//   - Over Streamable HTTP, the upstream sends the messages of a call on
+//     the response stream of that call's POST; routeTagger (tagger.go)
+//     marks each with the route of the POST it came on (routeMetaKey in
+//     its params' _meta) before the go-sdk decodes it, and the handlers
+//     here find the route by that mark (and remove it).
+//   - Over stdio (and the old SSE transport) nothing on the wire says
+//     which call a message belongs to. While every call in flight on the
+//     server comes from one client, its messages go to that client; while
+//     calls of several clients run on it, a request is refused with an
+//     error that says why and a log message is dropped: never sent to a
+//     client that may not be the one it was meant for.
+//   - Progress has its own key: the token toolscout sends the upstream is
+//     the route's id, turned back into the client's own token.
+//
+// A request goes to the client through the go-sdk's ServerSession with
+// the context of the client's call, which relates it to that call (over
+// HTTP it goes on the call's response stream) and carries the call's
+// log level in the 2026-07-28 protocol. The go-sdk checks the client's
+// capabilities (a client that did not declare elicitation is refused, as
+// the upstream would refuse it); what the client answers, error or
+// result, goes back to the upstream as it is.
+
+// routeMetaKey is the _meta key routeTagger marks a message with.
+const routeMetaKey = "io.github.toolscout/call"
+
+// callRoute is one client's call running on an upstream.
+type callRoute struct {
+	id string // random: an upstream cannot guess another call's
+	// key is the rest of the mark (routeMetaKey's value is id.key): the
+	// server is sent the id (as the progress token), never the key, so
+	// it cannot write a mark itself.
+	key    string
+	domain string
+	// ctx is the context of the client's call (its handler's): the
+	// go-sdk relates what is sent with it to that call. It is held only
+	// while the call runs.
+	ctx   context.Context
+	ss    *mcp.ServerSession
+	token any // the client's progress token, nil when it asked for none
+	pend  pending
+	// bridge, for a client that cannot be asked in the middle of a
+	// call (bridge.go).
+	bridge atomic.Pointer[bridge]
+}
+
+type routeKey struct{}
+
+// withRoute returns ctx carrying r, for the HTTP transport (tagger.go).
+func withRoute(ctx context.Context, r *callRoute) context.Context {
+	return context.WithValue(ctx, routeKey{}, r)
+}
+
+func routeOf(ctx context.Context) *callRoute {
+	r, _ := ctx.Value(routeKey{}).(*callRoute)
+	return r
+}
+
+// newRouteID returns an unguessable route id.
+func newRouteID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "toolscout-" + hex.EncodeToString(b[:])
+}
+
+// beginRoute registers the call of req's client on u; the returned func
+// ends it. The call's result waits for the notifications read before it
+// to be passed on (callRoute.drain) rather than the route outliving the
+// call: its context holds what the call holds, a large result among it.
+// It returns nil when the call has no client session (a call of
+// toolscout's own).
+func (g *Gateway) beginRoute(ctx context.Context, u *upstream, req *mcp.CallToolRequest) (*callRoute, func()) {
+	if req == nil || req.Session == nil {
+		return nil, func() {}
+	}
+	var token any
+	if req.Params != nil {
+		token = req.Params.GetProgressToken()
+	}
+	return g.openRoute(ctx, u, req.Session, token)
+}
+
+// openRoute registers a call of ss's client on u (see beginRoute).
+func (g *Gateway) openRoute(ctx context.Context, u *upstream, ss *mcp.ServerSession, token any) (*callRoute, func()) {
+	r := &callRoute{id: newRouteID(), key: newRouteID(), domain: u.cfg.Domain, ctx: ctx, ss: ss, token: token}
+	g.progMu.Lock()
+	g.routes[r.id] = r
+	u.inflight[r] = struct{}{}
+	g.progMu.Unlock()
+	return r, func() {
+		g.progMu.Lock()
+		delete(u.inflight, r)
+		delete(g.routes, r.id)
+		g.progMu.Unlock()
+	}
+}
+
+type clientKey struct{}
+
+// WithClient returns ctx saying that what is asked of an upstream with
+// it (GetPrompt, ReadResource) is asked for ss's client: what the
+// upstream asks of its client meanwhile (sampling, elicitation, roots)
+// and its log messages go to that client, as during a tool call.
+func WithClient(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, clientKey{}, ss)
+}
+
+func clientOf(ctx context.Context) *mcp.ServerSession {
+	ss, _ := ctx.Value(clientKey{}).(*mcp.ServerSession)
+	return ss
+}
+
+// routeFor returns the call a message of u's belongs to, by the mark
+// routeTagger or lineConn left in its meta (see above), which it removes;
+// over the old SSE transport, which marks nothing, the call of the one
+// client whose calls run on u. why says why there is none.
+func (g *Gateway) routeFor(u *upstream, meta mcp.Meta) (r *callRoute, marked bool, why string) {
+	mark, marked := meta[routeMetaKey].(string)
+	delete(meta, routeMetaKey)
+	if id, key, ok := strings.Cut(mark, "."); marked && ok {
+		g.progMu.Lock()
+		r := g.routes[id]
+		g.progMu.Unlock()
+		if r != nil && r.key == key && r.domain == u.cfg.Domain {
+			return r, true, ""
+		}
+	}
+	if u.cfg.Command == "" && u.cfg.Transport != "sse" {
+		// Streamable HTTP: a message of a call comes on its stream,
+		// marked; one that is not came outside any call.
+		return nil, false, "it came outside any call of a client"
+	}
+	r, why = g.soleRoute(u)
+	if u.cfg.Command != "" && r != nil {
+		// stdio marks what it can as it reads: an unmarked message came
+		// when no single client's calls were running.
+		return nil, false, "it came while no call of a client was running on it"
+	}
+	return r, false, why
+}
+
+// soleRoute returns a call running on u when every call running on it
+// is one client's (the same session), or why not.
+func (g *Gateway) soleRoute(u *upstream) (r *callRoute, why string) {
+	g.progMu.Lock()
+	defer g.progMu.Unlock()
+	for c := range u.inflight {
+		if r == nil {
+			r = c
+		} else if r.ss != c.ss {
+			return nil, "calls of several clients are running on its one connection and nothing in the request says which it belongs to"
+		}
+	}
+	if r == nil {
+		return nil, "no call of a client is running on it"
+	}
+	return r, ""
+}
+
+// errNoRoute is the error an upstream's request gets when toolscout
+// cannot tell which client it is for.
+func errNoRoute(domain, method, why string) error {
+	return fmt.Errorf("toolscout cannot pass %s from server %q to a client: %s", method, domain, why)
+}
+
+// clientRequests sets the handlers that pass u's requests and
+// notifications to the client of the call they belong to. The
+// capabilities toolscout declares to the upstream are the union of what
+// clients may have (sampling with tools and context, elicitation in both
+// modes, roots): the upstream offers what needs them, and each request is
+// answered by the client of its call, or refused for it as the upstream
+// would be refused by that client directly.
+func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
+	o.Capabilities = &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{},
+		Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	}
+	// An input-required result (2026-07-28) goes back to the client,
+	// which answers its input requests itself and retries: toolscout
+	// never answers them.
+	o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	o.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+		r, _, why := g.routeFor(u, metaOf(req.Params))
+		if r == nil {
+			return nil, errNoRoute(u.cfg.Domain, "sampling/createMessage", why)
+		}
+		p := scrubParams(g.opts.Redactor, req.Params)
+		if b := r.bridgeOf(); b != nil {
+			resp, err := b.ask(ctx, "sampling/createMessage", p)
+			if err != nil {
+				return nil, err
+			}
+			res, ok := resp.(*mcp.CreateMessageWithToolsResult)
+			if !ok {
+				return nil, fmt.Errorf("the client answered sampling/createMessage with %T", resp)
+			}
+			return res, nil
+		}
+		if err := unbridged(r, "sampling/createMessage"); err != nil {
+			return nil, err
+		}
+		return r.ss.CreateMessageWithTools(r.ctx, p)
+	}
+	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		r, _, why := g.routeFor(u, metaOf(req.Params))
+		if r == nil {
+			return nil, errNoRoute(u.cfg.Domain, "elicitation/create", why)
+		}
+		p := scrubParams(g.opts.Redactor, req.Params)
+		if b := r.bridgeOf(); b != nil {
+			resp, err := b.ask(ctx, "elicitation/create", p)
+			if err != nil {
+				return nil, err
+			}
+			res, ok := resp.(*mcp.ElicitResult)
+			if !ok {
+				return nil, fmt.Errorf("the client answered elicitation/create with %T", resp)
+			}
+			return res, nil
+		}
+		if err := unbridged(r, "elicitation/create"); err != nil {
+			return nil, err
+		}
+		return r.ss.Elicit(r.ctx, p)
+	}
+	o.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		if req.Params == nil {
+			return
+		}
+		r, marked, _ := g.routeFor(u, req.Params.Meta)
+		if r == nil {
+			return // not of a call: no client asked for it
+		}
+		if marked {
+			defer r.done()
+		}
+		p := *req.Params
+		p.Meta = nil
+		// The logger names the server the message comes from.
+		if p.Logger == "" {
+			p.Logger = u.cfg.Domain
+		} else {
+			p.Logger = u.cfg.Domain + "/" + p.Logger
+		}
+		p.Logger = g.opts.Redactor.String(p.Logger)
+		p.Data = g.opts.Redactor.Any(p.Data)
+		// ServerSession.Log sends only what the client's logging/setLevel
+		// (or its call's log level, in 2026-07-28) lets through.
+		_ = r.ss.Log(context.WithoutCancel(r.ctx), &p)
+	}
+}
+
+// rootsMiddleware passes roots/list to the client of the call it belongs
+// to: the go-sdk client answers it from its own list otherwise.
+func (g *Gateway) rootsMiddleware(u *upstream) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "roots/list" {
+				return next(ctx, method, req)
+			}
+			p, _ := req.GetParams().(*mcp.ListRootsParams)
+			var meta mcp.Meta
+			if p != nil {
+				meta = p.Meta
+			}
+			r, _, why := g.routeFor(u, meta)
+			if r == nil {
+				return nil, errNoRoute(u.cfg.Domain, method, why)
+			}
+			if b := r.bridgeOf(); b != nil {
+				if p == nil {
+					p = &mcp.ListRootsParams{}
+				}
+				resp, err := b.ask(ctx, method, p)
+				if err != nil {
+					return nil, err
+				}
+				res, ok := resp.(*mcp.ListRootsResult)
+				if !ok {
+					return nil, fmt.Errorf("the client answered roots/list with %T", resp)
+				}
+				return res, nil
+			}
+			if err := unbridged(r, method); err != nil {
+				return nil, err
+			}
+			return r.ss.ListRoots(r.ctx, p)
+		}
+	}
+}
+
+// scrubParams returns p, the params of a request of an upstream's to a
+// client, with the secrets toolscout knows replaced (redact.go), as its
+// results are: p itself when it holds none.
+func scrubParams[P any](secrets *redact.Redactor, p *P) *P {
+	if p == nil || !secrets.Active() {
+		return p
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p
+	}
+	clean, changed := secrets.JSON(b)
+	if !changed {
+		return p
+	}
+	out := new(P)
+	if !json.Valid(clean) || json.Unmarshal(clean, out) != nil {
+		return p
+	}
+	return out
+}
+
+// metaOf returns the _meta of a request's params (nil params: none).
+func metaOf[P any, PP interface {
+	*P
+	GetMeta() map[string]any
+}](p PP) mcp.Meta {
+	if p == nil {
+		return nil
+	}
+	return p.GetMeta()
+}
+
+// newProtocol is the first protocol version whose requests carry the
+// client's capabilities and whose results may require input (SEP-2322).
+const newProtocol = "2026-07-28"
+
+// passInput carries what the client's call says to the upstream: the
+// inputResponses and requestState of a retry after an input-required
+// result, untouched, and, to an upstream of the 2026-07-28 protocol
+// (which reads them per request), the client's own capabilities and log
+// level instead of toolscout's.
+func passInput(session *mcp.ClientSession, req *mcp.CallToolRequest, params *mcp.CallToolParams) {
+	if req.Params == nil {
+		return
+	}
+	params.InputResponses = req.Params.InputResponses
+	params.RequestState = req.Params.RequestState
+	ir := session.InitializeResult()
+	if ir == nil || ir.ProtocolVersion < newProtocol {
+		return
+	}
+	meta := mcp.Meta{}
+	if caps, ok := req.Params.Meta[mcp.MetaKeyClientCapabilities]; ok {
+		meta[mcp.MetaKeyClientCapabilities] = caps
+	} else {
+		meta[mcp.MetaKeyClientCapabilities] = capabilitiesOf(req.Session)
+	}
+	// The client's own level when its request says one; else all, and
+	// ServerSession.Log passes on what the level its session set lets
+	// through (none when it set none).
+	if lvl, ok := req.Params.Meta[mcp.MetaKeyLogLevel]; ok {
+		meta[mcp.MetaKeyLogLevel] = lvl
+	} else {
+		meta[mcp.MetaKeyLogLevel] = "debug"
+	}
+	params.Meta = meta
+}
+
+// openLogging asks a server of 2025-11-25 that declares logging for all
+// its log messages (logging/setLevel debug): a server sends none before
+// its client sets a level, and one level serves every client, each of
+// which gets what its own logging/setLevel lets through
+// (ServerSession.Log). A server of 2026-07-28 is told per request
+// (passInput).
+func (g *Gateway) openLogging(ctx context.Context, u *upstream, session *mcp.ClientSession) {
+	ir := session.InitializeResult()
+	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil || ir.ProtocolVersion >= newProtocol {
+		return
+	}
+	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		g.log.Warn("upstream refused logging/setLevel; its log messages may not reach the clients", "domain", u.cfg.Domain, "err", g.opts.Redactor.Error(err))
+	}
+}
+
+// capabilitiesOf returns the capabilities ss's client declared, as the
+// wire has them (the go-sdk's ClientCapabilities marshals roots as {}
+// even when the client declared none: RootsV2 says).
+func capabilitiesOf(ss *mcp.ServerSession) map[string]any {
+	out := map[string]any{}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil {
+		return out
+	}
+	b, err := json.Marshal(ip.Capabilities)
+	if err != nil || json.Unmarshal(b, &out) != nil {
+		return map[string]any{}
+	}
+	delete(out, "roots")
+	if r := ip.Capabilities.RootsV2; r != nil {
+		out["roots"] = r
+	}
+	return out
+}
