@@ -116,6 +116,7 @@ func resultBytes(t *testing.T, res *mcp.CallToolResult) float64 {
 // the duration and the result's size, and no arguments by default.
 // Meta-tool calls that run nothing (discover_tools) make none.
 func TestAuditTrail(t *testing.T) {
+	t.Parallel()
 	w := &auditWriter{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
 		Options{Expose: Exposure{Mode: ExposeEager}, Audit: w})
@@ -162,6 +163,7 @@ func TestAuditTrail(t *testing.T) {
 // TestAuditFailureClasses: toolscout's own refusals, without an
 // upstream, each have their class.
 func TestAuditFailureClasses(t *testing.T) {
+	t.Parallel()
 	w := &auditWriter{}
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Audit: w}))
 	from := time.Now()
@@ -182,6 +184,7 @@ func TestAuditFailureClasses(t *testing.T) {
 // TestAuditUpstreamUnavailable: a call of a known tool whose server is
 // still starting past the call's timeout fails as upstream_unavailable.
 func TestAuditUpstreamUnavailable(t *testing.T) {
+	t.Parallel()
 	known := fakeKnown(t, "slow")
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "3s"
@@ -232,6 +235,7 @@ func TestAuditFailClass(t *testing.T) {
 // ones are shortened so that the line stays within AuditLineMax, the
 // short arguments beside a long one kept whole.
 func TestAuditArguments(t *testing.T) {
+	t.Parallel()
 	w := &auditWriter{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
 		Options{Expose: Exposure{Mode: ExposeEager}, Audit: w, AuditArguments: true})
@@ -315,6 +319,7 @@ func TestAuditBoundArguments(t *testing.T) {
 // TestAuditConcurrentCalls: calls at once, by execute_tool and directly,
 // each make one line, written whole (-race: never two Writes at once).
 func TestAuditConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	w := &auditWriter{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
 		Options{Expose: Exposure{Mode: ExposeEager}, Audit: w, AuditArguments: true})
@@ -346,6 +351,7 @@ func TestAuditConcurrentCalls(t *testing.T) {
 // TestAuditCallerOverHTTP: over HTTP, a client with a session is its
 // session; a stateless client is "local" (it has no identity yet).
 func TestAuditCallerOverHTTP(t *testing.T) {
+	t.Parallel()
 	w := &auditWriter{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
 		Options{Expose: Exposure{Mode: ExposeMeta}, Audit: w})

@@ -51,6 +51,7 @@ func testCallers(t *testing.T) *callers.Set {
 // with the whole index's statistics, so they are compared by the tools
 // they name, and must still return k results.
 func TestCallerSeesAsIfHiddenToolsDidNotExist(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic, ExposeAuto, ExposeCompact} {
 		for _, protocol := range []string{"", "2025-11-25"} {
 			t.Run(mode+"/"+protocol, func(t *testing.T) {

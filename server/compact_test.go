@@ -49,6 +49,7 @@ func builtinLive(t *testing.T) (*index.Catalog, *search.Live) {
 // TestCompactListingBudgetBuiltin: the compact tools/list of the
 // built-in catalog, counted as a client receives it.
 func TestCompactListingBudgetBuiltin(t *testing.T) {
+	t.Parallel()
 	cat, live := builtinLive(t)
 	n, err := New(Options{Live: live, Expose: Exposure{Mode: ExposeCompact}}).CountToolsList(context.Background())
 	if err != nil {
@@ -64,6 +65,7 @@ func TestCompactListingBudgetBuiltin(t *testing.T) {
 // a summary, every required property with the type its whole schema
 // gives, and a valid object schema.
 func TestCompactListingBuiltinEntries(t *testing.T) {
+	t.Parallel()
 	cat, live := builtinLive(t)
 	res, err := connect(t, New(Options{Live: live, Expose: Exposure{Mode: ExposeCompact}})).ListTools(context.Background(), nil)
 	if err != nil {
@@ -115,6 +117,7 @@ func TestCompactListingBuiltinEntries(t *testing.T) {
 // what the tool does in a condensed summary, and get_tool_schema still
 // gives the whole description.
 func TestCompactListingReferenceServers(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	env := startGateway(t, []gateway.UpstreamConfig{
 		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,6 +107,12 @@ type exposure struct {
 	toolsets toolsetViews              // the views of the toolsets stateless requests carried last
 	byCaller map[*callers.Caller]*view // each caller's view (callerView)
 	auto     autoMode                  // auto mode's decisions
+
+	// addToolHook, when set (by tests), runs after each tool a view of
+	// this server adds: a pause there is what a busy machine does to a
+	// long change. Per server, not a package variable, so that tests
+	// that set it can run in parallel.
+	addToolHook atomic.Pointer[func()]
 }
 
 // mode returns the exposure mode now.
@@ -238,10 +245,6 @@ type toolsetEntry struct {
 	handle string
 	v      *view
 }
-
-// addToolHook, when set (by tests), runs after each tool a view adds: a
-// pause there is what a busy machine does to a long change.
-var addToolHook func()
 
 // directHandler runs a directly listed tool, looked up by its qualified
 // name at call time so that a re-index never leaves a stale tool behind.
@@ -637,8 +640,8 @@ func (e *exposure) changeViewLocked(v *view) bool {
 		mt.Name = name
 		v.mcp.AddTool(mt, e.handler(v, t.QualifiedName))
 		v.direct[name] = keyOf(t)
-		if addToolHook != nil {
-			addToolHook()
+		if hook := e.addToolHook.Load(); hook != nil {
+			(*hook)()
 		}
 	}
 	return len(remove) > 0 || len(names) > 0

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscout/toolscout/internal/proctest"
 	"github.com/toolscout/toolscout/server/codemode"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -31,8 +32,15 @@ func TestMain(m *testing.M) {
 		fakeUpstream(mode)
 		os.Exit(0)
 	}
+	proctest.SetParallel(parallelWaiting)
 	os.Exit(m.Run())
 }
+
+// parallelWaiting is how many of the package's parallel tests run at
+// once unless -parallel says otherwise: they are the ones that wait for
+// other processes (fake upstreams, the npm reference servers, a
+// server's startup delay), the CPU mostly idle.
+const parallelWaiting = 4
 
 func fakeUpstream(mode string) {
 	if p := os.Getenv("TOOLSCOUT_FAKE_STARTS"); p != "" {

@@ -76,6 +76,7 @@ func TestFeedbackRecorded(t *testing.T) {
 // 3: each session was a caller of its own, so two sessions gave a tool
 // the whole boost for everybody).
 func TestFeedbackCallersAreIdentities(t *testing.T) {
+	t.Parallel()
 	const shared = "shared-token-0123456789abcdef"
 	type client struct{ protocol, token string }
 	for _, tc := range []struct {
@@ -141,6 +142,7 @@ func (okExecutor) Execute(_ context.Context, _ *mcp.CallToolRequest, t *index.To
 // go-sdk clients of the stateless protocol: two clients interleaved, then
 // many at once (-race).
 func TestFeedbackCreditsTheSearchThatListedTheTool(t *testing.T) {
+	t.Parallel()
 	// Each request's one result (limit 1) is a tool of its own.
 	requests := []string{"open a new issue in a repository", "read a file from a repository", "list the issues of a repository"}
 	setup := func(t *testing.T) (*memSink, string) {

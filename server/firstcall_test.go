@@ -17,6 +17,7 @@ import (
 // before the gateway's server has listed its tools, waits for it and
 // answers from its tools.
 func TestEveryMetaToolAsFirstCall(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mode, tool string
 		args       map[string]any
@@ -45,6 +46,7 @@ func TestEveryMetaToolAsFirstCall(t *testing.T) {
 // saying so (not "unknown domain" with an empty list of valid ones), and
 // its tools are listed once the server lists them.
 func TestEnableDomainOfAServerStillConnecting(t *testing.T) {
+	t.Parallel()
 	late := fakeConfig(t, "late", "ok")
 	late.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{late}}, Options{Expose: Exposure{Mode: ExposeDynamic}, StartupWait: 300 * time.Millisecond})
@@ -71,6 +73,7 @@ func TestEnableDomainOfAServerStillConnecting(t *testing.T) {
 // running it; a disabled tool is said to be disabled; a name the
 // catalog does not have stays an unknown tool.
 func TestDirectCallOfAnUnlistedTool(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		exp  Exposure

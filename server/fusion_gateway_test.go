@@ -18,6 +18,7 @@ import (
 // tools (the semantic list's best) come first. Under rank fusion, and under min-max fusion at full keyword weight, the
 // filesystem tools took the top places.
 func TestGatewayCommonWordDoesNotOutrankMeaning(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	env := startGateway(t, []gateway.UpstreamConfig{
 		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},

@@ -17,6 +17,7 @@ import (
 // cannot close while a call is in flight, and the call here would run
 // for a minute.
 func TestGatewayCloseCancelsCalls(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "tools", func() bool { return env.hasTool("everything__trigger-long-running-operation") })
 	params := &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{

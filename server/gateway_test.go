@@ -118,6 +118,7 @@ func npmBin(t *testing.T, name string) string {
 }
 
 func TestGatewayReferenceServers(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	env := startGateway(t, []gateway.UpstreamConfig{
 		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
@@ -226,6 +227,7 @@ func directClient(t *testing.T, bin string, args ...string) *mcp.ClientSession {
 }
 
 func TestGatewayProgressAndCancellation(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "tools", func() bool { return env.hasTool("everything__trigger-long-running-operation") })
 
@@ -318,6 +320,7 @@ func checkShout(t *testing.T, env *gatewayEnv, domain string) {
 }
 
 func TestGatewaySSEUpstreamFallback(t *testing.T) {
+	t.Parallel()
 	// A go-sdk server that only speaks the old SSE transport: with no
 	// "type", toolscout tries Streamable HTTP first, then SSE.
 	up := shoutServer("sse-only", nil)
@@ -330,6 +333,7 @@ func TestGatewaySSEUpstreamFallback(t *testing.T) {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestGatewayFaults(t *testing.T) {
+	t.Parallel()
 	hang := fakeConfig(t, "hang", "hang")
 	hang.ConnectTimeout = time.Second
 	env := startGateway(t, []gateway.UpstreamConfig{hang, fakeConfig(t, "fake", "ok"), fakeConfig(t, "broken", "broken")}, Exposure{Mode: ExposeMeta})
@@ -409,6 +413,7 @@ func TestGatewayFaults(t *testing.T) {
 }
 
 func TestExposureModes(t *testing.T) {
+	t.Parallel()
 	list := func(env *gatewayEnv) []string {
 		res, err := env.cs.ListTools(context.Background(), nil)
 		if err != nil {
@@ -419,6 +424,7 @@ func TestExposureModes(t *testing.T) {
 	meta := []string{"discover_tools", "execute_tool", "get_tool_schema"}
 
 	t.Run("meta", func(t *testing.T) {
+		t.Parallel()
 		env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeMeta})
 		waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
 		if got := list(env); !reflect.DeepEqual(got, meta) {
@@ -426,6 +432,7 @@ func TestExposureModes(t *testing.T) {
 		}
 	})
 	t.Run("eager", func(t *testing.T) {
+		t.Parallel()
 		env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeEager})
 		waitFor(t, "tools listed", func() bool { return len(list(env)) == 7 })
 		want := []string{"discover_tools", "execute_tool", "fake__add_tool", "fake__crash", "fake__echo", "fake__fail", "get_tool_schema"}
@@ -451,6 +458,7 @@ func TestExposureModes(t *testing.T) {
 		}
 	})
 	t.Run("core", func(t *testing.T) {
+		t.Parallel()
 		env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeCore, Pinned: []string{"fake__e*", "fake__fail"}})
 		waitFor(t, "pinned tools listed", func() bool { return len(list(env)) == 5 })
 		want := []string{"discover_tools", "execute_tool", "fake__echo", "fake__fail", "get_tool_schema"}
@@ -463,6 +471,7 @@ func TestExposureModes(t *testing.T) {
 		}
 	})
 	t.Run("dynamic", func(t *testing.T) {
+		t.Parallel()
 		env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok"), fakeConfig(t, "other", "ok")}, Exposure{Mode: ExposeDynamic})
 		waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") && env.hasTool("other__echo") })
 		base := []string{"disable_domain", "discover_tools", "enable_domain", "execute_tool", "get_tool_schema"}
@@ -496,6 +505,7 @@ func TestExposureModes(t *testing.T) {
 }
 
 func TestFirstCallWaitsForStartup(t *testing.T) {
+	t.Parallel()
 	hang := fakeConfig(t, "hang", "hang")
 	hang.ConnectTimeout = time.Second
 	start := time.Now()
@@ -511,6 +521,7 @@ func TestFirstCallWaitsForStartup(t *testing.T) {
 }
 
 func TestDynamicModeIsPerHTTPSession(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Exposure{Mode: ExposeDynamic})
 	waitFor(t, "tools", func() bool { return env.hasTool("fake__echo") })
 	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,7 @@ func TestReadyInFallback(t *testing.T) {
 // answered or failed once, it is, and the metrics say which servers are
 // up.
 func TestReadinessWaitsForUpstreams(t *testing.T) {
+	t.Parallel()
 	hang := fakeConfig(t, "hang", "hang")
 	hang.ConnectTimeout = 2 * time.Second
 	m := NewMetrics()
@@ -157,6 +159,7 @@ func TestReadinessWaitsForUpstreams(t *testing.T) {
 // even though it still is: a load balancer is not kept waiting for a
 // server stuck connecting.
 func TestReadinessWaitsForFirstAttempts(t *testing.T) {
+	t.Parallel()
 	hang := fakeConfig(t, "hang", "hang")
 	hang.ConnectTimeout = time.Minute
 	e := knownGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "local", "ok"), hang},
@@ -165,7 +168,10 @@ func TestReadinessWaitsForFirstAttempts(t *testing.T) {
 		t.Errorf("with a server in its first connection attempt: /readyz = %d %q, want 503 %q", code, body, ErrUpstreamsStarting)
 	}
 	waitFor(t, "ready once the startup wait passed", func() bool { return e.srv.Ready() == nil })
-	if c := e.gw.Connecting(); len(c) != 1 || c[0] != "hang" {
+	// Hang is still connecting; local may be too on a loaded machine (a
+	// process slower to start than the startup wait), which the wait is
+	// also there for.
+	if c := e.gw.Connecting(); !slices.Contains(c, "hang") {
 		t.Errorf("ready with %v connecting, want hang still connecting (its connect timeout is a minute)", c)
 	}
 }

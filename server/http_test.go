@@ -73,6 +73,7 @@ func workflow(t *testing.T, cs *mcp.ClientSession, word string) {
 // upstream, on the same endpoint at once; only the second holds a
 // session.
 func TestBothProtocolsOneEndpoint(t *testing.T) {
+	t.Parallel()
 	env, hs := serveHTTPGateway(t, Exposure{Mode: ExposeMeta})
 	tests := []struct {
 		name      string
@@ -170,6 +171,7 @@ func (lb *roundRobin) replace(old, new string) {
 // No request fails, and the enabled domains travel with the requests as
 // a toolset: every replica lists and runs them.
 func TestStatelessReplicas(t *testing.T) {
+	t.Parallel()
 	exp := Exposure{Mode: ExposeDynamic}
 	r0, hs0 := serveHTTPGateway(t, exp)
 	r1, hs1 := serveHTTPGateway(t, exp)
@@ -572,6 +574,7 @@ func TestMaxSessionsIgnoresStateless(t *testing.T) {
 // listens (subscriptions/listen) is told when tools/list changes, here an
 // eager list after a tool appeared upstream.
 func TestStatelessListChanged(t *testing.T) {
+	t.Parallel()
 	env, hs := serveHTTPGateway(t, Exposure{Mode: ExposeEager})
 	changed := make(chan struct{}, 10)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "listener", Version: "1"}, &mcp.ClientOptions{

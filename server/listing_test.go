@@ -84,6 +84,7 @@ func TestDomainListingPages(t *testing.T) {
 // by discover_tools with its status, and naming its domain says why it has
 // no tools instead of "unknown domain".
 func TestDownServerIsListed(t *testing.T) {
+	t.Parallel()
 	broken := gateway.UpstreamConfig{Domain: "broken", Command: "/nonexistent/toolscout-test-server", ConnectTimeout: time.Second}
 	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok"), broken}, Exposure{Mode: ExposeMeta})
 	var page Contents
@@ -136,6 +137,7 @@ func TestFallbackAfterSearchFailures(t *testing.T) {
 // process answers the next call. (The gateway is called directly: the
 // in-memory test client has the SDK's own 16 MiB limit.)
 func TestBigUpstreamResult(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "big")}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the fake upstream's tools", func() bool { return env.hasTool("fake__big") })
 	exec := func(name string) *mcp.CallToolResult {
@@ -159,6 +161,7 @@ func TestBigUpstreamResult(t *testing.T) {
 // TestOversizeUpstreamAnswer: an answer over the limit fails its call with
 // a clear error, and the session goes on with the same process.
 func TestOversizeUpstreamAnswer(t *testing.T) {
+	t.Parallel()
 	env := startGatewayWith(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "big")}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, MaxMessage: 1 << 20}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the fake upstream's tools", func() bool { return env.hasTool("fake__big") })
 	pid := func() string {
@@ -184,6 +187,7 @@ func TestOversizeUpstreamAnswer(t *testing.T) {
 // there ever was (it kept each one for good in meta mode, where the
 // view's tools never change).
 func TestEndedSessionsAreForgotten(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil)})
 	for range 300 {
 		st, ct := mcp.NewInMemoryTransports()

@@ -48,6 +48,7 @@ func (b *logBuffer) atLeast(level string) []map[string]any {
 // shutting down, once, and no warning: the connection attempt the
 // shutdown cut is no "upstream unavailable ... context canceled".
 func TestShutdownSaysShuttingDown(t *testing.T) {
+	t.Parallel()
 	logs := &logBuffer{}
 	hang := fakeConfig(t, "hang", "hang")
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok"), hang}, Logger: logs.logger()}, Options{})

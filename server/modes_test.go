@@ -276,6 +276,7 @@ func TestCompactListingCosts(t *testing.T) {
 // or marks deprecated (gateway's TestUpstreamToolState) are served so, on
 // the tools it lists and on those kept from its last run.
 func TestUpstreamToolStateServed(t *testing.T) {
+	t.Parallel()
 	known := fakeKnown(t, "fake")
 	up := fakeConfig(t, "fake", "ok")
 	up.DisabledTools, up.DeprecatedTools = []string{"crash"}, map[string]string{"fail": "use fake__echo"}

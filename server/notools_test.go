@@ -18,6 +18,7 @@ import (
 // with Bleve's "keyword search: field stat for bm25 not present name",
 // semantic an empty list without a word (issue 34, defect 2).
 func TestDiscoverWithNoToolIndexed(t *testing.T) {
+	t.Parallel()
 	late := fakeConfig(t, "late", "ok")
 	late.Env["TOOLSCOUT_FAKE_DELAY"] = "60s"
 	gone := gateway.UpstreamConfig{Domain: "gone", Command: "/nonexistent/toolscout-test-server"}

@@ -95,6 +95,7 @@ func rpcCode(err error) int64 {
 // and resources of the everything reference server behind toolscout,
 // with the go-sdk client over both protocol generations.
 func TestPassThroughEverything(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, transport, protocol, mode string }{
 		{"memory 2025-11-25", "memory", "2025-11-25", ExposeMeta},
 		{"stdio 2026-07-28", "stdio", StatelessProtocol, ExposeMeta},
@@ -105,6 +106,7 @@ func TestPassThroughEverything(t *testing.T) {
 		{"http 2026-07-28 dynamic", "http", StatelessProtocol, ExposeDynamic},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: tc.mode})
 			c := connectSurfaceClient(t, env.srv, tc.transport, tc.protocol)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -257,6 +259,7 @@ func TestPassThroughEverything(t *testing.T) {
 // tools), in both protocol generations over HTTP; what it may not see is
 // answered as what does not exist.
 func TestPassThroughCallers(t *testing.T) {
+	t.Parallel()
 	const pTok, allTok = "p-token-0123456789abcdef", "all-token-0123456789abcdef"
 	set, err := callers.New(callers.Options{Callers: []callers.Config{
 		{Name: "p", Tokens: []string{pTok}, Allow: []string{"everything__simple-prompt", "everything__architecture.md"}},

@@ -23,6 +23,7 @@ import (
 // change is approved in the pins file (as toolscout approve does, from
 // another process); then the new definition is served and the tool runs.
 func TestPinnedDefinitions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pins := store.OpenPins(dir, nil)
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "rugpull")},
@@ -115,6 +116,7 @@ func TestPinnedDefinitions(t *testing.T) {
 // the server lists it, refused with why) until approved. Damage never
 // lets a changed tool run.
 func TestPinsDamagedHeld(t *testing.T) {
+	t.Parallel()
 	damages := []struct {
 		name   string
 		damage func([]byte) []byte
@@ -125,6 +127,7 @@ func TestPinsDamagedHeld(t *testing.T) {
 	for _, d := range damages {
 		for _, withPrev := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s, previous generation %v", d.name, withPrev), func(t *testing.T) {
+				t.Parallel()
 				dir := t.TempDir()
 				env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "rugpull")},
 					Pins: pin.NewGuard(store.OpenPins(dir, nil)), PinPoll: 50 * time.Millisecond}, Options{Expose: Exposure{Mode: ExposeEager}})

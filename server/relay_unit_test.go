@@ -62,6 +62,7 @@ func inMemory(t *testing.T, srv *Server) mcp.Transport {
 // client as the same result as a small one relayed by the SDK, through
 // execute_tool and as a directly listed tool, in both protocol versions.
 func TestRelayThroughClients(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "fake", "blob")}, Exposure{Mode: ExposeEager})
 	waitFor(t, "the fake upstream's tools", func() bool { return env.hasTool("fake__blob") })
 	newProto, err := mcp.NewClient(&mcp.Implementation{Name: "new", Version: "1"}, nil).Connect(context.Background(),

@@ -57,6 +57,7 @@ func callNames(ans codemode.Answer) []string {
 // argument, an unknown tool and a tool that fails; the audit trail has
 // a line per call and one for the program.
 func TestRunCode(t *testing.T) {
+	t.Parallel()
 	w := &auditWriter{}
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: ExposeCode},
 		Code: &Code{Runner: codeRunner(t)}, Audit: w})
@@ -152,6 +153,7 @@ b.title`, wantResult: `"from open"`, wantCalls: []string{"github__list_issues", 
 // answers are byte for byte those of a server that has only the tools
 // it may see; each call is in the audit trail with its caller.
 func TestRunCodeCallers(t *testing.T) {
+	t.Parallel()
 	program := `const out = {};
 for (const [d, n] of [["jira", "create_issue"], ["github", "get_file_contents"], ["github", "create_issue"], ["nosuch", "tool"]]) {
   try { out[d + "." + n] = await tools[d][n]({repo: "a/b", title: "t", summary: "s"}); }
@@ -209,6 +211,7 @@ func TestRunCodeTimeout(t *testing.T) {
 // the same refusal execute_tool answers, and the audit trail records it
 // as held.
 func TestRunCodeHeld(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w := &auditWriter{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "rugpull")},

@@ -22,6 +22,7 @@ import (
 // the answers showed schemas for a model, the largest was 470
 // (memory__open_nodes).
 func TestSchemaAnswerBudget(t *testing.T) {
+	t.Parallel()
 	t.Run("builtin", func(t *testing.T) {
 		cat, err := index.BuiltinCatalog()
 		if err != nil {
@@ -99,6 +100,7 @@ func TestSchemaShown(t *testing.T) {
 // the path, what was expected and the right shape, not the validator's
 // internals, and runs nothing.
 func TestNestedErrorThroughExecute(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	env := startGateway(t, []gateway.UpstreamConfig{
 		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},

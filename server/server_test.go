@@ -244,6 +244,7 @@ func TestDiscoverHybridFallback(t *testing.T) {
 }
 
 func TestDiscoverErrors(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	tests := []struct {
 		name string
@@ -278,6 +279,7 @@ func TestDiscoverErrors(t *testing.T) {
 }
 
 func TestGetToolSchema(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	huge20 := make([]string, 20)
 	for i := range huge20 {
@@ -402,6 +404,7 @@ func TestExecuteTool(t *testing.T) {
 }
 
 func TestTokenBudget(t *testing.T) {
+	t.Parallel()
 	cat, err := index.BuiltinCatalog()
 	if err != nil {
 		t.Fatal(err)

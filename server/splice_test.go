@@ -26,6 +26,7 @@ import (
 // image blocks, isError, the upstream's _meta dropped, whitespace between
 // tokens removed, and in the new protocol the SDK's own _meta in front.
 func TestSpliceSameAnswer(t *testing.T) {
+	t.Parallel()
 	e := startRelay(t)
 	plain := relaySession(t, e.srv, false)
 	for _, c := range []struct {
@@ -95,6 +96,7 @@ func keptAnswer(t *testing.T, dir string) []byte {
 // get their own result on the one stdout, with their id as the client
 // wrote it, also when the SDK knows the call by another (run with -race).
 func TestSpliceConcurrent(t *testing.T) {
+	t.Parallel()
 	e := startRelay(t)
 	blobs := map[string]blobSpec{}
 	for i, id := range []string{`1`, `"b"`, `3`, `1.5`, `"e\u0041"`, `6`} {
@@ -132,6 +134,7 @@ func TestSpliceConcurrent(t *testing.T) {
 // to write and nothing of it is held; when the session ends, nothing is
 // registered and nothing new is.
 func TestSpliceClientGone(t *testing.T) {
+	// Not parallel: it measures the heap, which other tests would share.
 	e := startRelay(t)
 	e.call(1, blobSpec{Text: 1000}, false) // warm up the session
 	before := heapNow()
@@ -163,6 +166,7 @@ func TestSpliceClientGone(t *testing.T) {
 // one answer (its result, or an error if the cancellation came first),
 // holds nothing afterwards, and the session goes on.
 func TestSpliceCancelled(t *testing.T) {
+	t.Parallel()
 	e := startRelay(t)
 	args, _ := json.Marshal(blobSpec{Text: 2 << 20}.args())
 	for i := range 5 {
@@ -191,6 +195,7 @@ func TestSpliceCancelled(t *testing.T) {
 // splicing) writes for the same call, a client's own splice header
 // changes nothing, and no splicer outlives its request.
 func TestSpliceHTTPSameAnswer(t *testing.T) {
+	t.Parallel()
 	e := startRelay(t)
 	ours := httptest.NewServer(e.srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(ours.Close)

@@ -132,14 +132,15 @@ type listChanges struct {
 func watchListChanges(t *testing.T, srv *Server, pause func(n int64)) *listChanges {
 	t.Helper()
 	w := &listChanges{}
-	addToolHook = func() {
+	hook := func() {
 		n := w.added.Add(1)
 		if pause != nil {
 			pause(n)
 		}
 		w.done.Store(n)
 	}
-	t.Cleanup(func() { addToolHook = nil })
+	srv.expo.addToolHook.Store(&hook)
+	t.Cleanup(func() { srv.expo.addToolHook.Store(nil) })
 	// Added last, so it runs first: it sees every notification the go-sdk
 	// makes, before listSync.
 	srv.expo.primary.mcp.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -256,6 +257,7 @@ func TestFirstListIsComplete(t *testing.T) {
 // notifications with its progress token, each larger than the last and
 // saying what it waits for; one without a token is logged instead.
 func TestLongWaitsAreTold(t *testing.T) {
+	t.Parallel()
 	live := emptyLive(t)
 	logs := &logBuffer{}
 	l := connectLister(t, New(Options{Live: live, Expose: Exposure{Mode: ExposeEager}, Logger: logs.logger()}))
@@ -338,6 +340,7 @@ func TestListChangedOncePerChange(t *testing.T) {
 // tools/list waits until the load ends; when the index cannot load, it
 // is every tool, not the meta-tools alone.
 func TestFallbackFirstListIsComplete(t *testing.T) {
+	t.Parallel()
 	live := emptyLive(t)
 	loadDone := make(chan struct{})
 	srv := New(Options{Live: live, Fallback: ExposeEager, LoadDone: loadDone})
@@ -419,23 +422,48 @@ func knownGatewayServer(t *testing.T, opts gateway.Options, so Options) *knownEn
 // kept it (drop leaves out the tools named).
 func fakeKnown(t *testing.T, domain string, drop ...string) index.ListedTools {
 	t.Helper()
-	cfg := fakeConfig(t, domain, "ok")
-	gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{cfg}})
-	gw.Start(context.Background())
-	gw.WaitReady(context.Background())
-	defer gw.Close()
-	specs := gw.Specs()
-	if len(specs) != 1 {
-		t.Fatalf("the fake upstream listed no tools: %+v", gw.Status())
+	listed, err := fakeListed(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []index.ToolSpec // a copy of its own for each test
+	if err := json.Unmarshal(listed, &tools); err != nil {
+		t.Fatal(err)
 	}
 	k := index.ListedTools{Domain: domain, Title: "fake-ok"}
-	for _, tl := range specs[0].Tools {
+	for _, tl := range tools {
 		if !strings.Contains(" "+strings.Join(drop, " ")+" ", " "+tl.Name+" ") {
 			k.Tools = append(k.Tools, tl)
 		}
 	}
 	return k
 }
+
+// fakeListed is the tools a fake upstream in mode ok lists (JSON), asked
+// of one once per test binary: what it lists does not depend on its
+// domain, and each start of the fake is a process.
+var fakeListed = func() func(t *testing.T) ([]byte, error) {
+	var (
+		once   sync.Once
+		listed []byte
+		err    error
+	)
+	return func(t *testing.T) ([]byte, error) {
+		once.Do(func() {
+			gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}})
+			gw.Start(context.Background())
+			gw.WaitReady(context.Background())
+			defer gw.Close()
+			specs := gw.Specs()
+			if len(specs) != 1 {
+				err = fmt.Errorf("the fake upstream listed no tools: %+v", gw.Status())
+				return
+			}
+			listed, err = json.Marshal(specs[0].Tools)
+		})
+		return listed, err
+	}
+}()
 
 // TestHeadStartFromKnownTools: with the tools its servers listed on
 // their last run, a start answers discover_tools, get_tool_schema and
@@ -444,6 +472,7 @@ func fakeKnown(t *testing.T, domain string, drop ...string) index.ListedTools {
 // with progress), and announces nothing when the servers list what they
 // listed before; the data dir is written only for a change.
 func TestHeadStartFromKnownTools(t *testing.T) {
+	t.Parallel()
 	known := fakeKnown(t, "slow")
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
@@ -521,6 +550,7 @@ func viewGen(srv *Server) uint64 {
 // starting waits no longer than the tool's call timeout, then says the
 // server is still starting (not unavailable, not unknown).
 func TestCallWaitsWithinItsTimeout(t *testing.T) {
+	t.Parallel()
 	known := fakeKnown(t, "slow")
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "3s"
@@ -539,6 +569,7 @@ func TestCallWaitsWithinItsTimeout(t *testing.T) {
 // direct call, execute_tool, a run_code program's) waits for it and
 // runs, instead of answering "still connecting, try again".
 func TestServerDownLastRunIsWaitedFor(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		so   Options
@@ -561,7 +592,9 @@ func TestServerDownLastRunIsWaitedFor(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Not parallel: knownGateway sets addToolHook.
+			// Each case waits most of its time for the remote server's
+			// 2 s start.
+			t.Parallel()
 			remote := fakeConfig(t, "remote", "ok")
 			remote.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
 			e := knownGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "local", "ok"), remote},
@@ -585,6 +618,7 @@ func TestServerDownLastRunIsWaitedFor(t *testing.T) {
 // TestChangedUpstreamIsAnnouncedOnce: a server that lists other tools
 // than on its last run is re-indexed, announced once and kept.
 func TestChangedUpstreamIsAnnouncedOnce(t *testing.T) {
+	t.Parallel()
 	known := fakeKnown(t, "fake", "fail", "crash")
 	var kept atomic.Value
 	e := knownGateway(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fake", "ok")}, Known: []index.ListedTools{known},
@@ -613,6 +647,7 @@ func TestChangedUpstreamIsAnnouncedOnce(t *testing.T) {
 // timeout is down with a reason, and its tools are said to be
 // unavailable, not unknown.
 func TestSlowServerConnects(t *testing.T) {
+	t.Parallel()
 	slow := fakeConfig(t, "slow", "ok")
 	slow.Env["TOOLSCOUT_FAKE_DELAY"] = "2s"
 	slow.ConnectTimeout = 10 * time.Second

@@ -118,6 +118,7 @@ func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n)
 // for a notification or a response, none), its id echoed byte for byte, and
 // the same session goes on: a ping after each line is answered.
 func TestStdioBadLines(t *testing.T) {
+	t.Parallel()
 	const long30 = "123456789012345678901234567890"
 	ping := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` }
 	tests := []struct {

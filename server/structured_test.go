@@ -85,6 +85,7 @@ func TestStructuredAnswers(t *testing.T) {
 // content text; claude-code, or a client declaring the capability, a
 // line; structuredContent either way.
 func TestStructuredAnswersTypeScript(t *testing.T) {
+	t.Parallel()
 	script, _ := filepath.Abs(filepath.Join("testdata", "structured_client.mjs"))
 	if _, err := exec.LookPath("node"); err != nil {
 		needNodeModules(t, "node is not installed")

@@ -16,6 +16,8 @@ import (
 // defect 3: the fast server's tools were indexed only when the stuck one
 // answered or the index's own startup wait ended).
 func TestStuckUpstreamDoesNotHideTheOthers(t *testing.T) {
+	// Not parallel: the fast fake must connect within the 2 s startup wait,
+	// which other tests' processes starting at the same time delay.
 	fast := fakeConfig(t, "fast", "ok")
 	stuck := fakeConfig(t, "stuck", "ok")
 	stuck.Env["TOOLSCOUT_FAKE_DELAY"] = "60s"

@@ -93,6 +93,7 @@ func TestUpstreamEnvironment(t *testing.T) {
 // lines) are skipped and logged, at most noisePerSecond a second; the
 // session goes on and the server is not restarted.
 func TestUpstreamBanner(t *testing.T) {
+	t.Parallel()
 	logs := &logBuffer{}
 	starts := filepath.Join(t.TempDir(), "starts")
 	up := fakeConfig(t, "banner", "banner")
@@ -130,6 +131,7 @@ func TestUpstreamBanner(t *testing.T) {
 // is restarted after ever longer waits, up to MaxBackoff, not every
 // MinBackoff forever.
 func TestUpstreamRestartBackoff(t *testing.T) {
+	t.Parallel()
 	logs := &logBuffer{}
 	gw := gateway.New(gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "die", "die")}, MinBackoff: 50 * time.Millisecond, MaxBackoff: 400 * time.Millisecond, Logger: logs.logger()})
 	gw.Start(context.Background())
@@ -156,6 +158,7 @@ func TestUpstreamRestartBackoff(t *testing.T) {
 // TestListChangedCoalesced: a server announcing a change every 5 ms is
 // re-listed at most once a second, and its last change is applied.
 func TestListChangedCoalesced(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{fakeConfig(t, "flood", "flood")}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the fake's tools", func() bool { return env.hasTool("flood__lists") })
 	lists := func() int {

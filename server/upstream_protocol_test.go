@@ -22,6 +22,7 @@ import (
 // subscriptions/listen stream) re-lists it. Every request the gateway
 // sends it is of that protocol.
 func TestGatewayStatelessUpstream(t *testing.T) {
+	t.Parallel()
 	up := shoutServer("new-only", &mcp.ServerOptions{SupportedProtocolVersions: []string{StatelessProtocol}})
 	var mu sync.Mutex
 	seen := map[string]int{} // protocol header → requests
@@ -55,6 +56,7 @@ func TestGatewayStatelessUpstream(t *testing.T) {
 // ends the client's connection: the gateway connects again, at
 // 2025-11-25).
 func TestGatewayUpstreamRefusesDiscover(t *testing.T) {
+	t.Parallel()
 	up := shoutServer("old", nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil)
 	for _, tc := range []struct {
@@ -87,6 +89,7 @@ func TestGatewayUpstreamRefusesDiscover(t *testing.T) {
 // TestGatewayUnreachableHTTPUpstream: a server that cannot be reached is
 // tried once per transport, not once more at the older protocol.
 func TestGatewayUnreachableHTTPUpstream(t *testing.T) {
+	// Not parallel: the port it found free must stay free.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ func pinServer(file string) {
 // with the unified diff, approve lists it; once approved, the new
 // description is served and doctor passes.
 func TestApproveChangedDefinition(t *testing.T) {
+	t.Parallel()
 	cfg, descFile, data, cli := notesFixture(t)
 
 	if out, errOut, code := cli("index"); code != 0 || !strings.Contains(out, "indexed 2 tools") {
@@ -127,6 +128,7 @@ func notesFixture(t *testing.T) (cfg, descFile, data string, cli func(args ...st
 // the damage: doctor fails, approve lists them with their definitions.
 // Only approve --all (which then ends the review) lets doctor pass.
 func TestApproveDamagedPins(t *testing.T) {
+	t.Parallel()
 	damages := []struct {
 		name   string
 		damage func([]byte) []byte

@@ -188,6 +188,7 @@ func TestAuditFileRotation(t *testing.T) {
 // server writes one line per call with the caller's session and no
 // arguments; SIGHUP after the file was moved away starts a new one.
 func TestServeAudit(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	cfg := everythingConfig(t, false)
 	dir := t.TempDir()

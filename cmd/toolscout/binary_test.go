@@ -8,8 +8,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolscout/toolscout/internal/proctest"
 	"github.com/toolscout/toolscout/server/codemode"
 )
+
+// parallelWaiting is how many of the package's parallel tests run at
+// once unless -parallel says otherwise: most of them wait for the
+// processes they start (toolscout, the npm reference servers, node
+// clients), the CPU mostly idle.
+const parallelWaiting = 4
 
 // The tests that run toolscout as a process share one binary, built
 // when the first of them asks for it (a run that needs none builds none)
@@ -27,6 +34,7 @@ func TestMain(m *testing.M) {
 		pinServer(file)
 		os.Exit(0)
 	}
+	proctest.SetParallel(parallelWaiting)
 	code := m.Run()
 	if binary.dir != "" {
 		os.RemoveAll(binary.dir)

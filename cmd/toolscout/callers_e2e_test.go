@@ -183,6 +183,7 @@ func allTools(t *testing.T, s *httpServe, adminToken string) map[string][]string
 // calls and misspelt names show only its tools, and no answer, nor
 // /metrics scraped with its token, names a tool it may not see.
 func TestCallersEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	for _, mode := range []string{server.ExposeMeta, server.ExposeEager} {
 		t.Run(mode, func(t *testing.T) {

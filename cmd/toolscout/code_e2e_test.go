@@ -37,6 +37,7 @@ return {
 // generations): the model's three steps (search, TypeScript types, one
 // program) give the right result with its calls listed.
 func TestCodeModeEndToEnd(t *testing.T) {
+	t.Parallel()
 	nodeClient(t)
 	root, _ := filepath.Abs("../..")
 	bin := buildBinary(t)

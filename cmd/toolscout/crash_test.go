@@ -35,6 +35,7 @@ func writeSynthCatalog(t *testing.T, n int) string {
 // of a cold index of 5,000 tools, 20 times: every time, the next search
 // answers, healing whatever the kill left half-written.
 func TestKillDuringIndex(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills a process 20 times")
 	}
@@ -78,6 +79,7 @@ func TestKillDuringIndex(t *testing.T) {
 // statistics of the old one) and wants the statistics fitted again, one
 // warning, and the ranking of a clean build.
 func TestKillBeforeTheFitIsSaved(t *testing.T) {
+	t.Parallel()
 	specs := synth.Specs(400, 40, 1)
 	old, err := index.NewCatalog(specs)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 // Catalog sets keep their own indexes: indexing another catalog into the
 // same data dir neither deletes nor re-embeds the built-in catalog's.
 func TestCatalogSetsLiveSideBySide(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	other := filepath.Join(t.TempDir(), "other.json")
 	os.WriteFile(other, []byte(`{"domains":[{"name":"calc","tools":[{"name":"add","description":"Adds numbers.","inputSchema":{"type":"object"}}]}]}`), 0o644)

@@ -311,6 +311,7 @@ var configSections = []struct {
 }
 
 func TestDocsNameEveryConfigKey(t *testing.T) {
+	t.Parallel()
 	pages := docPages(t)
 	var missing []string
 	for _, s := range configSections {
@@ -441,6 +442,7 @@ func checkConfigKey(path []string, key string) string {
 var exitComment = regexp.MustCompile(`#.*\bexits? (\d+)\b`)
 
 func TestRunnableExamples(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("the examples are sh command lines")
 	}

@@ -152,6 +152,7 @@ func checkE2E(t *testing.T, raw []byte) {
 }
 
 func TestEndToEndStdio(t *testing.T) {
+	t.Parallel()
 	client := nodeClient(t)
 	bin := buildBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -166,6 +167,7 @@ func TestEndToEndStdio(t *testing.T) {
 }
 
 func TestEndToEndHTTP(t *testing.T) {
+	t.Parallel()
 	client := nodeClient(t)
 	bin := buildBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -206,6 +208,7 @@ func TestEndToEndHTTP(t *testing.T) {
 }
 
 func TestEndToEndGateway(t *testing.T) {
+	t.Parallel()
 	nodeClient(t)
 	root, _ := filepath.Abs("../..")
 	memory := filepath.Join(root, "node_modules", ".bin", "mcp-server-memory")
@@ -254,6 +257,7 @@ func TestEndToEndGateway(t *testing.T) {
 // the domain listing comes in bounded pages that a client follows with
 // next_cursor to the end.
 func TestEndToEndThousandDomains(t *testing.T) {
+	t.Parallel()
 	client := nodeClient(t)
 	script := filepath.Join(filepath.Dir(client), "e2e_scale.mjs")
 	bin := buildBinary(t)

@@ -58,6 +58,7 @@ func TestEvalExports(t *testing.T) {
 // TestEvalConfidenceModels: --confidence-fit --confidence-models writes
 // models in the shipped file's form, each with a threshold.
 func TestEvalConfidenceModels(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "models.json")
 	_, stderr, code := runCLI(t, "eval", "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--modes", "keyword,semantic,hybrid",

@@ -34,6 +34,7 @@ const feedbackCatalog = `{"domains":[
 // clears it. A malformed file is refused, naming file and line, before
 // anything is indexed.
 func TestFeedbackReplicaPath(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	tmp := t.TempDir()
 	data, cat := filepath.Join(tmp, "data"), filepath.Join(tmp, "catalog.json")

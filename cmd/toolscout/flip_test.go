@@ -61,6 +61,7 @@ func caseOf(rel string) (flipCase, bool) {
 // its tools, so the catalog and vectors have deltas and the statistics
 // were fitted on the edited catalog.
 func TestFlippedByteHealsOrIsHarmless(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("searches 20 copies of a data dir")
 	}

@@ -79,6 +79,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestSearchCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stdout, stderr, code := runCLI(t, "index", "--data-dir", dir, "--embedder", "builtin")
 	if code != 0 || !strings.Contains(stdout, "302 added") {
@@ -134,6 +135,7 @@ func TestCatalogErrorsReachTheUser(t *testing.T) {
 }
 
 func TestEvalCommandJSON(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.json")
 	_, stderr, code := runCLI(t, "eval", "--embedder", "builtin", "--modes", "keyword,hybrid", "--format", "json", "--out", out)
 	if code != 0 {
@@ -166,6 +168,7 @@ func TestEvalCommandJSON(t *testing.T) {
 }
 
 func TestGatewayCommands(t *testing.T) {
+	t.Parallel()
 	root, _ := filepath.Abs("../..")
 	memory := filepath.Join(root, "node_modules", ".bin", "mcp-server-memory")
 	if _, err := os.Stat(memory); err != nil {

@@ -181,6 +181,7 @@ func metricLine(scrape, series string) string {
 // /readyz answer without it (and whatever the Origin), /metrics needs
 // it; the metrics count a discover_tools call made by a go-sdk client.
 func TestServeOperationsEndpoints(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	const token = "ops-test-token"
 	s := startServeHTTP(t, bin, []string{"TOOLSCOUT_AUTH_TOKEN=" + token},
@@ -472,6 +473,7 @@ func TestServeDrainDelay(t *testing.T) {
 // toolscout is shutting down and warns of nothing: the connection
 // attempt it cuts is no "upstream unavailable ... context canceled".
 func TestServeSIGTERMLogsShutdown(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	end := make(chan struct{})
 	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -24,6 +24,7 @@ import (
 // on disk (neither rebuilds one in memory), both answer discover_tools,
 // and the data dir is left exactly as it was.
 func TestServeReadOnly(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	if out, err := exec.Command(bin, "index", "--data-dir", dir, "--embedder", "builtin").CombinedOutput(); err != nil {
@@ -128,6 +129,7 @@ const swappedAnswers = 200
 // load, without a restart: no request fails, no answer mixes the two
 // builds, and every answer after the swap is the new build's.
 func TestReadOnlySwapsInANewerBuild(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	root := t.TempDir()
 	catalog := filepath.Join(root, "catalog.json")

@@ -21,6 +21,7 @@ import (
 // string does not give away, starts one extra toolscout, which refuses to
 // start upstream servers under toolscout, instead of a chain of them.
 func TestSelfStartThroughWrappers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds toolscout and starts it under itself")
 	}

@@ -30,6 +30,7 @@ func TestServeHTTPNeedsATokenOffLoopback(t *testing.T) {
 // checked, but an invalid catalog still ends it with the error and exit 1,
 // even when the client has already closed stdin.
 func TestServeInvalidCatalogFails(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"domains":[{"name":"Bad Name","tools":[]}]}`), 0o644)

@@ -230,6 +230,7 @@ func referenceServersClient(t *testing.T) string {
 //     tools the servers listed last, the slow server marked connecting;
 //   - a call of the slow server's tool made at once waits for it.
 func TestGatewayStartTypeScript(t *testing.T) {
+	t.Parallel()
 	bin := referenceServersClient(t)
 	dir := t.TempDir()
 	cfg := writeSlowConfig(t, dir, 20, true)
@@ -323,6 +324,7 @@ func TestConnectTimeoutPrecedence(t *testing.T) {
 // the servers and lists the domain; a direct call of a real tool in meta
 // mode answers with the execute_tool call to make, and runs nothing.
 func TestFirstCallsTypeScript(t *testing.T) {
+	t.Parallel()
 	bin := referenceServersClient(t)
 	dir := t.TempDir()
 	cfg := writeSlowConfig(t, dir, 20, false)

@@ -13,6 +13,7 @@ import (
 // listed, got, completed, read, subscribed to and followed by the TypeScript SDK
 // client (protocol 2025-11-25), over stdio and over HTTP.
 func TestEndToEndPromptsAndResources(t *testing.T) {
+	t.Parallel()
 	nodeClient(t)
 	root, _ := filepath.Abs("../..")
 	everything := filepath.Join(root, "node_modules", ".bin", "mcp-server-everything")

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,5 +114,20 @@ func WaitGone(mark string, within time.Duration) ([]Proc, error) {
 			return left, nil
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// SetParallel sets go test's -parallel to n unless the command line set
+// it, for a test package whose parallel tests spend their time waiting
+// for the processes they start (upstream servers, toolscout itself)
+// rather than on the CPU: go test's default, GOMAXPROCS, leaves a 2-core
+// machine mostly idle while they wait. Call it in TestMain, before
+// m.Run.
+func SetParallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
 	}
 }
