@@ -183,20 +183,27 @@ func fetcher(ln net.Listener, o LoginOptions) auth.AuthorizationCodeFetcher {
 			default:
 				res.res = &auth.AuthorizationResult{Code: code, State: q.Get("state"), Iss: q.Get("iss")}
 			}
+			// The page first, then the result: the server is shut down
+			// once the result is in, and the browser must get its page.
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			if res.err != nil {
+				fmt.Fprintln(w, "toolscout: the sign-in failed; see the terminal.")
+			} else {
+				fmt.Fprintf(w, "toolscout: signed in to %s. You may close this tab.\n", o.Server)
+			}
+			http.NewResponseController(w).Flush()
 			select {
 			case done <- res:
 			default: // a second redirect: the first one counts
 			}
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			if res.err != nil {
-				fmt.Fprintln(w, "toolscout: the sign-in failed; see the terminal.")
-				return
-			}
-			fmt.Fprintf(w, "toolscout: signed in to %s. You may close this tab.\n", o.Server)
 		})
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
-		defer srv.Close()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			srv.Shutdown(sctx) // lets the page's response finish
+		}()
 
 		opened := false
 		if o.Open != nil {
