@@ -56,6 +56,9 @@ func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConf
 			return nil, &ConfigError{File: file, Path: fmt.Sprintf("%s.scopes[%d]", at, i), Reason: "not a scope: 1 to 256 printable characters, no spaces, quotes or backslashes"}
 		}
 	}
+	if e.ForwardAuthorization || len(e.CallerHeaderFiles) > 0 {
+		return nil, &ConfigError{File: file, Path: at, Reason: "the entry also sends callers' own credentials (forward_authorization, caller_header_files): with OAuth every caller uses toolscout's sign-in; remove one"}
+	}
 	for k := range uc.Headers {
 		if http.CanonicalHeaderKey(k) == "Authorization" {
 			return nil, &ConfigError{File: file, Path: at, Reason: "the entry also sends an Authorization header: OAuth sends its own token; remove one"}

@@ -40,6 +40,7 @@ func TestParseUpstreamAuthErrors(t *testing.T) {
 		{"scopes not a list", `{"url": "https://r.example", "auth": {"type": "oauth", "scopes": "read"}}`, "mcpServers.a.auth.scopes", "expected"},
 		{"scope with a space", `{"url": "https://r.example", "auth": {"type": "oauth", "scopes": ["read write"]}}`, "mcpServers.a.auth.scopes[0]", "not a scope"},
 		{"client id with a newline", `{"url": "https://r.example", "auth": {"type": "oauth", "client_id": "a\nb"}}`, "mcpServers.a.auth.client_id", "not a client id"},
+		{"and forwarded credentials", `{"url": "https://r.example", "forward_authorization": true, "auth": {"type": "oauth"}}`, "mcpServers.a.auth", "every caller uses toolscout's sign-in"},
 		{"and an Authorization header", `{"url": "https://r.example", "headers": {"authorization": "Bearer x"}, "auth": {"type": "oauth"}}`, "mcpServers.a.auth", "remove one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -120,6 +120,12 @@ func Login(ctx context.Context, o LoginOptions) (*Entry, error) {
 		if strings.Contains(err.Error(), "no configured client registration") {
 			return nil, fmt.Errorf("sign in to %s: its authorization server offers no dynamic client registration: register toolscout there (redirect URI http://127.0.0.1/callback, any port) and put the client id in the entry's \"auth\": {\"type\": \"oauth\", \"client_id\": \"...\"}", o.Server)
 		}
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			// The token endpoint's free text may echo what was sent
+			// (the code, the verifier): only its error code is quoted.
+			return nil, fmt.Errorf("sign in to %s: the authorization server refused the token request (HTTP %d%s)", o.Server, re.Response.StatusCode, errorCode(re.ErrorCode))
+		}
 		return nil, fmt.Errorf("sign in to %s: %w", o.Server, err)
 	}
 	if got == nil || got.AccessToken == "" {
@@ -173,11 +179,7 @@ func fetcher(ln net.Listener, o LoginOptions) auth.AuthorizationCodeFetcher {
 			var res result
 			switch code := q.Get("code"); {
 			case q.Get("error") != "":
-				e := q.Get("error")
-				if len(e) > 64 || strings.ContainsFunc(e, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
-					e = "unreadable error code"
-				}
-				res.err = fmt.Errorf("the authorization server refused the sign-in: %s", e)
+				res.err = fmt.Errorf("the authorization server refused the sign-in%s", errorCode(q.Get("error")))
 			case code == "" || len(code) > maxParam || len(q.Get("state")) > maxParam:
 				res.err = errors.New("the redirect carried no usable authorization code")
 			default:
@@ -222,4 +224,12 @@ func fetcher(ln net.Listener, o LoginOptions) auth.AuthorizationCodeFetcher {
 			return nil, fmt.Errorf("no redirect from the authorization server: %w", ctx.Err())
 		}
 	}
+}
+
+// errorCode returns ", CODE" for an OAuth error code fit to quote, else "".
+func errorCode(code string) string {
+	if code == "" || len(code) > 64 || strings.ContainsFunc(code, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		return ""
+	}
+	return ", " + code
 }

@@ -46,7 +46,7 @@ func newAuthServer(t *testing.T) *authServer {
 	})
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		if q.Get("client_id") != "preregistered" || q.Get("code_challenge_method") != "S256" {
+		if q.Get("code_challenge_method") != "S256" {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
@@ -71,7 +71,7 @@ func newAuthServer(t *testing.T) *authServer {
 		w.Header().Set("Content-Type", "application/json")
 		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") || r.Form.Get("redirect_uri") != q.Get("redirect_uri") || client != "preregistered" {
 			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprint(w, `{"error":"invalid_grant"}`)
+			fmt.Fprintf(w, `{"error":"invalid_grant","error_description":"no grant for %s from %s"}`, r.Form.Get("code"), r.Form.Get("code_verifier"))
 			return
 		}
 		fmt.Fprintf(w, `{"access_token":"at-secret","token_type":"Bearer","expires_in":600,"refresh_token":"rt-secret","scope":%q}`, q.Get("scope"))
@@ -168,6 +168,12 @@ func TestLoginRefusals(t *testing.T) {
 	_, err = Login(t.Context(), LoginOptions{Server: "remote", URL: mcpURL, Store: st})
 	if err == nil || !strings.Contains(err.Error(), `"client_id"`) {
 		t.Errorf("Login without a client id where no registration is offered = %v, want the client_id advice", err)
+	}
+	// The token endpoint refuses, echoing the code and the verifier:
+	// only its error code is quoted.
+	_, err = Login(t.Context(), LoginOptions{Server: "remote", URL: mcpURL, ClientID: "unknown-client", Store: st, Open: browser(t)})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400, invalid_grant") || strings.Contains(err.Error(), "code-") || strings.Contains(err.Error(), "no grant") {
+		t.Errorf("Login refused at the token endpoint = %v, want its error code and none of its text", err)
 	}
 	// The user never comes back: the wait ends with ctx, the URL printed.
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)

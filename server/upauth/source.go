@@ -134,7 +134,7 @@ func (s *Source) refresh(ctx context.Context, e *Entry) (string, error) {
 		s.failed = e.AccessToken
 		why := "the refresh failed"
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.ErrorCode != "" && len(re.ErrorCode) <= 64 {
+		if errors.As(err, &re) && errorCode(re.ErrorCode) != "" {
 			why += " (" + re.ErrorCode + ")"
 		} else if ctx.Err() != nil {
 			why += " (no answer in time)"
