@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"time"
 
 	txt "github.com/toolscout/toolscout/internal/text"
 	"github.com/toolscout/toolscout/server/gateway"
@@ -84,4 +85,30 @@ func (g *globalFlags) attachOAuth(gc *gatewayConfig) {
 			u.Auth = upauth.NewSource(st, u.Domain, o.URL, nil, g.redactor().Add)
 		}
 	}
+}
+
+// signInChecks are doctor's lines for the servers behind OAuth: each
+// one's sign-in as auth status says it (never a token).
+func (g *globalFlags) signInChecks() []check {
+	gc, err := g.gatewayConfig()
+	if err != nil || len(gc.OAuth) == 0 {
+		return nil // the config's own check says what is wrong
+	}
+	all, err := g.credentials().All()
+	if err != nil {
+		return []check{{name: "sign-in", detail: err.Error(), fix: "remove the credentials file and sign in again with toolscout auth login SERVER"}}
+	}
+	var out []check
+	for _, name := range upauthNames(gc) {
+		o, e := gc.OAuth[name], all[name]
+		c := check{name: "sign-in", detail: statusLine(name, o, e)}
+		switch {
+		case e == nil || e.AccessToken == "" || e.URL != o.URL:
+			c.fix = "toolscout auth login " + name
+		case !e.Expiry.IsZero() && time.Now().After(e.Expiry) && e.RefreshToken == "":
+			c.fix = "its token expired and cannot be refreshed: toolscout auth login " + name
+		}
+		out = append(out, c)
+	}
+	return out
 }

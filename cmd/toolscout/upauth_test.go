@@ -2,9 +2,14 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolscout/toolscout/server/upauth"
 )
 
 func TestParseUpstreamAuth(t *testing.T) {
@@ -53,5 +58,35 @@ func TestParseUpstreamAuthErrors(t *testing.T) {
 				t.Errorf("error = %q (path %q), want path %q and a reason containing %q", err, ce.Path, tc.path, tc.reason)
 			}
 		})
+	}
+}
+
+// TestDoctorSignIn: doctor says, for each server behind OAuth, whether
+// toolscout is signed in, and what to run when not; never a token.
+func TestDoctorSignIn(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {
+		"tracker": {"url": "http://127.0.0.1:9/mcp", "auth": {"type": "oauth"}},
+		"docs": {"url": "http://127.0.0.1:9/docs", "auth": {"type": "oauth", "scopes": ["read"]}}}}`), 0o600)
+	data := filepath.Join(dir, "data")
+	st := upauth.OpenStore(filepath.Join(data, upauth.FileName))
+	if err := st.Put("docs", &upauth.Entry{URL: "http://127.0.0.1:9/docs", AccessToken: "docs-access-secret", RefreshToken: "docs-refresh-secret",
+		Scopes: []string{"read"}, Expiry: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "doctor", "--config", cfg, "--data-dir", data, "--embedder", "builtin", "--connect-timeout", "5s")
+	for _, want := range []string{
+		"FAIL  sign-in    tracker: not signed in (toolscout auth login tracker)\n      fix: toolscout auth login tracker",
+		"ok    sign-in    docs: signed in, valid until",
+		"scopes read, refresh available",
+		"unavailable: sign in again with toolscout auth login tracker",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	if code == 0 || strings.Contains(out+errOut, "-secret") {
+		t.Errorf("doctor exit %d (want non-zero: tracker is not signed in), a token in its output: %v", code, strings.Contains(out+errOut, "-secret"))
 	}
 }
