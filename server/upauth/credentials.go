@@ -67,11 +67,16 @@ func (s *Store) Path() string { return s.path }
 // be read as one.
 var ErrDamaged = errors.New("credentials file damaged")
 
-func (s *Store) lock() (func(), error) {
+// lockWait is how long a read or write waits for the file's lock.
+const lockWait = 10 * time.Second
+
+func (s *Store) lock() (func(), error) { return s.lockFor(lockWait) }
+
+func (s *Store) lockFor(wait time.Duration) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return nil, fmt.Errorf("credentials: %w", err)
 	}
-	unlock, err := fileio.Lock(s.path+".lock", 10*time.Second)
+	unlock, err := fileio.Lock(s.path+".lock", wait)
 	if err != nil {
 		return nil, fmt.Errorf("credentials: lock %s: %w", s.path, err)
 	}
@@ -179,6 +184,28 @@ func (s *Store) Delete(server string) (bool, error) {
 		delete(c.Servers, server)
 	})
 	return had, err
+}
+
+// modify runs f on server's entry (nil when it has none) with the file
+// locked, waiting up to wait for the lock, and saves what f returns
+// unless it is nil: a read, a token refresh and a write that no other
+// process (a login, another serve on the data dir) comes between.
+func (s *Store) modify(server string, wait time.Duration, f func(*Entry) (*Entry, error)) error {
+	unlock, err := s.lockFor(wait)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c, err := s.load()
+	if err != nil {
+		return err
+	}
+	n, err := f(c.Servers[server])
+	if err != nil || n == nil {
+		return err
+	}
+	c.Servers[server] = n
+	return s.save(c)
 }
 
 func (s *Store) update(f func(*credentials)) error {

@@ -64,6 +64,12 @@ func (s *Source) entry() (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.check(e)
+}
+
+// check returns e when it is a usable sign-in for s, and tells learn
+// its secrets the first time it sees them.
+func (s *Source) check(e *Entry) (*Entry, error) {
 	switch {
 	case e == nil || e.AccessToken == "":
 		return nil, s.signIn("not signed in")
@@ -95,7 +101,7 @@ func (s *Source) Token(ctx context.Context) (string, error) {
 	if e.RefreshToken == "" && time.Now().Before(e.Expiry) {
 		return e.AccessToken, nil // the last seconds of a token that cannot be refreshed
 	}
-	return s.refresh(ctx, e)
+	return s.refresh(ctx, e.AccessToken)
 }
 
 // Refresh is called after the upstream refused stale: it returns the
@@ -111,47 +117,62 @@ func (s *Source) Refresh(ctx context.Context, stale string) (string, error) {
 	case s.failed:
 		return "", s.signIn("its token was refused and could not be refreshed")
 	case stale:
-		return s.refresh(ctx, e)
+		return s.refresh(ctx, stale)
 	}
 	return e.AccessToken, nil // refreshed (or signed in) meanwhile
-
 }
 
-// refresh trades e's refresh token for new tokens and saves them; the
-// caller holds s.mu. Its error never quotes the token endpoint's answer
-// (it may echo what was sent).
-func (s *Source) refresh(ctx context.Context, e *Entry) (string, error) {
-	if e.RefreshToken == "" {
-		s.failed = e.AccessToken
-		return "", s.signIn("its token expired and the authorization server gave no refresh token")
-	}
-	cfg := oauth2.Config{ClientID: e.ClientID, ClientSecret: e.ClientSecret,
-		Endpoint: oauth2.Endpoint{TokenURL: e.TokenURL, AuthStyle: oauth2.AuthStyle(e.AuthStyle)}}
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, oauth2.HTTPClient, s.client), refreshTimeout)
-	defer cancel()
-	tok, err := refreshToken(ctx, &cfg, e.RefreshToken)
-	if err != nil {
-		s.failed = e.AccessToken
-		why := "the refresh failed"
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && errorCode(re.ErrorCode) != "" {
-			why += " (" + re.ErrorCode + ")"
-		} else if ctx.Err() != nil {
-			why += " (no answer in time)"
+// refresh trades the refresh token for new tokens and saves them, with
+// the credentials file locked throughout: another process that refreshed
+// stale first (a serve beside this one on the data dir) is not undone,
+// nor its rotated refresh token spent twice. The caller holds s.mu. Its
+// error never quotes the token endpoint's answer (it may echo what was
+// sent).
+func (s *Source) refresh(ctx context.Context, stale string) (string, error) {
+	var out string
+	err := s.store.modify(s.server, refreshTimeout+lockWait, func(e *Entry) (*Entry, error) {
+		e, err := s.check(e)
+		if err != nil {
+			return nil, err
 		}
-		return "", s.signIn(why)
-	}
-	s.learn(tok.AccessToken, tok.RefreshToken)
-	n := *e
-	n.AccessToken, n.TokenType, n.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
-	if tok.RefreshToken != "" {
-		n.RefreshToken = tok.RefreshToken // rotated
-	}
-	if err := s.store.Put(s.server, &n); err != nil {
+		if e.AccessToken != stale {
+			out = e.AccessToken // refreshed, or signed in, by another process
+			return nil, nil
+		}
+		if e.RefreshToken == "" {
+			s.failed = e.AccessToken
+			return nil, s.signIn("its token expired and the authorization server gave no refresh token")
+		}
+		cfg := oauth2.Config{ClientID: e.ClientID, ClientSecret: e.ClientSecret,
+			Endpoint: oauth2.Endpoint{TokenURL: e.TokenURL, AuthStyle: oauth2.AuthStyle(e.AuthStyle)}}
+		ctx, cancel := context.WithTimeout(context.WithValue(ctx, oauth2.HTTPClient, s.client), refreshTimeout)
+		defer cancel()
+		tok, err := refreshToken(ctx, &cfg, e.RefreshToken)
+		if err != nil {
+			s.failed = e.AccessToken
+			why := "the refresh failed"
+			var re *oauth2.RetrieveError
+			if errors.As(err, &re) && errorCode(re.ErrorCode) != "" {
+				why += " (" + re.ErrorCode + ")"
+			} else if ctx.Err() != nil {
+				why += " (no answer in time)"
+			}
+			return nil, s.signIn(why)
+		}
+		s.learn(tok.AccessToken, tok.RefreshToken)
+		n := *e
+		n.AccessToken, n.TokenType, n.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
+		if tok.RefreshToken != "" {
+			n.RefreshToken = tok.RefreshToken // rotated
+		}
+		out = n.AccessToken
+		return &n, nil
+	})
+	if err != nil {
 		return "", err
 	}
 	s.failed = ""
-	return n.AccessToken, nil
+	return out, nil
 }
 
 // refreshToken runs the refresh_token grant through x/oauth2 (a token

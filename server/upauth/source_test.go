@@ -199,3 +199,32 @@ func TestStoreFile(t *testing.T) {
 		}
 	}
 }
+
+// Two processes on one data dir (two Sources on one file: a serve and a
+// replica) refresh the same refused token at once: one refresh, and the
+// other uses its token instead of spending the rotated refresh token
+// again (which the server would refuse: invalid_grant).
+func TestSourceOneRefreshAcrossProcesses(t *testing.T) {
+	te := newTokenEndpoint(t, "refresh-0-secret")
+	te.gate = make(chan struct{})
+	st := signedIn(t, te, time.Now().Add(time.Hour))
+	a := NewSource(OpenStore(st.Path()), "remote", "https://remote.example/mcp", nil, nil)
+	b := NewSource(OpenStore(st.Path()), "remote", "https://remote.example/mcp", nil, nil)
+	var wg sync.WaitGroup
+	var got [2]string
+	var errs [2]error
+	for i, src := range []*Source{a, b} {
+		wg.Go(func() { got[i], errs[i] = src.Refresh(t.Context(), "access-0-secret") })
+	}
+	time.Sleep(50 * time.Millisecond) // both read the file before the refresh returns (not a timing assertion)
+	close(te.gate)
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil || got[i] != "access-1-secret" {
+			t.Errorf("process %d: Refresh = %q, %v; want access-1-secret", i, got[i], errs[i])
+		}
+	}
+	if n := te.hits.Load(); n != 1 {
+		t.Errorf("token endpoint hit %d times by two processes, want 1", n)
+	}
+}
