@@ -228,3 +228,20 @@ func TestSourceOneRefreshAcrossProcesses(t *testing.T) {
 		t.Errorf("token endpoint hit %d times by two processes, want 1", n)
 	}
 }
+
+// BenchmarkSourceToken: what each request to an OAuth upstream pays for
+// its token (the credentials file locked and read: a sign-in or a
+// refresh by another process is seen at once).
+func BenchmarkSourceToken(b *testing.B) {
+	st := OpenStore(filepath.Join(b.TempDir(), FileName))
+	if err := st.Put("remote", &Entry{URL: "https://remote.example/mcp", TokenURL: "https://as.example/token", ClientID: "cid",
+		AccessToken: "access-0-secret", RefreshToken: "refresh-0-secret", Expiry: time.Now().Add(time.Hour)}); err != nil {
+		b.Fatal(err)
+	}
+	src := NewSource(st, "remote", "https://remote.example/mcp", nil, nil)
+	for b.Loop() {
+		if _, err := src.Token(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
