@@ -152,6 +152,7 @@ func (g *globalFlags) gatewayConfig() (*gatewayConfig, error) {
 		return nil, err
 	}
 	g.redactor().Add(gc.Secrets...)
+	g.attachOAuth(gc)
 	timeout := g.connectTimeout.or(gc.ConnectTimeout)
 	for i := range gc.Upstreams {
 		if gc.Upstreams[i].ConnectTimeout == 0 {

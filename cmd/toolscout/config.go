@@ -61,6 +61,9 @@ type serverEntry struct {
 	// sends a caller's own Authorization.
 	CallerHeaderFiles    map[string]map[string]string `json:"caller_header_files"`
 	ForwardAuthorization bool                         `json:"forward_authorization"`
+	// Auth is how toolscout signs in to a remote server: {"type":
+	// "oauth", "client_id"?, "scopes"?} (toolscout auth login).
+	Auth json.RawMessage `json:"auth"`
 	// toolscout's keys.
 	Description string            `json:"description"`
 	Groups      map[string]string `json:"groups"`
@@ -129,6 +132,9 @@ type gatewayConfig struct {
 	Code     *codeConfig
 	Disabled []string // domains switched off
 	Skipped  []string // servers that are toolscout itself
+	// OAuth are the remote servers behind OAuth (an "auth" of type
+	// oauth), by domain.
+	OAuth map[string]oauthUpstream
 	// Secrets are the values the config holds that no caller and no log
 	// may read (configSecrets): the commands' Redactor learns them.
 	Secrets []string
@@ -136,7 +142,7 @@ type gatewayConfig struct {
 
 // The keys of a server entry (serverEntry) and of the toolscout section.
 var (
-	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "caller_header_files", "forward_authorization", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
+	serverKeys    = []string{"command", "args", "env", "cwd", "url", "headers", "header_files", "caller_header_files", "forward_authorization", "auth", "type", "description", "groups", "disabled", "disabled_tools", "deprecated_tools", "timeout", "connect_timeout"}
 	toolscoutKeys = []string{"expose", "pinned", "model", "quarantine", "fallback", "connect_timeout", "startup_wait", "initialize_wait", "feedback", "audit", "audit_arguments", "condense", "instructions", "pin", "callers", "jwt", "oauth", "code", "tool_names"}
 )
 
@@ -385,6 +391,15 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 		if err == nil && len(e.HeaderFiles) > 0 {
 			err = headerFiles(file, path, e, &uc)
 		}
+		if err == nil && e.Auth != nil {
+			var o *oauthUpstream
+			if o, err = parseUpstreamAuth(file, path, e, uc); err == nil {
+				if gc.OAuth == nil {
+					gc.OAuth = map[string]oauthUpstream{}
+				}
+				gc.OAuth[dom] = *o
+			}
+		}
 		if err == nil && (len(e.CallerHeaderFiles) > 0 || e.ForwardAuthorization) {
 			err = callerHeaderFiles(file, path, e, &uc)
 		}
@@ -504,6 +519,12 @@ func loadConfigs(paths []string) (*gatewayConfig, error) {
 			seen[u.Domain] = p
 		}
 		all.Upstreams = append(all.Upstreams, gc.Upstreams...)
+		for d, o := range gc.OAuth {
+			if all.OAuth == nil {
+				all.OAuth = map[string]oauthUpstream{}
+			}
+			all.OAuth[d] = o
+		}
 		all.Disabled = append(all.Disabled, gc.Disabled...)
 		all.Skipped = append(all.Skipped, gc.Skipped...)
 		if gc.Expose != "" {

@@ -308,6 +308,7 @@ var configSections = []struct {
 	{[]string{"toolscout", "callers", "*"}, callerKeys},
 	{[]string{"toolscout", "jwt"}, jwtKeys},
 	{[]string{"mcpServers", "*"}, serverKeys},
+	{[]string{"mcpServers", "*", "auth"}, upstreamAuthKeys},
 }
 
 func TestDocsNameEveryConfigKey(t *testing.T) {

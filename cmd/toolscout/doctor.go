@@ -90,6 +90,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	upstream, selves := g.checkUpstreams(ctx, emit)
+	emit(g.signInChecks()...)
 	if cat != nil {
 		// What a client's first session gets: the catalog files' tools
 		// and those the servers listed just now.

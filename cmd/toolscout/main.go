@@ -109,6 +109,7 @@ func commands() []command {
 		{"doctor", "check the config, upstream servers, Ollama and the data dir", runDoctor},
 		{"approve", "list, or approve, upstream tools whose definition changed since approved", runApprove},
 		{"connect", "import a client's MCP servers (claude-desktop, claude-code, cursor, vscode) and point it at toolscout", runConnect},
+		{"auth", "sign in to remote servers behind OAuth: auth login SERVER, auth status, auth logout SERVER", runAuth},
 		{"feedback", "list what was learned from the tools agents ran after searches; --forget clears it", runFeedback},
 	}
 }

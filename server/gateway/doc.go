@@ -45,7 +45,12 @@
 // forwards carries that in place of Headers' one, on that call's HTTP
 // request, read by the header transport from the call's context
 // (callerheaders.go). A 401 or 403 is worded with the server's name and
-// matches [ErrUnauthorized], at connect and at a call.
+// matches [ErrUnauthorized], at connect and at a call. A server behind
+// OAuth (UpstreamConfig.Auth, a [TokenSource]: server/upauth) gets its
+// bearer token instead of Headers' Authorization; a 401 makes the
+// source refresh it (one refresh at a time) and the request is sent
+// once more; a token that cannot be had or refreshed matches
+// [ErrSignIn] and says to run toolscout auth login SERVER.
 //
 // What a server asks of its client in the middle of a call (sampling,
 // elicitation, roots) and what it tells it (progress, log messages) goes

@@ -53,6 +53,10 @@ type UpstreamConfig struct {
 	// the config says so (callerheaders.go).
 	CallerHeaders        map[string]map[string]string
 	ForwardAuthorization bool
+	// Auth, when set, gives the bearer token of a remote server behind
+	// OAuth (its entry's "auth": server/upauth); it goes in place of
+	// Headers' Authorization.
+	Auth TokenSource
 	// Description describes the domain (default: derived from the server's
 	// title, the first sentence of its instructions and the words its
 	// tools share).
@@ -129,7 +133,7 @@ func (c *UpstreamConfig) attempts(g *Gateway, log *slog.Logger, limit int, secre
 		ownGroup(cmd)
 		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: stopGrace, limit: limit, log: log, stderr: tail, secrets: secrets}, protocol: upstreamProtocol}}
 	}
-	hc := &http.Client{Transport: headerTransport{g: g, headers: c.Headers, base: http.DefaultTransport, secrets: secrets}}
+	hc := &http.Client{Transport: headerTransport{g: g, headers: c.Headers, auth: c.Auth, base: http.DefaultTransport, secrets: secrets}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
 	streamed := []attempt{{tr: streamable}, {tr: streamable, protocol: upstreamProtocol, retry: true}}
 	sse := attempt{tr: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}, protocol: upstreamProtocol}
@@ -153,16 +157,83 @@ type headerTransport struct {
 	// a call's POST with the call (tagger.go); nil: none.
 	g       *Gateway
 	headers map[string]string
+	// auth gives the bearer token (nil: none); a 401 to it is retried
+	// once with a refreshed one.
+	auth    TokenSource
 	base    http.RoundTripper
 	secrets *redact.Redactor
 }
 
+// TokenSource gives an upstream's OAuth access token (server/upauth's
+// Source): Token the one to send (refreshed before it expires), Refresh
+// the one to retry with after the upstream refused stale. Their errors
+// match ErrSignIn when the upstream needs a new sign-in.
+type TokenSource interface {
+	Token(ctx context.Context) (string, error)
+	Refresh(ctx context.Context, stale string) (string, error)
+}
+
+// ErrSignIn is wrapped by the errors of an upstream behind OAuth whose
+// sign-in is missing or could not be refreshed: unavailable until
+// `toolscout auth login SERVER`.
+var ErrSignIn = errors.New("upstream sign-in needed")
+
+// signInError is an upstream's OAuth token that could not be had.
+type signInError struct{ err error }
+
+func (e *signInError) Error() string { return e.err.Error() }
+func (e *signInError) Unwrap() error { return e.err }
+
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if h.auth == nil || callHeadersOf(r.Context()).only {
+		return h.roundTrip(r, "")
+	}
+	tok, err := h.auth.Token(r.Context())
+	if err != nil {
+		return nil, &signInError{err}
+	}
+	resp, err := h.roundTrip(r, tok)
+	var re *refusedError
+	if !errors.As(err, &re) || re.status != http.StatusUnauthorized {
+		return resp, err
+	}
+	// Refused: refresh (one at a time: the source's lock) and retry once
+	// when the body can be sent again.
+	fresh, ferr := h.auth.Refresh(r.Context(), tok)
+	if ferr != nil {
+		return nil, &signInError{ferr}
+	}
+	if r.Body != nil && r.GetBody == nil {
+		return nil, err
+	}
+	r2 := r.Clone(r.Context())
+	if r.GetBody != nil {
+		if r2.Body, ferr = r.GetBody(); ferr != nil {
+			return nil, err
+		}
+	}
+	resp, err = h.roundTrip(r2, fresh)
+	if errors.As(err, &re) && re.status == http.StatusUnauthorized {
+		return nil, &signInError{fmt.Errorf("%w: its new token was refused too", ErrSignIn)}
+	}
+	return resp, err
+}
+
+// roundTrip sends r with the configured headers and the call's, and
+// bearer (when not "") as its Authorization.
+func (h headerTransport) roundTrip(r *http.Request, bearer string) (*http.Response, error) {
 	call := callHeadersOf(r.Context())
+	if bearer != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+bearer)
+	}
 	if len(h.headers) > 0 || len(call.headers) > 0 {
 		r = r.Clone(r.Context())
 		if !call.only { // a mapped caller sends its own headers alone
 			for k, v := range h.headers {
+				if bearer != "" && http.CanonicalHeaderKey(k) == "Authorization" {
+					continue
+				}
 				r.Header.Set(k, v)
 			}
 		}
@@ -178,7 +249,10 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		resp.Body.Close() // free text: never read
-		sent := make([]string, 0, len(h.headers)+len(call.headers))
+		sent := make([]string, 0, len(h.headers)+len(call.headers)+1)
+		if bearer != "" {
+			sent = append(sent, bearer)
+		}
 		for _, v := range h.headers {
 			sent = append(sent, v)
 		}
@@ -209,6 +283,9 @@ func (e *refusedError) Error() string {
 // unauthorized words err for the agent when it holds domain's refusal
 // of toolscout's credentials, and returns nil otherwise.
 func unauthorized(domain string, err error) error {
+	if se := (*signInError)(nil); errors.As(err, &se) {
+		return classed(ErrSignIn, fmt.Errorf("server %q is unavailable: sign in again with toolscout auth login %s (%s); tools of other domains work", domain, domain, signInReason(se.err)))
+	}
 	var re *refusedError
 	if !errors.As(err, &re) {
 		return nil
@@ -222,6 +299,16 @@ func unauthorized(domain string, err error) error {
 		challenge = "; it asks for: " + strings.Join(parts, ", ")
 	}
 	return classed(ErrUnauthorized, fmt.Errorf("server %q refused toolscout's credentials (%v%s): the headers or header_files of its entry in the config are missing, wrong or expired; tools of other domains work", domain, re, challenge))
+}
+
+// signInReason is why a sign-in is needed, without the advice the
+// source's error ends with (unauthorized gives it first).
+func signInReason(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, "; sign in again"); i >= 0 {
+		s = s[:i]
+	}
+	return s
 }
 
 // toolSpecs converts an upstream's tools into catalog specs, cleaning what

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	txt "github.com/toolscout/toolscout/internal/text"
+	"github.com/toolscout/toolscout/server/gateway"
+	"github.com/toolscout/toolscout/server/upauth"
+)
+
+// oauthUpstream is a server entry's "auth" of type oauth: a remote
+// server toolscout signs in to with `toolscout auth login` (issue 45).
+type oauthUpstream struct {
+	URL      string   // the server's URL (expanded)
+	ClientID string   // "" : dynamic client registration
+	Scopes   []string // "" : those the server's metadata names
+}
+
+var upstreamAuthKeys = []string{"type", "client_id", "scopes"}
+
+// parseUpstreamAuth checks e's "auth" (path is the entry's).
+func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConfig) (*oauthUpstream, error) {
+	at := path + ".auth"
+	if err := checkKeys(file, at, e.Auth, upstreamAuthKeys, true); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Type     string   `json:"type"`
+		ClientID string   `json:"client_id"`
+		Scopes   []string `json:"scopes"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(e.Auth))
+	if err := dec.Decode(&a); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) && typ.Field != "" {
+			return nil, &ConfigError{File: file, Path: at + "." + typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", txt.JSONKind(typ.Type), typ.Value)}
+		}
+		return nil, &ConfigError{File: file, Path: at, Reason: `expected an object: {"type": "oauth", "client_id"?: "...", "scopes"?: [...]}`}
+	}
+	switch {
+	case a.Type != "oauth":
+		return nil, &ConfigError{File: file, Path: at + ".type", Reason: fmt.Sprintf("%q: the one type is \"oauth\"", a.Type)}
+	case e.URL == "":
+		return nil, &ConfigError{File: file, Path: at, Reason: "OAuth signs in to remote servers (url), not to a command"}
+	case len(a.ClientID) > 256 || strings.ContainsFunc(a.ClientID, func(r rune) bool { return r < 0x21 || r == 0x7f }):
+		return nil, &ConfigError{File: file, Path: at + ".client_id", Reason: "not a client id: at most 256 printable characters, no spaces"}
+	}
+	for i, s := range a.Scopes {
+		if s == "" || len(s) > 256 || strings.ContainsFunc(s, func(r rune) bool { return r < 0x21 || r == 0x7f || r == '"' || r == '\\' }) {
+			return nil, &ConfigError{File: file, Path: fmt.Sprintf("%s.scopes[%d]", at, i), Reason: "not a scope: 1 to 256 printable characters, no spaces, quotes or backslashes"}
+		}
+	}
+	if e.ForwardAuthorization || len(e.CallerHeaderFiles) > 0 {
+		return nil, &ConfigError{File: file, Path: at, Reason: "the entry also sends callers' own credentials (forward_authorization, caller_header_files): with OAuth every caller uses toolscout's sign-in; remove one"}
+	}
+	for k := range uc.Headers {
+		if http.CanonicalHeaderKey(k) == "Authorization" {
+			return nil, &ConfigError{File: file, Path: at, Reason: "the entry also sends an Authorization header: OAuth sends its own token; remove one"}
+		}
+	}
+	return &oauthUpstream{URL: uc.URL, ClientID: a.ClientID, Scopes: a.Scopes}, nil
+}
+
+// credentials returns the data dir's credentials file.
+func (g *globalFlags) credentials() *upauth.Store {
+	return upauth.OpenStore(filepath.Join(g.dataDir, upauth.FileName))
+}
+
+// attachOAuth gives each upstream behind OAuth its token source.
+func (g *globalFlags) attachOAuth(gc *gatewayConfig) {
+	if len(gc.OAuth) == 0 {
+		return
+	}
+	st := g.credentials()
+	for i := range gc.Upstreams {
+		u := &gc.Upstreams[i]
+		if o, ok := gc.OAuth[u.Domain]; ok {
+			u.Auth = upauth.NewSource(st, u.Domain, o.URL, nil, g.redactor().Add)
+		}
+	}
+}
+
+// signInChecks are doctor's lines for the servers behind OAuth: each
+// one's sign-in as auth status says it (never a token).
+func (g *globalFlags) signInChecks() []check {
+	gc, err := g.gatewayConfig()
+	if err != nil || len(gc.OAuth) == 0 {
+		return nil // the config's own check says what is wrong
+	}
+	all, err := g.credentials().All()
+	if err != nil {
+		return []check{{name: "sign-in", detail: err.Error(), fix: "remove the credentials file and sign in again with toolscout auth login SERVER"}}
+	}
+	var out []check
+	for _, name := range upauthNames(gc) {
+		o, e := gc.OAuth[name], all[name]
+		c := check{name: "sign-in", detail: statusLine(name, o, e)}
+		switch {
+		case e == nil || e.AccessToken == "" || e.URL != o.URL:
+			c.fix = "toolscout auth login " + name
+		case !e.Expiry.IsZero() && time.Now().After(e.Expiry) && e.RefreshToken == "":
+			c.fix = "its token expired and cannot be refreshed: toolscout auth login " + name
+		}
+		out = append(out, c)
+	}
+	return out
+}

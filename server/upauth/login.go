@@ -1,0 +1,235 @@
+package upauth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// LoginOptions configures Login.
+type LoginOptions struct {
+	// Server is the upstream's name in the config; URL its URL.
+	Server, URL string
+	// ClientID is the client registered for toolscout at the
+	// authorization server ("": dynamic client registration, which the
+	// server must offer). Scopes are asked for ("": those the server's
+	// protected resource metadata names).
+	ClientID string
+	Scopes   []string
+	// Store receives the tokens.
+	Store *Store
+	// Open opens the authorization URL in the user's browser (nil, or an
+	// error: the URL is only printed to Out).
+	Open func(url string) error
+	// Out is where the URL and what happens are written (nil: nowhere).
+	Out io.Writer
+	// Client makes the discovery, registration and token requests (nil:
+	// a client with a 30 s timeout).
+	Client *http.Client
+}
+
+// ErrNoChallenge is matched by the error of Login at a server that
+// served the probe without asking for a sign-in.
+var ErrNoChallenge = errors.New("server did not ask for a sign-in")
+
+// callbackPath is the loopback redirect's path.
+const callbackPath = "/callback"
+
+// maxParam bounds what of the authorization server's redirect is read
+// (an error code, a state, a code).
+const maxParam = 4096
+
+// Login signs in to o.Server: it asks the upstream (an initialize
+// without a token), reads its 401 (WWW-Authenticate resource_metadata,
+// RFC 9728 protected resource metadata, RFC 8414 authorization server
+// metadata: the go-sdk's auth.AuthorizationCodeHandler), registers a
+// client when no ClientID is given, sends the user to the authorization
+// URL with PKCE and a loopback redirect on 127.0.0.1 (a random port),
+// exchanges the code and saves the tokens. It returns the saved entry.
+func Login(ctx context.Context, o LoginOptions) (*Entry, error) {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: refreshTimeout}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("sign in to %s: open the loopback redirect: %w", o.Server, err)
+	}
+	defer ln.Close()
+	redirect := fmt.Sprintf("http://%s%s", ln.Addr(), callbackPath)
+
+	req, resp, err := probe(ctx, o.Client, o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("sign in to %s: %w", o.Server, err)
+	}
+	if resp.StatusCode != http.StatusUnauthorized {
+		resp.Body.Close()
+		return nil, fmt.Errorf("sign in to %s: %w: %s answered HTTP %d to a request without a token, not 401; its entry needs no \"auth\", or it wants headers", o.Server, ErrNoChallenge, o.URL, resp.StatusCode)
+	}
+
+	var (
+		got    *oauth2.Token
+		gotCfg *oauth2.Config
+	)
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              redirect,
+		RequestRefreshToken:      true,
+		Client:                   o.Client,
+		AuthorizationCodeFetcher: fetcher(ln, o),
+		NewTokenSource: func(_ context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
+			got, gotCfg = t, c
+			return oauth2.StaticTokenSource(t), nil
+		},
+	}
+	if len(o.Scopes) > 0 {
+		cfg.ScopeFilter = func([]string) []string { return o.Scopes }
+	}
+	if o.ClientID != "" {
+		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}
+	} else {
+		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: []string{redirect},
+			// A public client (RFC 8252 §8.4: a native app keeps no
+			// secret; PKCE protects the code). Said, not left to the
+			// server: RFC 7591's default is client_secret_basic, which an
+			// authorization server of only client_secret_post and none
+			// (the TypeScript SDK's) refuses at the token endpoint.
+			TokenEndpointAuthMethod: "none",
+			ClientName:              "toolscout",
+			GrantTypes:              []string{"authorization_code", "refresh_token"},
+			ResponseTypes:           []string{"code"},
+		}}
+	}
+	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sign in to %s: %w", o.Server, err)
+	}
+	if err := h.Authorize(ctx, req, resp); err != nil {
+		if strings.Contains(err.Error(), "no configured client registration") {
+			return nil, fmt.Errorf("sign in to %s: its authorization server offers no dynamic client registration: register toolscout there (redirect URI http://127.0.0.1/callback, any port) and put the client id in the entry's \"auth\": {\"type\": \"oauth\", \"client_id\": \"...\"}", o.Server)
+		}
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			// The token endpoint's free text may echo what was sent
+			// (the code, the verifier): only its error code is quoted.
+			return nil, fmt.Errorf("sign in to %s: the authorization server refused the token request (HTTP %d%s)", o.Server, re.Response.StatusCode, errorCode(re.ErrorCode))
+		}
+		return nil, fmt.Errorf("sign in to %s: %w", o.Server, err)
+	}
+	if got == nil || got.AccessToken == "" {
+		return nil, fmt.Errorf("sign in to %s: the authorization server issued no access token", o.Server)
+	}
+	e := &Entry{URL: o.URL, TokenURL: gotCfg.Endpoint.TokenURL, AuthStyle: int(gotCfg.Endpoint.AuthStyle),
+		ClientID: gotCfg.ClientID, ClientSecret: gotCfg.ClientSecret, Scopes: gotCfg.Scopes,
+		AccessToken: got.AccessToken, RefreshToken: got.RefreshToken, TokenType: got.TokenType, Expiry: got.Expiry,
+		SignedIn: time.Now().UTC()}
+	if s, ok := got.Extra("scope").(string); ok && s != "" {
+		e.Scopes = strings.Fields(s) // what was granted
+	}
+	if err := o.Store.Put(o.Server, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// probe sends the upstream an initialize without credentials, for its
+// 401; it returns the request and the answer.
+func probe(ctx context.Context, c *http.Client, url string) (*http.Request, *http.Response, error) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolscout","version":"auth"}}}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reach %s: %w", url, err)
+	}
+	return req, resp, nil
+}
+
+// fetcher returns the AuthorizationCodeFetcher: it serves the loopback
+// redirect on ln, shows the user the URL (opens the browser when it
+// can, prints the URL always when it cannot) and waits for the
+// redirect, or ctx.
+func fetcher(ln net.Listener, o LoginOptions) auth.AuthorizationCodeFetcher {
+	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		type result struct {
+			res *auth.AuthorizationResult
+			err error
+		}
+		done := make(chan result, 1)
+		mux := http.NewServeMux()
+		mux.HandleFunc(callbackPath, func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			var res result
+			switch code := q.Get("code"); {
+			case q.Get("error") != "":
+				res.err = fmt.Errorf("the authorization server refused the sign-in%s", errorCode(q.Get("error")))
+			case code == "" || len(code) > maxParam || len(q.Get("state")) > maxParam:
+				res.err = errors.New("the redirect carried no usable authorization code")
+			default:
+				res.res = &auth.AuthorizationResult{Code: code, State: q.Get("state"), Iss: q.Get("iss")}
+			}
+			// The page first, then the result: the server is shut down
+			// once the result is in, and the browser must get its page.
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			if res.err != nil {
+				fmt.Fprintln(w, "toolscout: the sign-in failed; see the terminal.")
+			} else {
+				fmt.Fprintf(w, "toolscout: signed in to %s. You may close this tab.\n", o.Server)
+			}
+			http.NewResponseController(w).Flush()
+			select {
+			case done <- res:
+			default: // a second redirect: the first one counts
+			}
+		})
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			srv.Shutdown(sctx) // lets the page's response finish
+		}()
+
+		opened := false
+		if o.Open != nil {
+			opened = o.Open(args.URL) == nil
+		}
+		if opened {
+			fmt.Fprintf(o.Out, "Opened the browser to sign in to %s. If it did not open, visit:\n\n  %s\n\n", o.Server, args.URL)
+		} else {
+			fmt.Fprintf(o.Out, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", o.Server, args.URL)
+		}
+		fmt.Fprintf(o.Out, "Waiting for the redirect to %s ...\n", ln.Addr())
+		select {
+		case r := <-done:
+			return r.res, r.err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no redirect from the authorization server: %w", ctx.Err())
+		}
+	}
+}
+
+// errorCode returns ", CODE" for an OAuth error code fit to quote, else "".
+func errorCode(code string) string {
+	if code == "" || len(code) > 64 || strings.ContainsFunc(code, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		return ""
+	}
+	return ", " + code
+}
