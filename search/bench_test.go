@@ -95,8 +95,11 @@ func benchEngine(b testing.TB, n int) *Engine {
 }
 
 // timeSearches runs b.N searches of the queries in turn and reports the
-// p50 and p95 latency; check, when set, vets each response.
+// p50 and p95 latency, and the allocations per search (allocs/op, B/op:
+// the garbage a query leaves, issue 48 item 3); check, when set, vets
+// each response.
 func timeSearches(b *testing.B, eng *Engine, queries []string, mode Mode, check func(*Response) error) {
+	b.ReportAllocs()
 	lat := make([]float64, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		start := time.Now()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/text"
@@ -108,25 +109,51 @@ func (d *domainText) coverage(q string) map[string]float64 {
 	}
 	qs := stems(q)
 	var attainable float64
-	score := map[int32]float64{}
+	// Each domain's score in a dense slice reused across requests, not a
+	// map per request (issue 48 item 3: a map of a few hundred domains
+	// was the largest garbage of a hybrid query after Bleve's).
+	buf := coveragePool.Get().(*coverageBuf)
+	defer coveragePool.Put(buf)
+	if len(buf.score) < len(d.names) {
+		buf.score, buf.seen = make([]float64, len(d.names)), make([]bool, len(d.names))
+	}
+	score, seen, hit := buf.score, buf.seen, buf.hit[:0]
 	for s := range qs {
 		idf := d.idf(s)
 		attainable += idf
 		for _, p := range d.post[s] {
 			f := float64(p.tf)
 			norm := domainK1 * (1 - domainB + domainB*d.size[p.dom]/d.avg)
+			if !seen[p.dom] {
+				seen[p.dom] = true
+				hit = append(hit, p.dom)
+			}
 			score[p.dom] += idf * f * (domainK1 + 1) / (f + norm)
 		}
 	}
-	if attainable == 0 || len(score) == 0 {
-		return nil
+	var out map[string]float64
+	if attainable != 0 && len(hit) > 0 {
+		out = make(map[string]float64, len(hit))
+		for _, i := range hit {
+			out[d.names[i]] = min(1, score[i]/attainable)
+		}
 	}
-	out := make(map[string]float64, len(score))
-	for i, sc := range score {
-		out[d.names[i]] = min(1, sc/attainable)
+	for _, i := range hit {
+		score[i], seen[i] = 0, false
 	}
+	buf.hit = hit
 	return out
 }
+
+// coverageBuf is coverage's scratch: a score and a mark per domain (all
+// zero between uses) and the domains marked.
+type coverageBuf struct {
+	score []float64
+	seen  []bool
+	hit   []int32
+}
+
+var coveragePool = sync.Pool{New: func() any { return new(coverageBuf) }}
 
 // domainExcess is what a domain's coverage of the request adds beyond
 // best, the keyword list's best coverage by one tool: a request about

@@ -3,12 +3,15 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/internal/synth"
 )
 
 // referenceServers are tools of the npm reference servers memory,
@@ -245,5 +248,52 @@ func TestDomainCoverage(t *testing.T) {
 	}
 	if c := newDomainText(one).coverage("knowledge graph"); c != nil {
 		t.Errorf("one domain: coverage = %v, want none", c)
+	}
+}
+
+// TestDomainCoverageReusesNoScore: coverage keeps its per-domain scores
+// in a buffer reused across requests (and across catalogs of other
+// sizes); no score of one request may reach the next. Each request's
+// coverage, asked between others on two catalogs in three other orders,
+// is what it was the first time, and a request of words no domain has
+// covers none.
+func TestDomainCoverageReusesNoScore(t *testing.T) {
+	specs, err := index.ParseCatalog("reference servers", []byte(referenceServers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := index.NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := synth.Catalog(2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []*domainText{newDomainText(big), newDomainText(small)}
+	queries := append(synth.Queries(20, 3), "knowledge graph", "directories", "read the file")
+	want := make([][]map[string]float64, len(texts))
+	for i, d := range texts {
+		for _, q := range queries {
+			want[i] = append(want[i], maps.Clone(d.coverage(q)))
+		}
+	}
+	for round := range 3 {
+		for i, d := range texts {
+			for j := range queries {
+				j = (j*7 + round) % len(queries) // another order each round
+				got := d.coverage(queries[j])
+				if !maps.EqualFunc(got, want[i][j], func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
+					t.Fatalf("round %d, catalog %d: coverage(%q) = %v, asked first %v", round, i, queries[j], got, want[i][j])
+				}
+			}
+		}
+	}
+	// A request of words no domain has covers none, whatever came before.
+	for _, d := range texts {
+		d.coverage(queries[0])
+		if got := d.coverage("zyxwv qwfp"); len(got) != 0 {
+			t.Errorf("coverage(zyxwv qwfp) after another request = %v, want none", got)
+		}
 	}
 }

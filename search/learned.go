@@ -178,8 +178,12 @@ func order(scores []float64) []int {
 func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[string]bool, domRank map[string]int, domCov map[string]float64) *FusionInputs {
 	p := pl.p
 	vec := sl.hits
-	in := &FusionInputs{strength: keywordStrength(p, kw)}
-	pos := map[string]int{}
+	// Sized for every candidate at once: growing them by appends left
+	// about as much garbage again per hybrid query (issue 48 item 3).
+	n := len(kw) + len(vec) + len(exact)
+	in := &FusionInputs{strength: keywordStrength(p, kw), ids: make([]string, 0, n), ev: make([][numEvidence]float64, 0, n),
+		ranks: make([][2]int, 0, n), boost: make([]float64, 0, n)}
+	pos := make(map[string]int, n)
 	add := func(id string) int {
 		if i, ok := pos[id]; ok {
 			return i
@@ -194,7 +198,7 @@ func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[s
 	kLo, kSpan := minSpan(len(kw), func(i int) float64 { return kw[i].Score })
 	sLo, sSpan := minSpan(len(vec), func(i int) float64 { return float64(vec[i].Similarity) })
 	rr := func(rank int) float64 { return (p.RRFK + 1) / (p.RRFK + float64(rank)) }
-	inKw := map[string]bool{}
+	inKw := make(map[string]bool, len(kw))
 	for r := 0; r < max(len(kw), len(vec)); r++ {
 		if r < len(kw) && !inKw[kw[r].ID] {
 			i := add(kw[r].ID)

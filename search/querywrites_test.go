@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -157,4 +158,144 @@ func TestQueriesWriteNoFile(t *testing.T) {
 		}
 		unchanged(t, before, true)
 	})
+}
+
+// TestQueriesWriteNoFileAfterACrash: a data dir whose vector collection
+// has a delta a kill left behind (one written for the collection file
+// before its last full write: a kill between that write and the delta's
+// removal) or a damaged one. Where the store's open finds it, the open
+// heals it; where it appears after the open (another process's kill),
+// queries of every mode through search.Engine serve what they can read
+// and leave it: the data dir's files, their sizes, times and bytes, are
+// as before the queries. A read-only store (no background writer at
+// all) is compared whole.
+func TestQueriesWriteNoFileAfterACrash(t *testing.T) {
+	ctx := context.Background()
+	specs := func(changed int) []index.DomainSpec {
+		var out []index.DomainSpec
+		for d, domain := range []string{"files", "chat"} {
+			spec := index.DomainSpec{Name: domain}
+			for i := range 15 {
+				desc := fmt.Sprintf("%s tool %d: reads, writes and lists %s item number %d.", domain, i, domain, i)
+				if d*15+i < changed {
+					desc = fmt.Sprintf("%s tool %d, edited: sends and searches %s entry %d.", domain, i, domain, i)
+				}
+				spec.Tools = append(spec.Tools, tool(fmt.Sprintf("%s_tool_%d", domain, i), desc))
+			}
+			out = append(out, spec)
+		}
+		return out
+	}
+	emb := embed.NewBuiltin(embed.BuiltinOptions{})
+	dir := t.TempDir()
+	deltas := func() []string {
+		files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*.delta.snap"))
+		return files
+	}
+	openLive(t, dir, emb, false, specs(0)).Close()
+	openLive(t, dir, emb, false, specs(1)).Close() // one tool: a delta
+	if len(deltas()) != 1 {
+		t.Fatalf("vectors/ has deltas %v after a one-tool change, want one", deltas())
+	}
+	deltaPath := deltas()[0]
+	staleDelta, err := os.ReadFile(deltaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := specs(20)
+	openLive(t, dir, emb, false, final).Close() // twenty: written whole, the delta removed
+	if len(deltas()) != 0 {
+		t.Fatalf("vectors/ has deltas %v after a large change, want none", deltas())
+	}
+	specsCat, err := index.NewCatalog(final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := func(t *testing.T, st *store.Store) {
+		t.Helper()
+		eng := NewEngine(Options{Catalog: specsCat, Keyword: st.Keyword, Vectors: st.Vectors, Embedder: emb})
+		for _, mode := range []Mode{Keyword, Semantic, Hybrid} {
+			for _, r := range []Request{{Query: "send a chat entry"}, {Query: "list files", Domain: "files", Explain: true}} {
+				r.Mode = mode
+				resp, err := eng.Search(ctx, r)
+				if err != nil {
+					t.Errorf("Search(%+v): %v", r, err)
+				} else if len(resp.Results) == 0 {
+					t.Errorf("Search(%+v) found nothing; want the collection's tools served", r)
+				}
+			}
+		}
+		for _, tl := range specsCat.Tools() {
+			eng.Related(ctx, tl, 3)
+		}
+	}
+	compare := func(t *testing.T, before map[string]string, all bool) {
+		t.Helper()
+		after, err := treestate.WithContents(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range treestate.Diff(before, after) {
+			if all || !strings.HasPrefix(d, filepath.Join(dir, "keyword.bleve")) {
+				t.Errorf("a query wrote the data dir: %s", d)
+			}
+		}
+	}
+	for _, tc := range []struct{ name, delta string }{
+		{"stale delta", string(staleDelta)},
+		{"damaged delta", string(staleDelta[:len(staleDelta)/2])},
+	} {
+		t.Run(tc.name+" found by the open", func(t *testing.T) {
+			if err := os.WriteFile(deltaPath, []byte(tc.delta), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if len(deltas()) != 0 {
+				t.Errorf("the open left the crash's delta %v; want it healed", deltas())
+			}
+			before, err := treestate.WithContents(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			queries(t, st)
+			compare(t, before, false)
+		})
+		t.Run(tc.name+" after the open", func(t *testing.T) {
+			st, err := store.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := os.WriteFile(deltaPath, []byte(tc.delta), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before, err := treestate.WithContents(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			queries(t, st)
+			compare(t, before, false)
+		})
+		t.Run(tc.name+" read-only", func(t *testing.T) {
+			if err := os.WriteFile(deltaPath, []byte(tc.delta), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before, err := treestate.WithContents(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.OpenWith(dir, store.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			queries(t, st)
+			st.Close()
+			compare(t, before, true)
+			os.Remove(deltaPath)
+		})
+	}
 }

@@ -162,6 +162,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s.log, s.files.src, s.dataDir = o.Logger, o.Catalog, dataDir
+	s.Vectors.SetLogger(o.Logger)
 	if s.MemoryKeyword {
 		if o.Exclusive {
 			s.Close()

@@ -42,10 +42,12 @@ func (v *Store) removeDelta(name string) error {
 }
 
 // withDeltaFile returns base with the named collection's delta applied,
-// or base when there is none. A delta that cannot be read is removed (its
-// tools are embedded again) and said in Healed; one written for another
-// version of the base is removed silently. Read-only, neither is removed:
-// base alone is returned, and Sync says what it lacks. v.mu is held.
+// or base when there is none. With heal (the open and the sync), a delta
+// that cannot be read is removed (its tools are embedded again) and said
+// in Healed; one written for another version of the base is removed
+// silently. Without heal (a query) or read-only, neither is removed: base
+// alone is returned, said once in the log, and Sync says what it lacks.
+// v.mu is held.
 func (v *Store) withDeltaFile(name string, base *snapshot, heal bool) *snapshot {
 	dpath := deltaFileOf(v.fileOf(name))
 	top, removed, forBase, err := readSnap(dpath)
@@ -59,11 +61,15 @@ func (v *Store) withDeltaFile(name string, base *snapshot, heal bool) *snapshot 
 		}
 		return base.withDelta(removed, fresh)
 	}
-	if v.readOnly {
-		return base
-	}
-	if !heal {
-		v.unhealed[name] = "delta"
+	if !heal || v.readOnly {
+		why := "it is for another version of the collection file"
+		if err != nil {
+			why = err.Error()
+		}
+		if !v.readOnly {
+			v.unhealed[name] = "delta"
+		}
+		v.log.Warn("vector delta not applied; the collection is served without it, the file left as it is (queries never write) for the next open or index to heal", "file", dpath, "why", why)
 		return base
 	}
 	v.removeDelta(name)

@@ -24,12 +24,18 @@
 // (FuzzExport, FuzzLegacyDocument), as the snapshot decoder is
 // (FuzzSnap). Earlier snapshot formats are never read.
 //
-// Queries never write files. A collection is read on first use; the
-// write path (Sync) heals what it cannot read (removes it, or salvages a
-// damaged matrix and writes it again) and says so in Healed. A query that is the first to read a damaged collection leaves the file
-// as it is and fails with why (search ranks by keyword meanwhile, with a
-// notice); a damaged delta is left and the base served alone. The next
-// Sync reads the file again and heals it (TestQueriesWriteNothing).
+// Queries never write files. Healing and compaction are the open's and
+// the sync's: [Open] (for writing) reads every collection with a delta
+// file beside it and heals the delta (removed when damaged, stale or
+// without its collection file) and the collection (TestOpenHealsDeltas);
+// a collection without one is read on first use, and the write path
+// (Sync) heals what it cannot read (removes it, or salvages a damaged
+// matrix and writes it again); both say so in Healed. A query that is
+// the first to read a damaged collection leaves the file as it is and
+// fails with why (search ranks by keyword meanwhile, with a notice); a
+// damaged or stale delta is left and the base served alone; either is
+// said once in the log ([Store.SetLogger]). The next Sync reads the file
+// again and heals it (TestQueriesWriteNothing).
 //
 //	vs, err := vector.Open("")  // "" keeps the vectors in memory
 //	if err != nil { ... }

@@ -1,10 +1,12 @@
 package vector
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,14 +50,26 @@ func dirState(t *testing.T, dir string) []string {
 // files and writes none, whatever it finds there: a damaged collection
 // file (which a write path removes), a matrix chunk flipped (which a
 // write path salvages and writes again), a damaged delta or one of
-// another base (which a write path removes). The query fails, or serves
-// what it could read; the next Sync heals the files and says so.
+// another base (which a write path removes), put there after the store
+// opened (the open heals those it finds: TestOpenHealsDeltas). The query
+// fails, or serves what it could read, says so in the log once; the next
+// Sync heals the files and says so.
 func TestQueriesWriteNothing(t *testing.T) {
 	ctx := context.Background()
 	a, b := deltaCatalogs(t)
 	for _, damage := range []string{"none", "garbage", "matrix", "delta garbage", "delta of another base"} {
 		t.Run(damage, func(t *testing.T) {
 			dir, base, delta := syncedDelta(t, a, b)
+			// The delta as the sync left it; for the delta's damages it
+			// appears after the open, as another process's write or
+			// crash leaves it.
+			deltaBytes, err := os.ReadFile(delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if damage != "none" {
+				os.Remove(delta)
+			}
 			switch damage {
 			case "garbage":
 				os.WriteFile(base, []byte("TSSNAP05 and then nothing useful"), 0o644)
@@ -63,21 +77,28 @@ func TestQueriesWriteNothing(t *testing.T) {
 				data, _ := os.ReadFile(base)
 				data[len(data)-checksum.FooterLen(data)-2] ^= 0xff // the last float's exponent
 				os.WriteFile(base, data, 0o644)
-			case "delta garbage":
-				os.WriteFile(delta, []byte("TSSNAP05 garbage"), 0o644)
-			case "delta of another base":
-				s, _, _, err := readSnap(base)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := writeSnap(base, s, nil, newFileID(), 0); err != nil {
-					t.Fatal(err)
-				}
 			}
 			before := dirState(t, dir)
 			vs, err := Open(dir)
 			if err != nil {
 				t.Fatal(err)
+			}
+			var logged bytes.Buffer
+			vs.SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
+			if opened := dirState(t, dir); !slices.Equal(before, opened) {
+				t.Fatalf("opening a store with no delta changed it:\nbefore %q\nafter  %q", before, opened)
+			}
+			switch damage {
+			case "delta garbage":
+				os.WriteFile(delta, []byte("TSSNAP05 garbage"), 0o644)
+			case "delta of another base":
+				s, _, base, err := decodeSnap(deltaBytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := writeSnap(delta, s, nil, newFileID(), base+1); err != nil {
+					t.Fatal(err)
+				}
 			}
 			opened := dirState(t, dir)
 			q := indextest.HashVec(index.DocumentText(b.Tool(b.Tools()[0].QualifiedName)))
@@ -95,15 +116,18 @@ func TestQueriesWriteNothing(t *testing.T) {
 				t.Fatalf("queries changed the data dir:\nbefore %q\nafter  %q", opened, after)
 			}
 			if damage == "none" {
-				if !slices.Equal(before, opened) {
-					t.Errorf("opening a whole store changed it:\nbefore %q\nafter  %q", before, opened)
-				}
 				for _, err := range errs {
 					if err != nil {
 						t.Errorf("query of a whole collection: %v", err)
 					}
 				}
+				if logged.Len() != 0 {
+					t.Errorf("queries of a whole collection logged %q", logged.String())
+				}
 				return
+			}
+			if n := strings.Count(logged.String(), "level=WARN"); n != 1 {
+				t.Errorf("the queries logged %d warnings, want one:\n%s", n, logged.String())
 			}
 			if damage == "garbage" || damage == "matrix" {
 				if errs[0] == nil || !strings.Contains(errs[0].Error(), "heals it") {
@@ -130,6 +154,68 @@ func TestQueriesWriteNothing(t *testing.T) {
 			if _, err := again.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 || len(again.Healed()) != 0 {
 				t.Errorf("the next open: %v, %d embedded, healed %q; want nothing to do", err, emb.Texts, again.Healed())
 			}
+		})
+	}
+}
+
+// TestOpenHealsDeltas: a store opened for writing heals the deltas it
+// finds (a kill's or damage's): one that cannot be read is removed with
+// a warning, one of another version of the collection file silently,
+// one with no collection file beside it with a warning; a sound one is
+// kept. A read-only open changes nothing. The queries after the open
+// then find nothing to heal.
+func TestOpenHealsDeltas(t *testing.T) {
+	ctx := context.Background()
+	a, b := deltaCatalogs(t)
+	for _, tc := range []struct {
+		damage string
+		warned bool
+	}{{"none", false}, {"garbage", true}, {"another base", false}, {"no collection file", true}} {
+		t.Run(tc.damage, func(t *testing.T) {
+			dir, base, delta := syncedDelta(t, a, b)
+			switch tc.damage {
+			case "garbage":
+				os.WriteFile(delta, []byte("TSSNAP05 garbage"), 0o644)
+			case "another base":
+				s, _, _, err := readSnap(base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := writeSnap(base, s, nil, newFileID(), 0); err != nil {
+					t.Fatal(err)
+				}
+			case "no collection file":
+				os.Remove(base)
+			}
+			before := dirState(t, dir)
+			OpenReadOnly(dir).Count(testCol)
+			if after := dirState(t, dir); !slices.Equal(before, after) {
+				t.Fatalf("a read-only open and query changed the data dir:\nbefore %q\nafter  %q", before, after)
+			}
+			vs, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(delta)
+			if kept := statErr == nil; kept != (tc.damage == "none") {
+				t.Errorf("after the open the delta exists = %v (%v); want it kept only when sound", kept, statErr)
+			}
+			if h := vs.Healed(); (len(h) == 1) != tc.warned || len(h) > 1 {
+				t.Errorf("Healed after the open = %q; want a warning: %v", h, tc.warned)
+			}
+			opened := dirState(t, dir)
+			vs.Query(ctx, testCol, indextest.HashVec("query"), 5, "", "")
+			if after := dirState(t, dir); !slices.Equal(opened, after) {
+				t.Fatalf("a query changed the data dir:\nbefore %q\nafter  %q", opened, after)
+			}
+			emb := &indextest.CountingEmbedder{}
+			if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if (emb.Texts == 0) != (tc.damage == "none") {
+				t.Errorf("the sync after the open embedded %d texts", emb.Texts)
+			}
+			sameVectors(t, tc.damage, vs, b)
 		})
 	}
 }

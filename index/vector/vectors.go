@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,9 @@ type Store struct {
 	// collection file, or its delta): left for the next write path
 	// (readLocked with heal) to heal.
 	unhealed map[string]string
+	// log is where a query that finds a collection or delta it may not
+	// heal says so, once per collection (SetLogger; discarded unless set).
+	log *slog.Logger
 }
 
 // Open opens the vector store in dir, creating it when missing. An
@@ -72,7 +76,7 @@ type Store struct {
 // others load on first use.
 func Open(dir string) (*Store, error) {
 	v := &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{},
-		unreadable: map[string]error{}, unhealed: map[string]string{}}
+		unreadable: map[string]error{}, unhealed: map[string]string{}, log: slog.New(slog.DiscardHandler)}
 	if dir == "" {
 		return v, nil
 	}
@@ -88,7 +92,47 @@ func Open(dir string) (*Store, error) {
 	if err := v.migrateTwoFile(); err != nil {
 		return nil, err
 	}
+	v.healDeltas()
 	return v, nil
+}
+
+// healDeltas reads, as the store opens for writing, every collection
+// with a delta file beside it, healing as the sync does (readLocked with
+// heal): a delta that cannot be read is removed and said in Healed, one
+// of another version of the collection file (a kill between a full write
+// and the delta's removal) is removed silently, a damaged collection file
+// is salvaged or removed. A delta with no collection file (a kill while
+// Prune deleted the collection) is removed. Healing is the open's and the
+// sync's, never a query's: after this a query finds the deltas as the
+// last write left them. A collection without a delta is read, and healed,
+// by its first sync (a full read of every collection here would make a
+// start read the vectors of models it does not use).
+func (v *Store) healDeltas() {
+	files, _ := filepath.Glob(filepath.Join(v.dir, "*"+deltaSuffix+collectionExt))
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, f := range files {
+		name := nameOf(f, deltaSuffix+collectionExt)
+		if name == "" {
+			continue
+		}
+		if _, err := os.Stat(v.fileOf(name)); errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(f); err == nil {
+				v.healed = append(v.healed, fmt.Sprintf("vector delta %s has no collection file beside it (a kill while the collection was deleted); removed", f))
+			}
+			continue
+		}
+		v.readLocked(name, true)
+	}
+}
+
+// SetLogger sets where a query that reads a damaged collection or delta
+// says so (once per collection): it serves what it could read and
+// leaves the files for the next open or index to heal.
+func (v *Store) SetLogger(l *slog.Logger) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.log = l
 }
 
 // OpenReadOnly opens the vector store in dir (missing or not)
@@ -97,7 +141,7 @@ func Open(dir string) (*Store, error) {
 // holds the catalog's vectors.
 func OpenReadOnly(dir string) *Store {
 	return &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{},
-		readOnly: true, unreadable: map[string]error{}, unhealed: map[string]string{}}
+		readOnly: true, unreadable: map[string]error{}, unhealed: map[string]string{}, log: slog.New(slog.DiscardHandler)}
 }
 
 // WarmOnRead makes the store compute each collection's domain centroids
@@ -110,6 +154,12 @@ func (v *Store) WarmOnRead() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.warm = true
+	// Those the open read (healDeltas) warm now.
+	for _, s := range v.snaps {
+		if s != nil {
+			go s.domainCentroids()
+		}
+	}
 }
 
 // Healed says, one line each, what could not be read and was removed to
@@ -191,10 +241,12 @@ func (v *Store) readLocked(name string, heal bool) {
 		return // not written yet
 	case v.readOnly:
 		v.unreadable[name] = fmt.Errorf("vector collection %s could not be read: %w", path, err)
+		v.log.Warn("vector collection could not be read; searches rank by keyword, the file is left for a writer to heal", "file", path, "err", err)
 		return
 	case !heal:
 		v.unreadable[name] = fmt.Errorf("vector collection %s could not be read (%w); left as it is until the next index or re-index, which heals it", path, err)
 		v.unhealed[name] = "collection"
+		v.log.Warn("vector collection could not be read; searches rank by keyword, the file is left as it is (queries never write) until the next index heals it", "file", path, "err", err)
 		return
 	}
 	if v.salvageLocked(name, path, err) {

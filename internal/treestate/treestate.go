@@ -8,11 +8,16 @@
 //	for _, d := range treestate.Diff(before, after) {
 //		t.Error(d)
 //	}
+//
+// WithContents adds a hash of each file's bytes, for a check that a
+// write which kept a file's size and time is seen too.
 package treestate
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 )
@@ -30,6 +35,27 @@ func Of(dir string) (map[string]string, error) {
 			return err
 		}
 		out[p] = fmt.Sprintf("%d bytes, %v, modified %d", fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+		return nil
+	})
+	return out, err
+}
+
+// WithContents is Of with a SHA-256 of each file's bytes beside its
+// size, mode and time: for small folders (it reads every file whole).
+func WithContents(dir string) (map[string]string, error) {
+	out, err := Of(dir)
+	if err != nil {
+		return nil, err
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[p] += fmt.Sprintf(", sha256 %x", sha256.Sum256(data))
 		return nil
 	})
 	return out, err
