@@ -367,7 +367,13 @@ func passInput(session *mcp.ClientSession, req *mcp.CallToolRequest, params *mcp
 	if ir == nil || ir.ProtocolVersion < newProtocol {
 		return
 	}
-	meta := mcp.Meta{}
+	// Added to what params already says (the progress token toolscout
+	// gives the upstream for a client that asked for progress), not in
+	// its place.
+	meta := params.Meta
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
 	if caps, ok := req.Params.Meta[mcp.MetaKeyClientCapabilities]; ok {
 		meta[mcp.MetaKeyClientCapabilities] = caps
 	} else {
