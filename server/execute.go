@@ -61,6 +61,19 @@ func (mt *metaTools) run(ctx context.Context, req *mcp.CallToolRequest, t *index
 // runWith is run; relayed false takes a large result whole instead of
 // relaying its bytes raw (a run_code program reads it).
 func (mt *metaTools) runWith(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any, relayed bool) (res *mcp.CallToolResult, fail string, err error) {
+	res, fail, err = mt.runRefusable(ctx, req, t, args, relayed)
+	if gateway.WireError(err) != nil {
+		// To the model (execute_tool, run_code) the upstream's refusal is
+		// a failed tool: what it says, to act on.
+		return errorResult("%s failed: %v", t.QualifiedName, err), fail, nil
+	}
+	return res, fail, err
+}
+
+// runRefusable is runWith, but an upstream's JSON-RPC error answer
+// comes back as err (gateway.WireError) for a direct call to pass on as
+// it is.
+func (mt *metaTools) runRefusable(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any, relayed bool) (res *mcp.CallToolResult, fail string, err error) {
 	if t.Disabled {
 		return errorResult("%s", disabledMessage(t)), FailDisabled, nil
 	}
@@ -92,6 +105,9 @@ func (mt *metaTools) runWith(ctx context.Context, req *mcp.CallToolRequest, t *i
 		}
 		if errors.Is(err, gateway.ErrHeld) {
 			return errorResult("%v", err), FailHeld, nil
+		}
+		if gateway.WireError(err) != nil {
+			return nil, FailUpstream, err
 		}
 		return errorResult("%s failed: %v", t.QualifiedName, err), failClass(err), nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/callers"
+	"github.com/toolscout/toolscout/server/gateway"
 	"github.com/toolscout/toolscout/server/surface"
 )
 
@@ -273,11 +274,19 @@ func (mt *metaTools) callDirect(ctx context.Context, v *view, req *mcp.CallToolR
 			return res, nil
 		}
 	}
-	res, fail, err := mt.run(ctx, req, t, args)
+	res, fail, err := mt.runRefusable(ctx, req, t, args, true)
 	call.end(ctx, args, res, fail, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
+		}
+		if w := gateway.WireError(err); w != nil {
+			// The tool's own server refused the call (-32021 for a
+			// capability the client did not declare, -32602 for a
+			// tampered requestState, ...): the client gets its error as
+			// it would directly, not a result that reads as the tool
+			// having run.
+			return nil, w
 		}
 		return errorResult("%v", err), nil
 	}

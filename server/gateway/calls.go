@@ -227,27 +227,10 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 		}
 		return r.ss.CreateMessageWithTools(r.ctx, p)
 	}
+	// Declares elicitation; the requests themselves are passed on by
+	// rootsMiddleware, before the go-sdk client's own checks (elicit).
 	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		r, _, why := g.routeFor(u, metaOf(req.Params))
-		if r == nil {
-			return nil, errNoRoute(u.cfg.Domain, "elicitation/create", why)
-		}
-		p := scrubParams(g.opts.Redactor, req.Params)
-		if b := r.bridgeOf(); b != nil {
-			resp, err := b.ask(ctx, "elicitation/create", p)
-			if err != nil {
-				return nil, err
-			}
-			res, ok := resp.(*mcp.ElicitResult)
-			if !ok {
-				return nil, fmt.Errorf("the client answered elicitation/create with %T", resp)
-			}
-			return res, nil
-		}
-		if err := unbridged(r, "elicitation/create"); err != nil {
-			return nil, err
-		}
-		return r.ss.Elicit(r.ctx, p)
+		return g.elicit(ctx, u, req)
 	}
 	o.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		if req.Params == nil {
@@ -276,11 +259,45 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 	}
 }
 
+// elicit passes an upstream's elicitation/create to the client of the
+// call it belongs to.
+func (g *Gateway) elicit(ctx context.Context, u *upstream, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	r, _, why := g.routeFor(u, metaOf(req.Params))
+	if r == nil {
+		return nil, errNoRoute(u.cfg.Domain, "elicitation/create", why)
+	}
+	p := scrubParams(g.opts.Redactor, req.Params)
+	if b := r.bridgeOf(); b != nil {
+		resp, err := b.ask(ctx, "elicitation/create", p)
+		if err != nil {
+			return nil, err
+		}
+		res, ok := resp.(*mcp.ElicitResult)
+		if !ok {
+			return nil, fmt.Errorf("the client answered elicitation/create with %T", resp)
+		}
+		return res, nil
+	}
+	if err := unbridged(r, "elicitation/create"); err != nil {
+		return nil, err
+	}
+	return r.ss.Elicit(r.ctx, p)
+}
+
 // rootsMiddleware passes roots/list to the client of the call it belongs
-// to: the go-sdk client answers it from its own list otherwise.
+// to: the go-sdk client answers it from its own list otherwise. It
+// passes elicitation/create on too, before the go-sdk client checks its
+// requested schema and the answer against it (Client.elicit): the
+// client of the call is the one to judge them, and the go-sdk's check
+// is stricter than the specification (it refuses the titled multi-select
+// of SEP-1330 whose items say "type": "string", which the go-sdk's own
+// conformance server sends).
 func (g *Gateway) rootsMiddleware(u *upstream) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if er, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" && er.Params != nil {
+				return g.elicit(ctx, u, er)
+			}
 			if method != "roots/list" {
 				return next(ctx, method, req)
 			}
@@ -367,7 +384,13 @@ func passInput(session *mcp.ClientSession, req *mcp.CallToolRequest, params *mcp
 	if ir == nil || ir.ProtocolVersion < newProtocol {
 		return
 	}
-	meta := mcp.Meta{}
+	// Added to what params already says (the progress token toolscout
+	// gives the upstream for a client that asked for progress), not in
+	// its place.
+	meta := params.Meta
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
 	if caps, ok := req.Params.Meta[mcp.MetaKeyClientCapabilities]; ok {
 		meta[mcp.MetaKeyClientCapabilities] = caps
 	} else {

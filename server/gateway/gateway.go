@@ -722,6 +722,10 @@ func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *inde
 	secrets := g.callSecrets(req, sent)
 	res, err := g.execute(ctx, req, u, t, args, sent)
 	if err != nil {
+		var r *refusal
+		if errors.As(err, &r) {
+			return nil, r.redacted(secrets)
+		}
 		return nil, secrets.Error(err)
 	}
 	return scrubResult(secrets, t, res), nil
@@ -821,6 +825,9 @@ func (g *Gateway) callUpstream(ctx context.Context, u *upstream, t *index.Tool, 
 		}
 		if connectionLost(err) {
 			return nil, classed(ErrStopped, fmt.Errorf("server %q stopped during the call (%v); toolscout is restarting it. Tools of other domains still work", t.Domain, err))
+		}
+		if r := refused(t.Domain, err); r != nil {
+			return nil, r
 		}
 		return nil, fmt.Errorf("server %q: %w", t.Domain, err)
 	}

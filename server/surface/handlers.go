@@ -42,6 +42,9 @@ func (s *Surface) Middleware(vis Visibility) mcp.Middleware {
 
 func (s *Surface) middleware(next mcp.MethodHandler, vis Visibility) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if err := s.undeclared(ctx, method); err != nil {
+			return nil, err
+		}
 		switch method {
 		case methodGetPrompt:
 			r, ok := req.(*mcp.GetPromptRequest)
@@ -87,6 +90,41 @@ func (s *Surface) middleware(next mcp.MethodHandler, vis Visibility) mcp.MethodH
 		}
 		return res, nil
 	}
+}
+
+// undeclared is the answer to a method of a capability that initialize
+// and server/discover do not declare (adjust): when no upstream has
+// prompts, prompts/list and prompts/get are answered -32601 Method not
+// found, as a server without the capability answers them, and so are
+// the resources methods without resources and completion/complete
+// without completions. The go-sdk would answer them (empty lists) whatever
+// is declared, and a client must find what is declared and what is
+// answered agree (the 2026-07-28 specification: a server that answers
+// prompts/list declares prompts). Declaring them instead would tell
+// every client of a gateway whose servers have none that it has prompts
+// and resources to show. nil when the method is declared (or none of
+// these). A list waits for the upstreams' first lists first
+// (waitReady), as its answer does.
+func (s *Surface) undeclared(ctx context.Context, method string) error {
+	var declared func(*state) bool
+	switch method {
+	case methodListPrompts, methodGetPrompt:
+		declared = func(st *state) bool { return st.prompts_ }
+	case methodListResources, methodListTemplates, methodReadResource, "resources/subscribe", "resources/unsubscribe":
+		declared = func(st *state) bool { return st.resources_ }
+	case "completion/complete":
+		declared = func(st *state) bool { return st.completions }
+	default:
+		return nil
+	}
+	if declared(s.st.Load()) {
+		return nil
+	}
+	s.waitReady(ctx)
+	if declared(s.st.Load()) {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%s: method not found: no server behind toolscout declares %s (initialize and server/discover do not declare them either)", method, strings.SplitN(method, "/", 2)[0])}
 }
 
 // adjust makes caps declare prompts and resources only as advertise
