@@ -232,10 +232,35 @@ func (r *callRoute) drain() {
 // markStdio marks a request or notification read from u's stdio
 // connection: nothing on the wire says which call it belongs to, so it
 // is the call's of the one client whose calls run on u, if one (soleRoute).
+//
+// A progress notification is not marked: it finds its call by its token
+// (forwardProgress), which is the call's route id; it is counted here, as
+// it is read, so that the call's result waits for it to be passed on
+// (drain) like the call's other notifications: the go-sdk hands it to
+// forwardProgress on another goroutine than the result's.
 func (g *Gateway) markStdio(u *upstream, req *jsonrpc.Request) {
-	var route *callRoute
-	if req.Method != "notifications/progress" {
-		route, _ = g.soleRoute(u)
+	if req.Method == "notifications/progress" {
+		g.mark(req, nil)
+		if r := g.progressRoute(req); r != nil && r.token != nil {
+			r.add()
+		}
+		return
 	}
+	route, _ := g.soleRoute(u)
 	g.mark(req, route)
+}
+
+// progressRoute returns the call a progress notification's token names
+// (forwardProgress finds it the same way), or nil.
+func (g *Gateway) progressRoute(req *jsonrpc.Request) *callRoute {
+	var p struct {
+		Token any `json:"progressToken"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return nil
+	}
+	id, _ := p.Token.(string)
+	g.progMu.Lock()
+	defer g.progMu.Unlock()
+	return g.routes[id]
 }
