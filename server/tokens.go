@@ -46,26 +46,26 @@ type TokenReport struct {
 // CountInstructions counts the tokens of the instructions a client's
 // initialize gets from the server.
 func (s *Server) CountInstructions(ctx context.Context) (int, error) {
-	enc, err := tokenizer.Get(tokenizer.O200kBase)
-	if err != nil {
-		return 0, err
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.expo.primary.mcp.Connect(ctx, st, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolscout-tokens", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer cs.Close()
-	return enc.Count(cs.InitializeResult().Instructions)
+	return s.countAsClient(ctx, func(cs *mcp.ClientSession) (string, error) {
+		return cs.InitializeResult().Instructions, nil
+	})
 }
 
 // CountToolsList counts the tokens of the server's tools/list answer.
 func (s *Server) CountToolsList(ctx context.Context) (int, error) {
+	return s.countAsClient(ctx, func(cs *mcp.ClientSession) (string, error) {
+		list, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(list)
+		return string(b), err
+	})
+}
+
+// countAsClient connects an in-memory client to the server's primary
+// view and counts the o200k_base tokens of what read returns of it.
+func (s *Server) countAsClient(ctx context.Context, read func(*mcp.ClientSession) (string, error)) (int, error) {
 	enc, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		return 0, err
@@ -81,15 +81,11 @@ func (s *Server) CountToolsList(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer cs.Close()
-	list, err := cs.ListTools(ctx, nil)
+	text, err := read(cs)
 	if err != nil {
 		return 0, err
 	}
-	b, err := json.Marshal(list)
-	if err != nil {
-		return 0, err
-	}
-	return enc.Count(string(b))
+	return enc.Count(text)
 }
 
 // CountTokens measures the server's own tools/list and typical answers
