@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -83,30 +82,7 @@ func connectAsking(t *testing.T, srv *Server, transport, name string, all bool) 
 	if all {
 		client.AddRoots(&mcp.Root{URI: "file:///home/" + name, Name: name + "'s folder"})
 	}
-	var tr mcp.Transport
-	switch transport {
-	case "memory":
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := srv.MCP().Connect(ctx, st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ss.Close() })
-		tr = ct
-	case "stdio":
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		go func() {
-			err := srv.ServeStdio(ctx, inR, outW, nil)
-			outW.CloseWithError(fmt.Errorf("the server ended: %v", err))
-		}()
-		t.Cleanup(func() { inW.Close() })
-		tr = &mcp.IOTransport{Reader: outR, Writer: inW}
-	case "http":
-		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
-		t.Cleanup(hs.Close)
-		tr = &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}
-	}
+	tr := serverTransport(t, ctx, srv, transport)
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)

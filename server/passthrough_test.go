@@ -49,30 +49,7 @@ func connectSurfaceClient(t *testing.T, srv *Server, transport, protocol string)
 			}
 		},
 	})
-	var tr mcp.Transport
-	switch transport {
-	case "memory":
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := srv.MCP().Connect(ctx, st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ss.Close() })
-		tr = ct
-	case "stdio":
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		go func() {
-			err := srv.ServeStdio(ctx, inR, outW, nil)
-			outW.CloseWithError(fmt.Errorf("the server ended: %v", err))
-		}()
-		t.Cleanup(func() { inW.Close() })
-		tr = &mcp.IOTransport{Reader: outR, Writer: inW}
-	case "http":
-		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
-		t.Cleanup(hs.Close)
-		tr = &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}
-	}
+	tr := serverTransport(t, ctx, srv, transport)
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
@@ -309,4 +286,35 @@ func TestPassThroughCallers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serverTransport connects srv to a client transport of the kind named
+// ("memory", "stdio" or "http") for the test's life.
+func serverTransport(t *testing.T, ctx context.Context, srv *Server, transport string) mcp.Transport {
+	t.Helper()
+	switch transport {
+	case "memory":
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.MCP().Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		return ct
+	case "stdio":
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() {
+			err := srv.ServeStdio(ctx, inR, outW, nil)
+			outW.CloseWithError(fmt.Errorf("the server ended: %v", err))
+		}()
+		t.Cleanup(func() { inW.Close() })
+		return &mcp.IOTransport{Reader: outR, Writer: inW}
+	case "http":
+		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+		t.Cleanup(hs.Close)
+		return &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}
+	}
+	t.Fatalf("unknown transport %q", transport)
+	return nil
 }
