@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,40 @@ func Methods(t testing.TB, dir, typ string, exported bool) []Method {
 			if id, ok := recv.(*ast.Ident); ok && id.Name == typ {
 				out = append(out, Method{File: path, Name: fd.Name.Name})
 			}
+		}
+	}
+	return out
+}
+
+// Import is a package imported by a non-test file, and that file.
+type Import struct {
+	File, Path string
+}
+
+// Imports returns the imports of the non-test files of dir; it fails t
+// when a file cannot be read.
+func Imports(t testing.TB, dir string) []Import {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var out []Import
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, Import{File: path, Path: p})
 		}
 	}
 	return out
