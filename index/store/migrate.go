@@ -1,0 +1,223 @@
+package store
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/fileio"
+)
+
+// The migration step: the one place that knows the earlier formats of a
+// store folder's files. It runs when a store opens for writing, before
+// the indexes open (openIndexes), so that every command that writes the
+// data dir (index, serve, search, eval's caches) brings it along, and
+// nothing reads a data dir the step has not seen; the readers know the
+// current formats alone. A read-only open runs no step (it writes
+// nothing): a folder the step has not stamped is refused, with the
+// command that migrates it (checkFormat).
+//
+// The support window (docs/architecture.md, "Data dir formats and the
+// migration window"): what
+// toolscout wrote from 2026-11-24 on is migrated in place, nothing
+// indexed, fitted or embedded again; anything older is removed and
+// rebuilt from the catalog, with a warning (Healed). In this folder:
+//
+//   - keyword.bleve: format "3" (2026-11-24 on) is migrated by
+//     keyword.Migrate; "1" and "2" are rebuilt.
+//   - fit-*.bin: "TSFITV02" (2026-11-24, no checksum) gets its checksums;
+//     "TSFITV01" (no sketch of its catalog, until 2026-11-24) is removed
+//     and fitted again (migrateFits).
+//   - vectors/: index/vector migrates its own earlier layouts when it
+//     opens for writing (vector.Open, called next by openIndexes), as it
+//     did before this step: chromem-go's folder per collection, the
+//     two-file format, the snapshot formats before TSSNAP05.
+//
+// Each step leaves a whole folder when it is killed: the keyword index
+// is migrated in one Bleve batch, a fit file is written atomically
+// (temporary file, fsync, rename) or removed, and formatFile is written
+// last, atomically. A folder killed mid-migration opens, and the next
+// open for writing finishes the migration (each step is idempotent).
+
+// dataFormat is the format of a store folder this toolscout writes and
+// reads, kept in its formatFile. Bump it (and add a step here) when a
+// file of the folder changes format.
+const dataFormat = 1
+
+// formatFile holds a store folder's dataFormat: written by the migration
+// step once the folder is of it, read by every open.
+const formatFile = ".toolscout-format"
+
+// migrationSince is the oldest date of the formats the step migrates.
+const migrationSince = "2026-11-24"
+
+// ErrNewerFormat means a store folder written by a newer toolscout,
+// whose formats this one does not know: nothing in it is changed.
+var ErrNewerFormat = errors.New("data dir written by a newer toolscout")
+
+// readFormat reads dir's formatFile: its format, and whether it is there
+// and sound. One that is unreadable or fails its checksum is taken for
+// missing: the step runs again, which changes nothing in a folder of the
+// current format, and writes it again.
+func readFormat(dir string) (int, bool) {
+	f, err := os.Open(filepath.Join(dir, formatFile))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, 1024))
+	if err != nil {
+		return 0, false
+	}
+	body, err := checksum.Body(raw)
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(body), "\n")
+	n, err := strconv.Atoi(line)
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return n, true
+}
+
+// writeFormat writes dir's formatFile (the format, a line for people,
+// then a checksum: a flipped byte never reads as another format),
+// atomically.
+func writeFormat(dir string) error {
+	text := fmt.Sprintf("%d\n# The format of the files of this folder, written by toolscout once they are all of it (see docs/architecture.md, \"Data dir formats and the migration window\").\n", dataFormat)
+	if err := fileio.WriteFile(filepath.Join(dir, formatFile), checksum.Append([]byte(text)), 0o644); err != nil {
+		return fmt.Errorf("data dir: record its format: %w", err)
+	}
+	return nil
+}
+
+// newer is the error of a folder of a newer format.
+func newer(dir string, f int) error {
+	return fmt.Errorf("%w: %s holds files of format %d, this toolscout knows format %d at most; nothing was changed: run the newer toolscout, or point --data-dir at another folder", ErrNewerFormat, dir, f, dataFormat)
+}
+
+// migrate brings the store folder dir to dataFormat (see above), and
+// returns what it did, one line each, for Healed. killPoint, when set
+// (tests), is called between the steps.
+func migrate(dir string, killPoint func(step string)) (notes []string, err error) {
+	f, ok := readFormat(dir)
+	switch {
+	case ok && f == dataFormat:
+		return nil, nil
+	case ok && f > dataFormat:
+		return nil, newer(dir, f)
+	}
+	step := func(name string) {
+		if killPoint != nil {
+			killPoint(name)
+		}
+	}
+	kw, err := keyword.Migrate(filepath.Join(dir, "keyword.bleve"))
+	// Held by another process: the step is done by the next open that
+	// gets the index (this one keeps its keyword index in memory).
+	held := errors.Is(err, keyword.ErrLocked)
+	if err != nil && !held {
+		return nil, err
+	}
+	notes = append(notes, kw...)
+	step("keyword")
+	fits, err := migrateFits(dir, step)
+	notes = append(notes, fits...)
+	if err != nil || held {
+		return notes, err
+	}
+	step("fits")
+	return notes, writeFormat(dir)
+}
+
+// checkFormat is a read-only open's check of the store folder dir: one
+// the migration step has not stamped (with indexes in it) is
+// index.ErrNoIndex, with the command that migrates it; one of a newer
+// toolscout is ErrNewerFormat.
+func checkFormat(dir string) error {
+	f, ok := readFormat(dir)
+	switch {
+	case ok && f > dataFormat:
+		return newer(dir, f)
+	case ok && f == dataFormat:
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "keyword.bleve")); err != nil {
+		return nil // no index: the open says so
+	}
+	return fmt.Errorf("%w: %s was written by an earlier toolscout and not yet migrated (no %s of format %d); run toolscout index on this data dir once (it migrates the data dir in place, nothing embedded again), then open it read-only again", index.ErrNoIndex, dir, formatFile, dataFormat)
+}
+
+// The fit files' earlier headers (fitfile.go has the current one).
+const (
+	fitHeaderV1 = "TSFITV01" // no sketch of the catalog: outside the window
+	fitHeaderV2 = "TSFITV02" // fitHeader's body without the checksums
+)
+
+// migrateFits brings the fit files of dir to fitHeader: a "TSFITV02"
+// file is written again with its checksums (atomically), a "TSFITV01"
+// file is removed (the next sync fits the statistics again). step is
+// called after each file.
+func migrateFits(dir string, step func(string)) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "fit-*.bin"))
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, f := range files {
+		head, err := fileHead(f, len(fitHeader))
+		if err != nil {
+			continue // gone, or unreadable: RestoreFit says so
+		}
+		switch head {
+		case fitHeaderV2:
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return notes, fmt.Errorf("migrate %s: %w", f, err)
+			}
+			if err := fileio.WriteAtomic(f, func(w *bufio.Writer) error {
+				return checksum.Write(w, func(bw *bufio.Writer) error {
+					bw.WriteString(fitHeader)
+					_, err := bw.Write(data[len(fitHeaderV2):])
+					return err
+				})
+			}); err != nil {
+				return notes, fmt.Errorf("migrate %s: %w", f, err)
+			}
+			notes = append(notes, fmt.Sprintf("the built-in embedder's statistics %s: migrated from %s of an earlier toolscout to %s (checksums added); not fitted again", f, fitHeaderV2, fitHeader))
+		case fitHeaderV1:
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return notes, fmt.Errorf("migrate %s: %w", f, err)
+			}
+			notes = append(notes, fmt.Sprintf("the built-in embedder's statistics %s: format %s is from a toolscout before %s, older than the formats this one migrates; removed, fitted again at the next sync", f, fitHeaderV1, migrationSince))
+		default:
+			continue
+		}
+		step("fit " + filepath.Base(f))
+	}
+	return notes, nil
+}
+
+// fileHead returns the first n bytes of the file f ("" when it is
+// shorter).
+func fileHead(f string, n int) (string, error) {
+	r, err := os.Open(f)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", nil
+	}
+	return string(b), nil
+}
