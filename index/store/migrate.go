@@ -2,11 +2,13 @@ package store
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -220,4 +222,133 @@ func fileHead(f string, n int) (string, error) {
 		return "", nil
 	}
 	return string(b), nil
+}
+
+// The data dir's earlier layouts, migrated by migrateDataDir when a
+// catalog set's folder opens for writing (OpenWith with Set), before it:
+//
+//   - DATA_DIR/keyword.bleve and DATA_DIR/vectors: the layout before
+//     catalog sets (toolscout before 0.3.0, until 2026-11-22), outside
+//     the window: removed when they hold only what toolscout wrote there
+//     (legacyKeyword, legacyVectors); each set's indexes are built from
+//     its catalog in its own folder. Anything else there is left alone.
+//   - a set folder without its marker (made before 2026-11-24) but with
+//     the sources.json toolscout wrote: marked (markSet), so that
+//     --prune, which knows sets by their marker alone, can remove it.
+//
+// Both are safe to kill: a removal half done leaves a folder that
+// --prune or the next open removes, a marker is its name.
+
+// migrateDataDir migrates the layouts of dataDir (above) and says what
+// it did, one line each. It changes nothing it cannot tell toolscout
+// wrote, and follows no symbolic link; what it cannot remove or mark is
+// said, and does not stop the open.
+func migrateDataDir(dataDir string) []string {
+	var notes []string
+	for _, legacy := range []struct {
+		name string
+		sig  func(string) string
+	}{{"keyword.bleve", legacyKeyword}, {"vectors", legacyVectors}} {
+		p := filepath.Join(dataDir, legacy.name)
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() || legacy.sig(p) != "" {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			notes = append(notes, fmt.Sprintf("%s: the index of the layout before catalog sets (toolscout before 0.3.0) could not be removed: %v", p, err))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s: the index of the layout before catalog sets (toolscout before 0.3.0, older than the formats this one migrates) removed; each catalog set's indexes are built from its catalog in its own folder under sets/", p))
+	}
+	sets := filepath.Join(dataDir, "sets")
+	if fi, err := os.Lstat(sets); err != nil || !fi.IsDir() {
+		return notes
+	}
+	entries, err := os.ReadDir(sets)
+	if err != nil {
+		return notes
+	}
+	for _, e := range entries {
+		dir := filepath.Join(sets, e.Name())
+		if !e.IsDir() || !setID.MatchString(e.Name()) {
+			continue // a link, a file, another name: not a set
+		}
+		if _, err := os.Lstat(filepath.Join(dir, setMarker)); err == nil {
+			continue
+		}
+		var src setSources
+		data, err := os.ReadFile(filepath.Join(dir, "sources.json"))
+		if err != nil || json.Unmarshal(data, &src) != nil || len(src.Sources) == 0 || src.LastUsed.IsZero() {
+			continue // not toolscout's
+		}
+		if err := markSet(dir); err != nil {
+			notes = append(notes, fmt.Sprintf("%s: a catalog set made before its marker could not be marked (%v); --prune leaves it alone", dir, err))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s: a catalog set made before the set marker (before 2026-11-24) marked as toolscout's", dir))
+	}
+	return notes
+}
+
+// legacyKeyword says why dir is not a keyword index of the layout before
+// catalog sets, or "" when it is. toolscout wrote a Bleve scorch index
+// there: index_meta.json naming scorch, and store/ holding root.bolt and
+// .zap segments, nothing else.
+func legacyKeyword(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err.Error()
+	}
+	for _, e := range entries {
+		if (e.Name() != "index_meta.json" || !e.Type().IsRegular()) && (e.Name() != "store" || !e.IsDir()) {
+			return "it holds " + e.Name() + ", which Bleve does not write"
+		}
+	}
+	var meta struct {
+		IndexType string `json:"index_type"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "index_meta.json"))
+	if err != nil || json.Unmarshal(data, &meta) != nil || meta.IndexType != "scorch" {
+		return "no index_meta.json of a Bleve scorch index"
+	}
+	store, err := os.ReadDir(filepath.Join(dir, "store"))
+	if err != nil {
+		return "no store/ of a Bleve scorch index"
+	}
+	for _, e := range store {
+		if !e.Type().IsRegular() || e.Name() != "root.bolt" && !strings.HasSuffix(e.Name(), ".zap") {
+			return "its store/ holds " + e.Name() + ", which Bleve does not write"
+		}
+	}
+	return ""
+}
+
+// chromemName matches the file and folder names of chromem-go's
+// persistent layout: 8 hex digits of a SHA-256 of a name.
+var chromemName = regexp.MustCompile(`^[0-9a-f]{8}(\.gob)?$`)
+
+// legacyVectors says why dir is not a vector store of the layout before
+// catalog sets, or "" when it is. toolscout wrote chromem-go's persistent
+// layout there: a folder per collection (8 hex digits), each holding
+// 00000000.gob (its name) and one 8-hex-digit .gob file per tool.
+func legacyVectors(dir string) string {
+	cols, err := os.ReadDir(dir)
+	if err != nil {
+		return err.Error()
+	}
+	for _, c := range cols {
+		if !c.IsDir() || !chromemName.MatchString(c.Name()) || strings.HasSuffix(c.Name(), ".gob") {
+			return "it holds " + c.Name() + ", which chromem-go does not write"
+		}
+		files, err := os.ReadDir(filepath.Join(dir, c.Name()))
+		if err != nil {
+			return err.Error()
+		}
+		for _, f := range files {
+			if !f.Type().IsRegular() || !strings.HasSuffix(f.Name(), ".gob") || !chromemName.MatchString(f.Name()) {
+				return "it holds " + filepath.Join(c.Name(), f.Name()) + ", which chromem-go does not write"
+			}
+		}
+	}
+	return ""
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/philippgille/chromem-go"
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/keyword"
@@ -269,4 +270,73 @@ func TestMigrationKilledChild(t *testing.T) {
 		st.Close()
 	}
 	t.Fatalf("the migration passed no step %q (open: %v)", at, err)
+}
+
+// TestMigrateTheDataDirLayouts: opening a catalog set for writing
+// removes the indexes of the layout before catalog sets when toolscout
+// wrote them (a real Bleve index, chromem-go's folders), saying so, and
+// leaves a foreign DATA_DIR/vectors and links alone; a set folder made
+// before the marker, with its sources.json, is marked (and so known to
+// --prune), one without either is not. A read-only open changes none of
+// it.
+func TestMigrateTheDataDirLayouts(t *testing.T) {
+	for _, foreign := range []bool{false, true} {
+		data := t.TempDir()
+		kw, err := keyword.Open(filepath.Join(data, "keyword.bleve"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kw.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog)); err != nil {
+			t.Fatal(err)
+		}
+		kw.Close()
+		db, err := chromem.NewPersistentDB(filepath.Join(data, "vectors"), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		col, err := db.CreateCollection("builtin:v1:3", nil, func(context.Context, string) ([]float32, error) { return []float32{1, 0, 0}, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := col.AddDocument(context.Background(), chromem.Document{ID: "a__b", Content: "x", Embedding: []float32{0, 1, 0}}); err != nil {
+			t.Fatal(err)
+		}
+		if foreign {
+			os.WriteFile(filepath.Join(data, "vectors", "notes.txt"), []byte("mine"), 0o644)
+		}
+		old, unknown := filepath.Join(data, "sets", "0123456789ab"), filepath.Join(data, "sets", "ba9876543210")
+		os.MkdirAll(old, 0o755)
+		os.MkdirAll(unknown, 0o755)
+		os.WriteFile(filepath.Join(old, "sources.json"), []byte(`{"sources":["builtin"],"last_used":"2026-11-23T10:00:00Z"}`), 0o644)
+		os.WriteFile(filepath.Join(unknown, "notes.txt"), []byte("mine"), 0o644)
+
+		before := treeOf(t, data)
+		if _, err := OpenWith(data, Options{Set: &Set{}, ReadOnly: true}); !errors.Is(err, index.ErrNoIndex) {
+			t.Fatalf("read-only open = %v, want ErrNoIndex (no set yet)", err)
+		}
+		sameTree(t, before, treeOf(t, data))
+
+		st, err := OpenWith(data, Options{Set: &Set{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		healed := strings.Join(st.Healed(), "\n")
+		st.Close()
+		if _, err := os.Stat(filepath.Join(data, "keyword.bleve")); err == nil || !strings.Contains(healed, filepath.Join(data, "keyword.bleve")+": the index of the layout before catalog sets") {
+			t.Errorf("foreign %v: the old layout's keyword index is there (%v) or not said:\n%s", foreign, err, healed)
+		}
+		_, err = os.Stat(filepath.Join(data, "vectors"))
+		if said := strings.Contains(healed, filepath.Join(data, "vectors")+": the index of the layout before catalog sets"); foreign != (err == nil) || foreign == said {
+			t.Errorf("foreign %v: DATA_DIR/vectors there: %v, removal said: %v; want it removed (and said) only when toolscout wrote it:\n%s", foreign, err == nil, said, healed)
+		}
+		if _, err := os.Stat(filepath.Join(old, setMarker)); err != nil || !strings.Contains(healed, old+": a catalog set made before the set marker") {
+			t.Errorf("the set made before the marker is not marked (%v), or not said:\n%s", err, healed)
+		}
+		if _, err := os.Stat(filepath.Join(unknown, setMarker)); err == nil {
+			t.Error("a folder with neither marker nor sources.json was marked")
+		}
+		if why := ownedSet(unknown, filepath.Base(unknown)); why == "" {
+			t.Error("ownedSet takes a folder without the marker for a set")
+		}
+	}
 }

@@ -162,6 +162,10 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dataDir != "" && !o.ReadOnly {
+		// The data dir's earlier layouts (migrate.go).
+		s.healed = append(migrateDataDir(dataDir), s.healed...)
+	}
 	s.log, s.files.src, s.dataDir = o.Logger, o.Catalog, dataDir
 	s.Vectors.SetLogger(o.Logger)
 	if s.MemoryKeyword {
