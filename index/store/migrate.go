@@ -183,8 +183,10 @@ func migrateFits(dir string, step func(string)) ([]string, error) {
 		switch head {
 		case fitHeaderV2:
 			data, err := os.ReadFile(f)
-			if err != nil {
-				return notes, fmt.Errorf("migrate %s: %w", f, err)
+			if err != nil || !strings.HasPrefix(string(data[:min(len(data), len(fitHeaderV2))]), fitHeaderV2) {
+				// Gone, or migrated by another process opening the
+				// folder since its head was read.
+				continue
 			}
 			if err := fileio.WriteAtomic(f, func(w *bufio.Writer) error {
 				return checksum.Write(w, func(bw *bufio.Writer) error {

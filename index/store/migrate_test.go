@@ -340,3 +340,49 @@ func TestMigrateTheDataDirLayouts(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrationRacesAnotherOpen: two opens for writing of one folder not
+// yet migrated, at once (two clients starting toolscout on the same
+// data dir), both succeed; the one that does not get the keyword index
+// leaves the step to the next open, and the folder ends migrated whole:
+// the fit file the current format's bytes, nothing indexed again.
+func TestMigrationRacesAnotherOpen(t *testing.T) {
+	dir, cat := releasedSet(t)
+	fits, _ := filepath.Glob(filepath.Join(dir, "fit-*.bin"))
+	whole, err := os.ReadFile(fits[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fits[0], v2Fit(whole), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	stores := make(chan *Store, 2)
+	for range 2 {
+		go func() {
+			st, err := OpenWith(dir, Options{})
+			errs <- err
+			stores <- st
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("a concurrent open: %v", err)
+		}
+	}
+	for range 2 {
+		if st := <-stores; st != nil {
+			st.Close()
+		}
+	}
+	stats, healed := keywordSync(t, dir, cat)
+	if stats.Added+stats.Changed+stats.Removed != 0 {
+		t.Errorf("keyword sync after two concurrent opens = %+v (healed %q); want nothing indexed again", stats, healed)
+	}
+	if f, ok := readFormat(dir); !ok || f != dataFormat {
+		t.Errorf("format = %d, %v; want %d", f, ok, dataFormat)
+	}
+	if got, _ := os.ReadFile(fits[0]); !bytes.Equal(got, whole) {
+		t.Errorf("fit file after two concurrent opens: %.12q… (%d bytes), want the current format's bytes (%d)", got, len(got), len(whole))
+	}
+}
