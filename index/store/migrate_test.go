@@ -386,3 +386,20 @@ func TestMigrationRacesAnotherOpen(t *testing.T) {
 		t.Errorf("fit file after two concurrent opens: %.12q… (%d bytes), want the current format's bytes (%d)", got, len(got), len(whole))
 	}
 }
+
+// TestMigrationWithoutItsStamp: a folder where the format file cannot
+// be written (a folder in its place) still opens, migrated, with a line
+// saying so; nothing is re-indexed.
+func TestMigrationWithoutItsStamp(t *testing.T) {
+	dir, cat := releasedSet(t)
+	if err := os.Mkdir(filepath.Join(dir, formatFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stats, healed := keywordSync(t, dir, cat)
+	if stats.Added+stats.Changed+stats.Removed != 0 {
+		t.Errorf("keyword sync = %+v; want nothing indexed again", stats)
+	}
+	if joined := strings.Join(healed, "\n"); !strings.Contains(joined, "record its format") || !strings.Contains(joined, "runs again at the next open") {
+		t.Errorf("Healed = %q; want the format file that could not be written said", healed)
+	}
+}
