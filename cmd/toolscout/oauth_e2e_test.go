@@ -263,6 +263,27 @@ func postInitialize(t *testing.T, endpoint, token string) (int, string) {
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
 }
 
+// postCall POSTs a stateless tools/call of name with args and token and
+// returns the status and the WWW-Authenticate header.
+func postCall(t *testing.T, endpoint, token, name string, args map[string]any) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args,
+		"_meta": map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientInfo: map[string]any{"name": "t", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}}}})
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", name)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", endpoint, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+}
+
 // TestOAuthProtectedResource: serve --http with toolscout.oauth, in
 // front of two real reference servers, an identity provider in the test.
 // A go-sdk client with its OAuth handler and no token finds toolscout's
@@ -371,20 +392,66 @@ func TestOAuthProtectedResource(t *testing.T) {
 	}
 
 	// A read-only token (tools.read only) searches and runs read-only
-	// tools, and not the others.
+	// tools; a call of another is refused as the specification's scope
+	// challenge asks: 403 insufficient_scope naming the scopes that run
+	// it and the metadata, with a JSON-RPC error that a client without
+	// step-up reads, its session still open.
 	readOnly := idp.issue(t, map[string]any{"sub": "alice", "aud": resource, "scope": "tools.read"})
 	rcs := connectAs(t, s, readOnly, "")
 	for _, c := range []struct {
 		tool    string
 		refused bool
-	}{{"memory__read_graph", false}, {"memory__create_entities", true}} {
+	}{{"memory__create_entities", true}, {"memory__read_graph", false}, {"create_entities", true}} {
 		res, err := rcs.CallTool(t.Context(), &mcp.CallToolParams{Name: "execute_tool", Arguments: map[string]any{"tool_name": c.tool, "arguments": map[string]any{"entities": []any{}}}})
+		if c.refused {
+			if err == nil || !strings.Contains(err.Error(), "insufficient_scope") || !strings.Contains(err.Error(), "tools.read tools.run") {
+				t.Errorf("read-only execute_tool %s = %v, %v; want the insufficient_scope error naming tools.read tools.run", c.tool, res, err)
+			}
+			continue
+		}
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("read-only execute_tool %s: %v", c.tool, err)
 		}
 		seen.WriteString(toolText(res))
-		if got := strings.Contains(toolText(res), "does not run with this access token"); got != c.refused || res.IsError != c.refused {
-			t.Errorf("read-only execute_tool %s = isError %v %s, want refused %v", c.tool, res.IsError, toolText(res), c.refused)
+		if res.IsError {
+			t.Errorf("read-only execute_tool %s = isError %s, want its answer", c.tool, toolText(res))
+		}
+	}
+	code, challenge = postCall(t, resource, readOnly, "execute_tool", map[string]any{"tool_name": "memory__delete_entities", "arguments": map[string]any{"entityNames": []string{}}})
+	for _, want := range []string{`error="insufficient_scope"`, `scope="tools.read tools.run"`, wantMeta, "memory__delete_entities"} {
+		if code != http.StatusForbidden || !strings.Contains(challenge, want) {
+			t.Errorf("read-only POST of execute_tool memory__delete_entities = %d, WWW-Authenticate %q; want 403 with %s", code, challenge, want)
+		}
+	}
+
+	// Step-up: alice signs in with tools.read only; her call of a tool
+	// that writes is refused, and the go-sdk's OAuth handler signs in
+	// again for the scopes of the challenge and sends it again, which
+	// runs it.
+	idp.user.Store("alice")
+	idp.scope.Store("tools.read")
+	scs, sh, err := oauthClient(t, resource)
+	idp.scope.Store("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := sh.TokenSource(t.Context()); ts != nil {
+		if tok, _ := ts.Token(); tok == nil || tok.Extra("scope") != "tools.read" {
+			t.Fatalf("the first sign-in got scope %v, want tools.read", tok.Extra("scope"))
+		}
+	}
+	res, err = scs.CallTool(t.Context(), &mcp.CallToolParams{Name: "execute_tool", Arguments: map[string]any{"tool_name": "memory__create_entities",
+		"arguments": map[string]any{"entities": []any{map[string]any{"name": "stepped-up", "entityType": "test", "observations": []string{}}}}}})
+	if err != nil {
+		t.Fatalf("execute_tool after step-up: %v\n%s", err, s.logText())
+	}
+	seen.WriteString(toolText(res))
+	if res.IsError || !strings.Contains(toolText(res), "stepped-up") {
+		t.Errorf("execute_tool after step-up = isError %v %s, want the entity created", res.IsError, toolText(res))
+	}
+	if ts, _ := sh.TokenSource(t.Context()); ts != nil {
+		if tok, _ := ts.Token(); tok == nil || !strings.Contains(fmt.Sprint(tok.Extra("scope")), "tools.run") {
+			t.Errorf("the token after step-up has scope %v, want tools.run in it", tok.Extra("scope"))
 		}
 	}
 
