@@ -82,7 +82,7 @@ func (g *globalFlags) attachOAuth(gc *gatewayConfig) {
 	for i := range gc.Upstreams {
 		u := &gc.Upstreams[i]
 		if o, ok := gc.OAuth[u.Domain]; ok {
-			u.Auth = upauth.NewSource(st, u.Domain, o.URL, nil, g.redactor().Add)
+			u.Auth = upauth.NewSource(st, u.Domain, o.URL, nil, g.redactor().Add).WithLog(g.log)
 		}
 	}
 }
