@@ -152,3 +152,45 @@ func TestIntrospectionCache(t *testing.T) {
 		t.Errorf("after the flood the good token was asked %d times in all, want 1 (its answer kept)", n)
 	}
 }
+
+// TestRunChallenge: the insufficient_scope challenge of a read-only
+// token names the scopes that run tools with the token's own scopes of
+// toolscout's (not the others it holds), the metadata, and the
+// description without what would break the header; none for a request
+// that came without an access token.
+func TestRunChallenge(t *testing.T) {
+	const resource = "https://toolscout.example/mcp"
+	e := newIntrospectionEndpoint(t, map[string]map[string]any{
+		"read-token-0123456789": {"active": true, "sub": "alice", "aud": resource, "scope": "email tools.read"},
+	})
+	set, err := New(Options{
+		OAuth: &OAuthOptions{Issuer: "https://id.example", Resource: resource, Scopes: []string{"tools.read", "tools.write", "tools.admin"}, ReadScopes: []string{"tools.read"},
+			Keys: StaticKeys{testKeys(t, nil)}, Introspect: NewIntrospector(IntrospectorOptions{Endpoint: e.URL})},
+		Callers: []Config{{Name: "alice", Claims: map[string]string{"sub": "alice"}, Allow: []string{"*"}},
+			{Name: "ops", Tokens: []string{tokOps}, Allow: []string{"*"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	var scopes []string
+	var ok bool
+	h := set.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, scopes, ok = set.RunChallenge(r.Context(), "running \"x\\y\"\n\u00e9 memory__create_entities")
+	}), nil)
+	for _, tc := range []struct {
+		token, want string
+		ok          bool
+	}{
+		{"read-token-0123456789", `Bearer error="insufficient_scope", scope="tools.read tools.write tools.admin", resource_metadata="https://toolscout.example/.well-known/oauth-protected-resource/mcp", error_description="running xy memory__create_entities"`, true},
+		{tokOps, "", false},
+	} {
+		got, scopes, ok = "", nil, false
+		req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		if got != tc.want || ok != tc.ok || tc.ok && fmt.Sprint(scopes) != "[tools.read tools.write tools.admin]" {
+			t.Errorf("RunChallenge with %.4s… = %q, %v, %v; want %q, %v", tc.token, got, scopes, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -269,12 +269,12 @@ func (s *Set) ProtectedResourceMetadata() *oauthex.ProtectedResourceMetadata {
 // these keeps what it had), the protected resource metadata, and
 // description (printable ASCII without quotes or backslashes) as error_description,
 // as the MCP authorization specification's scope challenge asks. ok is
-// false when the request of ctx came without an OAuth access token of
-// this Set's.
+// false when the request of ctx came without a read-only OAuth access
+// token of this Set's (a static token, a token that runs tools).
 func (s *Set) RunChallenge(ctx context.Context, description string) (challenge string, scopes []string, ok bool) {
 	v := s.state().oauth
 	id, found := ctx.Value(identityKey{}).(Identity)
-	if v == nil || !found || len(v.runScopes) == 0 {
+	if v == nil || !found || !id.ReadOnly || len(v.runScopes) == 0 {
 		return "", nil, false
 	}
 	for _, sc := range v.o.Scopes {
