@@ -5,7 +5,7 @@
 // server, and runs this command with the server's URL as its last
 // argument. It signs in as `toolscout auth login` does (upauth.Login:
 // the 401, RFC 9728 and RFC 8414 discovery, dynamic client registration
-// or the client id the scenario's context gives, PKCE, the loopback
+// or the client id and secret the scenario's context gives, PKCE, the loopback
 // redirect), playing the browser itself (it follows the authorization
 // URL, whose server redirects at once), into a credentials file of a
 // scratch data dir; then it connects as `serve` does (the gateway with
@@ -57,7 +57,8 @@ func main() {
 
 func run(ctx context.Context, url, scenarioContext string) error {
 	var sc struct {
-		ClientID string `json:"client_id"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
 	}
 	if scenarioContext != "" {
 		if err := json.Unmarshal([]byte(scenarioContext), &sc); err != nil {
@@ -74,7 +75,7 @@ func run(ctx context.Context, url, scenarioContext string) error {
 	// read, as serve's is.
 	secrets := redact.New()
 	log := slog.New(secrets.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if _, err := upauth.Login(ctx, upauth.LoginOptions{Server: server, URL: url, ClientID: sc.ClientID, Store: st, Open: follow, Out: os.Stderr}); err != nil {
+	if _, err := upauth.Login(ctx, upauth.LoginOptions{Server: server, URL: url, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, Store: st, Open: follow, Out: os.Stderr}); err != nil {
 		return err
 	}
 	g := gateway.New(gateway.Options{Logger: log, Upstreams: []gateway.UpstreamConfig{{Domain: server, URL: url, Transport: "http",
