@@ -65,7 +65,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 # same run, for 2025-11-25 (stateful) and 2026-07-28 (stateless); then
 # the scenarios that need no fixture against serve on the built-in
 # catalog; then the client-side auth scenarios with toolscout's upstream
-# OAuth client as the client (cmd/conformance/authclient, about 45 s
+# OAuth client as the client (cmd/conformance/authclient, 43 to 87 s
 # more). Fails on a scenario lost through toolscout that
 # conformance/lost.txt does not list, and on a listed one that passes now.
 # The suite needs Node 22 or newer: conformance/package.json pins it as
