@@ -65,7 +65,9 @@ type HTTPOptions struct {
 // its session gets the primary server: the go-sdk routes it by its session
 // id and only reads the server's protocol versions, the same in every view.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
-	return newHTTPHandler(s.scope, s.expo, s.start, s.log, o)
+	hh := newHTTPHandler(s.scope, s.expo, s.start, s.log, o)
+	hh.audit = s.meta.audit // calls refused before a handler runs (stepup.go)
+	return hh
 }
 
 // httpHandler is Server.HTTPHandler: it routes each request to the
@@ -77,6 +79,7 @@ type httpHandler struct {
 	expo  *exposure
 	start *startup
 	log   *slog.Logger
+	audit *auditor     // nil: no audit trail
 	outer http.Handler // the whole chain
 }
 

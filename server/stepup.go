@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/server/callers"
 )
@@ -44,10 +45,11 @@ func (hh *httpHandler) refuseReadOnlyRun(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return true
 	}
-	id, name := calledTool(body)
-	if name == "" {
+	c := calledTool(body)
+	if c.tool == "" {
 		return false
 	}
+	id, name := c.id, c.tool
 	hh.start.waitReady(r.Context()) // the tool may be an upstream's still connecting
 	who := hh.scope.requestCaller(r)
 	t, serr := hh.scope.resolveToolFor(who, hh.scope.catalogFor(who), name)
@@ -62,6 +64,19 @@ func (hh *httpHandler) refuseReadOnlyRun(w http.ResponseWriter, r *http.Request)
 	}
 	hh.log.Info("request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "caller", who.Name, "tool", t.QualifiedName,
 		"why", "insufficient_scope: the access token's scopes run only read-only tools")
+	// The audit trail records the refusal as it recorded the tool's
+	// isError before: the call named a tool and did not run it.
+	via := ExecuteTool
+	if c.direct {
+		via = AuditDirect
+	}
+	call := hh.audit.begin(&mcp.CallToolRequest{Extra: &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}}, via, name)
+	call.resolved(t)
+	args := c.args
+	if args == nil {
+		args = map[string]any{} // none given: as execute_tool records it
+	}
+	call.end(r.Context(), args, nil, FailScope, nil)
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -79,30 +94,45 @@ func (hh *httpHandler) refuseReadOnlyRun(w http.ResponseWriter, r *http.Request)
 // these names runs it, whatever a domain's tools are called.
 var serverTools = []string{DiscoverTools, GetToolSchema, ExecuteTool, RunCode, EnableDomain, DisableDomain}
 
-// calledTool returns the id of a tools/call in body and the name of the
-// catalog tool it would run: execute_tool's tool_name, or the name a
-// direct call gives; "" for anything else.
-func calledTool(body []byte) (json.RawMessage, string) {
+// toolCall is what refuseReadOnlyRun reads of a tools/call.
+type toolCall struct {
+	id     json.RawMessage
+	tool   string         // the catalog tool it would run ("": none)
+	direct bool           // called by its own name, not through execute_tool
+	args   map[string]any // the tool's arguments (nil: none, or not an object)
+}
+
+// calledTool reads a tools/call in body: its id and the catalog tool it
+// would run, execute_tool's tool_name or the name a direct call gives,
+// with that tool's arguments; a zero toolCall for anything else.
+func calledTool(body []byte) toolCall {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
-			Name      string `json:"name"`
-			Arguments struct {
-				ToolName any `json:"tool_name"`
-			} `json:"arguments"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
-		return nil, ""
+		return toolCall{}
 	}
 	switch name := msg.Params.Name; {
 	case name == ExecuteTool:
-		s, _ := msg.Params.Arguments.ToolName.(string)
-		return msg.ID, s
+		var a struct {
+			ToolName  any            `json:"tool_name"`
+			Arguments map[string]any `json:"arguments"`
+		}
+		if json.Unmarshal(msg.Params.Arguments, &a) != nil {
+			return toolCall{}
+		}
+		s, _ := a.ToolName.(string)
+		return toolCall{id: msg.ID, tool: s, args: a.Arguments}
 	case slices.Contains(serverTools, name):
-		return nil, ""
+		return toolCall{}
 	default:
-		return msg.ID, name
+		var args map[string]any
+		json.Unmarshal(msg.Params.Arguments, &args)
+		return toolCall{id: msg.ID, tool: name, direct: true, args: args}
 	}
 }

@@ -313,6 +313,7 @@ func TestOAuthProtectedResource(t *testing.T) {
 			},
 			"oauth": map[string]any{"issuer": idp.issuer, "resource": resource, "scopes": []string{"tools.read", "tools.run"},
 				"introspection": map[string]any{"client_id": "toolscout", "client_secret_file": "introspect.secret"}},
+			"audit": "audit.jsonl", "audit_arguments": true,
 		},
 	}
 	if err := os.WriteFile(filepath.Join(dir, "introspect.secret"), []byte(introspectionSecret+"\n"), 0o600); err != nil {
@@ -424,6 +425,23 @@ func TestOAuthProtectedResource(t *testing.T) {
 		}
 	}
 
+	// The audit trail says who was refused what, as for a tool's refusal.
+	auditFile := filepath.Join(dir, "audit.jsonl")
+	trail, _ := os.ReadFile(auditFile)
+	var refusedLines int
+	for _, line := range strings.Split(strings.TrimSpace(string(trail)), "\n") {
+		var rec struct{ Caller, Via, Tool, Upstream, Outcome, Error string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Error == "insufficient_scope" {
+			refusedLines++
+			if rec.Caller != "user:alice" || rec.Via != "execute_tool" || rec.Upstream != "memory" || rec.Outcome != "failure" {
+				t.Errorf("audit line of a refusal = %s, want user:alice, execute_tool, memory, failure", line)
+			}
+		}
+	}
+	if refusedLines != 3 {
+		t.Errorf("the audit trail has %d insufficient_scope lines, want 3 (the refused calls):\n%s", refusedLines, trail)
+	}
+
 	// Step-up: alice signs in with tools.read only; her call of a tool
 	// that writes is refused, and the go-sdk's OAuth handler signs in
 	// again for the scopes of the challenge and sends it again, which
@@ -508,7 +526,8 @@ func TestOAuthProtectedResource(t *testing.T) {
 	if want := "issuer " + idp.issuer + " publishes 1 key at " + idp.issuer + "/jwks"; !strings.Contains(string(doctor), want) {
 		t.Errorf("doctor does not say %q:\n%s", want, doctor)
 	}
-	outputs := map[string]string{"log": s.logText(), "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor)}
+	trail, _ = os.ReadFile(auditFile)
+	outputs := map[string]string{"log": s.logText(), "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor), "audit trail": string(trail)}
 	for _, tok := range append(idp.tokens(), forged, introspectionSecret) {
 		for where, out := range outputs {
 			if strings.Contains(out, tok) || strings.Contains(out, tok[strings.LastIndex(tok, ".")+1:]) {
