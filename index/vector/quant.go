@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
-	"slices"
 	"sync"
 )
 
@@ -20,18 +19,21 @@ import (
 // row r is set when r[j] > centre[j]. A query q ranks rows by
 // q·(r−centre), the same order as q·r (q·centre is the same for every
 // row), which the bits estimate as Σ |q_j| × [sign(q_j) agrees with bit
-// j]: |q_j| rounded to 4 bits (levels), one bit plane each, so that a
-// row's estimate is four popcounts per 64 dimensions, and the words where
-// the query is zero (most of the built-in embedder's hashed part) are
-// skipped. Measured on the built-in embedder's vectors of synthetic
-// tools (docs/benchmarks/2026-12-06-quantized-vectors.md): the exact top
-// 10 lies in the estimate's top 500 for 99.6% of queries at 100k tools,
-// where plain Hamming distance needs 5,000, and int8 rows scored in Go
-// were slower than the exact scan through gonum's assembly.
+// j]: |q_j| rounded to quantLevels bits, one bit plane each, so that a
+// row's estimate is three popcounts per 64 dimensions (the words where
+// the query is zero skipped). The pool of the best estimates (poolSize)
+// is then scored exactly. Measured on the built-in embedder's vectors of
+// synthetic tools (docs/benchmarks/2026-12-06-quantized-vectors.md):
+// with a pool of 2,000 at 100k tools the exact top 10 of all 200 queries
+// was found, and 99.3% of the top 50; plain Hamming distance needed a
+// pool of 5,000 for 99.7% of the top 10, int8 rows scored in Go were
+// slower than the exact scan through gonum's assembly, and a byte lookup
+// table per 8 dimensions was as slow as the exact scan.
 //
 // The bits and centres are written in the snapshot file after the matrix
 // (snapfile.go) and so computed once, when a collection is written
-// (flat) or read from a file of the earlier format: never by a query.
+// (flat, Sync) or read from a file of the earlier format: never by a
+// query.
 type signs struct {
 	words  int       // uint64 words per row: ceil(dims/64)
 	centre []float32 // dims
@@ -112,12 +114,12 @@ const (
 	// quantMinRows is the layer size from which ScanAuto uses the
 	// quantized pass: below it the exact scan is as fast (measured,
 	// docs/benchmarks/2026-12-06-quantized-vectors.md).
-	quantMinRows = 8192
-	// quantPool and quantPoolPerHit size the pool the quantized pass
-	// keeps for exact re-scoring: max(quantPool, quantPoolPerHit × k)
-	// rows per part of the scan.
+	quantMinRows = 4096
+	// quantPool, quantPoolPerHit and quantPoolShare size the pool the
+	// quantized pass keeps for exact re-scoring (poolSize).
 	quantPool       = 500
 	quantPoolPerHit = 20
+	quantPoolShare  = 50
 	// quantParallelMin is the layer size from which the quantized pass
 	// is split across CPUs.
 	quantParallelMin = 16384
@@ -128,136 +130,193 @@ func (s *snapshot) useQuant(mode ScanMode) bool {
 	if s.signs == nil || mode == ScanExact {
 		return false
 	}
+	if s.dims > quantMaxDims {
+		return false
+	}
 	return mode == ScanQuantized || len(s.ids) >= quantMinRows
 }
 
+// quantLevels is the number of bits a query's magnitudes are rounded to:
+// 3 found the exact top 10 as often as 4 (99.65% in a pool of 500 at 20k
+// tools) with three popcounts a word instead of four; 2 found 99.45%, 1
+// (a masked Hamming distance) 94.6%.
+const quantLevels = 3
+
+// quantMaxDims bounds the dimensions the quantized pass takes: a row's
+// estimate, at most (2^quantLevels − 1) × dims, is kept in 16 bits.
+const quantMaxDims = (1<<16 - 2) / (1<<quantLevels - 1)
+
 // qword is one 64-dimension word of a query's quantized form: its sign
-// bits and the four bit planes of its rounded magnitudes.
+// bits and the bit planes of its rounded magnitudes.
 type qword struct {
 	at   int
 	sign uint64
-	p    [4]uint64
+	p    [quantLevels]uint64
 }
 
-// quantQuery returns q's words where it is not zero (quantQuery's planes
-// all zero elsewhere: those words add nothing to any row's estimate).
-func (sg *signs) quantQuery(q []float32) []qword {
-	var top float32
+// quantQuery returns q's words where it is not zero (the others add
+// nothing to any row's estimate), and the highest estimate a row can get.
+func (sg *signs) quantQuery(q []float32) ([]qword, int) {
+	var top float64
 	for _, x := range q {
-		top = max(top, float32(math.Abs(float64(x))))
+		top = max(top, math.Abs(float64(x)))
 	}
-	if top == 0 || math.IsNaN(float64(top)) || math.IsInf(float64(top), 0) {
-		return nil
+	if top == 0 || math.IsNaN(top) || math.IsInf(top, 0) {
+		return nil, 0
 	}
+	const levels = 1<<quantLevels - 1
 	out := make([]qword, 0, sg.words)
+	most := 0
 	for w := 0; w < sg.words; w++ {
 		qw := qword{at: w}
+		var any uint64
 		for j := w * 64; j < min((w+1)*64, len(q)); j++ {
 			b := uint64(1) << (j % 64)
 			if q[j] > 0 {
 				qw.sign |= b
 			}
-			m := int(math.Round(math.Abs(float64(q[j])) / float64(top) * 15))
+			m := int(math.Round(math.Abs(float64(q[j])) / top * levels))
+			most += m
 			for l := range qw.p {
 				if m>>l&1 == 1 {
 					qw.p[l] |= b
+					any |= b
 				}
 			}
 		}
-		if qw.p[0]|qw.p[1]|qw.p[2]|qw.p[3] != 0 {
+		if any != 0 {
 			out = append(out, qw)
 		}
 	}
-	return out
+	return out, most
 }
 
-// cand is a row and its estimated score.
-type cand struct {
-	est int32
-	row int32
+// poolSize is the number of rows of the n in a layer the quantized pass
+// re-scores exactly for a query of k: max(quantPool, quantPoolPerHit × k,
+// n / quantPoolShare).
+func poolSize(n, k int) int {
+	return max(quantPool, quantPoolPerHit*k, n/quantPoolShare)
 }
 
-// pool keeps the n rows of highest estimate in a min-heap (no interface,
-// no allocation per push).
-type pool struct {
-	n     int
-	items []cand
+// quantScratch is a query's working memory, reused (quantScratches).
+type quantScratch struct {
+	est  []uint16  // per row: 0 left out, else 1 + its estimate
+	hist [][]int32 // per part: rows per value of est
 }
 
-func (p *pool) push(row int, est int32) {
-	if len(p.items) < p.n {
-		p.items = append(p.items, cand{est, int32(row)})
-		for i := len(p.items) - 1; i > 0; {
-			parent := (i - 1) / 2
-			if p.items[parent].est <= p.items[i].est {
-				break
-			}
-			p.items[parent], p.items[i] = p.items[i], p.items[parent]
-			i = parent
-		}
-		return
-	}
-	if est <= p.items[0].est {
-		return
-	}
-	p.items[0] = cand{est, int32(row)}
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < len(p.items) && p.items[l].est < p.items[m].est {
-			m = l
-		}
-		if r := l + 1; r < len(p.items) && p.items[r].est < p.items[m].est {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		p.items[i], p.items[m] = p.items[m], p.items[i]
-		i = m
-	}
-}
+var quantScratches = sync.Pool{New: func() any { return new(quantScratch) }}
 
-// scanQuant is scan's quantized pass: per part of the rows, the pool of
-// best estimates, each re-scored exactly into the part's top k.
+// scanQuant is scan's quantized pass: every row kept (keep; nil keeps
+// all) gets its estimate, the pool of the best max(quantPool,
+// quantPoolPerHit × k) estimates (ties at the cut in row order) is
+// re-scored exactly, and the k best returned. The rows are split across
+// CPUs from quantParallelMin.
 func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 	n := len(s.ids)
 	parts := 1
 	if n >= quantParallelMin {
 		parts = min(runtime.GOMAXPROCS(0), 8)
 	}
-	qws := s.signs.quantQuery(q)
-	size := max(quantPool, quantPoolPerHit*k)
-	tops := make([]topK, parts)
+	qws, most := s.signs.quantQuery(q)
+	sc := quantScratches.Get().(*quantScratch)
+	defer quantScratches.Put(sc)
+	if cap(sc.est) < n {
+		sc.est = make([]uint16, n)
+	}
+	est := sc.est[:n]
+	for len(sc.hist) < parts {
+		sc.hist = append(sc.hist, nil)
+	}
 	var wg sync.WaitGroup
 	for part := 0; part < parts; part++ {
 		lo, hi := part*n/parts, (part+1)*n/parts
+		if cap(sc.hist[part]) < most+2 {
+			sc.hist[part] = make([]int32, most+2)
+		}
+		hist := sc.hist[part][:most+2]
+		clear(hist)
 		wg.Add(1)
-		go func(t *topK) {
+		go func() {
 			defer wg.Done()
-			t.k = k
-			p := pool{n: size, items: make([]cand, 0, min(size, hi-lo))}
 			words, bs := s.signs.words, s.signs.bits
+			// The query as columns, each as long as a row: the loop
+			// below runs without bounds checks.
+			nq := len(qws)
+			at, sign := make([]int, nq), make([]uint64, nq)
+			p0, p1, p2 := make([]uint64, nq), make([]uint64, nq), make([]uint64, nq)
+			for j, w := range qws {
+				at[j], sign[j], p0[j], p1[j], p2[j] = w.at, w.sign, w.p[0], w.p[1], w.p[2]
+			}
+			dense := nq == words // every word: no indirection
 			for i := lo; i < hi; i++ {
 				if keep != nil && !keep(i) {
+					est[i] = 0
 					continue
 				}
 				row := bs[i*words : (i+1)*words]
-				est := 0
-				for _, w := range qws {
-					a := ^(row[w.at] ^ w.sign)
-					est += bits.OnesCount64(a&w.p[0]) + 2*bits.OnesCount64(a&w.p[1]) +
-						4*bits.OnesCount64(a&w.p[2]) + 8*bits.OnesCount64(a&w.p[3])
+				e := 1
+				if dense {
+					row = row[:nq]
+					sign, p0, p1, p2 := sign[:len(row)], p0[:len(row)], p1[:len(row)], p2[:len(row)]
+					for j, r := range row {
+						a := ^(r ^ sign[j])
+						e += bits.OnesCount64(a&p0[j]) + 2*bits.OnesCount64(a&p1[j]) + 4*bits.OnesCount64(a&p2[j])
+					}
+				} else {
+					for j, w := range at {
+						a := ^(row[w] ^ sign[j])
+						e += bits.OnesCount64(a&p0[j]) + 2*bits.OnesCount64(a&p1[j]) + 4*bits.OnesCount64(a&p2[j])
+					}
 				}
-				p.push(i, int32(est))
+				est[i] = uint16(e)
+				hist[e]++
 			}
-			// In row order: the file's order (fewer pages touched), and
-			// ties kept by ID as the exact scan keeps them.
-			slices.SortFunc(p.items, func(a, b cand) int { return int(a.row - b.row) })
-			for _, c := range p.items {
-				i := int(c.row)
+		}()
+	}
+	wg.Wait()
+	// The cut: the lowest estimate cut such that the rows above it and
+	// those at it make the pool; of those at it, the first (by row) take
+	// what is left.
+	size := poolSize(n, k)
+	cut, above := most+1, 0
+	for ; cut > 1; cut-- {
+		at := 0
+		for _, h := range sc.hist[:parts] {
+			at += int(h[cut])
+		}
+		if above+at >= size {
+			break
+		}
+		above += at
+	}
+	// How many rows at the cut each part takes, in row order.
+	atCut := make([]int, parts)
+	left := size - above
+	for part := range atCut {
+		take := min(left, int(sc.hist[part][cut]))
+		atCut[part], left = take, left-take
+	}
+	tops := make([]topK, parts)
+	for part := 0; part < parts; part++ {
+		lo, hi := part*n/parts, (part+1)*n/parts
+		wg.Add(1)
+		go func(t *topK, take int) {
+			defer wg.Done()
+			t.k = k
+			for i := lo; i < hi; i++ {
+				e := int(est[i])
+				if e < cut || e == 0 {
+					continue
+				}
+				if e == cut {
+					if take == 0 {
+						continue
+					}
+					take--
+				}
 				t.push(i, dot(q, s.mat[i*s.dims:(i+1)*s.dims]))
 			}
-		}(&tops[part])
+		}(&tops[part], atCut[part])
 	}
 	wg.Wait()
 	all := tops[0]

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,12 +22,21 @@ import (
 // synthetic tools, the quantized pass finds at least 99% of the exact
 // scan's top 10 (and of its top 50, the depth search reads), scoped
 // queries too, each found tool with the exact scan's similarity.
+// TOOLSCOUT_RECALL_TOOLS sets another size (the figures at 100k:
+// docs/benchmarks/2026-12-06-quantized-vectors.md).
 func TestQuantizedRecall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("embeds 20,000 tools")
 	}
+	n := 20000
+	if env := os.Getenv("TOOLSCOUT_RECALL_TOOLS"); env != "" {
+		var err error
+		if n, err = strconv.Atoi(env); err != nil || n < 1 {
+			t.Fatalf("TOOLSCOUT_RECALL_TOOLS=%q: want a number of tools", env)
+		}
+	}
 	ctx := context.Background()
-	cat, err := synth.Catalog(20000, 1)
+	cat, err := synth.Catalog(n, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
