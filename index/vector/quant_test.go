@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"log/slog"
 	"os"
 	"slices"
@@ -201,5 +202,50 @@ func TestScanEnv(t *testing.T) {
 	ro := OpenReadOnly(t.TempDir())
 	if _, err := ro.Query(context.Background(), testCol, make([]float32, testCol.Dims), 5, "", ""); err == nil || !strings.Contains(err.Error(), ScanEnv) {
 		t.Errorf("read-only query with %s=fast = %v; want the same error", ScanEnv, err)
+	}
+}
+
+// TestDamagedQuantizedRowsRecomputed: a byte changed in the quantized
+// rows alone (a MiB of checksums holding nothing else) fails the
+// checksums like any other; the write path computes the bits again from
+// the vectors, which are whole, and writes the file again: no tool lost,
+// one warning, and the bits read back as the vectors' own.
+func TestDamagedQuantizedRowsRecomputed(t *testing.T) {
+	// One dimension: 8 bytes of bits a row against 4 of matrix, so that
+	// the last MiB of the file holds bits only.
+	col := Collection{Provider: "test", Model: "narrow", Dims: 1}
+	want := snapFixture(300000, col.Dims)
+	dir := t.TempDir()
+	path := (&Store{dir: dir}).fileOf(col.Name())
+	if err := writeSnap(path, want, nil, newFileID(), 0); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	body := len(data) - checksum.FooterLen(data)
+	_, q, _ := quantLayout(len(want.ids), col.Dims)
+	if last := (body - 1) / checksum.ChunkSize * checksum.ChunkSize; last < body-int(q) {
+		t.Fatalf("the fixture's last chunk starts at %d, in the matrix (quantized rows from %d)", last, body-int(q))
+	}
+	data[body-20] ^= 0x40
+	os.WriteFile(path, data, 0o644)
+	if _, _, _, err := readSnap(path); !errors.Is(err, checksum.ErrMismatch) {
+		t.Fatalf("readSnap of a file with a changed bit = %v, want a checksum mismatch", err)
+	}
+	vs, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs.mu.Lock()
+	vs.readLocked(col.Name(), true)
+	vs.mu.Unlock()
+	if n, h := vs.Count(col), vs.Healed(); n != len(want.ids) || len(h) != 1 || !strings.Contains(h[0], "only its quantized rows") {
+		t.Fatalf("%d of %d vectors kept, healed %q; want all and one line saying only the quantized rows", n, len(want.ids), h)
+	}
+	s, _, _, err := readSnap(path)
+	if err != nil {
+		t.Fatalf("the file written again: %v", err)
+	}
+	if ref := quantize(s.mat, len(s.ids), s.dims); !slices.Equal(s.signs.bits, ref.bits) || !slices.Equal(s.signs.centre, ref.centre) {
+		t.Error("the file written again holds other bits than its vectors'")
 	}
 }
