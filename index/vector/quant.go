@@ -41,12 +41,14 @@ type signs struct {
 }
 
 // quantize returns the sign bits of the rows × dims matrix mat.
+// A layer without rows has no centre either (quantLayout): the
+// dimension of an empty file is not allocated for.
 func quantize(mat []float32, rows, dims int) *signs {
-	sg := &signs{words: (dims + 63) / 64, centre: make([]float32, dims)}
-	sg.bits = make([]uint64, rows*sg.words)
+	sg := &signs{words: (dims + 63) / 64}
 	if rows == 0 {
 		return sg
 	}
+	sg.centre, sg.bits = make([]float32, dims), make([]uint64, rows*sg.words)
 	sum := make([]float64, dims)
 	for i := 0; i < rows; i++ {
 		for j, x := range mat[i*dims : (i+1)*dims] {
@@ -127,7 +129,7 @@ const (
 
 // useQuant reports whether a query of this layer takes the quantized pass.
 func (s *snapshot) useQuant(mode ScanMode) bool {
-	if s.signs == nil || mode == ScanExact {
+	if s.signs == nil || len(s.ids) == 0 || mode == ScanExact {
 		return false
 	}
 	if s.dims > quantMaxDims {
@@ -331,9 +333,13 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 // Quantized-section layout of a "TSSNAP06" file, after the matrix (which
 // starts at a multiple of 64 bytes): dims float32 centres, 0 or 4 zero
 // bytes so that the bits start at a multiple of 8, rows × words uint64
-// sign bits. quantLayout returns the section's padding and length in
-// bytes, ok false when it would not fit in an int64.
+// sign bits; nothing at all when there are no rows. quantLayout returns
+// the section's padding and length in bytes, ok false when it would not
+// fit in an int64.
 func quantLayout(rows, dims int) (pad, total uint64, ok bool) {
+	if rows == 0 {
+		return 0, 0, true // no rows, no centres: the section is empty
+	}
 	words := uint64(dims+63) / 64
 	pad = (8 - (4*uint64(rows)*uint64(dims)+4*uint64(dims))%8) % 8
 	hi, lo := bits.Mul64(uint64(rows), 8*words)

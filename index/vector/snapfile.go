@@ -35,6 +35,7 @@ import (
 //	dims float32                     the quantized rows' centres (quant.go)
 //	0 or 4 zero bytes                the bits start at a multiple of 8
 //	rows × ceil(dims/64) uint64      the quantized rows: a sign bit a dimension
+//	                                 (with no rows, no centres either)
 //	checksums                        a CRC-32C per MiB of all the above (checksum.Write)
 //
 // The checksum is checked before anything else is read: a file whose
@@ -250,9 +251,12 @@ func decodeBody(data []byte) (s *snapshot, removed []string, base uint64, err er
 		s.signs, s.v5 = quantize(s.mat, rows, dims), true
 		return s, removed, base, nil
 	}
-	q := data[strEnd+matBytes:]
-	s.signs = &signs{words: (dims + 63) / 64, centre: floats(q, dims)}
-	s.signs.bits = uint64s(q[4*uint64(dims)+qpad:], rows*s.signs.words)
+	s.signs = &signs{words: (dims + 63) / 64}
+	if rows > 0 {
+		q := data[strEnd+matBytes:]
+		s.signs.centre = floats(q, dims)
+		s.signs.bits = uint64s(q[4*uint64(dims)+qpad:], rows*s.signs.words)
+	}
 	return s, removed, base, nil
 }
 
