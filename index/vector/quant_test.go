@@ -184,6 +184,36 @@ func TestV5SnapshotOpens(t *testing.T) {
 	}
 }
 
+// TestV5RewrittenAfterAQuery: in a store open for writing whose first
+// read of a TSSNAP05 collection was a query's (a serve), the next sync
+// writes it in the current format even when no tool changed.
+func TestV5RewrittenAfterAQuery(t *testing.T) {
+	ctx := context.Background()
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	dir := t.TempDir()
+	vs, _ := Open(dir)
+	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	path := vs.fileOf(testCol.Name())
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, toV5(t, data), 0o644)
+	vs, _ = Open(dir)
+	if _, err := vs.Query(ctx, testCol, indextest.HashVec("files"), 3, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data[:8]) != snapV5 {
+		t.Fatalf("the query rewrote the file: it starts %q", data[:8])
+	}
+	emb := &indextest.CountingEmbedder{}
+	if _, err := vs.Sync(ctx, testCol, cat, emb, SyncOptions{}); err != nil || emb.Texts != 0 {
+		t.Fatalf("sync: %v, %d embedded", err, emb.Texts)
+	}
+	if data, _ := os.ReadFile(path); string(data[:8]) != snapMagic || len(vs.Healed()) != 1 {
+		t.Errorf("after a sync with nothing changed the file starts %q, healed %q; want %s and one line", data[:8], vs.Healed(), snapMagic)
+	}
+}
+
 // TestScanEnv: TOOLSCOUT_VECTOR_SCAN chooses the scan; a value it does
 // not know is refused with what it takes, by Open and, for a read-only
 // store, by its queries.

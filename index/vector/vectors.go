@@ -279,6 +279,9 @@ func (v *Store) readLocked(name string, heal bool) {
 func (v *Store) rewriteV5Locked(name, path string, s *snapshot, heal bool) *snapshot {
 	if !heal || v.readOnly {
 		v.log.Info("vector collection is in the format of an earlier toolscout (TSSNAP05, without quantized rows): quantized in memory as it was read; the next toolscout index writes it in the current format", "file", path)
+		if !v.readOnly {
+			v.unhealed[name] = "format" // the next write path writes it
+		}
 		return s
 	}
 	full, err := v.persist(name, patchSnapshot(s, s.dims, nil, nil))
