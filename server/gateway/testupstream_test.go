@@ -70,6 +70,12 @@ func serveTestUpstream(ctx context.Context) error {
 			desc = strings.TrimSpace(string(d))
 		}
 	}
+	return newTestServer(starts, desc).Run(ctx, &mcp.StdioTransport{})
+}
+
+// newTestServer returns the test upstream's server: its start number
+// and echo's description.
+func newTestServer(starts int, desc string) *mcp.Server {
 	var s *mcp.Server
 	s = mcp.NewServer(&mcp.Implementation{Name: "test-upstream", Title: "Test Upstream", Version: "1"}, &mcp.ServerOptions{
 		Instructions:       "A test server. It echoes text and keeps notes.",
@@ -150,7 +156,38 @@ func serveTestUpstream(ctx context.Context) error {
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: fmt.Sprintf("hello from start %d", starts)}}}, nil
 		})
-	return s.Run(ctx, &mcp.StdioTransport{})
+	s.AddTool(&mcp.Tool{Name: "ask", Description: "Asks its client to sample, and answers what it said.", InputSchema: obj(nil)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}}})
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "sampling failed: " + err.Error()}}}, nil
+			}
+			said, _ := res.Content.(*mcp.TextContent)
+			return text("the client said: " + said.Text), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists its client's roots.", InputSchema: obj(nil)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "roots failed: " + err.Error()}}}, nil
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return text("roots: " + strings.Join(uris, " ")), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "progress", Description: "Tells its progress twice.", InputSchema: obj(nil)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tok := req.Params.GetProgressToken()
+			for i := 1; i <= 2 && tok != nil; i++ {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 2, Message: fmt.Sprintf("step %d", i)}); err != nil {
+					return nil, err
+				}
+			}
+			return text(fmt.Sprintf("progress token given: %v", tok != nil)), nil
+		})
+	return s
 }
 
 // testUpstream returns the config of a test upstream as domain, its

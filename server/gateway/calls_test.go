@@ -1,0 +1,159 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/index"
+)
+
+// front is a client of toolscout's: a go-sdk server whose tool "run"
+// runs a tool of the gateway's upstream "test" through Execute with the
+// client's request (as package server's execute_tool does), and the
+// go-sdk client connected to it, which samples, has a root and notes
+// the progress it is told.
+type front struct {
+	cs       *mcp.ClientSession
+	mu       sync.Mutex
+	progress []*mcp.ProgressNotificationParams
+}
+
+func newFront(t *testing.T, g *Gateway, name string) *front {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "toolscout-front", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "run", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"tool": map[string]any{"type": "string"}}}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ Tool string }
+			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			res, err := g.Execute(ctx, req, &index.Tool{Domain: "test", Name: a.Tool, QualifiedName: index.QualifiedName("test", a.Tool)}, nil)
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+			}
+			return res, nil
+		})
+	f := &front{}
+	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "hi from " + name}}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			f.mu.Lock()
+			f.progress = append(f.progress, req.Params)
+			f.mu.Unlock()
+		},
+	})
+	client.AddRoots(&mcp.Root{URI: "file:///home/" + name, Name: name})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cs, err = client.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.cs.Close()
+		ss.Close()
+	})
+	return f
+}
+
+// run calls tool of the upstream through the front, with a progress
+// token when token is not nil.
+func (f *front) run(t *testing.T, tool string, token any) string {
+	t.Helper()
+	p := &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"tool": tool}}
+	if token != nil {
+		p.SetProgressToken(token)
+	}
+	res, err := f.cs.CallTool(context.Background(), p)
+	if err != nil {
+		t.Fatalf("run %s: %v", tool, err)
+	}
+	return resultText(res)
+}
+
+// httpUpstream serves the test upstream's server over Streamable HTTP.
+func httpUpstream(t *testing.T) UpstreamConfig {
+	t.Helper()
+	srv := newTestServer(1, "Echoes the text it is given.")
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return UpstreamConfig{Domain: "test", URL: ts.URL, ConnectTimeout: testUpstream(t, "x", "").ConnectTimeout, Timeout: testUpstream(t, "x", "").Timeout}
+}
+
+// TestClientRequestsReachTheCaller: what an upstream asks of its client
+// in the middle of a call (sampling, roots) is asked of the client that
+// made the call, and the progress it tells reaches that client under
+// the client's own token, over stdio and over Streamable HTTP.
+func TestClientRequestsReachTheCaller(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  func(t *testing.T) UpstreamConfig
+	}{
+		{"stdio", func(t *testing.T) UpstreamConfig { return testUpstream(t, "test", "") }},
+		{"http", httpUpstream},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := startGateway(t, Options{Upstreams: []UpstreamConfig{tc.cfg(t)}})
+			g.WaitReady(context.Background())
+			if st := stateOf(g, "test"); st.State != "up" {
+				t.Fatalf("upstream %+v", st)
+			}
+			alice := newFront(t, g, "alice")
+			if got := alice.run(t, "ask", nil); got != "the client said: hi from alice" {
+				t.Errorf("ask = %q, want alice's sampling", got)
+			}
+			if got := alice.run(t, "roots", nil); got != "roots: file:///home/alice" {
+				t.Errorf("roots = %q, want alice's root", got)
+			}
+			if got := alice.run(t, "progress", "alice-token"); got != "progress token given: true" {
+				t.Errorf("progress = %q", got)
+			}
+			// The client's handler runs beside the call's result: wait
+			// for the two notifications the gateway sent before it.
+			waitUntil(t, g, "alice's progress", func() bool {
+				alice.mu.Lock()
+				defer alice.mu.Unlock()
+				return len(alice.progress) >= 2
+			})
+			alice.mu.Lock()
+			defer alice.mu.Unlock()
+			if len(alice.progress) != 2 {
+				t.Fatalf("alice was told %d progress notifications, want 2", len(alice.progress))
+			}
+			for i, p := range alice.progress {
+				if p.ProgressToken != "alice-token" || p.Message != []string{"step 1", "step 2"}[i] {
+					t.Errorf("progress %d = token %v, %q; want alice's token and the server's message", i, p.ProgressToken, p.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestClientRequestsWithoutACaller: a call of toolscout's own (no client
+// session) is given no progress token, and what the upstream asks of a
+// client then is refused saying why, not sent to some client.
+func TestClientRequestsWithoutACaller(t *testing.T) {
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
+	g.WaitReady(context.Background())
+	_ = newFront(t, g, "bystander") // a client that must not be asked
+	res, err := call(g, "test", "ask", nil)
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), `toolscout cannot pass sampling/createMessage from server "test" to a client`) {
+		t.Errorf("ask without a caller = %q, %v; want the request refused saying why", resultText(res), err)
+	}
+	res, err = call(g, "test", "progress", nil)
+	if err != nil || resultText(res) != "progress token given: false" {
+		t.Errorf("progress without a caller = %q, %v; want no token sent", resultText(res), err)
+	}
+}
