@@ -213,3 +213,38 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestListChangedBurst: tools added one after another, faster than the
+// gateway re-lists, all end up listed: a change announced during a
+// re-listing is followed by one more.
+func TestListChangedBurst(t *testing.T) {
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
+	g.WaitReady(context.Background())
+	var added []string
+	for i := range 5 {
+		name := "burst" + string(rune('a'+i))
+		if _, err := call(g, "test", "add_tool", map[string]any{"name": name}); err != nil {
+			t.Fatal(err)
+		}
+		added = append(added, name)
+	}
+	waitUntil(t, g, "every added tool", func() bool {
+		names := toolNames(g, "test")
+		return !slices.ContainsFunc(added, func(n string) bool { return !slices.Contains(names, n) })
+	})
+}
+
+// TestUnavailableQuotesTheError: the reason a down server gives is
+// quoted on one line and bounded.
+func TestUnavailableQuotesTheError(t *testing.T) {
+	g := New(Options{Upstreams: []UpstreamConfig{{Domain: "d", Command: "x"}}})
+	u := g.byDom["d"]
+	u.setDown(errors.New(strings.Repeat("long line\n", 100)))
+	why := g.Unavailable()["d"]
+	if strings.Contains(why, "\n") || len(why) > 260 {
+		t.Errorf("Unavailable()[d] = %q (%d bytes), want one bounded line", why, len(why))
+	}
+	if st := stateOf(g, "d"); st.State != "down" || st.Err == nil {
+		t.Errorf("Status = %+v, want down with the error", st)
+	}
+}
