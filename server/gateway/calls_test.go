@@ -21,20 +21,29 @@ import (
 // the progress it is told.
 type front struct {
 	cs       *mcp.ClientSession
+	ss       *mcp.ServerSession // toolscout's side of the client's session
 	mu       sync.Mutex
 	progress []*mcp.ProgressNotificationParams
 }
 
-func newFront(t *testing.T, g *Gateway, name string) *front {
+func newFront(t *testing.T, g *Gateway, name string) *front { return newFrontOf(t, g, name, "") }
+
+// newFrontOf is newFront with the protocol version the client asks for
+// ("": the go-sdk's newest, 2026-07-28, whose client cannot be asked in
+// the middle of a request but through a bridge: bridge.go).
+func newFrontOf(t *testing.T, g *Gateway, name, protocol string) *front {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "toolscout-front", Version: "1"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "run", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"tool": map[string]any{"type": "string"}}}},
+	srv.AddTool(&mcp.Tool{Name: "run", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"tool": map[string]any{"type": "string"}, "args": map[string]any{"type": "object"}}}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var a struct{ Tool string }
+			var a struct {
+				Tool string
+				Args map[string]any
+			}
 			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
 				return nil, err
 			}
-			res, err := g.Execute(ctx, req, &index.Tool{Domain: "test", Name: a.Tool, QualifiedName: index.QualifiedName("test", a.Tool)}, nil)
+			res, err := g.Execute(ctx, req, &index.Tool{Domain: "test", Name: a.Tool, QualifiedName: index.QualifiedName("test", a.Tool)}, a.Args)
 			if err != nil {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
 			}
@@ -57,7 +66,8 @@ func newFront(t *testing.T, g *Gateway, name string) *front {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.cs, err = client.Connect(context.Background(), ct, nil)
+	f.ss = ss
+	f.cs, err = client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +82,21 @@ func newFront(t *testing.T, g *Gateway, name string) *front {
 // token when token is not nil.
 func (f *front) run(t *testing.T, tool string, token any) string {
 	t.Helper()
-	p := &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"tool": tool}}
+	return f.runCtx(context.Background(), t, tool, nil, token)
+}
+
+// runCtx is run with ctx and the tool's arguments.
+func (f *front) runCtx(ctx context.Context, t *testing.T, tool string, args map[string]any, token any) string {
+	t.Helper()
+	p := &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"tool": tool, "args": args}}
 	if token != nil {
 		p.SetProgressToken(token)
 	}
-	res, err := f.cs.CallTool(context.Background(), p)
+	res, err := f.cs.CallTool(ctx, p)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err().Error()
+		}
 		t.Fatalf("run %s: %v", tool, err)
 	}
 	return resultText(res)

@@ -26,8 +26,11 @@ import (
 //   - tools: echo {text}; crash (the process exits mid-call); slow {ms};
 //     fail (a JSON-RPC error); add_tool {name} (announces
 //     tools/list_changed); touch {uri} (notifications/resources/updated);
-//     add_prompt {name} (prompts/list_changed);
-//   - a prompt "greet" {name}, a resource test://hello, completions;
+//     add_prompt {name} (prompts/list_changed); big {n} (n bytes of
+//     text); ask, roots and progress (what a server asks of its client
+//     in a call, and tells it);
+//   - prompts "greet" {name} and "ask" (which asks its client to
+//     sample), a resource test://hello, completions;
 //   - upstreamStateEnv names a folder where each start appends a line to
 //     "starts" (how many times it was started), and whose file "desc",
 //     when there, is echo's description (a definition that changes
@@ -37,6 +40,9 @@ const (
 	upstreamEnvVar   = "TOOLSCOUT_GATEWAY_TEST_UPSTREAM"
 	upstreamStateEnv = "TOOLSCOUT_GATEWAY_TEST_STATE"
 	upstreamDelayEnv = "TOOLSCOUT_GATEWAY_TEST_DELAY_MS"
+	// upstreamBannerEnv is a line the server prints on stdout before it
+	// serves (not JSON-RPC, as some servers do).
+	upstreamBannerEnv = "TOOLSCOUT_GATEWAY_TEST_BANNER"
 )
 
 func TestMain(m *testing.M) {
@@ -54,6 +60,9 @@ func TestMain(m *testing.M) {
 func serveTestUpstream(ctx context.Context) error {
 	if ms, _ := strconv.Atoi(os.Getenv(upstreamDelayEnv)); ms > 0 {
 		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+	if b := os.Getenv(upstreamBannerEnv); b != "" {
+		fmt.Println(b)
 	}
 	starts := 1
 	desc := "Echoes the text it is given."
@@ -155,6 +164,19 @@ func newTestServer(starts int, desc string) *mcp.Server {
 	s.AddResource(&mcp.Resource{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: fmt.Sprintf("hello from start %d", starts)}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "big", Description: "Answers n bytes.", InputSchema: obj(map[string]any{"n": map[string]any{"type": "number"}})},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n, _ := args(req)["n"].(float64)
+			return text(strings.Repeat("b", int(n))), nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "ask", Description: "Asks the client to sample."},
+		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: res.Content}}}, nil
 		})
 	s.AddTool(&mcp.Tool{Name: "ask", Description: "Asks its client to sample, and answers what it said.", InputSchema: obj(nil)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
