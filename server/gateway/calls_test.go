@@ -32,6 +32,11 @@ func newFront(t *testing.T, g *Gateway, name string) *front { return newFrontOf(
 // ("": the go-sdk's newest, 2026-07-28, whose client cannot be asked in
 // the middle of a request but through a bridge: bridge.go).
 func newFrontOf(t *testing.T, g *Gateway, name, protocol string) *front {
+	return newFrontWith(t, g, name, protocol, nil)
+}
+
+// newFrontWith is newFrontOf with more client options set by opt.
+func newFrontWith(t *testing.T, g *Gateway, name, protocol string, opt func(*mcp.ClientOptions)) *front {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "toolscout-front", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "run", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"tool": map[string]any{"type": "string"}, "args": map[string]any{"type": "object"}}}},
@@ -50,7 +55,7 @@ func newFrontOf(t *testing.T, g *Gateway, name, protocol string) *front {
 			return res, nil
 		})
 	f := &front{}
-	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{
+	o := &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "hi from " + name}}, nil
 		},
@@ -59,7 +64,11 @@ func newFrontOf(t *testing.T, g *Gateway, name, protocol string) *front {
 			f.progress = append(f.progress, req.Params)
 			f.mu.Unlock()
 		},
-	})
+	}
+	if opt != nil {
+		opt(o)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, o)
 	client.AddRoots(&mcp.Root{URI: "file:///home/" + name, Name: name})
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)

@@ -37,7 +37,7 @@ func TestSurfaceListed(t *testing.T) {
 	if !s.Listed || !s.Prompts || !s.Resources || !s.Subscribe || !s.Completions {
 		t.Fatalf("surface = %+v, want listed with prompts, resources, subscriptions and completions", s)
 	}
-	if len(s.PromptList) != 2 || s.PromptList[0].Name != "ask" || s.PromptList[1].Name != "greet" || len(s.ResourceList) != 1 || s.ResourceList[0].URI != "test://hello" {
+	if len(s.PromptList) != 4 || s.PromptList[0].Name != "ask" || s.PromptList[2].Name != "greet" || len(s.ResourceList) != 1 || s.ResourceList[0].URI != "test://hello" {
 		t.Errorf("lists = %v, %v; want the ask and greet prompts and the hello resource", s.PromptList, s.ResourceList)
 	}
 	ctx := context.Background()

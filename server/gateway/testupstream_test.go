@@ -29,8 +29,10 @@ import (
 //     add_prompt {name} (prompts/list_changed); big {n} (n bytes of
 //     text); ask, roots and progress (what a server asks of its client
 //     in a call, and tells it);
-//   - prompts "greet" {name} and "ask" (which asks its client to
-//     sample), a resource test://hello, completions;
+//   - prompts "greet" {name}, "ask" (which asks its client to sample),
+//     "crash" and "slow"; a resource test://hello; completions; a tool
+//     "log" that logs to its client;
+//   - with upstreamBareEnv, one tool only (newBareServer);
 //   - upstreamStateEnv names a folder where each start appends a line to
 //     "starts" (how many times it was started), and whose file "desc",
 //     when there, is echo's description (a definition that changes
@@ -43,6 +45,9 @@ const (
 	// upstreamBannerEnv is a line the server prints on stdout before it
 	// serves (not JSON-RPC, as some servers do).
 	upstreamBannerEnv = "TOOLSCOUT_GATEWAY_TEST_BANNER"
+	// upstreamBareEnv makes a server of tools only: no prompts,
+	// resources, subscriptions or completions.
+	upstreamBareEnv = "TOOLSCOUT_GATEWAY_TEST_BARE"
 )
 
 func TestMain(m *testing.M) {
@@ -78,6 +83,9 @@ func serveTestUpstream(ctx context.Context) error {
 		if d, err := os.ReadFile(filepath.Join(dir, "desc")); err == nil {
 			desc = strings.TrimSpace(string(d))
 		}
+	}
+	if os.Getenv(upstreamBareEnv) != "" {
+		return newBareServer().Run(ctx, &mcp.StdioTransport{})
 	}
 	return newTestServer(starts, desc).Run(ctx, &mcp.StdioTransport{})
 }
@@ -178,6 +186,25 @@ func newTestServer(starts int, desc string) *mcp.Server {
 			}
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: res.Content}}}, nil
 		})
+	s.AddPrompt(&mcp.Prompt{Name: "crash", Description: "Exits the server while it is asked for."},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "slow", Description: "Answers in a minute."},
+		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			select {
+			case <-time.After(time.Minute):
+				return &mcp.GetPromptResult{}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	s.AddTool(&mcp.Tool{Name: "log", Description: "Logs a message to its client.", InputSchema: obj(nil)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "notes", Data: "a note"})
+			return text("logged"), err
+		})
 	s.AddTool(&mcp.Tool{Name: "ask", Description: "Asks its client to sample, and answers what it said.", InputSchema: obj(nil)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}}})
@@ -209,6 +236,15 @@ func newTestServer(starts int, desc string) *mcp.Server {
 			}
 			return text(fmt.Sprintf("progress token given: %v", tok != nil)), nil
 		})
+	return s
+}
+
+// newBareServer returns a server of one tool, echo, and nothing else.
+func newBareServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "bare"}}}, nil
+	})
 	return s
 }
 
