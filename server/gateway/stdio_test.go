@@ -136,3 +136,69 @@ func TestSkippedToolReported(t *testing.T) {
 		t.Errorf("Status = %+v, want up with its connect latency", st)
 	}
 }
+
+// TestConcurrentCalls: calls made at once on one server all run, each
+// answered with its own result, and leave no route behind.
+func TestConcurrentCalls(t *testing.T) {
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
+	g.WaitReady(context.Background())
+	alice := newFront(t, g, "alice")
+	const n = 16
+	errs := make(chan string, n)
+	for i := range n {
+		go func() {
+			text := "call " + string(rune('a'+i))
+			res, err := call(g, "test", "echo", map[string]any{"text": text})
+			if err != nil || resultText(res) != "echo: "+text+" (start 1)" {
+				errs <- resultText(res) + " " + errString(err)
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range n {
+		if e := <-errs; e != "" {
+			t.Errorf("a concurrent call answered %q", e)
+		}
+	}
+	if got := alice.run(t, "echo", nil); !strings.HasPrefix(got, "echo: ") {
+		t.Errorf("alice's call after them = %q", got)
+	}
+	g.env.routes.mu.Lock()
+	defer g.env.routes.mu.Unlock()
+	if len(g.env.routes.byID) != 0 || len(g.env.routes.inflight["test"]) != 0 {
+		t.Errorf("%d routes left after the calls ended", len(g.env.routes.byID))
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestCloseWhileConnecting: Close while a server is still starting
+// returns, and stops it; a call waiting for it ends.
+func TestCloseWhileConnecting(t *testing.T) {
+	cfg := testUpstream(t, "test", "")
+	cfg.Env[upstreamDelayEnv] = "60000"
+	g := New(Options{Upstreams: []UpstreamConfig{cfg}, Known: lastRun()})
+	g.Start(context.Background())
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, err := g.Execute(ctx, nil, testTool("echo"), nil)
+		done <- err
+	}()
+	g.Close()
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the call waiting for the server succeeded after Close")
+	}
+	select {
+	case <-g.Started("test"):
+	default:
+		t.Error("Started(test) is not closed after Close: waits on it would hang")
+	}
+}

@@ -299,6 +299,11 @@ func waitUntil(t *testing.T, g *Gateway, what string, cond func() bool) {
 	}
 }
 
+// testTool returns the test server's tool name as Execute takes it.
+func testTool(name string) *index.Tool {
+	return &index.Tool{Domain: "test", Name: name, QualifiedName: index.QualifiedName("test", name)}
+}
+
 // call runs tool of domain through Execute.
 func call(g *Gateway, domain, tool string, args map[string]any) (*mcp.CallToolResult, error) {
 	return g.Execute(context.Background(), nil, &index.Tool{Domain: domain, Name: tool, QualifiedName: index.QualifiedName(domain, tool)}, args)
