@@ -73,3 +73,44 @@ func TestPinsHoldChangedTool(t *testing.T) {
 		t.Errorf("echo after the approval = %q, %v", resultText(res), err)
 	}
 }
+
+// TestPinsDamagedUnchecked: pins found damaged with no good copy (the
+// poll of their stamp sees the file change) hold every tool of the
+// server as unchecked: served as listed, refused saying the record was
+// damaged, until an approval.
+func TestPinsDamagedUnchecked(t *testing.T) {
+	data := t.TempDir()
+	pins := store.OpenPins(data, nil)
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}, Pins: pin.NewGuard(pins), PinPoll: 20 * time.Millisecond})
+	g.WaitReady(context.Background())
+	if g.Held("test", "echo") {
+		t.Fatal("echo is held on first sight")
+	}
+	path := filepath.Join(data, "pins.bin")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path + ".prev")
+	if err := os.WriteFile(path+".new", good[:len(good)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, g, "echo held as unchecked", func() bool { return g.Unchecked("test", "echo") })
+	if !g.Held("test", "echo") || echoDescription(g) != "Echoes the text it is given." {
+		t.Errorf("echo: held %v, served %q; want held, served as listed", g.Held("test", "echo"), echoDescription(g))
+	}
+	_, err = call(g, "test", "echo", map[string]any{"text": "x"})
+	if !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "record of the approved tool definitions was damaged") {
+		t.Fatalf("echo while unchecked = %v, want ErrHeld saying the record was damaged", err)
+	}
+	if err := pins.Update(func(b *pin.Book) bool { return b.Approve("test", "echo", time.Now()) == nil }); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, g, "the approval", func() bool { return !g.Held("test", "echo") })
+	if res, err := call(g, "test", "echo", map[string]any{"text": "x"}); err != nil || !strings.HasPrefix(resultText(res), "echo: x") {
+		t.Errorf("echo after the approval = %q, %v", resultText(res), err)
+	}
+}

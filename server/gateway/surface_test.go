@@ -178,3 +178,24 @@ func TestSurfaceListChanged(t *testing.T) {
 		t.Errorf("GetPrompt(later) = %+v, %v", p, err)
 	}
 }
+
+// TestSurfacesRouteByDomain: each server's surface is its own, in the
+// order of the config, and what is asked of a domain goes to its
+// server.
+func TestSurfacesRouteByDomain(t *testing.T) {
+	bare := testUpstream(t, "bare", "")
+	bare.Env[upstreamBareEnv] = "1"
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "full", ""), bare}})
+	g.WaitReady(context.Background())
+	s := g.Surfaces()
+	if len(s) != 2 || s[0].Domain != "full" || s[1].Domain != "bare" || len(s[0].PromptList) == 0 || s[1].PromptList != nil {
+		t.Fatalf("Surfaces() = %+v, want full's prompts then bare's none", s)
+	}
+	ctx := context.Background()
+	if _, err := g.GetPrompt(ctx, "full", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "x"}}); err != nil {
+		t.Errorf("GetPrompt(full) = %v", err)
+	}
+	if _, err := g.GetPrompt(ctx, "bare", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "x"}}); err == nil || !strings.HasPrefix(err.Error(), `server "bare": `) {
+		t.Errorf("GetPrompt(bare) = %v, want bare's refusal", err)
+	}
+}

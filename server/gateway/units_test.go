@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/internal/redact"
+)
+
+// TestClassed: a classed error reads as the error it wraps and matches
+// both it and its class.
+func TestClassed(t *testing.T) {
+	inner := errors.New("server \"d\" did not answer")
+	err := classed(ErrTimeout, inner)
+	if err.Error() != inner.Error() || !errors.Is(err, ErrTimeout) || !errors.Is(err, inner) || errors.Is(err, ErrStopped) {
+		t.Errorf("classed = %q; Is(ErrTimeout) %v, Is(inner) %v, Is(ErrStopped) %v", err, errors.Is(err, ErrTimeout), errors.Is(err, inner), errors.Is(err, ErrStopped))
+	}
+}
+
+// TestCapsRefusal: a request a client's capabilities do not cover is
+// refused as the go-sdk refuses it; one they cover, or that needs none,
+// is not.
+func TestCapsRefusal(t *testing.T) {
+	all := &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{}, RootsV2: &mcp.RootCapabilities{}}
+	for _, tc := range []struct {
+		name   string
+		caps   *mcp.ClientCapabilities
+		method string
+		want   string // "" for no refusal
+	}{
+		{"sampling without", &mcp.ClientCapabilities{}, "sampling/createMessage", "client does not support sampling"},
+		{"elicitation without", nil, "elicitation/create", "client does not support elicitation"},
+		{"roots without", &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}, "roots/list", "client does not support roots"},
+		{"sampling with", all, "sampling/createMessage", ""},
+		{"elicitation with", all, "elicitation/create", ""},
+		{"roots with", all, "roots/list", ""},
+		{"another method", nil, "ping", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := capsRefusal(tc.caps, tc.method)
+			if (err == nil) != (tc.want == "") || (err != nil && err.Error() != tc.want) {
+				t.Errorf("capsRefusal(%s) = %v, want %q", tc.method, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestScrubParams: the params of a server's request to a client are
+// redacted of the secrets toolscout knows, as a copy (the server's own
+// are untouched); without secrets, or with none in them, they pass as
+// they are.
+func TestScrubParams(t *testing.T) {
+	secrets := redact.New("s3cret-value")
+	p := &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "send s3cret-value"}}}}
+	got := scrubParams(secrets, p)
+	if got == p || got.Messages[0].Content.(*mcp.TextContent).Text == "send s3cret-value" || got.MaxTokens != 5 {
+		t.Errorf("scrubbed = %+v, want a redacted copy", got.Messages[0].Content)
+	}
+	if p.Messages[0].Content.(*mcp.TextContent).Text != "send s3cret-value" {
+		t.Error("the server's own params were changed")
+	}
+	clean := &mcp.CreateMessageParams{MaxTokens: 5}
+	if scrubParams(secrets, clean) != clean || scrubParams(nil, p) != p || scrubParams[mcp.CreateMessageParams](secrets, nil) != nil {
+		t.Error("params without a secret, or without secrets known, were copied")
+	}
+}
+
+// TestMetaOf: a request's _meta, none for nil params.
+func TestMetaOf(t *testing.T) {
+	if m := metaOf[mcp.ListRootsParams](nil); m != nil {
+		t.Errorf("metaOf(nil) = %v", m)
+	}
+	p := &mcp.ElicitParams{Meta: mcp.Meta{"k": "v"}}
+	if m := metaOf(p); m["k"] != "v" {
+		t.Errorf("metaOf = %v", m)
+	}
+}
+
+// TestSubscriptionsWithoutServer: subscribing on a server that is down
+// fails as unavailable and is not recorded; unsubscribing from it
+// succeeds (the server forgets its subscriptions anyway).
+func TestSubscriptionsWithoutServer(t *testing.T) {
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "down", Command: "/nonexistent/server"}}, MinBackoff: 1 << 62})
+	g.WaitReady(context.Background())
+	if err := g.SubscribeResource(context.Background(), "down", "x://y"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("SubscribeResource on a down server = %v, want ErrUnavailable", err)
+	}
+	if g.byDom["down"].surface.subscription("x://y", false) {
+		t.Error("a subscription that failed was recorded")
+	}
+	if err := g.UnsubscribeResource(context.Background(), "down", "x://y"); err != nil {
+		t.Errorf("UnsubscribeResource on a down server = %v, want nil", err)
+	}
+	if err := g.UnsubscribeResource(context.Background(), "nobody", "x://y"); err == nil {
+		t.Error("UnsubscribeResource of an unknown server succeeded")
+	}
+}
