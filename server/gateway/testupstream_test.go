@@ -26,8 +26,8 @@ import (
 //   - tools: echo {text}; crash (the process exits mid-call); slow {ms};
 //     fail (a JSON-RPC error); add_tool {name} (announces
 //     tools/list_changed); touch {uri} (notifications/resources/updated);
-//     add_prompt {name} (prompts/list_changed); big {n} (n bytes of
-//     text); ask, roots and progress (what a server asks of its client
+//     add_prompt {name} (prompts/list_changed); big {n, tail} (n
+//     bytes of text, then tail); ask, roots and progress (what a server asks of its client
 //     in a call, and tells it);
 //   - prompts "greet" {name}, "ask" (which asks its client to sample),
 //     "crash" and "slow"; a resource test://hello; completions; a tool
@@ -173,10 +173,11 @@ func newTestServer(starts int, desc string) *mcp.Server {
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: fmt.Sprintf("hello from start %d", starts)}}}, nil
 		})
-	s.AddTool(&mcp.Tool{Name: "big", Description: "Answers n bytes.", InputSchema: obj(map[string]any{"n": map[string]any{"type": "number"}})},
+	s.AddTool(&mcp.Tool{Name: "big", Description: "Answers n bytes, then tail.", InputSchema: obj(map[string]any{"n": map[string]any{"type": "number"}, "tail": str})},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			n, _ := args(req)["n"].(float64)
-			return text(strings.Repeat("b", int(n))), nil
+			tail, _ := args(req)["tail"].(string)
+			return text(strings.Repeat("b", int(n)) + tail), nil
 		})
 	s.AddPrompt(&mcp.Prompt{Name: "ask", Description: "Asks the client to sample."},
 		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
