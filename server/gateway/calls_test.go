@@ -185,3 +185,45 @@ func TestClientRequestsWithoutACaller(t *testing.T) {
 		t.Errorf("progress without a caller = %q, %v; want no token sent", resultText(res), err)
 	}
 }
+
+// TestElicitationReachesTheCaller: a server's elicitation in the middle
+// of a call is answered by the client of the call, whether it can be
+// asked in the middle of a request (2025-11-25) or only by an
+// input-required result it answers on a retry (2026-07-28: a bridge); a
+// client that declared no elicitation is refused as the go-sdk refuses
+// it, and the server hears why.
+func TestElicitationReachesTheCaller(t *testing.T) {
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
+	g.WaitReady(context.Background())
+	answering := func(name string) func(*mcp.ClientOptions) {
+		return func(o *mcp.ClientOptions) {
+			o.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				if req.Params.Message != "Your name?" {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name, protocol string
+		opt            func(*mcp.ClientOptions)
+		want           string
+	}{
+		{"2025-11-25", "2025-11-25", answering("alice"), "accept: alice"},
+		{"2026-07-28 through a bridge", "", answering("bob"), "accept: bob"},
+		{"no elicitation declared", "2025-11-25", nil, "elicitation failed: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrontWith(t, g, "client", tc.protocol, tc.opt)
+			if got := f.run(t, "elicit", nil); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("elicit = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	g.env.bridges.mu.Lock()
+	defer g.env.bridges.mu.Unlock()
+	if n := len(g.env.bridges.byID); n != 0 {
+		t.Errorf("%d bridges left after the calls ended", n)
+	}
+}

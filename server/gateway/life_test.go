@@ -23,8 +23,8 @@ import (
 func TestUpstreamLifecycle(t *testing.T) {
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
-	if st := stateOf(g, "test"); st.State != "up" || st.Err != nil || st.Tools != 12 {
-		t.Fatalf("Status = %+v, want up with 12 tools", st)
+	if st := stateOf(g, "test"); st.State != "up" || st.Err != nil || st.Tools != 13 {
+		t.Fatalf("Status = %+v, want up with 13 tools", st)
 	}
 	if got := g.Connecting(); len(got) != 0 {
 		t.Errorf("Connecting() = %q after WaitReady, want none", got)
@@ -32,7 +32,7 @@ func TestUpstreamLifecycle(t *testing.T) {
 	if got := g.Unavailable(); len(got) != 0 {
 		t.Errorf("Unavailable() = %v, want none", got)
 	}
-	if got, want := toolNames(g, "test"), []string{"echo", "crash", "slow", "fail", "add_tool", "touch", "add_prompt", "ask", "roots", "progress", "big", "log"}; !sameSet(got, want) {
+	if got, want := toolNames(g, "test"), []string{"echo", "crash", "slow", "fail", "add_tool", "touch", "add_prompt", "ask", "roots", "progress", "big", "log", "elicit"}; !sameSet(got, want) {
 		t.Errorf("tools = %q, want %q", got, want)
 	}
 	if got := g.Titles()["test"]; got != "Test Upstream" {

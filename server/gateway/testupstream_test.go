@@ -27,7 +27,7 @@ import (
 //     fail (a JSON-RPC error); add_tool {name} (announces
 //     tools/list_changed); touch {uri} (notifications/resources/updated);
 //     add_prompt {name} (prompts/list_changed); big {n, tail} (n
-//     bytes of text, then tail); ask, roots and progress (what a server asks of its client
+//     bytes of text, then tail); ask, elicit, roots and progress (what a server asks of its client
 //     in a call, and tells it);
 //   - prompts "greet" {name}, "ask" (which asks its client to sample),
 //     "crash" and "slow"; a resource test://hello; completions; a tool
@@ -205,6 +205,14 @@ func newTestServer(starts int, desc string) *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "notes", Data: "a note"})
 			return text("logged"), err
+		})
+	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks its client for a name.", InputSchema: obj(nil)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: obj(map[string]any{"name": str})})
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "elicitation failed: " + err.Error()}}}, nil
+			}
+			return text(fmt.Sprintf("%s: %v", res.Action, res.Content["name"])), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "ask", Description: "Asks its client to sample, and answers what it said.", InputSchema: obj(nil)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
