@@ -126,11 +126,14 @@ func httpUpstream(t *testing.T) UpstreamConfig {
 // the client's own token, over stdio and over Streamable HTTP.
 func TestClientRequestsReachTheCaller(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		cfg  func(t *testing.T) UpstreamConfig
+		name     string
+		cfg      func(t *testing.T) UpstreamConfig
+		protocol string // the client's
 	}{
-		{"stdio", func(t *testing.T) UpstreamConfig { return testUpstream(t, "test", "") }},
-		{"http", httpUpstream},
+		{"stdio", func(t *testing.T) UpstreamConfig { return testUpstream(t, "test", "") }, ""},
+		{"stdio, client of 2025-11-25", func(t *testing.T) UpstreamConfig { return testUpstream(t, "test", "") }, "2025-11-25"},
+		{"http", httpUpstream, ""},
+		{"http, client of 2025-11-25", httpUpstream, "2025-11-25"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := startGateway(t, Options{Upstreams: []UpstreamConfig{tc.cfg(t)}})
@@ -138,7 +141,7 @@ func TestClientRequestsReachTheCaller(t *testing.T) {
 			if st := stateOf(g, "test"); st.State != "up" {
 				t.Fatalf("upstream %+v", st)
 			}
-			alice := newFront(t, g, "alice")
+			alice := newFrontOf(t, g, "alice", tc.protocol)
 			if got := alice.run(t, "ask", nil); got != "the client said: hi from alice" {
 				t.Errorf("ask = %q, want alice's sampling", got)
 			}

@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -96,5 +98,72 @@ func TestSubscriptionsWithoutServer(t *testing.T) {
 	}
 	if err := g.UnsubscribeResource(context.Background(), "nobody", "x://y"); err == nil {
 		t.Error("UnsubscribeResource of an unknown server succeeded")
+	}
+}
+
+// TestNewDefaults: zero options get their documented defaults.
+func TestNewDefaults(t *testing.T) {
+	g := New(Options{})
+	o := g.opts
+	if o.MinBackoff != time.Second || o.MaxBackoff != time.Minute || o.StableAfter != 30*time.Second || o.MaxMessage != MaxUpstreamMessage || g.log == nil {
+		t.Errorf("defaults = %+v", o)
+	}
+	if g.env.routes.maxMessage != MaxUpstreamMessage {
+		t.Errorf("the routes' message bound = %d, want MaxUpstreamMessage", g.env.routes.maxMessage)
+	}
+	if len(g.Specs()) != 0 || len(g.Status()) != 0 || len(g.Surfaces()) != 0 {
+		t.Error("a gateway of nothing lists something")
+	}
+	g.WaitReady(context.Background())
+}
+
+// TestThrottled: do is called with the session that announced a change,
+// not when the change's session was taken already, and the loop ends
+// with ctx.
+func TestThrottled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	changed := make(chan struct{}, 1)
+	s1, s2 := &mcp.ClientSession{}, &mcp.ClientSession{}
+	queue := make(chan *mcp.ClientSession, 3)
+	queue <- s1
+	queue <- nil // taken by an earlier do already
+	queue <- s2
+	take := func() *mcp.ClientSession { return <-queue }
+	done := make(chan *mcp.ClientSession, 3)
+	ended := make(chan struct{})
+	go func() {
+		throttled(ctx, changed, take, func(s *mcp.ClientSession) { done <- s })
+		close(ended)
+	}()
+	for range 3 {
+		changed <- struct{}{}
+	}
+	if got := <-done; got != s1 {
+		t.Errorf("first do with %p, want s1", got)
+	}
+	if got := <-done; got != s2 {
+		t.Errorf("second do with %p, want s2 (the change whose session was taken calls nothing)", got)
+	}
+	cancel()
+	<-ended
+	if len(done) != 0 {
+		t.Errorf("%d more calls of do", len(done))
+	}
+}
+
+// TestWaitKnownHeadStart: with the last run's tools of one server, the
+// gateway knows its tools at once: a server the last run did not list
+// does not make WaitKnown wait (it adds its tools when it lists them),
+// while WaitReady waits for both.
+func TestWaitKnownHeadStart(t *testing.T) {
+	slow := testUpstream(t, "other", "")
+	slow.Env[upstreamDelayEnv] = "60000"
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "test", Command: "/nonexistent/server"}, slow}, Known: lastRun(), MinBackoff: time.Hour})
+	g.WaitKnown(context.Background()) // returns: nothing to wait for
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	g.WaitReady(ctx)
+	if got := g.Connecting(); !slices.Contains(got, "other") {
+		t.Errorf("Connecting() = %q, want other still connecting", got)
 	}
 }
