@@ -57,6 +57,9 @@ func TestBareServer(t *testing.T) {
 	if got := g.Titles()["bare"]; got != "bare" {
 		t.Errorf("title = %q, want the server's name when it gives no title", got)
 	}
+	if got, ok := g.Instructions()["bare"]; ok {
+		t.Errorf("Instructions()[bare] = %q, want none: the server gives none", got)
+	}
 }
 
 // TestConnectTimeout: a server that does not answer within its connect

@@ -93,6 +93,12 @@ func TestPromptForAClient(t *testing.T) {
 	if err != nil || res.Messages[0].Content.(*mcp.TextContent).Text != "hi from alice" {
 		t.Fatalf("GetPrompt(ask) for alice = %+v, %v; want alice's sampling", res, err)
 	}
+	g.env.routes.mu.Lock()
+	left := len(g.env.routes.byID)
+	g.env.routes.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d routes left after the prompt was got", left)
+	}
 	if WithClient(context.Background(), nil) != context.Background() {
 		t.Error("WithClient(nil) changed the context")
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -165,5 +166,21 @@ func TestWaitKnownHeadStart(t *testing.T) {
 	g.WaitReady(ctx)
 	if got := g.Connecting(); !slices.Contains(got, "other") {
 		t.Errorf("Connecting() = %q, want other still connecting", got)
+	}
+}
+
+// TestCallHeadersOfACommandServer: a stdio server is sent no caller's
+// credentials, whatever its config says; a remote one that forwards
+// Authorization is sent the caller's.
+func TestCallHeadersOfACommandServer(t *testing.T) {
+	h := http.Header{"Authorization": []string{"Bearer caller"}}
+	req := &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: h}}
+	stdio := &UpstreamConfig{Command: "server", ForwardAuthorization: true}
+	if got := stdio.callHeaders(context.Background(), req); len(got.headers) != 0 {
+		t.Errorf("a stdio server's call headers = %v, want none", got.headers)
+	}
+	remote := &UpstreamConfig{URL: "http://h/mcp", ForwardAuthorization: true}
+	if got := remote.callHeaders(context.Background(), req); got.headers["Authorization"] != "Bearer caller" || got.only {
+		t.Errorf("a forwarding remote's call headers = %+v, want the caller's Authorization on top of Headers", got)
 	}
 }
