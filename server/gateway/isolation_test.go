@@ -94,7 +94,7 @@ func TestRestartWithChangedTools(t *testing.T) {
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", dir)}, Keep: func(l []index.ListedTools) error { keptCh <- l; return nil },
 		Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	g.WaitReady(context.Background())
-	<-keptCh
+	recv(t, keptCh, "the first Keep")
 	if err := os.WriteFile(filepath.Join(dir, "desc"), []byte("Echoes, second version."), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestRestartWithChangedTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, g, "the new description", func() bool { return echoDescription(g) == "Echoes, second version." })
-	kept = <-keptCh
+	kept = recv(t, keptCh, "the Keep after the restart")
 	if len(kept) != 1 || kept[0].Domain != "test" {
 		t.Fatalf("kept %+v, want the test server's tools", kept)
 	}

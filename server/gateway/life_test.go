@@ -166,7 +166,7 @@ func TestCloseCancelsCalls(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	g.Close()
-	err := <-done
+	err := recv(t, done, "the call cancelled by Close")
 	if !errors.Is(err, ErrClosing) && !errors.Is(err, ErrStopped) {
 		t.Errorf("the call in flight at Close = %v, want ErrClosing (or ErrStopped, when the server's exit came first)", err)
 	}
@@ -189,7 +189,7 @@ func TestListChanged(t *testing.T) {
 		return nil
 	}})
 	g.WaitReady(context.Background())
-	<-keptCh // the first listing
+	recv(t, keptCh, "the first Keep") // the first listing
 	if _, err := call(g, "test", "add_tool", map[string]any{"name": "fresh"}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestListChanged(t *testing.T) {
 	if err != nil || resultText(res) != "added fresh" {
 		t.Errorf("the added tool = %q, %v", resultText(res), err)
 	}
-	<-keptCh
+	recv(t, keptCh, "the Keep of the new listing")
 	mu.Lock()
 	last := kept[len(kept)-1]
 	mu.Unlock()

@@ -76,7 +76,7 @@ func TestStdioTwoClients(t *testing.T) {
 		t.Errorf("bob's ask while alice's call runs = %q, want it refused saying why", got)
 	}
 	cancel()
-	<-done
+	recv(t, done, "alice's cancelled call")
 	if got := bob.run(t, "ask", nil); got != "the client said: hi from bob" {
 		t.Errorf("bob's ask alone = %q, want bob's sampling", got)
 	}
@@ -199,7 +199,7 @@ func TestCloseWhileConnecting(t *testing.T) {
 	}()
 	g.Close()
 	cancel()
-	if err := <-done; err == nil {
+	if err := recv(t, done, "the call waiting at Close"); err == nil {
 		t.Error("the call waiting for the server succeeded after Close")
 	}
 	select {

@@ -313,6 +313,19 @@ func testTool(name string) *index.Tool {
 	return &index.Tool{Domain: "test", Name: name, QualifiedName: index.QualifiedName("test", name)}
 }
 
+// recv receives from ch, failing the test after a minute (a bound
+// against a hang when what the test waits for never comes).
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("waited a minute for %s", what)
+		panic("unreachable")
+	}
+}
+
 // call runs tool of domain through Execute.
 func call(g *Gateway, domain, tool string, args map[string]any) (*mcp.CallToolResult, error) {
 	return g.Execute(context.Background(), nil, &index.Tool{Domain: domain, Name: tool, QualifiedName: index.QualifiedName(domain, tool)}, args)

@@ -139,10 +139,10 @@ func TestThrottled(t *testing.T) {
 	for range 3 {
 		changed <- struct{}{}
 	}
-	if got := <-done; got != s1 {
+	if got := recv(t, done, "do"); got != s1 {
 		t.Errorf("first do with %p, want s1", got)
 	}
-	if got := <-done; got != s2 {
+	if got := recv(t, done, "do again"); got != s2 {
 		t.Errorf("second do with %p, want s2 (the change whose session was taken calls nothing)", got)
 	}
 	cancel()
