@@ -17,13 +17,15 @@ import (
 // server is restarted and serves again.
 func TestSurfaceCallFailures(t *testing.T) {
 	dir := t.TempDir()
-	cfg := testUpstream(t, "test", dir)
-	cfg.Timeout = 200 * time.Millisecond
-	g := startGateway(t, Options{Upstreams: []UpstreamConfig{cfg}})
+	// The timeout is short for one server only: the other's crash must
+	// not be taken for a timeout on a loaded machine.
+	quick := testUpstream(t, "quick", "")
+	quick.Timeout = 200 * time.Millisecond
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{quick, testUpstream(t, "test", dir)}})
 	g.WaitReady(context.Background())
 	ctx := context.Background()
-	_, err := g.GetPrompt(ctx, "test", &mcp.GetPromptParams{Name: "slow"})
-	if !errors.Is(err, ErrTimeout) || err.Error() != `server "test" did not answer prompts/get within 200ms (its timeout)` {
+	_, err := g.GetPrompt(ctx, "quick", &mcp.GetPromptParams{Name: "slow"})
+	if !errors.Is(err, ErrTimeout) || err.Error() != `server "quick" did not answer prompts/get within 200ms (its timeout)` {
 		t.Errorf("a slow prompt = %v, want ErrTimeout worded for prompts/get", err)
 	}
 	_, err = g.GetPrompt(ctx, "test", &mcp.GetPromptParams{Name: "crash"})
