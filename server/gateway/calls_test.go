@@ -125,6 +125,7 @@ func httpUpstream(t *testing.T) UpstreamConfig {
 // made the call, and the progress it tells reaches that client under
 // the client's own token, over stdio and over Streamable HTTP.
 func TestClientRequestsReachTheCaller(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		cfg      func(t *testing.T) UpstreamConfig
@@ -176,6 +177,7 @@ func TestClientRequestsReachTheCaller(t *testing.T) {
 // session) is given no progress token, and what the upstream asks of a
 // client then is refused saying why, not sent to some client.
 func TestClientRequestsWithoutACaller(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	_ = newFront(t, g, "bystander") // a client that must not be asked
@@ -196,6 +198,7 @@ func TestClientRequestsWithoutACaller(t *testing.T) {
 // client that declared no elicitation is refused as the go-sdk refuses
 // it, and the server hears why.
 func TestElicitationReachesTheCaller(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	answering := func(name string) func(*mcp.ClientOptions) {

@@ -14,6 +14,7 @@ import (
 // the newest protocol, then at 2025-11-25 (a retry), then over SSE, or
 // only the transport its config names.
 func TestAttempts(t *testing.T) {
+	t.Parallel()
 	kind := func(a attempt) string {
 		var s string
 		switch a.tr.(type) {
@@ -59,6 +60,7 @@ func TestAttempts(t *testing.T) {
 // TestTimeouts: a server's call and connect timeouts, configured or the
 // defaults.
 func TestTimeouts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cfg              UpstreamConfig
 		call, connecting time.Duration
@@ -79,6 +81,7 @@ func TestTimeouts(t *testing.T) {
 // that is no object schema is dropped, not the tool; a nil tool or one
 // without a name is left out.
 func TestToolSpecsKeepWhatTheServerSays(t *testing.T) {
+	t.Parallel()
 	ro := true
 	specs, skipped, _ := toolSpecs(&UpstreamConfig{}, []*mcp.Tool{
 		nil,

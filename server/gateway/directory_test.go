@@ -21,6 +21,7 @@ import (
 // configured server is executable and has its configured description;
 // Close is safe without Start and twice.
 func TestDirectoryWithoutServers(t *testing.T) {
+	t.Parallel()
 	obj := json.RawMessage(`{"type":"object"}`)
 	base := []index.DomainSpec{{Name: "github", Description: "GitHub.", Tools: []index.ToolSpec{{Name: "create_issue", InputSchema: obj}}}}
 	g := New(Options{Base: base, Known: lastRun(), Upstreams: []UpstreamConfig{
@@ -63,6 +64,7 @@ func TestDirectoryWithoutServers(t *testing.T) {
 // TestKeepFails: a Keep that fails is logged, without the secret of
 // the listing's server, and the gateway serves on.
 func TestKeepFails(t *testing.T) {
+	t.Parallel()
 	var buf lockedBuffer
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")},
 		Keep:   func([]index.ListedTools) error { return errors.New("disk full") },
@@ -80,6 +82,7 @@ func TestKeepFails(t *testing.T) {
 // server's tools unserved (nothing it cannot check is trusted): the
 // server is down, saying why, and retried.
 func TestPinsUnreadable(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "not-a-dir")
 	if err := os.WriteFile(data, []byte("a file"), 0o644); err != nil {
 		t.Fatal(err)
@@ -98,6 +101,7 @@ func TestPinsUnreadable(t *testing.T) {
 // TestListPages: a list is read page by page within the bounds, and
 // says why it stopped early; an error of a page fails the list.
 func TestListPages(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", MaxSurfaceBytes/4)
 	for _, tc := range []struct {
 		name    string

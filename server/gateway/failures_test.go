@@ -16,6 +16,7 @@ import (
 // server's timeout as timed out, each worded for what was asked; the
 // server is restarted and serves again.
 func TestSurfaceCallFailures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// The timeout is short for one server only: the other's crash must
 	// not be taken for a timeout on a loaded machine.
@@ -42,6 +43,7 @@ func TestSurfaceCallFailures(t *testing.T) {
 // TestBareServer: a server of tools only has a listed surface without
 // prompts or resources, and refuses a subscription without asking it.
 func TestBareServer(t *testing.T) {
+	t.Parallel()
 	cfg := testUpstream(t, "bare", "")
 	cfg.Env[upstreamBareEnv] = "1"
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{cfg}})
@@ -67,6 +69,7 @@ func TestBareServer(t *testing.T) {
 // TestConnectTimeout: a server that does not answer within its connect
 // timeout is down, saying so, and its process is stopped.
 func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
 	cfg := testUpstream(t, "test", "")
 	cfg.Env[upstreamDelayEnv] = "60000"
 	cfg.ConnectTimeout = 200 * time.Millisecond
@@ -82,6 +85,7 @@ func TestConnectTimeout(t *testing.T) {
 // stay served while it cannot start (discoverable), and calls of them
 // say it is unavailable and why.
 func TestDownServerKeepsLastRun(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "test", Command: "/nonexistent/server"}}, Known: lastRun(), MinBackoff: time.Hour})
 	g.WaitReady(context.Background())
 	if names := toolNames(g, "test"); !sameSet(names, []string{"echo", "gone"}) {
@@ -97,6 +101,7 @@ func TestDownServerKeepsLastRun(t *testing.T) {
 // down with the dial error, asked once per transport (not again with an
 // older protocol).
 func TestUnreachableHTTPServer(t *testing.T) {
+	t.Parallel()
 	var log lockedBuffer
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "web", URL: "http://127.0.0.1:1/mcp", ConnectTimeout: 10 * time.Second}},
 		MinBackoff: time.Hour, Logger: slog.New(slog.NewTextHandler(&log, nil))})
@@ -114,6 +119,7 @@ func TestUnreachableHTTPServer(t *testing.T) {
 // call reaches the client of the call, its logger named after the
 // server.
 func TestLogMessagesReachTheCaller(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	got := make(chan *mcp.LoggingMessageParams, 4)

@@ -16,6 +16,7 @@ import (
 // TestServersAreIsolated: a server that crashes is restarted on its
 // own: the other server keeps its process and serves meanwhile.
 func TestServersAreIsolated(t *testing.T) {
+	t.Parallel()
 	dirA, dirB := t.TempDir(), t.TempDir()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "a", dirA), testUpstream(t, "b", dirB)}})
 	g.WaitReady(context.Background())
@@ -42,6 +43,7 @@ func TestServersAreIsolated(t *testing.T) {
 // says (here its command's path) is redacted from Status, Unavailable,
 // a call's error and the log.
 func TestErrorsRedacted(t *testing.T) {
+	t.Parallel()
 	var log lockedBuffer
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "d", Command: "/nonexistent/s3cret-value/server"}},
 		Redactor: redact.New("s3cret-value"), MinBackoff: 1 << 62, Logger: slog.New(slog.NewTextHandler(&log, nil))})
@@ -59,6 +61,7 @@ func TestErrorsRedacted(t *testing.T) {
 // grouped, off or deprecated; an entry for a tool the server does not
 // list is logged with a suggestion, and does not stop the server.
 func TestConfigAppliedToListing(t *testing.T) {
+	t.Parallel()
 	var log lockedBuffer
 	cfg := testUpstream(t, "test", "")
 	cfg.Groups = map[string]string{"echo": "talk", "ecoh": "talk"}
@@ -87,6 +90,7 @@ func TestConfigAppliedToListing(t *testing.T) {
 // restart is served with the new ones (no pins), kept for the next
 // start, and the change logged.
 func TestRestartWithChangedTools(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var log lockedBuffer
 	var kept []index.ListedTools

@@ -30,6 +30,7 @@ func lastRun() []index.ListedTools {
 // and redacted; a server still starting is said so; once it lists its
 // tools they replace the last run's.
 func TestKnownHeadStart(t *testing.T) {
+	t.Parallel()
 	cfg := testUpstream(t, "test", "")
 	cfg.Groups = map[string]string{"echo": "talk"}
 	cfg.DisabledTools = []string{"gone"}
@@ -86,6 +87,7 @@ func TestKnownHeadStart(t *testing.T) {
 // started within the call's timeout fails saying it is still starting
 // (ErrUnavailable); asking it for a prompt fails as unavailable.
 func TestStillStartingPastTheTimeout(t *testing.T) {
+	t.Parallel()
 	cfg := testUpstream(t, "test", "")
 	cfg.Env[upstreamDelayEnv] = "60000"
 	cfg.Timeout = 50 * time.Millisecond
@@ -102,6 +104,7 @@ func TestStillStartingPastTheTimeout(t *testing.T) {
 // TestWaitReadyHonoursCtx: WaitReady and WaitKnown return when ctx is
 // done, whatever the servers do.
 func TestWaitReadyHonoursCtx(t *testing.T) {
+	t.Parallel()
 	cfg := testUpstream(t, "test", "")
 	cfg.Env[upstreamDelayEnv] = "60000"
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{cfg}})

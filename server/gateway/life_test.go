@@ -21,6 +21,7 @@ import (
 // (with its title and instructions), runs a call, and its result comes
 // back without the server's _meta.
 func TestUpstreamLifecycle(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	if st := stateOf(g, "test"); st.State != "up" || st.Err != nil || st.Tools != 13 {
@@ -55,6 +56,7 @@ func TestUpstreamLifecycle(t *testing.T) {
 // tools stay listed meanwhile, and the next call runs on the new
 // process.
 func TestUpstreamRestarts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", dir)}})
 	g.WaitReady(context.Background())
@@ -76,6 +78,7 @@ func TestUpstreamRestarts(t *testing.T) {
 // reason, said by Unavailable, Status and the error of a call of its
 // tool (ErrUnavailable); other servers serve on.
 func TestUpstreamDown(t *testing.T) {
+	t.Parallel()
 	missing := UpstreamConfig{Domain: "missing", Command: "/nonexistent/mcp-server", ConnectTimeout: 10 * time.Second}
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{missing, testUpstream(t, "test", "")}, MinBackoff: time.Hour})
 	g.WaitReady(context.Background())
@@ -101,6 +104,7 @@ func TestUpstreamDown(t *testing.T) {
 // TestUpstreamCallErrors: each way a call fails has its class and says
 // which server.
 func TestUpstreamCallErrors(t *testing.T) {
+	t.Parallel()
 	// The timeout is short for one server only (quick): the other's
 	// answers must not be taken for timeouts on a loaded machine.
 	quick := testUpstream(t, "quick", "")
@@ -155,6 +159,7 @@ func TestUpstreamCallErrors(t *testing.T) {
 // ErrClosing (the server's end may come first: ErrStopped), stops the
 // server, and a call after Close fails as ErrClosing.
 func TestCloseCancelsCalls(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := New(Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", dir)}})
 	g.Start(context.Background())
@@ -184,6 +189,7 @@ func TestCloseCancelsCalls(t *testing.T) {
 // TestListChanged: a tool the server adds while running is listed
 // after its tools/list_changed, and Changed says so.
 func TestListChanged(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var kept [][]index.ListedTools
 	keptCh := make(chan struct{}, 16)
@@ -224,6 +230,7 @@ func sameSet(a, b []string) bool {
 // gateway re-lists, all end up listed: a change announced during a
 // re-listing is followed by one more.
 func TestListChangedBurst(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	var added []string
@@ -243,6 +250,7 @@ func TestListChangedBurst(t *testing.T) {
 // TestUnavailableQuotesTheError: the reason a down server gives is
 // quoted on one line and bounded.
 func TestUnavailableQuotesTheError(t *testing.T) {
+	t.Parallel()
 	g := New(Options{Upstreams: []UpstreamConfig{{Domain: "d", Command: "x"}}})
 	u := g.byDom["d"]
 	u.setDown(errors.New(strings.Repeat("long line\n", 100)))

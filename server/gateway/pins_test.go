@@ -32,6 +32,7 @@ func echoDescription(g *Gateway) string {
 // outside the gateway (as toolscout approve does) is picked up: the new
 // definition is served and runs.
 func TestPinsHoldChangedTool(t *testing.T) {
+	t.Parallel()
 	dir, data := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "desc"), []byte("Echoes, first version."), 0o644); err != nil {
 		t.Fatal(err)
@@ -79,6 +80,7 @@ func TestPinsHoldChangedTool(t *testing.T) {
 // server as unchecked: served as listed, refused saying the record was
 // damaged, until an approval.
 func TestPinsDamagedUnchecked(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	pins := store.OpenPins(data, nil)
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}, Pins: pin.NewGuard(pins), PinPoll: 20 * time.Millisecond})

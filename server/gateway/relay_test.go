@@ -14,6 +14,7 @@ import (
 // (the go-sdk decodes a stub); one that holds a configured secret is not
 // kept raw but decoded and redacted; a small one takes the go-sdk's path.
 func TestLargeResultRelayed(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}, Redactor: redact.New("s3cret-value")})
 	g.WaitReady(context.Background())
 	for _, tc := range []struct {

@@ -16,6 +16,7 @@ import (
 // calls of two clients, or none, it goes nowhere, saying why; a route
 // ended is forgotten.
 func TestRoutesSoleRoute(t *testing.T) {
+	t.Parallel()
 	rt := newRoutes(nil, MaxUpstreamMessage)
 	alice, bob := &mcp.ServerSession{}, &mcp.ServerSession{}
 	sse := &UpstreamConfig{Domain: "old", URL: "http://127.0.0.1:1/sse", Transport: "sse"}
@@ -57,6 +58,7 @@ func TestRoutesSoleRoute(t *testing.T) {
 // reader marks what it can, so an unmarked one came when no single
 // client's calls ran. Neither reaches a client.
 func TestRoutesUnmarked(t *testing.T) {
+	t.Parallel()
 	rt := newRoutes(nil, MaxUpstreamMessage)
 	for _, tc := range []struct {
 		cfg *UpstreamConfig
@@ -77,6 +79,7 @@ func TestRoutesUnmarked(t *testing.T) {
 // or another tool's, or that carries no answer, fails saying what to
 // do; a call that is no retry is not the bridges'.
 func TestBridgeResumeRefusals(t *testing.T) {
+	t.Parallel()
 	bs := &bridges{byID: map[string]*bridge{}}
 	tool := &index.Tool{Domain: "d", Name: "t", QualifiedName: "d__t"}
 	b := &bridge{id: "b1", key: "k1", domain: "d", tool: "t", ctx: context.Background(), cancel: func() {}}
@@ -118,6 +121,7 @@ func TestBridgeResumeRefusals(t *testing.T) {
 // secret, or the Authorization the caller sent, is redacted from the
 // result.
 func TestExecuteRedacts(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}, Redactor: redact.New("s3cret-value")})
 	g.WaitReady(context.Background())
 	res, err := call(g, "test", "echo", map[string]any{"text": "token s3cret-value"})

@@ -18,6 +18,7 @@ import (
 // TestStdioBannerSkipped: a line a stdio server prints on stdout that is
 // not JSON-RPC is skipped and logged, and the server serves.
 func TestStdioBannerSkipped(t *testing.T) {
+	t.Parallel()
 	var log lockedBuffer
 	cfg := testUpstream(t, "test", "")
 	cfg.Env[upstreamBannerEnv] = "Test server v1 listening on stdio"
@@ -35,6 +36,7 @@ func TestStdioBannerSkipped(t *testing.T) {
 // its call saying so, and the session goes on: the next call runs on the
 // same process.
 func TestStdioMessageOverTheLimit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", dir)}, MaxMessage: 64 << 10})
 	g.WaitReady(context.Background())
@@ -57,6 +59,7 @@ func TestStdioMessageOverTheLimit(t *testing.T) {
 // request belongs to: while calls of two clients run on the server, its
 // request is refused saying why, never sent to either client.
 func TestStdioTwoClients(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", dir)}})
 	g.WaitReady(context.Background())
@@ -86,6 +89,7 @@ func TestStdioTwoClients(t *testing.T) {
 // of that client's: what the server asks meanwhile is asked of it; got
 // for none, the server's request is refused.
 func TestPromptForAClient(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	alice := newFrontOf(t, g, "alice", "2025-11-25") // asked in the middle of a request
@@ -110,6 +114,7 @@ func TestPromptForAClient(t *testing.T) {
 // TestListingRedacted: a secret in what a server lists (a tool's
 // description) or answers (a prompt) is redacted before it is served.
 func TestListingRedacted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "desc"), []byte("Echoes; token s3cret-value inside."), 0o644); err != nil {
 		t.Fatal(err)
@@ -128,6 +133,7 @@ func TestListingRedacted(t *testing.T) {
 // TestSkippedToolReported: a tool the catalog cannot take (white space
 // in its name) is left out, not the server, and Status says why.
 func TestSkippedToolReported(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	if _, err := call(g, "test", "add_tool", map[string]any{"name": "bad name"}); err != nil {
@@ -146,6 +152,7 @@ func TestSkippedToolReported(t *testing.T) {
 // TestConcurrentCalls: calls made at once on one server all run, each
 // answered with its own result, and leave no route behind.
 func TestConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	alice := newFront(t, g, "alice")
@@ -187,6 +194,7 @@ func errString(err error) string {
 // TestCloseWhileConnecting: Close while a server is still starting
 // returns, and stops it; a call waiting for it ends.
 func TestCloseWhileConnecting(t *testing.T) {
+	t.Parallel()
 	cfg := testUpstream(t, "test", "")
 	cfg.Env[upstreamDelayEnv] = "60000"
 	g := New(Options{Upstreams: []UpstreamConfig{cfg}, Known: lastRun()})

@@ -26,6 +26,7 @@ func surfaceOf(g *Gateway, domain string) Surface {
 // listed when it connects; a prompt is got, a resource read and an
 // argument completed on it, each answer without the server's _meta.
 func TestSurfaceListed(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	if s := surfaceOf(g, "test"); s.Listed {
 		// Nothing is known before the server connects; it may have
@@ -62,6 +63,7 @@ func TestSurfaceListed(t *testing.T) {
 // have, or of one that is down, fails saying so; a prompt the server
 // does not have comes back as the server's error.
 func TestSurfaceErrors(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", ""), {Domain: "down", Command: "/nonexistent/server"}}, MinBackoff: time.Hour})
 	g.WaitReady(context.Background())
 	ctx := context.Background()
@@ -87,6 +89,7 @@ func TestSurfaceErrors(t *testing.T) {
 // server sends no update of a resource not subscribed to, so the
 // gateway's own drop of such an update is not exercised here.)
 func TestSurfaceSubscriptions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", dir)}})
 	var mu sync.Mutex
@@ -167,6 +170,7 @@ func TestSurfaceSubscriptions(t *testing.T) {
 // listed after its prompts/list_changed, and the watchers are told
 // (uri "").
 func TestSurfaceListChanged(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	changed := make(chan string, 16)
 	g.WatchSurface(func(domain, uri string) {
@@ -202,6 +206,7 @@ func TestSurfaceListChanged(t *testing.T) {
 // order of the config, and what is asked of a domain goes to its
 // server.
 func TestSurfacesRouteByDomain(t *testing.T) {
+	t.Parallel()
 	bare := testUpstream(t, "bare", "")
 	bare.Env[upstreamBareEnv] = "1"
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "full", ""), bare}})

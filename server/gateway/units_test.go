@@ -16,6 +16,7 @@ import (
 // TestClassed: a classed error reads as the error it wraps and matches
 // both it and its class.
 func TestClassed(t *testing.T) {
+	t.Parallel()
 	inner := errors.New("server \"d\" did not answer")
 	err := classed(ErrTimeout, inner)
 	if err.Error() != inner.Error() || !errors.Is(err, ErrTimeout) || !errors.Is(err, inner) || errors.Is(err, ErrStopped) {
@@ -27,6 +28,7 @@ func TestClassed(t *testing.T) {
 // refused as the go-sdk refuses it; one they cover, or that needs none,
 // is not.
 func TestCapsRefusal(t *testing.T) {
+	t.Parallel()
 	all := &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{}, RootsV2: &mcp.RootCapabilities{}}
 	for _, tc := range []struct {
 		name   string
@@ -56,6 +58,7 @@ func TestCapsRefusal(t *testing.T) {
 // are untouched); without secrets, or with none in them, they pass as
 // they are.
 func TestScrubParams(t *testing.T) {
+	t.Parallel()
 	secrets := redact.New("s3cret-value")
 	p := &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "send s3cret-value"}}}}
 	got := scrubParams(secrets, p)
@@ -73,6 +76,7 @@ func TestScrubParams(t *testing.T) {
 
 // TestMetaOf: a request's _meta, none for nil params.
 func TestMetaOf(t *testing.T) {
+	t.Parallel()
 	if m := metaOf[mcp.ListRootsParams](nil); m != nil {
 		t.Errorf("metaOf(nil) = %v", m)
 	}
@@ -86,6 +90,7 @@ func TestMetaOf(t *testing.T) {
 // fails as unavailable and is not recorded; unsubscribing from it
 // succeeds (the server forgets its subscriptions anyway).
 func TestSubscriptionsWithoutServer(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "down", Command: "/nonexistent/server"}}, MinBackoff: 1 << 62})
 	g.WaitReady(context.Background())
 	if err := g.SubscribeResource(context.Background(), "down", "x://y"); !errors.Is(err, ErrUnavailable) {
@@ -104,6 +109,7 @@ func TestSubscriptionsWithoutServer(t *testing.T) {
 
 // TestNewDefaults: zero options get their documented defaults.
 func TestNewDefaults(t *testing.T) {
+	t.Parallel()
 	g := New(Options{})
 	o := g.opts
 	if o.MinBackoff != time.Second || o.MaxBackoff != time.Minute || o.StableAfter != 30*time.Second || o.MaxMessage != MaxUpstreamMessage || g.log == nil {
@@ -122,6 +128,7 @@ func TestNewDefaults(t *testing.T) {
 // not when the change's session was taken already, and the loop ends
 // with ctx.
 func TestThrottled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	changed := make(chan struct{}, 1)
 	s1, s2 := &mcp.ClientSession{}, &mcp.ClientSession{}
@@ -157,6 +164,7 @@ func TestThrottled(t *testing.T) {
 // does not make WaitKnown wait (it adds its tools when it lists them),
 // while WaitReady waits for both.
 func TestWaitKnownHeadStart(t *testing.T) {
+	t.Parallel()
 	slow := testUpstream(t, "other", "")
 	slow.Env[upstreamDelayEnv] = "60000"
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "test", Command: "/nonexistent/server"}, slow}, Known: lastRun(), MinBackoff: time.Hour})
@@ -173,6 +181,7 @@ func TestWaitKnownHeadStart(t *testing.T) {
 // credentials, whatever its config says; a remote one that forwards
 // Authorization is sent the caller's.
 func TestCallHeadersOfACommandServer(t *testing.T) {
+	t.Parallel()
 	h := http.Header{"Authorization": []string{"Bearer caller"}}
 	req := &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: h}}
 	stdio := &UpstreamConfig{Command: "server", ForwardAuthorization: true}
