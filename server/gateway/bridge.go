@@ -79,40 +79,47 @@ func mustBridge(req *mcp.CallToolRequest, session *mcp.ClientSession) bool {
 	return ir != nil && ir.ProtocolVersion < newProtocol
 }
 
-// startBridge runs the call on the server under a bridge and answers
-// the client's call with its first request or its result.
-func (g *Gateway) startBridge(ctx context.Context, req *mcp.CallToolRequest, u *upstream, t *index.Tool, session *mcp.ClientSession, params *mcp.CallToolParams, route *callRoute, end func(), sent callHeaderSet) (*mcp.CallToolResult, error) {
+// bridges are the calls waiting for a client's retry, by bridge id.
+type bridges struct {
+	mu   sync.Mutex
+	byID map[string]*bridge
+}
+
+// start runs call (the call on domain's server of tool t, which waits
+// up to wait) under a bridge and answers the client's call with the
+// server's first request or its result; end ends the call's route.
+func (bs *bridges) start(ctx context.Context, req *mcp.CallToolRequest, domain string, t *index.Tool, wait time.Duration, route *callRoute, end func(), call func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	// The server's call outlives the client's first call. A large result
 	// is kept raw in the first call's slot (relay.Slot, in ctx), and moved
-	// to the slot of the call that answers it (resumeBridge).
+	// to the slot of the call that answers it (resume).
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b := &bridge{id: newRouteID(), key: newRouteID(), domain: u.cfg.Domain, tool: t.Name, ctx: base, cancel: cancel,
-		asks: make(chan *bridgeAsk), done: make(chan bridgeEnd, 1), caps: req.Session.InitializeParams().Capabilities, wait: u.cfg.timeout()}
+	b := &bridge{id: newRouteID(), key: newRouteID(), domain: domain, tool: t.Name, ctx: base, cancel: cancel,
+		asks: make(chan *bridgeAsk), done: make(chan bridgeEnd, 1), caps: req.Session.InitializeParams().Capabilities, wait: wait}
 	route.bridge.Store(b)
-	g.progMu.Lock()
-	g.bridges[b.id] = b
-	g.progMu.Unlock()
+	bs.mu.Lock()
+	bs.byID[b.id] = b
+	bs.mu.Unlock()
 	go func() {
 		defer cancel()
-		res, err := g.callUpstream(base, u, t, session, params, route, sent)
+		res, err := call(base)
 		end()
 		b.done <- bridgeEnd{res, err}
 	}()
-	return g.awaitBridge(ctx, b)
+	return bs.await(ctx, b)
 }
 
-// resumeBridge answers the request a bridge handed the client with the
+// resume answers the request a bridge handed the client with the
 // inputResponses of its retry and waits for what comes next; ok is false
 // when req is no retry of a bridge's.
-func (g *Gateway) resumeBridge(ctx context.Context, req *mcp.CallToolRequest, u *upstream, t *index.Tool) (res *mcp.CallToolResult, ok bool, err error) {
+func (bs *bridges) resume(ctx context.Context, req *mcp.CallToolRequest, domain string, t *index.Tool) (res *mcp.CallToolResult, ok bool, err error) {
 	if req == nil || req.Params == nil || !strings.HasPrefix(req.Params.RequestState, bridgeState) {
 		return nil, false, nil
 	}
 	id, key, _ := strings.Cut(strings.TrimPrefix(req.Params.RequestState, bridgeState), ".")
-	g.progMu.Lock()
-	b := g.bridges[id]
-	g.progMu.Unlock()
-	if b == nil || b.key != key || b.domain != u.cfg.Domain || b.tool != t.Name {
+	bs.mu.Lock()
+	b := bs.byID[id]
+	bs.mu.Unlock()
+	if b == nil || b.key != key || b.domain != domain || b.tool != t.Name {
 		return nil, true, fmt.Errorf("the requestState of this retry names no call of %s waiting for input (it ended, or waited longer than the server's timeout): call the tool again without it", t.QualifiedName)
 	}
 	answer, given := req.Params.InputResponses[bridgeInput]
@@ -132,16 +139,16 @@ func (g *Gateway) resumeBridge(ctx context.Context, req *mcp.CallToolRequest, u 
 		return nil, true, fmt.Errorf("the retry of %s carries no inputResponses[%q]: answer the input request it was given", t.QualifiedName, bridgeInput)
 	}
 	a.answer <- answer
-	res, err = g.awaitBridge(ctx, b)
+	res, err = bs.await(ctx, b)
 	if res != nil && res.InputRequests == nil {
 		relay.SlotFrom(b.ctx).MoveTo(relay.SlotFrom(ctx))
 	}
 	return res, true, err
 }
 
-// awaitBridge answers the client's call with the server's next request
+// await answers the client's call with the server's next request
 // (input-required) or its result.
-func (g *Gateway) awaitBridge(ctx context.Context, b *bridge) (*mcp.CallToolResult, error) {
+func (bs *bridges) await(ctx context.Context, b *bridge) (*mcp.CallToolResult, error) {
 	select {
 	case a := <-b.asks:
 		b.mu.Lock()
@@ -150,19 +157,19 @@ func (g *Gateway) awaitBridge(ctx context.Context, b *bridge) (*mcp.CallToolResu
 		b.mu.Unlock()
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{bridgeInput: a.params}, RequestState: bridgeState + b.id + "." + b.key}, nil
 	case e := <-b.done:
-		g.dropBridge(b)
+		bs.drop(b)
 		return e.res, e.err
 	case <-ctx.Done():
 		b.cancel()
-		g.dropBridge(b)
+		bs.drop(b)
 		return nil, ctx.Err()
 	}
 }
 
-func (g *Gateway) dropBridge(b *bridge) {
-	g.progMu.Lock()
-	delete(g.bridges, b.id)
-	g.progMu.Unlock()
+func (bs *bridges) drop(b *bridge) {
+	bs.mu.Lock()
+	delete(bs.byID, b.id)
+	bs.mu.Unlock()
 }
 
 // refused says why the client cannot be asked method, nil when it can.
@@ -196,7 +203,7 @@ func unbridged(r *callRoute, method string) error {
 }
 
 // ask hands the server's request to the client (by the client's call
-// waiting in awaitBridge) and returns its answer.
+// waiting in bridges.await) and returns its answer.
 func (b *bridge) ask(ctx context.Context, method string, params mcp.InputRequest) (mcp.InputResponse, error) {
 	if err := b.refused(method); err != nil {
 		return nil, err

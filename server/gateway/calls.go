@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,13 +86,31 @@ func newRouteID() string {
 	return "toolscout-" + hex.EncodeToString(b[:])
 }
 
-// beginRoute registers the call of req's client on u; the returned func
-// ends it. The call's result waits for the notifications read before it
-// to be passed on (callRoute.drain) rather than the route outliving the
-// call: its context holds what the call holds, a large result among it.
-// It returns nil when the call has no client session (a call of
-// toolscout's own).
-func (g *Gateway) beginRoute(ctx context.Context, u *upstream, req *mcp.CallToolRequest) (*callRoute, func()) {
+// routes are the calls of clients running on a gateway's upstreams, by
+// route id (the progress token an upstream is sent) and by domain; one
+// table for every upstream, since a progress token names a call whatever
+// connection it comes on.
+type routes struct {
+	mu       sync.Mutex
+	byID     map[string]*callRoute
+	inflight map[string]map[*callRoute]struct{} // by domain
+	// secrets redacts what an upstream sends on to a client; maxMessage
+	// bounds a request read on a call's stream (tagger.go).
+	secrets    *redact.Redactor
+	maxMessage int
+}
+
+func newRoutes(secrets *redact.Redactor, maxMessage int) *routes {
+	return &routes{byID: map[string]*callRoute{}, inflight: map[string]map[*callRoute]struct{}{}, secrets: secrets, maxMessage: maxMessage}
+}
+
+// begin registers the call of req's client on domain's server; the
+// returned func ends it. The call's result waits for the notifications
+// read before it to be passed on (callRoute.drain) rather than the route
+// outliving the call: its context holds what the call holds, a large
+// result among it. It returns nil when the call has no client session
+// (a call of toolscout's own).
+func (rt *routes) begin(ctx context.Context, domain string, req *mcp.CallToolRequest) (*callRoute, func()) {
 	if req == nil || req.Session == nil {
 		return nil, func() {}
 	}
@@ -99,21 +118,24 @@ func (g *Gateway) beginRoute(ctx context.Context, u *upstream, req *mcp.CallTool
 	if req.Params != nil {
 		token = req.Params.GetProgressToken()
 	}
-	return g.openRoute(ctx, u, req.Session, token)
+	return rt.open(ctx, domain, req.Session, token)
 }
 
-// openRoute registers a call of ss's client on u (see beginRoute).
-func (g *Gateway) openRoute(ctx context.Context, u *upstream, ss *mcp.ServerSession, token any) (*callRoute, func()) {
-	r := &callRoute{id: newRouteID(), key: newRouteID(), domain: u.cfg.Domain, ctx: ctx, ss: ss, token: token}
-	g.progMu.Lock()
-	g.routes[r.id] = r
-	u.inflight[r] = struct{}{}
-	g.progMu.Unlock()
+// open registers a call of ss's client on domain's server (see begin).
+func (rt *routes) open(ctx context.Context, domain string, ss *mcp.ServerSession, token any) (*callRoute, func()) {
+	r := &callRoute{id: newRouteID(), key: newRouteID(), domain: domain, ctx: ctx, ss: ss, token: token}
+	rt.mu.Lock()
+	rt.byID[r.id] = r
+	if rt.inflight[domain] == nil {
+		rt.inflight[domain] = map[*callRoute]struct{}{}
+	}
+	rt.inflight[domain][r] = struct{}{}
+	rt.mu.Unlock()
 	return r, func() {
-		g.progMu.Lock()
-		delete(u.inflight, r)
-		delete(g.routes, r.id)
-		g.progMu.Unlock()
+		rt.mu.Lock()
+		delete(rt.inflight[domain], r)
+		delete(rt.byID, r.id)
+		rt.mu.Unlock()
 	}
 }
 
@@ -135,28 +157,28 @@ func clientOf(ctx context.Context) *mcp.ServerSession {
 	return ss
 }
 
-// routeFor returns the call a message of u's belongs to, by the mark
+// routeFor returns the call a message of c's server belongs to, by the mark
 // routeTagger or lineConn left in its meta (see above), which it removes;
 // over the old SSE transport, which marks nothing, the call of the one
 // client whose calls run on u. why says why there is none.
-func (g *Gateway) routeFor(u *upstream, meta mcp.Meta) (r *callRoute, marked bool, why string) {
+func (rt *routes) routeFor(c *UpstreamConfig, meta mcp.Meta) (r *callRoute, marked bool, why string) {
 	mark, marked := meta[routeMetaKey].(string)
 	delete(meta, routeMetaKey)
 	if id, key, ok := strings.Cut(mark, "."); marked && ok {
-		g.progMu.Lock()
-		r := g.routes[id]
-		g.progMu.Unlock()
-		if r != nil && r.key == key && r.domain == u.cfg.Domain {
+		rt.mu.Lock()
+		r := rt.byID[id]
+		rt.mu.Unlock()
+		if r != nil && r.key == key && r.domain == c.Domain {
 			return r, true, ""
 		}
 	}
-	if u.cfg.Command == "" && u.cfg.Transport != "sse" {
+	if c.Command == "" && c.Transport != "sse" {
 		// Streamable HTTP: a message of a call comes on its stream,
 		// marked; one that is not came outside any call.
 		return nil, false, "it came outside any call of a client"
 	}
-	r, why = g.soleRoute(u)
-	if u.cfg.Command != "" && r != nil {
+	r, why = rt.soleRoute(c.Domain)
+	if c.Command != "" && r != nil {
 		// stdio marks what it can as it reads: an unmarked message came
 		// when no single client's calls were running.
 		return nil, false, "it came while no call of a client was running on it"
@@ -164,12 +186,12 @@ func (g *Gateway) routeFor(u *upstream, meta mcp.Meta) (r *callRoute, marked boo
 	return r, false, why
 }
 
-// soleRoute returns a call running on u when every call running on it
-// is one client's (the same session), or why not.
-func (g *Gateway) soleRoute(u *upstream) (r *callRoute, why string) {
-	g.progMu.Lock()
-	defer g.progMu.Unlock()
-	for c := range u.inflight {
+// soleRoute returns a call running on domain's server when every call
+// running on it is one client's (the same session), or why not.
+func (rt *routes) soleRoute(domain string) (r *callRoute, why string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for c := range rt.inflight[domain] {
 		if r == nil {
 			r = c
 		} else if r.ss != c.ss {
@@ -188,14 +210,14 @@ func errNoRoute(domain, method, why string) error {
 	return fmt.Errorf("toolscout cannot pass %s from server %q to a client: %s", method, domain, why)
 }
 
-// clientRequests sets the handlers that pass u's requests and
+// clientRequests sets the handlers that pass c's server's requests and
 // notifications to the client of the call they belong to. The
 // capabilities toolscout declares to the upstream are the union of what
 // clients may have (sampling with tools and context, elicitation in both
 // modes, roots): the upstream offers what needs them, and each request is
 // answered by the client of its call, or refused for it as the upstream
 // would be refused by that client directly.
-func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
+func (rt *routes) clientRequests(c *UpstreamConfig, o *mcp.ClientOptions) {
 	o.Capabilities = &mcp.ClientCapabilities{
 		RootsV2:     &mcp.RootCapabilities{},
 		Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}},
@@ -206,11 +228,11 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 	// never answers them.
 	o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	o.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-		r, _, why := g.routeFor(u, metaOf(req.Params))
+		r, _, why := rt.routeFor(c, metaOf(req.Params))
 		if r == nil {
-			return nil, errNoRoute(u.cfg.Domain, "sampling/createMessage", why)
+			return nil, errNoRoute(c.Domain, "sampling/createMessage", why)
 		}
-		p := scrubParams(g.opts.Redactor, req.Params)
+		p := scrubParams(rt.secrets, req.Params)
 		if b := r.bridgeOf(); b != nil {
 			resp, err := b.ask(ctx, "sampling/createMessage", p)
 			if err != nil {
@@ -228,15 +250,15 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 		return r.ss.CreateMessageWithTools(r.ctx, p)
 	}
 	// Declares elicitation; the requests themselves are passed on by
-	// rootsMiddleware, before the go-sdk client's own checks (elicit).
+	// middleware, before the go-sdk client's own checks (elicit).
 	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return g.elicit(ctx, u, req)
+		return rt.elicit(ctx, c, req)
 	}
 	o.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		if req.Params == nil {
 			return
 		}
-		r, marked, _ := g.routeFor(u, req.Params.Meta)
+		r, marked, _ := rt.routeFor(c, req.Params.Meta)
 		if r == nil {
 			return // not of a call: no client asked for it
 		}
@@ -247,12 +269,12 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 		p.Meta = nil
 		// The logger names the server the message comes from.
 		if p.Logger == "" {
-			p.Logger = u.cfg.Domain
+			p.Logger = c.Domain
 		} else {
-			p.Logger = u.cfg.Domain + "/" + p.Logger
+			p.Logger = c.Domain + "/" + p.Logger
 		}
-		p.Logger = g.opts.Redactor.String(p.Logger)
-		p.Data = g.opts.Redactor.Any(p.Data)
+		p.Logger = rt.secrets.String(p.Logger)
+		p.Data = rt.secrets.Any(p.Data)
 		// ServerSession.Log sends only what the client's logging/setLevel
 		// (or its call's log level, in 2026-07-28) lets through.
 		_ = r.ss.Log(context.WithoutCancel(r.ctx), &p)
@@ -261,12 +283,12 @@ func (g *Gateway) clientRequests(u *upstream, o *mcp.ClientOptions) {
 
 // elicit passes an upstream's elicitation/create to the client of the
 // call it belongs to.
-func (g *Gateway) elicit(ctx context.Context, u *upstream, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	r, _, why := g.routeFor(u, metaOf(req.Params))
+func (rt *routes) elicit(ctx context.Context, c *UpstreamConfig, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	r, _, why := rt.routeFor(c, metaOf(req.Params))
 	if r == nil {
-		return nil, errNoRoute(u.cfg.Domain, "elicitation/create", why)
+		return nil, errNoRoute(c.Domain, "elicitation/create", why)
 	}
-	p := scrubParams(g.opts.Redactor, req.Params)
+	p := scrubParams(rt.secrets, req.Params)
 	if b := r.bridgeOf(); b != nil {
 		resp, err := b.ask(ctx, "elicitation/create", p)
 		if err != nil {
@@ -284,7 +306,7 @@ func (g *Gateway) elicit(ctx context.Context, u *upstream, req *mcp.ElicitReques
 	return r.ss.Elicit(r.ctx, p)
 }
 
-// rootsMiddleware passes roots/list to the client of the call it belongs
+// middleware passes roots/list to the client of the call it belongs
 // to: the go-sdk client answers it from its own list otherwise. It
 // passes elicitation/create on too, before the go-sdk client checks its
 // requested schema and the answer against it (Client.elicit): the
@@ -292,11 +314,11 @@ func (g *Gateway) elicit(ctx context.Context, u *upstream, req *mcp.ElicitReques
 // is stricter than the specification (it refuses the titled multi-select
 // of SEP-1330 whose items say "type": "string", which the go-sdk's own
 // conformance server sends).
-func (g *Gateway) rootsMiddleware(u *upstream) mcp.Middleware {
+func (rt *routes) middleware(c *UpstreamConfig) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if er, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" && er.Params != nil {
-				return g.elicit(ctx, u, er)
+				return rt.elicit(ctx, c, er)
 			}
 			if method != "roots/list" {
 				return next(ctx, method, req)
@@ -306,9 +328,9 @@ func (g *Gateway) rootsMiddleware(u *upstream) mcp.Middleware {
 			if p != nil {
 				meta = p.Meta
 			}
-			r, _, why := g.routeFor(u, meta)
+			r, _, why := rt.routeFor(c, meta)
 			if r == nil {
-				return nil, errNoRoute(u.cfg.Domain, method, why)
+				return nil, errNoRoute(c.Domain, method, why)
 			}
 			if b := r.bridgeOf(); b != nil {
 				if p == nil {
@@ -413,13 +435,13 @@ func passInput(session *mcp.ClientSession, req *mcp.CallToolRequest, params *mcp
 // which gets what its own logging/setLevel lets through
 // (ServerSession.Log). A server of 2026-07-28 is told per request
 // (passInput).
-func (g *Gateway) openLogging(ctx context.Context, u *upstream, session *mcp.ClientSession) {
+func openLogging(ctx context.Context, u *upstream, session *mcp.ClientSession) {
 	ir := session.InitializeResult()
 	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil || ir.ProtocolVersion >= newProtocol {
 		return
 	}
 	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-		g.log.Warn("upstream refused logging/setLevel; its log messages may not reach the clients", "domain", u.cfg.Domain, "err", g.opts.Redactor.Error(err))
+		u.env.log.Warn("upstream refused logging/setLevel; its log messages may not reach the clients", "domain", u.cfg.Domain, "err", u.env.opts.Redactor.Error(err))
 	}
 }
 
@@ -441,4 +463,22 @@ func capabilitiesOf(ss *mcp.ServerSession) map[string]any {
 		out["roots"] = r
 	}
 	return out
+}
+
+// forwardProgress relays an upstream's progress notification to the client
+// whose call it belongs to, under that client's own token, on its call.
+func (rt *routes) forwardProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	id, _ := req.Params.ProgressToken.(string)
+	rt.mu.Lock()
+	r := rt.byID[id]
+	rt.mu.Unlock()
+	if r == nil || r.token == nil {
+		return
+	}
+	defer r.done()
+	p := *req.Params
+	p.ProgressToken = r.token
+	p.Meta = nil
+	p.Message = rt.secrets.String(p.Message)
+	_ = r.ss.NotifyProgress(context.WithoutCancel(r.ctx), &p)
 }

@@ -17,6 +17,18 @@
 // server/progress (a call that waits for a server to start tells its
 // client so).
 //
+// Inside, an upstream (life.go) is one server's life: its session and
+// its restarts, its tools as its pins let them be served (pins.go), its
+// prompts and resources (surface.go), and the calls made on it (Execute
+// and the prompt and resource calls share its one prologue: wait for a
+// server still starting, say why it is unavailable, bound the call by
+// the server's timeout and the gateway's closing, word the failure).
+// The Gateway routes between upstreams; what is asked across them is
+// answered by the small types it embeds: fleet.go (the upstreams by
+// domain, and the waits), directory.go (what they serve and say of
+// themselves, and Keep) and surface.go's surfaces. The calls of clients
+// in flight are one table per gateway (calls.go's routes, bridge.go).
+//
 // Besides tools it lists each server's prompts, resources and resource
 // templates, follows their list_changed, gets, reads and subscribes on
 // the server (surface.go: Surfaces, WatchSurface, GetPrompt,

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolscout/toolscout/index"
@@ -40,51 +41,76 @@ type stamper interface {
 // changed upstream and waits for approval.
 var ErrHeld = errors.New("tool definition changed upstream, waiting for approval")
 
-// pinned returns what to serve of what u's server listed, and the tools
-// held back by name; it logs what is new to this gateway: tools pinned on
-// first sight, changes held (with their diff), changes approved. u.pinMu
-// is held.
-func (g *Gateway) pinned(u *upstream, listed []index.ToolSpec) ([]index.ToolSpec, map[string]pin.Held, error) {
-	if g.opts.Pins == nil {
-		return listed, nil, nil
+// pinState is one upstream's pins: what its last listing holds back,
+// and which of the changes were logged.
+type pinState struct {
+	pinner Pinner // nil: what the server lists is served
+	domain string
+	log    *slog.Logger
+	// order orders the pinning of listings (upstream.list, repin); it
+	// guards heldLogged, the listed definitions' hashes already logged.
+	order      sync.Mutex
+	heldLogged map[string]string
+	mu         sync.Mutex
+	held       map[string]pin.Held // the tools held back, by name
+}
+
+// pin returns what to serve of what the server listed, and keeps the
+// tools it holds back; it logs what is new to this gateway: tools pinned
+// on first sight, changes held (with their diff), changes approved.
+// p.order is held.
+func (p *pinState) pin(listed []index.ToolSpec) ([]index.ToolSpec, error) {
+	if p.pinner == nil {
+		return listed, nil
 	}
-	res, err := g.opts.Pins.Pin(u.cfg.Domain, listed)
+	res, err := p.pinner.Pin(p.domain, listed)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(res.New) > 0 {
-		g.log.Info("upstream tools pinned on first sight", "domain", u.cfg.Domain, "tools", len(res.New))
+		p.log.Info("upstream tools pinned on first sight", "domain", p.domain, "tools", len(res.New))
 	}
 	held := map[string]pin.Held{}
 	var unchecked []string // new to this gateway
 	for _, h := range res.Held {
 		held[h.Tool] = h
-		if u.heldLogged[h.Tool] == h.Listed.Hash() {
+		if p.heldLogged[h.Tool] == h.Listed.Hash() {
 			continue
 		}
 		if h.Unchecked {
 			unchecked = append(unchecked, h.Tool)
 			continue
 		}
-		g.log.Warn("upstream tool definition changed: serving the approved one, and refusing calls until the change is approved",
-			"domain", u.cfg.Domain, "tool", h.Tool, "changed", strings.Join(h.Fields(), ", "),
-			"approve", "toolscout approve "+index.QualifiedName(u.cfg.Domain, h.Tool), "diff", h.Diff())
+		p.log.Warn("upstream tool definition changed: serving the approved one, and refusing calls until the change is approved",
+			"domain", p.domain, "tool", h.Tool, "changed", strings.Join(h.Fields(), ", "),
+			"approve", "toolscout approve "+index.QualifiedName(p.domain, h.Tool), "diff", h.Diff())
 	}
 	if len(unchecked) > 0 {
 		// One line for them all: without a good copy, that is every tool.
-		g.log.Warn("upstream tools first seen since the pinned definitions were damaged: serving them as listed, and refusing calls until an operator reviews and approves them (toolscout approve)",
-			"domain", u.cfg.Domain, "tools", strings.Join(unchecked, ", "))
+		p.log.Warn("upstream tools first seen since the pinned definitions were damaged: serving them as listed, and refusing calls until an operator reviews and approves them (toolscout approve)",
+			"domain", p.domain, "tools", strings.Join(unchecked, ", "))
 	}
-	for name := range u.heldLogged {
+	for name := range p.heldLogged {
 		if _, ok := held[name]; !ok {
-			g.log.Info("upstream tool definition approved or restored: serving it as listed", "domain", u.cfg.Domain, "tool", name)
+			p.log.Info("upstream tool definition approved or restored: serving it as listed", "domain", p.domain, "tool", name)
 		}
 	}
-	u.heldLogged = map[string]string{}
+	p.heldLogged = map[string]string{}
 	for name, h := range held {
-		u.heldLogged[name] = h.Listed.Hash()
+		p.heldLogged[name] = h.Listed.Hash()
 	}
-	return res.Serve, held, nil
+	p.mu.Lock()
+	p.held = held
+	p.mu.Unlock()
+	return res.Serve, nil
+}
+
+// get returns how tool is held back, if it is.
+func (p *pinState) get(tool string) (pin.Held, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h, ok := p.held[tool]
+	return h, ok
 }
 
 // heldError says why t does not run.
@@ -121,62 +147,10 @@ func (g *Gateway) watchPins(ctx context.Context, st stamper) {
 		last = s
 		changed := false
 		for _, u := range g.ups {
-			changed = g.repin(u) || changed
+			changed = u.repin() || changed
 		}
 		if changed {
-			g.keepListed()
-			g.notify()
+			g.env.toolsChanged()
 		}
 	}
-}
-
-// repin checks u's last listing against the pins again; it reports
-// whether what u serves changed.
-func (g *Gateway) repin(u *upstream) bool {
-	u.pinMu.Lock()
-	defer u.pinMu.Unlock()
-	u.mu.Lock()
-	listed := u.listed
-	u.mu.Unlock()
-	if listed == nil {
-		return false
-	}
-	served, held, err := g.pinned(u, listed)
-	if err != nil {
-		g.log.Warn("could not check the upstream tools against their pinned definitions; serving what was served", "domain", u.cfg.Domain, "err", err)
-		return false
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	same := reflect.DeepEqual(u.tools, served)
-	u.tools, u.held = served, held
-	return !same
-}
-
-// Held reports whether the upstream tool (its name on its server) is held
-// back: its definition changed since it was approved, and Execute refuses
-// it until the change is.
-func (g *Gateway) Held(domain, tool string) bool {
-	u := g.byDom[domain]
-	if u == nil {
-		return false
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	_, held := u.held[tool]
-	return held
-}
-
-// Unchecked reports whether the upstream tool is held because it was
-// first seen after the pinned definitions were damaged (pin.Review):
-// there is no approved definition to serve, so the listed one is, and
-// Execute refuses it until it is approved.
-func (g *Gateway) Unchecked(domain, tool string) bool {
-	u := g.byDom[domain]
-	if u == nil {
-		return false
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.held[tool].Unchecked
 }

@@ -30,10 +30,10 @@ import (
 // searched as bytes, and one that holds a secret is not relayed raw but
 // decoded and redacted like the others (lineConn.keepRaw).
 
-// callSecrets returns the gateway's redactor with the values a call
+// callSecrets returns secrets (the gateway's) with the values a call
 // carries on top of the configured ones: the headers sent for its caller
 // (callHeaders) and the Authorization of the caller's own request.
-func (g *Gateway) callSecrets(req *mcp.CallToolRequest, sent callHeaderSet) *redact.Redactor {
+func callSecrets(secrets *redact.Redactor, req *mcp.CallToolRequest, sent callHeaderSet) *redact.Redactor {
 	var extra []string
 	for _, v := range sent.headers {
 		extra = append(extra, v)
@@ -41,7 +41,7 @@ func (g *Gateway) callSecrets(req *mcp.CallToolRequest, sent callHeaderSet) *red
 	if req != nil && req.Extra != nil && req.Extra.Header != nil {
 		extra = append(extra, req.Extra.Header.Values("Authorization")...)
 	}
-	return g.opts.Redactor.With(extra...)
+	return secrets.With(extra...)
 }
 
 // scrubbed returns v with every value secrets knows redacted, by its

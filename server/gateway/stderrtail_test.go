@@ -50,9 +50,8 @@ func TestUpstreamExitSaysWhy(t *testing.T) {
 			if err := os.WriteFile(script, []byte("#!/bin/sh\n"+tc.script+"\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			g := New(Options{})
-			u := &upstream{cfg: UpstreamConfig{Domain: "x", Command: script, ConnectTimeout: 10 * time.Second}, changed: make(chan struct{}, 1)}
-			_, err := g.connect(context.Background(), u)
+			g := New(Options{Upstreams: []UpstreamConfig{{Domain: "x", Command: script, ConnectTimeout: 10 * time.Second}}})
+			_, err := g.byDom["x"].connect(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("connect = %v, want it to say %q", err, tc.want)
 			}

@@ -8,8 +8,11 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/internal/redact"
 )
 
 // An upstream's surface besides its tools: its prompts, resources and
@@ -50,14 +53,16 @@ type Surface struct {
 	Cut []string
 }
 
-// upstreamSurface is an upstream's Surface and subscriptions. Its
-// fields but changed are guarded by upstream.mu.
+// upstreamSurface is an upstream's Surface and subscriptions.
 type upstreamSurface struct {
+	domain string
+	env    *shared
 	// changed receives after the server announced a list change
-	// (coalescing); followSurface re-lists.
-	changed   chan struct{}
-	changedBy *mcp.ClientSession
+	// (coalescing); follow re-lists.
+	changed chan struct{}
 
+	mu                                         sync.Mutex // guards the rest
+	changedBy                                  *mcp.ClientSession
 	listed                                     bool
 	prompts, resources, subscribe, completions bool
 	promptList                                 []*mcp.Prompt
@@ -70,52 +75,22 @@ type upstreamSurface struct {
 	subsOn *mcp.ClientSession
 }
 
-// surfaceWatch holds the functions WatchSurface registered.
-type surfaceWatch struct {
-	mu sync.Mutex
-	fs []func(domain, uri string)
+// snapshot returns the surface as it was last listed.
+func (s *upstreamSurface) snapshot() Surface {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Surface{Domain: s.domain, Listed: s.listed, Prompts: s.prompts, Resources: s.resources, Subscribe: s.subscribe, Completions: s.completions,
+		PromptList: s.promptList, ResourceList: s.resourceList, TemplateList: s.templateList, Cut: s.cut}
 }
 
-// WatchSurface registers f, called after an upstream's prompts,
-// resources or templates changed (uri "") and when an upstream says a
-// resource subscribed to through SubscribeResource changed (uri is that
-// resource's, as the upstream names it). f must not block for long.
-func (g *Gateway) WatchSurface(f func(domain, uri string)) {
-	g.surf.mu.Lock()
-	defer g.surf.mu.Unlock()
-	g.surf.fs = append(g.surf.fs, f)
-}
-
-func (g *Gateway) tellSurface(domain, uri string) {
-	g.surf.mu.Lock()
-	fs := slices.Clone(g.surf.fs)
-	g.surf.mu.Unlock()
-	for _, f := range fs {
-		f(domain, uri)
-	}
-}
-
-// Surfaces returns every upstream's surface, in the order of the config.
-func (g *Gateway) Surfaces() []Surface {
-	out := make([]Surface, 0, len(g.ups))
-	for _, u := range g.ups {
-		u.mu.Lock()
-		s := &u.surface
-		out = append(out, Surface{Domain: u.cfg.Domain, Listed: s.listed, Prompts: s.prompts, Resources: s.resources, Subscribe: s.subscribe, Completions: s.completions,
-			PromptList: s.promptList, ResourceList: s.resourceList, TemplateList: s.templateList, Cut: s.cut})
-		u.mu.Unlock()
-	}
-	return out
-}
-
-// surfaceHandlers sets the client options that follow u's surface.
-func (g *Gateway) surfaceHandlers(u *upstream, o *mcp.ClientOptions) {
+// handlers sets the client options that follow the surface.
+func (s *upstreamSurface) handlers(o *mcp.ClientOptions) {
 	changed := func(ss *mcp.ClientSession) {
-		u.mu.Lock()
-		u.surface.changedBy = ss
-		u.mu.Unlock()
+		s.mu.Lock()
+		s.changedBy = ss
+		s.mu.Unlock()
 		select {
-		case u.surface.changed <- struct{}{}:
+		case s.changed <- struct{}{}:
 		default:
 		}
 	}
@@ -125,43 +100,43 @@ func (g *Gateway) surfaceHandlers(u *upstream, o *mcp.ClientOptions) {
 		if req.Params == nil {
 			return
 		}
-		u.mu.Lock()
-		subscribed := u.surface.subs[req.Params.URI]
-		u.mu.Unlock()
+		s.mu.Lock()
+		subscribed := s.subs[req.Params.URI]
+		s.mu.Unlock()
 		if subscribed { // an update of nothing asked for is dropped: the set is bounded
-			g.tellSurface(u.cfg.Domain, req.Params.URI)
+			s.env.surfaceChanged(s.domain, req.Params.URI)
 		}
 	}
 }
 
-// listSurface lists session's prompts, resources and templates into u
-// (those its capabilities declare), subscribes again to the resources
-// subscribed to before (after a restart), and tells the watchers when
-// the lists changed. A list that fails keeps what u had and is logged:
-// the server's tools still serve.
-func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.ClientSession) {
+// list lists session's prompts, resources and templates (those its
+// capabilities declare), subscribes again to the resources subscribed
+// to before (after a restart), and tells the watchers when the lists
+// changed. A list that fails keeps what was listed before and is
+// logged: the server's tools still serve.
+func (s *upstreamSurface) list(ctx context.Context, session *mcp.ClientSession) {
+	log, secrets := s.env.log, s.env.opts.Redactor
 	caps := &mcp.ServerCapabilities{}
 	if ir := session.InitializeResult(); ir != nil && ir.Capabilities != nil {
 		caps = ir.Capabilities
 	}
-	u.mu.Lock()
-	next := upstreamSurface{promptList: u.surface.promptList, resourceList: u.surface.resourceList, templateList: u.surface.templateList}
-	u.mu.Unlock()
-	next.listed = true
-	next.prompts, next.resources = caps.Prompts != nil, caps.Resources != nil
-	next.subscribe = caps.Resources != nil && caps.Resources.Subscribe
-	next.completions = caps.Completions != nil
-	next.cut = nil
+	s.mu.Lock()
+	next := Surface{PromptList: s.promptList, ResourceList: s.resourceList, TemplateList: s.templateList}
+	s.mu.Unlock()
+	next.Listed = true
+	next.Prompts, next.Resources = caps.Prompts != nil, caps.Resources != nil
+	next.Subscribe = caps.Resources != nil && caps.Resources.Subscribe
+	next.Completions = caps.Completions != nil
 	note := func(kind string, cut string, err error) {
 		if err != nil {
-			g.log.Warn("listing upstream "+kind+" failed; keeping the last list", "domain", u.cfg.Domain, "err", g.opts.Redactor.Error(err))
+			log.Warn("listing upstream "+kind+" failed; keeping the last list", "domain", s.domain, "err", secrets.Error(err))
 		}
 		if cut != "" {
-			next.cut = append(next.cut, kind+": "+cut)
-			g.log.Warn("upstream lists too many "+kind+"; the rest is left out", "domain", u.cfg.Domain, "why", cut)
+			next.Cut = append(next.Cut, kind+": "+cut)
+			log.Warn("upstream lists too many "+kind+"; the rest is left out", "domain", s.domain, "why", cut)
 		}
 	}
-	if next.prompts {
+	if next.Prompts {
 		l, cut, err := listPages(ctx, func(c string) ([]*mcp.Prompt, string, error) {
 			r, err := session.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: c})
 			if err != nil {
@@ -170,12 +145,12 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 			return r.Prompts, r.NextCursor, nil
 		})
 		if note("prompts", cut, err); err == nil {
-			next.promptList = scrubList(g.opts.Redactor, l)
+			next.PromptList = scrubList(secrets, l)
 		}
 	} else {
-		next.promptList = nil
+		next.PromptList = nil
 	}
-	if next.resources {
+	if next.Resources {
 		l, cut, err := listPages(ctx, func(c string) ([]*mcp.Resource, string, error) {
 			r, err := session.ListResources(ctx, &mcp.ListResourcesParams{Cursor: c})
 			if err != nil {
@@ -184,7 +159,7 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 			return r.Resources, r.NextCursor, nil
 		})
 		if note("resources", cut, err); err == nil {
-			next.resourceList = scrubList(g.opts.Redactor, l)
+			next.ResourceList = scrubList(secrets, l)
 		}
 		t, cut, err := listPages(ctx, func(c string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := session.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: c})
@@ -194,36 +169,107 @@ func (g *Gateway) listSurface(ctx context.Context, u *upstream, session *mcp.Cli
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
 		if note("resource templates", cut, err); err == nil {
-			next.templateList = scrubList(g.opts.Redactor, t)
+			next.TemplateList = scrubList(secrets, t)
 		}
 	} else {
-		next.resourceList, next.templateList = nil, nil
+		next.ResourceList, next.TemplateList = nil, nil
 	}
-	u.mu.Lock()
-	cur := &u.surface
-	same := cur.listed && cur.prompts == next.prompts && cur.resources == next.resources && cur.subscribe == next.subscribe && cur.completions == next.completions &&
-		reflect.DeepEqual(cur.promptList, next.promptList) && reflect.DeepEqual(cur.resourceList, next.resourceList) &&
-		reflect.DeepEqual(cur.templateList, next.templateList)
-	cur.listed, cur.prompts, cur.resources, cur.subscribe, cur.completions = true, next.prompts, next.resources, next.subscribe, next.completions
-	cur.promptList, cur.resourceList, cur.templateList, cur.cut = next.promptList, next.resourceList, next.templateList, next.cut
+	s.mu.Lock()
+	same := s.listed && s.prompts == next.Prompts && s.resources == next.Resources && s.subscribe == next.Subscribe && s.completions == next.Completions &&
+		reflect.DeepEqual(s.promptList, next.PromptList) && reflect.DeepEqual(s.resourceList, next.ResourceList) &&
+		reflect.DeepEqual(s.templateList, next.TemplateList)
+	s.listed, s.prompts, s.resources, s.subscribe, s.completions = true, next.Prompts, next.Resources, next.Subscribe, next.Completions
+	s.promptList, s.resourceList, s.templateList, s.cut = next.PromptList, next.ResourceList, next.TemplateList, next.Cut
 	var resub []string
-	if cur.subsOn != session { // a new session: the server forgot them
-		for uri := range cur.subs {
+	if s.subsOn != session { // a new session: the server forgot them
+		for uri := range s.subs {
 			resub = append(resub, uri)
 		}
-		cur.subsOn = session
+		s.subsOn = session
 	}
-	u.mu.Unlock()
+	s.mu.Unlock()
 	for _, uri := range resub {
 		// Idempotent on a server that still has it; needed after a
 		// restart, which forgets it.
 		if err := session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			g.log.Warn("subscribing again to an upstream resource failed", "domain", u.cfg.Domain, "uri", uri, "err", err)
+			log.Warn("subscribing again to an upstream resource failed", "domain", s.domain, "uri", uri, "err", err)
 		}
 	}
 	if !same {
-		g.tellSurface(u.cfg.Domain, "")
+		s.env.surfaceChanged(s.domain, "")
 	}
+}
+
+// follow re-lists the surface after the server announces a change, at
+// most once per relistEvery, as upstream.follow does for tools; each
+// listing gets timeout.
+func (s *upstreamSurface) follow(ctx context.Context, timeout time.Duration) {
+	take := func() *mcp.ClientSession {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		ss := s.changedBy
+		s.changedBy = nil
+		return ss
+	}
+	throttled(ctx, s.changed, take, func(session *mcp.ClientSession) {
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		s.list(lctx, session)
+		cancel()
+	})
+}
+
+// subscription records that uri is subscribed to (on) or no longer is;
+// it reports whether it was.
+func (s *upstreamSurface) subscription(uri string, on bool) (was bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was = s.subs[uri]
+	if on {
+		if s.subs == nil {
+			s.subs = map[string]bool{}
+		}
+		s.subs[uri] = true
+	} else {
+		delete(s.subs, uri)
+	}
+	return was
+}
+
+// surfaces are the upstreams' prompts, resources and templates, and the
+// functions WatchSurface registered.
+type surfaces struct {
+	f       *fleet
+	secrets *redact.Redactor
+	mu      sync.Mutex
+	fs      []func(domain, uri string)
+}
+
+// WatchSurface registers f, called after an upstream's prompts,
+// resources or templates changed (uri "") and when an upstream says a
+// resource subscribed to through SubscribeResource changed (uri is that
+// resource's, as the upstream names it). f must not block for long.
+func (s *surfaces) WatchSurface(f func(domain, uri string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fs = append(s.fs, f)
+}
+
+func (s *surfaces) tell(domain, uri string) {
+	s.mu.Lock()
+	fs := slices.Clone(s.fs)
+	s.mu.Unlock()
+	for _, f := range fs {
+		f(domain, uri)
+	}
+}
+
+// Surfaces returns every upstream's surface, in the order of the config.
+func (s *surfaces) Surfaces() []Surface {
+	out := make([]Surface, 0, len(s.f.ups))
+	for _, u := range s.f.ups {
+		out = append(out, u.surface.snapshot())
+	}
+	return out
 }
 
 // listPages reads a list page by page within the bounds. cut says why
@@ -261,56 +307,46 @@ func listPages[T any](ctx context.Context, page func(cursor string) ([]T, string
 	}
 }
 
-// followSurface re-lists u's surface after it announces a change, at
-// most once per relistEvery, as follow does for tools.
-func (g *Gateway) followSurface(ctx context.Context, u *upstream) {
-	throttled(ctx, u, u.surface.changed, &u.surface.changedBy, func(session *mcp.ClientSession) {
-		lctx, cancel := context.WithTimeout(ctx, u.cfg.connectTimeout())
-		g.listSurface(lctx, u, session)
-		cancel()
-	})
-}
-
 // GetPrompt gets the prompt p names (the upstream's own name) from the
 // upstream of domain.
-func (g *Gateway) GetPrompt(ctx context.Context, domain string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+func (s *surfaces) GetPrompt(ctx context.Context, domain string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	var res *mcp.GetPromptResult
-	err := g.onUpstream(ctx, domain, "prompts/get", func(ctx context.Context, s *mcp.ClientSession) (err error) {
-		res, err = s.GetPrompt(ctx, p)
+	err := s.on(ctx, domain, "prompts/get", func(ctx context.Context, cs *mcp.ClientSession) (err error) {
+		res, err = cs.GetPrompt(ctx, p)
 		return err
 	})
 	if res != nil {
 		res.Meta = nil // the upstream's serverInfo must not leak through
 	}
-	return scrubAnswer(g.opts.Redactor, res, err)
+	return scrubAnswer(s.secrets, res, err)
 }
 
 // ReadResource reads the resource p names (the upstream's own URI) from
 // the upstream of domain.
-func (g *Gateway) ReadResource(ctx context.Context, domain string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+func (s *surfaces) ReadResource(ctx context.Context, domain string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
-	err := g.onUpstream(ctx, domain, "resources/read", func(ctx context.Context, s *mcp.ClientSession) (err error) {
-		res, err = s.ReadResource(ctx, p)
+	err := s.on(ctx, domain, "resources/read", func(ctx context.Context, cs *mcp.ClientSession) (err error) {
+		res, err = cs.ReadResource(ctx, p)
 		return err
 	})
 	if res != nil {
 		res.Meta = nil
 	}
-	return scrubAnswer(g.opts.Redactor, res, err)
+	return scrubAnswer(s.secrets, res, err)
 }
 
 // Complete asks the upstream of domain to complete an argument of its
 // prompt or resource template (p's reference is the upstream's own).
-func (g *Gateway) Complete(ctx context.Context, domain string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+func (s *surfaces) Complete(ctx context.Context, domain string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	var res *mcp.CompleteResult
-	err := g.onUpstream(ctx, domain, "completion/complete", func(ctx context.Context, s *mcp.ClientSession) (err error) {
-		res, err = s.Complete(ctx, p)
+	err := s.on(ctx, domain, "completion/complete", func(ctx context.Context, cs *mcp.ClientSession) (err error) {
+		res, err = cs.Complete(ctx, p)
 		return err
 	})
 	if res != nil {
 		res.Meta = nil
 	}
-	return scrubAnswer(g.opts.Redactor, res, err)
+	return scrubAnswer(s.secrets, res, err)
 }
 
 // ErrNoSubscriptions is wrapped by SubscribeResource's error for a server
@@ -320,124 +356,56 @@ var ErrNoSubscriptions = errors.New("the server does not support resource subscr
 // SubscribeResource subscribes to the resource uri (the upstream's own)
 // on the upstream of domain, and again after each restart of it, until
 // UnsubscribeResource. Its updates go to the WatchSurface functions.
-func (g *Gateway) SubscribeResource(ctx context.Context, domain, uri string) error {
-	u := g.byDom[domain]
-	if u == nil {
-		return fmt.Errorf("no server %q", domain)
+func (s *surfaces) SubscribeResource(ctx context.Context, domain, uri string) error {
+	u, err := s.f.get(domain)
+	if err != nil {
+		return err
 	}
-	u.mu.Lock()
-	listed, can, already := u.surface.listed, u.surface.subscribe, u.surface.subs[uri]
-	u.mu.Unlock()
+	us := &u.surface
+	us.mu.Lock()
+	listed, can, already := us.listed, us.subscribe, us.subs[uri]
+	us.mu.Unlock()
 	if already {
 		return nil
 	}
 	if listed && !can {
 		return fmt.Errorf("server %q: %w", domain, ErrNoSubscriptions)
 	}
-	err := g.onUpstream(ctx, domain, "resources/subscribe", func(ctx context.Context, s *mcp.ClientSession) error {
-		return s.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	err = u.do(ctx, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) error {
+		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
 		return err
 	}
-	u.mu.Lock()
-	if u.surface.subs == nil {
-		u.surface.subs = map[string]bool{}
-	}
-	u.surface.subs[uri] = true
-	u.mu.Unlock()
+	us.subscription(uri, true)
 	return nil
 }
 
 // UnsubscribeResource ends SubscribeResource's subscription. A server
 // that is down forgets it anyway.
-func (g *Gateway) UnsubscribeResource(ctx context.Context, domain, uri string) error {
-	u := g.byDom[domain]
-	if u == nil {
-		return fmt.Errorf("no server %q", domain)
+func (s *surfaces) UnsubscribeResource(ctx context.Context, domain, uri string) error {
+	u, err := s.f.get(domain)
+	if err != nil {
+		return err
 	}
+	had := u.surface.subscription(uri, false)
 	u.mu.Lock()
-	had := u.surface.subs[uri]
-	delete(u.surface.subs, uri)
 	session := u.session
 	u.mu.Unlock()
 	if !had || session == nil {
 		return nil
 	}
-	return g.onUpstream(ctx, domain, "resources/unsubscribe", func(ctx context.Context, s *mcp.ClientSession) error {
-		return s.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	return u.do(ctx, "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) error {
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 }
 
-// onUpstream runs f on domain's session within the server's timeout,
-// waiting for a server that is still starting, and words the errors as
-// Execute does (matching ErrUnavailable, ErrTimeout, ErrStopped,
-// ErrClosing). An error the server answered (a *jsonrpc.Error) is
-// wrapped, so that errors.As finds it.
-func (g *Gateway) onUpstream(ctx context.Context, domain, what string, f func(context.Context, *mcp.ClientSession) error) error {
-	u := g.byDom[domain]
-	if u == nil {
-		return fmt.Errorf("no server %q", domain)
+// on runs f on domain's upstream (upstream.do: waiting for a server
+// still starting, worded as Execute's errors are).
+func (s *surfaces) on(ctx context.Context, domain, what string, f func(context.Context, *mcp.ClientSession) error) error {
+	u, err := s.f.get(domain)
+	if err != nil {
+		return err
 	}
-	u.mu.Lock()
-	session, state, uerr := u.session, u.state, u.err
-	u.mu.Unlock()
-	if session == nil && state == "connecting" {
-		wctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
-		select {
-		case <-u.ready:
-		case <-wctx.Done():
-		}
-		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		u.mu.Lock()
-		session, state, uerr = u.session, u.state, u.err
-		u.mu.Unlock()
-	}
-	if session == nil {
-		reason := state
-		if uerr != nil {
-			reason = uerr.Error()
-		}
-		return classed(ErrUnavailable, fmt.Errorf("server %q is unavailable (%s); toolscout keeps reconnecting it", domain, reason))
-	}
-	cctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
-	defer cancel()
-	go func() {
-		select {
-		case <-g.closing:
-			cancel()
-		case <-cctx.Done():
-		}
-	}()
-	callCtx := cctx
-	if ss := clientOf(ctx); ss != nil {
-		// Asked for a client (WithClient): routed as a tool call is
-		// (calls.go).
-		route, end := g.openRoute(ctx, u, ss, nil)
-		defer end()
-		callCtx = withRoute(cctx, route)
-		defer route.drain()
-	}
-	err := g.opts.Redactor.Error(f(callCtx, session))
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	select {
-	case <-g.closing:
-		return classed(ErrClosing, fmt.Errorf("toolscout is shutting down: %s on server %q was cancelled; retry it", what, domain))
-	default:
-	}
-	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return classed(ErrTimeout, fmt.Errorf("server %q did not answer %s within %s (its timeout)", domain, what, u.cfg.timeout()))
-	}
-	if connectionLost(err) {
-		return classed(ErrStopped, fmt.Errorf("server %q stopped during %s (%v); toolscout is restarting it", domain, what, err))
-	}
-	return fmt.Errorf("server %q: %w", domain, err)
+	return u.do(ctx, what, f)
 }

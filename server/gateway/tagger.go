@@ -22,7 +22,7 @@ import (
 // its buffer that are not requests (large results) pass through as they
 // are, unbuffered.
 type routeTagger struct {
-	g     *Gateway
+	rt    *routes
 	route *callRoute
 	body  io.ReadCloser
 	r     *bufio.Reader
@@ -35,8 +35,8 @@ type routeTagger struct {
 // this that looks like a response is passed through without buffering.
 const taggerBuffer = 4 << 10
 
-func newRouteTagger(g *Gateway, route *callRoute, body io.ReadCloser) *routeTagger {
-	return &routeTagger{g: g, route: route, body: body, r: bufio.NewReaderSize(body, taggerBuffer)}
+func newRouteTagger(rt *routes, route *callRoute, body io.ReadCloser) *routeTagger {
+	return &routeTagger{rt: rt, route: route, body: body, r: bufio.NewReaderSize(body, taggerBuffer)}
 }
 
 func (t *routeTagger) Close() error { return t.body.Close() }
@@ -71,7 +71,7 @@ func (t *routeTagger) fill() {
 		}
 		// A long request or notification: the whole line.
 		line := append([]byte(nil), chunk...)
-		for err == bufio.ErrBufferFull && len(line) <= t.g.opts.MaxMessage {
+		for err == bufio.ErrBufferFull && len(line) <= t.rt.maxMessage {
 			chunk, err = t.r.ReadSlice('\n')
 			line = append(line, chunk...)
 		}
@@ -98,7 +98,7 @@ func (t *routeTagger) tag(line []byte) []byte {
 	if !ok {
 		return line
 	}
-	if !t.g.mark(req, t.route) {
+	if !t.rt.mark(req, t.route) {
 		return line
 	}
 	b, err := jsonrpc.EncodeMessage(req)
@@ -115,7 +115,7 @@ func (t *routeTagger) tag(line []byte) []byte {
 // in its params' _meta, and counts it when it is a notification the
 // route passes on; it reports whether it changed req. A progress
 // notification is the route's of its token (whatever stream it came on).
-func (g *Gateway) mark(req *jsonrpc.Request, route *callRoute) bool {
+func (rt *routes) mark(req *jsonrpc.Request, route *callRoute) bool {
 	switch req.Method {
 	case "notifications/progress":
 		var p struct {
@@ -125,9 +125,9 @@ func (g *Gateway) mark(req *jsonrpc.Request, route *callRoute) bool {
 			return false
 		}
 		id, _ := p.Token.(string)
-		g.progMu.Lock()
-		r := g.routes[id]
-		g.progMu.Unlock()
+		rt.mu.Lock()
+		r := rt.byID[id]
+		rt.mu.Unlock()
 		if r != nil && r.token != nil {
 			r.add()
 		}
@@ -229,30 +229,31 @@ func (r *callRoute) drain() {
 	}
 }
 
-// markStdio marks a request or notification read from u's stdio
+// markStdio marks a request or notification read from domain's stdio
 // connection: nothing on the wire says which call it belongs to, so it
-// is the call's of the one client whose calls run on u, if one (soleRoute).
+// is the call's of the one client whose calls run on the server, if one
+// (soleRoute).
 //
 // A progress notification is not marked: it finds its call by its token
 // (forwardProgress), which is the call's route id; it is counted here, as
 // it is read, so that the call's result waits for it to be passed on
 // (drain) like the call's other notifications: the go-sdk hands it to
 // forwardProgress on another goroutine than the result's.
-func (g *Gateway) markStdio(u *upstream, req *jsonrpc.Request) {
+func (rt *routes) markStdio(domain string, req *jsonrpc.Request) {
 	if req.Method == "notifications/progress" {
-		g.mark(req, nil)
-		if r := g.progressRoute(req); r != nil && r.token != nil {
+		rt.mark(req, nil)
+		if r := rt.progressRoute(req); r != nil && r.token != nil {
 			r.add()
 		}
 		return
 	}
-	route, _ := g.soleRoute(u)
-	g.mark(req, route)
+	route, _ := rt.soleRoute(domain)
+	rt.mark(req, route)
 }
 
 // progressRoute returns the call a progress notification's token names
 // (forwardProgress finds it the same way), or nil.
-func (g *Gateway) progressRoute(req *jsonrpc.Request) *callRoute {
+func (rt *routes) progressRoute(req *jsonrpc.Request) *callRoute {
 	var p struct {
 		Token any `json:"progressToken"`
 	}
@@ -260,7 +261,7 @@ func (g *Gateway) progressRoute(req *jsonrpc.Request) *callRoute {
 		return nil
 	}
 	id, _ := p.Token.(string)
-	g.progMu.Lock()
-	defer g.progMu.Unlock()
-	return g.routes[id]
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.byID[id]
 }

@@ -31,7 +31,7 @@ func TestRouteTagger(t *testing.T) {
 		response,
 		"\n",
 	}
-	tg := newRouteTagger(g, route, io.NopCloser(strings.NewReader(strings.Join(events, ""))))
+	tg := newRouteTagger(g.env.routes, route, io.NopCloser(strings.NewReader(strings.Join(events, ""))))
 	var out bytes.Buffer
 	buf := make([]byte, 1000) // reads smaller than a line
 	for {
@@ -82,7 +82,7 @@ func TestRouteTagger(t *testing.T) {
 func TestMarkForged(t *testing.T) {
 	g := New(Options{})
 	req := &jsonrpc.Request{Method: "elicitation/create", Params: json.RawMessage(`{"message":"m","_meta":{"` + routeMetaKey + `":"toolscout-alice","k":1}}`)}
-	if !g.mark(req, nil) {
+	if !g.env.routes.mark(req, nil) {
 		t.Fatal("the forged mark was left")
 	}
 	var p struct {
@@ -98,10 +98,10 @@ func TestMarkForged(t *testing.T) {
 func TestRouteForForged(t *testing.T) {
 	g := New(Options{Upstreams: []UpstreamConfig{{Domain: "d", URL: "http://127.0.0.1:1/mcp"}}})
 	u := g.byDom["d"]
-	r, end := g.openRoute(context.Background(), u, nil, nil)
+	r, end := g.env.routes.open(context.Background(), "d", nil, nil)
 	defer end()
 	for _, mark := range []string{r.id, r.id + ".guess", r.id + "." + r.key} {
-		got, marked, _ := g.routeFor(u, map[string]any{routeMetaKey: mark})
+		got, marked, _ := g.env.routes.routeFor(&u.cfg, map[string]any{routeMetaKey: mark})
 		if want := mark == r.id+"."+r.key; (got == r) != want || marked != want {
 			t.Errorf("routeFor(mark %q) = %v, %v; want the route: %v", mark, got, marked, want)
 		}

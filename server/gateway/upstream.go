@@ -122,7 +122,7 @@ type attempt struct {
 // asked for the stateless protocol first (a server of only that protocol
 // refuses an initialize of 2025-11-25), then, should that fail, for
 // 2025-11-25.
-func (c *UpstreamConfig) attempts(g *Gateway, log *slog.Logger, limit int, secrets *redact.Redactor) []attempt {
+func (c *UpstreamConfig) attempts(rt *routes, log *slog.Logger, limit int, secrets *redact.Redactor) []attempt {
 	if c.Command != "" {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Dir = c.Cwd
@@ -133,7 +133,7 @@ func (c *UpstreamConfig) attempts(g *Gateway, log *slog.Logger, limit int, secre
 		ownGroup(cmd)
 		return []attempt{{tr: &commandTransport{cmd: cmd, terminate: stopGrace, limit: limit, log: log, stderr: tail, secrets: secrets}, protocol: upstreamProtocol}}
 	}
-	hc := &http.Client{Transport: headerTransport{g: g, headers: c.Headers, auth: c.Auth, base: http.DefaultTransport, secrets: secrets}}
+	hc := &http.Client{Transport: headerTransport{rt: rt, headers: c.Headers, auth: c.Auth, base: http.DefaultTransport, secrets: secrets}}
 	streamable := &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxRetries: 2}
 	streamed := []attempt{{tr: streamable}, {tr: streamable, protocol: upstreamProtocol, retry: true}}
 	sse := attempt{tr: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}, protocol: upstreamProtocol}
@@ -153,9 +153,9 @@ func (c *UpstreamConfig) attempts(g *Gateway, log *slog.Logger, limit int, secre
 // it keeps only what keptChallenges does: never free text, nor anything
 // of the headers sent (secrets knows the configured ones).
 type headerTransport struct {
-	// g marks the requests and notifications on the response stream of
+	// rt marks the requests and notifications on the response stream of
 	// a call's POST with the call (tagger.go); nil: none.
-	g       *Gateway
+	rt      *routes
 	headers map[string]string
 	// auth gives the bearer token (nil: none); a 401 to it is retried
 	// once with a refreshed one.
@@ -242,9 +242,9 @@ func (h headerTransport) roundTrip(r *http.Request, bearer string) (*http.Respon
 		}
 	}
 	resp, err := h.base.RoundTrip(r)
-	if err == nil && resp.StatusCode == http.StatusOK && h.g != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if err == nil && resp.StatusCode == http.StatusOK && h.rt != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		if route := routeOf(r.Context()); route != nil {
-			resp.Body = newRouteTagger(h.g, route, resp.Body)
+			resp.Body = newRouteTagger(h.rt, route, resp.Body)
 		}
 	}
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
@@ -427,7 +427,7 @@ type commandTransport struct {
 	stderr    *stderrTail  // the last of what the server wrote on stderr
 	secrets   *redact.Redactor
 	// mark marks each request and notification read with the call it
-	// belongs to (Gateway.markStdio); nil: none.
+	// belongs to (routes.markStdio); nil: none.
 	mark func(*jsonrpc.Request)
 }
 
