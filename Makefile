@@ -36,7 +36,7 @@ npm: node_modules/.package-lock.json
 FUZZTIME ?= 3s
 FUZZ_TARGETS := ./index:FuzzCatalogCache ./index/store:FuzzListed ./index/store:FuzzFit \
 	./index/store:FuzzFeedbackLog ./index/store:FuzzPins ./index/vector:FuzzSnap ./index/vector:FuzzExport ./index/vector:FuzzLegacyDocument \
-	./index/keyword/manifest:FuzzManifest ./embed:FuzzLoadFit ./internal/checksum:FuzzBody
+	./index/keyword/manifest:FuzzManifest ./embed/fitfile:FuzzLoadFit ./internal/checksum:FuzzBody
 #
 # Go 1.26's fuzz coordinator can fail a run that found nothing with a
 # bare "context deadline exceeded" when -fuzztime ends (go.dev/issue/75804,
