@@ -34,8 +34,8 @@ npm: node_modules/.package-lock.json
 # the catalog cache in a minute, none new); 1 s leaves the time to
 # fuzzing, and still shortens a failing input.
 FUZZTIME ?= 3s
-FUZZ_TARGETS := ./index:FuzzCatalogCache ./index/store:FuzzListed ./index/store:FuzzFit \
-	./index/store:FuzzFeedbackLog ./index/store:FuzzPins ./index/vector:FuzzSnap ./index/vector:FuzzExport ./index/vector:FuzzLegacyDocument \
+FUZZ_TARGETS := ./index:FuzzCatalogCache ./index/store/format:FuzzListed ./index/store/format:FuzzFit \
+	./index/store/format:FuzzFeedbackLog ./index/store/format:FuzzPins ./index/vector:FuzzSnap ./index/vector:FuzzExport ./index/vector:FuzzLegacyDocument \
 	./index/keyword/manifest:FuzzManifest ./embed/fitfile:FuzzLoadFit ./internal/checksum:FuzzBody
 #
 # Go 1.26's fuzz coordinator can fail a run that found nothing with a
