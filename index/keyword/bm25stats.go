@@ -56,7 +56,7 @@ func sealLengths(js []byte) []byte {
 // manifest keeps their counts in its format, and only the text's parts
 // are summed now.
 //
-// The manifest keeps each tool's lengths beside its hash (bm25.go), so
+// The manifest keeps each tool's lengths beside its hash (package manifest), so
 // that a Sync counts only the tools that changed and corrects the
 // previous totals by them, instead of counting the whole catalog on
 // every change (0.27 s of a 1%-changed re-index at 100k tools,
