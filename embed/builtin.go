@@ -1,10 +1,7 @@
 package embed
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolscout/toolscout/embed/fitfile"
 	"github.com/toolscout/toolscout/internal/text"
 )
 
@@ -278,53 +276,27 @@ func (b *Builtin) FitCounted(n int) bool {
 	return true
 }
 
-// fitMagic starts a saved fit: then a uint32 count and count pairs of
-// (uint64 feature hash, float32 IDF), little endian, sorted by hash.
-const fitMagic = "TSFIT001"
-
-// SaveFit writes the fitted IDF weights (nothing fitted: an empty table).
+// SaveFit writes the fitted IDF weights (nothing fitted: an empty
+// table), in package fitfile's format.
 func (b *Builtin) SaveFit(w io.Writer) error {
 	b.mu.RLock()
 	idf := b.idf
 	b.mu.RUnlock()
-	bw := bufio.NewWriter(w)
-	bw.WriteString(fitMagic)
-	var buf [12]byte
-	binary.LittleEndian.PutUint32(buf[:4], uint32(idf.len()))
-	bw.Write(buf[:4])
-	for i := 0; i < idf.len(); i++ {
-		binary.LittleEndian.PutUint64(buf[:8], idf.hash[i])
-		binary.LittleEndian.PutUint32(buf[8:], math.Float32bits(idf.weight[i]))
-		bw.Write(buf[:])
+	if idf == nil {
+		return fitfile.Write(w, nil, nil)
 	}
-	return bw.Flush()
+	return fitfile.Write(w, idf.hash, idf.weight)
 }
 
-// LoadFit restores weights written by SaveFit.
+// LoadFit restores weights written by SaveFit; on an error the weights
+// are left as they were.
 func (b *Builtin) LoadFit(r io.Reader) error {
-	data, err := io.ReadAll(io.LimitReader(r, 1<<30))
+	hash, weight, err := fitfile.Read(r)
 	if err != nil {
 		return err
 	}
-	if len(data) < len(fitMagic)+4 || string(data[:len(fitMagic)]) != fitMagic {
-		return errors.New("not a saved fit")
-	}
-	data = data[len(fitMagic):]
-	n := int(binary.LittleEndian.Uint32(data))
-	data = data[4:]
-	if len(data) != 12*n {
-		return fmt.Errorf("saved fit: %d bytes for %d weights", len(data), n)
-	}
-	idf := &idfTable{hash: make([]uint64, n), weight: make([]float32, n)}
-	for i := 0; i < n; i++ {
-		idf.hash[i] = binary.LittleEndian.Uint64(data[12*i:])
-		idf.weight[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[12*i+8:]))
-		if i > 0 && idf.hash[i] <= idf.hash[i-1] {
-			return fmt.Errorf("saved fit: feature %d is out of order", i)
-		}
-	}
 	b.mu.Lock()
-	b.idf = idf
+	b.idf = &idfTable{hash: hash, weight: weight}
 	b.mu.Unlock()
 	return nil
 }

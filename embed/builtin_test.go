@@ -174,6 +174,11 @@ func TestSaveLoadFit(t *testing.T) {
 			t.Errorf("LoadFit(%q) accepted damage", bad)
 		}
 	}
+	// A fit that failed to load left the weights loaded before.
+	var after bytes.Buffer
+	if err := b.SaveFit(&after); err != nil || !bytes.Equal(after.Bytes(), buf.Bytes()) {
+		t.Errorf("after LoadFit failed, SaveFit writes %d bytes (%v), want the %d loaded before", after.Len(), err, buf.Len())
+	}
 }
 
 // TestParallelFit: fitting in parallel gives the one-pass table (and, under

@@ -1,7 +1,6 @@
 package keyword
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +27,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword/manifest"
 	"github.com/toolscout/toolscout/internal/fault"
 	bbolt "go.etcd.io/bbolt"
 )
@@ -349,158 +349,32 @@ func newKeywordDoc(t *index.Tool, domainDesc string) keywordDoc {
 	return d
 }
 
-// manifestHeader starts the manifest: then a line "<qualified name>\t<hash>
-// \t<lengths>" for each indexed tool, lengths as appendLengths writes
-// them (the tool's field lengths, bm25stats.go). Qualified names and
-// hashes hold neither tabs nor newlines. A line may lack its lengths: a
-// Sync then counts the whole catalog's. Earlier manifests are brought to
-// this format by Migrate (migrate.go).
-const manifestHeader = "TSKWM02\n"
+// manifestHeader starts the manifest; its format is package manifest's.
+const manifestHeader = manifest.Header
 
 func (k *Index) manifest() (map[string]string, error) {
 	raw, err := k.idx.GetInternal([]byte(manifestKey))
 	if err != nil {
 		return nil, err
 	}
-	m, err := decodeManifest(raw)
+	m, err := manifest.Decode(raw)
 	if err != nil {
 		return nil, fmt.Errorf("keyword index manifest: %w", err)
 	}
 	return m, nil
 }
 
-// manifestLineFormat returns what follows the header of a manifest in
-// lines, and whether it is one.
-func manifestLineFormat(raw []byte) ([]byte, bool) {
-	return bytes.CutPrefix(raw, []byte(manifestHeader))
-}
-
-// decodeManifest reads a manifest as each id's hash.
-func decodeManifest(raw []byte) (map[string]string, error) {
-	if len(raw) == 0 {
-		return map[string]string{}, nil
-	}
-	rest, lines := manifestLineFormat(raw)
-	if !lines {
-		return nil, errors.New("unknown format")
-	}
-	m := make(map[string]string, bytes.Count(rest, []byte{'\n'}))
-	_, err := manifestLines(rest, func(id, hash, _ []byte) { m[string(id)] = string(hash) })
-	return m, err
-}
-
-// manifestLines calls f on each line of a manifest in lines (rest: what
-// follows the header), in order, lengths nil where the line has none; a
-// damaged line is an error. all says whether every line had lengths.
-func manifestLines(rest []byte, f func(id, hash, lengths []byte)) (all bool, err error) {
-	all = true
-	for len(rest) > 0 {
-		line, after, ok := bytes.Cut(rest, []byte{'\n'})
-		id, hash, tab := bytes.Cut(line, []byte{'\t'})
-		if !ok || !tab || len(id) == 0 {
-			return false, fmt.Errorf("damaged line %q", line)
-		}
-		hash, lengths, has := bytes.Cut(hash, []byte{'\t'})
-		if has {
-			if _, ok := parseLengths(lengths); !ok {
-				return false, fmt.Errorf("damaged line %q", line)
-			}
-		} else {
-			lengths, all = nil, false
-		}
-		f(id, hash, lengths)
-		rest = after
-	}
-	return all, nil
-}
-
-// manifestWalk answers what the manifest recorded for each tool, asked
-// in catalog order. While the catalog follows the manifest's own order
-// (the same catalog, or one edited in place), it reads the next line;
-// from the first tool asked out of order on, it asks a map of the lines
-// left. A catalog with 1% of its tools changed is so compared without a
-// map of every id.
-type manifestWalk struct {
-	rest []byte                 // lines not yet read, in order (m == nil)
-	m    map[string]manifestRow // the lines left, once asked out of order
-	// lengths: every line has the tool's lengths.
-	lengths bool
-}
-
-// manifestRow is what a manifest line says of a tool: its hash and its
-// lengths as written (empty when the line has none).
-type manifestRow struct{ hash, lengths string }
-
 // walkManifest returns the walk of the index's manifest.
-func (k *Index) walkManifest() (*manifestWalk, error) {
+func (k *Index) walkManifest() (*manifest.Walk, error) {
 	raw, err := k.idx.GetInternal([]byte(manifestKey))
 	if err != nil {
 		return nil, err
 	}
-	if rest, ok := manifestLineFormat(raw); ok {
-		all, err := manifestLines(rest, func(_, _, _ []byte) {})
-		if err != nil {
-			return nil, fmt.Errorf("keyword index manifest: %w", err)
-		}
-		return &manifestWalk{rest: rest, lengths: all && len(rest) > 0}, nil
-	}
-	m, err := decodeManifest(raw)
+	w, err := manifest.NewWalk(raw)
 	if err != nil {
 		return nil, fmt.Errorf("keyword index manifest: %w", err)
 	}
-	return hashWalk(m), nil
-}
-
-// hashWalk returns the walk of a manifest of hashes alone.
-func hashWalk(hashes map[string]string) *manifestWalk {
-	w := &manifestWalk{m: make(map[string]manifestRow, len(hashes))}
-	for id, h := range hashes {
-		w.m[id] = manifestRow{hash: h}
-	}
-	return w
-}
-
-// take reports whether the manifest has id, and with hash, and forgets
-// the line; lengths are the line's lengths as written (nil when it has
-// none).
-func (w *manifestWalk) take(id, hash string) (found, same bool, lengths []byte) {
-	if w.m == nil {
-		line, after, _ := bytes.Cut(w.rest, []byte{'\n'})
-		if lid, lhash, _ := bytes.Cut(line, []byte{'\t'}); len(line) > 0 && string(lid) == id {
-			w.rest = after
-			lhash, lengths, _ = bytes.Cut(lhash, []byte{'\t'})
-			return true, string(lhash) == hash, lengths
-		}
-		w.m = make(map[string]manifestRow)
-		manifestLines(w.rest, func(id, hash, lengths []byte) { // checked by walkManifest
-			w.m[string(id)] = manifestRow{string(hash), string(lengths)}
-		})
-		w.rest = nil
-	}
-	r, ok := w.m[id]
-	if ok {
-		delete(w.m, id)
-		if r.lengths != "" {
-			lengths = []byte(r.lengths)
-		}
-	}
-	return ok, ok && r.hash == hash, lengths
-}
-
-// left calls f on the ids never taken, with their lines' lengths (nil
-// when none): documents the catalog no longer has.
-func (w *manifestWalk) left(f func(id string, lengths []byte)) {
-	if w.m == nil {
-		manifestLines(w.rest, func(id, _, lengths []byte) { f(string(id), lengths) })
-		return
-	}
-	for id, r := range w.m {
-		var l []byte
-		if r.lengths != "" {
-			l = []byte(r.lengths)
-		}
-		f(id, l)
-	}
+	return w, nil
 }
 
 // documentIDs lists the index's documents as a manifest in which every
@@ -569,13 +443,13 @@ func (k *Index) Sync(ctx context.Context, cat *index.Catalog) (index.SyncStats, 
 		if err != nil {
 			return st, err
 		}
-		old = hashWalk(ids)
+		old = manifest.HashWalk(ids)
 	}
 	// The field lengths: the previous totals corrected by the tools
 	// that changed, when the manifest has every tool's own lengths and
 	// the index its totals; else every tool counted (bm25stats.go).
 	prev := k.lengths.Load()
-	incremental := old.lengths && prev != nil
+	incremental := old.AllLengths() && prev != nil
 	var all [][]toolLengths
 	totals := make(map[string]int, len(textFields)+len(exactFields)+1)
 	if incremental {
@@ -593,7 +467,7 @@ func (k *Index) Sync(ctx context.Context, cat *index.Catalog) (index.SyncStats, 
 		domainText := -1 // counted when a tool of d is
 		for ti, t := range d.Tools {
 			man = append(append(append(append(man, t.QualifiedName...), '\t'), t.Hash...), '\t')
-			found, same, was := old.take(t.QualifiedName, t.Hash)
+			found, same, was := old.Take(t.QualifiedName, t.Hash)
 			if !incremental {
 				man = append(appendLengths(man, all[di][ti]), '\n')
 			} else if same {
@@ -640,7 +514,7 @@ func (k *Index) Sync(ctx context.Context, cat *index.Catalog) (index.SyncStats, 
 			}
 		}
 	}
-	old.left(func(id string, was []byte) {
+	old.Left(func(id string, was []byte) {
 		b.Delete(id)
 		st.Removed++
 		if incremental {
@@ -671,7 +545,7 @@ func (k *Index) Sync(ctx context.Context, cat *index.Catalog) (index.SyncStats, 
 		return st, fmt.Errorf("keyword index field lengths: %w", err)
 	}
 	b.SetInternal([]byte(lengthsKey), sealLengths(rawLengths))
-	if st.Added+st.Changed+st.Removed != 0 || !old.lengths {
+	if st.Added+st.Changed+st.Removed != 0 || !old.AllLengths() {
 		b.SetInternal([]byte(manifestKey), man)
 	}
 	// (With no document changed, this is equal content under another

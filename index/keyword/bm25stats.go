@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/search"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword/manifest"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/text"
 )
@@ -56,7 +56,7 @@ func sealLengths(js []byte) []byte {
 // manifest keeps their counts in its format, and only the text's parts
 // are summed now.
 //
-// The manifest keeps each tool's lengths beside its hash (bm25.go), so
+// The manifest keeps each tool's lengths beside its hash (package manifest), so
 // that a Sync counts only the tools that changed and corrects the
 // previous totals by them, instead of counting the whole catalog on
 // every change (0.27 s of a 1%-changed re-index at 100k tools,
@@ -64,7 +64,7 @@ func sealLengths(js []byte) []byte {
 // count of the whole catalog, to the bit (TestIncrementalLengthsAsCold).
 // A change to how words are counted must change manifestHeader, or an
 // index's totals would mix two ways of counting.
-type toolLengths [9]int
+type toolLengths [manifest.NumLengths]int
 
 // countTool returns t's lengths; domainText is its domain's text's word
 // count (domainWords).
@@ -101,44 +101,17 @@ func (l toolLengths) addTo(sum map[string]int, sign int) {
 	sum[FieldTextExact] += sign * text
 }
 
-// appendLengths appends l as the manifest writes it: the counts in
-// decimal, separated by commas.
+// appendLengths appends l as the manifest writes it
+// (manifest.AppendLengths).
 func appendLengths(b []byte, l toolLengths) []byte {
-	for i, n := range l {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(n), 10)
-	}
-	return b
+	return manifest.AppendLengths(b, l)
 }
-
-// maxToolLength bounds each count read from a manifest, so that no sum
-// of 100k tools' counts overflows.
-const maxToolLength = 1 << 30
 
 // parseLengths reads what appendLengths wrote; false when b is not
 // that.
 func parseLengths(b []byte) (toolLengths, bool) {
-	var l toolLengths
-	for i := range l {
-		if i > 0 {
-			if len(b) == 0 || b[0] != ',' {
-				return l, false
-			}
-			b = b[1:]
-		}
-		j := 0
-		for j < len(b) && j < 11 && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		n, err := strconv.Atoi(string(b[:j]))
-		if j == 0 || err != nil || n > maxToolLength {
-			return l, false
-		}
-		l[i], b = n, b[j:]
-	}
-	return l, len(b) == 0
+	l, ok := manifest.ParseLengths(b)
+	return toolLengths(l), ok
 }
 
 // catalogLengths counts every tool of cat, a slice per domain in cat's

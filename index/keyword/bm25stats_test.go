@@ -12,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/keyword/manifest"
 	"github.com/toolscout/toolscout/internal/indextest"
 	"github.com/toolscout/toolscout/internal/synth"
 	"github.com/toolscout/toolscout/internal/text"
@@ -178,7 +179,7 @@ func TestIncrementalLengthsAsCold(t *testing.T) {
 				t.Fatal(err)
 			}
 			v1 := []byte(manifestHeaderV1)
-			if _, err := manifestLines(raw[len(manifestHeader):], func(id, hash, _ []byte) {
+			if _, err := manifest.Lines(raw[len(manifestHeader):], func(id, hash, _ []byte) {
 				v1 = append(append(append(append(v1, id...), '\t'), hash...), '\n')
 			}); err != nil {
 				t.Fatal(err)

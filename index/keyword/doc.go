@@ -27,7 +27,7 @@
 // took a fifth of a cold index's CPU.
 //
 // Sync compares the catalog with the manifest (each tool's content hash
-// and its fields' word counts, bm25.go) and touches only the tools that
+// and its fields' word counts, package manifest) and touches only the tools that
 // changed: their documents, and BM25's field totals corrected by their
 // old and new counts (bm25stats.go), equal to the bit to a count of the
 // whole catalog. A manifest without the counts (written by an earlier

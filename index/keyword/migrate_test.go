@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolscout/toolscout/index/keyword/manifest"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/indextest"
 )
@@ -96,8 +97,8 @@ func TestMigrateFormat3(t *testing.T) {
 		t.Errorf("field lengths stored as %.20q, want them sealed", raw)
 	}
 	for _, bad := range []string{manifestHeader + "no tab\n", manifestHeader + "a\tb", "[1,2]", `{"a":"b"}`, manifestHeaderV1 + "a\tb\n"} {
-		if _, err := decodeManifest([]byte(bad)); err == nil {
-			t.Errorf("decodeManifest(%q) = nil error", bad)
+		if _, err := manifest.Decode([]byte(bad)); err == nil {
+			t.Errorf("manifest.Decode(%q) = nil error", bad)
 		}
 	}
 
@@ -148,5 +149,37 @@ func TestMigrateOutsideTheWindow(t *testing.T) {
 	}
 	if notes, err := Migrate(filepath.Join(t.TempDir(), "none")); err != nil || notes != nil {
 		t.Errorf("Migrate of a missing index = %q, %v; want nothing", notes, err)
+	}
+}
+
+// TestSyncStoresManifest: what a real index stores as its manifest is
+// package manifest's format (whose fuzz target is seeded with it, built
+// by hand): every tool's hash, each line with its lengths.
+func TestSyncStoresManifest(t *testing.T) {
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	k, err := Open(filepath.Join(t.TempDir(), "keyword"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if _, err := k.Sync(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := k.idx.GetInternal([]byte(manifestKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Decode(raw)
+	if err != nil || len(m) != len(cat.Tools()) {
+		t.Fatalf("manifest.Decode of the stored manifest = %d ids (%v), want %d", len(m), err, len(cat.Tools()))
+	}
+	for _, tool := range cat.Tools() {
+		if m[tool.QualifiedName] != tool.Hash {
+			t.Errorf("manifest has %q as %q, want %q", tool.QualifiedName, m[tool.QualifiedName], tool.Hash)
+		}
+	}
+	w, err := manifest.NewWalk(raw)
+	if err != nil || !w.AllLengths() {
+		t.Fatalf("manifest.NewWalk of the stored manifest: every line has lengths = %v (%v), want true", w != nil && w.AllLengths(), err)
 	}
 }

@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/index/store/format"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/fnv"
 	"io"
@@ -28,21 +27,15 @@ import (
 // fitted leaves indexes that say nothing changed beside the previous
 // catalog's statistics, which used to be reused for good.
 
-// fitHeader starts a saved fit file. Then: the sketch of the catalog the
-// statistics were fitted on (uint32 count, then count pairs of uint64
-// name hash and uint64 content hash, little endian, sorted by name hash),
-// then the embedder's own data, then the checksums of all that
-// (checksum.Write). Files of the earlier formats are migrated, or
-// removed, by the migration step (migrate.go).
-const fitHeader = "TSFITV03"
+// fitHeader starts a saved fit file (format.FitHeader).
+const fitHeader = format.FitHeader
 
-// fitTool is one tool of a fitSketch: hashes of its qualified name and
-// of its content hash.
-type fitTool struct{ name, content uint64 }
-
-// fitSketch is the catalog a fit was made on, sorted by name hash
-// (qualified names are unique).
-type fitSketch []fitTool
+// fitTool and fitSketch are package format's: a fit file's sketch of
+// the catalog.
+type (
+	fitTool   = format.FitTool
+	fitSketch = format.FitSketch
+)
 
 func hash64(s string) uint64 {
 	h := fnv.New64a()
@@ -54,79 +47,19 @@ func hash64(s string) uint64 {
 func sketchOf(cat *index.Catalog) fitSketch {
 	s := make(fitSketch, 0, cat.Len())
 	for _, t := range cat.Tools() {
-		s = append(s, fitTool{hash64(t.QualifiedName), hash64(t.Hash)})
+		s = append(s, fitTool{Name: hash64(t.QualifiedName), Content: hash64(t.Hash)})
 	}
-	slices.SortFunc(s, func(a, b fitTool) int { return cmp.Compare(a.name, b.name) })
+	slices.SortFunc(s, func(a, b fitTool) int { return cmp.Compare(a.Name, b.Name) })
 	return s
 }
 
-// drift counts the tools added, removed or changed from s to o.
-func (s fitSketch) drift(o fitSketch) int {
-	n, i, j := 0, 0, 0
-	for i < len(s) && j < len(o) {
-		switch {
-		case s[i].name < o[j].name:
-			n++
-			i++
-		case s[i].name > o[j].name:
-			n++
-			j++
-		default:
-			if s[i].content != o[j].content {
-				n++
-			}
-			i++
-			j++
-		}
-	}
-	return n + len(s) - i + len(o) - j
-}
-
-// writeFit writes a fit file: the sketch, then what save writes, then the
-// checksums (checksum.Write).
+// writeFit writes a fit file (format.WriteFit).
 func writeFit(w io.Writer, sketch fitSketch, save func(io.Writer) error) error {
-	return checksum.Write(w, func(bw *bufio.Writer) error {
-		bw.WriteString(fitHeader)
-		var buf [16]byte
-		binary.LittleEndian.PutUint32(buf[:4], uint32(len(sketch)))
-		bw.Write(buf[:4])
-		for _, t := range sketch {
-			binary.LittleEndian.PutUint64(buf[:8], t.name)
-			binary.LittleEndian.PutUint64(buf[8:], t.content)
-			bw.Write(buf[:])
-		}
-		return save(bw)
-	})
+	return format.WriteFit(w, sketch, save)
 }
 
-// readFit reads a fit file's sketch and returns it with the rest of data,
-// the embedder's. A file whose checksum does not match is checksum.ErrMismatch;
-// any other, an error saying it is not a saved fit.
-func readFit(data []byte) (fitSketch, []byte, error) {
-	if len(data) < len(fitHeader)+4+checksum.MinFooter || string(data[:len(fitHeader)]) != fitHeader {
-		return nil, nil, errors.New("not a saved fit")
-	}
-	data, err := checksum.Body(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The checksums can hold a body too short for its count (a file
-	// written wrong, or cut and sealed again): checked after them.
-	if len(data) < len(fitHeader)+4 {
-		return nil, nil, fmt.Errorf("cut short: %d bytes, no sketch", len(data))
-	}
-	data = data[len(fitHeader):]
-	n := int64(binary.LittleEndian.Uint32(data))
-	data = data[4:]
-	if int64(len(data)) < 16*n {
-		return nil, nil, fmt.Errorf("cut short: %d bytes for a sketch of %d tools", len(data), n)
-	}
-	s := make(fitSketch, n)
-	for i := range s {
-		s[i] = fitTool{binary.LittleEndian.Uint64(data[16*i:]), binary.LittleEndian.Uint64(data[16*i+8:])}
-	}
-	return s, data[16*n:], nil
-}
+// readFit reads a fit file (format.ReadFit).
+func readFit(data []byte) (fitSketch, []byte, error) { return format.ReadFit(data) }
 
 // fitPath is where the statistics of the embedder with fingerprint fp
 // are saved for cat.
@@ -180,7 +113,7 @@ func (s *Store) RestoreFit(fp string, cat *index.Catalog, maxDrift float64, load
 		if sketch == nil {
 			sketch = sketchOf(cat)
 		}
-		if float64(fitted.drift(sketch)) > maxDrift*float64(cat.Len()) {
+		if float64(fitted.Drift(sketch)) > maxDrift*float64(cat.Len()) {
 			continue
 		}
 		if err := load(bytes.NewReader(rest)); err != nil {

@@ -59,10 +59,10 @@ func TestFitSketchDrift(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := sketchOf(tc.cat)
-			if got := base.drift(s); got != tc.want {
+			if got := base.Drift(s); got != tc.want {
 				t.Errorf("drift(%s) = %d, want %d", tc.name, got, tc.want)
 			}
-			if got := s.drift(base); got != tc.want {
+			if got := s.Drift(base); got != tc.want {
 				t.Errorf("drift back from %s = %d, want %d", tc.name, got, tc.want)
 			}
 		})
@@ -76,7 +76,7 @@ func TestFitFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, rest, err := readFit(buf.Bytes())
-	if err != nil || got.drift(sketch) != 0 || len(got) != len(sketch) || string(rest) != "weights" {
+	if err != nil || got.Drift(sketch) != 0 || len(got) != len(sketch) || string(rest) != "weights" {
 		t.Fatalf("readFit = %v, %q, %v; want the sketch and the embedder's data", got, rest, err)
 	}
 	for _, bad := range [][]byte{nil, []byte("TSFITV01\x00\x00\x00\x00weights"), []byte("TSFITV02\x00\x00\x00\x00weights"), buf.Bytes()[:len(fitHeader)+4+20]} {

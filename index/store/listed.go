@@ -3,10 +3,10 @@ package store
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store/format"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"io"
 	"os"
@@ -30,49 +30,22 @@ import (
 // one that fails its magic, length, checksum or JSON is removed and said
 // in Store.Healed.
 const (
-	listedMagic = "TSUPSV01"
+	listedMagic = format.ListedMagic
 	listedFile  = "upstreams.bin"
-	listedHead  = len(listedMagic) + 4 + 8
+	listedHead  = format.ListedHead
 )
 
 // ErrListedCorrupt is wrapped by readListed's errors for a file that is
 // not a whole, unchanged upstreams.bin.
-var ErrListedCorrupt = errors.New("not a whole upstreams.bin")
+var ErrListedCorrupt = format.ErrListedCorrupt
 
 // writeListed writes servers in the upstreams.bin format.
 func writeListed(w io.Writer, servers []index.ListedTools) error {
-	if servers == nil {
-		servers = []index.ListedTools{}
-	}
-	body, err := json.Marshal(servers)
-	if err != nil {
-		return err
-	}
-	return writeSealed(w, listedMagic, body)
+	return format.WriteListed(w, servers)
 }
 
-// readListed reads an upstreams.bin written by writeListed, checking its
-// magic, length and checksum, and that each server has a valid domain
-// name, once. Memory stays within the body's real size whatever the
-// header claims.
-func readListed(r io.Reader) ([]index.ListedTools, error) {
-	body, err := readSealed(r, listedMagic, ErrListedCorrupt)
-	if err != nil {
-		return nil, err
-	}
-	var servers []index.ListedTools
-	if err := json.Unmarshal(body, &servers); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrListedCorrupt, err)
-	}
-	seen := map[string]bool{}
-	for i, s := range servers {
-		if !index.ValidDomainName(s.Domain) || seen[s.Domain] {
-			return nil, fmt.Errorf("%w: server %d: domain %q is invalid or repeated", ErrListedCorrupt, i, s.Domain)
-		}
-		seen[s.Domain] = true
-	}
-	return servers, nil
-}
+// readListed reads upstreams.bin (format.ReadListed).
+func readListed(r io.Reader) ([]index.ListedTools, error) { return format.ReadListed(r) }
 
 // ListedTools returns the tools each upstream server listed last
 // (SaveListedTools), or nil when there are none. A file that cannot be

@@ -164,7 +164,7 @@ func checkFormat(dir string) error {
 	return fmt.Errorf("%w: %s was written by an earlier toolscout and not yet migrated (no %s of format %d); run toolscout index on this data dir once (it migrates the data dir in place, nothing embedded again), then open it read-only again", index.ErrNoIndex, dir, formatFile, dataFormat)
 }
 
-// The fit files' earlier headers (fitfile.go has the current one).
+// The fit files' earlier headers (format/fit.go has the current one).
 const (
 	fitHeaderV1 = "TSFITV01" // no sketch of the catalog: outside the window
 	fitHeaderV2 = "TSFITV02" // fitHeader's body without the checksums

@@ -3,7 +3,6 @@ package store
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index/pin"
+	"github.com/toolscout/toolscout/index/store/format"
 	"github.com/toolscout/toolscout/internal/fileio"
 )
 
@@ -48,12 +48,12 @@ import (
 // definition. With neither file there, the book starts empty and every
 // tool is pinned on first sight.
 const (
-	pinsMagic = "TSPINS01"
+	pinsMagic = format.PinsMagic
 	pinsFile  = "pins.bin"
 	pinsPrev  = pinsFile + ".prev"
 	pinsAside = pinsFile + ".damaged"
 	pinsLock  = "pins.lock"
-	pinsHead  = len(pinsMagic) + 4 + 8
+	pinsHead  = format.PinsHead
 	// pinsLockWait bounds the wait for another process's update (each
 	// holds the lock for one read and one write of a small file).
 	pinsLockWait = 10 * time.Second
@@ -61,39 +61,13 @@ const (
 
 // ErrPinsCorrupt is wrapped by the errors for a pins.bin that is not
 // whole and unchanged.
-var ErrPinsCorrupt = errors.New("not a whole pins.bin")
+var ErrPinsCorrupt = format.ErrPinsCorrupt
 
-// writePins writes b in the pins.bin format.
-func writePins(w io.Writer, b *pin.Book) error {
-	if b.Tools == nil {
-		b = &pin.Book{Tools: []pin.Entry{}}
-	}
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		return err
-	}
-	return writeSealed(w, pinsMagic, body.Bytes())
-}
+// writePins writes b in the pins.bin format (format.WritePins).
+func writePins(w io.Writer, b *pin.Book) error { return format.WritePins(w, b) }
 
-// readPins reads a pins.bin written by writePins, checking its magic,
-// length, checksum and entries. Memory stays within the body's real
-// size whatever the header claims.
-func readPins(r io.Reader) (*pin.Book, error) {
-	body, err := readSealed(r, pinsMagic, ErrPinsCorrupt)
-	if err != nil {
-		return nil, err
-	}
-	var b pin.Book
-	if err := json.Unmarshal(body, &b); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPinsCorrupt, err)
-	}
-	if err := b.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPinsCorrupt, err)
-	}
-	return &b, nil
-}
+// readPins reads a pins.bin (format.ReadPins).
+func readPins(r io.Reader) (*pin.Book, error) { return format.ReadPins(r) }
 
 // Pins is the pins file of one config set's folder (pin.Storage), or a
 // book in memory for a store without a data dir.

@@ -2,11 +2,9 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,8 +15,6 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/pin"
-	"github.com/toolscout/toolscout/internal/checksum"
-	"github.com/toolscout/toolscout/internal/fuzzcheck"
 )
 
 func pinSample() *pin.Book {
@@ -265,64 +261,4 @@ func bytesOf(t *testing.T, damage func(*testing.T, string), good []byte) []byte 
 	damage(t, path)
 	out, _ := os.ReadFile(path)
 	return out
-}
-
-// FuzzPins reads pins.bin (readPins). With fix set the length and CRC in
-// the head are made to match the body, so that the JSON and
-// Book.Validate behind them are fuzzed too. Contract: an error wrapping
-// ErrPinsCorrupt, or a book that writePins writes and readPins reads
-// back the same.
-func FuzzPins(f *testing.F) {
-	var good bytes.Buffer
-	if err := writePins(&good, pinSample()); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good.Bytes(), false)
-	f.Add(good.Bytes(), true)
-	// A book under review, with a tool held unchecked.
-	review := pinSample()
-	review.StartReview("pins.bin was damaged, and no good copy was left", time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
-	review.Check("web", []index.ToolSpec{{Name: "fetch", Description: "Fetch a URL.", InputSchema: json.RawMessage(`{"type":"object"}`)}}, time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC))
-	var reviewed bytes.Buffer
-	if err := writePins(&reviewed, review); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(reviewed.Bytes(), false)
-	f.Add(bytes.Replace(reviewed.Bytes(), []byte(`"pending":`), []byte(`"pendin":`), 1), true)
-	for _, at := range []int{len(pinsMagic), len(pinsMagic) + 4, pinsHead, good.Len() - 1} {
-		b := bytes.Clone(good.Bytes())
-		b[at] ^= 0x40
-		f.Add(b, at >= pinsHead)
-	}
-	f.Add(append([]byte(pinsMagic+"\x00\x00\x00\x00"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f), false)
-	f.Fuzz(func(t *testing.T, data []byte, fix bool) {
-		if fix && len(data) >= pinsHead {
-			data = bytes.Clone(data)
-			body := data[pinsHead:]
-			binary.LittleEndian.PutUint32(data[len(pinsMagic):], crc32.Checksum(body, checksum.Castagnoli))
-			binary.LittleEndian.PutUint64(data[len(pinsMagic)+4:], uint64(len(body)))
-		}
-		var (
-			b   *pin.Book
-			err error
-		)
-		fuzzcheck.Bounded(t, len(data), func() { b, err = readPins(bytes.NewReader(data)) })
-		if err != nil {
-			if !errors.Is(err, ErrPinsCorrupt) || b != nil {
-				t.Fatalf("readPins = %v, %v; want an ErrPinsCorrupt error and no book", b, err)
-			}
-			return
-		}
-		var w1, w2 bytes.Buffer
-		if err := writePins(&w1, b); err != nil {
-			t.Fatalf("writePins of what readPins read: %v", err)
-		}
-		again, err := readPins(bytes.NewReader(w1.Bytes()))
-		if err != nil {
-			t.Fatalf("readPins of what writePins wrote: %v", err)
-		}
-		if err := writePins(&w2, again); err != nil || !bytes.Equal(w1.Bytes(), w2.Bytes()) {
-			t.Fatalf("pins.bin read back writes differently (%v)", err)
-		}
-	})
 }

@@ -1,0 +1,134 @@
+package srccheck_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// heavy are the modules a fuzzed decoder's package must not reach: go
+// test -fuzz builds every package of the test binary with coverage
+// instrumentation, a third variant of each beside the race and plain
+// ones, and these are most of a cold `make fuzz` (issue 47, item 5).
+var heavy = []string{
+	"github.com/blevesearch/bleve",
+	"github.com/blevesearch/bleve_index_api",
+	"github.com/blevesearch/zapx",
+	"github.com/blevesearch/scorch",
+	"go.etcd.io/bbolt",
+	"github.com/modelcontextprotocol/go-sdk",
+	"github.com/philippgille/chromem-go",
+	"github.com/ollama/ollama",
+	"net/http",
+}
+
+// heavyAllowed are the fuzzed packages that still reach a heavy module,
+// and why.
+var heavyAllowed = map[string]string{
+	// Its snapshot format is being changed (issue 47): its decoders move
+	// out with that work, as index/store's and index/keyword's did.
+	"./index/vector": "snapshot format under change",
+}
+
+// TestFuzzTargetsAreLight: each package of the Makefile's FUZZ_TARGETS
+// (its test binary: the package, its tests and what they import) reaches
+// none of the heavy modules, so that `make fuzz` on an empty build cache
+// instruments the decoders' few dependencies, not Bleve, the go-sdk or
+// chromem-go. A decoder that needs one of their types belongs beside its
+// fellows in a format package (index/store/format,
+// index/keyword/manifest, embed/fitfile), not back in its caller's.
+func TestFuzzTargetsAreLight(t *testing.T) {
+	root := moduleRoot(t)
+	pkgs := fuzzPackages(t, filepath.Join(root, "Makefile"))
+	if len(pkgs) == 0 {
+		t.Fatal("the Makefile's FUZZ_TARGETS lists no package")
+	}
+	gobin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	if os.Getenv("GOROOT") == "" {
+		gobin = "go"
+	}
+	for _, pkg := range pkgs {
+		if why, ok := heavyAllowed[pkg]; ok {
+			t.Logf("%s: not checked (%s)", pkg, why)
+			continue
+		}
+		cmd := exec.Command(gobin, "list", "-deps", "-test", pkg)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps -test %s: %v", pkg, err)
+		}
+		var hits []string
+		for _, dep := range strings.Fields(string(out)) {
+			for _, h := range heavy {
+				if dep == h || strings.HasPrefix(dep, h+"/") {
+					hits = append(hits, dep)
+					break
+				}
+			}
+		}
+		if len(hits) > 0 {
+			t.Errorf("fuzzed package %s reaches %d packages of heavy modules (through its imports or its tests' imports), e.g. %s: -fuzz would instrument them all; move its decoders to a package without them",
+				pkg, len(hits), strings.Join(hits[:min(len(hits), 4)], ", "))
+		}
+	}
+}
+
+// fuzzPackages returns the packages of the Makefile's FUZZ_TARGETS
+// ("./pkg:FuzzName" each, over continued lines), each once.
+func fuzzPackages(t *testing.T, makefile string) []string {
+	t.Helper()
+	data, err := os.ReadFile(makefile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		pkgs []string
+		in   bool
+		seen = map[string]bool{}
+	)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "FUZZ_TARGETS :="); ok {
+			line, in = rest, true
+		} else if !in {
+			continue
+		}
+		for _, f := range strings.Fields(strings.TrimSuffix(line, "\\")) {
+			pkg, _, ok := strings.Cut(f, ":")
+			if !ok || !strings.HasPrefix(pkg, "./") {
+				t.Fatalf("FUZZ_TARGETS entry %q is not ./pkg:FuzzName", f)
+			}
+			if !seen[pkg] {
+				seen[pkg] = true
+				pkgs = append(pkgs, pkg)
+			}
+		}
+		in = strings.HasSuffix(line, "\\")
+	}
+	return pkgs
+}
+
+// moduleRoot returns the folder of go.mod above the test's.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
