@@ -17,6 +17,28 @@ import (
 // a share of the context. The decision is made again whenever the
 // catalog changes.
 
+// ExposeAuto lists every tool, as eager does, while their listing costs
+// fewer tokens than Exposure.Budget, and none above it.
+const ExposeAuto Mode = "auto"
+
+var autoPolicy = modePolicy{mode: ExposeAuto, list: listAuto, gated: true, workflow: listedWorkflow}
+
+// listAuto lists every tool the caller may see when their listing fits
+// the budget, none when it does not.
+func listAuto(in listInput) []*index.Tool {
+	fits := in.fits
+	if fits == nil {
+		fits = func(cat *index.Catalog) bool {
+			_, under := listingCostAs(cat, in.expose.budget(), in.expose.listing())
+			return under
+		}
+	}
+	if !fits(in.cat) {
+		return nil
+	}
+	return in.tools()
+}
+
 // DefaultAutoBudget is auto mode's token budget when none is given: 5%
 // of a 200k-token context.
 const DefaultAutoBudget = 10000

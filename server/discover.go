@@ -491,7 +491,7 @@ func (f *searchFailures) done(err error) {
 	f.n++
 	n := f.n
 	f.mu.Unlock()
-	if f.fallback == ExposeEager && n >= FallbackAfter {
+	if f.fallback == string(ExposeEager) && n >= FallbackAfter {
 		f.fall(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
 	}
 }

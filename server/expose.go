@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -23,30 +22,10 @@ import (
 	"github.com/toolscout/toolscout/server/surface"
 )
 
-// Exposure modes: what tools/list shows besides the three meta-tools.
-// Disabled tools are never listed.
-const (
-	ExposeMeta    = "meta"    // nothing else
-	ExposeEager   = "eager"   // every tool, under its qualified name
-	ExposeCore    = "core"    // the pinned tools
-	ExposeDynamic = "dynamic" // the tools of domains the model enabled
-	// ExposeAuto lists every tool, as eager does, while their listing
-	// costs fewer tokens than Exposure.Budget, and none above it.
-	ExposeAuto = "auto"
-	// ExposeCompact lists every tool with its description condensed and
-	// an input schema of its required properties (arguments.Compact);
-	// get_tool_schema gives the whole one, and calls are checked against
-	// the whole one.
-	ExposeCompact = "compact"
-)
-
-// ExposeModes lists the valid modes (ExposeCode, code mode, is in
-// runcode.go).
-var ExposeModes = []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic, ExposeAuto, ExposeCompact, ExposeCode}
-
 // Exposure chooses what tools/list shows.
 type Exposure struct {
-	Mode string
+	// Mode is the exposure mode; "" lists as meta does.
+	Mode Mode
 	// Pinned lists qualified names or globs ("github__*") for core mode.
 	Pinned []string
 	// Budget is auto mode's token budget (DefaultAutoBudget when zero).
@@ -117,7 +96,7 @@ type exposure struct {
 }
 
 // mode returns the exposure mode now.
-func (e *exposure) mode() string {
+func (e *exposure) mode() Mode {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.expose.Mode
@@ -423,12 +402,6 @@ func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolR
 	return nil, out, nil
 }
 
-// enabledIn reports whether the set keys (a view's or a toolset's)
-// enables t's domain or group.
-func enabledIn(keys map[string]bool, t *index.Tool) bool {
-	return keys[t.Domain] || t.Group != "" && keys[t.Domain+"/"+t.Group]
-}
-
 // eagerTools returns every enabled catalog tool as an MCP tool under its
 // qualified name, as an aggregating proxy would list it (compact: as
 // compact mode lists it).
@@ -568,27 +541,19 @@ func (e *exposure) dropView(v *view) {
 	}
 }
 
+// listInputLocked is what the mode decides v's list from, over cat (the
+// catalog v's caller sees). e.mu is held.
+func (e *exposure) listInputLocked(cat *index.Catalog, v *view) listInput {
+	return listInput{cat: cat, who: v.who, enabled: v.enabled, expose: e.expose,
+		fits: func(c *index.Catalog) bool { return e.auto.eager(c, e.eng.Catalog(), e.expose, e.log) }}
+}
+
 // listedLocked reports whether the exposure lists t directly in v: never
 // a disabled tool. e.mu is held.
 func (e *exposure) listedLocked(cat *index.Catalog, v *view, t *index.Tool) bool {
-	if t.Disabled || !v.who.Visible(t.Domain, t.Name) {
-		return false
-	}
-	switch e.expose.Mode {
-	case ExposeEager, ExposeCompact:
-		return true
-	case ExposeAuto:
-		return e.auto.eager(cat, e.eng.Catalog(), e.expose, e.log)
-	case ExposeCore:
-		for _, p := range e.expose.Pinned {
-			if ok, _ := path.Match(p, t.QualifiedName); ok || p == t.QualifiedName {
-				return true
-			}
-		}
-	case ExposeDynamic:
-		return enabledIn(v.enabled, t)
-	}
-	return false
+	return slices.ContainsFunc(e.expose.Mode.lists(e.listInputLocked(cat, v)), func(l *index.Tool) bool {
+		return l.QualifiedName == t.QualifiedName
+	})
 }
 
 // syncDirectToolsLocked brings every view's directly listed tools up to
@@ -617,8 +582,8 @@ func (e *exposure) syncViewLocked(v *view) {
 func (e *exposure) changeViewLocked(v *view) bool {
 	want := map[string]*index.Tool{} // by listed name
 	cat := e.scope.catalogFor(v.who)
-	for _, t := range cat.Tools() {
-		if !ownTool(t.QualifiedName) && e.listedLocked(cat, v, t) {
+	for _, t := range e.expose.Mode.lists(e.listInputLocked(cat, v)) {
+		if !ownTool(t.QualifiedName) {
 			want[listedName(cat, t, e.expose.Names)] = t
 		}
 	}

@@ -364,7 +364,7 @@ func TestCacheHints(t *testing.T) {
 	ttl := int(ListTTL.Milliseconds())
 	tests := []struct {
 		name     string
-		mode     string
+		mode     Mode
 		protocol string
 		toolset  bool
 		scope    string

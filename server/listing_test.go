@@ -107,7 +107,7 @@ func TestDownServerIsListed(t *testing.T) {
 // TestFallbackAfterSearchFailures: with Fallback "eager", searches that
 // keep failing (not bad requests) switch tools/list to every tool.
 func TestFallbackAfterSearchFailures(t *testing.T) {
-	for _, fallback := range []string{"", ExposeEager} {
+	for _, fallback := range []string{"", string(ExposeEager)} {
 		live, st := testLiveStore(t, "", testCatalog, nil)
 		cs := connect(t, New(Options{Live: live, Fallback: fallback}))
 		st.Keyword.Close() // every search fails from now on
@@ -123,7 +123,7 @@ func TestFallbackAfterSearchFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := 3
-		if fallback == ExposeEager {
+		if fallback == string(ExposeEager) {
 			want += live.Engine().Catalog().Len()
 		}
 		if len(res.Tools) != want {

@@ -30,7 +30,9 @@ import (
 const RunCode = "run_code"
 
 // ExposeCode lists discover_tools, get_tool_schema and run_code.
-const ExposeCode = "code"
+const ExposeCode Mode = "code"
+
+var codePolicy = modePolicy{mode: ExposeCode, list: listMeta, workflow: codeWorkflow}
 
 // AuditProgram is AuditRecord.Tool for a run_code program's own line.
 const AuditProgram = "program"

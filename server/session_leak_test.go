@@ -31,7 +31,7 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 	// after a few hundred.
 	tests := []struct {
 		name    string
-		mode    string
+		mode    Mode
 		idle    time.Duration // sessions are abandoned and expire; zero: DELETE; negative: stateless requests
 		warmUp  int
 		rounds  int

@@ -343,7 +343,7 @@ func TestFallbackFirstListIsComplete(t *testing.T) {
 	t.Parallel()
 	live := emptyLive(t)
 	loadDone := make(chan struct{})
-	srv := New(Options{Live: live, Fallback: ExposeEager, LoadDone: loadDone})
+	srv := New(Options{Live: live, Fallback: string(ExposeEager), LoadDone: loadDone})
 	l := connectLister(t, srv)
 	first := make(chan int, 1)
 	go func() {

@@ -139,7 +139,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	switch v := os.Getenv("TOOLSCOUT_FALLBACK"); v {
-	case "", "none", server.ExposeEager:
+	case "", "none", string(server.ExposeEager):
 	default:
 		return usagef("TOOLSCOUT_FALLBACK=%q: use eager (list every tool directly when the meta layer cannot serve) or none", v)
 	}
@@ -177,7 +177,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		mode = os.Getenv("TOOLSCOUT_EXPOSE") // checked above
 	}
 	if mode == "" {
-		mode = server.ExposeMeta
+		mode = string(server.ExposeMeta)
 	}
 	exp, _ := parseExpose(mode) // checked above, or by the config
 	exp.Pinned = pins
@@ -325,7 +325,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// indexed (a data dir that cannot be written) is still served:
 		// every tool listed directly. Otherwise the server stops with the
 		// error (an invalid catalog stops it either way).
-		if fallback == server.ExposeEager && ctx.Err() == nil {
+		if fallback == string(server.ExposeEager) && ctx.Err() == nil {
 			if cat, cerr := a.catalog(base); cerr == nil {
 				a.live.UseCatalog(cat)
 				srv.FallBackToEager("the index could not load: " + err.Error())
