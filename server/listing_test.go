@@ -205,9 +205,9 @@ func TestEndedSessionsAreForgotten(t *testing.T) {
 		cs.Close()
 		ss.Wait()
 	}
-	srv.expo.primary.sync.mu.Lock()
-	n := len(srv.expo.primary.sync.current)
-	srv.expo.primary.sync.mu.Unlock()
+	srv.views.primary.sync.mu.Lock()
+	n := len(srv.views.primary.sync.current)
+	srv.views.primary.sync.mu.Unlock()
 	if n > 128 {
 		t.Errorf("%d sessions recorded after 300 that listed and ended, want at most 128", n)
 	}

@@ -8,8 +8,8 @@ import (
 
 // metaTools answers the tools a view serves of its own: discover_tools
 // (discover.go), get_tool_schema (schema.go), execute_tool and the tools
-// listed directly (execute.go, expose.go's directHandler), dynamic mode's
-// enable_domain and disable_domain (expose.go's setEnabled), and a call
+// listed directly (execute.go, expose.go's callDirect), dynamic mode's
+// enable_domain and disable_domain (mode_dynamic.go's setEnabled), and a call
 // of a tool the view does not list (unlisted.go). It keeps no state of
 // its own: it reads the catalog through scope, waits through start, and
 // asks expo what a view lists.

@@ -1,6 +1,17 @@
 package server
 
-import "github.com/toolscout/toolscout/index"
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/search"
+)
 
 // ExposeDynamic lists the tools of the domains (and groups) the model
 // enabled with enable_domain, per session (or per toolset).
@@ -24,4 +35,134 @@ func listDynamic(in listInput) []*index.Tool {
 // enables t's domain or group.
 func enabledIn(keys map[string]bool, t *index.Tool) bool {
 	return keys[t.Domain] || t.Group != "" && keys[t.Domain+"/"+t.Group]
+}
+
+// DomainArgs are enable_domain's and disable_domain's arguments.
+type DomainArgs struct {
+	Domain string `json:"domain"`
+	Group  string `json:"group,omitempty"`
+	// Toolset, when set, is the set to change (one an earlier answer
+	// returned) instead of the connection's own.
+	Toolset string `json:"toolset,omitempty"`
+}
+
+// EnableAnswer says what a dynamic-mode call changed.
+type EnableAnswer struct {
+	Enabled []string `json:"enabled"`
+	// Toolset is the handle of the enabled set (toolset.go).
+	Toolset string      `json:"toolset"`
+	Tools   []ToolEntry `json:"tools,omitempty"`
+	// Removed, in disable_domain's answer, lists the tools no longer
+	// listed.
+	Removed  []string `json:"removed,omitempty"`
+	Note     string   `json:"note,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// addDynamic registers enable_domain and disable_domain on v.
+func (mt *metaTools) addDynamic(v *view) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"domain":  map[string]any{"type": "string"},
+		"group":   map[string]any{"type": "string"},
+		"toolset": map[string]any{"type": "string"},
+	}, "required": []string{"domain"}}
+	ann := &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false), DestructiveHint: boolPtr(false)}
+	mcp.AddTool(v.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name. Pass toolset from an earlier answer to change that set.", InputSchema: schema, Annotations: ann},
+		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
+			return mt.setEnabled(ctx, v, req, args, true)
+		})
+	mcp.AddTool(v.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: schema, Annotations: ann},
+		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
+			return mt.setEnabled(ctx, v, req, args, false)
+		})
+}
+
+// Notes of enable_domain's answer: a connection's list follows its
+// enable_domain; a stateless request's list is the same for everyone
+// (SEP-2567: it may not change as a side effect of another request).
+const (
+	enableNote    = "These tools are now in tools/list. If your client does not refresh its list, call them through execute_tool."
+	statelessNote = "Your client speaks the stateless protocol, where tools/list does not change: call these tools through execute_tool (get_tool_schema gives their arguments). To change this set, pass toolset to enable_domain or disable_domain. A client that sends the toolset in _meta \"" + ToolsetMetaKey + "\" gets these tools in tools/list and can call them by name."
+)
+
+// setEnabled enables or disables a domain (or group) in a set: the one
+// args.Toolset names, else the view's. A session's view (and the stdio
+// client's) keeps the result, which changes its tools/list; a stateless
+// request changes nothing on the server and gets the result as a toolset
+// only.
+func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolRequest, args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
+	if args.Domain == "" {
+		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
+	}
+	mt.start.waitReady(ctx) // the domain may be an upstream that is still connecting
+	cat := mt.scope.catalogFor(v.who)
+	down := mt.scope.unavailableFor(v.who)
+	var warnings []string
+	if why, isDown := down[args.Domain]; isDown && cat.Domain(args.Domain) == nil {
+		// A configured server that has not listed its tools: its
+		// tools are listed when it does (its groups are not known yet).
+		if args.Group != "" {
+			return nil, nil, fmt.Errorf("group %s of domain %q: %s, so its groups are not known yet; pass the domain alone", search.Quote(args.Group, 100), args.Domain, serverDown(args.Domain, why))
+		}
+		if on {
+			warnings = append(warnings, serverDown(args.Domain, why)+": its tools are listed when it lists them")
+		}
+	} else if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
+		return nil, nil, err
+	}
+	key := args.Domain
+	if args.Group != "" {
+		key += "/" + args.Group
+	}
+	var base map[string]bool
+	if args.Toolset != "" {
+		keys, err := decodeToolset(args.Toolset)
+		if err != nil {
+			return nil, nil, toolsetError(args.Toolset, err)
+		}
+		var dropped []string
+		base, dropped = knownKeys(cat, down, keys)
+		if len(dropped) > 0 {
+			warnings = append(warnings, fmt.Sprintf("the toolset named %s, which this server does not have: left out", strings.Join(dropped, ", ")))
+		}
+	}
+	stateless := statelessCall(req.Extra)
+	before, base := mt.expo.enable(v, base, key, on, stateless)
+	out := EnableAnswer{Enabled: slices.Sorted(maps.Keys(base)), Toolset: encodeToolset(base), Warnings: warnings}
+	if out.Enabled == nil {
+		out.Enabled = []string{}
+	}
+	if on {
+		// For clients that ignore tools/list_changed: the names work with
+		// execute_tool as well.
+		if d := cat.Domain(args.Domain); d != nil {
+			for _, t := range d.Tools {
+				if (args.Group == "" || t.Group == args.Group) && !t.Disabled {
+					out.Tools = append(out.Tools, mt.entryOf(t))
+				}
+			}
+		}
+		out.Note = enableNote
+		if stateless {
+			out.Note = statelessNote
+		}
+		return nil, out, nil
+	}
+	// What disabling took off the list: the tools the set listed before
+	// and does not now (a group's tools stay while their domain is
+	// enabled).
+	if d := cat.Domain(args.Domain); d != nil {
+		for _, t := range d.Tools {
+			if !t.Disabled && enabledIn(before, t) && !enabledIn(base, t) {
+				out.Removed = append(out.Removed, t.QualifiedName)
+			}
+		}
+	}
+	switch {
+	case !before[key]:
+		out.Note = fmt.Sprintf("%s was not enabled: nothing removed", key)
+	case len(out.Removed) == 0 && key != args.Domain && base[args.Domain]:
+		out.Note = fmt.Sprintf("%s's tools stay listed: domain %s is enabled", key, args.Domain)
+	}
+	return nil, out, nil
 }

@@ -148,7 +148,8 @@ type Server struct {
 
 	scope *callerScope // what each caller sees (visibility.go)
 	start *startup     // holds requests while the start settles (startup.go)
-	expo  *exposure    // the views and what they list (expose.go)
+	views *viewTable   // the views, and the sessions of each (views.go)
+	expo  *exposure    // what the views list (expose.go)
 	meta  *metaTools   // the tools of toolscout's own (metatools.go)
 	greet *greeting    // the instructions (instructions.go)
 }
@@ -205,19 +206,16 @@ func New(opts Options) *Server {
 			s.meta.code = &Code{} // listed (toolscout tokens counts it), runs nothing
 		}
 	}
-	s.expo = &exposure{eng: eng, scope: s.scope, log: log, surface: s.surface,
-		build: s.newView, handler: s.meta.directHandler,
-		expose: opts.Expose, views: map[*view]struct{}{}}
+	s.views = newViewTable(s.surface)
+	vb := &viewBuilder{sdkLog: s.sdkLog, impl: s.impl, surface: s.surface, metrics: s.metrics, meta: s.meta, start: s.start}
+	s.expo = &exposure{eng: eng, scope: s.scope, log: log, maker: vb, views: s.views, expose: opts.Expose}
 	s.meta.expo = s.expo
 	s.meta.failures = &searchFailures{fallback: opts.Fallback, fall: s.expo.fallBackToEager}
 	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, start: s.start, extra: strings.TrimSpace(opts.Instructions)}
+	vb.greet = s.greet
 	s.start.mode = s.expo.mode
 	s.expo.setPrimary(opts.Caller)
-	opts.Live.Subscribe(func() {
-		s.expo.mu.Lock()
-		defer s.expo.mu.Unlock()
-		s.expo.syncDirectToolsLocked()
-	})
+	opts.Live.Subscribe(s.expo.catalogChanged)
 	// After the views': a call woken by a swap finds its tool listed.
 	opts.Live.Subscribe(s.start.swaps.swapped)
 	if s.metrics != nil {
@@ -227,7 +225,7 @@ func New(opts Options) *Server {
 }
 
 // MCP returns the underlying go-sdk server, to run on a transport.
-func (s *Server) MCP() *mcp.Server { return s.expo.primary.mcp }
+func (s *Server) MCP() *mcp.Server { return s.views.main().mcp }
 
 func boolPtr(b bool) *bool { return &b }
 
