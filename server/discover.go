@@ -201,9 +201,9 @@ func (mt *metaTools) add(v *view) {
 			return res, out, err
 		}
 		if a, ok := out.(SearchAnswer); ok {
-			mt.noteSearch(req, a)
+			mt.feedback.noteAnswer(req, a)
 		}
-		res, err = mt.withDeclarations(req, res, out)
+		res, err = withDeclarations(res, out, mt.structuredClients.reads(req))
 		return res, out, err
 	}))
 	mcp.AddTool(srv, &mcp.Tool{
@@ -269,7 +269,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 			// Left out before the top k is cut: k results still.
 			sr.Exclude = append(slices.Clip(sr.Exclude), hidden...)
 		}
-		resp, err := mt.search(ctx, sr)
+		resp, err := mt.feedback.search(ctx, mt.eng, sr)
 		if ctx.Err() == nil {
 			mt.failures.done(err)
 		}
@@ -285,7 +285,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 			}
 		}
 		for _, r := range resp.Results {
-			e := mt.entryOf(r.Tool)
+			e := mt.status.entry(r.Tool)
 			e.Domain, e.Step = r.Tool.Domain, r.Step
 			if resp.Confidence != nil {
 				v := math.Round(r.Confidence*100) / 100
@@ -298,9 +298,9 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		}
 		switch {
 		case args.Detail == DetailTypeScript:
-			out.TypeScript, out.TypeScriptNote = mt.declareListed(cat, entryTools(mt.eng.Catalog(), out.Results))
+			out.TypeScript, out.TypeScriptNote = mt.decl.declareListed(cat, entryTools(mt.eng.Catalog(), out.Results))
 		case mt.code != nil:
-			mt.signListed(cat, mt.eng.Catalog(), out.Results)
+			mt.decl.signListed(cat, mt.eng.Catalog(), out.Results)
 		}
 		return nil, out, nil
 	}
@@ -362,7 +362,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		if args.Group != "" && t.Group != args.Group || t.Disabled && !args.IncludeDisabled {
 			continue
 		}
-		tools = append(tools, mt.entryOf(t))
+		tools = append(tools, mt.status.entry(t))
 	}
 	from, to, next, err := page(args.Cursor, len(tools), size)
 	if err != nil {
@@ -374,7 +374,7 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		out.Total = len(tools)
 	}
 	if args.Detail == DetailTypeScript {
-		out.TypeScript, out.TypeScriptNote = mt.declareListed(cat, entryTools(cat, out.Tools))
+		out.TypeScript, out.TypeScriptNote = mt.decl.declareListed(cat, entryTools(cat, out.Tools))
 	}
 	return nil, out, nil
 }
@@ -424,17 +424,6 @@ func page(cursor string, n, size int) (from, to int, next string, err error) {
 		next = strconv.Itoa(to)
 	}
 	return from, to, next, nil
-}
-
-// entryOf is t's entry in a listing or a ranked answer, marked held
-// when the executor holds it back.
-func (mt *metaTools) entryOf(t *index.Tool) ToolEntry {
-	e := ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
-		Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
-	if mt.held(t) {
-		e.Held = heldEntryNote(t)
-	}
-	return e
 }
 
 // heldEntryNote is a held tool's mark in listings and ranked answers:

@@ -137,7 +137,7 @@ const maxMethods = 15
 // overMethods are the types over maxMethods today, with their count: a
 // ratchet, each may only shrink (lower its count here when it does, and
 // drop it once it is within maxMethods).
-var overMethods = map[string]int{"metaTools": 28}
+var overMethods = map[string]int{}
 
 // TestNoTypeHasManyMethods counts the methods of each type in the
 // package's non-test files.

@@ -59,8 +59,16 @@ type EnableAnswer struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// addDynamic registers enable_domain and disable_domain on v.
-func (mt *metaTools) addDynamic(v *view) {
+// dynamicTools answers dynamic mode's enable_domain and disable_domain.
+type dynamicTools struct {
+	scope  *callerScope
+	start  *startup
+	expo   *exposure
+	status toolStatus
+}
+
+// add registers enable_domain and disable_domain on v.
+func (dt *dynamicTools) add(v *view) {
 	schema := map[string]any{"type": "object", "properties": map[string]any{
 		"domain":  map[string]any{"type": "string"},
 		"group":   map[string]any{"type": "string"},
@@ -69,11 +77,11 @@ func (mt *metaTools) addDynamic(v *view) {
 	ann := &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false), DestructiveHint: boolPtr(false)}
 	mcp.AddTool(v.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name. Pass toolset from an earlier answer to change that set.", InputSchema: schema, Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
-			return mt.setEnabled(ctx, v, req, args, true)
+			return dt.setEnabled(ctx, v, req, args, true)
 		})
 	mcp.AddTool(v.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: schema, Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
-			return mt.setEnabled(ctx, v, req, args, false)
+			return dt.setEnabled(ctx, v, req, args, false)
 		})
 }
 
@@ -90,13 +98,13 @@ const (
 // client's) keeps the result, which changes its tools/list; a stateless
 // request changes nothing on the server and gets the result as a toolset
 // only.
-func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolRequest, args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
+func (dt *dynamicTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolRequest, args DomainArgs, on bool) (*mcp.CallToolResult, any, error) {
 	if args.Domain == "" {
 		return nil, nil, fmt.Errorf("pass domain; list domains with discover_tools")
 	}
-	mt.start.waitReady(ctx) // the domain may be an upstream that is still connecting
-	cat := mt.scope.catalogFor(v.who)
-	down := mt.scope.unavailableFor(v.who)
+	dt.start.waitReady(ctx) // the domain may be an upstream that is still connecting
+	cat := dt.scope.catalogFor(v.who)
+	down := dt.scope.unavailableFor(v.who)
 	var warnings []string
 	if why, isDown := down[args.Domain]; isDown && cat.Domain(args.Domain) == nil {
 		// A configured server that has not listed its tools: its
@@ -127,7 +135,7 @@ func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolR
 		}
 	}
 	stateless := statelessCall(req.Extra)
-	before, base := mt.expo.enable(v, base, key, on, stateless)
+	before, base := dt.expo.enable(v, base, key, on, stateless)
 	out := EnableAnswer{Enabled: slices.Sorted(maps.Keys(base)), Toolset: encodeToolset(base), Warnings: warnings}
 	if out.Enabled == nil {
 		out.Enabled = []string{}
@@ -138,7 +146,7 @@ func (mt *metaTools) setEnabled(ctx context.Context, v *view, req *mcp.CallToolR
 		if d := cat.Domain(args.Domain); d != nil {
 			for _, t := range d.Tools {
 				if (args.Group == "" || t.Group == args.Group) && !t.Disabled {
-					out.Tools = append(out.Tools, mt.entryOf(t))
+					out.Tools = append(out.Tools, dt.status.entry(t))
 				}
 			}
 		}

@@ -197,8 +197,9 @@ func New(opts Options) *Server {
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
 		loadDone: opts.LoadDone, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
-		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
-		audit:             newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),
+		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
+		audit:    newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),
+		status:   toolStatus{exec: opts.Executor}, decl: declarer{status: toolStatus{exec: opts.Executor}},
 		structuredClients: opts.StructuredClients}
 	if opts.Expose.Mode == ExposeCode {
 		s.meta.code = opts.Code
@@ -209,6 +210,7 @@ func New(opts Options) *Server {
 	s.views = newViewTable(s.surface)
 	vb := &viewBuilder{sdkLog: s.sdkLog, impl: s.impl, surface: s.surface, metrics: s.metrics, meta: s.meta, start: s.start}
 	s.expo = &exposure{eng: eng, scope: s.scope, log: log, maker: vb, views: s.views, expose: opts.Expose}
+	vb.dynamic = &dynamicTools{scope: s.scope, start: s.start, expo: s.expo, status: s.meta.status}
 	s.meta.expo = s.expo
 	s.meta.failures = &searchFailures{fallback: opts.Fallback, fall: s.expo.fallBackToEager}
 	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, start: s.start, extra: strings.TrimSpace(opts.Instructions)}

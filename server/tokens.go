@@ -152,7 +152,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 		if err != nil {
 			return nil, err
 		}
-		if exs := s.meta.examples(t); len(exs) > 0 {
+		if exs := s.meta.status.examples(t); len(exs) > 0 {
 			if rep.SchemaExamples, err = count(map[string]any{"examples": exs}); err != nil {
 				return nil, err
 			}

@@ -18,6 +18,7 @@ type viewBuilder struct {
 	surface *surface.Surface
 	metrics *Metrics
 	meta    *metaTools
+	dynamic *dynamicTools
 	greet   *greeting
 	start   *startup
 }
@@ -47,7 +48,7 @@ func (s *viewBuilder) newView(dynamic bool, who *callers.Caller) *view {
 	surfaceMiddleware(s.surface, v)
 	s.meta.add(v)
 	if dynamic {
-		s.meta.addDynamic(v)
+		s.dynamic.add(v)
 	}
 	v.mcp.AddReceivingMiddleware(s.start.middleware(v, s.meta.unlistedCall))
 	v.mcp.AddReceivingMiddleware(callerMiddleware(v))
