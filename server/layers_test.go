@@ -168,3 +168,22 @@ func TestNoTypeHasManyMethods(t *testing.T) {
 		}
 	}
 }
+
+// maxComplexity bounds the cyclomatic complexity of the package's
+// functions (issue 49: metaTools.discover was 44, setEnabled 28): a
+// function past it does several steps that read better apart.
+const maxComplexity = 25
+
+// TestFunctionsAreSimple counts the cyclomatic complexity of each
+// function of the package's non-test files.
+func TestFunctionsAreSimple(t *testing.T) {
+	funcs := srccheck.Complexities(t, ".")
+	if len(funcs) < 100 {
+		t.Fatalf("only %d functions found: the count is broken", len(funcs))
+	}
+	for _, f := range funcs {
+		if f.Complexity > maxComplexity {
+			t.Errorf("%s: %s has cyclomatic complexity %d, more than %d: split it into steps", f.File, f.Name, f.Complexity, maxComplexity)
+		}
+	}
+}

@@ -105,17 +105,8 @@ func (dt *dynamicTools) setEnabled(ctx context.Context, v *view, req *mcp.CallTo
 	dt.start.waitReady(ctx) // the domain may be an upstream that is still connecting
 	cat := dt.scope.catalogFor(v.who)
 	down := dt.scope.unavailableFor(v.who)
-	var warnings []string
-	if why, isDown := down[args.Domain]; isDown && cat.Domain(args.Domain) == nil {
-		// A configured server that has not listed its tools: its
-		// tools are listed when it does (its groups are not known yet).
-		if args.Group != "" {
-			return nil, nil, fmt.Errorf("group %s of domain %q: %s, so its groups are not known yet; pass the domain alone", search.Quote(args.Group, 100), args.Domain, serverDown(args.Domain, why))
-		}
-		if on {
-			warnings = append(warnings, serverDown(args.Domain, why)+": its tools are listed when it lists them")
-		}
-	} else if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
+	warnings, err := checkEnableScope(cat, down, args, on)
+	if err != nil {
 		return nil, nil, err
 	}
 	key := args.Domain
@@ -124,12 +115,10 @@ func (dt *dynamicTools) setEnabled(ctx context.Context, v *view, req *mcp.CallTo
 	}
 	var base map[string]bool
 	if args.Toolset != "" {
-		keys, err := decodeToolset(args.Toolset)
-		if err != nil {
-			return nil, nil, toolsetError(args.Toolset, err)
-		}
 		var dropped []string
-		base, dropped = knownKeys(cat, down, keys)
+		if base, dropped, err = toolsetBase(cat, down, args.Toolset); err != nil {
+			return nil, nil, err
+		}
 		if len(dropped) > 0 {
 			warnings = append(warnings, fmt.Sprintf("the toolset named %s, which this server does not have: left out", strings.Join(dropped, ", ")))
 		}
@@ -143,34 +132,79 @@ func (dt *dynamicTools) setEnabled(ctx context.Context, v *view, req *mcp.CallTo
 	if on {
 		// For clients that ignore tools/list_changed: the names work with
 		// execute_tool as well.
-		if d := cat.Domain(args.Domain); d != nil {
-			for _, t := range d.Tools {
-				if (args.Group == "" || t.Group == args.Group) && !t.Disabled {
-					out.Tools = append(out.Tools, dt.status.entry(t))
-				}
-			}
-		}
+		out.Tools = enabledEntries(cat.Domain(args.Domain), args.Group, dt.status)
 		out.Note = enableNote
 		if stateless {
 			out.Note = statelessNote
 		}
 		return nil, out, nil
 	}
-	// What disabling took off the list: the tools the set listed before
-	// and does not now (a group's tools stay while their domain is
-	// enabled).
-	if d := cat.Domain(args.Domain); d != nil {
+	out.Removed, out.Note = disabledOutcome(cat.Domain(args.Domain), args.Domain, key, before, base)
+	return nil, out, nil
+}
+
+// checkEnableScope checks that args name a domain (and group) of cat, or
+// a server without tools (down) when they name no group; it returns the
+// warning that such a server's tools are listed once it lists them.
+func checkEnableScope(cat *index.Catalog, down map[string]string, args DomainArgs, on bool) ([]string, error) {
+	why, isDown := down[args.Domain]
+	if !isDown || cat.Domain(args.Domain) != nil {
+		return nil, search.CheckScope(cat, args.Domain, args.Group)
+	}
+	// A configured server that has not listed its tools: its tools are
+	// listed when it does (its groups are not known yet).
+	if args.Group != "" {
+		return nil, fmt.Errorf("group %s of domain %q: %s, so its groups are not known yet; pass the domain alone", search.Quote(args.Group, 100), args.Domain, serverDown(args.Domain, why))
+	}
+	if on {
+		return []string{serverDown(args.Domain, why) + ": its tools are listed when it lists them"}, nil
+	}
+	return nil, nil
+}
+
+// toolsetBase returns the keys of the toolset whose handle is h that
+// cat (or a server without tools, down) has, and those it does not.
+func toolsetBase(cat *index.Catalog, down map[string]string, h string) (known map[string]bool, dropped []string, err error) {
+	keys, err := decodeToolset(h)
+	if err != nil {
+		return nil, nil, toolsetError(h, err)
+	}
+	known, dropped = knownKeys(cat, down, keys)
+	return known, dropped, nil
+}
+
+// enabledEntries returns the entries of d's enabled tools (of group
+// only, when set); d may be nil (a server without tools).
+func enabledEntries(d *index.Domain, group string, status toolStatus) []ToolEntry {
+	if d == nil {
+		return nil
+	}
+	var out []ToolEntry
+	for _, t := range d.Tools {
+		if (group == "" || t.Group == group) && !t.Disabled {
+			out = append(out, status.entry(t))
+		}
+	}
+	return out
+}
+
+// disabledOutcome says what disabling key (domain or domain/group) took
+// off the list: the tools of d the set listed before and does not now
+// (a group's tools stay while their domain is enabled), and a note when
+// that is nothing.
+func disabledOutcome(d *index.Domain, domain, key string, before, after map[string]bool) (removed []string, note string) {
+	if d != nil {
 		for _, t := range d.Tools {
-			if !t.Disabled && enabledIn(before, t) && !enabledIn(base, t) {
-				out.Removed = append(out.Removed, t.QualifiedName)
+			if !t.Disabled && enabledIn(before, t) && !enabledIn(after, t) {
+				removed = append(removed, t.QualifiedName)
 			}
 		}
 	}
 	switch {
 	case !before[key]:
-		out.Note = fmt.Sprintf("%s was not enabled: nothing removed", key)
-	case len(out.Removed) == 0 && key != args.Domain && base[args.Domain]:
-		out.Note = fmt.Sprintf("%s's tools stay listed: domain %s is enabled", key, args.Domain)
+		note = fmt.Sprintf("%s was not enabled: nothing removed", key)
+	case len(removed) == 0 && key != domain && after[domain]:
+		note = fmt.Sprintf("%s's tools stay listed: domain %s is enabled", key, domain)
 	}
-	return nil, out, nil
+	return removed, note
 }

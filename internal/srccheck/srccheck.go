@@ -102,3 +102,71 @@ func receiverType(e ast.Expr) string {
 	}
 	return ""
 }
+
+// Func is a function or method declared in a file, with its cyclomatic
+// complexity.
+type Func struct {
+	File, Name string
+	Complexity int
+}
+
+// Complexities returns the functions and methods declared in the
+// non-test files of dir with their cyclomatic complexity, counted as
+// gocyclo counts it: 1, plus one for each if, for, range, case and
+// select case other than default, && and ||. It fails t when a file
+// cannot be read.
+func Complexities(t testing.TB, dir string) []Func {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var out []Func
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			name := fd.Name.Name
+			if fd.Recv != nil && len(fd.Recv.List) == 1 {
+				name = receiverType(fd.Recv.List[0].Type) + "." + name
+			}
+			out = append(out, Func{File: path, Name: name, Complexity: complexity(fd.Body)})
+		}
+	}
+	return out
+}
+
+// complexity is the cyclomatic complexity of a function's body.
+func complexity(body *ast.BlockStmt) int {
+	n := 1
+	ast.Inspect(body, func(node ast.Node) bool {
+		switch x := node.(type) {
+		case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt:
+			n++
+		case *ast.CaseClause:
+			if x.List != nil {
+				n++
+			}
+		case *ast.CommClause:
+			if x.Comm != nil {
+				n++
+			}
+		case *ast.BinaryExpr:
+			if x.Op == token.LAND || x.Op == token.LOR {
+				n++
+			}
+		}
+		return true
+	})
+	return n
+}
