@@ -21,22 +21,22 @@ import (
 // fewer tokens than Exposure.Budget, and none above it.
 const ExposeAuto Mode = "auto"
 
-var autoPolicy = modePolicy{mode: ExposeAuto, list: listAuto, gated: true, workflow: listedWorkflow}
+var autoPolicy = modePolicy{mode: ExposeAuto, lists: listsWithinBudget, gated: true, workflow: listedWorkflow}
 
-// listAuto lists every tool the caller may see when their listing fits
-// the budget, none when it does not.
-func listAuto(in listInput) []*index.Tool {
-	fits := in.fits
-	if fits == nil {
-		fits = func(cat *index.Catalog) bool {
-			_, under := listingCostAs(cat, in.expose.budget(), in.expose.listing())
-			return under
-		}
+// listsWithinBudget lists every tool the caller may see when their
+// listing fits the budget, none when it does not.
+func listsWithinBudget(in listInput, _ *index.Tool) bool {
+	if in.fits == nil {
+		return in.expose.fits(in.cat)
 	}
-	if !fits(in.cat) {
-		return nil
-	}
-	return in.tools()
+	return in.fits(in.cat)
+}
+
+// fits reports whether cat's listing, as x lists it, costs fewer tokens
+// than x's budget.
+func (x Exposure) fits(cat *index.Catalog) bool {
+	_, under := listingCostAs(cat, x.budget(), x.listing())
+	return under
 }
 
 // DefaultAutoBudget is auto mode's token budget when none is given: 5%

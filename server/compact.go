@@ -90,7 +90,7 @@ func deprecationNote(t *index.Tool) string {
 // whole one.
 const ExposeCompact Mode = "compact"
 
-var compactPolicy = modePolicy{mode: ExposeCompact, list: listEager, gated: true,
+var compactPolicy = modePolicy{mode: ExposeCompact, lists: listsEvery, gated: true,
 	workflow: "Every tool is listed with a summary and its required arguments: call it by name. get_tool_schema gives a tool's optional arguments, full description and examples; discover_tools with a query finds the right one for a task."}
 
 // listing returns how x lists tools.

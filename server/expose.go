@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -192,9 +191,7 @@ func (e *exposure) listed(cat *index.Catalog, v *view, t *index.Tool, name strin
 	defer e.mu.Unlock()
 	key, direct := v.direct[name]
 	direct = direct && strings.HasPrefix(key, t.QualifiedName+"\x00")
-	listed = slices.ContainsFunc(e.expose.Mode.lists(e.listInputLocked(cat, v)), func(l *index.Tool) bool {
-		return l.QualifiedName == t.QualifiedName
-	})
+	listed = e.expose.Mode.listsTool(e.listInputLocked(cat, v), t)
 	return direct, listed, listedName(cat, t, e.expose.Names), e.expose.Mode == ExposeDynamic
 }
 

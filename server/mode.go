@@ -63,11 +63,12 @@ var ExposeModes = func() []Mode {
 // modePolicy is what one exposure mode decides.
 type modePolicy struct {
 	mode Mode
-	// list returns the tools the mode lists directly (besides
-	// toolscout's own) to the caller in: a pure function, never a
-	// disabled tool or one the caller may not see (in.tools gives the
-	// candidates).
-	list func(in listInput) []*index.Tool
+	// lists reports whether the mode lists t directly (besides
+	// toolscout's own) to the caller in: a pure function of its
+	// arguments, asked only of a tool that is enabled and that the
+	// caller may see (listInput.candidate). Mode.lists filters the
+	// catalog with it.
+	lists func(in listInput, t *index.Tool) bool
 	// gated says that the mode lists catalog tools from the start, so
 	// that tools/list waits for the start to settle (startup.go).
 	gated bool
@@ -108,24 +109,49 @@ type listInput struct {
 	// expose is the exposure: its pins (core) and budget (auto).
 	expose Exposure
 	// fits reports whether a catalog's listing costs fewer tokens than
-	// auto mode's budget; nil counts them (listingCostAs) each time. The
-	// mechanism passes one that decides once per catalog.
+	// auto mode's budget; nil counts them (Exposure.fits). The mechanism
+	// passes one that decides once per catalog (autoMode).
 	fits func(cat *index.Catalog) bool
 }
 
-// tools returns the candidates of a list: in.cat's tools that are
-// enabled and that the caller may see, in catalog order.
-func (in listInput) tools() []*index.Tool {
-	out := make([]*index.Tool, 0, in.cat.Len())
+// candidate reports whether a list may show t at all: t is enabled and
+// the caller may see it.
+func (in listInput) candidate(t *index.Tool) bool {
+	return !t.Disabled && in.who.Visible(t.Domain, t.Name)
+}
+
+// lists returns the tools mode m lists directly to in, in catalog order.
+func (m Mode) lists(in listInput) []*index.Tool {
+	p := policyOf(m)
+	if in.fits == nil {
+		in.fits = in.expose.fits
+	}
+	in.fits = once(in.fits) // auto mode asks of each tool: counted once
+	var out []*index.Tool
 	for _, t := range in.cat.Tools() {
-		if !t.Disabled && in.who.Visible(t.Domain, t.Name) {
+		if in.candidate(t) && p.lists(in, t) {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// lists returns the tools mode m lists directly to in.
-func (m Mode) lists(in listInput) []*index.Tool {
-	return policyOf(m).list(in)
+// listsTool reports whether mode m lists t directly to in: one tool of
+// lists' answer, decided without the others.
+func (m Mode) listsTool(in listInput, t *index.Tool) bool {
+	return in.candidate(t) && policyOf(m).lists(in, t)
+}
+
+// once returns fits answering the catalog last asked about once.
+func once(fits func(*index.Catalog) bool) func(*index.Catalog) bool {
+	var (
+		asked *index.Catalog
+		ans   bool
+	)
+	return func(cat *index.Catalog) bool {
+		if asked != cat {
+			asked, ans = cat, fits(cat)
+		}
+		return ans
+	}
 }

@@ -10,18 +10,10 @@ import (
 // globs such as "github__*").
 const ExposeCore Mode = "core"
 
-var corePolicy = modePolicy{mode: ExposeCore, list: listCore, gated: true, workflow: listedWorkflow}
+var corePolicy = modePolicy{mode: ExposeCore, lists: listsPinned, gated: true, workflow: listedWorkflow}
 
-// listCore lists the tools a pin matches.
-func listCore(in listInput) []*index.Tool {
-	var out []*index.Tool
-	for _, t := range in.tools() {
-		if pinned(in.expose.Pinned, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+// listsPinned lists the tools a pin matches.
+func listsPinned(in listInput, t *index.Tool) bool { return pinned(in.expose.Pinned, t) }
 
 // pinned reports whether one of pins, a qualified name or a glob, names t.
 func pinned(pins []string, t *index.Tool) bool {

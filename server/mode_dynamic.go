@@ -17,19 +17,11 @@ import (
 // enabled with enable_domain, per session (or per toolset).
 const ExposeDynamic Mode = "dynamic"
 
-var dynamicPolicy = modePolicy{mode: ExposeDynamic, list: listDynamic, dynamic: true,
+var dynamicPolicy = modePolicy{mode: ExposeDynamic, lists: listsEnabled, dynamic: true,
 	workflow: metaWorkflow + " enable_domain lists a domain's tools directly."}
 
-// listDynamic lists the tools of the enabled domains and groups.
-func listDynamic(in listInput) []*index.Tool {
-	var out []*index.Tool
-	for _, t := range in.tools() {
-		if enabledIn(in.enabled, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+// listsEnabled lists the tools of the enabled domains and groups.
+func listsEnabled(in listInput, t *index.Tool) bool { return enabledIn(in.enabled, t) }
 
 // enabledIn reports whether the set keys (a view's or a toolset's)
 // enables t's domain or group.

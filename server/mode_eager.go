@@ -6,8 +6,8 @@ import "github.com/toolscout/toolscout/index"
 // tool_names gives it), as an aggregating proxy would.
 const ExposeEager Mode = "eager"
 
-var eagerPolicy = modePolicy{mode: ExposeEager, list: listEager, gated: true,
+var eagerPolicy = modePolicy{mode: ExposeEager, lists: listsEvery, gated: true,
 	workflow: "Every tool is listed: call it by name. discover_tools with a query finds the right one for a task."}
 
-// listEager lists every tool the caller may see.
-func listEager(in listInput) []*index.Tool { return in.tools() }
+// listsEvery lists every tool the caller may see.
+func listsEvery(listInput, *index.Tool) bool { return true }

@@ -6,7 +6,7 @@ import "github.com/toolscout/toolscout/index"
 // tools with discover_tools and runs them with execute_tool.
 const ExposeMeta Mode = "meta"
 
-var metaPolicy = modePolicy{mode: ExposeMeta, list: listMeta, workflow: metaWorkflow}
+var metaPolicy = modePolicy{mode: ExposeMeta, lists: listsNone, workflow: metaWorkflow}
 
-// listMeta lists no tool directly.
-func listMeta(listInput) []*index.Tool { return nil }
+// listsNone lists no tool directly.
+func listsNone(listInput, *index.Tool) bool { return false }

@@ -116,7 +116,7 @@ func TestModeLists(t *testing.T) {
 func TestAutoListAsksOncePerList(t *testing.T) {
 	cat := modeTestCatalog(t)
 	var asked []*index.Catalog
-	listAuto(listInput{cat: cat, fits: func(c *index.Catalog) bool { asked = append(asked, c); return true }})
+	ExposeAuto.lists(listInput{cat: cat, expose: Exposure{Mode: ExposeAuto}, fits: func(c *index.Catalog) bool { asked = append(asked, c); return true }})
 	if len(asked) != 1 || asked[0] != cat {
 		t.Errorf("fits asked about %v, want once about the catalog", asked)
 	}
@@ -149,8 +149,8 @@ func TestModesRegistered(t *testing.T) {
 	}
 	seen := map[Mode]bool{}
 	for _, p := range modePolicies {
-		if p.list == nil || p.workflow == "" || seen[p.mode] {
-			t.Errorf("policy of %q: list %v, workflow %q, registered before: %v", p.mode, p.list != nil, p.workflow, seen[p.mode])
+		if p.lists == nil || p.workflow == "" || seen[p.mode] {
+			t.Errorf("policy of %q: lists %v, workflow %q, registered before: %v", p.mode, p.lists != nil, p.workflow, seen[p.mode])
 		}
 		seen[p.mode] = true
 	}

@@ -32,7 +32,7 @@ const RunCode = "run_code"
 // ExposeCode lists discover_tools, get_tool_schema and run_code.
 const ExposeCode Mode = "code"
 
-var codePolicy = modePolicy{mode: ExposeCode, list: listMeta, workflow: codeWorkflow}
+var codePolicy = modePolicy{mode: ExposeCode, lists: listsNone, workflow: codeWorkflow}
 
 // AuditProgram is AuditRecord.Tool for a run_code program's own line.
 const AuditProgram = "program"
