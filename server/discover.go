@@ -505,12 +505,19 @@ func (d *disabledNames) of(cat *index.Catalog) []string {
 	return d.names
 }
 
+// eagerFallback lists every tool directly (exposure.fallBackToEager).
+type eagerFallback interface {
+	fallBackToEager(reason string) bool
+}
+
+var _ eagerFallback = (*exposure)(nil)
+
 // searchFailures counts the searches that failed in a row (not bad
 // requests) and, with Options.Fallback "eager", falls back after
 // FallbackAfter of them.
 type searchFailures struct {
-	fallback string                   // Options.Fallback
-	fall     func(reason string) bool // exposure.fallBackToEager
+	fallback string        // Options.Fallback
+	expo     eagerFallback // falls back
 	mu       sync.Mutex
 	n        int
 }
@@ -530,6 +537,6 @@ func (f *searchFailures) done(err error) {
 	n := f.n
 	f.mu.Unlock()
 	if f.fallback == string(ExposeEager) && n >= FallbackAfter {
-		f.fall(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
+		f.expo.fallBackToEager(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
 	}
 }

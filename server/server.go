@@ -212,10 +212,10 @@ func New(opts Options) *Server {
 	s.expo = &exposure{eng: eng, scope: s.scope, log: log, maker: vb, views: s.views, expose: opts.Expose}
 	vb.dynamic = &dynamicTools{scope: s.scope, start: s.start, expo: s.expo, status: s.meta.status}
 	s.meta.expo = s.expo
-	s.meta.failures = &searchFailures{fallback: opts.Fallback, fall: s.expo.fallBackToEager}
+	s.meta.failures = &searchFailures{fallback: opts.Fallback, expo: s.expo}
 	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, start: s.start, extra: strings.TrimSpace(opts.Instructions)}
 	vb.greet = s.greet
-	s.start.mode = s.expo.mode
+	s.start.expo = s.expo
 	s.expo.setPrimary(opts.Caller)
 	opts.Live.Subscribe(s.expo.catalogChanged)
 	// After the views': a call woken by a swap finds its tool listed.
