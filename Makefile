@@ -64,7 +64,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 # cache) directly and through toolscout in front of it, compared in the
 # same run, for 2025-11-25 (stateful) and 2026-07-28 (stateless); then
 # the scenarios that need no fixture against serve on the built-in
-# catalog. Fails on a scenario lost through toolscout that
+# catalog; then the client-side auth scenarios with toolscout's upstream
+# OAuth client as the client (cmd/conformance/authclient, 43 to 87 s
+# more). Fails on a scenario lost through toolscout that
 # conformance/lost.txt does not list, and on a listed one that passes now.
 # The suite needs Node 22 or newer: conformance/package.json pins it as
 # the npm package `node`, installed there with the suite (no sudo), so

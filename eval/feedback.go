@@ -6,7 +6,6 @@ import (
 	"math/rand"
 	"time"
 
-	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -69,15 +68,15 @@ func splitForFeedback(ds *Dataset, share float64) (scored *Dataset, replayed []Q
 
 // FeedbackEvents returns the events of queries run: each relevant tool
 // of each query, run by a caller of its own at now.
-func FeedbackEvents(ds *Dataset, queries []Query, now time.Time) []store.FeedbackEvent {
-	var out []store.FeedbackEvent
+func FeedbackEvents(ds *Dataset, queries []Query, now time.Time) []search.FeedbackEvent {
+	var out []search.FeedbackEvent
 	for _, q := range queries {
 		for _, key := range q.Relevant {
 			t := ds.Catalog.ToolByKey(key)
 			if t == nil {
 				continue
 			}
-			out = append(out, store.FeedbackEvent{Request: q.Query, Tool: t.QualifiedName, Caller: "eval:" + q.ID, Time: now})
+			out = append(out, search.FeedbackEvent{Request: q.Query, Tool: t.QualifiedName, Caller: "eval:" + q.ID, Time: now})
 		}
 	}
 	return out

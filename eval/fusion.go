@@ -45,13 +45,8 @@ type FusionSample struct {
 // or in memory when it is nil) and returns its engine and the function
 // that closes it.
 func OpenEngine(ctx context.Context, ds *Dataset, emb embed.Embedder, stores StoreOpener, log *slog.Logger, progress func(done, total int)) (*search.Engine, func(), error) {
-	st, err := stores.open(ds, emb)
+	live, _, err := search.OpenNamed(ctx, stores, storeKey(ds, emb), search.LiveOptions{Embedder: emb, CacheSize: -1, Logger: log, Progress: progress}, ds.Catalog.Specs())
 	if err != nil {
-		return nil, nil, err
-	}
-	live, _, err := search.Open(ctx, search.LiveOptions{Store: st, Embedder: emb, CacheSize: -1, Logger: log, Progress: progress}, ds.Catalog.Specs())
-	if err != nil {
-		st.Close()
 		return nil, nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
 	}
 	return live.Engine(), func() { live.Close() }, nil

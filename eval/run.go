@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -166,13 +165,9 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 			if key != "" {
 				emb = opts.Embedders[key]
 			}
-			store, err := opts.Stores.open(ds, emb)
-			if err != nil {
-				return nil, err
-			}
 			label := "index " + ds.Name
-			live, _, err := search.Open(ctx, search.LiveOptions{
-				Store: store, Embedder: emb, CacheSize: -1, Logger: opts.Logger,
+			live, _, err := search.OpenNamed(ctx, opts.Stores, storeKey(ds, emb), search.LiveOptions{
+				Embedder: emb, CacheSize: -1, Logger: opts.Logger,
 				Progress: func(done, total int) {
 					if opts.Progress != nil {
 						opts.Progress(label, done, total)
@@ -180,7 +175,6 @@ func Evaluate(ctx context.Context, datasets []*Dataset, opts Options) (*Report, 
 				},
 			}, ds.Catalog.Specs())
 			if err != nil {
-				store.Close()
 				return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
 			}
 			closers = append(closers, live)
@@ -519,17 +513,14 @@ func (d *DatasetReport) Misses(run, n int) []Miss {
 
 // StoreOpener opens the store named key (a dataset's catalog hash and an
 // embedder: the same key, the same indexes) in the program's data dir.
-type StoreOpener func(key string) (*store.Store, error)
+// eval reaches the store through search only.
+type StoreOpener = search.StoreOpener
 
-// open opens the store of ds's catalog indexed with emb: through o, or
-// in memory when o is nil.
-func (o StoreOpener) open(ds *Dataset, emb embed.Embedder) (*store.Store, error) {
-	if o == nil {
-		return store.Memory()
-	}
+// storeKey names the store of ds's catalog indexed with emb.
+func storeKey(ds *Dataset, emb embed.Embedder) string {
 	name := "none"
 	if emb != nil {
 		name = emb.Info().Provider + "-" + emb.Info().Model
 	}
-	return o(fmt.Sprintf("eval-%s-%s", ds.Catalog.Hash(), sanitize(name)))
+	return fmt.Sprintf("eval-%s-%s", ds.Catalog.Hash(), sanitize(name))
 }

@@ -15,6 +15,11 @@ import (
 	"github.com/toolscout/toolscout/index/vector"
 )
 
+// Embedder is the embedder a Live index ranks by meaning with, as Load
+// and Swap take it: for the packages above search that hand one over
+// without reaching into the embedders (server/boot).
+type Embedder = embed.Embedder
+
 // LiveOptions configures a Live index.
 type LiveOptions struct {
 	// Store holds both indexes; the Live index owns it and closes it.

@@ -27,7 +27,8 @@ import (
 // upstream, how it ended, how long it took and how much it answered;
 // with Options.AuditArguments, what it was called with, bounded. Calls
 // the SDK refuses before a handler runs (a direct call of a name that is
-// not listed, unparsable parameters) are not recorded.
+// not listed, unparsable parameters) are not recorded; calls refused over
+// HTTP for their token's scopes are (stepup.go).
 //
 // Each line is encoded first and written with one Write under a lock:
 // lines never interleave, whatever the writer. A line is at most

@@ -65,7 +65,9 @@ type HTTPOptions struct {
 // its session gets the primary server: the go-sdk routes it by its session
 // id and only reads the server's protocol versions, the same in every view.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
-	return newHTTPHandler(s.scope, s.expo, s.views, s.start, s.log, o)
+	hh := newHTTPHandler(s.scope, s.expo, s.views, s.start, s.log, o)
+	hh.audit = s.meta.audit // calls refused before a handler runs (stepup.go)
+	return hh
 }
 
 // httpHandler is Server.HTTPHandler: it routes each request to the
@@ -78,6 +80,7 @@ type httpHandler struct {
 	views *viewTable
 	start *startup
 	log   *slog.Logger
+	audit *auditor     // nil: no audit trail
 	outer http.Handler // the whole chain
 }
 
@@ -142,7 +145,7 @@ func newHTTPHandler(scope *callerScope, expo *exposure, views *viewTable, start 
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes)
 		}
-		if r.Method == http.MethodPost && r.Body != nil && (refuseBatch(w, r) || refuseDuplicateHeaders(w, r) || refuseID(w, r)) {
+		if r.Method == http.MethodPost && r.Body != nil && (refuseBatch(w, r) || refuseDuplicateHeaders(w, r) || refuseID(w, r) || hh.refuseReadOnlyRun(w, r)) {
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -413,6 +416,27 @@ type peeked struct {
 // JSON-RPC message yields none (the go-sdk answers it). When the body
 // cannot be read it answers the request itself and returns false.
 func peekBody(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
+	body, ok := bufferBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return &peeked{}, true
+	}
+	return &peeked{id: msg.ID, method: msg.Method, meta: msg.Params.Meta}, true
+}
+
+// bufferBody reads r's body (within the go-sdk's size limit) and puts
+// it back for the go-sdk. When the body cannot be read it answers the
+// request itself and returns false.
+func bufferBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
 	r.Body.Close()
 	if err != nil {
@@ -425,17 +449,7 @@ func peekBody(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil {
-		return &peeked{}, true
-	}
-	return &peeked{id: msg.ID, method: msg.Method, meta: msg.Params.Meta}, true
+	return body, true
 }
 
 // writeRPCError answers a request of the stateless protocol with an

@@ -15,6 +15,7 @@ import (
 	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/search"
 
+	"github.com/toolscout/toolscout/server/boot"
 	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/gateway"
 	"github.com/toolscout/toolscout/server/surface"
@@ -64,12 +65,13 @@ type Options struct {
 	// fails to load, and by the server after FallbackAfter search failures
 	// in a row. "" never does.
 	Fallback string
-	// LoadDone, with Fallback "eager", is closed once the index has
-	// loaded or the server has fallen back (Live.Settled when nil): the
-	// first tools/list waits for it (for SemanticGrace once the keyword
-	// index is in), so that an index that cannot load lists every tool
-	// from the first list on.
-	LoadDone <-chan struct{}
+	// Readiness is how far the start has come (server/boot, which loads
+	// the index behind the server). With Fallback "eager", the first
+	// tools/list waits for it to be Settled, the index loaded or the
+	// server fallen back (for SemanticGrace once the keyword index is
+	// in), so that an index that cannot load lists every tool from the
+	// first list on. Nil: Live.Settled says when.
+	Readiness *boot.Readiness
 	// StartupWait bounds how long a request waits for the start to settle:
 	// a tools/list (in the modes that list tools directly) or a meta-tool
 	// call for the catalog to load and the upstream servers' tools to be
@@ -178,8 +180,9 @@ func New(opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	eng := opts.Live.Engine()
-	if opts.LoadDone == nil {
-		opts.LoadDone = opts.Live.Settled()
+	loadDone := opts.Live.Settled()
+	if opts.Readiness != nil {
+		loadDone = opts.Readiness.Reached(boot.Settled)
 	}
 	if opts.StartupWait <= 0 {
 		opts.StartupWait = search.DefaultStartupWait
@@ -195,7 +198,7 @@ func New(opts Options) *Server {
 		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log, Expose: opts.Expose}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
-		loadDone: opts.LoadDone, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}
+		loadDone: loadDone, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
 		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:    newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),

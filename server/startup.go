@@ -45,7 +45,7 @@ type startup struct {
 	exec      Executor     // asked which servers are still connecting
 	scope     *callerScope // the servers a caller may see named
 	log       *slog.Logger
-	loadDone  <-chan struct{} // Options.LoadDone
+	loadDone  <-chan struct{} // Options.Readiness at Settled
 	wait      time.Duration   // Options.StartupWait
 	greetWait time.Duration   // Options.InitializeWait
 	fallback  string          // Options.Fallback

@@ -19,6 +19,7 @@ import (
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 
+	"github.com/toolscout/toolscout/server/boot"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -342,8 +343,8 @@ func TestListChangedOncePerChange(t *testing.T) {
 func TestFallbackFirstListIsComplete(t *testing.T) {
 	t.Parallel()
 	live := emptyLive(t)
-	loadDone := make(chan struct{})
-	srv := New(Options{Live: live, Fallback: string(ExposeEager), LoadDone: loadDone})
+	rd := boot.NewReadiness()
+	srv := New(Options{Live: live, Fallback: string(ExposeEager), Readiness: rd})
 	l := connectLister(t, srv)
 	first := make(chan int, 1)
 	go func() {
@@ -356,7 +357,7 @@ func TestFallbackFirstListIsComplete(t *testing.T) {
 	}
 	live.UseCatalog(cat) // what serve does when the index fails to load
 	srv.FallBackToEager("the index could not load")
-	close(loadDone)
+	rd.Advance(boot.Settled)
 	if n := <-first; n != 8 {
 		t.Errorf("first tools/list with the fallback = %d tools, want all 8", n)
 	}

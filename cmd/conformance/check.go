@@ -12,8 +12,9 @@ import (
 //     in expected-failures, or is listed there and passes directly;
 //   - a scenario lost through toolscout (lower grade than directly) and
 //     not in lost.txt, or listed there and no longer lost;
-//   - for builtin (no direct run), a failing or warning check that no
-//     entry of either file covers, or an entry that covers nothing;
+//   - for builtin and client-auth (no direct run), a failing or warning
+//     check that no entry of either file covers, or an entry that covers
+//     nothing;
 //   - an entry of a suite that ran for a scenario it did not run.
 func check(results []suiteResult, expected, lost []entry) []string {
 	var problems []string
@@ -91,7 +92,11 @@ func checkBuiltin(suite string, s scenarioResult, expected, lost []entry, find f
 			}
 		}
 		if !covered {
-			problems = append(problems, fmt.Sprintf("%s %s: check %s fails against toolscout on the built-in catalog and no entry covers it", suite, s.name, c))
+			against := "against toolscout on the built-in catalog"
+			if suite == suiteClientAuth {
+				against = "with toolscout's upstream OAuth client as the client"
+			}
+			problems = append(problems, fmt.Sprintf("%s %s: check %s fails %s and no entry covers it", suite, s.name, c, against))
 		}
 	}
 	return problems

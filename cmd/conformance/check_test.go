@@ -184,6 +184,43 @@ func TestCheckBuiltin(t *testing.T) {
 	}
 }
 
+// TestCheckClientAuth: the client auth scenarios' results are read from
+// the folders the suite names them by (auth/<scenario>-<time>), and each
+// failing check of toolscout's client must be in lost.txt.
+func TestCheckClientAuth(t *testing.T) {
+	dir := t.TempDir()
+	for name, checks := range map[string]string{
+		"metadata-default-2026-12-06T09-19-39-012Z": pass,
+		"scope-step-up-2026-12-06T09-20-01-100Z":    `[{"id":"scope-step-up-initial","status":"FAILURE","errorMessage":"no authorization request"}]`,
+		"basic-cimd-2026-12-06T09-20-03-001Z":       `[{"id":"cimd-client-id-used","status":"WARNING"}]`,
+		"not-a-result":                              pass,
+	} {
+		d := filepath.Join(dir, "auth", name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "checks.json"), []byte(checks), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	through, err := readClientAuthResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(through) != 3 || !through["metadata-default"].passed() || through["scope-step-up"].passed() || through["basic-cimd"].grade() != gradeWarn {
+		t.Fatalf("readClientAuthResults = %+v, want metadata-default passed, scope-step-up failed, basic-cimd warned", through)
+	}
+	r := merge(suiteClientAuth, []string{"metadata-default", "scope-step-up", "basic-cimd"}, nil, nil, through)
+	lost := writeEntries(t, "client-auth scope-step-up no step-up\nclient-auth basic-cimd:cimd-client-id-used no metadata document\n")
+	if got := check([]suiteResult{r}, nil, lost); len(got) != 0 {
+		t.Errorf("check() = %q, want no problem", got)
+	}
+	got := check([]suiteResult{r}, nil, lost[:1])
+	if len(got) != 1 || !strings.Contains(got[0], "client-auth basic-cimd: check cimd-client-id-used fails with toolscout's upstream OAuth client") {
+		t.Errorf("check() without basic-cimd's entry = %q, want it reported", got)
+	}
+}
+
 func TestReadEntries(t *testing.T) {
 	cases := []struct{ name, text, wantErr string }{
 		{"no why", "2025-11-25 ping\n", `want "SUITE SCENARIO[:CHECK] why it fails"`},

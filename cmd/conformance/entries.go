@@ -15,9 +15,13 @@ const (
 	suite20251125 = "2025-11-25"
 	suite20260728 = "2026-07-28"
 	suiteBuiltin  = "builtin"
+	// suiteClientAuth is the suite's client-side auth scenarios, with
+	// toolscout's upstream OAuth client (cmd/conformance/authclient) as
+	// the client.
+	suiteClientAuth = "client-auth"
 )
 
-var knownSuites = []string{suite20251125, suite20260728, suiteBuiltin}
+var knownSuites = []string{suite20251125, suite20260728, suiteBuiltin, suiteClientAuth}
 
 // parseSuites parses -suites.
 func parseSuites(s string) ([]string, error) {

@@ -33,6 +33,25 @@ const fixtureDomain = "conf"
 // handling, run one by one against `serve` on the built-in catalog.
 var builtinScenarios = []string{"server-initialize", "ping", "dns-rebinding-protection", "http-header-validation", "caching", "server-stateless"}
 
+// clientAuthScenarios are the suite's client-side auth scenarios of the
+// specification (its extensions left out: client credentials, DPoP,
+// enterprise-managed authorization, workload identity), without auth/,
+// run one by one with cmd/conformance/authclient as the client.
+var clientAuthScenarios = []string{
+	"metadata-default", "metadata-var1", "metadata-var2", "metadata-var3",
+	"basic-cimd", "scope-from-www-authenticate", "scope-from-scopes-supported",
+	"scope-omitted-when-undefined", "scope-step-up", "scope-retry-limit",
+	"token-endpoint-auth-basic", "token-endpoint-auth-post", "token-endpoint-auth-none",
+	"pre-registration", "2025-03-26-oauth-metadata-backcompat", "2025-03-26-oauth-endpoint-fallback",
+	"resource-mismatch", "offline-access-scope", "offline-access-not-supported",
+	"authorization-server-migration", "iss-supported", "iss-not-advertised",
+	"iss-supported-missing", "iss-wrong-issuer", "iss-unexpected", "iss-normalized",
+	"metadata-issuer-mismatch",
+}
+
+// authClientPkg is the client the client-auth scenarios run.
+const authClientPkg = "github.com/toolscout/toolscout/cmd/conformance/authclient"
+
 // harness runs the suites.
 type harness struct {
 	o         options
@@ -197,11 +216,41 @@ func (h *harness) runBuiltin(ctx context.Context) (suiteResult, error) {
 	return merge(suiteBuiltin, builtinScenarios, nil, nil, through), nil
 }
 
+// runClientAuth runs the client-side auth scenarios with toolscout's
+// upstream OAuth client as the client.
+func (h *harness) runClientAuth(ctx context.Context) (suiteResult, error) {
+	dir := filepath.Join(h.work, suiteClientAuth)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return suiteResult{}, err
+	}
+	bin := filepath.Join(dir, "authclient")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, authClientPkg).CombinedOutput(); err != nil {
+		return suiteResult{}, fmt.Errorf("go build %s: %w\n%s", authClientPkg, err, out)
+	}
+	out := filepath.Join(dir, "results")
+	for _, s := range clientAuthScenarios {
+		if _, err := h.runCLI(ctx, out, "client", "--command", bin, "--scenario", "auth/"+s, "-o", out); err != nil {
+			return suiteResult{}, err
+		}
+	}
+	through, err := readClientAuthResults(out)
+	if err != nil {
+		return suiteResult{}, err
+	}
+	return merge(suiteClientAuth, clientAuthScenarios, nil, nil, through), nil
+}
+
 // runSuite runs `conformance server --url url -o out args...` and returns
 // what it printed. A failing scenario exits non-zero: that is a result,
 // not an error; only a suite that could not run at all is.
 func (h *harness) runSuite(ctx context.Context, url, out string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, h.node, append([]string{h.cli, "server", "--url", url, "-o", out}, args...)...)
+	return h.runCLI(ctx, out, append([]string{"server", "--url", url, "-o", out}, args...)...)
+}
+
+// runCLI runs the suite's command line with args, its output appended
+// to out.log, and returns what it printed.
+func (h *harness) runCLI(ctx context.Context, out string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, h.node, append([]string{h.cli}, args...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "FORCE_COLOR=0")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -212,7 +261,7 @@ func (h *harness) runSuite(ctx context.Context, url, out string, args ...string)
 	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) || ctx.Err() != nil {
-		return "", fmt.Errorf("conformance server --url %s %s: %v (output in %s)", url, strings.Join(args, " "), err, log)
+		return "", fmt.Errorf("conformance %s: %v (output in %s)", strings.Join(args, " "), err, log)
 	}
 	return buf.String(), nil
 }

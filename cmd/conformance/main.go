@@ -10,7 +10,11 @@
 // Two suites: `--requirements 2025-11-25` against the fixture in its
 // stateful mode and `--requirements 2026-07-28` against it stateless;
 // then the scenarios that need no fixture against `toolscout serve` on
-// the built-in catalog (suite "builtin").
+// the built-in catalog (suite "builtin"); then the client-side auth
+// scenarios, where the suite plays an OAuth-protected server and
+// toolscout's upstream OAuth client (cmd/conformance/authclient: the
+// sign-in of `toolscout auth login`, the gateway's token source) is the
+// client (suite "client-auth").
 //
 // Two files in conformance/ say what may fail, one line an entry,
 // "SUITE SCENARIO[:CHECK] why":
@@ -59,7 +63,7 @@ func main() {
 	flag.StringVar(&o.expected, "expected", "conformance/expected-failures.txt", "what may fail directly too (or without the fixture)")
 	flag.StringVar(&o.lost, "lost", "conformance/lost.txt", "the ratchet: what passes directly but not through toolscout today")
 	flag.StringVar(&o.toolNames, "tool-names", "server", "toolscout's tool_names setting for the runs through it: the suite calls the fixture's tools by their own names (empty: leave it unset)")
-	flag.StringVar(&o.suites, "suites", "2025-11-25,2026-07-28,builtin", "the suites to run, comma-separated")
+	flag.StringVar(&o.suites, "suites", "2025-11-25,2026-07-28,builtin,client-auth", "the suites to run, comma-separated")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "the whole run's time limit")
 	flag.BoolVar(&o.verbose, "v", false, "print every scenario's outcome, not only the summary")
 	flag.Parse()
@@ -109,6 +113,8 @@ func run(ctx context.Context, o options) error {
 		var r suiteResult
 		if s == suiteBuiltin {
 			r, err = h.runBuiltin(ctx)
+		} else if s == suiteClientAuth {
+			r, err = h.runClientAuth(ctx)
 		} else {
 			if h.fixture == "" {
 				if h.fixture, err = buildFixture(ctx, work); err != nil {

@@ -36,7 +36,9 @@ func report(w io.Writer, results []suiteResult, verbose bool) {
 			}
 		}
 		d := "n/a (no fixture)"
-		if r.suite != suiteBuiltin {
+		if r.suite == suiteClientAuth {
+			d = "n/a (toolscout is the client)"
+		} else if r.suite != suiteBuiltin {
 			d = fmt.Sprintf("%d (%d scored)", direct, scoredDirect)
 		}
 		fmt.Fprintf(w, "| %s | %d (%d) | %s | %d (%d scored) | %s |\n", r.suite, len(r.scenarios), scored, d, through, scoredThrough, orNone(lost))

@@ -50,14 +50,28 @@ type checkResult struct {
 	ErrorMessage string `json:"errorMessage"`
 }
 
-// dirRE is the folder the suite saves a scenario's checks in:
+// dirRE is the folder the suite saves a server scenario's checks in:
 // server-<scenario>-<ISO time with dashes>.
 var dirRE = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$`)
 
-// readResults reads the suite's results folder (-o): one outcome per
-// scenario that saved one. A scenario run twice is an error (each run
-// gets its own folder).
-func readResults(dir string) (map[string]outcome, error) {
+// clientDirRE is the folder, under auth/ of -o, it saves a client auth
+// scenario's checks in: <scenario without auth/>-<ISO time with dashes>.
+var clientDirRE = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$`)
+
+// readResults reads the suite's results folder (-o) of server
+// scenarios: one outcome per scenario that saved one. A scenario run
+// twice is an error (each run gets its own folder).
+func readResults(dir string) (map[string]outcome, error) { return readResultsOf(dir, dirRE) }
+
+// readClientAuthResults reads the results folder (-o) of client auth
+// scenarios, by the scenario's name without auth/.
+func readClientAuthResults(dir string) (map[string]outcome, error) {
+	return readResultsOf(filepath.Join(dir, "auth"), clientDirRE)
+}
+
+// readResultsOf reads the scenarios' folders in dir whose names re
+// matches (its first group: the scenario).
+func readResultsOf(dir string, re *regexp.Regexp) (map[string]outcome, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]outcome{}, nil
@@ -67,7 +81,7 @@ func readResults(dir string) (map[string]outcome, error) {
 	}
 	out := map[string]outcome{}
 	for _, e := range ents {
-		m := dirRE.FindStringSubmatch(e.Name())
+		m := re.FindStringSubmatch(e.Name())
 		if !e.IsDir() || m == nil {
 			continue
 		}

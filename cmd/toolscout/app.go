@@ -34,8 +34,8 @@ type app struct {
 	cat  *index.Catalog
 	live *search.Live
 	eng  *search.Engine
-	// st is the store live keeps in sync: the one prepare opened, then
-	// each newer build a read-only server swaps in (swapBuild).
+	// st is the store prepare opened, which live keeps in sync (a
+	// read-only server's newer builds are the start's: boot.Starter.Store).
 	st     atomic.Pointer[store.Store]
 	gw     *gateway.Gateway // nil without --config
 	gc     *gatewayConfig
@@ -45,9 +45,6 @@ type app struct {
 	// when the index loads: the tools each listed on its last run (kept
 	// in the data dir), or, for commands that wait for the servers, now.
 	known []index.DomainSpec
-	// feedback is the feedback channel serve ranks with (nil: off); a
-	// read-only server resets it to each newer build's events.
-	feedback *search.Feedback
 	// embedder makes the embedder once; prepare starts it, and
 	// stopEmbedder cancels it and waits for it.
 	embedder     func() (embed.Embedder, error)
@@ -74,7 +71,7 @@ func (a *app) closeGateway() {
 // persistent index and returns the app over it. With waitUpstreams it
 // first connects to every upstream server (each within its connect
 // timeout) so that their tools are indexed; otherwise the gateway is
-// returned unstarted, for serve to follow and start.
+// returned unstarted, for serve's start (server/boot) to follow and start.
 func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logger, waitUpstreams bool) (*app, error) {
 	a, base, err := g.prepare(ctx, log, waitUpstreams)
 	if err != nil {
@@ -174,6 +171,12 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
+	return g.prepareFrom(ctx, log, a, base, waitUpstreams)
+}
+
+// prepareFrom is prepare after readSources: a and base are what it
+// read (serve reads them while it checks its flags).
+func (g *globalFlags) prepareFrom(ctx context.Context, log *slog.Logger, a *app, base []index.DomainSpec, waitUpstreams bool) (*app, []index.DomainSpec, error) {
 	st, err := g.openStore(g.setRoot(), store.Options{Set: g.set(), ReadOnly: g.readOnly, Exclusive: g.writer, Catalog: a.src, Logger: log})
 	if err != nil {
 		return nil, nil, err
@@ -254,16 +257,6 @@ func (a *app) catalogFrom(st *store.Store) ([]index.DomainSpec, error) {
 		a.domain = append(a.domain, d.Name)
 	}
 	return base, err
-}
-
-// catalog returns the catalog of base and the upstreams' known domains,
-// or of the cache: for the eager fallback when the index cannot load.
-func (a *app) catalog(base []index.DomainSpec) (*index.Catalog, error) {
-	if a.cat != nil {
-		return a.cat, nil
-	}
-	cat, _, err := index.NewCatalogSkipping(base, a.known, nil)
-	return cat, err
 }
 
 // load picks the embedder and loads base into the app's Live index: the

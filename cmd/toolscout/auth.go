@@ -84,7 +84,12 @@ func runAuth(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		ctx, cancel := context.WithTimeout(ctx, loginWait)
 		defer cancel()
-		opts := upauth.LoginOptions{Server: name, URL: o.URL, ClientID: o.ClientID, Scopes: o.Scopes, Store: st, Out: stdout}
+		secret, err := o.clientSecret(name)
+		if err != nil {
+			return err
+		}
+		g.redactor().Add(secret)
+		opts := upauth.LoginOptions{Server: name, URL: o.URL, ClientID: o.ClientID, ClientSecret: secret, Scopes: o.Scopes, Store: st, Out: stdout}
 		if !*noBrowser {
 			opts.Open = openBrowser
 		}

@@ -132,23 +132,12 @@ func parseCallers(file string, rawCallers, rawJWT, rawOAuth json.RawMessage) (*c
 		sp.Callers[name] = e
 	}
 	if rawJWT != nil {
-		if err := checkKeys(file, "toolscout.jwt", rawJWT, jwtKeys, true); err != nil {
+		j, err := parseJWT(file, rawJWT)
+		if err != nil {
 			return nil, err
 		}
-		var j jwtEntry
-		if err := decodeStrict(rawJWT, &j); err != nil {
-			return nil, configTypeError(file, "toolscout.jwt", err)
-		}
-		switch {
-		case j.JWKSFile == "" && j.KeyFile == "":
-			return nil, &ConfigError{File: file, Path: "toolscout.jwt", Reason: "give jwks_file (the issuer's JWKS, saved to a file) or key_file (its PEM public key)"}
-		case j.JWKSFile != "" && j.KeyFile != "":
-			return nil, &ConfigError{File: file, Path: "toolscout.jwt", Reason: "give jwks_file or key_file, not both"}
-		case j.Leeway < 0 || j.Leeway > 600:
-			return nil, &ConfigError{File: file, Path: "toolscout.jwt.leeway", Reason: fmt.Sprintf("%g seconds: want 0 (the default, %s) to 600", j.Leeway, callers.DefaultLeeway)}
-		}
 		j.JWKSFile, j.KeyFile = rel(j.JWKSFile), rel(j.KeyFile)
-		sp.JWT = &j
+		sp.JWT = j
 	}
 	if rawOAuth != nil {
 		o, err := parseOAuth(file, rawOAuth)
@@ -161,6 +150,27 @@ func parseCallers(file string, rawCallers, rawJWT, rawOAuth json.RawMessage) (*c
 		sp.OAuth = o
 	}
 	return sp, nil
+}
+
+// parseJWT checks toolscout.jwt: one key source, a leeway in range.
+func parseJWT(file string, raw json.RawMessage) (*jwtEntry, error) {
+	const path = "toolscout.jwt"
+	if err := checkKeys(file, path, raw, jwtKeys, true); err != nil {
+		return nil, err
+	}
+	var j jwtEntry
+	if err := decodeStrict(raw, &j); err != nil {
+		return nil, configTypeError(file, path, err)
+	}
+	switch {
+	case j.JWKSFile == "" && j.KeyFile == "":
+		return nil, &ConfigError{File: file, Path: path, Reason: "give jwks_file (the issuer's JWKS, saved to a file) or key_file (its PEM public key)"}
+	case j.JWKSFile != "" && j.KeyFile != "":
+		return nil, &ConfigError{File: file, Path: path, Reason: "give jwks_file or key_file, not both"}
+	case j.Leeway < 0 || j.Leeway > 600:
+		return nil, &ConfigError{File: file, Path: path + ".leeway", Reason: fmt.Sprintf("%g seconds: want 0 (the default, %s) to 600", j.Leeway, callers.DefaultLeeway)}
+	}
+	return &j, nil
 }
 
 // parseOAuth checks the shape of toolscout.oauth; the URLs and scopes

@@ -213,6 +213,25 @@ func readClientFile(o connectOptions) ([]byte, error) {
 	return data, nil
 }
 
+// serversKey returns the key of the client's servers in its config and
+// whether their entries carry a type: the client's, or with
+// --config-file, what the file has (the format says itself).
+func serversKey(o connectOptions, ct jsoncText) (key string, typed bool, err error) {
+	key, typed = o.client.key, o.client.typed
+	if o.client.name != "" {
+		return key, typed, nil
+	}
+	_, hasMCP := findMember(ct.plain, "mcpServers")
+	_, hasServers := findMember(ct.plain, "servers")
+	switch {
+	case hasMCP:
+		return "mcpServers", typed, nil
+	case hasServers:
+		return "servers", true, nil
+	}
+	return "", false, &ConfigError{File: o.file, Reason: `no "mcpServers" (Claude Desktop, Claude Code, Cursor) nor "servers" (VS Code) object: not an MCP client's config`}
+}
+
 // planConnect reads both files and works out what they become.
 func planConnect(o connectOptions) (*connectPlan, error) {
 	p := &connectPlan{}
@@ -224,18 +243,9 @@ func planConnect(o connectOptions) (*connectPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, typed := o.client.key, o.client.typed
-	if o.client.name == "" { // --config-file: the format says itself
-		_, hasMCP := findMember(ct.plain, "mcpServers")
-		_, hasServers := findMember(ct.plain, "servers")
-		switch {
-		case hasMCP:
-			key = "mcpServers"
-		case hasServers:
-			key, typed = "servers", true
-		default:
-			return nil, &ConfigError{File: o.file, Reason: `no "mcpServers" (Claude Desktop, Claude Code, Cursor) nor "servers" (VS Code) object: not an MCP client's config`}
-		}
+	key, typed, err := serversKey(o, ct)
+	if err != nil {
+		return nil, err
 	}
 	sm, hasServers := findMember(ct.plain, key)
 	if hasServers && ct.plain[sm.with.start] != '{' {

@@ -37,12 +37,14 @@ func TestCatalogSetsLiveSideBySide(t *testing.T) {
 	// chromem-go's layout, as toolscout wrote it there.
 	os.MkdirAll(filepath.Join(dir, "vectors", "0a1b2c3d"), 0o755)
 	os.WriteFile(filepath.Join(dir, "vectors", "0a1b2c3d", "00000000.gob"), []byte("gob"), 0o644)
-	out := index("--prune")
-	if !strings.Contains(out, "other.json is gone") || !strings.Contains(out, "vectors (the layout before catalog sets)") {
-		t.Errorf("index --prune:\n%s", out)
+	// The old layout goes at the open (the migration step, with a
+	// warning), the other set by --prune.
+	out, stderr, code := runCLI(t, "index", "--data-dir", dir, "--embedder", "builtin", "--prune")
+	if code != 0 || !strings.Contains(out, "other.json is gone") || !strings.Contains(stderr, filepath.Join(dir, "vectors")+": the index of the layout before catalog sets") {
+		t.Errorf("index --prune: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "vectors")); err == nil {
-		t.Errorf("the old layout's vectors were not pruned")
+		t.Errorf("the old layout's vectors were not removed")
 	}
 	sets, _ := os.ReadDir(filepath.Join(dir, "sets"))
 	if len(sets) != 1 {

@@ -111,6 +111,17 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		emit(g.checkOllama(ctx)...)
 	}
 
+	g.dataDirChecks(add)
+
+	if failed > 0 {
+		return fmt.Errorf("%d of %d checks failed", failed, total)
+	}
+	return nil
+}
+
+// dataDirChecks are doctor's lines for the data dir: writable, what its
+// catalog set's index holds, whether its files read back whole.
+func (g *globalFlags) dataDirChecks(add func(name, detail string, err error, fix string)) {
 	st, err := g.openStore(g.dataDir, store.Options{Set: g.set(), CheckWritable: true})
 	switch {
 	case errors.Is(err, store.ErrNotWritable):
@@ -141,11 +152,6 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	default:
 		add("data dir", "", err, "stop the other toolscout process, or delete the folder to rebuild it")
 	}
-
-	if failed > 0 {
-		return fmt.Errorf("%d of %d checks failed", failed, total)
-	}
-	return nil
 }
 
 // exposeMode returns the exposure mode serve would use without

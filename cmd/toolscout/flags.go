@@ -82,6 +82,9 @@ type globalFlags struct {
 	connectTimeout durationFlag
 	// secrets is the command's Redactor (redactor), not a flag.
 	secrets *redact.Redactor
+	// log is the logger logger made last (nil before): for what is set
+	// up below the command's own calls (the upstreams' token sources).
+	log *slog.Logger
 }
 
 // redactor returns the command's Redactor, made on first use: every
@@ -203,7 +206,8 @@ func (g *globalFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	secrets := g.redactor()
 	switch g.logFormat {
 	case "text", "":
-		return slog.New(secrets.Handler(slog.NewTextHandler(stderr, opts))), nil
+		g.log = slog.New(secrets.Handler(slog.NewTextHandler(stderr, opts)))
+		return g.log, nil
 	case "json":
 		// Durations as text ("1.5s"), as the text format writes them,
 		// not as integer nanoseconds.
@@ -213,7 +217,8 @@ func (g *globalFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 			}
 			return a
 		}
-		return slog.New(secrets.Handler(slog.NewJSONHandler(stderr, opts))), nil
+		g.log = slog.New(secrets.Handler(slog.NewJSONHandler(stderr, opts)))
+		return g.log, nil
 	}
 	return nil, usagef("--log-format %q: use text or json", g.logFormat)
 }

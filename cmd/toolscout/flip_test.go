@@ -40,6 +40,7 @@ var flipCases = []flipCase{
 	{pattern: "keyword.bleve/store/*", heal: "keyword index"},
 	{pattern: "sources.json", why: "written again by every start, read only by --prune"},
 	{pattern: ".toolscout-set", why: "its name marks the set, not its content"},
+	{pattern: ".toolscout-format", why: "one that fails its checksum is taken for missing: the migration step runs again, finds nothing to migrate, and writes it again"},
 }
 
 // caseOf returns the case of a file in the set (the first that matches).

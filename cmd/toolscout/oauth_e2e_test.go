@@ -263,6 +263,27 @@ func postInitialize(t *testing.T, endpoint, token string) (int, string) {
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
 }
 
+// postCall POSTs a stateless tools/call of name with args and token and
+// returns the status and the WWW-Authenticate header.
+func postCall(t *testing.T, endpoint, token, name string, args map[string]any) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args,
+		"_meta": map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientInfo: map[string]any{"name": "t", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}}}})
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", name)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", endpoint, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+}
+
 // TestOAuthProtectedResource: serve --http with toolscout.oauth, in
 // front of two real reference servers, an identity provider in the test.
 // A go-sdk client with its OAuth handler and no token finds toolscout's
@@ -292,6 +313,7 @@ func TestOAuthProtectedResource(t *testing.T) {
 			},
 			"oauth": map[string]any{"issuer": idp.issuer, "resource": resource, "scopes": []string{"tools.read", "tools.run"},
 				"introspection": map[string]any{"client_id": "toolscout", "client_secret_file": "introspect.secret"}},
+			"audit": "audit.jsonl", "audit_arguments": true,
 		},
 	}
 	if err := os.WriteFile(filepath.Join(dir, "introspect.secret"), []byte(introspectionSecret+"\n"), 0o600); err != nil {
@@ -371,20 +393,83 @@ func TestOAuthProtectedResource(t *testing.T) {
 	}
 
 	// A read-only token (tools.read only) searches and runs read-only
-	// tools, and not the others.
+	// tools; a call of another is refused as the specification's scope
+	// challenge asks: 403 insufficient_scope naming the scopes that run
+	// it and the metadata, with a JSON-RPC error that a client without
+	// step-up reads, its session still open.
 	readOnly := idp.issue(t, map[string]any{"sub": "alice", "aud": resource, "scope": "tools.read"})
 	rcs := connectAs(t, s, readOnly, "")
 	for _, c := range []struct {
 		tool    string
 		refused bool
-	}{{"memory__read_graph", false}, {"memory__create_entities", true}} {
+	}{{"memory__create_entities", true}, {"memory__read_graph", false}, {"create_entities", true}} {
 		res, err := rcs.CallTool(t.Context(), &mcp.CallToolParams{Name: "execute_tool", Arguments: map[string]any{"tool_name": c.tool, "arguments": map[string]any{"entities": []any{}}}})
+		if c.refused {
+			if err == nil || !strings.Contains(err.Error(), "insufficient_scope") || !strings.Contains(err.Error(), "tools.read tools.run") {
+				t.Errorf("read-only execute_tool %s = %v, %v; want the insufficient_scope error naming tools.read tools.run", c.tool, res, err)
+			}
+			continue
+		}
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("read-only execute_tool %s: %v", c.tool, err)
 		}
 		seen.WriteString(toolText(res))
-		if got := strings.Contains(toolText(res), "does not run with this access token"); got != c.refused || res.IsError != c.refused {
-			t.Errorf("read-only execute_tool %s = isError %v %s, want refused %v", c.tool, res.IsError, toolText(res), c.refused)
+		if res.IsError {
+			t.Errorf("read-only execute_tool %s = isError %s, want its answer", c.tool, toolText(res))
+		}
+	}
+	code, challenge = postCall(t, resource, readOnly, "execute_tool", map[string]any{"tool_name": "memory__delete_entities", "arguments": map[string]any{"entityNames": []string{}}})
+	for _, want := range []string{`error="insufficient_scope"`, `scope="tools.read tools.run"`, wantMeta, "memory__delete_entities"} {
+		if code != http.StatusForbidden || !strings.Contains(challenge, want) {
+			t.Errorf("read-only POST of execute_tool memory__delete_entities = %d, WWW-Authenticate %q; want 403 with %s", code, challenge, want)
+		}
+	}
+
+	// The audit trail says who was refused what, as for a tool's refusal.
+	auditFile := filepath.Join(dir, "audit.jsonl")
+	trail, _ := os.ReadFile(auditFile)
+	var refusedLines int
+	for _, line := range strings.Split(strings.TrimSpace(string(trail)), "\n") {
+		var rec struct{ Caller, Via, Tool, Upstream, Outcome, Error string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Error == "insufficient_scope" {
+			refusedLines++
+			if rec.Caller != "user:alice" || rec.Via != "execute_tool" || rec.Upstream != "memory" || rec.Outcome != "failure" {
+				t.Errorf("audit line of a refusal = %s, want user:alice, execute_tool, memory, failure", line)
+			}
+		}
+	}
+	if refusedLines != 3 {
+		t.Errorf("the audit trail has %d insufficient_scope lines, want 3 (the refused calls):\n%s", refusedLines, trail)
+	}
+
+	// Step-up: alice signs in with tools.read only; her call of a tool
+	// that writes is refused, and the go-sdk's OAuth handler signs in
+	// again for the scopes of the challenge and sends it again, which
+	// runs it.
+	idp.user.Store("alice")
+	idp.scope.Store("tools.read")
+	scs, sh, err := oauthClient(t, resource)
+	idp.scope.Store("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := sh.TokenSource(t.Context()); ts != nil {
+		if tok, _ := ts.Token(); tok == nil || tok.Extra("scope") != "tools.read" {
+			t.Fatalf("the first sign-in got scope %v, want tools.read", tok.Extra("scope"))
+		}
+	}
+	res, err = scs.CallTool(t.Context(), &mcp.CallToolParams{Name: "execute_tool", Arguments: map[string]any{"tool_name": "memory__create_entities",
+		"arguments": map[string]any{"entities": []any{map[string]any{"name": "stepped-up", "entityType": "test", "observations": []string{}}}}}})
+	if err != nil {
+		t.Fatalf("execute_tool after step-up: %v\n%s", err, s.logText())
+	}
+	seen.WriteString(toolText(res))
+	if res.IsError || !strings.Contains(toolText(res), "stepped-up") {
+		t.Errorf("execute_tool after step-up = isError %v %s, want the entity created", res.IsError, toolText(res))
+	}
+	if ts, _ := sh.TokenSource(t.Context()); ts != nil {
+		if tok, _ := ts.Token(); tok == nil || !strings.Contains(fmt.Sprint(tok.Extra("scope")), "tools.run") {
+			t.Errorf("the token after step-up has scope %v, want tools.run in it", tok.Extra("scope"))
 		}
 	}
 
@@ -441,7 +526,8 @@ func TestOAuthProtectedResource(t *testing.T) {
 	if want := "issuer " + idp.issuer + " publishes 1 key at " + idp.issuer + "/jwks"; !strings.Contains(string(doctor), want) {
 		t.Errorf("doctor does not say %q:\n%s", want, doctor)
 	}
-	outputs := map[string]string{"log": s.logText(), "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor)}
+	trail, _ = os.ReadFile(auditFile)
+	outputs := map[string]string{"log": s.logText(), "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor), "audit trail": string(trail)}
 	for _, tok := range append(idp.tokens(), forged, introspectionSecret) {
 		for where, out := range outputs {
 			if strings.Contains(out, tok) || strings.Contains(out, tok[strings.LastIndex(tok, ".")+1:]) {

@@ -39,10 +39,11 @@ func mustExist(t *testing.T, what, root string, paths ...string) {
 }
 
 // TestPruneDeletesOnlyWhatItCreated: `index --prune` removes the set
-// folders that carry toolscout's marker and the old layout's indexes that
-// look like toolscout wrote them; it leaves alone (and says so) a folder
-// without the marker, a foreign DATA_DIR/vectors, and anything behind a
-// symbolic link, a symlinked sets/ above all.
+// folders that carry toolscout's marker (the old layout's indexes that
+// look like toolscout wrote them go at the open, by the migration step);
+// it leaves alone (and says so) a folder without the marker, and
+// anything behind a symbolic link, a symlinked sets/ above all; a
+// foreign DATA_DIR/vectors is left alone.
 func TestPruneDeletesOnlyWhatItCreated(t *testing.T) {
 	cat := filepath.Join(t.TempDir(), "calc.json")
 	writeTree(t, filepath.Dir(cat), map[string]string{"calc.json": `{"domains":[{"name":"calc","tools":[{"name":"add","description":"Adds numbers.","inputSchema":{"type":"object"}}]}]}`})
@@ -99,10 +100,16 @@ func TestPruneDeletesOnlyWhatItCreated(t *testing.T) {
 		}
 		mustExist(t, "foreign folders", dir, "vectors/notes.txt", "vectors/0a1b2c3d/00000000.gob", "sets/abcdefabcdef/notes.txt", "sets/photos/cat.jpg", "sets/fedcbafedcba", "sets/0123456789ab")
 		mustExist(t, "behind a link in sets/", behind, "keep/me.txt", "index_meta.json")
+		// The old layout's keyword index is the migration step's: removed
+		// by the open, with a warning (a foreign vectors/ is left alone).
+		if want := filepath.Join(dir, "keyword.bleve") + ": the index of the layout before catalog sets"; !strings.Contains(stderr, want) {
+			t.Errorf("index does not warn %q:\n%s", want, stderr)
+		}
+		if strings.Contains(stderr+stdout, filepath.Join(dir, "vectors")+":") {
+			t.Errorf("index says it did something to the foreign DATA_DIR/vectors:\n%s%s", stdout, stderr)
+		}
 		for _, want := range []string{
 			"other.json is gone",
-			filepath.Join(dir, "keyword.bleve") + " (the layout before catalog sets)",
-			filepath.Join(dir, "vectors") + " (not toolscout's index of the layout before catalog sets: it holds notes.txt",
 			filepath.Join(dir, "sets", "abcdefabcdef") + " (no .toolscout-set",
 			filepath.Join(dir, "sets", "photos") + " (not named like a catalog set",
 			filepath.Join(dir, "sets", "0123456789ab") + " (a symbolic link",
@@ -112,7 +119,7 @@ func TestPruneDeletesOnlyWhatItCreated(t *testing.T) {
 			}
 		}
 		if _, err := os.Stat(filepath.Join(dir, "keyword.bleve")); err == nil {
-			t.Errorf("the old layout's keyword index was not pruned")
+			t.Errorf("the old layout's keyword index was not removed")
 		}
 		marked, _ := filepath.Glob(filepath.Join(dir, "sets", "*", ".toolscout-set"))
 		if len(marked) != 1 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -13,14 +14,19 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server"
+	"github.com/toolscout/toolscout/server/boot"
 	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/codemode"
 	"github.com/toolscout/toolscout/server/httpguard"
@@ -30,109 +36,205 @@ import (
 // data dir leads: a shorter interval would only keep a core busy.
 const minReloadInterval = 10 * time.Millisecond
 
-// verifyDelay is how long after its index has loaded serve checks the
-// data dir's files that no start reads (store.Verify).
-const verifyDelay = 10 * time.Second
+// serveUsage is serve's --help.
+const serveUsage = "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM;\nwith callers configured it re-reads their token and key files when they\nchange, or on SIGHUP.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  TOOLSCOUT_CALLER      over stdio, with callers configured (toolscout.callers):\n                        the caller this client is, whose view it gets\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it"
+
+// serveCommand is serve in two halves: parseServe merges and checks the
+// flags, the config files and the environment once, into plain values;
+// Run only runs (litestream's ReplicateCommand.ParseFlags and Run).
+type serveCommand struct {
+	g   globalFlags
+	fs  *flag.FlagSet // for the flags given (feedback's, audit's)
+	log *slog.Logger
+	// src is what readSources read (the config, the catalog files), base
+	// the catalog files' domains, which Run's prepareFrom opens.
+	src  *app
+	base []index.DomainSpec
+
+	httpAddr string
+	guard    httpguard.Options
+	idle     time.Duration // --session-idle
+	sessions int           // --max-sessions
+	drain    time.Duration // --drain-timeout
+	delay    time.Duration // --drain-delay
+	reload   time.Duration // --reload-interval
+
+	callersFile string
+	whoSpec     *callersSpec
+	who         *callers.Set
+	stdioWho    *callers.Caller
+
+	exp       server.Exposure
+	mode      string // the exposure mode as given (for the start line)
+	fallback  string
+	wait      time.Duration // --startup-wait, or the config's
+	greetWait time.Duration // --initialize-wait, or the config's
+
+	fb         feedbackFlags
+	feedbackOn bool
+	auditDest  string
+	auditArgs  bool
+	code       codeConfig
+}
+
+// serveFlags are serve's own flags as parsed, before they are merged
+// with the config and the environment.
+type serveFlags struct {
+	httpAddr, expose, toolNames, tokenFile, callersFile string
+	condense, insecure                                  bool
+	pins, origins                                       stringList
+	idle, reloadEvery, drainTimeout, drainDelay         time.Duration
+	maxSessions                                         int
+	startupWait, initializeWait                         durationFlag
+	au                                                  auditFlags
+	cf                                                  codeFlags
+}
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var g globalFlags
-	fs := newFlagSet("serve", "serve [flags]\n\nServes discover_tools, get_tool_schema and execute_tool over MCP: stdio by\ndefault (logs go to stderr), Streamable HTTP with --http. With --config it\nconnects to the upstream servers in the background and indexes their tools\nas they come; the tools they listed last (kept in the data dir) are served\nat once. Over HTTP it also answers GET /healthz (alive), GET /readyz\n(ready to answer) and GET /metrics (Prometheus), and drains on SIGTERM;\nwith callers configured it re-reads their token and key files when they\nchange, or on SIGHUP.\n\nEnvironment:\n  TOOLSCOUT_EXPOSE      the exposure mode (as --expose) when neither --expose nor\n                        the config's toolscout.expose sets it\n  TOOLSCOUT_FALLBACK    eager: list every tool directly when the meta layer cannot\n                        serve (the index fails to load, searches keep failing);\n                        none: do not (the default); the config's\n                        toolscout.fallback wins\n  TOOLSCOUT_AUTH_TOKEN  with --http: the bearer token (--auth-token-file wins)\n  TOOLSCOUT_CALLER      over stdio, with callers configured (toolscout.callers):\n                        the caller this client is, whose view it gets\n  OLLAMA_HOST           where Ollama listens, as Ollama reads it", stderr)
-	g.register(fs, "info")
-	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
-	expose := fs.String("expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a condensed description and its required arguments (default meta, or the config's toolscout.expose, or TOOLSCOUT_EXPOSE)")
-	condense := fs.Bool("condense", false, "list the tools that eager, core, dynamic and auto mode show directly with descriptions condensed to at most 9 words, as compact mode does (get_tool_schema gives them whole); without this flag the config's toolscout.condense sets it")
-	toolNames := fs.String("tool-names", "", "what the tools listed directly and the prompts are called: qualified (domain__tool, the default) or server (the name each server gives them, domain__tool only where two servers have the same name); without this flag the config's toolscout.tool_names sets it")
-	var pins stringList
-	fs.Var(&pins, "pin", "with --expose core: a qualified tool name or `GLOB` to list directly (repeatable)")
-	var origins stringList
-	fs.Var(&origins, "allow-origin", "with --http: also accept browser requests from `ORIGIN` (scheme://host[:port], or *; repeatable); loopback origins are always accepted")
-	tokenFile := fs.String("auth-token-file", "", "with --http: require \"Authorization: Bearer TOKEN\", the token read from `FILE` (or set TOOLSCOUT_AUTH_TOKEN)")
-	callersFile := fs.String("callers", "", "read the callers (toolscout.callers, and toolscout.jwt or toolscout.oauth) from `FILE`, a JSON file {\"toolscout\": {\"callers\": ..., \"jwt\": ...}}: for --read-only replicas, which take no --config (a --config file may define them too)")
-	insecure := fs.Bool("insecure", false, "with --http: allow a non-loopback address without a token")
-	idle := fs.Duration("session-idle", 30*time.Minute, "with --http: close a session after this long without a request (0: never)")
-	maxSessions := fs.Int("max-sessions", 1000, "with --http: the most sessions open at once; more get 503 (0: no limit)")
-	fs.BoolVar(&g.readOnly, "read-only", false, "serve the indexes that toolscout index built in the data dir without writing there, beside any number of other read-only servers (not with --config)")
-	reloadEvery := fs.Duration("reload-interval", 2*time.Second, "with --read-only: how often to look where the data dir (a symbolic link) leads, and swap in a newer build found there (0: never)")
-	drainTimeout := fs.Duration("drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
-	drainDelay := fs.Duration("drain-delay", 0, "with --http: on SIGTERM or SIGINT, first answer /readyz with 503 and keep serving for this long, so that a load balancer's health checks take this server out before it stops accepting connections (e.g. the check interval times the failed checks it needs, and a little more); a second signal ends the wait")
-	startupWait := durationFlag{d: search.DefaultStartupWait}
-	initializeWait := durationFlag{d: server.DefaultInitializeWait}
-	var fb feedbackFlags
-	fb.register(fs)
-	var au auditFlags
-	au.register(fs)
-	var cf codeFlags
-	cf.register(fs)
-	fs.Var(&startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager, core, auto or compact, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
-	fs.Var(&initializeWait, "initialize-wait", "how long (`DURATION`), counted from the start, a client's initialize waits for the upstream servers to list their tools, so that the first session's instructions say what each server is for; without this flag the config's toolscout.initialize_wait sets it")
-	pos, err := parseFlags(fs, args)
+	c, err := parseServe(args, stderr)
 	if err != nil {
 		return err
 	}
-	if err := noArgs("serve", pos); err != nil {
-		return err
+	return c.Run(ctx, stderr)
+}
+
+// register adds serve's flags to fs.
+func (f *serveFlags) register(fs *flag.FlagSet, c *serveCommand) {
+	c.g.register(fs, "info")
+	fs.StringVar(&f.httpAddr, "http", "", "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
+	fs.StringVar(&f.expose, "expose", "", "what tools/list shows: "+exposeChoices+"; auto lists every tool while their schemas cost fewer than TOKENS (default "+strconv.Itoa(server.DefaultAutoBudget)+"), else the meta-tools; compact lists every tool with a condensed description and its required arguments (default meta, or the config's toolscout.expose, or TOOLSCOUT_EXPOSE)")
+	fs.BoolVar(&f.condense, "condense", false, "list the tools that eager, core, dynamic and auto mode show directly with descriptions condensed to at most 9 words, as compact mode does (get_tool_schema gives them whole); without this flag the config's toolscout.condense sets it")
+	fs.StringVar(&f.toolNames, "tool-names", "", "what the tools listed directly and the prompts are called: qualified (domain__tool, the default) or server (the name each server gives them, domain__tool only where two servers have the same name); without this flag the config's toolscout.tool_names sets it")
+	fs.Var(&f.pins, "pin", "with --expose core: a qualified tool name or `GLOB` to list directly (repeatable)")
+	fs.Var(&f.origins, "allow-origin", "with --http: also accept browser requests from `ORIGIN` (scheme://host[:port], or *; repeatable); loopback origins are always accepted")
+	fs.StringVar(&f.tokenFile, "auth-token-file", "", "with --http: require \"Authorization: Bearer TOKEN\", the token read from `FILE` (or set TOOLSCOUT_AUTH_TOKEN)")
+	fs.StringVar(&f.callersFile, "callers", "", "read the callers (toolscout.callers, and toolscout.jwt or toolscout.oauth) from `FILE`, a JSON file {\"toolscout\": {\"callers\": ..., \"jwt\": ...}}: for --read-only replicas, which take no --config (a --config file may define them too)")
+	fs.BoolVar(&f.insecure, "insecure", false, "with --http: allow a non-loopback address without a token")
+	fs.DurationVar(&f.idle, "session-idle", 30*time.Minute, "with --http: close a session after this long without a request (0: never)")
+	fs.IntVar(&f.maxSessions, "max-sessions", 1000, "with --http: the most sessions open at once; more get 503 (0: no limit)")
+	fs.BoolVar(&c.g.readOnly, "read-only", false, "serve the indexes that toolscout index built in the data dir without writing there, beside any number of other read-only servers (not with --config)")
+	fs.DurationVar(&f.reloadEvery, "reload-interval", 2*time.Second, "with --read-only: how often to look where the data dir (a symbolic link) leads, and swap in a newer build found there (0: never)")
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", 10*time.Second, "with --http: on SIGTERM or SIGINT, stop accepting connections and wait this long for the requests in flight before exiting (0: do not wait)")
+	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "with --http: on SIGTERM or SIGINT, first answer /readyz with 503 and keep serving for this long, so that a load balancer's health checks take this server out before it stops accepting connections (e.g. the check interval times the failed checks it needs, and a little more); a second signal ends the wait")
+	f.startupWait = durationFlag{d: search.DefaultStartupWait}
+	f.initializeWait = durationFlag{d: server.DefaultInitializeWait}
+	c.fb.register(fs)
+	f.au.register(fs)
+	f.cf.register(fs)
+	fs.Var(&f.startupWait, "startup-wait", "how long (`DURATION`) the first tools/list (with --expose eager, core, auto or compact, or the eager fallback) and the first meta-tool calls wait for the index to load and the upstream servers to list their tools, when the data dir does not have them yet; without this flag the config's toolscout.startup_wait sets it")
+	fs.Var(&f.initializeWait, "initialize-wait", "how long (`DURATION`), counted from the start, a client's initialize waits for the upstream servers to list their tools, so that the first session's instructions say what each server is for; without this flag the config's toolscout.initialize_wait sets it")
+}
+
+// parseServe parses serve's flags and merges them with the config files
+// and the environment, checking each once: every mistake is told before
+// the data dir opens and the upstream servers start.
+func parseServe(args []string, stderr io.Writer) (*serveCommand, error) {
+	c := &serveCommand{}
+	var f serveFlags
+	fs := newFlagSet("serve", serveUsage, stderr)
+	f.register(fs, c)
+	c.fs = fs
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, err
 	}
-	if g.readOnly && len(g.configs) > 0 {
+	if err := noArgs("serve", pos); err != nil {
+		return nil, err
+	}
+	if err := c.checkFlags(&f); err != nil {
+		return nil, err
+	}
+	if c.log, err = c.g.logger(stderr); err != nil {
+		return nil, err
+	}
+	if err := c.parseCallers(&f); err != nil {
+		return nil, err
+	}
+	if err := checkServeEnv(c.who, c.log); err != nil {
+		return nil, err
+	}
+	if c.src, c.base, err = c.g.readSources(c.log); err != nil {
+		return nil, err
+	}
+	if err := checkCallerHeaders(c.src.gc, c.who); err != nil {
+		return nil, err
+	}
+	return c, c.merge(&f)
+}
+
+// checkFlags checks the flags on their own, and copies those that need
+// nothing else into c.
+func (c *serveCommand) checkFlags(f *serveFlags) error {
+	if c.g.readOnly && len(c.g.configs) > 0 {
 		return usagef("--read-only serves catalogs (--catalog, or the built-in one), not --config: a gateway re-indexes its upstream servers' tools as they change, which writes the data dir")
 	}
-	switch *toolNames {
+	switch f.toolNames {
 	case "", server.ToolNamesQualified, server.ToolNamesServer:
 	default:
-		return usagef("--tool-names %q: use qualified (every tool as domain__tool, the default) or server (each under its server's own name, domain__tool only where two servers have the same name)", *toolNames)
+		return usagef("--tool-names %q: use qualified (every tool as domain__tool, the default) or server (each under its server's own name, domain__tool only where two servers have the same name)", f.toolNames)
 	}
-	if *reloadEvery < 0 || *reloadEvery > 0 && *reloadEvery < minReloadInterval {
-		return usagef("--reload-interval %s: want 0 (never) or at least %s, e.g. 2s", *reloadEvery, minReloadInterval)
+	if f.reloadEvery < 0 || f.reloadEvery > 0 && f.reloadEvery < minReloadInterval {
+		return usagef("--reload-interval %s: want 0 (never) or at least %s, e.g. 2s", f.reloadEvery, minReloadInterval)
 	}
-	if _, err := fb.resolve(fs, ""); err != nil {
+	if _, err := c.fb.resolve(c.fs, ""); err != nil {
 		return err
 	}
-	if _, err := cf.resolve(fs, nil); err != nil {
+	if _, err := f.cf.resolve(c.fs, nil); err != nil {
 		return err
 	}
-	outGiven := false
-	fs.Visit(func(f *flag.Flag) { outGiven = outGiven || f.Name == "feedback-out" })
-	if outGiven && !g.readOnly {
+	if c.given("feedback-out") && !c.g.readOnly {
 		return usagef("--feedback-out is for --read-only replicas: a server that writes its data dir records what agents run there")
 	}
-	if *drainTimeout < 0 {
-		return usagef("--drain-timeout %s: want a duration of 0 or more, e.g. 10s", *drainTimeout)
+	if f.drainTimeout < 0 {
+		return usagef("--drain-timeout %s: want a duration of 0 or more, e.g. 10s", f.drainTimeout)
 	}
-	if *drainDelay < 0 {
-		return usagef("--drain-delay %s: want a duration of 0 or more, e.g. 2s", *drainDelay)
+	if f.drainDelay < 0 {
+		return usagef("--drain-delay %s: want a duration of 0 or more, e.g. 2s", f.drainDelay)
 	}
-	if *expose != "" {
-		if _, err := parseExpose(*expose); err != nil {
+	if f.expose != "" {
+		if _, err := parseExpose(f.expose); err != nil {
 			return usagef("--expose %v", err)
 		}
 	}
-	log, err := g.logger(stderr)
-	if err != nil {
+	c.httpAddr, c.idle, c.sessions = f.httpAddr, f.idle, f.maxSessions
+	c.drain, c.delay, c.reload, c.callersFile = f.drainTimeout, f.drainDelay, f.reloadEvery, f.callersFile
+	return nil
+}
+
+// given reports whether the flag name was given.
+func (c *serveCommand) given(name string) bool {
+	given := false
+	c.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// parseCallers reads the callers before anything starts, so that a
+// missing token file is told at once, and the HTTP guard.
+func (c *serveCommand) parseCallers(f *serveFlags) error {
+	var err error
+	if c.whoSpec, c.who, err = c.g.callers(f.callersFile, c.log); err != nil {
 		return err
 	}
-	// The callers are read before anything starts, so that a missing
-	// token file is told at once.
-	whoSpec, who, err := g.callers(*callersFile, log)
-	if err != nil {
-		return err
-	}
-	var guard httpguard.Options
-	if *httpAddr != "" {
-		if guard, err = httpGuard(*httpAddr, origins, *tokenFile, *insecure || who != nil); err != nil {
+	if c.httpAddr != "" {
+		if c.guard, err = httpGuard(c.httpAddr, f.origins, f.tokenFile, f.insecure || c.who != nil); err != nil {
 			return err
 		}
-		g.redactor().Add(guard.Token)
-		if who != nil && guard.Token != "" {
+		c.g.redactor().Add(c.guard.Token)
+		if c.who != nil && c.guard.Token != "" {
 			return usagef("toolscout.callers and a single token (--auth-token-file or TOOLSCOUT_AUTH_TOKEN) are both set: with callers, each caller's token_files or JWT names it; drop the single token")
 		}
 	}
-	var stdioWho *callers.Caller
-	if who != nil && *httpAddr == "" {
-		if stdioWho, err = stdioCaller(who, os.Getenv); err != nil {
+	if c.who != nil && c.httpAddr == "" {
+		if c.stdioWho, err = stdioCaller(c.who, os.Getenv); err != nil {
 			return err
 		}
 	}
-	// The environment's values are checked before the index opens and
-	// the upstream servers start, so that a typo is told at once.
+	return nil
+}
+
+// checkServeEnv checks the environment's values before the index opens
+// and the upstream servers start, so that a typo is told at once.
+func checkServeEnv(who *callers.Set, log *slog.Logger) error {
 	if v := os.Getenv("TOOLSCOUT_EXPOSE"); v != "" {
 		if _, err := parseExpose(v); err != nil {
 			return usagef("TOOLSCOUT_EXPOSE=%v", err)
@@ -146,248 +248,249 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if who == nil && os.Getenv("TOOLSCOUT_CALLER") != "" {
 		log.Warn("TOOLSCOUT_CALLER is set but no callers are configured (toolscout.callers): the client sees every tool")
 	}
-	if g.readOnly {
-		// The build served is the one the data dir leads to now: a
-		// link switched while the index loads is seen by watchBuilds,
-		// not half-read here.
-		if g.build, err = filepath.EvalSymlinks(g.dataDir); err != nil {
-			g.build = ""
-		}
+	return nil
+}
+
+// merge sets what flags, the config and the environment all say: each
+// flag when given, else the config's key, else the environment, else
+// the default.
+func (c *serveCommand) merge(f *serveFlags) error {
+	gc := c.src.gc
+	if gc == nil {
+		gc = &gatewayConfig{} // no --config: no key is set
 	}
-	g.serving = true
-	gcLoaded := lazyGCWhileLoading()
-	defer gcLoaded()
-	a, base, err := g.prepare(ctx, log, false)
-	if err != nil {
-		return err
+	c.mode = cmp.Or(f.expose, gc.Expose, os.Getenv("TOOLSCOUT_EXPOSE"), string(server.ExposeMeta)) // checked above, or by the config
+	c.exp, _ = parseExpose(c.mode)
+	c.exp.Pinned = append(slices.Clone([]string(f.pins)), gc.Pinned...)
+	c.exp.Condense = f.condense
+	if gc.Condense != nil && !c.given("condense") {
+		c.exp.Condense = *gc.Condense
 	}
-	defer a.Close()
-	if err := checkCallerHeaders(a.gc, who); err != nil {
-		return err
-	}
-	mode := *expose
-	fallback := ""
-	if a.gc != nil {
-		if mode == "" {
-			mode = a.gc.Expose
-		}
-		fallback = a.gc.Fallback
-	}
-	if mode == "" {
-		mode = os.Getenv("TOOLSCOUT_EXPOSE") // checked above
-	}
-	if mode == "" {
-		mode = string(server.ExposeMeta)
-	}
-	exp, _ := parseExpose(mode) // checked above, or by the config
-	exp.Pinned = pins
-	exp.Condense = *condense
-	condenseGiven := false
-	fs.Visit(func(f *flag.Flag) { condenseGiven = condenseGiven || f.Name == "condense" })
-	if a.gc != nil && a.gc.Condense != nil && !condenseGiven {
-		exp.Condense = *a.gc.Condense
-	}
-	exp.Names = *toolNames
-	if exp.Names == "" && a.gc != nil {
-		exp.Names = a.gc.ToolNames
-	}
-	if a.gc != nil {
-		exp.Pinned = append(exp.Pinned, a.gc.Pinned...)
-	}
-	if fallback == "" {
-		fallback = os.Getenv("TOOLSCOUT_FALLBACK") // checked above
-	}
-	if exp.Mode == server.ExposeCore && len(exp.Pinned) == 0 {
+	c.exp.Names = cmp.Or(f.toolNames, gc.ToolNames)
+	c.fallback = cmp.Or(gc.Fallback, os.Getenv("TOOLSCOUT_FALLBACK")) // checked above
+	if c.exp.Mode == server.ExposeCore && len(c.exp.Pinned) == 0 {
 		return usagef("--expose core needs tools to pin: --pin NAME_OR_GLOB or toolscout.pinned in the config")
 	}
-	wait, greetWait := startupWait.d, initializeWait.d
-	configuredFeedback := ""
-	if a.gc != nil {
-		wait, greetWait = startupWait.or(a.gc.StartupWait), initializeWait.or(a.gc.InitializeWait)
-		configuredFeedback = a.gc.Feedback
+	c.wait, c.greetWait = f.startupWait.or(gc.StartupWait), f.initializeWait.or(gc.InitializeWait)
+	var err error
+	if c.feedbackOn, err = c.fb.resolve(c.fs, gc.Feedback); err != nil {
+		return err
 	}
-	feedbackOn, err := fb.resolve(fs, configuredFeedback)
+	if c.auditDest, c.auditArgs, err = f.au.resolve(c.fs, c.src.gc); err != nil {
+		return err
+	}
+	if c.code, err = f.cf.resolve(c.fs, c.src.gc); err != nil {
+		return err
+	}
+	if c.exp.Mode != server.ExposeCode {
+		var given []string
+		c.fs.Visit(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "code-") {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if len(given) > 0 {
+			c.log.Warn("code mode's flags are ignored: the exposure mode is not code (--expose code, or toolscout.expose)", "flags", strings.Join(given, " "), "mode", c.exp.Mode)
+		}
+	}
+	return nil
+}
+
+// Run serves until ctx ends (a signal), the client leaves (stdio) or the
+// index fails to load. The index loads behind the server (server/boot):
+// the first initialize waits for the upstream servers' tools within the
+// initialize wait, so that its instructions say what each is for; the
+// first tools/list and meta-tool calls wait for what they need, within
+// the startup wait.
+func (c *serveCommand) Run(ctx context.Context, stderr io.Writer) error {
+	if c.g.readOnly {
+		// The build served is the one the data dir leads to now: a link
+		// switched while the index loads is seen by the start's watch,
+		// not half-read here.
+		if b, err := filepath.EvalSymlinks(c.g.dataDir); err == nil {
+			c.g.build = b
+		}
+	}
+	c.g.serving = true
+	gcLoaded := lazyGCWhileLoading()
+	defer gcLoaded()
+	a, base, err := c.g.prepareFrom(ctx, c.log, c.src, c.base, false)
 	if err != nil {
 		return err
 	}
-	auditDest, auditArgs, err := au.resolve(fs, a.gc)
-	if err != nil {
-		return err
-	}
-	code, err := cf.resolve(fs, a.gc)
-	if err != nil {
-		return err
-	}
-	// The index loads behind the server (keyword first). The first
-	// initialize waits for the upstream servers' tools within the
-	// initialize wait, so that its instructions say what each is for;
-	// the first tools/list and meta-tool calls wait for what they need,
-	// within the startup wait.
 	// ctx is the server's work (loading, upstream sessions): over stdio a
 	// signal ends it at once, over HTTP only after the drain, so that the
 	// calls in flight can still reach their upstream servers (an SSE
 	// upstream's session lives on it).
 	sig := ctx
 	ctx, stop := context.WithCancelCause(context.WithoutCancel(sig))
+	opts, closeOpts, err := c.serverOptions(ctx, a, base, stderr)
+	if err != nil {
+		closeOpts()
+		stop(nil)
+		a.Close()
+		return err
+	}
+	st := c.starter(a, base, opts.Feedback, stderr, stop, gcLoaded)
+	defer st.Close()
+	defer a.stopEmbedder()
 	defer stop(nil)
-	if *httpAddr == "" {
+	defer closeOpts()
+	if c.httpAddr == "" {
 		defer context.AfterFunc(sig, func() {
-			log.Info("shutting down: signal received") // over HTTP, the drain says so
+			c.log.Info("shutting down: signal received") // over HTTP, the drain says so
 			stop(nil)
 		})()
 	}
-	loadDone := make(chan struct{})
-	opts := server.Options{Live: a.live, Expose: exp, Fallback: fallback, LoadDone: loadDone, StartupWait: wait, InitializeWait: greetWait, Version: version, Logger: log, Domains: a.domainSizes(base)}
+	opts.Readiness = st.Readiness()
+	srv := server.New(opts)
+	st.Open(ctx, srv)
+	defer c.watchCallers(ctx, a)()
+	what := c.describe(a)
+	if c.httpAddr == "" {
+		return c.serveStdio(ctx, srv, st, what)
+	}
+	o := httpServing{
+		addr:          c.httpAddr,
+		mcp:           httpguard.Wrap(srv.HTTPHandler(server.HTTPOptions{SessionIdle: c.idle, MaxSessions: c.sessions}), c.guard),
+		metrics:       httpguard.Wrap(srv.MetricsHandler(), c.guard),
+		callers:       c.who,
+		srv:           srv,
+		drainTimeout:  c.drain,
+		drainDelay:    c.delay,
+		what:          what,
+		authenticated: c.guard.Token != "" || c.who != nil,
+		jsonLogs:      c.g.logFormat == "json",
+	}
+	if err := serveHTTP(sig, ctx, o, stderr, c.log); err != nil {
+		return err
+	}
+	return loadError(ctx)
+}
+
+// starter returns the start of a's index and gateway: stop stops the
+// server when the index cannot load (and is not served otherwise).
+func (c *serveCommand) starter(a *app, base []index.DomainSpec, fb *search.Feedback, stderr io.Writer, stop func(error), gcLoaded func()) *boot.Starter {
+	g, log := &c.g, c.log
+	o := boot.Options{
+		Live: a.live, Store: a.st.Load(), Gateway: a.gw, StartupWait: c.wait, Feedback: fb,
+		Embedder: a.embedder, Base: base, Known: a.known, Cached: a.cat,
+		Fallback: c.fallback == string(server.ExposeEager), Stop: stop,
+		Progress: func(emb embed.Embedder) (func(int, int), func()) {
+			bar := newProgress(stderr, "embedding "+emb.Info().String())
+			return bar.update, bar.finish
+		},
+		AfterLoad: func() { time.AfterFunc(time.Second, gcLoaded) },
+		Logger:    log,
+	}
+	if g.readOnly {
+		o.Builds = boot.Builds{DataDir: g.dataDir, Serving: g.build, Every: c.reload,
+			Open: func(ctx context.Context, dir string) (*store.Store, error) {
+				src, err := g.baseSource()
+				if err != nil {
+					return nil, err
+				}
+				return g.openStore(dir, store.Options{Set: g.set(), ReadOnly: true, Catalog: src, Logger: log})
+			},
+			Embedder: func(ctx context.Context) (embed.Embedder, error) { return g.newEmbedder(ctx, log, "") },
+		}
+	}
+	return boot.New(o)
+}
+
+// serverOptions returns server.New's options, with the feedback
+// channel, the audit trail and code mode's runner set up; closeAll
+// closes what was opened, also after an error.
+func (c *serveCommand) serverOptions(ctx context.Context, a *app, base []index.DomainSpec, stderr io.Writer) (opts server.Options, closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for _, f := range slices.Backward(closers) {
+			f()
+		}
+	}
+	opts = server.Options{Live: a.live, Expose: c.exp, Fallback: c.fallback, StartupWait: c.wait, InitializeWait: c.greetWait,
+		Version: version, Logger: c.log, Domains: a.domainSizes(base), Callers: c.who, Caller: c.stdioWho, Redactor: c.g.redactor()}
 	if a.gc != nil {
 		opts.Instructions = a.gc.Instructions
 	}
-	opts.Callers, opts.Caller = who, stdioWho
-	opts.Redactor = g.redactor()
-	if *httpAddr != "" {
-		opts.Metrics = server.NewMetrics()
-	}
-	if feedbackOn {
-		model, sink, closeSink, err := fb.setUp(ctx, a.st.Load(), stderr, log)
-		if err != nil {
-			return err
-		}
-		defer closeSink()
-		opts.Feedback, opts.FeedbackSink, a.feedback = model, sink, model
-	}
-	if auditDest != "" {
-		w, closeAudit, err := openAudit(ctx, auditDest, stderr, log)
-		if err != nil {
-			return err
-		}
-		defer closeAudit()
-		opts.Audit, opts.AuditArguments = w, auditArgs
-		log.Info("audit trail on", "to", auditDest, "arguments", auditArgs)
-	}
-	if exp.Mode == server.ExposeCode {
-		runner := codemode.New(codemode.Options{MaxConcurrent: code.Concurrent, Log: log})
-		defer runner.Close()
-		opts.Code = &server.Code{Runner: runner, Limits: code.Limits}
-	} else {
-		var given []string
-		fs.Visit(func(f *flag.Flag) {
-			if strings.HasPrefix(f.Name, "code-") {
-				given = append(given, "--"+f.Name)
-			}
-		})
-		if len(given) > 0 {
-			log.Warn("code mode's flags are ignored: the exposure mode is not code (--expose code, or toolscout.expose)", "flags", strings.Join(given, " "), "mode", exp.Mode)
-		}
-	}
 	if a.gw != nil {
 		opts.Executor = a.gw
-		// The live index re-indexes when the gateway's tools change; the
-		// server follows the live index.
-		a.live.Follow(ctx, a.gw, search.FollowOptions{StartupWait: wait})
 	}
-	srv := server.New(opts)
-	go func() {
-		defer close(loadDone)
-		start := time.Now()
-		err := g.load(ctx, a, base, stderr, log)
-		time.AfterFunc(time.Second, gcLoaded)
-		if err == nil {
-			cat := a.eng.Catalog()
-			log.Info("index loaded", "tools", cat.Len(), "domains", len(cat.Domains()), "embedder", a.eng.EmbedderName(), "in", time.Since(start).Round(time.Millisecond))
-			cat.PrepareLookups() // built on first use otherwise: not in a query
-			// Damage in a file no start reads (another catalog's delta,
-			// another embedder's statistics) is said soon, not when it
-			// matters; its reader rebuilds it then. Not at once: reading
-			// every file (tens of MB at 100k tools) beside the first
-			// queries cost them a core.
-			go func() {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(verifyDelay):
-				}
-				for _, d := range a.st.Load().Verify() {
-					log.Warn("data dir: a file fails its check; it is removed and rebuilt when next used", "file", d.Path, "problem", d.Problem)
-				}
-				// What it read is garbage now: give it back, as after
-				// loading.
-				debug.FreeOSMemory()
-			}()
-			if g.readOnly && *reloadEvery > 0 {
-				go g.watchBuilds(ctx, a, log, *reloadEvery)
-			}
-			// Loading parsed the whole catalog file and synced both
-			// indexes: give that transient memory back to the system
-			// instead of holding it for the server's lifetime.
-			debug.FreeOSMemory()
-			return
-		}
-		// With the eager fallback, a catalog that is valid but cannot be
-		// indexed (a data dir that cannot be written) is still served:
-		// every tool listed directly. Otherwise the server stops with the
-		// error (an invalid catalog stops it either way).
-		if fallback == string(server.ExposeEager) && ctx.Err() == nil {
-			if cat, cerr := a.catalog(base); cerr == nil {
-				a.live.UseCatalog(cat)
-				srv.FallBackToEager("the index could not load: " + err.Error())
-				return
-			}
-		}
-		stop(err)
-	}()
-	if a.gw != nil {
-		a.gw.Start(ctx)
+	if c.httpAddr != "" {
+		opts.Metrics = server.NewMetrics()
 	}
-	if who != nil {
-		go warnCallers(ctx, log, who, a)
-		if *httpAddr != "" {
-			// Token files, key files and the callers block are re-read
-			// when they change, or on SIGHUP: no restart to rotate.
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
-			go g.watchCallers(ctx, *callersFile, whoSpec, who, log, callersPoll, hup)
+	if c.feedbackOn {
+		model, sink, closeSink, err := c.fb.setUp(ctx, a.st.Load(), stderr, c.log)
+		if err != nil {
+			return opts, closeAll, err
 		}
+		closers = append(closers, closeSink)
+		opts.Feedback, opts.FeedbackSink = model, sink
 	}
-	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), mode)
+	if c.auditDest != "" {
+		w, closeAudit, err := openAudit(ctx, c.auditDest, stderr, c.log)
+		if err != nil {
+			return opts, closeAll, err
+		}
+		closers = append(closers, closeAudit)
+		opts.Audit, opts.AuditArguments = w, c.auditArgs
+		c.log.Info("audit trail on", "to", c.auditDest, "arguments", c.auditArgs)
+	}
+	if c.exp.Mode == server.ExposeCode {
+		runner := codemode.New(codemode.Options{MaxConcurrent: c.code.Concurrent, Log: c.log})
+		closers = append(closers, func() { runner.Close() })
+		opts.Code = &server.Code{Runner: runner, Limits: c.code.Limits}
+	}
+	return opts, closeAll, nil
+}
+
+// watchCallers logs what each caller sees once the upstream servers
+// have listed their tools and, over HTTP, re-reads the token files, key
+// files and callers block when they change, or on SIGHUP: no restart to
+// rotate. The returned function stops listening for SIGHUP.
+func (c *serveCommand) watchCallers(ctx context.Context, a *app) (stop func()) {
+	if c.who == nil {
+		return func() {}
+	}
+	go warnCallers(ctx, c.log, c.who, a)
+	if c.httpAddr == "" {
+		return func() {}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go c.g.watchCallers(ctx, c.callersFile, c.whoSpec, c.who, c.log, callersPoll, hup)
+	return func() { signal.Stop(hup) }
+}
+
+// describe is the start line's description of what is served.
+func (c *serveCommand) describe(a *app) string {
+	what := fmt.Sprintf("%s, expose %s (index loading)", plural(len(a.domain), "domain"), c.mode)
 	if a.gw != nil {
 		what += fmt.Sprintf(", %s connecting", plural(len(a.gc.Upstreams), "upstream server"))
 		if len(a.known) > 0 {
 			what += fmt.Sprintf(" (the tools of %d as they listed them last, meanwhile)", len(a.known))
 		}
 	}
-	if *httpAddr == "" {
-		log.Info("serving over stdio: " + what)
-		err := srv.ServeStdio(ctx, os.Stdin, os.Stdout, log)
-		if err == nil && ctx.Err() == nil {
-			// The client left (stdin closed). A load that is about to fail
-			// (an invalid catalog fails in milliseconds) still gets its
-			// error said, instead of a silent exit 0.
-			select {
-			case <-loadDone:
-			case <-time.After(2 * time.Second):
-			}
+	return what
+}
+
+// serveStdio serves over stdio until the client leaves or ctx ends.
+func (c *serveCommand) serveStdio(ctx context.Context, srv *server.Server, st *boot.Starter, what string) error {
+	c.log.Info("serving over stdio: " + what)
+	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout, c.log)
+	if err == nil && ctx.Err() == nil {
+		// The client left (stdin closed). A load that is about to fail
+		// (an invalid catalog fails in milliseconds) still gets its
+		// error said, instead of a silent exit 0.
+		select {
+		case <-st.Readiness().Reached(boot.Settled):
+		case <-time.After(2 * time.Second):
 		}
-		if ctx.Err() != nil {
-			return loadError(ctx)
-		}
-		return err
 	}
-	o := httpServing{
-		addr:          *httpAddr,
-		mcp:           httpguard.Wrap(srv.HTTPHandler(server.HTTPOptions{SessionIdle: *idle, MaxSessions: *maxSessions}), guard),
-		metrics:       httpguard.Wrap(srv.MetricsHandler(), guard),
-		callers:       who,
-		srv:           srv,
-		drainTimeout:  *drainTimeout,
-		drainDelay:    *drainDelay,
-		what:          what,
-		authenticated: guard.Token != "" || who != nil,
-		jsonLogs:      g.logFormat == "json",
+	if ctx.Err() != nil {
+		return loadError(ctx)
 	}
-	if err := serveHTTP(sig, ctx, o, stderr, log); err != nil {
-		return err
-	}
-	return loadError(ctx)
+	return err
 }
 
 // loadError returns the error that stopped a server whose index failed to

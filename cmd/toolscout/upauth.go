@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -21,9 +22,13 @@ type oauthUpstream struct {
 	URL      string   // the server's URL (expanded)
 	ClientID string   // "" : dynamic client registration
 	Scopes   []string // "" : those the server's metadata names
+	// ClientSecretFile holds the secret of ClientID when the client
+	// registered for toolscout is confidential ("" : a public client);
+	// read at sign-in.
+	ClientSecretFile string
 }
 
-var upstreamAuthKeys = []string{"type", "client_id", "scopes"}
+var upstreamAuthKeys = []string{"type", "client_id", "client_secret_file", "scopes"}
 
 // parseUpstreamAuth checks e's "auth" (path is the entry's).
 func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConfig) (*oauthUpstream, error) {
@@ -32,9 +37,10 @@ func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConf
 		return nil, err
 	}
 	var a struct {
-		Type     string   `json:"type"`
-		ClientID string   `json:"client_id"`
-		Scopes   []string `json:"scopes"`
+		Type             string   `json:"type"`
+		ClientID         string   `json:"client_id"`
+		ClientSecretFile string   `json:"client_secret_file"`
+		Scopes           []string `json:"scopes"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(e.Auth))
 	if err := dec.Decode(&a); err != nil {
@@ -51,6 +57,11 @@ func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConf
 		return nil, &ConfigError{File: file, Path: at, Reason: "OAuth signs in to remote servers (url), not to a command"}
 	case len(a.ClientID) > 256 || strings.ContainsFunc(a.ClientID, func(r rune) bool { return r < 0x21 || r == 0x7f }):
 		return nil, &ConfigError{File: file, Path: at + ".client_id", Reason: "not a client id: at most 256 printable characters, no spaces"}
+	case a.ClientSecretFile != "" && a.ClientID == "":
+		return nil, &ConfigError{File: file, Path: at + ".client_secret_file", Reason: "a client secret is the secret of a client_id: give the client_id registered for toolscout too"}
+	}
+	if a.ClientSecretFile != "" && !filepath.IsAbs(a.ClientSecretFile) {
+		a.ClientSecretFile = filepath.Join(filepath.Dir(file), a.ClientSecretFile)
 	}
 	for i, s := range a.Scopes {
 		if s == "" || len(s) > 256 || strings.ContainsFunc(s, func(r rune) bool { return r < 0x21 || r == 0x7f || r == '"' || r == '\\' }) {
@@ -65,7 +76,24 @@ func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConf
 			return nil, &ConfigError{File: file, Path: at, Reason: "the entry also sends an Authorization header: OAuth sends its own token; remove one"}
 		}
 	}
-	return &oauthUpstream{URL: uc.URL, ClientID: a.ClientID, Scopes: a.Scopes}, nil
+	return &oauthUpstream{URL: uc.URL, ClientID: a.ClientID, Scopes: a.Scopes, ClientSecretFile: a.ClientSecretFile}, nil
+}
+
+// clientSecret reads o's client secret ("" for a public client) for
+// server's sign-in.
+func (o oauthUpstream) clientSecret(server string) (string, error) {
+	if o.ClientSecretFile == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(o.ClientSecretFile)
+	if err != nil {
+		return "", fmt.Errorf("%s's auth.client_secret_file: %w", server, err)
+	}
+	secret := strings.TrimSpace(string(data))
+	if secret == "" {
+		return "", fmt.Errorf("%s's auth.client_secret_file %s is empty: put the client secret registered for toolscout in it", server, o.ClientSecretFile)
+	}
+	return secret, nil
 }
 
 // credentials returns the data dir's credentials file.
@@ -82,7 +110,7 @@ func (g *globalFlags) attachOAuth(gc *gatewayConfig) {
 	for i := range gc.Upstreams {
 		u := &gc.Upstreams[i]
 		if o, ok := gc.OAuth[u.Domain]; ok {
-			u.Auth = upauth.NewSource(st, u.Domain, o.URL, nil, g.redactor().Add)
+			u.Auth = upauth.NewSource(st, u.Domain, o.URL, nil, g.redactor().Add).WithLog(g.log)
 		}
 	}
 }

@@ -16,19 +16,21 @@ func TestParseUpstreamAuth(t *testing.T) {
 	gc, err := parseConfig("c.json", []byte(`{"mcpServers": {
 		"remote": {"url": "https://remote.example/mcp", "auth": {"type": "oauth", "client_id": "toolscout-cli", "scopes": ["read", "write"]}},
 		"open": {"url": "https://open.example/mcp", "auth": {"type": "oauth"}},
+		"confidential": {"url": "https://c.example/mcp", "auth": {"type": "oauth", "client_id": "ts", "client_secret_file": "secrets/ts.secret"}},
 		"plain": {"url": "https://plain.example/mcp"}}}`), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]oauthUpstream{
-		"remote": {URL: "https://remote.example/mcp", ClientID: "toolscout-cli", Scopes: []string{"read", "write"}},
-		"open":   {URL: "https://open.example/mcp"},
+		"remote":       {URL: "https://remote.example/mcp", ClientID: "toolscout-cli", Scopes: []string{"read", "write"}},
+		"open":         {URL: "https://open.example/mcp"},
+		"confidential": {URL: "https://c.example/mcp", ClientID: "ts", ClientSecretFile: filepath.Join("secrets", "ts.secret")},
 	}
 	if len(gc.OAuth) != len(want) {
 		t.Fatalf("OAuth = %+v, want %+v", gc.OAuth, want)
 	}
 	for name, w := range want {
-		if g := gc.OAuth[name]; g.URL != w.URL || g.ClientID != w.ClientID || !slices.Equal(g.Scopes, w.Scopes) {
+		if g := gc.OAuth[name]; g.URL != w.URL || g.ClientID != w.ClientID || !slices.Equal(g.Scopes, w.Scopes) || g.ClientSecretFile != w.ClientSecretFile {
 			t.Errorf("OAuth[%s] = %+v, want %+v", name, g, w)
 		}
 	}
@@ -40,7 +42,8 @@ func TestParseUpstreamAuthErrors(t *testing.T) {
 		{"no type", `{"url": "https://r.example", "auth": {}}`, "mcpServers.a.auth.type", `the one type is "oauth"`},
 		{"command", `{"command": "srv", "auth": {"type": "oauth"}}`, "mcpServers.a.auth", "remote servers (url), not to a command"},
 		{"misspelt key", `{"url": "https://r.example", "auth": {"type": "oauth", "clientid": "x"}}`, "mcpServers.a.auth.clientid", `did you mean "client_id"?`},
-		{"unknown key", `{"url": "https://r.example", "auth": {"type": "oauth", "client_secret": "x"}}`, "mcpServers.a.auth.client_secret", "unknown key: use type, client_id, scopes"},
+		{"unknown key", `{"url": "https://r.example", "auth": {"type": "oauth", "client_secret": "x"}}`, "mcpServers.a.auth.client_secret", "unknown key: use type, client_id, client_secret_file, scopes"},
+		{"secret without a client id", `{"url": "https://r.example", "auth": {"type": "oauth", "client_secret_file": "s"}}`, "mcpServers.a.auth.client_secret_file", "give the client_id"},
 		{"not an object", `{"url": "https://r.example", "auth": "oauth"}`, "mcpServers.a.auth", `expected an object`},
 		{"scopes not a list", `{"url": "https://r.example", "auth": {"type": "oauth", "scopes": "read"}}`, "mcpServers.a.auth.scopes", "expected"},
 		{"scope with a space", `{"url": "https://r.example", "auth": {"type": "oauth", "scopes": ["read write"]}}`, "mcpServers.a.auth.scopes[0]", "not a scope"},

@@ -99,12 +99,13 @@ func DefaultFieldWeights() FieldWeights {
 
 const manifestKey = "toolscout_manifest"
 
-// formatKey holds the keyword index's format, keywordFormat: an index of
-// another format (an older toolscout's, without the text field) is
-// rebuilt from the catalog when opened.
+// formatKey holds the keyword index's format, keywordFormat. An index of
+// an earlier format is brought to it by Migrate (migrate.go), which
+// index/store's migration step runs before Open; Open rebuilds one it is
+// still handed from the catalog, and OpenReadOnly refuses it.
 const (
 	formatKey     = "toolscout_format"
-	keywordFormat = "3"
+	keywordFormat = "4"
 )
 
 // catalogHashKey holds the Hash of the catalog the index was last synced
@@ -234,8 +235,8 @@ func Open(path string) (*Index, error) {
 				}
 				ferr = err // idx is closed below (scorch panics on a second Close)
 			}
-			// Written by an earlier toolscout, with other fields: its
-			// documents would miss the fields queries now search.
+			// Of an earlier format that no migration brought along:
+			// rebuilt, as a damaged index is.
 			idx.Close()
 			err = fmt.Errorf("its format is %q, this toolscout writes %q", format, keywordFormat)
 			if ferr != nil {
@@ -285,7 +286,7 @@ func OpenReadOnly(path string) (*Index, error) {
 	k := &Index{idx: idx, readOnly: true, partDocs: splitDocs}
 	format, err := idx.GetInternal([]byte(formatKey))
 	if err == nil && string(format) != keywordFormat {
-		err = fmt.Errorf("its format is %q, this toolscout reads %q: build it again with toolscout index", format, keywordFormat)
+		err = fmt.Errorf("its format is %q, this toolscout reads %q: run toolscout index on this data dir once (it migrates the data dir), then open it read-only again", format, keywordFormat)
 	}
 	if err == nil {
 		var st *search.BM25Stats
@@ -352,15 +353,9 @@ func newKeywordDoc(t *index.Tool, domainDesc string) keywordDoc {
 // \t<lengths>" for each indexed tool, lengths as appendLengths writes
 // them (the tool's field lengths, bm25stats.go). Qualified names and
 // hashes hold neither tabs nor newlines. A line may lack its lengths: a
-// Sync then counts the whole catalog's. Manifests of manifestHeaderV1
-// (toolscout 0.3 until the lengths were kept: no line has them) are
-// read; until toolscout 0.3 the manifest was a JSON object of the same
-// pairs, still read (encoding and decoding it took 0.2 s at 100k tools,
-// on every change).
-const (
-	manifestHeader   = "TSKWM02\n"
-	manifestHeaderV1 = "TSKWM01\n"
-)
+// Sync then counts the whole catalog's. Earlier manifests are brought to
+// this format by Migrate (migrate.go).
+const manifestHeader = "TSKWM02\n"
 
 func (k *Index) manifest() (map[string]string, error) {
 	raw, err := k.idx.GetInternal([]byte(manifestKey))
@@ -375,27 +370,21 @@ func (k *Index) manifest() (map[string]string, error) {
 }
 
 // manifestLineFormat returns what follows the header of a manifest in
-// lines (either header's format), and whether it is.
+// lines, and whether it is one.
 func manifestLineFormat(raw []byte) ([]byte, bool) {
-	if rest, ok := bytes.CutPrefix(raw, []byte(manifestHeader)); ok {
-		return rest, true
-	}
-	return bytes.CutPrefix(raw, []byte(manifestHeaderV1))
+	return bytes.CutPrefix(raw, []byte(manifestHeader))
 }
 
-// decodeManifest reads a manifest, any of its formats, as each id's hash.
+// decodeManifest reads a manifest as each id's hash.
 func decodeManifest(raw []byte) (map[string]string, error) {
-	m := map[string]string{}
+	if len(raw) == 0 {
+		return map[string]string{}, nil
+	}
 	rest, lines := manifestLineFormat(raw)
-	switch {
-	case len(raw) == 0:
-		return m, nil
-	case raw[0] == '{':
-		return m, json.Unmarshal(raw, &m)
-	case !lines:
+	if !lines {
 		return nil, errors.New("unknown format")
 	}
-	m = make(map[string]string, bytes.Count(rest, []byte{'\n'}))
+	m := make(map[string]string, bytes.Count(rest, []byte{'\n'}))
 	_, err := manifestLines(rest, func(id, hash, _ []byte) { m[string(id)] = string(hash) })
 	return m, err
 }

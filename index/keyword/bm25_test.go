@@ -3,7 +3,6 @@ package keyword
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand"
@@ -292,52 +291,6 @@ func TestKeywordTiesAreStableAcrossBuilds(t *testing.T) {
 	}
 }
 
-// An index written by toolscout 0.3 keeps its manifest as JSON: it is
-// read, so that the first sync after an upgrade indexes only changes, and
-// written back in the current format.
-func TestKeywordManifestFormats(t *testing.T) {
-	ctx := context.Background()
-	kw, err := Open(filepath.Join(t.TempDir(), "kw.bleve"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kw.Close()
-	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
-	if _, err := kw.Sync(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
-	m, err := kw.manifest()
-	if err != nil || len(m) != cat.Len() {
-		t.Fatalf("manifest = %d entries, %v; want %d", len(m), err, cat.Len())
-	}
-	for _, tl := range cat.Tools() {
-		if m[tl.QualifiedName] != tl.Hash {
-			t.Errorf("manifest[%s] = %q, want %q", tl.QualifiedName, m[tl.QualifiedName], tl.Hash)
-		}
-	}
-	legacy, _ := json.Marshal(m)
-	if err := kw.idx.SetInternal([]byte(manifestKey), legacy); err != nil {
-		t.Fatal(err)
-	}
-	if err := kw.idx.SetInternal([]byte(catalogHashKey), []byte("older")); err != nil {
-		t.Fatal(err)
-	}
-	changed := indextest.MustCatalog(t, strings.Replace(indextest.SmallCatalog, "Send a message to a channel.", "Post a chat note to a room.", 1))
-	st, err := kw.Sync(ctx, changed)
-	if err != nil || st.Changed != 1 || st.Added+st.Removed != 0 || len(kw.Healed()) != 0 {
-		t.Errorf("sync over a JSON manifest = %v, %v (healed %q); want 1 changed, nothing healed", st, err, kw.Healed())
-	}
-	raw, _ := kw.idx.GetInternal([]byte(manifestKey))
-	if !bytes.HasPrefix(raw, []byte(manifestHeader)) {
-		t.Errorf("manifest written as %.20q, want the current format", raw)
-	}
-	for _, bad := range []string{manifestHeader + "no tab\n", manifestHeader + "a\tb", "[1,2]"} {
-		if _, err := decodeManifest([]byte(bad)); err == nil {
-			t.Errorf("decodeManifest(%q) = nil error", bad)
-		}
-	}
-}
-
 // TestManifestWalk: asked in any order (the manifest's own, with tools
 // inserted, removed, moved or renamed), the walk answers what the
 // decoded manifest says, and leaves exactly the ids never asked for.
@@ -586,8 +539,24 @@ func TestKeywordLengthsChecked(t *testing.T) {
 		t.Errorf("Healed = %q, want one line about the damaged field lengths", h)
 	}
 	kw.Close()
+	// Stored before checksums, by format "3": sealed by the migration,
+	// the same bytes as a sync stores.
 	legacy := sealed[len(lengthsHeader) : len(sealed)-checksum.FooterLen(sealed)]
-	kw = reopen(legacy)
+	if kw, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string][]byte{lengthsKey: legacy, formatKey: []byte(migratableFormat)} {
+		if err := kw.idx.SetInternal([]byte(k), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kw.Close()
+	if _, err := Migrate(path); err != nil {
+		t.Fatal(err)
+	}
+	if kw, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
 	if h := kw.Healed(); len(h) != 0 {
 		t.Errorf("lengths stored before checksums: Healed = %q, want nothing", h)
 	}

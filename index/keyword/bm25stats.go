@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -34,8 +35,7 @@ import (
 // JSON, then the checksums of both (sealLengths). A byte changed in them
 // would silently change every keyword score, so a value whose checksum
 // does not match makes the index unreadable (rebuilt from the catalog).
-// A value written before checksums (JSON alone) is read as it is, and
-// stored again with one.
+// A value written before checksums (JSON alone) is sealed by Migrate.
 const (
 	lengthsKey    = "toolscout_field_lengths"
 	lengthsHeader = "TSLEN01\n"
@@ -225,30 +225,23 @@ func completeLengths(st *search.BM25Stats) {
 }
 
 // loadLengths reads the statistics Sync stored; nil when there are none.
-// Statistics stored before checksums are stored again with one.
 func (k *Index) loadLengths() (*search.BM25Stats, error) {
 	raw, err := k.idx.GetInternal([]byte(lengthsKey))
 	if err != nil || len(raw) == 0 {
 		return nil, err
 	}
-	js, sealed := raw, bytes.HasPrefix(raw, []byte(lengthsHeader))
-	if sealed {
-		body, err := checksum.Body(raw)
-		if err != nil {
-			return nil, fmt.Errorf("keyword index field lengths: %w", err)
-		}
-		js = body[len(lengthsHeader):]
+	if !bytes.HasPrefix(raw, []byte(lengthsHeader)) {
+		return nil, errors.New("keyword index field lengths: stored without a checksum (an earlier toolscout's format, which Migrate seals)")
+	}
+	body, err := checksum.Body(raw)
+	if err != nil {
+		return nil, fmt.Errorf("keyword index field lengths: %w", err)
 	}
 	var st search.BM25Stats
-	if err := json.Unmarshal(js, &st); err != nil {
+	if err := json.Unmarshal(body[len(lengthsHeader):], &st); err != nil {
 		return nil, fmt.Errorf("keyword index field lengths: %w", err)
 	}
 	completeLengths(&st)
-	if !sealed && !k.readOnly { // read-only: Bleve persists nothing, a write would wait for good
-		if err := k.idx.SetInternal([]byte(lengthsKey), sealLengths(js)); err != nil {
-			return nil, fmt.Errorf("keyword index field lengths: %w", err)
-		}
-	}
 	return &st, nil
 }
 

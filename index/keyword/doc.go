@@ -32,4 +32,8 @@
 // old and new counts (bm25stats.go), equal to the bit to a count of the
 // whole catalog. A manifest without the counts (written by an earlier
 // toolscout) makes one Sync count every tool.
+//
+// An index of an earlier format is brought to the current one by
+// [Migrate] (migrate.go, the one file that knows those formats), which
+// index/store's migration step calls before [Open].
 package keyword

@@ -3,36 +3,20 @@ package keyword
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
-	"context"
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/toolscout/toolscout/internal/checksum"
-	"github.com/toolscout/toolscout/internal/indextest"
 )
 
-// TestReadOnlyOpensUnsealedLengths: an index written before the field
-// lengths carried a checksum opens read-only at once (it once waited for
-// good, resealing them through a Bleve that persists nothing).
-func TestReadOnlyOpensUnsealedLengths(t *testing.T) {
+// TestReadOnlyRefusesUnmigratedAtOnce: an index of the earlier format
+// "3" (field lengths without a checksum) opened read-only answers at
+// once with the command that migrates it (it once waited for good,
+// resealing them through a Bleve that persists nothing).
+func TestReadOnlyRefusesUnmigratedAtOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keyword.bleve")
-	k, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := k.Sync(context.Background(), indextest.MustCatalog(t, indextest.SmallCatalog)); err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := k.idx.GetInternal([]byte(lengthsKey))
-	body, err := checksum.Body(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.idx.SetInternal([]byte(lengthsKey), body[len(lengthsHeader):]); err != nil {
-		t.Fatal(err)
-	}
-	k.Close()
+	writeFormat3(t, path)
 	done := make(chan error, 1)
 	go func() {
 		r, err := OpenReadOnly(path)
@@ -43,11 +27,11 @@ func TestReadOnlyOpensUnsealedLengths(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Errorf("OpenReadOnly of an index with unsealed lengths: %v", err)
+		if err == nil || !strings.Contains(err.Error(), "toolscout index") {
+			t.Errorf("OpenReadOnly of an unmigrated index = %v; want an error naming toolscout index", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("OpenReadOnly hangs on an index with unsealed lengths")
+		t.Fatal("OpenReadOnly hangs on an unmigrated index")
 	}
 }
 

@@ -22,7 +22,11 @@
 // [Store.SaveCatalog]) and the tools each upstream server
 // listed last (upstreams.bin: [Store.ListedTools]), and what agents ran
 // after their searches (feedback.log: [Store.Feedback]). What cannot be read
-// is removed to be rebuilt, and said in [Store.Healed]. The definitions
+// is removed to be rebuilt, and said in [Store.Healed]. Files of earlier
+// formats are read by one migration step alone (migrate.go), run when a
+// folder opens for writing, before its indexes: the readers know only
+// the current formats, and a read-only open refuses a folder the step
+// has not seen ([ErrNewerFormat] one of a newer toolscout). The definitions
 // approved for each upstream tool (pins.bin: [Store.Pins];
 // the policy is index/pin's) are the one file two processes update:
 // serve and toolscout approve, each Update under an exclusive lock

@@ -32,15 +32,9 @@ import (
 // statistics were fitted on (uint32 count, then count pairs of uint64
 // name hash and uint64 content hash, little endian, sorted by name hash),
 // then the embedder's own data, then the checksums of all that
-// (checksum.Write). Files of the earlier formats ("TSFITV01", no sketch;
-// "TSFITV02", no checksum) are fitted again, with a warning.
+// (checksum.Write). Files of the earlier formats are migrated, or
+// removed, by the migration step (migrate.go).
 const fitHeader = "TSFITV03"
-
-// fitOlder are the headers of the earlier fit file formats.
-var fitOlder = []string{"TSFITV01", "TSFITV02"}
-
-// errOldFit means a fit file of an earlier format.
-var errOldFit = errors.New("saved by an earlier toolscout, without a checksum")
 
 // fitTool is one tool of a fitSketch: hashes of its qualified name and
 // of its content hash.
@@ -107,11 +101,8 @@ func writeFit(w io.Writer, sketch fitSketch, save func(io.Writer) error) error {
 
 // readFit reads a fit file's sketch and returns it with the rest of data,
 // the embedder's. A file whose checksum does not match is checksum.ErrMismatch;
-// one of an earlier format, errOldFit.
+// any other, an error saying it is not a saved fit.
 func readFit(data []byte) (fitSketch, []byte, error) {
-	if len(data) >= len(fitHeader) && slices.Contains(fitOlder, string(data[:len(fitHeader)])) {
-		return nil, nil, errOldFit
-	}
 	if len(data) < len(fitHeader)+4+checksum.MinFooter || string(data[:len(fitHeader)]) != fitHeader {
 		return nil, nil, errors.New("not a saved fit")
 	}
@@ -150,8 +141,8 @@ func (s *Store) fitPath(fp string, cat *index.Catalog) string {
 // statistics were fitted on). Statistics fitted on another catalog are
 // saved again for cat. It reports whether it restored them; when not,
 // the caller fits them and calls SaveFit. A saved file that is damaged
-// or of an earlier format is removed, and the error says which (wrapping
-// checksum.ErrMismatch or errOldFit), for the caller to warn that the statistics
+// is removed, and the error says which (wrapping checksum.ErrMismatch
+// when its checksum fails), for the caller to warn that the statistics
 // are fitted again. A store in memory saves none.
 func (s *Store) RestoreFit(fp string, cat *index.Catalog, maxDrift float64, load func(io.Reader) error) (bool, error) {
 	if s.dir == "" {

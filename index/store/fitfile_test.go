@@ -140,8 +140,9 @@ func TestRestoreFit(t *testing.T) {
 	if ok, _ := st.RestoreFit("other", cat, 1, loadLabel(new(string))); ok {
 		t.Error("restored the statistics of another embedder fingerprint")
 	}
-	// An earlier toolscout's file (without a sketch, or without a
-	// checksum) or a damaged one: removed, said, fitted again.
+	// A damaged file, or one of an earlier format that reached the
+	// reader without the migration (migrate_test.go has the migration):
+	// removed, said, fitted again.
 	whole, err := os.ReadFile(fits(st.dir)[0])
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +157,7 @@ func TestRestoreFit(t *testing.T) {
 		old := &Store{dir: t.TempDir()}
 		fileio.WriteAtomic(old.fitPath(fp, cat), func(w *bufio.Writer) error { _, err := w.Write(data); return err })
 		ok, err := old.RestoreFit(fp, cat, 1, loadLabel(new(string)))
-		if ok || !errors.Is(err, checksum.ErrMismatch) && !errors.Is(err, errOldFit) || !strings.Contains(err.Error(), old.fitPath(fp, cat)) {
+		if ok || err == nil || name == "flipped" && !errors.Is(err, checksum.ErrMismatch) || !strings.Contains(err.Error(), old.fitPath(fp, cat)) {
 			t.Errorf("%s: RestoreFit = %v, %v; want false and an error naming the file", name, ok, err)
 		}
 		if f := fits(old.dir); len(f) != 0 {

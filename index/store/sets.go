@@ -212,11 +212,11 @@ const pruneAge = 30 * 24 * time.Hour
 var setID = regexp.MustCompile(`^[0-9a-f]{12}$`)
 
 // Prune removes the other sets of the store's data dir whose source
-// files are gone or that were not used for pruneAge, and the indexes of
-// the data dir's old single-set layout. It returns what it removed, and
-// what it left alone because toolscout did not create it (no marker, a
-// symbolic link, a folder that is not toolscout's), each with the
-// reason. The store must have been opened for writing as a catalog
+// files are gone or that were not used for pruneAge. It returns what it
+// removed, and what it left alone because toolscout did not create it
+// (no marker, a symbolic link, a folder that is not toolscout's), each
+// with the reason. (The indexes of the layout before catalog sets are
+// the migration step's: migrateDataDir.) The store must have been opened for writing as a catalog
 // set's folder (Options.Set): its own set is kept.
 func (s *Store) Prune() (removed, skipped []string, err error) {
 	if s.dataDir == "" || s.readOnly {
@@ -242,33 +242,6 @@ func prune(dataDir, keep string) (removed, skipped []string, err error) {
 			return fmt.Errorf("%s moved or became a symbolic link while pruning; left alone", show(rel...))
 		}
 		return os.RemoveAll(p)
-	}
-	for _, legacy := range []struct {
-		name string
-		sig  func(string) string
-	}{{"keyword.bleve", legacyKeyword}, {"vectors", legacyVectors}} {
-		p := filepath.Join(root, legacy.name)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			continue
-		}
-		why := ""
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			why = "a symbolic link: toolscout never follows links out of the data dir"
-		case !fi.IsDir():
-			why = "not a folder"
-		default:
-			why = legacy.sig(p)
-		}
-		if why != "" {
-			skipped = append(skipped, fmt.Sprintf("%s (not toolscout's index of the layout before catalog sets: %s)", show(legacy.name), why))
-			continue
-		}
-		if err := remove(legacy.name); err != nil {
-			return removed, skipped, err
-		}
-		removed = append(removed, show(legacy.name)+" (the layout before catalog sets)")
 	}
 	setsDir := filepath.Join(root, "sets")
 	fi, err := os.Lstat(setsDir)
@@ -324,8 +297,8 @@ func prune(dataDir, keep string) (removed, skipped []string, err error) {
 
 // ownedSet says why the entry name of sets/ at dir is not a set folder
 // that toolscout created, or "" when it is: a real folder (not a link)
-// named like a set, holding the set marker, or, for sets created before
-// the marker, a sources.json that names the set's sources.
+// named like a set, holding the set marker (sets made before the marker
+// get it from the migration step: migrateDataDir).
 func ownedSet(dir, name string) string {
 	fi, err := os.Lstat(dir)
 	switch {
@@ -341,73 +314,5 @@ func ownedSet(dir, name string) string {
 	if fi, err := os.Lstat(filepath.Join(dir, setMarker)); err == nil && fi.Mode().IsRegular() {
 		return ""
 	}
-	var s setSources
-	data, err := os.ReadFile(filepath.Join(dir, "sources.json"))
-	if err == nil && json.Unmarshal(data, &s) == nil && len(s.Sources) > 0 && !s.LastUsed.IsZero() {
-		return ""
-	}
 	return "no " + setMarker + ": toolscout did not create it"
-}
-
-// legacyKeyword says why dir is not a keyword index of the layout before
-// catalog sets, or "" when it is. toolscout wrote a Bleve scorch index
-// there: index_meta.json naming scorch, and store/ holding root.bolt and
-// .zap segments, nothing else.
-func legacyKeyword(dir string) string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err.Error()
-	}
-	for _, e := range entries {
-		if (e.Name() != "index_meta.json" || !e.Type().IsRegular()) && (e.Name() != "store" || !e.IsDir()) {
-			return "it holds " + e.Name() + ", which Bleve does not write"
-		}
-	}
-	var meta struct {
-		IndexType string `json:"index_type"`
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "index_meta.json"))
-	if err != nil || json.Unmarshal(data, &meta) != nil || meta.IndexType != "scorch" {
-		return "no index_meta.json of a Bleve scorch index"
-	}
-	store, err := os.ReadDir(filepath.Join(dir, "store"))
-	if err != nil {
-		return "no store/ of a Bleve scorch index"
-	}
-	for _, e := range store {
-		if !e.Type().IsRegular() || e.Name() != "root.bolt" && !strings.HasSuffix(e.Name(), ".zap") {
-			return "its store/ holds " + e.Name() + ", which Bleve does not write"
-		}
-	}
-	return ""
-}
-
-// chromemName matches the file and folder names of chromem-go's
-// persistent layout: 8 hex digits of a SHA-256 of a name.
-var chromemName = regexp.MustCompile(`^[0-9a-f]{8}(\.gob)?$`)
-
-// legacyVectors says why dir is not a vector store of the layout before
-// catalog sets, or "" when it is. toolscout wrote chromem-go's persistent
-// layout there: a folder per collection (8 hex digits), each holding
-// 00000000.gob (its name) and one 8-hex-digit .gob file per tool.
-func legacyVectors(dir string) string {
-	cols, err := os.ReadDir(dir)
-	if err != nil {
-		return err.Error()
-	}
-	for _, c := range cols {
-		if !c.IsDir() || !chromemName.MatchString(c.Name()) || strings.HasSuffix(c.Name(), ".gob") {
-			return "it holds " + c.Name() + ", which chromem-go does not write"
-		}
-		files, err := os.ReadDir(filepath.Join(dir, c.Name()))
-		if err != nil {
-			return err.Error()
-		}
-		for _, f := range files {
-			if !f.Type().IsRegular() || !strings.HasSuffix(f.Name(), ".gob") || !chromemName.MatchString(f.Name()) {
-				return "it holds " + filepath.Join(c.Name(), f.Name()) + ", which chromem-go does not write"
-			}
-		}
-	}
-	return ""
 }

@@ -116,7 +116,8 @@ type Set struct {
 // reports it.
 //
 // A damaged index is not an error: what cannot be read is removed and
-// rebuilt by the next Sync, and Healed says what.
+// rebuilt by the next Sync, and Healed says what. Files of earlier
+// formats are migrated first (migrate.go), also said in Healed.
 //
 // Layout: keyword.bleve/ (Bleve, scorch) and vectors/ (one file per vector
 // collection, see vector.Store).
@@ -161,6 +162,10 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dataDir != "" && !o.ReadOnly {
+		// The data dir's earlier layouts (migrate.go).
+		s.healed = append(migrateDataDir(dataDir), s.healed...)
+	}
 	s.log, s.files.src, s.dataDir = o.Logger, o.Catalog, dataDir
 	s.Vectors.SetLogger(o.Logger)
 	if s.MemoryKeyword {
@@ -179,6 +184,7 @@ func openIndexes(dir string, readOnly bool) (*Store, error) {
 		return openDirReadOnly(dir)
 	}
 	var kwPath, vecPath string
+	var healed []string
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
@@ -188,6 +194,13 @@ func openIndexes(dir string, readOnly bool) (*Store, error) {
 		// A kill while catalog.bin or a fit was written leaves its
 		// temporary file; the previous version is still whole.
 		fileio.RemoveLeftoverTemps(dir)
+		// Files of earlier formats brought to the current ones
+		// (migrate.go): the readers below know only those.
+		notes, err := migrate(dir, migrateHook)
+		if err != nil {
+			return nil, err
+		}
+		healed = notes
 	}
 	kw, err := keyword.Open(kwPath)
 	memoryKeyword := false
@@ -203,13 +216,20 @@ func openIndexes(dir string, readOnly bool) (*Store, error) {
 		kw.Close()
 		return nil, err
 	}
-	return &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword}, nil
+	return &Store{Keyword: kw, Vectors: vs, dir: dir, MemoryKeyword: memoryKeyword, healed: healed}, nil
 }
+
+// migrateHook, when set (tests only), is called between the steps of
+// the migration: a test kills the process there.
+var migrateHook func(step string)
 
 // openDirReadOnly opens the indexes under dir without writing there.
 func openDirReadOnly(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: a read-only store needs a data dir", index.ErrNoIndex)
+	}
+	if err := checkFormat(dir); err != nil {
+		return nil, err
 	}
 	kw, err := keyword.OpenReadOnly(filepath.Join(dir, "keyword.bleve"))
 	if err != nil {

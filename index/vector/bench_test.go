@@ -4,8 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/synth"
 )
@@ -117,6 +123,69 @@ func BenchmarkQueryOpened(b *testing.B) {
 				if _, err := vs.Query(context.Background(), benchCol, q[0], 10, "", ""); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkScanModes queries the built-in embedder's vectors of synthetic
+// tools (read back from the snapshot file, as a started server does) by
+// the exact scan and the quantized one in turn, query by query, and
+// reports each one's p50 and p99 (µs) and the allocations of a pair: the
+// two side by side in the same conditions. TOOLSCOUT_BENCH_SIZES replaces
+// the sizes (e.g. 100000).
+func BenchmarkScanModes(b *testing.B) {
+	sizes := []int{2000, 4000, 8000, 16000, 32000}
+	if env := os.Getenv("TOOLSCOUT_BENCH_SIZES"); env != "" {
+		sizes = nil
+		for _, f := range strings.Split(env, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				b.Fatalf("TOOLSCOUT_BENCH_SIZES=%q: %v", env, err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	ctx := context.Background()
+	emb := embed.NewBuiltin(embed.BuiltinOptions{})
+	var qs [][]float32
+	for _, q := range synth.Queries(256, 2) {
+		v, err := emb.EmbedQuery(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		qs = append(qs, v)
+	}
+	col := vector.Collection{Provider: "builtin", Model: emb.Info().Model, Dims: len(qs[0])}
+	for _, n := range sizes {
+		cat, err := synth.Catalog(n, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dir := b.TempDir()
+		vs, _ := vector.Open(dir)
+		if _, err := vs.Sync(ctx, col, cat, emb, vector.SyncOptions{BatchSize: 1000}); err != nil {
+			b.Fatal(err)
+		}
+		vs, _ = vector.Open(dir)
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			modes := []vector.ScanMode{vector.ScanExact, vector.ScanQuantized}
+			lat := make([][]float64, len(modes))
+			for i := 0; b.Loop(); i++ {
+				for m, mode := range modes {
+					vs.SetScanMode(mode)
+					start := time.Now()
+					if _, err := vs.Query(ctx, col, qs[i%len(qs)], 50, "", ""); err != nil {
+						b.Fatal(err)
+					}
+					lat[m] = append(lat[m], float64(time.Since(start).Nanoseconds())/1000)
+				}
+			}
+			for m, name := range []string{"exact", "quant"} {
+				slices.Sort(lat[m])
+				b.ReportMetric(lat[m][len(lat[m])/2], name+"-p50-µs")
+				b.ReportMetric(lat[m][len(lat[m])*99/100], name+"-p99-µs")
 			}
 		})
 	}

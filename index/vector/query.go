@@ -59,18 +59,30 @@ func (v *Store) Query(ctx context.Context, col Collection, vec []float32, k int,
 	if len(vec) != col.Dims {
 		return nil, fmt.Errorf("vector search: query has %d dimensions, collection %s has %d", len(vec), col.Name(), col.Dims)
 	}
-	snap, err := v.snapshot(ctx, col)
+	snap, mode, err := v.snapshotScan(ctx, col)
 	if err != nil || snap == nil || k <= 0 {
 		return nil, err
 	}
-	return snap.query(normalized(vec), k, domain, group), nil
+	return snap.query(normalized(vec), k, domain, group, mode), nil
+}
+
+// snapshotScan is snapshot, with the scan queries use (ScanEnv,
+// SetScanMode), or why it is refused.
+func (v *Store) snapshotScan(ctx context.Context, col Collection) (*snapshot, ScanMode, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.scanErr != nil {
+		return nil, 0, fmt.Errorf("vector search: %w", v.scanErr)
+	}
+	s, err := v.snapshotLocked(ctx, col.Name(), false)
+	return s, v.scan, err
 }
 
 // Neighbors returns up to k tools of the collection nearest to the tool
 // id by its stored vector (itself left out), optionally inside a domain:
 // no query to embed.
 func (v *Store) Neighbors(ctx context.Context, col Collection, id string, k int, domain string) ([]Hit, error) {
-	snap, err := v.snapshot(ctx, col)
+	snap, mode, err := v.snapshotScan(ctx, col)
 	if err != nil || snap == nil || k <= 0 {
 		return nil, err
 	}
@@ -78,7 +90,7 @@ func (v *Store) Neighbors(ctx context.Context, col Collection, id string, k int,
 	if l == nil {
 		return nil, nil
 	}
-	hits := snap.query(l.row(row), k+1, domain, "")
+	hits := snap.query(l.row(row), k+1, domain, "", mode)
 	out := hits[:0]
 	for _, h := range hits {
 		if h.ID != id && len(out) < k {

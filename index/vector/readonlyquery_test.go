@@ -75,7 +75,7 @@ func TestQueriesWriteNothing(t *testing.T) {
 				os.WriteFile(base, []byte("TSSNAP05 and then nothing useful"), 0o644)
 			case "matrix":
 				data, _ := os.ReadFile(base)
-				data[len(data)-checksum.FooterLen(data)-2] ^= 0xff // the last float's exponent
+				data[len(data)-checksum.FooterLen(data)-2] ^= 0xff // in the quantized rows, after the matrix
 				os.WriteFile(base, data, 0o644)
 			}
 			before := dirState(t, dir)

@@ -32,6 +32,10 @@ import (
 //	removed strings                  the base IDs a delta removes
 //	0-63 zero bytes                  the matrix starts at a multiple of 64
 //	rows × dims float32              the matrix
+//	dims float32                     the quantized rows' centres (quant.go)
+//	0 or 4 zero bytes                the bits start at a multiple of 8
+//	rows × ceil(dims/64) uint64      the quantized rows: a sign bit a dimension
+//	                                 (with no rows, no centres either)
 //	checksums                        a CRC-32C per MiB of all the above (checksum.Write)
 //
 // The checksum is checked before anything else is read: a file whose
@@ -42,7 +46,14 @@ import (
 // removal) is known and dropped. Files of the earlier formats ("TSSNAP01"
 // to "TSSNAP04", each derived from a chromem-go export beside it) are
 // never read: Open migrates the export (migrate.go) and writes over them.
-const snapMagic = "TSSNAP05"
+// Files of "TSSNAP05", the same without the quantized rows, are read and
+// quantized in memory, said once in the log; the write path (Sync, the
+// open of a collection with a delta) writes them again in this format,
+// said in Healed.
+const snapMagic = "TSSNAP06"
+
+// snapV5 is the magic of the format before the quantized rows.
+const snapV5 = "TSSNAP05"
 
 // snapOlder are the magics of the earlier snapshot formats, said as such
 // in errors.
@@ -95,9 +106,23 @@ func writeSnap(path string, s *snapshot, removed []string, id, base uint64) erro
 		// reader on a little-endian machine uses the file's bytes as floats
 		// in place, each row at the same place in a cache line.
 		w.Write(make([]byte, (snapAlign-n%snapAlign)%snapAlign))
-		var fb [4]byte
+		var fb [8]byte
 		for _, x := range s.mat {
 			binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
+			w.Write(fb[:4])
+		}
+		sg := s.signs
+		if sg == nil {
+			sg = quantize(s.mat, len(s.ids), s.dims)
+		}
+		for _, x := range sg.centre {
+			binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
+			w.Write(fb[:4])
+		}
+		pad, _, _ := quantLayout(len(s.ids), s.dims)
+		w.Write(make([]byte, pad))
+		for _, x := range sg.bits {
+			binary.LittleEndian.PutUint64(fb[:], x)
 			w.Write(fb[:])
 		}
 		return nil
@@ -130,13 +155,19 @@ func decodeSnap(data []byte) (s *snapshot, removed []string, base uint64, err er
 	if len(data) >= len(snapMagic) && slices.Contains(snapOlder, string(data[:len(snapMagic)])) {
 		return nil, nil, 0, errOldSnap
 	}
-	if len(data) < snapHeader+checksum.MinFooter || string(data[:len(snapMagic)]) != snapMagic {
+	if len(data) < snapHeader+checksum.MinFooter || !isSnap(data) {
 		return nil, nil, 0, errors.New("not a toolscout snapshot")
 	}
 	if data, err = checksum.Body(data); err != nil {
 		return nil, nil, 0, err
 	}
 	return decodeBody(data)
+}
+
+// isSnap reports whether data starts with the magic of a format read.
+func isSnap(data []byte) bool {
+	m := string(data[:len(snapMagic)])
+	return m == snapMagic || m == snapV5
 }
 
 // decodeBody decodes a snapshot file's bytes without their footer, the
@@ -161,14 +192,21 @@ func decodeBody(data []byte) (s *snapshot, removed []string, base uint64, err er
 	// is taken in 128 bits: two counts near 2^32 overflowed int64 to a
 	// small or negative size, and the strings region was then sliced
 	// past the file.
+	v5 := string(data[:len(snapMagic)]) == snapV5
 	hi, lo := bits.Mul64(uint64(rows), 4*uint64(dims))
 	matBytes := int64(lo)
-	if dims <= 0 || hi != 0 || lo > uint64(len(data)) || matBytes+int64(4*rows+nremoved) > int64(len(data)) {
+	var qpad, qBytes uint64
+	qok := true
+	if !v5 && dims > 0 {
+		qpad, qBytes, qok = quantLayout(rows, dims)
+	}
+	if dims <= 0 || hi != 0 || !qok || lo > uint64(len(data)) || qBytes > uint64(len(data)) ||
+		matBytes+int64(qBytes)+int64(4*rows+nremoved) > int64(len(data)) {
 		return nil, nil, 0, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, len(data))
 	}
 	// The strings region is one string that every field slices (no
 	// allocation per tool).
-	strEnd := int64(len(data)) - matBytes
+	strEnd := int64(len(data)) - int64(qBytes) - matBytes
 	if strEnd < snapHeader {
 		return nil, nil, 0, errors.New("snapshot is shorter than its matrix")
 	}
@@ -207,7 +245,35 @@ func decodeBody(data []byte) (s *snapshot, removed []string, base uint64, err er
 		}
 	}
 	s.mat = floats(data[strEnd:], rows*dims)
+	if v5 {
+		// The format before the quantized rows: quantized here, as the
+		// collection is read (a query reads it too, but writes nothing).
+		s.signs, s.v5 = quantize(s.mat, rows, dims), true
+		return s, removed, base, nil
+	}
+	s.signs = &signs{words: (dims + 63) / 64}
+	if rows > 0 {
+		q := data[strEnd+matBytes:]
+		s.signs.centre = floats(q, dims)
+		s.signs.bits = uint64s(q[4*uint64(dims)+qpad:], rows*s.signs.words)
+	}
 	return s, removed, base, nil
+}
+
+// uint64s returns the n little-endian uint64 values in b, in place when
+// the machine is little endian and b aligned, else a decoded copy.
+func uint64s(b []byte, n int) []uint64 {
+	if n == 0 {
+		return nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%8 == 0 {
+		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
 }
 
 // salvageSnap returns what of a snapshot file whose checksum fails can
@@ -217,7 +283,7 @@ func decodeBody(data []byte) (s *snapshot, removed []string, base uint64, err er
 // rows that is; else ok is false. A bit flipped at 100k tools then costs
 // the embedding of the few hundred tools in its MiB, not of all.
 func salvageSnap(data []byte) (s *snapshot, removed []string, base uint64, lost int, ok bool) {
-	if len(data) < snapHeader+checksum.MinFooter || string(data[:len(snapMagic)]) != snapMagic {
+	if len(data) < snapHeader+checksum.MinFooter || !isSnap(data) {
 		return nil, nil, 0, 0, false
 	}
 	body, bad, ok := checksum.BadChunks(data)
@@ -228,15 +294,26 @@ func salvageSnap(data []byte) (s *snapshot, removed []string, base uint64, lost 
 	if err != nil {
 		return nil, nil, 0, 0, false
 	}
-	strEnd := len(body) - 4*len(s.mat)
+	var qBytes uint64
+	if !s.v5 {
+		_, qBytes, _ = quantLayout(len(s.ids), s.dims)
+	}
+	matEnd := len(body) - int(qBytes)
+	strEnd := matEnd - 4*len(s.mat)
 	rowBytes := 4 * s.dims
 	if bad[0]*checksum.ChunkSize < strEnd || len(s.ids) == 0 {
 		return nil, nil, 0, 0, false // a string may have changed
 	}
+	// The quantized rows are derived from the matrix: computed again from
+	// its rows, whatever chunks of them failed.
+	s.signs = quantize(s.mat, len(s.ids), s.dims)
 	s.dead = make([]bool, len(s.ids))
 	for _, c := range bad {
 		lo := c*checksum.ChunkSize - strEnd
-		hi := min((c+1)*checksum.ChunkSize, len(body)) - strEnd
+		hi := min((c+1)*checksum.ChunkSize, matEnd) - strEnd
+		if hi <= lo {
+			continue // only quantized rows
+		}
 		for r := lo / rowBytes; r <= (hi-1)/rowBytes && r < len(s.ids); r++ {
 			if !s.dead[r] {
 				s.dead[r] = true

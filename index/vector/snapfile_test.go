@@ -34,7 +34,8 @@ func matrixOffset(t *testing.T, path string, s *snapshot) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return int64(len(data) - checksum.FooterLen(data) - 4*len(s.mat))
+	_, q, _ := quantLayout(len(s.ids), s.dims)
+	return int64(len(data) - checksum.FooterLen(data) - int(q) - 4*len(s.mat))
 }
 
 // TestSnapMatrixOnACacheLine: whatever the strings before it, a written
@@ -123,9 +124,9 @@ func TestSnapshotScopes(t *testing.T) {
 	}
 	base := flat(3, []snapRow{row("a__1", "a", "g1", 1), row("a__2", "a", "g2", 2), row("b__1", "b", "g1", 3)})
 	s := base.withDelta([]string{"a__2"}, []snapRow{row("c__1", "c", "g1", 4), row("a__3", "a", "g2", 5)})
-	ids := func(domain, group string) string {
+	ids := func(domain, group string, mode ScanMode) string {
 		var out []string
-		for _, h := range s.query([]float32{1, 0, 0}, 10, domain, group) {
+		for _, h := range s.query([]float32{1, 0, 0}, 10, domain, group, mode) {
 			out = append(out, h.ID)
 		}
 		slices.Sort(out)
@@ -140,8 +141,11 @@ func TestSnapshotScopes(t *testing.T) {
 		{"zzz", "", "[]"},
 		{"b", "g2", "[]"},
 	} {
-		if got := ids(tc.domain, tc.group); got != tc.want {
-			t.Errorf("domain %q group %q: %s, want %s", tc.domain, tc.group, got, tc.want)
+		// The quantized pass scopes as the exact scan does.
+		for _, mode := range []ScanMode{ScanExact, ScanQuantized} {
+			if got := ids(tc.domain, tc.group, mode); got != tc.want {
+				t.Errorf("scan %d, domain %q group %q: %s, want %s", mode, tc.domain, tc.group, got, tc.want)
+			}
 		}
 	}
 }

@@ -31,6 +31,10 @@ type snapshot struct {
 	domain labels
 	group  labels
 	mat    []float32 // len(ids) × dims, rows L2-normalised
+	signs  *signs    // the quantized rows (quant.go); nil: exact scans only
+	// v5: read from a file of the earlier format "TSSNAP05", without the
+	// quantized rows (quantized as it was read).
+	v5 bool
 
 	dead  []bool // nil when no row is dead
 	ndead int
@@ -169,6 +173,7 @@ func flat(dims int, rows []snapRow) *snapshot {
 		s.group.add(r.group)
 		s.mat = append(s.mat, r.vec...)
 	}
+	s.signs = quantize(s.mat, len(s.ids), dims)
 	return s
 }
 
@@ -226,7 +231,7 @@ func (s *snapshot) withDelta(removed []string, fresh []snapRow) *snapshot {
 		}
 	}
 	rows = append(rows, fresh...)
-	return &snapshot{id: s.id, dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat,
+	return &snapshot{id: s.id, dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat, signs: s.signs, v5: s.v5,
 		dead: dead, ndead: ndead, top: flat(s.dims, rows)}
 }
 
@@ -281,6 +286,7 @@ func buildSnapshot(ctx context.Context, c *chromem.Collection, dims int) (*snaps
 		s.group.add(r.Metadata["group"])
 		s.mat = append(s.mat, r.Embedding...)
 	}
+	s.signs = quantize(s.mat, len(s.ids), dims)
 	return s, nil
 }
 
@@ -319,13 +325,14 @@ func dot(a, b []float32) float32 {
 // split across CPUs.
 const scanParallelMin = 1 << 20
 
-// query returns the k live rows most similar to q, ties by ID.
-func (s *snapshot) query(q []float32, k int, domain, group string) []Hit {
-	hits := s.scan(q, k, domain, group)
+// query returns the k live rows most similar to q, ties by ID; mode
+// chooses each layer's scan (useQuant).
+func (s *snapshot) query(q []float32, k int, domain, group string, mode ScanMode) []Hit {
+	hits := s.scan(q, k, domain, group, mode)
 	if s.top == nil {
 		return hits
 	}
-	hits = append(hits, s.top.scan(q, k, domain, group)...)
+	hits = append(hits, s.top.scan(q, k, domain, group, mode)...)
 	slices.SortFunc(hits, func(a, b Hit) int {
 		if a.Similarity != b.Similarity {
 			if a.Similarity > b.Similarity {
@@ -339,7 +346,7 @@ func (s *snapshot) query(q []float32, k int, domain, group string) []Hit {
 }
 
 // scan is query over this layer alone.
-func (s *snapshot) scan(q []float32, k int, domain, group string) []Hit {
+func (s *snapshot) scan(q []float32, k int, domain, group string, mode ScanMode) []Hit {
 	n := len(s.ids)
 	parts := 1
 	if n*s.dims >= scanParallelMin {
@@ -350,6 +357,15 @@ func (s *snapshot) scan(q []float32, k int, domain, group string) []Hit {
 	gi, gok := s.group.find(group)
 	if domain != "" && !dok || group != "" && !gok {
 		return []Hit{}
+	}
+	if s.useQuant(mode) {
+		var keep func(i int) bool
+		if domain != "" || group != "" || s.dead != nil {
+			keep = func(i int) bool {
+				return !(domain != "" && s.domain.idx[i] != di || group != "" && s.group.idx[i] != gi || s.dead != nil && s.dead[i])
+			}
+		}
+		return s.hitsOf(s.scanQuant(q, k, keep))
 	}
 	tops := make([]topK, parts)
 	var wg sync.WaitGroup
@@ -374,6 +390,12 @@ func (s *snapshot) scan(q []float32, k int, domain, group string) []Hit {
 			all.push(e.row, e.sim)
 		}
 	}
+	return s.hitsOf(all)
+}
+
+// hitsOf returns the rows of all as hits, most similar first, ties by
+// row (by ID).
+func (s *snapshot) hitsOf(all topK) []Hit {
 	sort.Slice(all.items, func(i, j int) bool {
 		if all.items[i].sim != all.items[j].sim {
 			return all.items[i].sim > all.items[j].sim

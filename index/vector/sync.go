@@ -109,6 +109,7 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 					s.domain.add(t.Domain)
 					s.group.add(t.Group)
 				}
+				s.signs = quantize(mat, len(todo), col.Dims)
 			} else {
 				s = patchSnapshot(old, col.Dims, removed, fresh)
 			}

@@ -65,6 +65,10 @@ type Store struct {
 	// collection file, or its delta): left for the next write path
 	// (readLocked with heal) to heal.
 	unhealed map[string]string
+	// scan is how queries scan (quant.go); scanErr says why ScanEnv's
+	// value was refused (a read-only store's queries fail with it).
+	scan    ScanMode
+	scanErr error
 	// log is where a query that finds a collection or delta it may not
 	// heal says so, once per collection (SetLogger; discarded unless set).
 	log *slog.Logger
@@ -77,6 +81,10 @@ type Store struct {
 func Open(dir string) (*Store, error) {
 	v := &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{},
 		unreadable: map[string]error{}, unhealed: map[string]string{}, log: slog.New(slog.DiscardHandler)}
+	var err error
+	if v.scan, err = scanModeFromEnv(); err != nil {
+		return nil, fmt.Errorf("vector store: %w", err)
+	}
 	if dir == "" {
 		return v, nil
 	}
@@ -140,8 +148,10 @@ func (v *Store) SetLogger(l *slog.Logger) {
 // or healed, and Sync fails with ErrReadOnly unless a collection already
 // holds the catalog's vectors.
 func OpenReadOnly(dir string) *Store {
-	return &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{},
+	v := &Store{db: chromem.NewDB(), dir: dir, snaps: map[string]*snapshot{}, read: map[string]bool{},
 		readOnly: true, unreadable: map[string]error{}, unhealed: map[string]string{}, log: slog.New(slog.DiscardHandler)}
+	v.scan, v.scanErr = scanModeFromEnv()
+	return v
 }
 
 // WarmOnRead makes the store compute each collection's domain centroids
@@ -232,6 +242,9 @@ func (v *Store) readLocked(name string, heal bool) {
 	switch {
 	case err == nil:
 		s := v.withDeltaFile(name, base, heal)
+		if base.v5 {
+			s = v.rewriteV5Locked(name, path, s, heal)
+		}
 		v.snaps[name] = s
 		if v.warm {
 			go s.domainCentroids()
@@ -257,6 +270,29 @@ func (v *Store) readLocked(name string, heal bool) {
 	v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
 }
 
+// rewriteV5Locked handles a collection read from a file of the format
+// before the quantized rows (snapV5), quantized in memory as it was read:
+// the write path (heal, not read-only) writes it again in the current
+// format, its delta merged in, and says so in Healed; a query leaves the
+// file and says once in the log that the next index writes it. It
+// returns the snapshot to serve. v.mu is held.
+func (v *Store) rewriteV5Locked(name, path string, s *snapshot, heal bool) *snapshot {
+	if !heal || v.readOnly {
+		v.log.Info("vector collection is in the format of an earlier toolscout (TSSNAP05, without quantized rows): quantized in memory as it was read; the next toolscout index writes it in the current format", "file", path)
+		if !v.readOnly {
+			v.unhealed[name] = "format" // the next write path writes it
+		}
+		return s
+	}
+	full, err := v.persist(name, patchSnapshot(s, s.dims, nil, nil))
+	if err != nil {
+		v.healed = append(v.healed, fmt.Sprintf("vector collection %s is in the format of an earlier toolscout (TSSNAP05) and could not be written in the current one (%v); served as read, quantized in memory", path, err))
+		return s
+	}
+	v.healed = append(v.healed, fmt.Sprintf("vector collection %s was in the format of an earlier toolscout (TSSNAP05, without quantized rows); written again in the current format (%s)", path, snapMagic))
+	return full
+}
+
 // salvageLocked heals a snapshot file whose checksum failed (err) only in
 // chunks of its matrix (salvageSnap): it writes the collection again
 // without the rows those chunks held, its delta merged in, and says so in
@@ -276,6 +312,10 @@ func (v *Store) salvageLocked(name, path string, err error) bool {
 		return false
 	}
 	v.snaps[name] = full
+	if lost == 0 {
+		v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read whole (%v): only its quantized rows were damaged; computed again from its vectors and written again", path, err))
+		return true
+	}
 	v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read whole (%v): only the vectors of %d tools were damaged; written again without them, those are embedded again", path, err, lost))
 	return true
 }

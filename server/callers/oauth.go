@@ -260,3 +260,35 @@ func (s *Set) ProtectedResourceMetadata() *oauthex.ProtectedResourceMetadata {
 		ResourceName:           "toolscout",
 	}
 }
+
+// RunChallenge is the WWW-Authenticate value of a 403 that refuses a
+// request made with a read-only token (ReadOnly) to run a tool that does
+// not say it is read-only: error="insufficient_scope", the scopes that
+// satisfy it (the scopes that run tools, with the scopes of toolscout's
+// the token already holds, so that a client that asks for exactly
+// these keeps what it had), the protected resource metadata, and
+// description (printable ASCII without quotes or backslashes) as error_description,
+// as the MCP authorization specification's scope challenge asks. ok is
+// false when the request of ctx came without a read-only OAuth access
+// token of this Set's (a static token, a token that runs tools).
+func (s *Set) RunChallenge(ctx context.Context, description string) (challenge string, scopes []string, ok bool) {
+	v := s.state().oauth
+	id, found := ctx.Value(identityKey{}).(Identity)
+	if v == nil || !found || !id.ReadOnly || len(v.runScopes) == 0 {
+		return "", nil, false
+	}
+	for _, sc := range v.o.Scopes {
+		if slices.Contains(v.runScopes, sc) || slices.Contains(id.Scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r == '"' || r == '\\' || r < ' ' || r > '~' {
+			return -1
+		}
+		return r
+	}, description)
+	challenge = fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata=%q, error_description="%s"`,
+		strings.Join(scopes, " "), v.metadataAt, clean)
+	return challenge, scopes, true
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/toolscout/toolscout/internal/fileio"
@@ -70,17 +71,46 @@ var ErrDamaged = errors.New("credentials file damaged")
 // lockWait is how long a read or write waits for the file's lock.
 const lockWait = 10 * time.Second
 
+// ErrReadOnly is matched by the errors of a credentials file that
+// cannot be written: its data dir is read-only (a replica's, a volume
+// mounted read-only) or not toolscout's to write.
+var ErrReadOnly = errors.New("the credentials file cannot be written")
+
+// readOnly reports whether err says the file system refuses writes.
+func readOnly(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, os.ErrPermission)
+}
+
 func (s *Store) lock() (func(), error) { return s.lockFor(lockWait) }
 
+// lockFor takes the file's lock. Where the data dir cannot be written
+// the lock cannot be taken either: its error matches ErrReadOnly, and
+// readers go on without it (the file is only ever replaced whole).
 func (s *Store) lockFor(wait time.Duration) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		if readOnly(err) {
+			return nil, fmt.Errorf("credentials: %w: %w", ErrReadOnly, err)
+		}
 		return nil, fmt.Errorf("credentials: %w", err)
 	}
 	unlock, err := fileio.Lock(s.path+".lock", wait)
 	if err != nil {
+		if readOnly(err) {
+			return nil, fmt.Errorf("credentials: lock %s: %w: %w", s.path, ErrReadOnly, err)
+		}
 		return nil, fmt.Errorf("credentials: lock %s: %w", s.path, err)
 	}
 	return unlock, nil
+}
+
+// readLock is lock for a read: where the data dir is read-only, no lock
+// (nothing of this process writes there).
+func (s *Store) readLock() (func(), error) {
+	unlock, err := s.lock()
+	if errors.Is(err, ErrReadOnly) {
+		return func() {}, nil
+	}
+	return unlock, err
 }
 
 // load reads the file (an absent one is empty).
@@ -137,6 +167,9 @@ func writeTo(w io.Writer, c *credentials) error {
 // save writes c atomically, mode 0600.
 func (s *Store) save(c *credentials) error {
 	err := fileio.WriteAtomic(s.path, func(w *bufio.Writer) error { return writeTo(w, c) })
+	if err != nil && readOnly(err) {
+		return fmt.Errorf("credentials: write %s: %w: %w", s.path, ErrReadOnly, err)
+	}
 	if err != nil {
 		return fmt.Errorf("credentials: write %s: %w", s.path, err)
 	}
@@ -145,7 +178,7 @@ func (s *Store) save(c *credentials) error {
 
 // Get returns server's entry, nil when it has none.
 func (s *Store) Get(server string) (*Entry, error) {
-	unlock, err := s.lock()
+	unlock, err := s.readLock()
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +192,7 @@ func (s *Store) Get(server string) (*Entry, error) {
 
 // All returns every entry, by server name.
 func (s *Store) All() (map[string]*Entry, error) {
-	unlock, err := s.lock()
+	unlock, err := s.readLock()
 	if err != nil {
 		return nil, err
 	}
@@ -190,9 +223,14 @@ func (s *Store) Delete(server string) (bool, error) {
 // locked, waiting up to wait for the lock, and saves what f returns
 // unless it is nil: a read, a token refresh and a write that no other
 // process (a login, another serve on the data dir) comes between.
+//
+// Where the data dir is read-only, f runs without the lock (no process
+// writes there) and the error of the save matches ErrReadOnly.
 func (s *Store) modify(server string, wait time.Duration, f func(*Entry) (*Entry, error)) error {
 	unlock, err := s.lockFor(wait)
-	if err != nil {
+	if errors.Is(err, ErrReadOnly) {
+		unlock = func() {}
+	} else if err != nil {
 		return err
 	}
 	defer unlock()

@@ -26,6 +26,9 @@ type LoginOptions struct {
 	// protected resource metadata names).
 	ClientID string
 	Scopes   []string
+	// ClientSecret is ClientID's secret where the client registered for
+	// toolscout is confidential ("": a public client, PKCE alone).
+	ClientSecret string
 	// Store receives the tokens.
 	Store *Store
 	// Open opens the authorization URL in the user's browser (nil, or an
@@ -98,6 +101,9 @@ func Login(ctx context.Context, o LoginOptions) (*Entry, error) {
 	}
 	if o.ClientID != "" {
 		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}
+		if o.ClientSecret != "" {
+			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
+		}
 	} else {
 		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			RedirectURIs: []string{redirect},

@@ -42,7 +42,7 @@ func newAuthServer(t *testing.T) *authServer {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"issuer": as.srv.URL, "authorization_endpoint": as.srv.URL + "/authorize",
 			"token_endpoint": as.srv.URL + "/token", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"}})
+			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic"}})
 	})
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -64,12 +64,17 @@ func newAuthServer(t *testing.T) *authServer {
 		delete(as.codes, r.Form.Get("code"))
 		as.mu.Unlock()
 		sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
-		client := r.Form.Get("client_id")
-		if u, _, ok := r.BasicAuth(); ok {
-			client = u
+		client, secret := r.Form.Get("client_id"), ""
+		if u, p, ok := r.BasicAuth(); ok {
+			client, secret = u, p
 		}
 		w.Header().Set("Content-Type", "application/json")
-		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") || r.Form.Get("redirect_uri") != q.Get("redirect_uri") || client != "preregistered" {
+		if client == confidentialClient && secret != confidentialSecret {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":"invalid_client","error_description":"wrong secret %s"}`, secret)
+			return
+		}
+		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") || r.Form.Get("redirect_uri") != q.Get("redirect_uri") || client != "preregistered" && client != confidentialClient {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, `{"error":"invalid_grant","error_description":"no grant for %s from %s"}`, r.Form.Get("code"), r.Form.Get("code_verifier"))
 			return
@@ -78,6 +83,13 @@ func newAuthServer(t *testing.T) *authServer {
 	})
 	return as
 }
+
+// The confidential client the test authorization server knows, and its
+// secret (sent with HTTP Basic).
+const (
+	confidentialClient = "confidential"
+	confidentialSecret = "client-secret-0123456789"
+)
 
 // protectedMCP serves an MCP server behind the go-sdk's bearer middleware
 // (tokens: at-secret), with its protected resource metadata naming as.
@@ -149,6 +161,29 @@ func TestLoginPreregisteredClient(t *testing.T) {
 				t.Errorf("Source.Token = %q, %v", tok, err)
 			}
 		})
+	}
+}
+
+// TestLoginConfidentialClient: a client registered with a secret signs
+// in with it (and keeps it for the refreshes); a wrong secret is refused
+// with the OAuth error code, the secret quoted nowhere.
+func TestLoginConfidentialClient(t *testing.T) {
+	as := newAuthServer(t)
+	mcpURL := protectedMCP(t, as)
+	st := OpenStore(filepath.Join(t.TempDir(), FileName))
+	var out strings.Builder
+	e, err := Login(t.Context(), LoginOptions{Server: "remote", URL: mcpURL, ClientID: confidentialClient, ClientSecret: confidentialSecret,
+		Store: st, Open: browser(t), Out: &out})
+	if err != nil {
+		t.Fatalf("Login with the client secret: %v\n%s", err, out.String())
+	}
+	if got, _ := st.Get("remote"); got == nil || got.AccessToken != "at-secret" || got.ClientID != confidentialClient || got.ClientSecret != confidentialSecret {
+		t.Errorf("stored entry = %+v (Login returned %+v), want the tokens and the client's secret for the refreshes", got, e)
+	}
+	_, err = Login(t.Context(), LoginOptions{Server: "remote", URL: mcpURL, ClientID: confidentialClient, ClientSecret: "wrong-secret-0123456789",
+		Store: OpenStore(filepath.Join(t.TempDir(), FileName)), Open: browser(t), Out: &out})
+	if err == nil || !strings.Contains(err.Error(), "invalid_client") || strings.Contains(err.Error()+out.String(), "secret-0123456789") {
+		t.Errorf("Login with a wrong secret = %v, want invalid_client and no secret quoted", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -33,9 +34,18 @@ type Source struct {
 	client *http.Client
 	learn  func(...string)
 
+	log *slog.Logger
+
 	mu      sync.Mutex
 	failed  string // the access token whose refresh failed
 	learned string // the access token last told to learn
+	// held is a refreshed sign-in that the credentials file could not
+	// take (a read-only data dir): it stands for the file's entry while
+	// that entry's access token is still heldOver; a new sign-in in the
+	// file replaces it.
+	held     *Entry
+	heldOver string
+	warned   bool // the log said why held is not saved
 }
 
 // NewSource returns server's token source, for the upstream at url (an
@@ -49,7 +59,16 @@ func NewSource(st *Store, server, url string, client *http.Client, learn func(..
 	if learn == nil {
 		learn = func(...string) {}
 	}
-	return &Source{store: st, server: server, url: url, client: client, learn: learn}
+	return &Source{store: st, server: server, url: url, client: client, learn: learn, log: slog.New(slog.DiscardHandler)}
+}
+
+// WithLog makes s tell log (nil: nothing) once why a refreshed token
+// could not be saved; call it before s is used. It returns s.
+func (s *Source) WithLog(log *slog.Logger) *Source {
+	if log != nil {
+		s.log = log
+	}
+	return s
 }
 
 // signIn is the error of an upstream without a usable sign-in.
@@ -64,7 +83,21 @@ func (s *Source) entry() (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.check(e)
+	return s.check(s.heldFor(e))
+}
+
+// heldFor returns the entry that stands for the file's entry e: the one
+// held in memory while e is still the entry it replaced, else e. The
+// caller holds s.mu.
+func (s *Source) heldFor(e *Entry) *Entry {
+	if s.held == nil {
+		return e
+	}
+	if e != nil && e.AccessToken == s.heldOver {
+		return s.held
+	}
+	s.held, s.heldOver = nil, "" // signed in again since
+	return e
 }
 
 // check returns e when it is a usable sign-in for s, and tells learn
@@ -128,10 +161,18 @@ func (s *Source) Refresh(ctx context.Context, stale string) (string, error) {
 // nor its rotated refresh token spent twice. The caller holds s.mu. Its
 // error never quotes the token endpoint's answer (it may echo what was
 // sent).
+//
+// Where the file cannot be written (a read-only data dir), the refreshed
+// sign-in is held in memory instead (the call does not fail), and the
+// log says so once.
 func (s *Source) refresh(ctx context.Context, stale string) (string, error) {
-	var out string
+	var out, over string
+	var fresh *Entry
 	err := s.store.modify(s.server, refreshTimeout+lockWait, func(e *Entry) (*Entry, error) {
-		e, err := s.check(e)
+		if e != nil {
+			over = e.AccessToken
+		}
+		e, err := s.check(s.heldFor(e))
 		if err != nil {
 			return nil, err
 		}
@@ -165,9 +206,18 @@ func (s *Source) refresh(ctx context.Context, stale string) (string, error) {
 		if tok.RefreshToken != "" {
 			n.RefreshToken = tok.RefreshToken // rotated
 		}
-		out = n.AccessToken
+		out, fresh = n.AccessToken, &n
 		return &n, nil
 	})
+	if fresh != nil && errors.Is(err, ErrReadOnly) {
+		s.held, s.heldOver = fresh, over
+		if !s.warned {
+			s.warned = true
+			s.log.Warn("an upstream's refreshed OAuth token cannot be saved: the data dir is read-only; this process keeps it in memory and refreshes it again as needed (sign in where the data dir is written, with toolscout auth login, to save one)",
+				"server", s.server, "why", err)
+		}
+		err = nil
+	}
 	if err != nil {
 		return "", err
 	}

@@ -1,10 +1,9 @@
-package main
+package boot
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,7 +18,7 @@ import (
 // (toolscout index --data-dir /srv/toolscout/build-8), then point the
 // data dir the servers use, a symbolic link, at it in one step (ln -sfn
 // build-8 next && mv -T next current). Each server looks where its data
-// dir leads every --reload-interval; when that changed, it opens the new
+// dir leads every Builds.Every; when that changed, it opens the new
 // build read-only, checks that it holds the catalog and vectors it
 // serves, and swaps it in whole: searches started before finish on the
 // previous build, later ones see only the new one, and a build that does
@@ -27,18 +26,38 @@ import (
 // The previous build's mapped files (fileio.ReadMapped) stay mapped until
 // the process exits: its catalog's strings may point into them.
 
+// Builds says where a read-only server finds newer builds.
+type Builds struct {
+	// DataDir is the data dir as given (a symbolic link); Serving is the
+	// folder it led to when the store was opened ("" when it could not
+	// be resolved: no newer build is looked for).
+	DataDir, Serving string
+	// Every is how often to look where DataDir leads (0: never).
+	Every time.Duration
+	// Open opens the build in dir read-only (the caller opens stores:
+	// store.OpenWith in one place), with the catalog files as they are
+	// now.
+	Open func(ctx context.Context, dir string) (*store.Store, error)
+	// Embedder makes the embedder a newer build is served with.
+	Embedder func(ctx context.Context) (search.Embedder, error)
+}
+
+// maxRetryWait bounds the wait between two tries of a refused build.
+const maxRetryWait = 10 * time.Second
+
 // watchBuilds swaps in each newer build the data dir leads to, until ctx
 // ends.
-func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger, every time.Duration) {
-	serving := g.build // resolved before the store was opened
+func (s *Starter) watchBuilds(ctx context.Context) {
+	b := s.opts.Builds
+	serving := b.Serving // resolved before the store was opened
 	if serving == "" {
-		log.Warn("cannot watch the data dir for newer builds: it could not be resolved at start", "data_dir", g.dataDir)
+		s.log.Warn("cannot watch the data dir for newer builds: it could not be resolved at start", "data_dir", b.DataDir)
 		return
 	}
-	if fi, err := os.Lstat(g.dataDir); err == nil && fi.Mode()&os.ModeSymlink == 0 {
-		log.Info("newer builds are picked up when --data-dir is a symbolic link switched to them; this one is a folder", "data_dir", g.dataDir)
+	if fi, err := os.Lstat(b.DataDir); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		s.log.Info("newer builds are picked up when --data-dir is a symbolic link switched to them; this one is a folder", "data_dir", b.DataDir)
 	}
-	t := time.NewTicker(every)
+	t := time.NewTicker(b.Every)
 	defer t.Stop()
 	// A build refused (still being written by toolscout index, or
 	// damaged) is tried again, less often each time up to maxRetryWait,
@@ -54,73 +73,65 @@ func (g *globalFlags) watchBuilds(ctx context.Context, a *app, log *slog.Logger,
 			return
 		case <-t.C:
 		}
-		now, err := filepath.EvalSymlinks(g.dataDir)
+		now, err := filepath.EvalSymlinks(b.DataDir)
 		if err != nil || now == serving {
 			continue // mid-switch, or unchanged
 		}
 		if now == refused && time.Now().Before(retryAt) {
 			continue
 		}
-		g.build = now // what swapBuild opens: the link resolved once
-		err = g.swapBuild(ctx, a, log)
+		err = s.swapBuild(ctx, now) // the link resolved once
 		switch {
 		case errors.Is(err, search.ErrClosed):
 			return // the server is shutting down
 		case err == nil:
 			if now == refused {
-				log.Info("the newer build refused before is served now", "build", now)
+				s.log.Info("the newer build refused before is served now", "build", now)
 			}
 			serving, refused = now, ""
 		default:
 			if now != refused {
-				log.Warn("a newer build of the data dir is not served; serving the previous one, and trying it again until it is complete", "build", now, "err", err)
-				refused, wait = now, every
+				s.log.Warn("a newer build of the data dir is not served; serving the previous one, and trying it again until it is complete", "build", now, "err", err)
+				refused, wait = now, b.Every
 			} else {
-				log.Debug("a newer build is still not served", "build", now, "err", err)
-				wait = min(2*wait, max(every, maxRetryWait))
+				s.log.Debug("a newer build is still not served", "build", now, "err", err)
+				wait = min(2*wait, max(b.Every, maxRetryWait))
 			}
 			retryAt = time.Now().Add(wait)
 		}
 	}
 }
 
-// maxRetryWait bounds the wait between two tries of a refused build.
-const maxRetryWait = 10 * time.Second
-
-// swapBuild opens the build the data dir leads to now and swaps it in.
-func (g *globalFlags) swapBuild(ctx context.Context, a *app, log *slog.Logger) error {
+// swapBuild opens the build in dir and swaps it in.
+func (s *Starter) swapBuild(ctx context.Context, dir string) error {
 	// The catalog files as they are now: the new build was made from
 	// them, perhaps changed. The store gives their catalog, as at start.
-	src, err := g.baseSource()
+	st, err := s.opts.Builds.Open(ctx, dir)
 	if err != nil {
 		return err
 	}
-	store, err := g.openStore(g.setRoot(), store.Options{Set: g.set(), ReadOnly: true, Catalog: src, Logger: log})
+	cat, err := st.Catalog(ctx)
 	if err != nil {
-		return err
-	}
-	cat, err := store.Catalog(ctx)
-	if err != nil {
-		store.Close()
+		st.Close()
 		if errors.Is(err, index.ErrNoIndex) {
 			err = fmt.Errorf("%w (build one with toolscout index --data-dir A_NEW_FOLDER, not into the folder being served, then switch the link to it)", err)
 		}
 		return err
 	}
-	emb, err := g.newEmbedder(ctx, log, "")
+	emb, err := s.opts.Builds.Embedder(ctx)
 	if err != nil {
-		store.Close()
+		st.Close()
 		return err
 	}
-	if err := a.live.Swap(ctx, store, cat, emb); err != nil {
-		store.Close()
+	if err := s.opts.Live.Swap(ctx, st, cat, emb); err != nil {
+		st.Close()
 		return err
 	}
-	a.st.Store(store)
-	if a.feedback != nil {
+	s.store.Store(st)
+	if s.opts.Feedback != nil {
 		// The build's events, which fold in what replicas wrote out.
-		events, _ := store.Feedback().Events()
-		a.feedback.Reset(events)
+		events, _ := st.Feedback().Events()
+		s.opts.Feedback.Reset(events)
 	}
 	cat.PrepareLookups()
 	return nil

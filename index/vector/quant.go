@@ -1,0 +1,350 @@
+package vector
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"runtime"
+	"sync"
+)
+
+// A query of a large collection scans a quantized copy of its vectors
+// first, then scores the best few hundred rows it finds exactly from the
+// float32 matrix (issue 48): at 100k tools of 640 dimensions the exact
+// scan reads 256 MB a query, the quantized one 8 MB.
+//
+// The quantized copy is one sign bit per dimension of each row, taken
+// around the dimension's mean over the layer's rows (centre): bit j of
+// row r is set when r[j] > centre[j]. A query q ranks rows by
+// q·(r−centre), the same order as q·r (q·centre is the same for every
+// row), which the bits estimate as Σ |q_j| × [sign(q_j) agrees with bit
+// j]: |q_j| rounded to quantLevels bits, one bit plane each, so that a
+// row's estimate is three popcounts per 64 dimensions (the words where
+// the query is zero skipped). The pool of the best estimates (poolSize)
+// is then scored exactly. Measured on the built-in embedder's vectors of
+// synthetic tools (docs/benchmarks/2026-12-06-quantized-vectors.md):
+// with a pool of 2,000 at 100k tools the exact top 10 of all 200 queries
+// was found, and 99.3% of the top 50; plain Hamming distance needed a
+// pool of 5,000 for 99.7% of the top 10, int8 rows scored in Go were
+// slower than the exact scan through gonum's assembly, and a byte lookup
+// table per 8 dimensions was as slow as the exact scan.
+//
+// The bits and centres are written in the snapshot file after the matrix
+// (snapfile.go) and so computed once, when a collection is written
+// (flat, Sync) or read from a file of the earlier format: never by a
+// query.
+type signs struct {
+	words  int       // uint64 words per row: ceil(dims/64)
+	centre []float32 // dims
+	bits   []uint64  // rows × words
+}
+
+// quantize returns the sign bits of the rows × dims matrix mat.
+// A layer without rows has no centre either (quantLayout): the
+// dimension of an empty file is not allocated for.
+func quantize(mat []float32, rows, dims int) *signs {
+	sg := &signs{words: (dims + 63) / 64}
+	if rows == 0 {
+		return sg
+	}
+	sg.centre, sg.bits = make([]float32, dims), make([]uint64, rows*sg.words)
+	sum := make([]float64, dims)
+	for i := 0; i < rows; i++ {
+		for j, x := range mat[i*dims : (i+1)*dims] {
+			sum[j] += float64(x)
+		}
+	}
+	for j := range sum {
+		sg.centre[j] = float32(sum[j] / float64(rows))
+	}
+	for i := 0; i < rows; i++ {
+		w := sg.bits[i*sg.words : (i+1)*sg.words]
+		for j, x := range mat[i*dims : (i+1)*dims] {
+			if x > sg.centre[j] {
+				w[j/64] |= 1 << (j % 64)
+			}
+		}
+	}
+	return sg
+}
+
+// ScanMode chooses how a query scans a collection's vectors.
+type ScanMode int
+
+const (
+	// ScanAuto scans the quantized rows first, then re-scores the best
+	// exactly, when a layer holds at least quantMinRows rows; smaller
+	// layers are scanned exactly.
+	ScanAuto ScanMode = iota
+	// ScanExact scores every row from the float32 matrix: the reference.
+	ScanExact
+	// ScanQuantized uses the quantized pass at every size (for eval and
+	// benchmarks: small catalogs would otherwise be scanned exactly).
+	ScanQuantized
+)
+
+// ScanEnv is the environment variable that chooses the scan:
+// "exact", "quantized", or "auto" (also when unset).
+const ScanEnv = "TOOLSCOUT_VECTOR_SCAN"
+
+// ParseScanMode parses a value of ScanEnv.
+func ParseScanMode(s string) (ScanMode, error) {
+	switch s {
+	case "", "auto":
+		return ScanAuto, nil
+	case "exact":
+		return ScanExact, nil
+	case "quantized":
+		return ScanQuantized, nil
+	}
+	return ScanAuto, fmt.Errorf("%s=%q: want exact (score every vector), quantized (sign bits first, the best re-scored) or auto (unset: quantized from %d tools)", ScanEnv, s, quantMinRows)
+}
+
+// scanModeFromEnv returns the scan ScanEnv asks for.
+func scanModeFromEnv() (ScanMode, error) { return ParseScanMode(os.Getenv(ScanEnv)) }
+
+// SetScanMode sets how queries scan the vectors (Open takes it from
+// ScanEnv).
+func (v *Store) SetScanMode(m ScanMode) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.scan, v.scanErr = m, nil
+}
+
+const (
+	// quantMinRows is the layer size from which ScanAuto uses the
+	// quantized pass: below it the exact scan is as fast (measured,
+	// docs/benchmarks/2026-12-06-quantized-vectors.md).
+	quantMinRows = 4096
+	// quantPool, quantPoolPerHit and quantPoolShare size the pool the
+	// quantized pass keeps for exact re-scoring (poolSize).
+	quantPool       = 500
+	quantPoolPerHit = 20
+	quantPoolShare  = 50
+	// quantParallelMin is the layer size from which the quantized pass
+	// is split across CPUs.
+	quantParallelMin = 16384
+)
+
+// useQuant reports whether a query of this layer takes the quantized pass.
+func (s *snapshot) useQuant(mode ScanMode) bool {
+	if s.signs == nil || len(s.ids) == 0 || mode == ScanExact {
+		return false
+	}
+	if s.dims > quantMaxDims {
+		return false
+	}
+	return mode == ScanQuantized || len(s.ids) >= quantMinRows
+}
+
+// quantLevels is the number of bits a query's magnitudes are rounded to:
+// 3 found the exact top 10 as often as 4 (99.65% in a pool of 500 at 20k
+// tools) with three popcounts a word instead of four; 2 found 99.45%, 1
+// (a masked Hamming distance) 94.6%.
+const quantLevels = 3
+
+// quantMaxDims bounds the dimensions the quantized pass takes: a row's
+// estimate, at most (2^quantLevels − 1) × dims, is kept in 16 bits.
+const quantMaxDims = (1<<16 - 2) / (1<<quantLevels - 1)
+
+// qword is one 64-dimension word of a query's quantized form: its sign
+// bits and the bit planes of its rounded magnitudes.
+type qword struct {
+	at   int
+	sign uint64
+	p    [quantLevels]uint64
+}
+
+// quantQuery returns q's words where it is not zero (the others add
+// nothing to any row's estimate), and the highest estimate a row can get.
+func (sg *signs) quantQuery(q []float32) ([]qword, int) {
+	var top float64
+	for _, x := range q {
+		top = max(top, math.Abs(float64(x)))
+	}
+	if top == 0 || math.IsNaN(top) || math.IsInf(top, 0) {
+		return nil, 0
+	}
+	const levels = 1<<quantLevels - 1
+	out := make([]qword, 0, sg.words)
+	most := 0
+	for w := 0; w < sg.words; w++ {
+		qw := qword{at: w}
+		var any uint64
+		for j := w * 64; j < min((w+1)*64, len(q)); j++ {
+			b := uint64(1) << (j % 64)
+			if q[j] > 0 {
+				qw.sign |= b
+			}
+			m := int(math.Round(math.Abs(float64(q[j])) / top * levels))
+			most += m
+			for l := range qw.p {
+				if m>>l&1 == 1 {
+					qw.p[l] |= b
+					any |= b
+				}
+			}
+		}
+		if any != 0 {
+			out = append(out, qw)
+		}
+	}
+	return out, most
+}
+
+// poolSize is the number of rows of the n in a layer the quantized pass
+// re-scores exactly for a query of k: max(quantPool, quantPoolPerHit × k,
+// n / quantPoolShare).
+func poolSize(n, k int) int {
+	return max(quantPool, quantPoolPerHit*k, n/quantPoolShare)
+}
+
+// quantScratch is a query's working memory, reused (quantScratches).
+type quantScratch struct {
+	est  []uint16  // per row: 0 left out, else 1 + its estimate
+	hist [][]int32 // per part: rows per value of est
+}
+
+var quantScratches = sync.Pool{New: func() any { return new(quantScratch) }}
+
+// scanQuant is scan's quantized pass: every row kept (keep; nil keeps
+// all) gets its estimate, the pool of the best max(quantPool,
+// quantPoolPerHit × k) estimates (ties at the cut in row order) is
+// re-scored exactly, and the k best returned. The rows are split across
+// CPUs from quantParallelMin.
+func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
+	n := len(s.ids)
+	parts := 1
+	if n >= quantParallelMin {
+		parts = min(runtime.GOMAXPROCS(0), 8)
+	}
+	qws, most := s.signs.quantQuery(q)
+	sc := quantScratches.Get().(*quantScratch)
+	defer quantScratches.Put(sc)
+	if cap(sc.est) < n {
+		sc.est = make([]uint16, n)
+	}
+	est := sc.est[:n]
+	for len(sc.hist) < parts {
+		sc.hist = append(sc.hist, nil)
+	}
+	var wg sync.WaitGroup
+	for part := 0; part < parts; part++ {
+		lo, hi := part*n/parts, (part+1)*n/parts
+		if cap(sc.hist[part]) < most+2 {
+			sc.hist[part] = make([]int32, most+2)
+		}
+		hist := sc.hist[part][:most+2]
+		clear(hist)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			words, bs := s.signs.words, s.signs.bits
+			// The query as columns, each as long as a row: the loop
+			// below runs without bounds checks.
+			nq := len(qws)
+			at, sign := make([]int, nq), make([]uint64, nq)
+			p0, p1, p2 := make([]uint64, nq), make([]uint64, nq), make([]uint64, nq)
+			for j, w := range qws {
+				at[j], sign[j], p0[j], p1[j], p2[j] = w.at, w.sign, w.p[0], w.p[1], w.p[2]
+			}
+			dense := nq == words // every word: no indirection
+			for i := lo; i < hi; i++ {
+				if keep != nil && !keep(i) {
+					est[i] = 0
+					continue
+				}
+				row := bs[i*words : (i+1)*words]
+				e := 1
+				if dense {
+					row = row[:nq]
+					sign, p0, p1, p2 := sign[:len(row)], p0[:len(row)], p1[:len(row)], p2[:len(row)]
+					for j, r := range row {
+						a := ^(r ^ sign[j])
+						e += bits.OnesCount64(a&p0[j]) + 2*bits.OnesCount64(a&p1[j]) + 4*bits.OnesCount64(a&p2[j])
+					}
+				} else {
+					for j, w := range at {
+						a := ^(row[w] ^ sign[j])
+						e += bits.OnesCount64(a&p0[j]) + 2*bits.OnesCount64(a&p1[j]) + 4*bits.OnesCount64(a&p2[j])
+					}
+				}
+				est[i] = uint16(e)
+				hist[e]++
+			}
+		}()
+	}
+	wg.Wait()
+	// The cut: the lowest estimate cut such that the rows above it and
+	// those at it make the pool; of those at it, the first (by row) take
+	// what is left.
+	size := poolSize(n, k)
+	cut, above := most+1, 0
+	for ; cut > 1; cut-- {
+		at := 0
+		for _, h := range sc.hist[:parts] {
+			at += int(h[cut])
+		}
+		if above+at >= size {
+			break
+		}
+		above += at
+	}
+	// How many rows at the cut each part takes, in row order.
+	atCut := make([]int, parts)
+	left := size - above
+	for part := range atCut {
+		take := min(left, int(sc.hist[part][cut]))
+		atCut[part], left = take, left-take
+	}
+	tops := make([]topK, parts)
+	for part := 0; part < parts; part++ {
+		lo, hi := part*n/parts, (part+1)*n/parts
+		wg.Add(1)
+		go func(t *topK, take int) {
+			defer wg.Done()
+			t.k = k
+			for i := lo; i < hi; i++ {
+				e := int(est[i])
+				if e < cut || e == 0 {
+					continue
+				}
+				if e == cut {
+					if take == 0 {
+						continue
+					}
+					take--
+				}
+				t.push(i, dot(q, s.mat[i*s.dims:(i+1)*s.dims]))
+			}
+		}(&tops[part], atCut[part])
+	}
+	wg.Wait()
+	all := tops[0]
+	for _, t := range tops[1:] {
+		for _, e := range t.items {
+			all.push(e.row, e.sim)
+		}
+	}
+	return all
+}
+
+// Quantized-section layout of a "TSSNAP06" file, after the matrix (which
+// starts at a multiple of 64 bytes): dims float32 centres, 0 or 4 zero
+// bytes so that the bits start at a multiple of 8, rows × words uint64
+// sign bits; nothing at all when there are no rows. quantLayout returns
+// the section's padding and length in bytes, ok false when it would not
+// fit in an int64.
+func quantLayout(rows, dims int) (pad, total uint64, ok bool) {
+	if rows == 0 {
+		return 0, 0, true // no rows, no centres: the section is empty
+	}
+	words := uint64(dims+63) / 64
+	pad = (8 - (4*uint64(rows)*uint64(dims)+4*uint64(dims))%8) % 8
+	hi, lo := bits.Mul64(uint64(rows), 8*words)
+	if hi != 0 || lo > math.MaxInt64/2 {
+		return 0, 0, false
+	}
+	return pad, 4*uint64(dims) + pad + lo, true
+}

@@ -1,0 +1,281 @@
+package vector
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/indextest"
+	"github.com/toolscout/toolscout/internal/synth"
+)
+
+// TestQuantizedRecall: on the built-in embedder's vectors of 20,000
+// synthetic tools, the quantized pass finds at least 99% of the exact
+// scan's top 10 (and of its top 50, the depth search reads), scoped
+// queries too, each found tool with the exact scan's similarity.
+// TOOLSCOUT_RECALL_TOOLS sets another size (the figures at 100k:
+// docs/benchmarks/2026-12-06-quantized-vectors.md).
+func TestQuantizedRecall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embeds 20,000 tools")
+	}
+	n := 20000
+	if env := os.Getenv("TOOLSCOUT_RECALL_TOOLS"); env != "" {
+		var err error
+		if n, err = strconv.Atoi(env); err != nil || n < 1 {
+			t.Fatalf("TOOLSCOUT_RECALL_TOOLS=%q: want a number of tools", env)
+		}
+	}
+	ctx := context.Background()
+	cat, err := synth.Catalog(n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := embed.NewBuiltin(embed.BuiltinOptions{})
+	probe, err := emb.EmbedQuery(ctx, "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := Collection{Provider: "builtin", Model: emb.Info().Model, Dims: len(probe)}
+	vs, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vs.Sync(ctx, col, cat, emb, SyncOptions{BatchSize: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	// Read back from the file, as a started server queries it.
+	vs, _ = Open(vs.dir)
+	domain := cat.Tools()[0].Domain
+	for _, tc := range []struct {
+		k      int
+		domain string
+	}{{10, ""}, {50, ""}, {10, domain}} {
+		found, all := 0, 0
+		for _, q := range synth.Queries(200, 2) {
+			v, err := emb.EmbedQuery(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs.SetScanMode(ScanExact)
+			exact, err := vs.Query(ctx, col, v, tc.k, tc.domain, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs.SetScanMode(ScanQuantized)
+			quant, err := vs.Query(ctx, col, v, tc.k, tc.domain, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim := map[string]float32{}
+			for _, h := range quant {
+				sim[h.ID] = h.Similarity
+			}
+			for _, h := range exact {
+				all++
+				if s, ok := sim[h.ID]; ok {
+					found++
+					if s != h.Similarity {
+						t.Fatalf("%q: %s has similarity %v quantized, %v exact", q, h.ID, s, h.Similarity)
+					}
+				}
+			}
+		}
+		recall := float64(found) / float64(all)
+		t.Logf("k=%d domain=%q: recall %.4f of %d", tc.k, tc.domain, recall, all)
+		if all == 0 || recall < 0.99 {
+			t.Errorf("k=%d domain=%q: the quantized scan found %d of the exact top %d's %d tools (%.4f), want at least 99%%", tc.k, tc.domain, found, tc.k, all, recall)
+		}
+	}
+}
+
+// toV5 returns a snapshot file of the current format as the format
+// before the quantized rows wrote it: without them, sealed again.
+func toV5(t *testing.T, data []byte) []byte {
+	t.Helper()
+	body, err := checksum.Body(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dims, rows := int(binary.LittleEndian.Uint32(body[24:])), int(binary.LittleEndian.Uint32(body[28:]))
+	_, q, _ := quantLayout(rows, dims)
+	old := slices.Clone(body[:len(body)-int(q)])
+	copy(old, snapV5)
+	return checksum.Append(old)
+}
+
+// TestV5SnapshotOpens: a collection file of the format before the
+// quantized rows ("TSSNAP05") is still read, quantized in memory: a
+// query answers from it as from the current format, writes nothing and
+// says once in the log that the next index writes it again; the next
+// sync writes it in the current format without embedding anything, and
+// says so.
+func TestV5SnapshotOpens(t *testing.T) {
+	ctx := context.Background()
+	a, b := deltaCatalogs(t)
+	dir, base, delta := syncedDelta(t, a, b)
+	for _, f := range []string{base, delta} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(data[:8]) != snapMagic {
+			t.Fatalf("%s starts %q, want %s", f, data[:8], snapMagic)
+		}
+		os.WriteFile(f, toV5(t, data), 0o644)
+	}
+	ref, _ := Open("")
+	if _, err := ref.Sync(ctx, testCol, b, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	q := indextest.HashVec(index.DocumentText(b.Tools()[0]))
+	want, _ := ref.Query(ctx, testCol, q, 5, "", "")
+
+	ro := OpenReadOnly(dir)
+	var logged bytes.Buffer
+	ro.SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
+	ro.SetScanMode(ScanQuantized)
+	before := dirState(t, dir)
+	for range 2 {
+		got, err := ro.Query(ctx, testCol, q, 5, "", "")
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("query of a TSSNAP05 file = %v, %v; want %v", got, err, want)
+		}
+	}
+	if !slices.Equal(before, dirState(t, dir)) {
+		t.Fatal("a query of a TSSNAP05 file wrote to the data dir")
+	}
+	if n := strings.Count(logged.String(), "TSSNAP05"); n != 1 {
+		t.Errorf("the queries logged %d lines about TSSNAP05, want one:\n%s", n, logged.String())
+	}
+
+	vs, err := Open(dir) // the delta makes the open read it, and heal
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := &indextest.CountingEmbedder{}
+	if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 {
+		t.Fatalf("sync of a TSSNAP05 collection: %v, %d embedded; want nothing embedded", err, emb.Texts)
+	}
+	if h := vs.Healed(); len(h) != 1 || !strings.Contains(h[0], "TSSNAP05") || !strings.Contains(h[0], "written again") {
+		t.Errorf("Healed = %q; want one line saying the TSSNAP05 file was written again", h)
+	}
+	data, _ := os.ReadFile(base)
+	if string(data[:8]) != snapMagic {
+		t.Errorf("after the sync the collection file starts %q, want %s", data[:8], snapMagic)
+	}
+	if _, err := os.Stat(delta); err == nil {
+		t.Error("the TSSNAP05 delta is still there: want it merged into the file written again")
+	}
+	sameVectors(t, "after the rewrite", vs, b)
+	again, _ := Open(dir)
+	if got, err := again.Query(ctx, testCol, q, 5, "", ""); err != nil || !slices.Equal(got, want) || len(again.Healed()) != 0 {
+		t.Errorf("the next open: %v, %v, healed %q", got, err, again.Healed())
+	}
+}
+
+// TestV5RewrittenAfterAQuery: in a store open for writing whose first
+// read of a TSSNAP05 collection was a query's (a serve), the next sync
+// writes it in the current format even when no tool changed.
+func TestV5RewrittenAfterAQuery(t *testing.T) {
+	ctx := context.Background()
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	dir := t.TempDir()
+	vs, _ := Open(dir)
+	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	path := vs.fileOf(testCol.Name())
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, toV5(t, data), 0o644)
+	vs, _ = Open(dir)
+	if _, err := vs.Query(ctx, testCol, indextest.HashVec("files"), 3, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data[:8]) != snapV5 {
+		t.Fatalf("the query rewrote the file: it starts %q", data[:8])
+	}
+	emb := &indextest.CountingEmbedder{}
+	if _, err := vs.Sync(ctx, testCol, cat, emb, SyncOptions{}); err != nil || emb.Texts != 0 {
+		t.Fatalf("sync: %v, %d embedded", err, emb.Texts)
+	}
+	if data, _ := os.ReadFile(path); string(data[:8]) != snapMagic || len(vs.Healed()) != 1 {
+		t.Errorf("after a sync with nothing changed the file starts %q, healed %q; want %s and one line", data[:8], vs.Healed(), snapMagic)
+	}
+}
+
+// TestScanEnv: TOOLSCOUT_VECTOR_SCAN chooses the scan; a value it does
+// not know is refused with what it takes, by Open and, for a read-only
+// store, by its queries.
+func TestScanEnv(t *testing.T) {
+	for _, v := range []string{"", "auto", "exact", "quantized"} {
+		t.Setenv(ScanEnv, v)
+		if _, err := Open(""); err != nil {
+			t.Errorf("%s=%q: %v", ScanEnv, v, err)
+		}
+	}
+	t.Setenv(ScanEnv, "fast")
+	_, err := Open("")
+	if err == nil || !strings.Contains(err.Error(), ScanEnv+`="fast"`) || !strings.Contains(err.Error(), "exact") {
+		t.Errorf("Open with %s=fast = %v; want an error naming the variable and its values", ScanEnv, err)
+	}
+	ro := OpenReadOnly(t.TempDir())
+	if _, err := ro.Query(context.Background(), testCol, make([]float32, testCol.Dims), 5, "", ""); err == nil || !strings.Contains(err.Error(), ScanEnv) {
+		t.Errorf("read-only query with %s=fast = %v; want the same error", ScanEnv, err)
+	}
+}
+
+// TestDamagedQuantizedRowsRecomputed: a byte changed in the quantized
+// rows alone (a MiB of checksums holding nothing else) fails the
+// checksums like any other; the write path computes the bits again from
+// the vectors, which are whole, and writes the file again: no tool lost,
+// one warning, and the bits read back as the vectors' own.
+func TestDamagedQuantizedRowsRecomputed(t *testing.T) {
+	// One dimension: 8 bytes of bits a row against 4 of matrix, so that
+	// the last MiB of the file holds bits only.
+	col := Collection{Provider: "test", Model: "narrow", Dims: 1}
+	want := snapFixture(300000, col.Dims)
+	dir := t.TempDir()
+	path := (&Store{dir: dir}).fileOf(col.Name())
+	if err := writeSnap(path, want, nil, newFileID(), 0); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	body := len(data) - checksum.FooterLen(data)
+	_, q, _ := quantLayout(len(want.ids), col.Dims)
+	if last := (body - 1) / checksum.ChunkSize * checksum.ChunkSize; last < body-int(q) {
+		t.Fatalf("the fixture's last chunk starts at %d, in the matrix (quantized rows from %d)", last, body-int(q))
+	}
+	data[body-20] ^= 0x40
+	os.WriteFile(path, data, 0o644)
+	if _, _, _, err := readSnap(path); !errors.Is(err, checksum.ErrMismatch) {
+		t.Fatalf("readSnap of a file with a changed bit = %v, want a checksum mismatch", err)
+	}
+	vs, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs.mu.Lock()
+	vs.readLocked(col.Name(), true)
+	vs.mu.Unlock()
+	if n, h := vs.Count(col), vs.Healed(); n != len(want.ids) || len(h) != 1 || !strings.Contains(h[0], "only its quantized rows") {
+		t.Fatalf("%d of %d vectors kept, healed %q; want all and one line saying only the quantized rows", n, len(want.ids), h)
+	}
+	s, _, _, err := readSnap(path)
+	if err != nil {
+		t.Fatalf("the file written again: %v", err)
+	}
+	if ref := quantize(s.mat, len(s.ids), s.dims); !slices.Equal(s.signs.bits, ref.bits) || !slices.Equal(s.signs.centre, ref.centre) {
+		t.Error("the file written again holds other bits than its vectors'")
+	}
+}

@@ -1,0 +1,71 @@
+package boot
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestReadinessMovesForward(t *testing.T) {
+	tests := []struct {
+		name    string
+		advance []State
+		want    State
+	}{
+		{name: "new", advance: nil, want: Starting},
+		{name: "loaded", advance: []State{Loaded}, want: Loaded},
+		{name: "straight to settled passes loaded", advance: []State{Settled}, want: Settled},
+		{name: "never back", advance: []State{Ready, Loaded}, want: Ready},
+		{name: "in order", advance: []State{Loaded, Settled, Ready}, want: Ready},
+		{name: "unknown states change nothing", advance: []State{Loaded, State(-1), State(9)}, want: Loaded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReadiness()
+			for _, s := range tt.advance {
+				r.Advance(s)
+			}
+			if got := r.State(); got != tt.want {
+				t.Errorf("State() after %v = %v, want %v", tt.advance, got, tt.want)
+			}
+			for s := Starting; s <= Ready; s++ {
+				if got, want := closed(r.Reached(s)), s <= tt.want; got != want {
+					t.Errorf("Reached(%v) closed = %v at %v, want %v", s, got, tt.want, want)
+				}
+			}
+		})
+	}
+}
+
+func TestReadinessWait(t *testing.T) {
+	r := NewReadiness()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.Wait(ctx, Loaded); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait(Loaded) at Starting with ctx done = %v, want context.Canceled", err)
+	}
+	if err := r.Wait(ctx, State(7)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait(unknown state) = %v, want context.Canceled", err)
+	}
+	done := make(chan error, 1)
+	bound, stop := context.WithTimeout(context.Background(), time.Minute) // a hung Wait fails, not hangs
+	defer stop()
+	go func() { done <- r.Wait(bound, Settled) }()
+	r.Advance(Settled)
+	if err := <-done; err != nil {
+		t.Errorf("Wait(Settled) after Advance(Settled) = %v, want nil", err)
+	}
+	if got := Settled.String(); got != "settled" {
+		t.Errorf("Settled.String() = %q, want settled", got)
+	}
+}
