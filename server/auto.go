@@ -17,6 +17,28 @@ import (
 // a share of the context. The decision is made again whenever the
 // catalog changes.
 
+// ExposeAuto lists every tool, as eager does, while their listing costs
+// fewer tokens than Exposure.Budget, and none above it.
+const ExposeAuto Mode = "auto"
+
+var autoPolicy = modePolicy{mode: ExposeAuto, lists: listsWithinBudget, gated: true, workflow: listedWorkflow}
+
+// listsWithinBudget lists every tool the caller may see when their
+// listing fits the budget, none when it does not.
+func listsWithinBudget(in listInput, _ *index.Tool) bool {
+	if in.fits == nil {
+		return in.expose.fits(in.cat)
+	}
+	return in.fits(in.cat)
+}
+
+// fits reports whether cat's listing, as x lists it, costs fewer tokens
+// than x's budget.
+func (x Exposure) fits(cat *index.Catalog) bool {
+	_, under := listingCostAs(cat, x.budget(), x.listing())
+	return under
+}
+
 // DefaultAutoBudget is auto mode's token budget when none is given: 5%
 // of a 200k-token context.
 const DefaultAutoBudget = 10000

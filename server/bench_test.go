@@ -101,7 +101,7 @@ func BenchmarkHTTPSessions(b *testing.B) {
 	}
 	live := benchLive(b, cat, embed.NewBuiltin(embed.BuiltinOptions{}))
 	queries := synth.Queries(256, 3)
-	for _, mode := range []string{ExposeMeta, ExposeDynamic} {
+	for _, mode := range []Mode{ExposeMeta, ExposeDynamic} {
 		srv := New(Options{Live: live, Expose: Exposure{Mode: mode}})
 		hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 		for _, sessions := range []int{1, 4, 16} {
@@ -186,8 +186,8 @@ func BenchmarkHTTPSessionMemory(b *testing.B) {
 	cat, _ := index.BuiltinCatalog()
 	live := benchLive(b, cat, nil)
 	const open = 200
-	for _, mode := range []string{ExposeMeta, ExposeDynamic} {
-		b.Run("expose="+mode, func(b *testing.B) {
+	for _, mode := range []Mode{ExposeMeta, ExposeDynamic} {
+		b.Run("expose="+string(mode), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				srv := New(Options{Live: live, Expose: Exposure{Mode: mode}})
 				hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))

@@ -52,9 +52,9 @@ func testCallers(t *testing.T) *callers.Set {
 // they name, and must still return k results.
 func TestCallerSeesAsIfHiddenToolsDidNotExist(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic, ExposeAuto, ExposeCompact} {
+	for _, mode := range []Mode{ExposeMeta, ExposeEager, ExposeCore, ExposeDynamic, ExposeAuto, ExposeCompact} {
 		for _, protocol := range []string{"", "2025-11-25"} {
-			t.Run(mode+"/"+protocol, func(t *testing.T) {
+			t.Run(string(mode)+"/"+protocol, func(t *testing.T) {
 				exp := Exposure{Mode: mode, Pinned: []string{"github__*", "jira__*", "weather__get_forecast"}}
 				// The upstream servers' own instructions: jira's must not
 				// reach gh, as if jira were not there.

@@ -84,6 +84,15 @@ func deprecationNote(t *index.Tool) string {
 	return "Deprecated: " + strings.TrimRight(t.Deprecated, ".") + ". "
 }
 
+// ExposeCompact lists every tool with its description condensed and an
+// input schema of its required properties (arguments.Compact);
+// get_tool_schema gives the whole one, and calls are checked against the
+// whole one.
+const ExposeCompact Mode = "compact"
+
+var compactPolicy = modePolicy{mode: ExposeCompact, lists: listsEvery, gated: true,
+	workflow: "Every tool is listed with a summary and its required arguments: call it by name. get_tool_schema gives a tool's optional arguments, full description and examples; discover_tools with a query finds the right one for a task."}
+
 // listing returns how x lists tools.
 func (x Exposure) listing() listing {
 	compact := x.Mode == ExposeCompact

@@ -147,23 +147,29 @@ func callPath(t *index.Tool, names map[string][]string) string {
 	return "tools." + tsdecl.Idents(append(domains, t.Domain))[t.Domain] + "." + tsdecl.Idents(append(names[t.Domain], t.Name))[t.Name]
 }
 
+// declarer declares tools in TypeScript for code mode's answers
+// (tsdecl), with what the executor says of each.
+type declarer struct {
+	status toolStatus
+}
+
 // declaredTool is t as tsdecl declares it, its comment saying what
 // get_tool_schema's fields would: warnings, held, disabled, deprecated,
 // and, with examples, its examples' arguments.
-func (mt *metaTools) declaredTool(t *index.Tool, examples bool) tsdecl.Tool {
+func (dc declarer) declaredTool(t *index.Tool, examples bool) tsdecl.Tool {
 	d := tsdecl.Tool{Domain: t.Domain, Name: t.Name, QualifiedName: t.QualifiedName, Description: t.Description,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Deprecated: t.Deprecated}
 	for _, w := range t.Warnings {
 		d.Notes = append(d.Notes, "Warning: "+w)
 	}
-	if mt.held(t) {
-		d.Notes = append(d.Notes, "Held: "+mt.heldNote(t))
+	if dc.status.held(t) {
+		d.Notes = append(d.Notes, "Held: "+dc.status.heldNote(t))
 	}
 	if t.Disabled {
 		d.Notes = append(d.Notes, "Disabled: it does not run.")
 	}
 	if examples {
-		for _, ex := range mt.examples(t) {
+		for _, ex := range dc.status.examples(t) {
 			if b, err := json.Marshal(ex.Arguments); err == nil {
 				d.Examples = append(d.Examples, b)
 			}
@@ -172,32 +178,17 @@ func (mt *metaTools) declaredTool(t *index.Tool, examples bool) tsdecl.Tool {
 	return d
 }
 
-// held reports whether the executor holds t back (HeldReporter).
-func (mt *metaTools) held(t *index.Tool) bool {
-	h, ok := mt.exec.(HeldReporter)
-	return ok && h.Held(t.Domain, t.Name)
-}
-
-// heldNote says why a held tool does not run: its definition changed,
-// or the record of approved definitions was damaged (UncheckedReporter).
-func (mt *metaTools) heldNote(t *index.Tool) string {
-	if u, ok := mt.exec.(UncheckedReporter); ok && u.Unchecked(t.Domain, t.Name) {
-		return fmt.Sprintf("toolscout's record of the approved tool definitions was damaged, so this tool's definition cannot be checked; it does not run until an operator reviews and approves it (toolscout approve %s). Shown: the definition its server lists now", t.QualifiedName)
-	}
-	return fmt.Sprintf("its server changed this tool's definition since it was approved; it does not run until an operator approves the change (toolscout approve %s). Shown: the approved definition", t.QualifiedName)
-}
-
 // declareSchemas is get_tool_schema with format "typescript": the
 // declarations of the tools resolved, each with its examples unless
 // examples is false or they take its declaration over
 // schemaBudgetBytes (as fitBudget keeps a JSON answer within
 // SchemaBudget, the definition is never cut).
-func (mt *metaTools) declareSchemas(cat *index.Catalog, tools []*index.Tool, errs []SchemaError, examples bool) DeclarationsAnswer {
+func (dc declarer) declareSchemas(cat *index.Catalog, tools []*index.Tool, errs []SchemaError, examples bool) DeclarationsAnswer {
 	names := codeNames(cat, tools)
 	out := DeclarationsAnswer{Tools: []DeclaredTool{}, Errors: errs}
 	decls := make([]tsdecl.Tool, 0, len(tools))
 	for _, t := range tools {
-		d := mt.declaredTool(t, examples)
+		d := dc.declaredTool(t, examples)
 		if len(d.Examples) > 0 {
 			if one, _ := tsdecl.Declare([]tsdecl.Tool{d}, tsdecl.Options{Names: names}); len(one) > schemaBudgetBytes {
 				d.Examples = nil
@@ -206,8 +197,8 @@ func (mt *metaTools) declareSchemas(cat *index.Catalog, tools []*index.Tool, err
 		decls = append(decls, d)
 		dt := DeclaredTool{Name: t.QualifiedName, Domain: t.Domain, Call: callPath(t, names),
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
-		if mt.held(t) {
-			dt.Held = mt.heldNote(t)
+		if dc.status.held(t) {
+			dt.Held = dc.status.heldNote(t)
 		}
 		out.Tools = append(out.Tools, dt)
 	}
@@ -238,11 +229,11 @@ func declarationsText(a DeclarationsAnswer) string {
 // declareListed returns the declarations of the tools a discover_tools
 // answer lists, within declarationsBudgetBytes, and a note naming those
 // left out ("" when none).
-func (mt *metaTools) declareListed(cat *index.Catalog, tools []*index.Tool) (text, note string) {
+func (dc declarer) declareListed(cat *index.Catalog, tools []*index.Tool) (text, note string) {
 	names := codeNames(cat, tools)
 	decls := make([]tsdecl.Tool, len(tools))
 	for i, t := range tools {
-		decls[i] = mt.declaredTool(t, false)
+		decls[i] = dc.declaredTool(t, false)
 	}
 	text, omitted := tsdecl.Declare(decls, tsdecl.Options{Names: names, MaxBytes: declarationsBudgetBytes})
 	if len(omitted) > 0 {
@@ -259,16 +250,6 @@ type ExecutableReporter interface {
 	Executable(domain string) bool
 }
 
-// runnable reports whether a program could call t: the executor runs
-// its domain, and does not hold t back (a definition awaiting approval).
-func (mt *metaTools) runnable(t *index.Tool) bool {
-	if mt.exec == nil || t.Disabled || mt.held(t) {
-		return false
-	}
-	r, ok := mt.exec.(ExecutableReporter)
-	return !ok || r.Executable(t.Domain)
-}
-
 // signListed gives each entry of a search's answer in code mode its
 // signature (tsdecl.Signatures), so that a program can be written after
 // the search alone: in ranking order, each within
@@ -279,11 +260,11 @@ func (mt *metaTools) runnable(t *index.Tool) bool {
 // either (get_tool_schema says why it does not run):
 // its signature would cost tokens to invite a call that fails. cat is
 // the caller's catalog, full the whole one the entries were found in.
-func (mt *metaTools) signListed(cat, full *index.Catalog, entries []ToolEntry) {
+func (dc declarer) signListed(cat, full *index.Catalog, entries []ToolEntry) {
 	tools := make([]*index.Tool, len(entries))
 	var found []*index.Tool
 	for i, e := range entries {
-		if t := full.Tool(e.Name); t != nil && mt.runnable(t) {
+		if t := full.Tool(e.Name); t != nil && dc.status.runnable(t) {
 			tools[i] = t
 			found = append(found, t)
 		}
@@ -311,7 +292,8 @@ func (mt *metaTools) signListed(cat, full *index.Catalog, entries []ToolEntry) {
 // withDeclarations sets the content of a discover_tools answer that
 // carries declarations, for a client that reads the content text: the
 // JSON answer without them, then the declarations as they are.
-func (mt *metaTools) withDeclarations(req *mcp.CallToolRequest, res *mcp.CallToolResult, out any) (*mcp.CallToolResult, error) {
+// structured says that the client reads structuredContent.
+func withDeclarations(res *mcp.CallToolResult, out any, structured bool) (*mcp.CallToolResult, error) {
 	var rest any
 	var ts string
 	switch a := out.(type) {
@@ -324,7 +306,7 @@ func (mt *metaTools) withDeclarations(req *mcp.CallToolRequest, res *mcp.CallToo
 	default:
 		return res, nil
 	}
-	if ts == "" || mt.readsStructured(req) {
+	if ts == "" || structured {
 		return res, nil
 	}
 	js, err := marshalUnescaped(rest)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/relay"
 
 	"github.com/toolscout/toolscout/server/arguments"
@@ -201,9 +202,9 @@ func (mt *metaTools) add(v *view) {
 			return res, out, err
 		}
 		if a, ok := out.(SearchAnswer); ok {
-			mt.noteSearch(req, a)
+			mt.feedback.noteAnswer(req, a)
 		}
-		res, err = mt.withDeclarations(req, res, out)
+		res, err = withDeclarations(res, out, mt.structuredClients.reads(req))
 		return res, out, err
 	}))
 	mcp.AddTool(srv, &mcp.Tool{
@@ -239,6 +240,9 @@ func (c *callerScope) unavailable() map[string]string {
 	return nil
 }
 
+// discover is discover_tools: a search with a query, else the domains
+// (no domain), else a domain's (or group's) tools, each as v's caller
+// sees the catalog.
 func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 	mt.start.waitReady(ctx)
 	if err := discoverDetail(args); err != nil {
@@ -250,57 +254,9 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		return nil, nil, fmt.Errorf("domain %q has no tools yet: %s. Other domains work", args.Domain, serverDown(args.Domain, why))
 	}
 	if args.Query != "" {
-		if args.Cursor != "" {
-			return nil, nil, errors.New("cursor pages a listing, not a query: use limit (up to 100) to get more results")
-		}
-		if v.who != nil {
-			// The index knows every tool: the scope is checked against
-			// what the caller sees, so that a hidden domain is unknown.
-			if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
-				return nil, nil, err
-			}
-		}
-		sr := search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit}
-		full := mt.eng.Catalog()
-		if !args.IncludeDisabled {
-			sr.Exclude = mt.disabled.of(full)
-		}
-		if hidden := mt.scope.hiddenFrom(v.who, full); len(hidden) > 0 {
-			// Left out before the top k is cut: k results still.
-			sr.Exclude = append(slices.Clip(sr.Exclude), hidden...)
-		}
-		resp, err := mt.search(ctx, sr)
-		if ctx.Err() == nil {
-			mt.failures.done(err)
-		}
+		out, err := mt.discoverQuery(ctx, v.who, cat, down, args)
 		if err != nil {
 			return nil, nil, err
-		}
-		out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Steps: resp.Steps, Results: []ToolEntry{}}
-		if len(resp.Results) == 0 && cat.Len() == 0 {
-			if why := serversWithoutTools(down); why != "" && out.Notice != "" {
-				out.Notice += "; " + why
-			} else if why != "" {
-				out.Notice = why
-			}
-		}
-		for _, r := range resp.Results {
-			e := mt.entryOf(r.Tool)
-			e.Domain, e.Step = r.Tool.Domain, r.Step
-			if resp.Confidence != nil {
-				v := math.Round(r.Confidence*100) / 100
-				e.Confidence = &v
-			}
-			out.Results = append(out.Results, e)
-		}
-		if c := resp.Confidence; c != nil && len(out.Results) > 0 {
-			out.LowConfidence = c.Low
-		}
-		switch {
-		case args.Detail == DetailTypeScript:
-			out.TypeScript, out.TypeScriptNote = mt.declareListed(cat, entryTools(mt.eng.Catalog(), out.Results))
-		case mt.code != nil:
-			mt.signListed(cat, mt.eng.Catalog(), out.Results)
 		}
 		return nil, out, nil
 	}
@@ -313,48 +269,144 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 	}
 	enabled := mt.expo.enabledSet(v)
 	if args.Domain == "" && args.Group == "" {
-		all := make([]DomainEntry, 0, len(cat.Domains())+len(down))
-		total := 0
-		for _, d := range cat.Domains() {
-			e := DomainEntry{Name: d.Name, Description: d.Description, Groups: d.Groups, Enabled: enabled[d.Name]}
-			for _, t := range d.Tools {
-				if t.Disabled {
-					e.DisabledTools++
-				} else {
-					e.ToolCount++
-				}
-			}
-			total += e.ToolCount
-			if !e.Enabled {
-				for _, g := range d.Groups {
-					if enabled[d.Name+"/"+g] {
-						e.EnabledGroups = append(e.EnabledGroups, g)
-					}
-				}
-			}
-			if why, ok := down[d.Name]; ok {
-				e.Status = knownStatus(why)
-			}
-			all = append(all, e)
-		}
-		for name, why := range down {
-			if cat.Domain(name) == nil {
-				st := "unavailable: " + why
-				if why == gateway.StillConnecting {
-					st = "connecting; its tools are not known yet"
-				}
-				all = append(all, DomainEntry{Name: name, Status: st, Enabled: enabled[name]})
-			}
-		}
-		slices.SortFunc(all, func(a, b DomainEntry) int { return strings.Compare(a.Name, b.Name) })
-		from, to, next, err := page(args.Cursor, len(all), size)
+		out, err := domainContents(cat, down, enabled, args.Cursor, size)
 		if err != nil {
 			return nil, nil, err
 		}
-		return nil, Contents{Domains: all[from:to], TotalDomains: len(all), TotalTools: total, NextCursor: next}, nil
+		return nil, out, nil
 	}
-	if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
+	out, err := domainTools(cat, enabled, args, size, mt.status)
+	if err != nil {
 		return nil, nil, err
+	}
+	if args.Detail == DetailTypeScript {
+		out.TypeScript, out.TypeScriptNote = mt.decl.declareListed(cat, entryTools(cat, out.Tools))
+	}
+	return nil, out, nil
+}
+
+// discoverQuery is discover_tools with a query: the tools ranked for it
+// among those who sees in cat (down: its servers without tools).
+func (mt *metaTools) discoverQuery(ctx context.Context, who *callers.Caller, cat *index.Catalog, down map[string]string, args DiscoverArgs) (SearchAnswer, error) {
+	if args.Cursor != "" {
+		return SearchAnswer{}, errors.New("cursor pages a listing, not a query: use limit (up to 100) to get more results")
+	}
+	if who != nil {
+		// The index knows every tool: the scope is checked against
+		// what the caller sees, so that a hidden domain is unknown.
+		if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
+			return SearchAnswer{}, err
+		}
+	}
+	sr := search.Request{Query: args.Query, Mode: search.Mode(args.SearchMode), Domain: args.Domain, Group: args.Group, Limit: args.Limit}
+	full := mt.eng.Catalog()
+	if !args.IncludeDisabled {
+		sr.Exclude = mt.disabled.of(full)
+	}
+	if hidden := mt.scope.hiddenFrom(who, full); len(hidden) > 0 {
+		// Left out before the top k is cut: k results still.
+		sr.Exclude = append(slices.Clip(sr.Exclude), hidden...)
+	}
+	resp, err := mt.feedback.search(ctx, mt.eng, sr)
+	if ctx.Err() == nil {
+		mt.failures.done(err)
+	}
+	if err != nil {
+		return SearchAnswer{}, err
+	}
+	out := searchAnswer(resp, cat, down, mt.status)
+	switch {
+	case args.Detail == DetailTypeScript:
+		out.TypeScript, out.TypeScriptNote = mt.decl.declareListed(cat, entryTools(mt.eng.Catalog(), out.Results))
+	case mt.code != nil:
+		mt.decl.signListed(cat, mt.eng.Catalog(), out.Results)
+	}
+	return out, nil
+}
+
+// searchAnswer is discover_tools' answer of resp, ranked in cat (down:
+// the caller's servers without tools, named when cat has no tools).
+func searchAnswer(resp *search.Response, cat *index.Catalog, down map[string]string, status toolStatus) SearchAnswer {
+	out := SearchAnswer{Query: resp.Query, SearchMode: string(resp.Mode), Embedder: resp.Embedder, Notice: resp.Notice, Steps: resp.Steps, Results: []ToolEntry{}}
+	if len(resp.Results) == 0 && cat.Len() == 0 {
+		if why := serversWithoutTools(down); why != "" && out.Notice != "" {
+			out.Notice += "; " + why
+		} else if why != "" {
+			out.Notice = why
+		}
+	}
+	for _, r := range resp.Results {
+		e := status.entry(r.Tool)
+		e.Domain, e.Step = r.Tool.Domain, r.Step
+		if resp.Confidence != nil {
+			v := math.Round(r.Confidence*100) / 100
+			e.Confidence = &v
+		}
+		out.Results = append(out.Results, e)
+	}
+	if c := resp.Confidence; c != nil && len(out.Results) > 0 {
+		out.LowConfidence = c.Low
+	}
+	return out
+}
+
+// domainContents is discover_tools without arguments: the page of the
+// domains of cat and of the servers without tools (down) that starts at
+// cursor, marked as enabled says (dynamic mode).
+func domainContents(cat *index.Catalog, down map[string]string, enabled map[string]bool, cursor string, size int) (Contents, error) {
+	all := make([]DomainEntry, 0, len(cat.Domains())+len(down))
+	total := 0
+	for _, d := range cat.Domains() {
+		e := domainEntry(d, enabled)
+		if why, ok := down[d.Name]; ok {
+			e.Status = knownStatus(why)
+		}
+		total += e.ToolCount
+		all = append(all, e)
+	}
+	for name, why := range down {
+		if cat.Domain(name) == nil {
+			st := "unavailable: " + why
+			if why == gateway.StillConnecting {
+				st = "connecting; its tools are not known yet"
+			}
+			all = append(all, DomainEntry{Name: name, Status: st, Enabled: enabled[name]})
+		}
+	}
+	slices.SortFunc(all, func(a, b DomainEntry) int { return strings.Compare(a.Name, b.Name) })
+	from, to, next, err := page(cursor, len(all), size)
+	if err != nil {
+		return Contents{}, err
+	}
+	return Contents{Domains: all[from:to], TotalDomains: len(all), TotalTools: total, NextCursor: next}, nil
+}
+
+// domainEntry is d's entry in the domains' listing: its tools counted,
+// and its groups that enabled enables when it does not enable d whole.
+func domainEntry(d *index.Domain, enabled map[string]bool) DomainEntry {
+	e := DomainEntry{Name: d.Name, Description: d.Description, Groups: d.Groups, Enabled: enabled[d.Name]}
+	for _, t := range d.Tools {
+		if t.Disabled {
+			e.DisabledTools++
+		} else {
+			e.ToolCount++
+		}
+	}
+	if !e.Enabled {
+		for _, g := range d.Groups {
+			if enabled[d.Name+"/"+g] {
+				e.EnabledGroups = append(e.EnabledGroups, g)
+			}
+		}
+	}
+	return e
+}
+
+// domainTools is discover_tools with a domain (and group): the page of
+// its tools that starts at args.Cursor, marked as enabled says.
+func domainTools(cat *index.Catalog, enabled map[string]bool, args DiscoverArgs, size int, status toolStatus) (DomainListing, error) {
+	if err := search.CheckScope(cat, args.Domain, args.Group); err != nil {
+		return DomainListing{}, err
 	}
 	d := cat.Domain(args.Domain)
 	var tools []ToolEntry
@@ -362,21 +414,18 @@ func (mt *metaTools) discover(ctx context.Context, v *view, args DiscoverArgs) (
 		if args.Group != "" && t.Group != args.Group || t.Disabled && !args.IncludeDisabled {
 			continue
 		}
-		tools = append(tools, mt.entryOf(t))
+		tools = append(tools, status.entry(t))
 	}
 	from, to, next, err := page(args.Cursor, len(tools), size)
 	if err != nil {
-		return nil, nil, err
+		return DomainListing{}, err
 	}
 	out := DomainListing{Domain: d.Name, Group: args.Group, Tools: append([]ToolEntry{}, tools[from:to]...), NextCursor: next,
 		Enabled: enabled[d.Name] || args.Group != "" && enabled[d.Name+"/"+args.Group]}
 	if to-from < len(tools) {
 		out.Total = len(tools)
 	}
-	if args.Detail == DetailTypeScript {
-		out.TypeScript, out.TypeScriptNote = mt.declareListed(cat, entryTools(cat, out.Tools))
-	}
-	return nil, out, nil
+	return out, nil
 }
 
 // serversWithoutTools says, for an answer from a catalog without tools,
@@ -426,17 +475,6 @@ func page(cursor string, n, size int) (from, to int, next string, err error) {
 	return from, to, next, nil
 }
 
-// entryOf is t's entry in a listing or a ranked answer, marked held
-// when the executor holds it back.
-func (mt *metaTools) entryOf(t *index.Tool) ToolEntry {
-	e := ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
-		Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
-	if mt.held(t) {
-		e.Held = heldEntryNote(t)
-	}
-	return e
-}
-
 // heldEntryNote is a held tool's mark in listings and ranked answers:
 // short, since get_tool_schema's held says why at length.
 func heldEntryNote(t *index.Tool) string {
@@ -467,12 +505,19 @@ func (d *disabledNames) of(cat *index.Catalog) []string {
 	return d.names
 }
 
+// eagerFallback lists every tool directly (exposure.fallBackToEager).
+type eagerFallback interface {
+	fallBackToEager(reason string) bool
+}
+
+var _ eagerFallback = (*exposure)(nil)
+
 // searchFailures counts the searches that failed in a row (not bad
 // requests) and, with Options.Fallback "eager", falls back after
 // FallbackAfter of them.
 type searchFailures struct {
-	fallback string                   // Options.Fallback
-	fall     func(reason string) bool // exposure.fallBackToEager
+	fallback string        // Options.Fallback
+	expo     eagerFallback // falls back
 	mu       sync.Mutex
 	n        int
 }
@@ -491,7 +536,7 @@ func (f *searchFailures) done(err error) {
 	f.n++
 	n := f.n
 	f.mu.Unlock()
-	if f.fallback == ExposeEager && n >= FallbackAfter {
-		f.fall(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
+	if f.fallback == string(ExposeEager) && n >= FallbackAfter {
+		f.expo.fallBackToEager(fmt.Sprintf("%d searches failed in a row, the last: %v", n, err))
 	}
 }

@@ -55,10 +55,17 @@
 //   - callerScope (visibility.go): what a caller sees, its subset of the
 //     catalog and the servers without tools it may see.
 //   - startup (startup.go): the waits of the first seconds.
-//   - exposure (expose.go, auto.go, compact.go): the views and what each
-//     lists directly; its mu guards the views, their direct and enabled
-//     sets, the mode and auto mode's decisions (autoMode). Each view's listSync
-//     (listsync.go) makes a change of its list whole to clients.
+//   - the exposure modes (mode.go, mode_*.go, auto.go, compact.go,
+//     runcode.go): each mode's policy, a pure function from the caller's
+//     catalog, the caller and its enabled domains to the tools listed
+//     directly, registered in modePolicies.
+//   - exposure (expose.go): the mechanism that lists in each view what
+//     the mode's policy gives; its mu guards the mode, auto mode's
+//     decisions (autoMode) and the views' direct and enabled sets. Each
+//     view's listSync (listsync.go) makes a change of its list whole to
+//     clients.
+//   - viewTable (views.go): the views and their sessions, under a lock
+//     of their own; viewBuilder (viewbuilder.go) makes a view.
 //   - metaTools (metatools.go, discover.go, schema.go, declarations.go,
 //     execute.go, unlisted.go): the handlers of toolscout's own tools; no state but
 //     the disabled tools of the catalog and the search failures in a row.

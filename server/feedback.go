@@ -105,26 +105,26 @@ func callerOf(req *mcp.CallToolRequest) string {
 	return "local"
 }
 
-// search answers a search request, through the feedback channel when
-// it is on.
-func (mt *metaTools) search(ctx context.Context, req search.Request) (*search.Response, error) {
-	if mt.feedback == nil {
-		return mt.eng.Search(ctx, req)
+// search answers a search request with eng, through the feedback
+// channel when it is on (f not nil).
+func (f *feedback) search(ctx context.Context, eng *search.Engine, req search.Request) (*search.Response, error) {
+	if f == nil {
+		return eng.Search(ctx, req)
 	}
-	return mt.feedback.model.Search(ctx, mt.eng, req)
+	return f.model.Search(ctx, eng, req)
 }
 
-// noteSearch remembers a's search for feedback (off: nothing), with
-// the tools its answer listed.
-func (mt *metaTools) noteSearch(req *mcp.CallToolRequest, a SearchAnswer) {
-	if mt.feedback == nil {
+// noteAnswer remembers a's search for feedback (off, f nil: nothing),
+// with the tools its answer listed.
+func (f *feedback) noteAnswer(req *mcp.CallToolRequest, a SearchAnswer) {
+	if f == nil {
 		return
 	}
 	listed := make([]string, len(a.Results))
 	for i, e := range a.Results {
 		listed[i] = e.Name
 	}
-	mt.feedback.noteSearch(req, a.Query, listed)
+	f.noteSearch(req, a.Query, listed)
 }
 
 // noteSearch remembers the caller's search of query, whose answer

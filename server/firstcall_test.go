@@ -19,9 +19,10 @@ import (
 func TestEveryMetaToolAsFirstCall(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		mode, tool string
-		args       map[string]any
-		want       string
+		mode Mode
+		tool string
+		args map[string]any
+		want string
 	}{
 		{ExposeMeta, DiscoverTools, map[string]any{"query": "echo the text back"}, "slow__echo"},
 		{ExposeMeta, GetToolSchema, map[string]any{"tool_name": "slow__echo"}, `"name":"slow__echo"`},

@@ -100,7 +100,7 @@ func TestReadiness(t *testing.T) {
 // lists every tool directly instead (the eager fallback) is ready.
 func TestReadyInFallback(t *testing.T) {
 	live := unloadedLive(t)
-	srv := New(Options{Live: live, Fallback: ExposeEager})
+	srv := New(Options{Live: live, Fallback: string(ExposeEager)})
 	if err := srv.Ready(); !errors.Is(err, ErrIndexLoading) {
 		t.Fatalf("before anything: Ready() = %v, want %v", err, ErrIndexLoading)
 	}

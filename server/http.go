@@ -65,7 +65,7 @@ type HTTPOptions struct {
 // its session gets the primary server: the go-sdk routes it by its session
 // id and only reads the server's protocol versions, the same in every view.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
-	hh := newHTTPHandler(s.scope, s.expo, s.start, s.log, o)
+	hh := newHTTPHandler(s.scope, s.expo, s.views, s.start, s.log, o)
 	hh.audit = s.meta.audit // calls refused before a handler runs (stepup.go)
 	return hh
 }
@@ -73,10 +73,11 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 // httpHandler is Server.HTTPHandler: it routes each request to the
 // stateless or the session handler of the go-sdk, with the view that
 // answers it, and refuses what neither would answer right. It keeps no
-// state: the views are the exposure's.
+// state: the views are the table's (viewTable).
 type httpHandler struct {
 	scope *callerScope
 	expo  *exposure
+	views *viewTable
 	start *startup
 	log   *slog.Logger
 	audit *auditor     // nil: no audit trail
@@ -89,8 +90,8 @@ var _ http.Handler = (*httpHandler)(nil)
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.outer.ServeHTTP(w, r) }
 
 // newHTTPHandler builds the handler HTTPHandler describes.
-func newHTTPHandler(scope *callerScope, expo *exposure, start *startup, log *slog.Logger, o HTTPOptions) *httpHandler {
-	hh := &httpHandler{scope: scope, expo: expo, start: start, log: log}
+func newHTTPHandler(scope *callerScope, expo *exposure, views *viewTable, start *startup, log *slog.Logger, o HTTPOptions) *httpHandler {
+	hh := &httpHandler{scope: scope, expo: expo, views: views, start: start, log: log}
 	fromContext := func(r *http.Request) *mcp.Server {
 		if v, ok := r.Context().Value(viewKey{}).(*view); ok {
 			return v.mcp
@@ -98,7 +99,7 @@ func newHTTPHandler(scope *callerScope, expo *exposure, start *startup, log *slo
 		if hh.scope.callers != nil {
 			return hh.expo.callerView(hh.scope.requestCaller(r)).mcp
 		}
-		return hh.expo.primary.mcp
+		return hh.views.main().mcp
 	}
 	// Neither handler sets JSONResponse: every answer is an SSE event of
 	// its own, which relay.SpliceHTTP can splice (a batch answered as one JSON
@@ -341,14 +342,14 @@ func (hh *httpHandler) sessions(h http.Handler, max int) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		defer hh.expo.adoptView(v)
+		defer hh.views.adopt(v)
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
 	})
 	if max <= 0 {
 		return views
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && hh.expo.sessionCount() >= max {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && hh.views.sessionCount() >= max {
 			w.Header().Set("Retry-After", "30")
 			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server takes (--max-sessions); close one or retry later", max), http.StatusServiceUnavailable)
 			return
@@ -470,9 +471,9 @@ type viewKey struct{}
 // SessionCount returns the number of open client sessions of the
 // 2025-11-25 and older protocols over HTTP (the go-sdk's short-lived
 // sessions of stateless requests have no id and are not counted).
-func (s *Server) SessionCount() int { return s.expo.sessionCount() }
+func (s *Server) SessionCount() int { return s.views.sessionCount() }
 
 // ViewCount returns the number of server views: the primary one, one per
 // session in dynamic mode over HTTP, and those kept for the toolsets of
 // stateless requests (at most maxToolsetViews).
-func (s *Server) ViewCount() int { return s.expo.viewCount() }
+func (s *Server) ViewCount() int { return s.views.count() }

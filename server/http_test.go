@@ -256,7 +256,7 @@ func TestStatelessReplicas(t *testing.T) {
 		t.Errorf("requests reached %d replicas, want 3 (two, one restarted)", served)
 	}
 	for i, r := range []*gatewayEnv{r0, r1, r0b} {
-		if views, kept := r.srv.ViewCount(), r.srv.expo.keptToolsets(); views != 1+kept || kept > 2 {
+		if views, kept := r.srv.ViewCount(), r.srv.views.keptToolsets(); views != 1+kept || kept > 2 {
 			t.Errorf("replica %d holds %d views and keeps %d toolsets, want the primary and at most the 2 toolsets", i, views, kept)
 		}
 	}
@@ -306,16 +306,16 @@ func TestToolsetHealsAndRefuses(t *testing.T) {
 	if _, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Meta: mcp.Meta{ToolsetMetaKey: 42}}); err == nil || !strings.Contains(err.Error(), "must be a string") {
 		t.Errorf("tools/list with a number for a toolset: %v, want an error", err)
 	}
-	if views, kept := srv.ViewCount(), srv.expo.keptToolsets(); views != 1+kept || kept != 1 {
+	if views, kept := srv.ViewCount(), srv.views.keptToolsets(); views != 1+kept || kept != 1 {
 		t.Errorf("%d views, %d toolsets kept; want the primary and the one valid toolset", views, kept)
 	}
 }
 
 // keptToolsets returns the number of toolset views e keeps.
-func (e *exposure) keptToolsets() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.toolsets.order.Len()
+func (t *viewTable) keptToolsets() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.toolsets.order.Len()
 }
 
 // TestToolsetViewsAreKept: the view of a toolset is made once and kept
@@ -337,7 +337,7 @@ func TestToolsetViewsAreKept(t *testing.T) {
 	for range 5 {
 		listWith(fake)
 	}
-	if views, kept := env.srv.ViewCount(), env.srv.expo.keptToolsets(); views != 2 || kept != 1 {
+	if views, kept := env.srv.ViewCount(), env.srv.views.keptToolsets(); views != 2 || kept != 1 {
 		t.Errorf("5 requests with one toolset: %d views, %d kept; want 2 and 1", views, kept)
 	}
 	call(t, cs, ExecuteTool, map[string]any{"tool_name": "fake__add_tool"})
@@ -351,7 +351,7 @@ func TestToolsetViewsAreKept(t *testing.T) {
 			t.Errorf("tools/list with %v = %v", keys, got)
 		}
 	}
-	if views, kept := env.srv.ViewCount(), env.srv.expo.keptToolsets(); views != 3 || kept != 2 {
+	if views, kept := env.srv.ViewCount(), env.srv.views.keptToolsets(); views != 3 || kept != 2 {
 		t.Errorf("3 toolsets with room for 2: %d views, %d kept; want 3 and 2", views, kept)
 	}
 }
@@ -364,7 +364,7 @@ func TestCacheHints(t *testing.T) {
 	ttl := int(ListTTL.Milliseconds())
 	tests := []struct {
 		name     string
-		mode     string
+		mode     Mode
 		protocol string
 		toolset  bool
 		scope    string

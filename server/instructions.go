@@ -50,13 +50,13 @@ func Instructions(cat *index.Catalog) string {
 // (Options.Instructions), its upstream servers saying s of themselves
 // (SelvesOf the gateway), and known naming the configured domains cat
 // does not hold (Options.Domains): what doctor shows.
-func InstructionsFor(cat *index.Catalog, mode, extra string, s Selves, known ...DomainSize) string {
+func InstructionsFor(cat *index.Catalog, mode Mode, extra string, s Selves, known ...DomainSize) string {
 	return compose(cat, known, mode, extra, s)
 }
 
 // compose writes the instructions over cat, with known (Options.Domains)
 // for the domains cat does not hold yet.
-func compose(cat *index.Catalog, known []DomainSize, mode, extra string, s Selves) string {
+func compose(cat *index.Catalog, known []DomainSize, mode Mode, extra string, s Selves) string {
 	domains := domainSizes(cat, known)
 	purposes := map[string]string{}
 	if len(domains) <= maxNamedDomains {
@@ -232,7 +232,7 @@ const (
 	listedWorkflow = "Tools in tools/list can be called by name. For others: 1) discover_tools with a query describing the task; 2) get_tool_schema for the tool you pick; 3) execute_tool with its arguments."
 )
 
-func instructions(domains []DomainSize, purposes map[string]string, mode string) string {
+func instructions(domains []DomainSize, purposes map[string]string, mode Mode) string {
 	var b strings.Builder
 	b.WriteString(covers(domains, purposes))
 	if strings.Contains(b.String(), "\n") {
@@ -240,20 +240,7 @@ func instructions(domains []DomainSize, purposes map[string]string, mode string)
 	} else {
 		b.WriteByte(' ')
 	}
-	switch mode {
-	case ExposeEager:
-		b.WriteString("Every tool is listed: call it by name. discover_tools with a query finds the right one for a task.")
-	case ExposeCompact:
-		b.WriteString("Every tool is listed with a summary and its required arguments: call it by name. get_tool_schema gives a tool's optional arguments, full description and examples; discover_tools with a query finds the right one for a task.")
-	case ExposeCore, ExposeAuto:
-		b.WriteString(listedWorkflow)
-	case ExposeDynamic:
-		b.WriteString(metaWorkflow + " enable_domain lists a domain's tools directly.")
-	case ExposeCode:
-		b.WriteString(codeWorkflow)
-	default:
-		b.WriteString(metaWorkflow)
-	}
+	b.WriteString(policyOf(mode).workflow)
 	return b.String()
 }
 

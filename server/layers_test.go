@@ -128,3 +128,62 @@ func TestServerHasFewMethods(t *testing.T) {
 		t.Errorf("Server has %d methods, more than %d: give the new job a type of its own (see server.go)\n%s", len(methods), maxServerMethods, strings.Join(methods, "\n"))
 	}
 }
+
+// maxMethods bounds the methods of any type of the package (issue 49,
+// item 2): a type that grows past it does more than one job; give the
+// new one a type of its own, as viewTable was given the views.
+const maxMethods = 15
+
+// overMethods are the types over maxMethods today, with their count: a
+// ratchet, each may only shrink (lower its count here when it does, and
+// drop it once it is within maxMethods).
+var overMethods = map[string]int{}
+
+// TestNoTypeHasManyMethods counts the methods of each type in the
+// package's non-test files.
+func TestNoTypeHasManyMethods(t *testing.T) {
+	byType := srccheck.MethodsByType(t, ".")
+	if len(byType["exposure"]) == 0 || len(byType["Server"]) == 0 {
+		t.Fatalf("no methods of exposure or Server found: the count is broken (%d types)", len(byType))
+	}
+	for typ, methods := range byType {
+		limit, over := overMethods[typ]
+		if !over {
+			limit = maxMethods
+		}
+		if len(methods) > limit {
+			var names []string
+			for _, m := range methods {
+				names = append(names, m.File+": "+m.Name)
+			}
+			t.Errorf("%s has %d methods, more than %d: give the new job a type of its own\n%s", typ, len(methods), limit, strings.Join(names, "\n"))
+		}
+		if over && len(methods) < limit {
+			t.Errorf("%s has %d methods, fewer than the %d overMethods allows: lower its entry (or drop it at %d or fewer)", typ, len(methods), limit, maxMethods)
+		}
+	}
+	for typ := range overMethods {
+		if _, ok := byType[typ]; !ok {
+			t.Errorf("overMethods names %s, which has no methods: drop its entry", typ)
+		}
+	}
+}
+
+// maxComplexity bounds the cyclomatic complexity of the package's
+// functions (issue 49: metaTools.discover was 44, setEnabled 28): a
+// function past it does several steps that read better apart.
+const maxComplexity = 25
+
+// TestFunctionsAreSimple counts the cyclomatic complexity of each
+// function of the package's non-test files.
+func TestFunctionsAreSimple(t *testing.T) {
+	funcs := srccheck.Complexities(t, ".")
+	if len(funcs) < 100 {
+		t.Fatalf("only %d functions found: the count is broken", len(funcs))
+	}
+	for _, f := range funcs {
+		if f.Complexity > maxComplexity {
+			t.Errorf("%s: %s has cyclomatic complexity %d, more than %d: split it into steps", f.File, f.Name, f.Complexity, maxComplexity)
+		}
+	}
+}

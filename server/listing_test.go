@@ -107,7 +107,7 @@ func TestDownServerIsListed(t *testing.T) {
 // TestFallbackAfterSearchFailures: with Fallback "eager", searches that
 // keep failing (not bad requests) switch tools/list to every tool.
 func TestFallbackAfterSearchFailures(t *testing.T) {
-	for _, fallback := range []string{"", ExposeEager} {
+	for _, fallback := range []string{"", string(ExposeEager)} {
 		live, st := testLiveStore(t, "", testCatalog, nil)
 		cs := connect(t, New(Options{Live: live, Fallback: fallback}))
 		st.Keyword.Close() // every search fails from now on
@@ -123,7 +123,7 @@ func TestFallbackAfterSearchFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := 3
-		if fallback == ExposeEager {
+		if fallback == string(ExposeEager) {
 			want += live.Engine().Catalog().Len()
 		}
 		if len(res.Tools) != want {
@@ -205,9 +205,9 @@ func TestEndedSessionsAreForgotten(t *testing.T) {
 		cs.Close()
 		ss.Wait()
 	}
-	srv.expo.primary.sync.mu.Lock()
-	n := len(srv.expo.primary.sync.current)
-	srv.expo.primary.sync.mu.Unlock()
+	srv.views.primary.sync.mu.Lock()
+	n := len(srv.views.primary.sync.current)
+	srv.views.primary.sync.mu.Unlock()
 	if n > 128 {
 		t.Errorf("%d sessions recorded after 300 that listed and ended, want at most 128", n)
 	}

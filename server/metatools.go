@@ -8,11 +8,13 @@ import (
 
 // metaTools answers the tools a view serves of its own: discover_tools
 // (discover.go), get_tool_schema (schema.go), execute_tool and the tools
-// listed directly (execute.go, expose.go's directHandler), dynamic mode's
-// enable_domain and disable_domain (expose.go's setEnabled), and a call
-// of a tool the view does not list (unlisted.go). It keeps no state of
-// its own: it reads the catalog through scope, waits through start, and
-// asks expo what a view lists.
+// listed directly (execute.go, expose.go's callDirect), code mode's
+// run_code (runcode.go), and a call of a tool the view does not list
+// (unlisted.go); dynamic mode's enable_domain and disable_domain are
+// dynamicTools' (mode_dynamic.go). It keeps no state of its own: it
+// reads the catalog through scope, waits through start, asks expo what
+// a view lists, status what the executor says of a tool (toolstatus.go)
+// and decl for code mode's declarations (declarations.go).
 type metaTools struct {
 	eng      *search.Engine
 	exec     Executor // nil: every tool is catalog-only
@@ -20,10 +22,12 @@ type metaTools struct {
 	scope    *callerScope
 	start    *startup
 	expo     *exposure
-	feedback *feedback // nil: off
-	audit    *auditor  // nil: off
+	feedback *feedback  // nil: off
+	audit    *auditor   // nil: off
+	status   toolStatus // what the executor says of a tool
+	decl     declarer   // code mode's declarations
 	// structuredClients are Options.StructuredClients (structured.go).
-	structuredClients []string
+	structuredClients structuredClients
 	disabled          disabledNames
 	failures          *searchFailures
 	// code is code mode's (nil in the other modes): run_code is listed

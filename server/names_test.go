@@ -87,7 +87,7 @@ func TestDirectCallByOwnName(t *testing.T) {
 		{Mode: ExposeCompact, Names: ToolNamesServer},
 		{Mode: ExposeCode},
 	} {
-		t.Run(exp.Mode+"/"+exp.Names, func(t *testing.T) {
+		t.Run(string(exp.Mode)+"/"+exp.Names, func(t *testing.T) {
 			ex := &fakeExecutor{}
 			cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Executor: ex, Expose: exp}))
 			res := call(t, cs, "list_issues", map[string]any{"repo": "a/b"})

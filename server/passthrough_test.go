@@ -73,7 +73,10 @@ func rpcCode(err error) int64 {
 // with the go-sdk client over both protocol generations.
 func TestPassThroughEverything(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, transport, protocol, mode string }{
+	for _, tc := range []struct {
+		name, transport, protocol string
+		mode                      Mode
+	}{
 		{"memory 2025-11-25", "memory", "2025-11-25", ExposeMeta},
 		{"stdio 2026-07-28", "stdio", StatelessProtocol, ExposeMeta},
 		{"http 2025-11-25", "http", "2025-11-25", ExposeMeta},

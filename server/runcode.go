@@ -30,7 +30,9 @@ import (
 const RunCode = "run_code"
 
 // ExposeCode lists discover_tools, get_tool_schema and run_code.
-const ExposeCode = "code"
+const ExposeCode Mode = "code"
+
+var codePolicy = modePolicy{mode: ExposeCode, lists: listsNone, workflow: codeWorkflow}
 
 // AuditProgram is AuditRecord.Tool for a run_code program's own line.
 const AuditProgram = "program"
@@ -110,7 +112,7 @@ func (mt *metaTools) runCode(ctx context.Context, req *mcp.CallToolRequest, v *v
 	// character), or for a client that reads structuredContent a line
 	// saying what it holds (structured.go).
 	text := shortText(ans)
-	if !mt.readsStructured(req) {
+	if !mt.structuredClients.reads(req) {
 		js, err := marshalUnescaped(ans)
 		if err != nil {
 			return nil, nil, err
@@ -225,7 +227,7 @@ func (b *codeBridge) Search(ctx context.Context, query string, limit int) (json.
 		return nil, err
 	}
 	if a, ok := out.(SearchAnswer); ok {
-		b.mt.noteSearch(b.req, a)
+		b.mt.feedback.noteAnswer(b.req, a)
 	}
 	return json.Marshal(out)
 }

@@ -122,11 +122,11 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 			Description: t.Description, InputSchema: shownInput(t.InputSchema), OutputSchema: shownOutput(t.OutputSchema), Annotations: t.Annotations,
 			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
 		}
-		if mt.held(t) {
-			ts.Held = mt.heldNote(t)
+		if mt.status.held(t) {
+			ts.Held = mt.status.heldNote(t)
 		}
 		if examples {
-			ts.Examples = mt.examples(t)
+			ts.Examples = mt.status.examples(t)
 		}
 		fitBudget(&ts, t.Name)
 		out.Tools = append(out.Tools, ts)
@@ -139,8 +139,8 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 		return nil, nil, errors.New(strings.Join(msgs, "\n"))
 	}
 	if args.Format == FormatTypeScript {
-		a := mt.declareSchemas(cat, resolved, out.Errors, examples)
-		if mt.readsStructured(req) {
+		a := mt.decl.declareSchemas(cat, resolved, out.Errors, examples)
+		if mt.structuredClients.reads(req) {
 			return nil, a, nil // shortAnswers says it in a line
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: declarationsText(a)}}}, a, nil
@@ -232,14 +232,4 @@ func relatedEntries(tools []*index.Tool) []RelatedTool {
 type FolderReporter interface {
 	// Folders returns the folders of domain's server (none when unknown).
 	Folders(domain string) []string
-}
-
-// examples are the tool's examples (arguments.Examples), their paths
-// inside its server's folders when the executor knows them.
-func (mt *metaTools) examples(t *index.Tool) []arguments.Example {
-	var roots []string
-	if fr, ok := mt.exec.(FolderReporter); ok {
-		roots = fr.Folders(t.Domain)
-	}
-	return arguments.ExamplesWithin(t, roots)
 }

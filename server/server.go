@@ -150,7 +150,8 @@ type Server struct {
 
 	scope *callerScope // what each caller sees (visibility.go)
 	start *startup     // holds requests while the start settles (startup.go)
-	expo  *exposure    // the views and what they list (expose.go)
+	views *viewTable   // the views, and the sessions of each (views.go)
+	expo  *exposure    // what the views list (expose.go)
 	meta  *metaTools   // the tools of toolscout's own (metatools.go)
 	greet *greeting    // the instructions (instructions.go)
 }
@@ -199,8 +200,9 @@ func New(opts Options) *Server {
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
 		loadDone: loadDone, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
-		feedback:          newFeedback(opts.Feedback, opts.FeedbackSink, log),
-		audit:             newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),
+		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
+		audit:    newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),
+		status:   toolStatus{exec: opts.Executor}, decl: declarer{status: toolStatus{exec: opts.Executor}},
 		structuredClients: opts.StructuredClients}
 	if opts.Expose.Mode == ExposeCode {
 		s.meta.code = opts.Code
@@ -208,19 +210,17 @@ func New(opts Options) *Server {
 			s.meta.code = &Code{} // listed (toolscout tokens counts it), runs nothing
 		}
 	}
-	s.expo = &exposure{eng: eng, scope: s.scope, log: log, surface: s.surface,
-		build: s.newView, handler: s.meta.directHandler,
-		expose: opts.Expose, views: map[*view]struct{}{}}
+	s.views = newViewTable(s.surface)
+	vb := &viewBuilder{sdkLog: s.sdkLog, impl: s.impl, surface: s.surface, metrics: s.metrics, meta: s.meta, start: s.start}
+	s.expo = &exposure{eng: eng, scope: s.scope, log: log, maker: vb, views: s.views, expose: opts.Expose}
+	vb.dynamic = &dynamicTools{scope: s.scope, start: s.start, expo: s.expo, status: s.meta.status}
 	s.meta.expo = s.expo
-	s.meta.failures = &searchFailures{fallback: opts.Fallback, fall: s.expo.fallBackToEager}
+	s.meta.failures = &searchFailures{fallback: opts.Fallback, expo: s.expo}
 	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, start: s.start, extra: strings.TrimSpace(opts.Instructions)}
-	s.start.mode = s.expo.mode
+	vb.greet = s.greet
+	s.start.expo = s.expo
 	s.expo.setPrimary(opts.Caller)
-	opts.Live.Subscribe(func() {
-		s.expo.mu.Lock()
-		defer s.expo.mu.Unlock()
-		s.expo.syncDirectToolsLocked()
-	})
+	opts.Live.Subscribe(s.expo.catalogChanged)
 	// After the views': a call woken by a swap finds its tool listed.
 	opts.Live.Subscribe(s.start.swaps.swapped)
 	if s.metrics != nil {
@@ -230,7 +230,7 @@ func New(opts Options) *Server {
 }
 
 // MCP returns the underlying go-sdk server, to run on a transport.
-func (s *Server) MCP() *mcp.Server { return s.expo.primary.mcp }
+func (s *Server) MCP() *mcp.Server { return s.views.main().mcp }
 
 func boolPtr(b bool) *bool { return &b }
 

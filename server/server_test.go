@@ -451,7 +451,7 @@ func TestInstructions(t *testing.T) {
 	tests := []struct {
 		name    string
 		domains []DomainSize
-		mode    string
+		mode    Mode
 		want    []string
 		notWant []string
 	}{

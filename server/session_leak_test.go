@@ -31,7 +31,7 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 	// after a few hundred.
 	tests := []struct {
 		name    string
-		mode    string
+		mode    Mode
 		idle    time.Duration // sessions are abandoned and expire; zero: DELETE; negative: stateless requests
 		warmUp  int
 		rounds  int
@@ -69,10 +69,10 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 				// Sessions end asynchronously after the DELETE's answer
 				// or the idle timer: give them a moment.
 				deadline := time.Now().Add(10 * time.Second)
-				for srv.SessionCount() > 0 || srv.ViewCount() > 1+srv.expo.keptToolsets() || srv.expo.keptToolsets() > maxToolsetViews {
+				for srv.SessionCount() > 0 || srv.ViewCount() > 1+srv.views.keptToolsets() || srv.views.keptToolsets() > maxToolsetViews {
 					if time.Now().After(deadline) {
 						t.Fatalf("%d sessions ended, still %d open and %d views held, %d for toolsets; want 0 and 1 (the primary) and those of at most %d toolsets",
-							n, srv.SessionCount(), srv.ViewCount(), srv.expo.keptToolsets(), maxToolsetViews)
+							n, srv.SessionCount(), srv.ViewCount(), srv.views.keptToolsets(), maxToolsetViews)
 					}
 					time.Sleep(10 * time.Millisecond)
 				}

@@ -29,6 +29,14 @@ import (
 // the call is ranked by keyword with a notice.
 const SemanticGrace = 2 * time.Second
 
+// modeReader says the exposure mode now (exposure: the eager fallback
+// changes it).
+type modeReader interface {
+	mode() Mode
+}
+
+var _ modeReader = (*exposure)(nil)
+
 // startup holds requests while the start settles: the index loading and
 // the upstream servers' first round of tools. It reads the live index's
 // readiness signals and guards nothing of its own.
@@ -41,7 +49,7 @@ type startup struct {
 	wait      time.Duration   // Options.StartupWait
 	greetWait time.Duration   // Options.InitializeWait
 	fallback  string          // Options.Fallback
-	mode      func() string   // the exposure mode now
+	expo      modeReader      // the exposure mode now
 	began     time.Time       // when the server was made
 	swaps     catalogSwaps    // the live index's refreshes
 }
@@ -77,11 +85,7 @@ func (c *catalogSwaps) swapped() {
 // mode decides on the whole catalog), and with the eager fallback, which
 // may list them all once the load ends.
 func (st *startup) gated() bool {
-	switch st.mode() {
-	case ExposeEager, ExposeCore, ExposeAuto, ExposeCompact:
-		return true
-	}
-	return st.fallback == ExposeEager
+	return policyOf(st.expo.mode()).gated || st.fallback == string(ExposeEager)
 }
 
 // waitListing holds a tools/list (or a call of a directly listed tool)
@@ -100,7 +104,7 @@ func (st *startup) waitListing(ctx context.Context, label string) {
 	if !progress.Wait(ctx, st.log, nil, st.live.Loaded(), label+" waits", func() string { return "the index to load" }) {
 		return
 	}
-	if st.fallback == ExposeEager {
+	if st.fallback == string(ExposeEager) {
 		grace := time.NewTimer(SemanticGrace)
 		select {
 		case <-st.loadDone:

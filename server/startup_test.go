@@ -144,7 +144,7 @@ func watchListChanges(t *testing.T, srv *Server, pause func(n int64)) *listChang
 	t.Cleanup(func() { srv.expo.addToolHook.Store(nil) })
 	// Added last, so it runs first: it sees every notification the go-sdk
 	// makes, before listSync.
-	srv.expo.primary.mcp.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	srv.views.primary.mcp.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != notificationToolListChanged {
 				return next(ctx, method, req)
@@ -184,7 +184,7 @@ func (w *listChanges) settle(t *testing.T, srv *Server, l *lister) {
 		return slices.ContainsFunc(w.came, func(done int64) bool { return done >= last-1 })
 	})
 	var sessions []*mcp.ServerSession
-	for ss := range srv.expo.primary.mcp.Sessions() {
+	for ss := range srv.views.primary.mcp.Sessions() {
 		sessions = append(sessions, ss)
 	}
 	if len(sessions) != 1 {
@@ -344,7 +344,7 @@ func TestFallbackFirstListIsComplete(t *testing.T) {
 	t.Parallel()
 	live := emptyLive(t)
 	rd := boot.NewReadiness()
-	srv := New(Options{Live: live, Fallback: ExposeEager, Readiness: rd})
+	srv := New(Options{Live: live, Fallback: string(ExposeEager), Readiness: rd})
 	l := connectLister(t, srv)
 	first := make(chan int, 1)
 	go func() {
@@ -541,7 +541,7 @@ func TestHeadStartFromKnownTools(t *testing.T) {
 // viewGen returns how many times the tools that srv's primary view lists
 // changed.
 func viewGen(srv *Server) uint64 {
-	l := &srv.expo.primary.sync
+	l := &srv.views.primary.sync
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.gen

@@ -42,9 +42,13 @@ const StructuredCapability = "io.github.toolscout/structured-content"
 // tool result's structuredContent (Options.StructuredClients when nil).
 var DefaultStructuredClients = []string{"claude-code"}
 
-// readsStructured reports whether the client of req reads
+// structuredClients name the clients (by their clientInfo name) that
+// hand their model a result's structuredContent (Options.StructuredClients).
+type structuredClients []string
+
+// reads reports whether the client of req reads
 // structuredContent.
-func (mt *metaTools) readsStructured(req *mcp.CallToolRequest) bool {
+func (c structuredClients) reads(req *mcp.CallToolRequest) bool {
 	if req == nil {
 		return false
 	}
@@ -54,7 +58,7 @@ func (mt *metaTools) readsStructured(req *mcp.CallToolRequest) bool {
 		}
 	}
 	info := req.ClientInfo()
-	return info != nil && slices.Contains(mt.structuredClients, info.Name)
+	return info != nil && slices.Contains(c, info.Name)
 }
 
 // shortAnswers wraps a meta-tool's handler: for a client that reads
@@ -70,7 +74,7 @@ func shortAnswers[In any](mt *metaTools, h mcp.ToolHandlerFor[In, any]) mcp.Tool
 			return res, out, err
 		}
 		text := shortText(out)
-		if !mt.readsStructured(req) {
+		if !mt.structuredClients.reads(req) {
 			js, err := marshalUnescaped(out)
 			if err != nil {
 				return res, out, nil // the go-sdk's JSON, then

@@ -71,7 +71,7 @@ func (s *Server) countAsClient(ctx context.Context, read func(*mcp.ClientSession
 		return 0, err
 	}
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.expo.primary.mcp.Connect(ctx, st, nil)
+	ss, err := s.views.main().mcp.Connect(ctx, st, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -108,7 +108,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 		return nil, err
 	}
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.expo.primary.mcp.Connect(ctx, st, nil)
+	ss, err := s.views.main().mcp.Connect(ctx, st, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (s *Server) CountTokens(ctx context.Context, query string) (*TokenReport, e
 		if err != nil {
 			return nil, err
 		}
-		if exs := s.meta.examples(t); len(exs) > 0 {
+		if exs := s.meta.status.examples(t); len(exs) > 0 {
 			if rep.SchemaExamples, err = count(map[string]any{"examples": exs}); err != nil {
 				return nil, err
 			}

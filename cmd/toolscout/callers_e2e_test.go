@@ -185,12 +185,12 @@ func allTools(t *testing.T, s *httpServe, adminToken string) map[string][]string
 func TestCallersEndToEnd(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
-	for _, mode := range []string{server.ExposeMeta, server.ExposeEager} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []server.Mode{server.ExposeMeta, server.ExposeEager} {
+		t.Run(string(mode), func(t *testing.T) {
 			dir := t.TempDir()
 			cfg, cs := callersSetup(t, dir)
 			s := startServeHTTP(t, bin, []string{"OLLAMA_HOST=127.0.0.1:9"}, "serve", "--http", "127.0.0.1:0", "--config", cfg,
-				"--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"), "--expose", mode)
+				"--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"), "--expose", string(mode))
 			s.waitReady(t)
 			if code, _ := get(t, s.base+"/metrics"); code != http.StatusUnauthorized {
 				t.Errorf("/metrics without a token: %d, want 401", code)
@@ -241,7 +241,7 @@ func TestCallersEndToEnd(t *testing.T) {
 	}
 }
 
-func checkCaller(t *testing.T, s *httpServe, mode string, c e2eCaller, visible []string, visibleBy map[string][]string, hidden []string, protocol string) {
+func checkCaller(t *testing.T, s *httpServe, mode server.Mode, c e2eCaller, visible []string, visibleBy map[string][]string, hidden []string, protocol string) {
 	r := &recorder{t: t, cs: connectAs(t, s, c.token, protocol)}
 	ctx := context.Background()
 	r.seen.WriteString(r.cs.InitializeResult().Instructions + "\n")

@@ -255,7 +255,7 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 			return nil, &ConfigError{File: file, Path: "toolscout.pin", Reason: fmt.Sprintf("%q: use on (hold a tool whose definition changed upstream until toolscout approve) or off (serve tools as listed)", gc.Pin)}
 		}
 		switch gc.Fallback = top.Toolscout.Fallback; gc.Fallback {
-		case "", "none", server.ExposeEager:
+		case "", "none", string(server.ExposeEager):
 		default:
 			return nil, &ConfigError{File: file, Path: "toolscout.fallback", Reason: fmt.Sprintf("%q: use eager (list every tool directly when the meta layer cannot serve) or none", gc.Fallback)}
 		}
@@ -480,8 +480,9 @@ const maxAutoBudget = 1_000_000
 // parseExpose reads an exposure mode: one of server.ExposeModes, or
 // auto:TOKENS with auto mode's token budget.
 func parseExpose(s string) (server.Exposure, error) {
-	mode, budget, hasBudget := strings.Cut(s, ":")
-	if !slices.Contains(server.ExposeModes, mode) {
+	name, budget, hasBudget := strings.Cut(s, ":")
+	mode, err := server.ParseMode(name)
+	if err != nil {
 		return server.Exposure{}, fmt.Errorf("%q: use %s", s, exposeChoices)
 	}
 	exp := server.Exposure{Mode: mode}

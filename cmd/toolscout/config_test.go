@@ -158,7 +158,7 @@ func TestParseExpose(t *testing.T) {
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("parseExpose(%q) = %+v, %v; want an error containing %q", tc.in, exp, err, tc.err)
-		case tc.err == "" && (err != nil || exp.Mode != tc.mode || exp.Budget != tc.budget):
+		case tc.err == "" && (err != nil || string(exp.Mode) != tc.mode || exp.Budget != tc.budget):
 			t.Errorf("parseExpose(%q) = %+v, %v; want %s with budget %d", tc.in, exp, err, tc.mode, tc.budget)
 		}
 	}

@@ -157,7 +157,7 @@ func (g *globalFlags) dataDirChecks(add func(name, detail string, err error, fix
 // exposeMode returns the exposure mode serve would use without
 // --expose, where it comes from, and the config's instructions.
 func (g *globalFlags) exposeMode() (mode, from, extra string) {
-	mode, from = server.ExposeMeta, "the default"
+	mode, from = string(server.ExposeMeta), "the default"
 	if gc, err := g.gatewayConfig(); err == nil && gc != nil {
 		extra = gc.Instructions
 		if gc.Expose != "" {
@@ -293,7 +293,7 @@ func (g *globalFlags) exposureCheck(cat *index.Catalog, s server.Selves) check {
 	if err != nil {
 		return check{name: "exposure", detail: fmt.Sprintf("%s: %v", from, err), fix: "set a valid mode: " + exposeChoices}
 	}
-	first := map[string]string{
+	first := map[server.Mode]string{
 		server.ExposeMeta:    "the meta-tools discover_tools, get_tool_schema and execute_tool",
 		server.ExposeDynamic: "the meta-tools and enable_domain",
 		server.ExposeEager:   fmt.Sprintf("all %s with their schemas", plural(cat.Len(), "tool")),

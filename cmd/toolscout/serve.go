@@ -241,7 +241,7 @@ func checkServeEnv(who *callers.Set, log *slog.Logger) error {
 		}
 	}
 	switch v := os.Getenv("TOOLSCOUT_FALLBACK"); v {
-	case "", "none", server.ExposeEager:
+	case "", "none", string(server.ExposeEager):
 	default:
 		return usagef("TOOLSCOUT_FALLBACK=%q: use eager (list every tool directly when the meta layer cannot serve) or none", v)
 	}
@@ -259,7 +259,7 @@ func (c *serveCommand) merge(f *serveFlags) error {
 	if gc == nil {
 		gc = &gatewayConfig{} // no --config: no key is set
 	}
-	c.mode = cmp.Or(f.expose, gc.Expose, os.Getenv("TOOLSCOUT_EXPOSE"), server.ExposeMeta) // checked above, or by the config
+	c.mode = cmp.Or(f.expose, gc.Expose, os.Getenv("TOOLSCOUT_EXPOSE"), string(server.ExposeMeta)) // checked above, or by the config
 	c.exp, _ = parseExpose(c.mode)
 	c.exp.Pinned = append(slices.Clone([]string(f.pins)), gc.Pinned...)
 	c.exp.Condense = f.condense
@@ -375,7 +375,7 @@ func (c *serveCommand) starter(a *app, base []index.DomainSpec, fb *search.Feedb
 	o := boot.Options{
 		Live: a.live, Store: a.st.Load(), Gateway: a.gw, StartupWait: c.wait, Feedback: fb,
 		Embedder: a.embedder, Base: base, Known: a.known, Cached: a.cat,
-		Fallback: c.fallback == server.ExposeEager, Stop: stop,
+		Fallback: c.fallback == string(server.ExposeEager), Stop: stop,
 		Progress: func(emb embed.Embedder) (func(int, int), func()) {
 			bar := newProgress(stderr, "embedding "+emb.Info().String())
 			return bar.update, bar.finish

@@ -51,7 +51,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if mode, _, _ := g.exposeMode(); mode != server.ExposeMeta {
+	if mode, _, _ := g.exposeMode(); mode != string(server.ExposeMeta) {
 		if exp, err := parseExpose(mode); err == nil && (exp.Mode != server.ExposeCore || len(exp.Pinned) > 0) {
 			opts.Expose = exp
 			if rep.Instructions, err = server.New(opts).CountInstructions(ctx); err != nil {
@@ -89,7 +89,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(tw, "  of which related_tools\t%d\t\n", rep.SchemaRelated)
 	fmt.Fprintf(tw, "get_tool_schema, largest: %s\t%d\t\n", rep.SchemaMaxTool, rep.SchemaMax)
 	for _, mode := range server.ExposeModes {
-		n, ok := rep.Extra["tools_list_"+mode]
+		n, ok := rep.Extra["tools_list_"+string(mode)]
 		switch {
 		case !ok:
 		case mode == server.ExposeAuto:
@@ -124,7 +124,7 @@ func exposureCosts(ctx context.Context, a *app, rep *server.TokenReport, pins []
 		if err != nil {
 			return err
 		}
-		rep.Extra["tools_list_"+mode] = n
+		rep.Extra["tools_list_"+string(mode)] = n
 	}
 	srv := server.New(server.Options{Live: a.live, Version: version, Expose: server.Exposure{Mode: server.ExposeEager, Condense: true}})
 	n, err := srv.CountToolsList(ctx)
@@ -133,7 +133,7 @@ func exposureCosts(ctx context.Context, a *app, rep *server.TokenReport, pins []
 	}
 	rep.Extra["tools_list_eager_condensed"] = n
 	rep.Extra["auto_budget"] = budget
-	if rep.Extra["tools_list_"+server.ExposeAuto] > rep.Extra["tools_list_"+server.ExposeMeta] {
+	if rep.Extra["tools_list_"+string(server.ExposeAuto)] > rep.Extra["tools_list_"+string(server.ExposeMeta)] {
 		rep.Extra["auto_lists_every_tool"] = 1
 	}
 	return nil

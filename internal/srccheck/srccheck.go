@@ -212,3 +212,41 @@ func Imports(t testing.TB, dir string) []Import {
 	})
 	return out
 }
+
+// MethodsByType returns the methods declared in the non-test files of
+// dir, by the name of their receiver's type (generic receivers by the
+// type's name); it fails t when a file cannot be read.
+func MethodsByType(t testing.TB, dir string) map[string][]Method {
+	t.Helper()
+	out := map[string][]Method{}
+	for path, f := range parseDir(t, dir) {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+				continue
+			}
+			if name := receiverType(fd.Recv.List[0].Type); name != "" {
+				out[name] = append(out[name], Method{File: path, Name: fd.Name.Name})
+			}
+		}
+	}
+	return out
+}
+
+// receiverType returns the name of a receiver's type: T, *T, T[P] or
+// *T[P, Q].
+func receiverType(e ast.Expr) string {
+	if star, ok := e.(*ast.StarExpr); ok {
+		e = star.X
+	}
+	switch x := e.(type) {
+	case *ast.IndexExpr:
+		e = x.X
+	case *ast.IndexListExpr:
+		e = x.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
