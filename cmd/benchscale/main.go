@@ -114,15 +114,12 @@ func run(bin string, sizeList string, runs, perDomain, nQueries int, seed int64,
 	var rows []*row
 	for _, n := range sizes {
 		fmt.Fprintf(os.Stderr, "%d tools: generating\n", n)
-		base, changed, err := catalogs(n, perDomain, seed)
-		if err != nil {
-			return err
-		}
+		specs := synth.Specs(n, perDomain, seed)
 		r := &row{tools: n, p50: map[string][]time.Duration{}, p99: map[string][]time.Duration{},
 			inproc: map[string][]latencies{}, http: map[string][]latencies{}, allocs: map[string][]float64{}, bytes: map[string][]float64{}}
 		for i := 0; i < runs; i++ {
 			fmt.Fprintf(os.Stderr, "%d tools: run %d of %d\n", n, i+1, runs)
-			if err := measure(bin, filepath.Join(work, fmt.Sprintf("n%d-r%d", n, i)), base, changed, qs, r, o); err != nil {
+			if err := measure(bin, filepath.Join(work, fmt.Sprintf("n%d-r%d", n, i)), specs, qs, r, o); err != nil {
 				return fmt.Errorf("%d tools: %w", n, err)
 			}
 		}
@@ -132,43 +129,72 @@ func run(bin string, sizeList string, runs, perDomain, nQueries int, seed int64,
 	return nil
 }
 
-// catalogs returns the catalog file of n tools and the same with 1% of the
-// tools' descriptions changed.
-func catalogs(n, perDomain int, seed int64) ([]byte, []byte, error) {
-	specs := synth.Specs(n, perDomain, seed)
-	base, err := json.Marshal(map[string]any{"domains": specs})
+// writeCatalog writes the catalog file of specs to path, one domain at a
+// time (at 1M tools the file is 400 MB: never held whole in memory); with
+// changed, 1% of the tools' descriptions are changed.
+func writeCatalog(path string, specs []index.DomainSpec, changed bool) (err error) {
+	f, err := os.Create(path)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
 	step := 100
-	if n < 100 {
-		step = n
+	if n := toolCount(specs); n < 100 {
+		step = max(n, 1)
 	}
-	changed := make([]index.DomainSpec, len(specs))
 	i := 0
-	for d := range specs {
-		changed[d] = specs[d]
-		changed[d].Tools = slices.Clone(specs[d].Tools)
-		for t := range changed[d].Tools {
-			if i%step == 0 {
-				changed[d].Tools[t].Description += " Changed for the benchmark."
+	if _, err := w.WriteString(`{"domains":[`); err != nil {
+		return err
+	}
+	for d, spec := range specs {
+		if changed {
+			spec.Tools = slices.Clone(spec.Tools)
+			for t := range spec.Tools {
+				if i%step == 0 {
+					spec.Tools[t].Description += " Changed for the benchmark."
+				}
+				i++
 			}
-			i++
+		}
+		js, err := json.Marshal(spec)
+		if err != nil {
+			return err
+		}
+		if d > 0 {
+			w.WriteByte(',')
+		}
+		if _, err := w.Write(js); err != nil {
+			return err
 		}
 	}
-	ch, err := json.Marshal(map[string]any{"domains": changed})
-	return base, ch, err
+	if _, err := w.WriteString("]}\n"); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func toolCount(specs []index.DomainSpec) int {
+	n := 0
+	for _, s := range specs {
+		n += len(s.Tools)
+	}
+	return n
 }
 
 // measure runs every step once on a fresh data dir and adds the figures
 // to r.
-func measure(bin, dir string, base, changed []byte, qs []string, r *row, o options) error {
+func measure(bin, dir string, specs []index.DomainSpec, qs []string, r *row, o options) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	catalog := filepath.Join(dir, "catalog.json")
 	data := filepath.Join(dir, "data")
-	if err := os.WriteFile(catalog, base, 0o644); err != nil {
+	if err := writeCatalog(catalog, specs, false); err != nil {
 		return err
 	}
 	args := []string{"--catalog", catalog, "--data-dir", data, "--embedder", "builtin"}
@@ -188,7 +214,7 @@ func measure(bin, dir string, base, changed []byte, qs []string, r *row, o optio
 		}
 		r.unchanged = append(r.unchanged, d)
 		// The data dir keeps a set per catalog path: change the file in place.
-		if err := os.WriteFile(catalog, changed, 0o644); err != nil {
+		if err := writeCatalog(catalog, specs, true); err != nil {
 			return err
 		}
 		if d, _, err = timed(bin, append([]string{"index"}, args...)...); err != nil {
