@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -129,6 +130,7 @@ func inProcess(ctx context.Context, catalog, data string, qs []string, counts []
 		key := string(mode)
 		r.allocs[key] = append(r.allocs[key], float64(after.Mallocs-before.Mallocs)/n)
 		r.bytes[key] = append(r.bytes[key], float64(after.TotalAlloc-before.TotalAlloc)/n)
+		fmt.Fprintf(os.Stderr, "%d tools: in-process %s: %.0f allocs, %.0f bytes a query\n", r.tools, mode, r.allocs[key][len(r.allocs[key])-1], r.bytes[key][len(r.bytes[key])-1])
 		for _, c := range counts {
 			lat, err := searchers(ctx, c, qs, query)
 			if err != nil {
@@ -136,6 +138,7 @@ func inProcess(ctx context.Context, catalog, data string, qs []string, counts []
 			}
 			k := fmt.Sprintf("%s/%d", mode, c)
 			r.inproc[k] = append(r.inproc[k], percentiles(lat))
+			fmt.Fprintf(os.Stderr, "%d tools: in-process %s, %d at once: p50/p99 %s ms\n", r.tools, mode, c, pcts(r.inproc[k][len(r.inproc[k])-1:]))
 		}
 	}
 	return nil
@@ -207,6 +210,7 @@ func overHTTP(ctx context.Context, bin string, args, qs []string, counts []int, 
 			}
 			k := fmt.Sprintf("%s/%d", mode, c)
 			r.http[k] = append(r.http[k], percentiles(lat))
+			fmt.Fprintf(os.Stderr, "%d tools: HTTP %s, %d sessions: p50/p99 %s ms\n", r.tools, mode, c, pcts(r.http[k][len(r.http[k])-1:]))
 		}
 	}
 	return nil

@@ -208,6 +208,9 @@ func measure(bin, dir string, specs []index.DomainSpec, qs []string, r *row, o o
 		return err
 	}
 	r.dataMB = append(r.dataMB, size)
+	// Each figure also goes to stderr as it is taken: a run at 1M tools
+	// that is stopped early still says what it measured.
+	fmt.Fprintf(os.Stderr, "%d tools: cold index %.1f s, peak RSS %.0f MB, data dir %.0f MB\n", r.tools, d.Seconds(), rss, size)
 	if o.reindex {
 		if d, _, err = timed(bin, append([]string{"index"}, args...)...); err != nil {
 			return fmt.Errorf("re-index: %w", err)
@@ -226,9 +229,14 @@ func measure(bin, dir string, specs []index.DomainSpec, qs []string, r *row, o o
 		return fmt.Errorf("search: %w", err)
 	}
 	r.search, r.searchRSS = append(r.search, d), append(r.searchRSS, rss)
+	fmt.Fprintf(os.Stderr, "%d tools: one-shot search %.2f s, peak RSS %.0f MB\n", r.tools, d.Seconds(), rss)
 	if err := serve(bin, args, qs, r); err != nil {
 		return err
 	}
+	fmt.Fprintf(os.Stderr, "%d tools: serve start to first answer %.2f s, then over stdio p50/p99 ms keyword %s / %s, semantic %s / %s, hybrid %s / %s, server RSS %.0f MB\n",
+		r.tools, r.first[len(r.first)-1].Seconds(), ms(r.p50["keyword"][len(r.p50["keyword"])-1:]), ms(r.p99["keyword"][len(r.p99["keyword"])-1:]),
+		ms(r.p50["semantic"][len(r.p50["semantic"])-1:]), ms(r.p99["semantic"][len(r.p99["semantic"])-1:]),
+		ms(r.p50["hybrid"][len(r.p50["hybrid"])-1:]), ms(r.p99["hybrid"][len(r.p99["hybrid"])-1:]), r.serveRSS[len(r.serveRSS)-1])
 	ctx := context.Background()
 	if o.inProcess {
 		fmt.Fprintf(os.Stderr, "%d tools: in-process searchers\n", r.tools)
