@@ -104,6 +104,12 @@ func (d *domainText) idf(stem string) float64 {
 // names the catalog never saw covers little. A catalog of one domain
 // says nothing by it: nil.
 func (d *domainText) coverage(q string) map[string]float64 {
+	return d.coverageInto(q, nil)
+}
+
+// coverageInto is coverage, written into dst (emptied first) when dst is
+// not nil: a map reused across requests (coverageMaps).
+func (d *domainText) coverageInto(q string, dst map[string]float64) map[string]float64 {
 	if len(d.names) < 2 || d.avg == 0 {
 		return nil
 	}
@@ -133,7 +139,10 @@ func (d *domainText) coverage(q string) map[string]float64 {
 	}
 	var out map[string]float64
 	if attainable != 0 && len(hit) > 0 {
-		out = make(map[string]float64, len(hit))
+		if out = dst; out == nil {
+			out = make(map[string]float64, len(hit))
+		}
+		clear(out)
 		for _, i := range hit {
 			out[d.names[i]] = min(1, score[i]/attainable)
 		}
@@ -154,6 +163,12 @@ type coverageBuf struct {
 }
 
 var coveragePool = sync.Pool{New: func() any { return new(coverageBuf) }}
+
+// coverageMaps recycles the coverage maps of keyword mode's domain
+// evidence (withDomainText), which never outlive its call: at 100k tools
+// in 1,000 domains the map was about 8% of the bytes a keyword query
+// allocated (BENCHMARKS.md, "Scale and concurrency").
+var coverageMaps = sync.Pool{New: func() any { return map[string]float64{} }}
 
 // domainExcess is what a domain's coverage of the request adds beyond
 // best, the keyword list's best coverage by one tool: a request about
@@ -195,10 +210,15 @@ func (e *Engine) prepareDomainText(cat *index.Catalog) {
 // (domainText.coverage) when the domain evidence is on and the request
 // is not confined to one domain; else nil.
 func (e *Engine) domainCoverage(pl plan) map[string]float64 {
+	return e.domainCoverageInto(pl, nil)
+}
+
+// domainCoverageInto is domainCoverage written into dst (coverageInto).
+func (e *Engine) domainCoverageInto(pl plan, dst map[string]float64) map[string]float64 {
 	if pl.p.DomainText <= 0 || pl.req.Domain != "" || pl.cat == nil {
 		return nil
 	}
-	return e.domainTextOf(pl.cat).coverage(pl.q)
+	return e.domainTextOf(pl.cat).coverageInto(pl.q, dst)
 }
 
 // domainFill returns up to n tools, not in have, of the domains of cov,

@@ -297,3 +297,37 @@ func TestDomainCoverageReusesNoScore(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverageIntoReusesTheMap: the coverage written into a map that
+// is reused across requests (keyword mode's domain evidence) is the
+// coverage of each request alone, nothing left of the one before, and
+// costs at least one allocation less than a fresh map.
+func TestCoverageIntoReusesTheMap(t *testing.T) {
+	cat, err := synth.Catalog(3000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDomainText(cat)
+	reused := map[string]float64{}
+	queries := synth.Queries(40, 5)
+	covered := 0
+	for _, q := range queries {
+		want := d.coverage(q)
+		got := d.coverageInto(q, reused)
+		// The request's words are summed in map order: equal to the
+		// last bits only.
+		if !maps.EqualFunc(got, want, func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
+			t.Fatalf("coverageInto(%q) = %v, want %v", q, got, want)
+		}
+		covered += len(want)
+	}
+	if covered == 0 {
+		t.Fatal("no query covered a domain: the comparison proves nothing")
+	}
+	q := queries[0]
+	fresh := testing.AllocsPerRun(20, func() { d.coverageInto(q, nil) })
+	into := testing.AllocsPerRun(20, func() { d.coverageInto(q, reused) })
+	if into > fresh-1 {
+		t.Errorf("coverageInto allocates %v times into a reused map, %v into a fresh one: want at least one less", into, fresh)
+	}
+}

@@ -592,7 +592,12 @@ func (e *Engine) keywordResults(ctx context.Context, pl plan) ([]Result, error) 
 // described server reaches the requests about its purpose, and cannot
 // take those another tool matches better.
 func (e *Engine) withDomainText(pl plan, out []Result) []Result {
-	cov := e.domainCoverage(pl)
+	m := coverageMaps.Get().(map[string]float64)
+	defer func() {
+		clear(m)
+		coverageMaps.Put(m)
+	}()
+	cov := e.domainCoverageInto(pl, m)
 	if len(cov) == 0 {
 		return out
 	}

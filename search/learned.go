@@ -381,7 +381,14 @@ func norm(s, lo, span float64) float64 {
 // fuseLearned ranks a hybrid request by the learned fusion.
 func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Result {
 	exact, named, domRank := e.fusionBoosts(pl, sl)
-	domCov := e.domainCoverage(pl)
+	// The coverage map is read here and by fusionInputs, never kept: one
+	// from the pool (coverageMaps).
+	covMap := coverageMaps.Get().(map[string]float64)
+	defer func() {
+		clear(covMap)
+		coverageMaps.Put(covMap)
+	}()
+	domCov := e.domainCoverageInto(pl, covMap)
 	in := fusionInputs(pl, kw, sl, exact, named, domRank, domCov)
 	m := modelFor(pl.p, pl.emb)
 	mk, ms := in.multipliers(m)

@@ -438,8 +438,32 @@ func (s *sumSearcher) Size() int {
 }
 
 // DocumentMatchPoolSize counts the matches held at once: one per clause,
-// and the clauses' own.
+// and the clauses' own. A sum read term at a time holds one (the
+// document it hands out) and the matches of the clauses it reads through
+// Bleve (the fuzzy clause), one at a time; its direct term clauses and
+// nested sums read term at a time hold none. Bleve allocates the pool
+// for every query, and a long request's hundreds of clauses made it
+// about a twelfth of a keyword query's bytes at 100k tools
+// (BENCHMARKS.md, "Scale and concurrency"); a pool too small only
+// allocates a match when it runs out, so scores cannot change.
 func (s *sumSearcher) DocumentMatchPoolSize() int {
+	if s.taat {
+		n := 1
+		for _, c := range s.clauses {
+			switch c := c.(type) {
+			case *termClause:
+			case *sumSearcher:
+				if c.taat {
+					n = max(n, c.DocumentMatchPoolSize())
+				} else {
+					n += c.DocumentMatchPoolSize()
+				}
+			default:
+				n = max(n, 1+c.DocumentMatchPoolSize())
+			}
+		}
+		return n
+	}
 	n := len(s.clauses)
 	for _, c := range s.clauses {
 		n += c.DocumentMatchPoolSize()

@@ -3,6 +3,7 @@ package keyword
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -237,4 +238,61 @@ func indexReader(t *testing.T, kw *Index) bleveindex.IndexReader {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestTermAtATimePoolSize: a sum read term at a time asks Bleve for a
+// pool of one match, and one more per match its fuzzy clause holds, not
+// one per clause: Bleve allocates the pool for every query, and a long
+// request has hundreds of clauses.
+func TestTermAtATimePoolSize(t *testing.T) {
+	kw, err := Open(filepath.Join(t.TempDir(), "keyword.bleve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kw.Close() })
+	cat, err := synth.Catalog(500, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kw.Sync(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	r := indexReader(t, kw)
+	defer r.Close()
+	long := directQueries()[24]
+	for _, tc := range []struct {
+		name  string
+		fuzzy float64
+		most  int // besides the fuzzy clause's own
+	}{
+		{"terms only", 0, 2}, // the exact-name fields' terms go through Bleve: one match each, one at a time
+		{"with the fuzzy clause", 0.2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &keywordQuery{text: long, fields: sortedFields(DefaultFieldWeights()), weights: DefaultFieldWeights(), fuzzy: tc.fuzzy}
+			s, err := q.Searcher(kw.withLengths(context.Background()), r, kw.idx.Mapping(), search.SearcherOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			sum := s.(*sumSearcher)
+			if !sum.taat {
+				t.Fatal("the sum is not read term at a time: the test proves nothing")
+			}
+			clauses, most := 0, tc.most
+			for _, c := range sum.clauses {
+				if f, ok := c.(*sumSearcher); ok {
+					clauses += len(f.clauses)
+				} else {
+					most += c.DocumentMatchPoolSize() // the fuzzy clause's own
+				}
+			}
+			if clauses < 40 {
+				t.Fatalf("%q: %d term clauses, want a long request's", long, clauses)
+			}
+			if got := s.DocumentMatchPoolSize(); got > most {
+				t.Errorf("DocumentMatchPoolSize() = %d over %d term clauses, want at most %d", got, clauses, most)
+			}
+		})
+	}
 }
