@@ -161,8 +161,17 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 	done := 0
 	lastSave := time.Now()
 	for start := 0; start < len(todo); start += batch {
+		if gctx.Err() != nil {
+			// Canceled (a signal) or a batch failed: start no more work.
+			// An embedder that ignores its context (the built-in one)
+			// would otherwise go on through the whole catalog.
+			break
+		}
 		part := todo[start:min(start+batch, len(todo))]
 		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
 			texts := make([]string, len(part))
 			for i, t := range part {
 				texts[i] = index.DocumentText(t)
@@ -203,6 +212,11 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 		})
 	}
 	if err := g.Wait(); err != nil {
+		return st, err
+	}
+	if err := ctx.Err(); err != nil {
+		// Canceled between batches: what was embedded is saved (above),
+		// the rest is not there, so this is no success.
 		return st, err
 	}
 	return st, nil
