@@ -23,7 +23,7 @@ import (
 // has far fewer domains than tools.
 type domainVectors struct {
 	ix  *indexes
-	emb embed.Embedder
+	emb embed.Info // the embedder, by its Info as embedQuery keys it: an interface compare panics on an embedder of a non-comparable type
 	cat *index.Catalog
 	vec map[string][]float32 // unit length (zero for a zero vector)
 }
@@ -46,12 +46,13 @@ func domainVectorText(d *index.Domain) string {
 // embedding them on first use (one build at a time: a newer one replaces
 // them).
 func (e *Engine) domainVectorsOf(ctx context.Context, pl plan) (*domainVectors, error) {
-	if d := e.domVec.Load(); d != nil && d.ix == pl.ix && d.emb == pl.emb && d.cat == pl.cat {
+	info := pl.emb.Info()
+	if d := e.domVec.Load(); d != nil && d.ix == pl.ix && d.emb == info && d.cat == pl.cat {
 		return d, nil
 	}
 	e.domVecMu.Lock()
 	defer e.domVecMu.Unlock()
-	if d := e.domVec.Load(); d != nil && d.ix == pl.ix && d.emb == pl.emb && d.cat == pl.cat {
+	if d := e.domVec.Load(); d != nil && d.ix == pl.ix && d.emb == info && d.cat == pl.cat {
 		return d, nil
 	}
 	doms := pl.cat.Domains()
@@ -66,7 +67,7 @@ func (e *Engine) domainVectorsOf(ctx context.Context, pl plan) (*domainVectors, 
 	if len(vs) != len(doms) {
 		return nil, fmt.Errorf("embed the text of %d domains: the embedder returned %d vectors", len(doms), len(vs))
 	}
-	d := &domainVectors{ix: pl.ix, emb: pl.emb, cat: pl.cat, vec: make(map[string][]float32, len(doms))}
+	d := &domainVectors{ix: pl.ix, emb: info, cat: pl.cat, vec: make(map[string][]float32, len(doms))}
 	for i, dom := range doms {
 		d.vec[dom.Name] = unit(vs[i]) // feedback.go
 	}

@@ -731,8 +731,8 @@ func (l semanticList) similarity(i int) float64 {
 
 // semantic returns the depth nearest tools to q and, when domains is set,
 // the similarity of q to each domain's centroid; with the domain vectors
-// on (domainVectorWeight), each tool's score adds its domain's
-// similarity to q (domainvector.go).
+// on (domainVectorWeight), each tool's score adds what its domain's own
+// text matches of q beyond the domain's best tool (domainvector.go).
 func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) (semanticList, error) {
 	l, v, err := e.semanticTools(ctx, pl, domains)
 	if err != nil {

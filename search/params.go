@@ -42,11 +42,12 @@ type Params struct {
 	// its model. Off turns the domain text off in every mode.
 	DomainText float64 `json:"domain_text,omitempty"`
 	// DomainVector weighs, in the semantic list (semantic mode and
-	// hybrid's), the request's similarity to an embedding of the tool's
-	// domain's own text (its name, description and what the server says
-	// of itself: domainvector.go), added to the tool's similarity. Zero:
-	// the value fitted for the embedder's kind (DefaultDomainVector); Off
-	// turns it off.
+	// hybrid's), how much nearer the request is to an embedding of the
+	// tool's domain's own text (its name, description and what the
+	// server says of itself) than to the domain's best tool in the list,
+	// added to the tool's similarity (domainvector.go). Zero: the value
+	// fitted for the embedder's kind (DefaultDomainVector); Off turns it
+	// off.
 	DomainVector float64 `json:"domain_vector,omitempty"`
 	// Fuzzy is the boost of edit-distance-1 matches in keyword mode.
 	// Hybrid ranking does not use them.
