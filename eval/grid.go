@@ -24,16 +24,18 @@ type Grid struct {
 
 // GridRun is one run of a grid file.
 type GridRun struct {
-	Label          string             `json:"label" yaml:"label"`
-	Mode           string             `json:"mode" yaml:"mode"`
-	Fusion         string             `json:"fusion" yaml:"fusion"`
-	RRFK           float64            `json:"rrf_k" yaml:"rrf_k"`
-	KeywordWeight  float64            `json:"keyword_weight" yaml:"keyword_weight"`
-	SemanticWeight float64            `json:"semantic_weight" yaml:"semantic_weight"`
-	ExactBoost     float64            `json:"exact_boost" yaml:"exact_boost"`
-	DomainBoost    float64            `json:"domain_boost" yaml:"domain_boost"`
-	DomainWeight   float64            `json:"domain_weight" yaml:"domain_weight"`
-	DomainText     float64            `json:"domain_text" yaml:"domain_text"`
+	Label          string  `json:"label" yaml:"label"`
+	Mode           string  `json:"mode" yaml:"mode"`
+	Fusion         string  `json:"fusion" yaml:"fusion"`
+	RRFK           float64 `json:"rrf_k" yaml:"rrf_k"`
+	KeywordWeight  float64 `json:"keyword_weight" yaml:"keyword_weight"`
+	SemanticWeight float64 `json:"semantic_weight" yaml:"semantic_weight"`
+	ExactBoost     float64 `json:"exact_boost" yaml:"exact_boost"`
+	DomainBoost    float64 `json:"domain_boost" yaml:"domain_boost"`
+	DomainWeight   float64 `json:"domain_weight" yaml:"domain_weight"`
+	DomainText     float64 `json:"domain_text" yaml:"domain_text"`
+	// DomainVector is search.Params.DomainVector.
+	DomainVector   float64            `json:"domain_vector" yaml:"domain_vector"`
 	Fuzzy          float64            `json:"fuzzy" yaml:"fuzzy"`
 	Candidates     int                `json:"candidates" yaml:"candidates"`
 	Fields         map[string]float64 `json:"fields" yaml:"fields"`
@@ -126,7 +128,7 @@ func (r GridRun) Spec() RunSpec {
 		Embedder: r.EmbedderKey(),
 		Params: search.Params{
 			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
-			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, DomainText: r.DomainText, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
+			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, DomainText: r.DomainText, DomainVector: r.DomainVector, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
 			SentenceShare: r.SentenceShare, ScaledSentences: r.ScaledSentences, FusionModel: r.FusionModel,
 		},
 	}

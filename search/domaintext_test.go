@@ -52,6 +52,12 @@ const referenceServers = `{"domains":[
 // memory domain described as desc (the derived description when empty).
 func describedEngine(t *testing.T, desc string) *Engine {
 	t.Helper()
+	return describedEngineWith(t, desc, embed.NewBuiltin(embed.BuiltinOptions{}))
+}
+
+// describedEngineWith is describedEngine on the embedder emb.
+func describedEngineWith(t *testing.T, desc string, emb embed.Embedder) *Engine {
+	t.Helper()
 	var cat struct {
 		Domains []map[string]any `json:"domains"`
 	}
@@ -73,7 +79,7 @@ func describedEngine(t *testing.T, desc string) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, _, err := Open(context.Background(), LiveOptions{Store: st, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, specs)
+	live, _, err := Open(context.Background(), LiveOptions{Store: st, Embedder: emb}, specs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,6 +197,10 @@ type Engine struct {
 	// (domaintext.go), built under domTextMu.
 	domText   atomic.Pointer[domainText]
 	domTextMu sync.Mutex
+	// domVec are the domain vectors of the build last searched
+	// (domainvector.go), built under domVecMu.
+	domVec   atomic.Pointer[domainVectors]
+	domVecMu sync.Mutex
 }
 
 // NewEngine returns an engine over already-synced indexes.
@@ -731,25 +735,44 @@ func (l semanticList) similarity(i int) float64 {
 }
 
 // semantic returns the depth nearest tools to q and, when domains is set,
-// the similarity of q to each domain's centroid.
+// the similarity of q to each domain's centroid; with the domain vectors
+// on (domainVectorWeight), each tool's score adds what its domain's own
+// text matches of q beyond the domain's best tool (domainvector.go).
 func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) (semanticList, error) {
+	l, v, err := e.semanticTools(ctx, pl, domains)
+	if err != nil {
+		return semanticList{}, err
+	}
+	if w := domainVectorWeight(pl); w > 0 {
+		dv, err := e.domainVectorsOf(ctx, pl)
+		if err != nil {
+			return semanticList{}, err
+		}
+		l = withDomainVector(l, pl.cat, dv, v, w)
+	}
+	return l, nil
+}
+
+// semanticTools is semantic without the domain vectors, and the
+// request's vector.
+func (e *Engine) semanticTools(ctx context.Context, pl plan, domains bool) (semanticList, []float32, error) {
 	if pl.emb == nil {
-		return semanticList{}, errors.New(pl.unavail)
+		return semanticList{}, nil, errors.New(pl.unavail)
 	}
 	emb, q, depth, domain, group := pl.emb, pl.q, pl.depth, pl.req.Domain, pl.req.Group
 	hits, v, err := e.nearest(ctx, pl.ix, emb, q, depth, domain, group, pl.exclude)
 	if err != nil {
-		return semanticList{}, err
+		return semanticList{}, nil, err
 	}
 	l := semanticList{hits: hits}
 	if domains {
 		if l.domSim, err = pl.ix.vs.DomainSimilarity(ctx, collectionOf(emb, len(v)), v); err != nil {
-			return semanticList{}, err
+			return semanticList{}, nil, err
 		}
 	}
 	parts := Sentences(q)
 	if len(parts) < 2 {
-		return l, nil
+		return l, v, nil
 	}
 	if len(parts) > maxSentences {
 		parts = parts[:maxSentences]
@@ -774,7 +797,7 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) (semanticL
 	for _, part := range parts {
 		ph, _, err := e.nearest(ctx, pl.ix, emb, part, depth, domain, group, pl.exclude)
 		if err != nil {
-			return semanticList{}, err
+			return semanticList{}, nil, err
 		}
 		for _, h := range ph {
 			if s, ok := partBest[h.ID]; !ok || h.Similarity > s {
@@ -819,7 +842,7 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) (semanticL
 		out = out[:depth]
 	}
 	l.hits = out
-	return l, nil
+	return l, v, nil
 }
 
 // nearest embeds text (through the cache) and returns its depth nearest

@@ -10,7 +10,8 @@ import (
 //
 // Presence is explicit in one way for every field: zero means the field's
 // default (DefaultParams), and Off turns off the feature of ExactBoost,
-// DomainBoost, DomainWeight, Fuzzy, KeywordFullCoverage and StepDepth.
+// DomainBoost, DomainWeight, DomainVector, Fuzzy, KeywordFullCoverage and
+// StepDepth.
 // Other negative values are errors (Check); grid files follow the same
 // rule.
 type Params struct {
@@ -40,6 +41,14 @@ type Params struct {
 	// list's best score; the learned fusion weighs the same coverage by
 	// its model. Off turns the domain text off in every mode.
 	DomainText float64 `json:"domain_text,omitempty"`
+	// DomainVector weighs, in the semantic list (semantic mode and
+	// hybrid's), how much nearer the request is to an embedding of the
+	// tool's domain's own text (its name, description and what the
+	// server says of itself) than to the domain's best tool in the list,
+	// added to the tool's similarity (domainvector.go). Zero: the value
+	// fitted for the embedder's kind (DefaultDomainVector); Off turns it
+	// off.
+	DomainVector float64 `json:"domain_vector,omitempty"`
 	// Fuzzy is the boost of edit-distance-1 matches in keyword mode.
 	// Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
@@ -90,8 +99,9 @@ type Params struct {
 	Fields keyword.FieldWeights `json:"fields,omitempty"`
 }
 
-// Off, as the value of ExactBoost, DomainBoost, DomainWeight, Fuzzy,
-// KeywordFullCoverage, StepDepth or SentenceShare, turns that feature off.
+// Off, as the value of ExactBoost, DomainBoost, DomainWeight, DomainText,
+// DomainVector, Fuzzy, KeywordFullCoverage, StepDepth or SentenceShare,
+// turns that feature off.
 const Off = -1.0
 
 // Check reports a parameter out of range: a negative value other than
@@ -107,7 +117,7 @@ func (p Params) Check() error {
 		{"step_weight", p.StepWeight, false}, {"sentence_share", p.SentenceShare, true},
 		{"scaled_sentences", float64(p.ScaledSentences), false},
 		{"keyword_full_coverage", p.KeywordFullCoverage, true},
-		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"domain_text", p.DomainText, true}, {"fuzzy", p.Fuzzy, true},
+		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"domain_text", p.DomainText, true}, {"domain_vector", p.DomainVector, true}, {"fuzzy", p.Fuzzy, true},
 	} {
 		switch {
 		case f.v >= 0:
