@@ -20,6 +20,9 @@ import (
 var openers = map[string]bool{
 	"cmd/toolscout/app.go:openStore": true,
 	"cmd/fusionfit/main.go:run":      true,
+	// benchscale's in-process figures open the data dir `toolscout index`
+	// built, read-only, as a program's start-up of its own.
+	"cmd/benchscale/concurrent.go:inProcess": true,
 }
 
 // TestOneStartUpPath fails when production code outside this package
