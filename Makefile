@@ -34,12 +34,14 @@ npm: node_modules/.package-lock.json
 # the catalog cache in a minute, none new); 1 s leaves the time to
 # fuzzing, and still shortens a failing input. The decoders live in small
 # format packages (index/store/format, index/keyword/manifest,
-# embed/fitfile): -fuzz instruments every package of the test binary, and
-# their callers' would bring Bleve, bbolt and chromem-go into that build
+# embed/fitfile, index/vector/snapfile): -fuzz instruments every package
+# of the test binary, and their callers' would bring Bleve, bbolt,
+# chromem-go and gonum into that build
 # (issue 47, item 5; internal/srccheck's TestFuzzTargetsAreLight).
 FUZZTIME ?= 3s
 FUZZ_TARGETS := ./index:FuzzCatalogCache ./index/store/format:FuzzListed ./index/store/format:FuzzFit \
-	./index/store/format:FuzzFeedbackLog ./index/store/format:FuzzPins ./index/vector:FuzzSnap ./index/vector:FuzzExport ./index/vector:FuzzLegacyDocument \
+	./index/store/format:FuzzFeedbackLog ./index/store/format:FuzzPins ./index/vector/snapfile:FuzzSnap ./index/vector/snapfile:FuzzExport \
+	./index/vector/snapfile:FuzzLegacyDocument \
 	./index/keyword/manifest:FuzzManifest ./embed/fitfile:FuzzLoadFit ./internal/checksum:FuzzBody
 #
 # Go 1.26's fuzz coordinator can fail a run that found nothing with a

@@ -19,10 +19,11 @@
 // the store of record and a snapshot derived from it: every vector on
 // disk twice). Those are migrated by one rebuild when a store opens for
 // writing, said in [Store.Healed] ("vectors: migrating ..."), and then
-// removed; the export's decoder (export.go) and the per-document check
-// (migrate.go) are kept for that migration alone, and fuzzed
-// (FuzzExport, FuzzLegacyDocument), as the snapshot decoder is
-// (FuzzSnap). Earlier snapshot formats are never read.
+// removed; the export's decoder and the per-document check are kept for
+// that migration alone. The files' formats, the snapshot's and those
+// readers, are package snapfile's (index/vector/snapfile, without
+// chromem-go), fuzzed there (FuzzSnap, FuzzExport, FuzzLegacyDocument).
+// Earlier snapshot formats are never read.
 //
 // Queries never write files. Healing and compaction are the open's and
 // the sync's: [Open] (for writing) reads every collection with a delta

@@ -1,16 +1,14 @@
 package vector
 
 import (
-	"encoding/gob"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/philippgille/chromem-go"
+	"github.com/toolscout/toolscout/index/vector/snapfile"
 	"github.com/toolscout/toolscout/internal/fault"
 	"github.com/toolscout/toolscout/internal/fileio"
 )
@@ -27,20 +25,8 @@ func openChromem(dir string) (*chromem.DB, error) {
 	return db, err
 }
 
-// chromem-go's files (uncompressed: plain gob). Decoding into structs with
-// the same field names reads them the way chromem-go does.
-type chromemDoc struct {
-	ID        string
-	Metadata  map[string]string
-	Embedding []float32
-	Content   string
-}
-
-type chromemMeta struct {
-	Name     string
-	Metadata map[string]string
-}
-
+// chromem-go's files (uncompressed: plain gob), read into structs with
+// the same field names (snapfile.Doc, snapfile.Meta).
 const chromemMetaFile = "00000000.gob"
 
 // healVectorDir removes the files of a chromem-go folder that cannot be
@@ -59,7 +45,7 @@ func healVectorDir(dir string) ([]string, error) {
 			continue
 		}
 		col := filepath.Join(dir, e.Name())
-		if !readable(filepath.Join(col, chromemMetaFile), &chromemMeta{}) {
+		if !readable(filepath.Join(col, chromemMetaFile), &snapfile.Meta{}) {
 			if err := os.RemoveAll(col); err != nil {
 				return removed, err
 			}
@@ -75,7 +61,7 @@ func healVectorDir(dir string) ([]string, error) {
 				continue
 			}
 			p := filepath.Join(col, f.Name())
-			var d chromemDoc
+			var d snapfile.Doc
 			if !readable(p, &d) || d.ID == "" {
 				if err := os.Remove(p); err != nil {
 					return removed, err
@@ -94,13 +80,7 @@ func readable(path string, v any) bool {
 		return false
 	}
 	defer f.Close()
-	return decodesAs(f, path, v)
-}
-
-// decodesAs reports whether r (the file path) holds one gob value that
-// decodes into v, a panic included.
-func decodesAs(r io.Reader, path string, v any) bool {
-	return fault.Guard("decode "+path, func() error { return gob.NewDecoder(r).Decode(v) }) == nil
+	return snapfile.DecodesAs(f, path, v)
 }
 
 // migrateLegacy moves collections from chromem-go's file-per-document
@@ -173,9 +153,7 @@ func (v *Store) migrateLegacy() error {
 // (its collection metadata: the base .gob's size and modification time,
 // and the removed IDs) with X.delta.snap derived from it.
 const (
-	twoFileExt  = ".gob"
-	metaBase    = "base"
-	metaRemoved = "removed"
+	twoFileExt = ".gob"
 )
 
 // twoFileOf returns the two-file format's collection file (X.gob) of a
@@ -290,7 +268,7 @@ func readTwoFile(gobPath, dgob, name string) (s *snapshot, deltaErr, err error) 
 	if err != nil {
 		return base, err, nil
 	}
-	if fi, err := os.Stat(gobPath); err != nil || fi.Size() != bt.size || fi.ModTime().UnixNano() != bt.mtime {
+	if fi, err := os.Stat(gobPath); err != nil || fi.Size() != bt.Size || fi.ModTime().UnixNano() != bt.Mtime {
 		return base, nil, nil // for another version of the .gob
 	}
 	fresh := make([]snapRow, len(top.ids))
@@ -300,13 +278,10 @@ func readTwoFile(gobPath, dgob, name string) (s *snapshot, deltaErr, err error) 
 	return patchSnapshot(base.withDelta(removed, fresh), base.dims, nil, nil), nil, nil
 }
 
-// gobTag is what a two-file delta names its base .gob by.
-type gobTag struct{ size, mtime int64 }
-
 // readTwoFileDelta reads a two-file delta (.delta.gob): its rows, the IDs
 // it removes and the tag of the .gob it applies to. One without a
 // checksum is taken only beside a .gob without one (sealed false).
-func readTwoFileDelta(dgob, name string, sealed bool) (top *snapshot, removed []string, bt gobTag, err error) {
+func readTwoFileDelta(dgob, name string, sealed bool) (top *snapshot, removed []string, bt snapfile.GobTag, err error) {
 	docs, meta, dsealed, err := readExport(dgob, name)
 	if err != nil {
 		return nil, nil, bt, err
@@ -314,29 +289,15 @@ func readTwoFileDelta(dgob, name string, sealed bool) (top *snapshot, removed []
 	if sealed && !dsealed {
 		return nil, nil, bt, errors.New("written without a checksum")
 	}
-	if removed, bt, err = deltaMeta(meta); err != nil {
+	if removed, bt, err = snapfile.DeltaMeta(meta); err != nil {
 		return nil, nil, bt, err
 	}
 	top, err = snapshotOf(docs, dimsOf(name))
 	return top, removed, bt, err
 }
 
-// deltaMeta reads a two-file delta's collection metadata: the IDs it
-// removes and the tag of the .gob it applies to.
-func deltaMeta(meta map[string]string) (removed []string, bt gobTag, err error) {
-	if _, err := fmt.Sscanf(meta[metaBase], "%d:%d", &bt.size, &bt.mtime); err != nil {
-		return nil, bt, fmt.Errorf("delta without a base tag: %w", err)
-	}
-	if r := meta[metaRemoved]; r != "" {
-		if err := json.Unmarshal([]byte(r), &removed); err != nil {
-			return nil, bt, fmt.Errorf("delta removed list: %w", err)
-		}
-	}
-	return removed, bt, nil
-}
-
 // snapshotOf returns a one-layer snapshot of chromem-go documents.
-func snapshotOf(docs []chromem.Document, dims int) (*snapshot, error) {
+func snapshotOf(docs []snapfile.Doc, dims int) (*snapshot, error) {
 	rows := make([]snapRow, len(docs))
 	for i, d := range docs {
 		if len(d.Embedding) != dims {

@@ -13,6 +13,7 @@ import (
 
 	chromem "github.com/philippgille/chromem-go"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/vector/snapfile"
 	"github.com/toolscout/toolscout/internal/indextest"
 )
 
@@ -43,11 +44,11 @@ func twoFileDir(t *testing.T) (dir, gob, deltaGob string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, bt, err := deltaMeta(meta)
+	_, bt, err := snapfile.DeltaMeta(meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chtimes(gob, time.Unix(0, bt.mtime), time.Unix(0, bt.mtime)); err != nil {
+	if err := os.Chtimes(gob, time.Unix(0, bt.Mtime), time.Unix(0, bt.Mtime)); err != nil {
 		t.Fatal(err)
 	}
 	return dir, gob, deltaGob
@@ -58,7 +59,11 @@ func twoFileDir(t *testing.T) (dir, gob, deltaGob string) {
 // the delta naming the new .gob.
 func unsealTwoFile(t *testing.T, gob, deltaGob string) {
 	t.Helper()
-	write := func(path string, docs []chromem.Document, meta map[string]string) {
+	write := func(path string, read []snapfile.Doc, meta map[string]string) {
+		docs := make([]chromem.Document, len(read))
+		for i, d := range read {
+			docs[i] = chromem.Document{ID: d.ID, Metadata: d.Metadata, Embedding: d.Embedding, Content: d.Content}
+		}
 		db := chromem.NewDB()
 		c, err := db.CreateCollection(testCol.Name(), meta, noEmbed)
 		if err != nil {
@@ -86,7 +91,7 @@ func unsealTwoFile(t *testing.T, gob, deltaGob string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta[metaBase] = gobTagString(fi)
+	meta[snapfile.MetaBase] = gobTagString(fi)
 	write(deltaGob, docs, meta)
 	for _, p := range []string{gob, deltaGob} {
 		if _, _, sealed, err := readExport(p, testCol.Name()); err != nil || sealed {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime"
 	"sync"
+
+	"github.com/toolscout/toolscout/index/vector/snapfile"
 )
 
 // A query of a large collection scans a quantized copy of its vectors
@@ -31,43 +33,10 @@ import (
 // table per 8 dimensions was as slow as the exact scan.
 //
 // The bits and centres are written in the snapshot file after the matrix
-// (snapfile.go) and so computed once, when a collection is written
-// (flat, Sync) or read from a file of the earlier format: never by a
-// query.
-type signs struct {
-	words  int       // uint64 words per row: ceil(dims/64)
-	centre []float32 // dims
-	bits   []uint64  // rows × words
-}
-
-// quantize returns the sign bits of the rows × dims matrix mat.
-// A layer without rows has no centre either (quantLayout): the
-// dimension of an empty file is not allocated for.
-func quantize(mat []float32, rows, dims int) *signs {
-	sg := &signs{words: (dims + 63) / 64}
-	if rows == 0 {
-		return sg
-	}
-	sg.centre, sg.bits = make([]float32, dims), make([]uint64, rows*sg.words)
-	sum := make([]float64, dims)
-	for i := 0; i < rows; i++ {
-		for j, x := range mat[i*dims : (i+1)*dims] {
-			sum[j] += float64(x)
-		}
-	}
-	for j := range sum {
-		sg.centre[j] = float32(sum[j] / float64(rows))
-	}
-	for i := 0; i < rows; i++ {
-		w := sg.bits[i*sg.words : (i+1)*sg.words]
-		for j, x := range mat[i*dims : (i+1)*dims] {
-			if x > sg.centre[j] {
-				w[j/64] |= 1 << (j % 64)
-			}
-		}
-	}
-	return sg
-}
+// (snapfile.Signs, snapfile.Quantize) and so computed once, when a
+// collection is written (flat, Sync) or read from a file of the earlier
+// format: never by a query.
+type signs = snapfile.Signs
 
 // ScanMode chooses how a query scans a collection's vectors.
 type ScanMode int
@@ -157,8 +126,9 @@ type qword struct {
 }
 
 // quantQuery returns q's words where it is not zero (the others add
-// nothing to any row's estimate), and the highest estimate a row can get.
-func (sg *signs) quantQuery(q []float32) ([]qword, int) {
+// nothing to any row's estimate) for scanning sg's rows, and the highest
+// estimate a row can get.
+func quantQuery(sg *signs, q []float32) ([]qword, int) {
 	var top float64
 	for _, x := range q {
 		top = max(top, math.Abs(float64(x)))
@@ -167,9 +137,9 @@ func (sg *signs) quantQuery(q []float32) ([]qword, int) {
 		return nil, 0
 	}
 	const levels = 1<<quantLevels - 1
-	out := make([]qword, 0, sg.words)
+	out := make([]qword, 0, sg.Words)
 	most := 0
-	for w := 0; w < sg.words; w++ {
+	for w := 0; w < sg.Words; w++ {
 		qw := qword{at: w}
 		var any uint64
 		for j := w * 64; j < min((w+1)*64, len(q)); j++ {
@@ -219,7 +189,7 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 	if n >= quantParallelMin {
 		parts = min(runtime.GOMAXPROCS(0), 8)
 	}
-	qws, most := s.signs.quantQuery(q)
+	qws, most := quantQuery(s.signs, q)
 	sc := quantScratches.Get().(*quantScratch)
 	defer quantScratches.Put(sc)
 	if cap(sc.est) < n {
@@ -240,7 +210,7 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			words, bs := s.signs.words, s.signs.bits
+			words, bs := s.signs.Words, s.signs.Bits
 			// The query as columns, each as long as a row: the loop
 			// below runs without bounds checks.
 			nq := len(qws)
@@ -328,23 +298,4 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		}
 	}
 	return all
-}
-
-// Quantized-section layout of a "TSSNAP06" file, after the matrix (which
-// starts at a multiple of 64 bytes): dims float32 centres, 0 or 4 zero
-// bytes so that the bits start at a multiple of 8, rows × words uint64
-// sign bits; nothing at all when there are no rows. quantLayout returns
-// the section's padding and length in bytes, ok false when it would not
-// fit in an int64.
-func quantLayout(rows, dims int) (pad, total uint64, ok bool) {
-	if rows == 0 {
-		return 0, 0, true // no rows, no centres: the section is empty
-	}
-	words := uint64(dims+63) / 64
-	pad = (8 - (4*uint64(rows)*uint64(dims)+4*uint64(dims))%8) % 8
-	hi, lo := bits.Mul64(uint64(rows), 8*words)
-	if hi != 0 || lo > math.MaxInt64/2 {
-		return 0, 0, false
-	}
-	return pad, 4*uint64(dims) + pad + lo, true
 }

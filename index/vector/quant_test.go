@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/vector/snapfile"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/indextest"
 	"github.com/toolscout/toolscout/internal/synth"
@@ -108,7 +109,7 @@ func toV5(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	dims, rows := int(binary.LittleEndian.Uint32(body[24:])), int(binary.LittleEndian.Uint32(body[28:]))
-	_, q, _ := quantLayout(rows, dims)
+	_, q, _ := snapfile.QuantLayout(rows, dims)
 	old := slices.Clone(body[:len(body)-int(q)])
 	copy(old, snapV5)
 	return checksum.Append(old)
@@ -252,7 +253,7 @@ func TestDamagedQuantizedRowsRecomputed(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	body := len(data) - checksum.FooterLen(data)
-	_, q, _ := quantLayout(len(want.ids), col.Dims)
+	_, q, _ := snapfile.QuantLayout(len(want.ids), col.Dims)
 	if last := (body - 1) / checksum.ChunkSize * checksum.ChunkSize; last < body-int(q) {
 		t.Fatalf("the fixture's last chunk starts at %d, in the matrix (quantized rows from %d)", last, body-int(q))
 	}
@@ -275,7 +276,7 @@ func TestDamagedQuantizedRowsRecomputed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the file written again: %v", err)
 	}
-	if ref := quantize(s.mat, len(s.ids), s.dims); !slices.Equal(s.signs.bits, ref.bits) || !slices.Equal(s.signs.centre, ref.centre) {
+	if ref := snapfile.Quantize(s.mat, len(s.ids), s.dims); !slices.Equal(s.signs.Bits, ref.Bits) || !slices.Equal(s.signs.Centre, ref.Centre) {
 		t.Error("the file written again holds other bits than its vectors'")
 	}
 }

@@ -21,7 +21,7 @@ func refill(db *chromem.DB, name string, s *snapshot) error {
 			err2 = c.AddDocument(ctx, chromem.Document{
 				ID:        l.ids[i],
 				Embedding: slices.Clone(l.row(i)),
-				Metadata:  map[string]string{"hash": l.hash[i], "domain": l.domain.at(i), "group": l.group.at(i)},
+				Metadata:  map[string]string{"hash": l.hash[i], "domain": l.domain.At(i), "group": l.group.At(i)},
 			})
 		}
 	})

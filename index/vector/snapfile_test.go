@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/toolscout/toolscout/index/vector/snapfile"
 	"github.com/toolscout/toolscout/internal/checksum"
 )
 
@@ -34,7 +35,7 @@ func matrixOffset(t *testing.T, path string, s *snapshot) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, q, _ := quantLayout(len(s.ids), s.dims)
+	_, q, _ := snapfile.QuantLayout(len(s.ids), s.dims)
 	return int64(len(data) - checksum.FooterLen(data) - int(q) - 4*len(s.mat))
 }
 
@@ -108,9 +109,9 @@ func TestSnapChecked(t *testing.T) {
 
 // column returns every row's string of l.
 func column(l labels) []string {
-	out := make([]string, len(l.idx))
+	out := make([]string, len(l.Idx))
 	for i := range out {
-		out[i] = l.at(i)
+		out[i] = l.At(i)
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	chromem "github.com/philippgille/chromem-go"
+	"github.com/toolscout/toolscout/index/vector/snapfile"
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
@@ -45,38 +46,8 @@ type snapshot struct {
 }
 
 // labels is a column of strings that repeat from row to row (domains,
-// groups): each row holds the index of its string, 4 bytes where a
-// string header takes 16 (at 100k tools, 2.4 MB less live heap for the
-// two columns, which Go's GC doubles in a server's RSS). Read-only once
-// built.
-type labels struct {
-	names []string
-	idx   []uint32
-	pos   map[string]uint32
-}
-
-// add appends a row holding name.
-func (l *labels) add(name string) {
-	i, ok := l.pos[name]
-	if !ok {
-		if l.pos == nil {
-			l.pos = map[string]uint32{}
-		}
-		i = uint32(len(l.names))
-		l.names = append(l.names, name)
-		l.pos[name] = i
-	}
-	l.idx = append(l.idx, i)
-}
-
-// at returns row i's string.
-func (l *labels) at(i int) string { return l.names[l.idx[i]] }
-
-// find returns the index rows holding name have, and whether any does.
-func (l *labels) find(name string) (uint32, bool) {
-	i, ok := l.pos[name]
-	return i, ok
-}
+// groups), an index per row (snapfile.Labels).
+type labels = snapfile.Labels
 
 // domainCentroids returns each domain's centroid: the normalised mean of
 // its tools' vectors, computed once per snapshot.
@@ -84,7 +55,7 @@ func (s *snapshot) domainCentroids() map[string][]float32 {
 	s.centroidsOnce.Do(func() {
 		s.centroids = map[string][]float32{}
 		s.each(func(l *snapshot, i int) {
-			d := l.domain.at(i)
+			d := l.domain.At(i)
 			c := s.centroids[d]
 			if c == nil {
 				c = make([]float32, s.dims)
@@ -160,7 +131,7 @@ type snapRow struct {
 }
 
 func (s *snapshot) rowOf(i int) snapRow {
-	return snapRow{id: s.ids[i], hash: s.hash[i], domain: s.domain.at(i), group: s.group.at(i), vec: s.row(i)}
+	return snapRow{id: s.ids[i], hash: s.hash[i], domain: s.domain.At(i), group: s.group.At(i), vec: s.row(i)}
 }
 
 // flat returns a one-layer snapshot of rows, sorted by ID.
@@ -169,11 +140,11 @@ func flat(dims int, rows []snapRow) *snapshot {
 	s := &snapshot{dims: dims, ids: make([]string, len(rows)), hash: make([]string, len(rows)), mat: make([]float32, 0, len(rows)*dims)}
 	for i, r := range rows {
 		s.ids[i], s.hash[i] = r.id, r.hash
-		s.domain.add(r.domain)
-		s.group.add(r.group)
+		s.domain.Add(r.domain)
+		s.group.Add(r.group)
 		s.mat = append(s.mat, r.vec...)
 	}
-	s.signs = quantize(s.mat, len(s.ids), dims)
+	s.signs = snapfile.Quantize(s.mat, len(s.ids), dims)
 	return s
 }
 
@@ -282,11 +253,11 @@ func buildSnapshot(ctx context.Context, c *chromem.Collection, dims int) (*snaps
 		}
 		s.ids = append(s.ids, r.ID)
 		s.hash = append(s.hash, r.Metadata["hash"])
-		s.domain.add(r.Metadata["domain"])
-		s.group.add(r.Metadata["group"])
+		s.domain.Add(r.Metadata["domain"])
+		s.group.Add(r.Metadata["group"])
 		s.mat = append(s.mat, r.Embedding...)
 	}
-	s.signs = quantize(s.mat, len(s.ids), dims)
+	s.signs = snapfile.Quantize(s.mat, len(s.ids), dims)
 	return s, nil
 }
 
@@ -353,8 +324,8 @@ func (s *snapshot) scan(q []float32, k int, domain, group string, mode ScanMode)
 		parts = min(runtime.GOMAXPROCS(0), 8)
 	}
 	// A scope no row of this layer has matches nothing here.
-	di, dok := s.domain.find(domain)
-	gi, gok := s.group.find(group)
+	di, dok := s.domain.Find(domain)
+	gi, gok := s.group.Find(group)
 	if domain != "" && !dok || group != "" && !gok {
 		return []Hit{}
 	}
@@ -362,7 +333,7 @@ func (s *snapshot) scan(q []float32, k int, domain, group string, mode ScanMode)
 		var keep func(i int) bool
 		if domain != "" || group != "" || s.dead != nil {
 			keep = func(i int) bool {
-				return !(domain != "" && s.domain.idx[i] != di || group != "" && s.group.idx[i] != gi || s.dead != nil && s.dead[i])
+				return !(domain != "" && s.domain.Idx[i] != di || group != "" && s.group.Idx[i] != gi || s.dead != nil && s.dead[i])
 			}
 		}
 		return s.hitsOf(s.scanQuant(q, k, keep))
@@ -376,7 +347,7 @@ func (s *snapshot) scan(q []float32, k int, domain, group string, mode ScanMode)
 			defer wg.Done()
 			t.k = k
 			for i := lo; i < hi; i++ {
-				if domain != "" && s.domain.idx[i] != di || group != "" && s.group.idx[i] != gi || s.dead != nil && s.dead[i] {
+				if domain != "" && s.domain.Idx[i] != di || group != "" && s.group.Idx[i] != gi || s.dead != nil && s.dead[i] {
 					continue
 				}
 				t.push(i, dot(q, s.mat[i*s.dims:(i+1)*s.dims]))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/vector/snapfile"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -106,10 +107,10 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 				s = &snapshot{dims: col.Dims, mat: mat, ids: make([]string, len(todo)), hash: make([]string, len(todo))}
 				for i, t := range todo {
 					s.ids[i], s.hash[i] = t.QualifiedName, t.Hash
-					s.domain.add(t.Domain)
-					s.group.add(t.Group)
+					s.domain.Add(t.Domain)
+					s.group.Add(t.Group)
 				}
-				s.signs = quantize(mat, len(todo), col.Dims)
+				s.signs = snapfile.Quantize(mat, len(todo), col.Dims)
 			} else {
 				s = patchSnapshot(old, col.Dims, removed, fresh)
 			}

@@ -22,16 +22,9 @@ var heavy = []string{
 	"go.etcd.io/bbolt",
 	"github.com/modelcontextprotocol/go-sdk",
 	"github.com/philippgille/chromem-go",
+	"gonum.org/v1/gonum",
 	"github.com/ollama/ollama",
 	"net/http",
-}
-
-// heavyAllowed are the fuzzed packages that still reach a heavy module,
-// and why.
-var heavyAllowed = map[string]string{
-	// Its snapshot format is being changed (issue 47): its decoders move
-	// out with that work, as index/store's and index/keyword's did.
-	"./index/vector": "snapshot format under change",
 }
 
 // TestFuzzTargetsAreLight: each package of the Makefile's FUZZ_TARGETS
@@ -40,7 +33,8 @@ var heavyAllowed = map[string]string{
 // instruments the decoders' few dependencies, not Bleve, the go-sdk or
 // chromem-go. A decoder that needs one of their types belongs beside its
 // fellows in a format package (index/store/format,
-// index/keyword/manifest, embed/fitfile), not back in its caller's.
+// index/keyword/manifest, embed/fitfile, index/vector/snapfile), not
+// back in its caller's.
 func TestFuzzTargetsAreLight(t *testing.T) {
 	root := moduleRoot(t)
 	pkgs := fuzzPackages(t, filepath.Join(root, "Makefile"))
@@ -52,10 +46,6 @@ func TestFuzzTargetsAreLight(t *testing.T) {
 		gobin = "go"
 	}
 	for _, pkg := range pkgs {
-		if why, ok := heavyAllowed[pkg]; ok {
-			t.Logf("%s: not checked (%s)", pkg, why)
-			continue
-		}
 		cmd := exec.Command(gobin, "list", "-deps", "-test", pkg)
 		cmd.Dir = root
 		out, err := cmd.Output()
