@@ -38,27 +38,12 @@ func TestCmdBuildsNoCatalog(t *testing.T) {
 // may have.
 const complexityCeiling = 25
 
-// overCeiling are the functions over complexityCeiling before it was
-// set, each with the complexity it may not exceed while it waits to be
-// split.
-var overCeiling = map[string]int{
-	"runEval":     84,
-	"parseConfig": 75,
-	"blankJSONC":  32,
-	"runConnect":  31,
-}
-
 // TestCmdFunctionsStaySimple holds every function of cmd/toolscout at
-// cyclomatic complexity 25 or less (counted as gocyclo counts it), and
-// the older ones over it at what they were.
+// cyclomatic complexity 25 or less (counted as gocyclo counts it).
 func TestCmdFunctionsStaySimple(t *testing.T) {
 	for _, f := range srccheck.Complexities(t, ".") {
-		ceiling := complexityCeiling
-		if c, ok := overCeiling[f.Name]; ok {
-			ceiling = c
-		}
-		if f.Complexity > ceiling {
-			t.Errorf("%s: %s has cyclomatic complexity %d, over %d: split it", filepath.Base(f.File), f.Name, f.Complexity, ceiling)
+		if f.Complexity > complexityCeiling {
+			t.Errorf("%s: %s has cyclomatic complexity %d, over %d: split it", filepath.Base(f.File), f.Name, f.Complexity, complexityCeiling)
 		}
 	}
 }
