@@ -13,13 +13,12 @@ var catalogBuilders = []string{"NewCatalog", "NewCatalogFrom", "NewCatalogFromLa
 
 // inspectors are the functions of cmd that still build a catalog: each
 // inspects what catalog files or upstream servers give now, with no data
-// dir (doctor, eval --config); a start never does (server/boot and
+// dir (doctor); a start never does (server/boot and
 // the store own where a served catalog comes from).
 var inspectors = map[string]bool{
 	"loadCatalog":    true, // doctor's catalog files
 	"runDoctor":      true, // doctor: the files' tools and the servers' together
 	"checkUpstreams": true, // doctor: what the servers list now
-	"configDataset":  true, // eval --config: the servers' tools now
 }
 
 // TestCmdBuildsNoCatalog fails when cmd/toolscout builds a catalog itself
