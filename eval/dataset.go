@@ -92,6 +92,32 @@ func LoadDir(dir string) (*Dataset, error) {
 	return &Dataset{Name: filepath.Base(filepath.Clean(dir)), Catalog: cat, Queries: qs}, nil
 }
 
+// SpecsDataset is the dataset name of the queries of file (its bytes,
+// data) labelled against the catalog built from specs: the tools that
+// servers list now. An error of that build is a *CatalogBuildError; one
+// of the queries, ParseQueries' error.
+func SpecsDataset(name, file string, data []byte, specs []index.DomainSpec) (*Dataset, error) {
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		return nil, &CatalogBuildError{Err: err}
+	}
+	qs, err := ParseQueries(file, data, cat)
+	if err != nil {
+		return nil, err
+	}
+	return &Dataset{Name: name, Catalog: cat, Queries: qs}, nil
+}
+
+// CatalogBuildError is SpecsDataset's error building the catalog of its
+// specs: it reads as the build's error.
+type CatalogBuildError struct{ Err error }
+
+// Error reads as the build's error.
+func (e *CatalogBuildError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the build's error.
+func (e *CatalogBuildError) Unwrap() error { return e.Err }
+
 // ParseQueries parses queries.jsonl and checks every label against cat.
 // Errors name the file and line.
 func ParseQueries(file string, data []byte, cat *index.Catalog) ([]Query, error) {

@@ -191,45 +191,64 @@ func checkKeys(file, path string, data []byte, known []string, strict bool) erro
 // is unset or empty), as Claude Code's .mcp.json writes it.
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
+// configFile is a config file as decoded, before it is checked.
+type configFile struct {
+	MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	Toolscout  *toolscoutSection          `json:"toolscout"`
+}
+
+// toolscoutSection is a config file's toolscout section as decoded.
+type toolscoutSection struct {
+	Expose         string   `json:"expose"`
+	Pinned         []string `json:"pinned"`
+	Model          string   `json:"model"`
+	Quarantine     bool     `json:"quarantine"`
+	Fallback       string   `json:"fallback"`
+	ConnectTimeout float64  `json:"connect_timeout"`
+	StartupWait    float64  `json:"startup_wait"`
+	InitializeWait float64  `json:"initialize_wait"`
+	Feedback       string   `json:"feedback"`
+	Audit          string   `json:"audit"`
+	AuditArguments *bool    `json:"audit_arguments"`
+	Condense       *bool    `json:"condense"`
+	ToolNames      string   `json:"tool_names"`
+	Instructions   string   `json:"instructions"`
+	Pin            string   `json:"pin"`
+	// Callers and JWT: parseCallers.
+	Callers json.RawMessage `json:"callers"`
+	JWT     json.RawMessage `json:"jwt"`
+	OAuth   json.RawMessage `json:"oauth"`
+	// Code: parseCodeSpec.
+	Code json.RawMessage `json:"code"`
+}
+
 // parseConfig parses one mcpServers file. getenv looks up ${VAR}s.
 func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (*gatewayConfig, error) {
-	var top struct {
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
-		Toolscout  *struct {
-			Expose         string   `json:"expose"`
-			Pinned         []string `json:"pinned"`
-			Model          string   `json:"model"`
-			Quarantine     bool     `json:"quarantine"`
-			Fallback       string   `json:"fallback"`
-			ConnectTimeout float64  `json:"connect_timeout"`
-			StartupWait    float64  `json:"startup_wait"`
-			InitializeWait float64  `json:"initialize_wait"`
-			Feedback       string   `json:"feedback"`
-			Audit          string   `json:"audit"`
-			AuditArguments *bool    `json:"audit_arguments"`
-			Condense       *bool    `json:"condense"`
-			ToolNames      string   `json:"tool_names"`
-			Instructions   string   `json:"instructions"`
-			Pin            string   `json:"pin"`
-			// Callers and JWT: parseCallers.
-			Callers json.RawMessage `json:"callers"`
-			JWT     json.RawMessage `json:"jwt"`
-			OAuth   json.RawMessage `json:"oauth"`
-			// Code: parseCodeSpec.
-			Code json.RawMessage `json:"code"`
-		} `json:"toolscout"`
+	top, err := decodeConfigFile(file, data)
+	if err != nil {
+		return nil, err
 	}
+	gc := &gatewayConfig{}
+	if top.Toolscout != nil {
+		if err := parseToolscoutSection(file, top.Toolscout, gc); err != nil {
+			return nil, err
+		}
+	}
+	domains := map[string]string{}
+	for _, key := range slices.Sorted(maps.Keys(top.MCPServers)) {
+		if err := parseServer(file, key, top.MCPServers[key], getenv, domains, gc); err != nil {
+			return nil, err
+		}
+	}
+	return gc, nil
+}
+
+// decodeConfigFile decodes data as a config file and checks its keys and
+// that it has mcpServers.
+func decodeConfigFile(file string, data []byte) (*configFile, error) {
+	var top configFile
 	if err := json.Unmarshal(data, &top); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			line := bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n")) + 1
-			return nil, &ConfigError{File: file, Reason: fmt.Sprintf("invalid JSON on line %d: %v", line, err)}
-		}
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) && typ.Field != "" {
-			return nil, &ConfigError{File: file, Path: typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", txt.JSONKind(typ.Type), typ.Value)}
-		}
-		return nil, &ConfigError{File: file, Reason: err.Error()}
+		return nil, configJSONError(file, data, err)
 	}
 	if err := checkKeys(file, "", data, []string{"mcpServers", "toolscout"}, false); err != nil {
 		return nil, err
@@ -240,199 +259,308 @@ func parseConfig(file string, data []byte, getenv func(string) (string, bool)) (
 	if top.MCPServers == nil {
 		return nil, &ConfigError{File: file, Path: "mcpServers", Reason: `missing: a config is {"mcpServers": {"name": {"command": ...} or {"url": ...}}}`}
 	}
-	gc := &gatewayConfig{}
-	if top.Toolscout != nil {
-		gc.Expose, gc.Pinned, gc.Model = top.Toolscout.Expose, top.Toolscout.Pinned, strings.TrimSpace(top.Toolscout.Model)
-		gc.Quarantine = top.Toolscout.Quarantine
-		switch gc.Feedback = top.Toolscout.Feedback; gc.Feedback {
-		case "", "on", "off":
-		default:
-			return nil, &ConfigError{File: file, Path: "toolscout.feedback", Reason: fmt.Sprintf("%q: use on (learn from what agents run) or off", gc.Feedback)}
-		}
-		switch gc.Pin = top.Toolscout.Pin; gc.Pin {
-		case "", "on", "off":
-		default:
-			return nil, &ConfigError{File: file, Path: "toolscout.pin", Reason: fmt.Sprintf("%q: use on (hold a tool whose definition changed upstream until toolscout approve) or off (serve tools as listed)", gc.Pin)}
-		}
-		switch gc.Fallback = top.Toolscout.Fallback; gc.Fallback {
-		case "", "none", string(server.ExposeEager):
-		default:
-			return nil, &ConfigError{File: file, Path: "toolscout.fallback", Reason: fmt.Sprintf("%q: use eager (list every tool directly when the meta layer cannot serve) or none", gc.Fallback)}
-		}
-		switch gc.ToolNames = top.Toolscout.ToolNames; gc.ToolNames {
-		case "", server.ToolNamesQualified, server.ToolNamesServer:
-		default:
-			return nil, &ConfigError{File: file, Path: "toolscout.tool_names", Reason: fmt.Sprintf("%q: use qualified (every tool as domain__tool, the default) or server (each under its server's own name, domain__tool only where two servers have the same name)", gc.ToolNames)}
-		}
-		if gc.Expose != "" {
-			if _, err := parseExpose(gc.Expose); err != nil {
-				return nil, &ConfigError{File: file, Path: "toolscout.expose", Reason: err.Error()}
-			}
-		}
-		var err error
-		if gc.ConnectTimeout, err = seconds(file, "toolscout.connect_timeout", top.Toolscout.ConnectTimeout); err != nil {
-			return nil, err
-		}
-		if gc.StartupWait, err = seconds(file, "toolscout.startup_wait", top.Toolscout.StartupWait); err != nil {
-			return nil, err
-		}
-		if gc.InitializeWait, err = seconds(file, "toolscout.initialize_wait", top.Toolscout.InitializeWait); err != nil {
-			return nil, err
-		}
-		// A relative path is the config file's neighbour: a client that
-		// starts toolscout does so from a folder of its own choosing.
-		gc.Audit, gc.AuditArguments, gc.Condense = top.Toolscout.Audit, top.Toolscout.AuditArguments, top.Toolscout.Condense
-		gc.Instructions = strings.TrimSpace(top.Toolscout.Instructions)
-		if n := utf8.RuneCountInString(gc.Instructions); n > server.MaxExtraInstructions {
-			return nil, &ConfigError{File: file, Path: "toolscout.instructions", Reason: fmt.Sprintf("%d characters: at most %d (every client reads them before its first request: keep them to what the model must know)", n, server.MaxExtraInstructions)}
-		}
-		if gc.Audit != "" && gc.Audit != "-" && !filepath.IsAbs(gc.Audit) {
-			gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
-		}
-		if gc.Callers, err = parseCallers(file, top.Toolscout.Callers, top.Toolscout.JWT, top.Toolscout.OAuth); err != nil {
-			return nil, err
-		}
-		if gc.Code, err = parseCodeSpec(file, top.Toolscout.Code); err != nil {
-			return nil, err
+	return &top, nil
+}
+
+// configJSONError says where a config file's JSON is wrong: the line of a
+// syntax error, the field of a value of the wrong type.
+func configJSONError(file string, data []byte, err error) error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		line := bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n")) + 1
+		return &ConfigError{File: file, Reason: fmt.Sprintf("invalid JSON on line %d: %v", line, err)}
+	}
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) && typ.Field != "" {
+		return &ConfigError{File: file, Path: typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", txt.JSONKind(typ.Type), typ.Value)}
+	}
+	if typ != nil {
+		// The whole file is a number, a string, an array: say what a
+		// config is rather than name a Go type.
+		return &ConfigError{File: file, Reason: fmt.Sprintf(`found JSON %s, not an object: a config is {"mcpServers": {"name": {"command": ...} or {"url": ...}}}`, typ.Value)}
+	}
+	return &ConfigError{File: file, Reason: err.Error()}
+}
+
+// toolscoutChoice is a key of the toolscout section that takes one of a
+// few words.
+type toolscoutChoice struct {
+	key, value string
+	allowed    []string
+	use        string // the Reason after the value: what to write instead
+}
+
+// parseToolscoutSection checks the toolscout section ts of file and sets
+// what it says in gc.
+func parseToolscoutSection(file string, ts *toolscoutSection, gc *gatewayConfig) error {
+	gc.Expose, gc.Pinned, gc.Model = ts.Expose, ts.Pinned, strings.TrimSpace(ts.Model)
+	gc.Quarantine = ts.Quarantine
+	gc.Feedback, gc.Pin, gc.Fallback, gc.ToolNames = ts.Feedback, ts.Pin, ts.Fallback, ts.ToolNames
+	if err := checkToolscoutChoices(file, ts); err != nil {
+		return err
+	}
+	if gc.Expose != "" {
+		if _, err := parseExpose(gc.Expose); err != nil {
+			return &ConfigError{File: file, Path: "toolscout.expose", Reason: err.Error()}
 		}
 	}
-	keys := make([]string, 0, len(top.MCPServers))
-	for k := range top.MCPServers {
-		keys = append(keys, k)
+	if err := parseToolscoutWaits(file, ts, gc); err != nil {
+		return err
 	}
-	sort.Strings(keys)
-	domains := map[string]string{}
-	for _, key := range keys {
-		path := "mcpServers." + key
-		if err := checkKeys(file, path, top.MCPServers[key], serverKeys, false); err != nil {
-			return nil, err
+	gc.Audit, gc.AuditArguments, gc.Condense = ts.Audit, ts.AuditArguments, ts.Condense
+	gc.Instructions = strings.TrimSpace(ts.Instructions)
+	if n := utf8.RuneCountInString(gc.Instructions); n > server.MaxExtraInstructions {
+		return &ConfigError{File: file, Path: "toolscout.instructions", Reason: fmt.Sprintf("%d characters: at most %d (every client reads them before its first request: keep them to what the model must know)", n, server.MaxExtraInstructions)}
+	}
+	// A relative path is the config file's neighbour: a client that
+	// starts toolscout does so from a folder of its own choosing.
+	if gc.Audit != "" && gc.Audit != "-" && !filepath.IsAbs(gc.Audit) {
+		gc.Audit = filepath.Join(filepath.Dir(file), gc.Audit)
+	}
+	var err error
+	if gc.Callers, err = parseCallers(file, ts.Callers, ts.JWT, ts.OAuth); err != nil {
+		return err
+	}
+	gc.Code, err = parseCodeSpec(file, ts.Code)
+	return err
+}
+
+// checkToolscoutChoices checks the keys of the toolscout section that take
+// one of a few words ("" is each one's default).
+func checkToolscoutChoices(file string, ts *toolscoutSection) error {
+	for _, c := range []toolscoutChoice{
+		{"feedback", ts.Feedback, []string{"", "on", "off"}, "use on (learn from what agents run) or off"},
+		{"pin", ts.Pin, []string{"", "on", "off"}, "use on (hold a tool whose definition changed upstream until toolscout approve) or off (serve tools as listed)"},
+		{"fallback", ts.Fallback, []string{"", "none", string(server.ExposeEager)}, "use eager (list every tool directly when the meta layer cannot serve) or none"},
+		{"tool_names", ts.ToolNames, []string{"", server.ToolNamesQualified, server.ToolNamesServer}, "use qualified (every tool as domain__tool, the default) or server (each under its server's own name, domain__tool only where two servers have the same name)"},
+	} {
+		if !slices.Contains(c.allowed, c.value) {
+			return &ConfigError{File: file, Path: "toolscout." + c.key, Reason: fmt.Sprintf("%q: %s", c.value, c.use)}
 		}
-		var e serverEntry
-		dec := json.NewDecoder(bytes.NewReader(top.MCPServers[key]))
-		if err := dec.Decode(&e); err != nil {
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &typ) {
-				return nil, &ConfigError{File: file, Path: path + "." + typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", txt.JSONKind(typ.Type), typ.Value)}
+	}
+	return nil
+}
+
+// parseToolscoutWaits reads the toolscout section's durations.
+func parseToolscoutWaits(file string, ts *toolscoutSection, gc *gatewayConfig) error {
+	var err error
+	if gc.ConnectTimeout, err = seconds(file, "toolscout.connect_timeout", ts.ConnectTimeout); err != nil {
+		return err
+	}
+	if gc.StartupWait, err = seconds(file, "toolscout.startup_wait", ts.StartupWait); err != nil {
+		return err
+	}
+	gc.InitializeWait, err = seconds(file, "toolscout.initialize_wait", ts.InitializeWait)
+	return err
+}
+
+// parseServer parses the mcpServers entry key of file (raw) into gc: an
+// upstream, a disabled domain or a skipped toolscout. domains maps the
+// domains taken so far to their entries' names.
+func parseServer(file, key string, raw json.RawMessage, getenv func(string) (string, bool), domains map[string]string, gc *gatewayConfig) error {
+	path := "mcpServers." + key
+	e, err := decodeServerEntry(file, path, raw)
+	if err != nil {
+		return err
+	}
+	dom := index.SanitizeDomainName(key)
+	if prev, ok := domains[dom]; ok {
+		return &ConfigError{File: file, Path: path, Reason: fmt.Sprintf("server names %q and %q both become domain %q: rename one", prev, key, dom)}
+	}
+	domains[dom] = key
+	if e.Disabled {
+		gc.Disabled = append(gc.Disabled, dom)
+		return nil
+	}
+	uc, err := upstreamConfig(file, path, dom, e, getenv, gc)
+	if err != nil {
+		return err
+	}
+	gc.Secrets = append(gc.Secrets, configSecrets(e, uc)...)
+	if isToolscout(uc.Command) {
+		// A Claude Desktop config that lists toolscout itself: starting
+		// it from here would start toolscout again, and again.
+		gc.Skipped = append(gc.Skipped, dom)
+		return nil
+	}
+	gc.Upstreams = append(gc.Upstreams, uc)
+	return nil
+}
+
+// decodeServerEntry checks the keys of the server entry at path and
+// decodes it.
+func decodeServerEntry(file, path string, raw json.RawMessage) (serverEntry, error) {
+	var e serverEntry
+	if err := checkKeys(file, path, raw, serverKeys, false); err != nil {
+		return e, err
+	}
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&e); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			return e, &ConfigError{File: file, Path: path + "." + typ.Field, Reason: fmt.Sprintf("expected %s, found JSON %s", txt.JSONKind(typ.Type), typ.Value)}
+		}
+		return e, &ConfigError{File: file, Path: path, Reason: err.Error()}
+	}
+	return e, nil
+}
+
+// upstreamConfig turns the enabled server entry e at path into the
+// upstream of domain dom, its ${VAR}s expanded; an OAuth sign-in goes
+// into gc.OAuth.
+func upstreamConfig(file, path, dom string, e serverEntry, getenv func(string) (string, bool), gc *gatewayConfig) (gateway.UpstreamConfig, error) {
+	for _, name := range slices.Sorted(maps.Keys(e.DeprecatedTools)) {
+		if n := len(e.DeprecatedTools[name]); n > index.MaxDeprecatedBytes {
+			return gateway.UpstreamConfig{}, &ConfigError{File: file, Path: path + ".deprecated_tools." + name, Reason: fmt.Sprintf("%d bytes: say in at most %d what to use instead", n, index.MaxDeprecatedBytes)}
+		}
+	}
+	uc := gateway.UpstreamConfig{Domain: dom, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Description: e.Description, Groups: e.Groups,
+		DisabledTools: e.DisabledTools, DeprecatedTools: e.DeprecatedTools}
+	var err error
+	if uc.Transport, err = serverTransport(file, path, e); err != nil {
+		return uc, err
+	}
+	if uc.Timeout, err = seconds(file, path+".timeout", e.Timeout); err != nil {
+		return uc, err
+	}
+	if uc.ConnectTimeout, err = seconds(file, path+".connect_timeout", e.ConnectTimeout); err != nil {
+		return uc, err
+	}
+	x := &expander{file: file, path: path, getenv: getenv}
+	expandRemote(x, e, &uc)
+	x.then(func() error { return serverAuth(file, path, dom, e, &uc, gc) })
+	expandStdio(x, e, &uc)
+	return uc, x.err
+}
+
+// serverTransport checks that e is either started (command) or reached
+// (url) and returns its transport: "" (stdio), "http" or "sse".
+func serverTransport(file, path string, e serverEntry) (string, error) {
+	switch {
+	case e.Command != "" && e.URL != "":
+		return "", &ConfigError{File: file, Path: path, Reason: `has both "command" and "url": a server is either started (command) or reached (url)`}
+	case e.Command == "" && e.URL == "":
+		return "", &ConfigError{File: file, Path: path, Reason: `needs "command" (a stdio server) or "url" (a remote server)`}
+	}
+	switch e.Type {
+	case "", "stdio":
+		if e.Type == "stdio" && e.Command == "" {
+			return "", &ConfigError{File: file, Path: path + ".type", Reason: `"stdio" needs "command"`}
+		}
+		return "", nil
+	case "sse":
+		return "sse", nil
+	case "http", "streamable-http", "streamableHttp":
+		return "http", nil
+	}
+	return "", &ConfigError{File: file, Path: path + ".type", Reason: fmt.Sprintf("%q: use stdio, http or sse", e.Type)}
+}
+
+// expander expands the ${VAR}s of one server entry's values and keeps the
+// entry's first error: once there is one, values stay as written and no
+// further step runs.
+type expander struct {
+	file, path string
+	getenv     func(string) (string, bool)
+	err        error
+}
+
+// expand returns s with its ${VAR}s (and ${VAR:-default}s) filled in; an
+// unset VAR without a default is the error of field.
+func (x *expander) expand(field, s string) string {
+	if x.err != nil {
+		return s
+	}
+	return varRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := varRE.FindStringSubmatch(m)
+		name := sub[1]
+		v, ok := x.getenv(name)
+		if def, hasDef := strings.CutPrefix(sub[2], ":-"); hasDef && v == "" {
+			return def
+		}
+		if !ok && x.err == nil {
+			x.err = &ConfigError{File: x.file, Path: x.path + "." + field, Reason: fmt.Sprintf("${%s} is not set in the environment", name)}
+		}
+		return v
+	})
+}
+
+// expandMap returns m with every value expanded (nil when m is empty).
+func (x *expander) expandMap(field string, m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = x.expand(field+"."+k, v)
+	}
+	return out
+}
+
+// then runs step unless there is an error already, and keeps its error.
+func (x *expander) then(step func() error) {
+	if x.err == nil {
+		x.err = step()
+	}
+}
+
+// expandRemote fills in a remote server's URL (checked to be http(s)) and
+// headers.
+func expandRemote(x *expander, e serverEntry, uc *gateway.UpstreamConfig) {
+	if e.URL != "" {
+		uc.URL = x.expand("url", e.URL)
+		x.then(func() error {
+			if u, perr := url.Parse(uc.URL); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return &ConfigError{File: x.file, Path: x.path + ".url", Reason: fmt.Sprintf("%q is not an http(s) URL", uc.URL)}
 			}
-			return nil, &ConfigError{File: file, Path: path, Reason: err.Error()}
+			return nil
+		})
+	}
+	uc.Headers = x.expandMap("headers", e.Headers)
+}
+
+// serverAuth reads a server's header files, its OAuth sign-in (into
+// gc.OAuth) and its callers' header files.
+func serverAuth(file, path, dom string, e serverEntry, uc *gateway.UpstreamConfig, gc *gatewayConfig) error {
+	if len(e.HeaderFiles) > 0 {
+		if err := headerFiles(file, path, e, uc); err != nil {
+			return err
 		}
-		dom := index.SanitizeDomainName(key)
-		if prev, ok := domains[dom]; ok {
-			return nil, &ConfigError{File: file, Path: path, Reason: fmt.Sprintf("server names %q and %q both become domain %q: rename one", prev, key, dom)}
-		}
-		domains[dom] = key
-		if e.Disabled {
-			gc.Disabled = append(gc.Disabled, dom)
-			continue
-		}
-		for _, name := range slices.Sorted(maps.Keys(e.DeprecatedTools)) {
-			if n := len(e.DeprecatedTools[name]); n > index.MaxDeprecatedBytes {
-				return nil, &ConfigError{File: file, Path: path + ".deprecated_tools." + name, Reason: fmt.Sprintf("%d bytes: say in at most %d what to use instead", n, index.MaxDeprecatedBytes)}
-			}
-		}
-		uc := gateway.UpstreamConfig{Domain: dom, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Description: e.Description, Groups: e.Groups,
-			DisabledTools: e.DisabledTools, DeprecatedTools: e.DeprecatedTools}
-		switch {
-		case e.Command != "" && e.URL != "":
-			return nil, &ConfigError{File: file, Path: path, Reason: `has both "command" and "url": a server is either started (command) or reached (url)`}
-		case e.Command == "" && e.URL == "":
-			return nil, &ConfigError{File: file, Path: path, Reason: `needs "command" (a stdio server) or "url" (a remote server)`}
-		}
-		switch e.Type {
-		case "", "stdio":
-			if e.Type == "stdio" && e.Command == "" {
-				return nil, &ConfigError{File: file, Path: path + ".type", Reason: `"stdio" needs "command"`}
-			}
-		case "sse":
-			uc.Transport = "sse"
-		case "http", "streamable-http", "streamableHttp":
-			uc.Transport = "http"
-		default:
-			return nil, &ConfigError{File: file, Path: path + ".type", Reason: fmt.Sprintf("%q: use stdio, http or sse", e.Type)}
-		}
-		var err error
-		if uc.Timeout, err = seconds(file, path+".timeout", e.Timeout); err != nil {
-			return nil, err
-		}
-		if uc.ConnectTimeout, err = seconds(file, path+".connect_timeout", e.ConnectTimeout); err != nil {
-			return nil, err
-		}
-		expand := func(field, s string) string {
-			if err != nil {
-				return s
-			}
-			return varRE.ReplaceAllStringFunc(s, func(m string) string {
-				sub := varRE.FindStringSubmatch(m)
-				name := sub[1]
-				v, ok := getenv(name)
-				if def, hasDef := strings.CutPrefix(sub[2], ":-"); hasDef && v == "" {
-					return def
-				}
-				if !ok && err == nil {
-					err = &ConfigError{File: file, Path: path + "." + field, Reason: fmt.Sprintf("${%s} is not set in the environment", name)}
-				}
-				return v
-			})
-		}
-		if e.URL != "" {
-			uc.URL = expand("url", e.URL)
-			if err == nil {
-				if u, perr := url.Parse(uc.URL); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					err = &ConfigError{File: file, Path: path + ".url", Reason: fmt.Sprintf("%q is not an http(s) URL", uc.URL)}
-				}
-			}
-		}
-		if len(e.Headers) > 0 {
-			uc.Headers = map[string]string{}
-			for k, v := range e.Headers {
-				uc.Headers[k] = expand("headers."+k, v)
-			}
-		}
-		if err == nil && len(e.HeaderFiles) > 0 {
-			err = headerFiles(file, path, e, &uc)
-		}
-		if err == nil && e.Auth != nil {
-			var o *oauthUpstream
-			if o, err = parseUpstreamAuth(file, path, e, uc); err == nil {
-				if gc.OAuth == nil {
-					gc.OAuth = map[string]oauthUpstream{}
-				}
-				gc.OAuth[dom] = *o
-			}
-		}
-		if err == nil && (len(e.CallerHeaderFiles) > 0 || e.ForwardAuthorization) {
-			err = callerHeaderFiles(file, path, e, &uc)
-		}
-		if len(e.Env) > 0 {
-			uc.Env = map[string]string{}
-			for k, v := range e.Env {
-				uc.Env[k] = expand("env."+k, v)
-			}
-		}
-		// Claude Code expands ${VAR} in command and args as well.
-		if e.Command != "" {
-			uc.Command = expand("command", e.Command)
-			uc.Args = make([]string, len(e.Args))
-			for i, a := range e.Args {
-				uc.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
-			}
-		}
-		if err == nil && e.Command != "" && strings.TrimSpace(uc.Command) == "" {
-			err = &ConfigError{File: file, Path: path + ".command", Reason: fmt.Sprintf("%q is empty once ${VAR}s are expanded", e.Command)}
-		}
+	}
+	if e.Auth != nil {
+		o, err := parseUpstreamAuth(file, path, e, *uc)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		gc.Secrets = append(gc.Secrets, configSecrets(e, uc)...)
-		if isToolscout(uc.Command) {
-			// A Claude Desktop config that lists toolscout itself: starting
-			// it from here would start toolscout again, and again.
-			gc.Skipped = append(gc.Skipped, dom)
-			continue
+		if gc.OAuth == nil {
+			gc.OAuth = map[string]oauthUpstream{}
 		}
-		gc.Upstreams = append(gc.Upstreams, uc)
+		gc.OAuth[dom] = *o
 	}
-	return gc, nil
+	if len(e.CallerHeaderFiles) > 0 || e.ForwardAuthorization {
+		return callerHeaderFiles(file, path, e, uc)
+	}
+	return nil
+}
+
+// expandStdio fills in a started server's env, command and args (Claude
+// Code expands ${VAR} in command and args as well) and checks that the
+// command is not empty once expanded.
+func expandStdio(x *expander, e serverEntry, uc *gateway.UpstreamConfig) {
+	uc.Env = x.expandMap("env", e.Env)
+	if e.Command == "" {
+		return
+	}
+	uc.Command = x.expand("command", e.Command)
+	uc.Args = make([]string, len(e.Args))
+	for i, a := range e.Args {
+		uc.Args[i] = x.expand(fmt.Sprintf("args[%d]", i), a)
+	}
+	x.then(func() error {
+		if strings.TrimSpace(uc.Command) == "" {
+			return &ConfigError{File: x.file, Path: x.path + ".command", Reason: fmt.Sprintf("%q is empty once ${VAR}s are expanded", e.Command)}
+		}
+		return nil
+	})
 }
 
 // maxSeconds bounds a config's durations: a day is more than any server

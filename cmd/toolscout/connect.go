@@ -82,6 +82,44 @@ func runConnect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("connect: %w", err)
 	}
 	h := hostEnv{home: home, goos: runtime.GOOS, getenv: os.Getenv}
+	f, err := parseConnectFlags(h, args, stderr)
+	if err != nil {
+		return err
+	}
+	o := connectOptions{dryRun: f.dryRun, replace: f.replace, now: time.Now(), write: writeKeepingMode}
+	if o.to, err = f.toFile(); err != nil {
+		return err
+	}
+	if o.client, err = f.client(); err != nil {
+		return err
+	}
+	if f.undo {
+		if f.dryRun || f.replace || f.configFile != "" || f.project != "" {
+			return usagef("--undo takes only --to (and the client)")
+		}
+		return undoConnect(o, stdout)
+	}
+	if o.file, err = f.clientFile(o.client, h); err != nil {
+		return err
+	}
+	if err := resolveConnectPaths(&o); err != nil {
+		return err
+	}
+	return connect(ctx, o, stdout)
+}
+
+// connectFlags are connect's flags as given, before they are resolved
+// into connectOptions.
+type connectFlags struct {
+	configs                 []string // --config (one at most is used, as --to)
+	configFile, project, to string
+	toGiven                 bool // --to given, not its default
+	dryRun, undo, replace   bool
+	pos                     []string // the client named, if any
+}
+
+// parseConnectFlags parses connect's command line.
+func parseConnectFlags(h hostEnv, args []string, stderr io.Writer) (*connectFlags, error) {
 	fs := newFlagSet("connect", connectUsage, stderr)
 	// Every command takes the global flags (DESIGN.md); connect uses
 	// --config alone: one --config is toolscout's config, as --to.
@@ -95,59 +133,82 @@ func runConnect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	replace := fs.Bool("replace", false, "when toolscout's config has a server of the same name with another definition, take the client's")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	o := connectOptions{dryRun: *dryRun, replace: *replace, now: time.Now(), write: writeKeepingMode}
-	toGiven := false
-	fs.Visit(func(f *flag.Flag) { toGiven = toGiven || f.Name == "to" })
+	f := &connectFlags{configs: g.configs, configFile: *configFile, project: *project, to: *to,
+		dryRun: *dryRun, undo: *undo, replace: *replace, pos: pos}
+	fs.Visit(func(fl *flag.Flag) { f.toGiven = f.toGiven || fl.Name == "to" })
+	return f, nil
+}
+
+// toFile is the absolute path of toolscout's config: --to, or the one
+// --config.
+func (f *connectFlags) toFile() (string, error) {
+	to := f.to
 	switch {
-	case len(g.configs) > 1:
-		return usagef("connect imports into one config: give one --config (or --to)")
-	case len(g.configs) == 1 && toGiven && g.configs[0] != *to:
-		return usagef("--config and --to name two files: give one")
-	case len(g.configs) == 1:
-		*to = g.configs[0]
+	case len(f.configs) > 1:
+		return "", usagef("connect imports into one config: give one --config (or --to)")
+	case len(f.configs) == 1 && f.toGiven && f.configs[0] != f.to:
+		return "", usagef("--config and --to name two files: give one")
+	case len(f.configs) == 1:
+		to = f.configs[0]
 	}
-	if o.to, err = filepath.Abs(*to); err != nil {
-		return fmt.Errorf("connect: --to: %w", err)
+	abs, err := filepath.Abs(to)
+	if err != nil {
+		return "", fmt.Errorf("connect: --to: %w", err)
 	}
+	return abs, nil
+}
+
+// client is the client named on the command line (name "" with
+// --config-file or a bare --undo).
+func (f *connectFlags) client() (mcpClient, error) {
 	switch {
-	case len(pos) > 1:
-		return usagef("connect takes one client, got %q", pos)
-	case len(pos) == 1 && *configFile != "":
-		return usagef("give a client or --config-file, not both")
-	case len(pos) == 1:
-		c, ok := findClient(pos[0])
+	case len(f.pos) > 1:
+		return mcpClient{}, usagef("connect takes one client, got %q", f.pos)
+	case len(f.pos) == 1 && f.configFile != "":
+		return mcpClient{}, usagef("give a client or --config-file, not both")
+	case len(f.pos) == 1:
+		c, ok := findClient(f.pos[0])
 		if !ok {
-			return usagef("unknown client %q: use %s, or --config-file PATH for another client's file", pos[0], clientNames())
+			return mcpClient{}, usagef("unknown client %q: use %s, or --config-file PATH for another client's file", f.pos[0], clientNames())
 		}
-		o.client = c
-	case *configFile == "" && !*undo:
-		return usagef("connect which client? use %s, or --config-file PATH", clientNames())
+		return c, nil
+	case f.configFile == "" && !f.undo:
+		return mcpClient{}, usagef("connect which client? use %s, or --config-file PATH", clientNames())
 	}
-	if *undo {
-		if *dryRun || *replace || *configFile != "" || *project != "" {
-			return usagef("--undo takes only --to (and the client)")
-		}
-		return undoConnect(o, stdout)
-	}
+	return mcpClient{}, nil
+}
+
+// clientFile is the absolute path of the client's file to connect:
+// --config-file, the client's project file under --project, or its user
+// file.
+func (f *connectFlags) clientFile(c mcpClient, h hostEnv) (string, error) {
+	var file string
 	switch {
-	case *configFile != "":
-		if *project != "" {
-			return usagef("--project picks a client's project file: not with --config-file")
+	case f.configFile != "":
+		if f.project != "" {
+			return "", usagef("--project picks a client's project file: not with --config-file")
 		}
-		o.file = *configFile
-	case *project != "":
-		if o.client.project == "" {
-			return usagef("%s has no project file: connect its user file without --project", o.client.name)
+		file = f.configFile
+	case f.project != "":
+		if c.project == "" {
+			return "", usagef("%s has no project file: connect its user file without --project", c.name)
 		}
-		o.file = filepath.Join(*project, o.client.project)
+		file = filepath.Join(f.project, c.project)
 	default:
-		o.file = o.client.userFile(h)
+		file = c.userFile(h)
 	}
-	if o.file, err = filepath.Abs(o.file); err != nil {
-		return fmt.Errorf("connect: %w", err)
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", fmt.Errorf("connect: %w", err)
 	}
+	return abs, nil
+}
+
+// resolveConnectPaths follows symbolic links to both files and to this
+// executable.
+func resolveConnectPaths(o *connectOptions) error {
 	// A file kept elsewhere behind a symbolic link (dotfiles) is
 	// written where it is, and the link stays.
 	for _, p := range []*string{&o.file, &o.to} {
@@ -155,13 +216,14 @@ func runConnect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			*p = real
 		}
 	}
+	var err error
 	if o.self, err = os.Executable(); err != nil {
 		return fmt.Errorf("connect: the path of this toolscout: %w", err)
 	}
 	if s, err := filepath.EvalSymlinks(o.self); err == nil {
 		o.self = s
 	}
-	return connect(ctx, o, stdout)
+	return nil
 }
 
 // importedServer is a server of the client's file, as it goes into

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/toolscout/toolscout/eval"
-	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -64,15 +64,12 @@ func (g *globalFlags) configDataset(ctx context.Context, log *slog.Logger, queri
 	if len(down) > 0 {
 		return nil, fmt.Errorf("eval --config: %s; fix it, or set \"disabled\": true on the server to evaluate without it (its requests must then go too)", strings.Join(down, "; "))
 	}
-	cat, err := index.NewCatalog(gw.Specs())
-	if err != nil {
-		return nil, fmt.Errorf("eval --config: %w", err)
+	ds, err := eval.SpecsDataset(queriesName(queries), queries, data, gw.Specs())
+	var build *eval.CatalogBuildError
+	if errors.As(err, &build) {
+		return nil, fmt.Errorf("eval --config: %w", build.Err)
 	}
-	qs, err := eval.ParseQueries(queries, data, cat)
-	if err != nil {
-		return nil, err
-	}
-	return &eval.Dataset{Name: queriesName(queries), Catalog: cat, Queries: qs}, nil
+	return ds, err
 }
 
 // queriesName names the dataset of a queries file: its folder's name for

@@ -26,63 +26,97 @@ type jsoncText struct {
 // that line numbers stay too.
 func blankJSONC(data []byte) jsoncText {
 	out := bytes.Clone(data)
+	comments := blankComments(out)
+	// Trailing commas, now that no comment hides what follows one.
+	blankTrailingCommas(out)
+	return jsoncText{plain: out, comments: comments}
+}
+
+// inStringAt steps over out[i], a byte inside a JSON string: it returns
+// the index of the last byte consumed (an escape takes the next byte too)
+// and whether the string goes on after it.
+func inStringAt(out []byte, i int) (int, bool) {
+	switch out[i] {
+	case '\\':
+		return i + 1, true
+	case '"':
+		return i, false
+	}
+	return i, true
+}
+
+// blankComments turns out's // and /* */ comments into spaces in place
+// (keeping a block comment's newlines) and returns where each started.
+func blankComments(out []byte) []int {
 	var comments []int
 	inString := false
 	for i := 0; i < len(out); i++ {
 		c := out[i]
 		switch {
 		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
+			i, inString = inStringAt(out, i)
 		case c == '"':
 			inString = true
 		case c == '/' && i+1 < len(out) && out[i+1] == '/':
 			comments = append(comments, i)
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
+			i = blankLineComment(out, i)
 		case c == '/' && i+1 < len(out) && out[i+1] == '*':
 			comments = append(comments, i)
-			end := bytes.Index(out[i+2:], []byte("*/"))
-			stop := len(out)
-			if end >= 0 {
-				stop = i + 2 + end + 2
-			}
-			for ; i < stop; i++ {
-				if out[i] != '\n' && out[i] != '\r' {
-					out[i] = ' '
-				}
-			}
-			i--
+			i = blankBlockComment(out, i) - 1
 		}
 	}
-	// Trailing commas, now that no comment hides what follows one.
-	inString = false
+	return comments
+}
+
+// blankLineComment blanks the // comment at out[i:] up to its newline
+// and returns the newline's index (len(out) at the end of the file).
+func blankLineComment(out []byte, i int) int {
+	for ; i < len(out) && out[i] != '\n'; i++ {
+		out[i] = ' '
+	}
+	return i
+}
+
+// blankBlockComment blanks the /* */ comment at out[i:] (to the end of the
+// file when it is not closed), keeping its line breaks, and returns the
+// index just past it.
+func blankBlockComment(out []byte, i int) int {
+	stop := len(out)
+	if end := bytes.Index(out[i+2:], []byte("*/")); end >= 0 {
+		stop = i + 2 + end + 2
+	}
+	for ; i < stop; i++ {
+		if out[i] != '\n' && out[i] != '\r' {
+			out[i] = ' '
+		}
+	}
+	return stop
+}
+
+// blankTrailingCommas turns every comma that only white space separates
+// from a closing } or ] into a space, in place.
+func blankTrailingCommas(out []byte) {
+	inString := false
 	for i := 0; i < len(out); i++ {
 		c := out[i]
 		switch {
 		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
+			i, inString = inStringAt(out, i)
 		case c == '"':
 			inString = true
-		case c == ',':
-			j := i + 1
-			for j < len(out) && (out[j] == ' ' || out[j] == '\t' || out[j] == '\n' || out[j] == '\r') {
-				j++
-			}
-			if j < len(out) && (out[j] == '}' || out[j] == ']') {
-				out[i] = ' '
-			}
+		case c == ',' && closesAfter(out, i+1):
+			out[i] = ' '
 		}
 	}
-	return jsoncText{plain: out, comments: comments}
+}
+
+// closesAfter reports whether the first byte from out[j] on that is not
+// JSON white space is a } or a ].
+func closesAfter(out []byte, j int) bool {
+	for j < len(out) && (out[j] == ' ' || out[j] == '\t' || out[j] == '\n' || out[j] == '\r') {
+		j++
+	}
+	return j < len(out) && (out[j] == '}' || out[j] == ']')
 }
 
 // readJSONC checks that data (file's bytes) is a JSON object once its

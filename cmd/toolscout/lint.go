@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server/lint"
 )
 
@@ -47,11 +46,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	cat, err := index.NewCatalog(specs)
-	if err != nil {
-		return err
-	}
-	rep, err := lint.Check(cat, lint.Options{MaxDescription: *maxDesc, MaxSchema: *maxSchema, Strict: *strict})
+	rep, err := lint.CheckSpecs(specs, lint.Options{MaxDescription: *maxDesc, MaxSchema: *maxSchema, Strict: *strict})
 	if err != nil {
 		return err
 	}

@@ -13,14 +13,12 @@ var catalogBuilders = []string{"NewCatalog", "NewCatalogFrom", "NewCatalogFromLa
 
 // inspectors are the functions of cmd that still build a catalog: each
 // inspects what catalog files or upstream servers give now, with no data
-// dir (doctor, lint, eval --config); a start never does (server/boot and
+// dir (doctor); a start never does (server/boot and
 // the store own where a served catalog comes from).
 var inspectors = map[string]bool{
 	"loadCatalog":    true, // doctor's catalog files
 	"runDoctor":      true, // doctor: the files' tools and the servers' together
 	"checkUpstreams": true, // doctor: what the servers list now
-	"runLint":        true, // lint: per-tool costs, no data dir
-	"configDataset":  true, // eval --config: the servers' tools now
 }
 
 // TestCmdBuildsNoCatalog fails when cmd/toolscout builds a catalog itself
@@ -38,27 +36,12 @@ func TestCmdBuildsNoCatalog(t *testing.T) {
 // may have.
 const complexityCeiling = 25
 
-// overCeiling are the functions over complexityCeiling before it was
-// set, each with the complexity it may not exceed while it waits to be
-// split.
-var overCeiling = map[string]int{
-	"runEval":     84,
-	"parseConfig": 75,
-	"blankJSONC":  32,
-	"runConnect":  31,
-}
-
 // TestCmdFunctionsStaySimple holds every function of cmd/toolscout at
-// cyclomatic complexity 25 or less (counted as gocyclo counts it), and
-// the older ones over it at what they were.
+// cyclomatic complexity 25 or less (counted as gocyclo counts it).
 func TestCmdFunctionsStaySimple(t *testing.T) {
 	for _, f := range srccheck.Complexities(t, ".") {
-		ceiling := complexityCeiling
-		if c, ok := overCeiling[f.Name]; ok {
-			ceiling = c
-		}
-		if f.Complexity > ceiling {
-			t.Errorf("%s: %s has cyclomatic complexity %d, over %d: split it", filepath.Base(f.File), f.Name, f.Complexity, ceiling)
+		if f.Complexity > complexityCeiling {
+			t.Errorf("%s: %s has cyclomatic complexity %d, over %d: split it", filepath.Base(f.File), f.Name, f.Complexity, complexityCeiling)
 		}
 	}
 }

@@ -105,6 +105,16 @@ const (
 	LargeEnumKind      = "large enum"
 )
 
+// CheckSpecs is Check of the catalog built from specs (the tools catalog
+// files or servers give now): an error of the build is returned as it is.
+func CheckSpecs(specs []index.DomainSpec, o Options) (*Report, error) {
+	cat, err := index.NewCatalog(specs)
+	if err != nil {
+		return nil, err
+	}
+	return Check(cat, o)
+}
+
 // Check measures each tool's token cost (name, description, input schema)
 // and flags descriptions and schemas over budget, tools or parameters
 // without a description, and descriptions that duplicate another's: the

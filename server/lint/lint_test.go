@@ -2,9 +2,11 @@ package lint
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/indextest"
 )
 
@@ -115,5 +117,35 @@ func TestLargeEnums(t *testing.T) {
 	}
 	if rep.Counts[LargeEnumKind] != 1 {
 		t.Errorf("counts %v, want one large enum", rep.Counts)
+	}
+}
+
+func TestCheckSpecs(t *testing.T) {
+	cat := indextest.MustCatalog(t, `{"domains":[{"name":"a","description":"A","tools":[
+  {"name":"none","inputSchema":{"type":"object"}},
+  {"name":"clean","description":"Delete a record by its id.","inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"The record id."}}}}]}]}`)
+	want, err := Check(cat, Options{MaxDescription: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := CheckSpecs(cat.Specs(), Options{MaxDescription: 5})
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("CheckSpecs(specs) = %+v, %v, want Check's %+v", got, err, want)
+	}
+	tests := []struct {
+		name  string
+		specs []index.DomainSpec
+	}{
+		{"same domain twice", append(cat.Specs(), cat.Specs()...)},
+		{"tool without a name", []index.DomainSpec{{Name: "b", Tools: []index.ToolSpec{{Name: ""}}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, want := index.NewCatalog(tc.specs)
+			rep, err := CheckSpecs(tc.specs, Options{})
+			if want == nil || err == nil || err.Error() != want.Error() || rep != nil {
+				t.Errorf("CheckSpecs(%s) = %v, %v, want the build's error %v", tc.name, rep, err, want)
+			}
+		})
 	}
 }
