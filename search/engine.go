@@ -197,6 +197,9 @@ type Engine struct {
 	// (domaintext.go), built under domTextMu.
 	domText   atomic.Pointer[domainText]
 	domTextMu sync.Mutex
+	// domWords is the word index of the domains' names of the catalog
+	// last searched (named.go).
+	domWords atomic.Pointer[domainWords]
 }
 
 // NewEngine returns an engine over already-synced indexes.
@@ -876,7 +879,7 @@ func (e *Engine) fusionBoosts(pl plan, sl semanticList) (exact, named map[string
 	}
 	named = map[string]bool{}
 	if pl.req.Domain == "" && pl.p.DomainBoost > 0 {
-		named = namedDomains(pl.cat, pl.q)
+		named = e.namedDomains(pl.cat, pl.q)
 	}
 	return exact, named, rankDomains(sl.domSim)
 }
@@ -1060,25 +1063,6 @@ func exactMatches(cat *index.Catalog, q, domain, group string) map[string]bool {
 			out = map[string]bool{}
 		}
 		out[t.QualifiedName] = true
-	}
-	return out
-}
-
-// namedDomains returns the domains whose name the query contains as words
-// ("gitlab" in "reopen gitlab issue 14", "aws s3" or "s3" for aws-s3).
-func namedDomains(cat *index.Catalog, q string) map[string]bool {
-	words := map[string]bool{}
-	for _, w := range index.SplitIdentifier(q) {
-		words[w] = true
-	}
-	out := map[string]bool{}
-	for _, d := range cat.Domains() {
-		for _, w := range d.Words() {
-			if len(w) >= 2 && words[w] {
-				out[d.Name] = true
-				break
-			}
-		}
 	}
 	return out
 }
