@@ -1057,8 +1057,8 @@ func rankDomainsInto(sim map[string]float32, dst map[string]int) map[string]int 
 
 // domainRankMaps recycles the domains' ranks of a fusion, which never
 // outlive it: a map of every domain, at 100k tools in 2,500 domains
-// about 100 KB of each hybrid query's garbage (BENCHMARKS.md "Hybrid
-// profile").
+// about 100 KB of each hybrid query's garbage
+// (docs/benchmarks/2026-12-06-hybrid-profile.md).
 var domainRankMaps = sync.Pool{New: func() any { return map[string]int{} }}
 
 func getDomainRanks() map[string]int { return domainRankMaps.Get().(map[string]int) }

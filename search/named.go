@@ -6,8 +6,8 @@ import "github.com/toolscout/toolscout/index"
 // (index.Domain.Words, two letters or more): the domains a request
 // names are then found from its own few words, not by reading every
 // domain's words for each request (at 100k tools in 2,500 domains that
-// read was 6% of a hybrid query's fusion time and more than the rest of
-// its boosts; BENCHMARKS.md "Hybrid profile").
+// read was a third of a hybrid query's fusion time;
+// docs/benchmarks/2026-12-06-hybrid-profile.md).
 type domainWords struct {
 	cat  *index.Catalog
 	doms map[string][]string // word → the domains whose name has it

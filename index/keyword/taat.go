@@ -58,7 +58,7 @@ type partRange struct{ lo, hi uint64 }
 // between queries, with a bit per document touched: collect walks the
 // bits a word at a time, skipping 64 untouched documents at once (a
 // byte per document scanned one by one was a sixth of a 100k-tool
-// hybrid query's keyword list, BENCHMARKS.md "Hybrid profile").
+// hybrid query's keyword list, docs/benchmarks/2026-12-06-hybrid-profile.md).
 type accumulator struct {
 	score  []float64
 	seen   []uint64 // bit d%64 of word d/64: document d touched
