@@ -201,6 +201,9 @@ type Engine struct {
 	// (domainvector.go), built under domVecMu.
 	domVec   atomic.Pointer[domainVectors]
 	domVecMu sync.Mutex
+	// domWords is the word index of the domains' names of the catalog
+	// last searched (named.go).
+	domWords atomic.Pointer[domainWords]
 }
 
 // NewEngine returns an engine over already-synced indexes.
@@ -685,7 +688,7 @@ func (e *Engine) FusionInputs(ctx context.Context, req Request) (*FusionInputs, 
 	if err != nil {
 		return nil, err
 	}
-	exact, named, domRank := e.fusionBoosts(pl, sl)
+	exact, named, domRank := e.fusionBoosts(pl, sl, nil)
 	return fusionInputs(pl, kw, sl, exact, named, domRank, e.domainCoverage(pl)), nil
 }
 
@@ -891,17 +894,18 @@ func Sentences(q string) []string {
 }
 
 // fusionBoosts returns the tools the request names exactly, the domains
-// it names, and the domains' ranking by centroid.
-func (e *Engine) fusionBoosts(pl plan, sl semanticList) (exact, named map[string]bool, domRank map[string]int) {
+// it names, and the domains' ranking by centroid, written into ranks
+// when it is not nil (rankDomainsInto).
+func (e *Engine) fusionBoosts(pl plan, sl semanticList, ranks map[string]int) (exact, named map[string]bool, domRank map[string]int) {
 	exact = exactMatches(pl.cat, pl.q, pl.req.Domain, pl.req.Group)
 	for id := range pl.exclude {
 		delete(exact, id)
 	}
 	named = map[string]bool{}
 	if pl.req.Domain == "" && pl.p.DomainBoost > 0 {
-		named = namedDomains(pl.cat, pl.q)
+		named = e.namedDomains(pl.cat, pl.q)
 	}
-	return exact, named, rankDomains(sl.domSim)
+	return exact, named, rankDomainsInto(sl.domSim, ranks)
 }
 
 func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
@@ -931,7 +935,9 @@ func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
 			RankedList{IDs: vecIDs, Weight: p.SemanticWeight})
 	}
 
-	exact, named, domRank := e.fusionBoosts(pl, sl)
+	ranks := getDomainRanks()
+	defer putDomainRanks(ranks)
+	exact, named, domRank := e.fusionBoosts(pl, sl, ranks)
 	if len(domRank) > 1 {
 		// Domain-level ranking: the domains, ranked by how well each as a
 		// whole (the centroid of its tools) matches the query, act as a
@@ -1029,6 +1035,12 @@ func joinNotice(a, b string) string {
 // rankDomains returns each domain's 1-based rank by similarity, ties by
 // name.
 func rankDomains(sim map[string]float32) map[string]int {
+	return rankDomainsInto(sim, nil)
+}
+
+// rankDomainsInto is rankDomains written into dst (emptied first) when
+// dst is not nil: a map reused across requests (getDomainRanks).
+func rankDomainsInto(sim map[string]float32, dst map[string]int) map[string]int {
 	if len(sim) == 0 {
 		return nil
 	}
@@ -1055,11 +1067,30 @@ func rankDomains(sim map[string]float32) map[string]int {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	out := make(map[string]int, len(ds))
+	out := dst
+	if out == nil {
+		out = make(map[string]int, len(ds))
+	}
+	clear(out)
 	for i, d := range ds {
 		out[d.name] = i + 1
 	}
 	return out
+}
+
+// domainRankMaps recycles the domains' ranks of a fusion, which never
+// outlive it: a map of every domain, at 100k tools in 2,500 domains
+// about 100 KB of each hybrid query's garbage
+// (docs/benchmarks/2026-12-06-hybrid-profile.md).
+var domainRankMaps = sync.Pool{New: func() any { return map[string]int{} }}
+
+func getDomainRanks() map[string]int { return domainRankMaps.Get().(map[string]int) }
+
+// putDomainRanks empties m (no names kept alive by the pool) and gives
+// it back.
+func putDomainRanks(m map[string]int) {
+	clear(m)
+	domainRankMaps.Put(m)
 }
 
 // rankedDomain is a domain and its similarity to a request, as
@@ -1083,25 +1114,6 @@ func exactMatches(cat *index.Catalog, q, domain, group string) map[string]bool {
 			out = map[string]bool{}
 		}
 		out[t.QualifiedName] = true
-	}
-	return out
-}
-
-// namedDomains returns the domains whose name the query contains as words
-// ("gitlab" in "reopen gitlab issue 14", "aws s3" or "s3" for aws-s3).
-func namedDomains(cat *index.Catalog, q string) map[string]bool {
-	words := map[string]bool{}
-	for _, w := range index.SplitIdentifier(q) {
-		words[w] = true
-	}
-	out := map[string]bool{}
-	for _, d := range cat.Domains() {
-		for _, w := range d.Words() {
-			if len(w) >= 2 && words[w] {
-				out[d.Name] = true
-				break
-			}
-		}
 	}
 	return out
 }

@@ -105,4 +105,11 @@ func TestRankDomains(t *testing.T) {
 	if rankDomains(nil) != nil {
 		t.Fatal("no similarities should give no ranks")
 	}
+	// Written into a map reused from an earlier request: only this
+	// request's domains, with this request's ranks.
+	reused := map[string]int{"git": 7, "jira": 2, "docs": 1}
+	got = rankDomainsInto(map[string]float32{"git": 0.1, "crm": 0.3}, reused)
+	if want := map[string]int{"crm": 1, "git": 2}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("rankDomainsInto(reused map) = %v, want %v", got, want)
+	}
 }

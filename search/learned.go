@@ -380,7 +380,9 @@ func norm(s, lo, span float64) float64 {
 
 // fuseLearned ranks a hybrid request by the learned fusion.
 func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Result {
-	exact, named, domRank := e.fusionBoosts(pl, sl)
+	ranks := getDomainRanks()
+	defer putDomainRanks(ranks)
+	exact, named, domRank := e.fusionBoosts(pl, sl, ranks)
 	// The coverage map is read here and by fusionInputs, never kept: one
 	// from the pool (coverageMaps).
 	covMap := coverageMaps.Get().(map[string]float64)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	mathbits "math/bits"
 	"slices"
 	"sync"
 
@@ -54,11 +55,14 @@ type partRangeKey struct{}
 type partRange struct{ lo, hi uint64 }
 
 // accumulator is a dense array of scores by document number, reused
-// between queries.
+// between queries, with a bit per document touched: collect walks the
+// bits a word at a time, skipping 64 untouched documents at once (a
+// byte per document scanned one by one was a sixth of a 100k-tool
+// hybrid query's keyword list, docs/benchmarks/2026-12-06-hybrid-profile.md).
 type accumulator struct {
 	score  []float64
-	seen   []bool
-	lo, hi uint64 // touched documents lie in [lo, hi]
+	seen   []uint64 // bit d%64 of word d/64: document d touched
+	lo, hi uint64   // touched documents lie in [lo, hi]
 	any    bool
 	n      int // touched documents
 }
@@ -69,10 +73,12 @@ func (a *accumulator) add(doc uint64, s float64) {
 	if doc >= uint64(len(a.score)) {
 		n := max(doc+1, 2*uint64(len(a.score)))
 		a.score = slices.Grow(a.score, int(n)-len(a.score))[:n]
-		a.seen = slices.Grow(a.seen, int(n)-len(a.seen))[:n]
+		words := int(n+63) / 64
+		a.seen = slices.Grow(a.seen, words-len(a.seen))[:words]
 	}
-	if !a.seen[doc] {
-		a.seen[doc] = true
+	w, bit := doc/64, uint64(1)<<(doc%64)
+	if a.seen[w]&bit == 0 {
+		a.seen[w] |= bit
 		a.n++
 		if !a.any || doc < a.lo {
 			a.lo = doc
@@ -92,11 +98,13 @@ func (a *accumulator) collect(out []taatHit) []taatHit {
 		return out
 	}
 	out = slices.Grow(out, a.n)
-	for d := a.lo; d <= a.hi; d++ {
-		if a.seen[d] {
+	for w := a.lo / 64; w <= a.hi/64; w++ {
+		for bits := a.seen[w]; bits != 0; bits &= bits - 1 {
+			d := w*64 + uint64(mathbits.TrailingZeros64(bits))
 			out = append(out, taatHit{d, a.score[d]})
-			a.seen[d], a.score[d] = false, 0
+			a.score[d] = 0
 		}
+		a.seen[w] = 0
 	}
 	a.any, a.n = false, 0
 	return out
