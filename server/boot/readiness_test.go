@@ -69,3 +69,38 @@ func TestReadinessWait(t *testing.T) {
 		t.Errorf("Settled.String() = %q, want settled", got)
 	}
 }
+
+// TestNotReady: what a readiness probe answers at each state, without a
+// server: the reason of the first thing missing, draining before all,
+// and an upstream server still in its first connection attempt keeping
+// a Ready start not ready.
+func TestNotReady(t *testing.T) {
+	tests := []struct {
+		state      State
+		draining   bool
+		connecting bool
+		want       error
+	}{
+		{state: Starting, want: ErrIndexLoading},
+		{state: Loaded, want: ErrSemanticLoading},
+		{state: Settled, want: ErrUpstreamsStarting},
+		{state: Ready, want: nil},
+		{state: Starting, connecting: true, want: ErrIndexLoading},
+		{state: Loaded, connecting: true, want: ErrSemanticLoading},
+		{state: Settled, connecting: true, want: ErrUpstreamsStarting},
+		{state: Ready, connecting: true, want: ErrUpstreamsStarting},
+		{state: Starting, draining: true, want: ErrDraining},
+		{state: Ready, draining: true, want: ErrDraining},
+		{state: Ready, draining: true, connecting: true, want: ErrDraining},
+	}
+	for _, tt := range tests {
+		if got := NotReady(tt.state, tt.draining, tt.connecting); !errors.Is(got, tt.want) || (got == nil) != (tt.want == nil) {
+			t.Errorf("NotReady(%v, draining %v, connecting %v) = %v, want %v", tt.state, tt.draining, tt.connecting, got, tt.want)
+		}
+		r := NewReadiness()
+		r.Advance(tt.state)
+		if got := r.NotReady(tt.draining, tt.connecting); got != NotReady(tt.state, tt.draining, tt.connecting) {
+			t.Errorf("Readiness at %v: NotReady = %v, want the package's answer", tt.state, got)
+		}
+	}
+}
