@@ -88,7 +88,7 @@ type Readiness struct {
 	reached     [Ready + 1]chan struct{}
 	live        *search.Live // followed; nil: Advance alone
 	liveSettles bool         // FromLive: Settled is the live index's
-	readyWatch  bool         // a goroutine closes reached[Ready] (FromLive)
+	readyWatch  bool         // a goroutine closes reached[Ready] (watchReady)
 }
 
 // NewReadiness returns a Readiness at Starting, moved by Advance alone
@@ -178,18 +178,24 @@ func (r *Readiness) Reached(s State) <-chan struct{} {
 			return r.live.Settled()
 		}
 	case Ready:
-		if r.liveSettles && !r.readyWatch {
+		if !r.readyWatch {
 			r.readyWatch = true
-			go r.watchReady()
+			var settled <-chan struct{} = r.reached[Settled]
+			if r.liveSettles {
+				settled = r.live.Settled()
+			}
+			go r.watchReady(settled)
 		}
 	}
 	return r.reached[s]
 }
 
-// watchReady advances a FromLive Readiness to Ready once its live index
-// has settled and holds what its source had at start.
-func (r *Readiness) watchReady() {
-	<-r.live.Settled()
+// watchReady advances the Readiness to Ready once settled is closed and
+// the live index it follows holds what its source had at start. It ends
+// then, or never when the start never gets there: one goroutine, made by
+// the first Reached(Ready).
+func (r *Readiness) watchReady(settled <-chan struct{}) {
+	<-settled
 	for {
 		<-r.live.Ready()
 		if isClosed(r.live.Ready()) { // not replaced by a Follow since
