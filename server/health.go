@@ -35,7 +35,7 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // whose index failed to load and that lists every tool directly instead
 // (fallback eager) is ready.
 func (s *Server) Ready() error {
-	return s.start.ready.NotReady(s.draining.Load(), s.start.upstreamsStarting())
+	return s.start.ready.NotReady(s.draining.Load())
 }
 
 // HealthHandler answers liveness probes (/healthz): 200 "ok" for as long

@@ -202,6 +202,9 @@ func New(opts Options) *Server {
 		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log, Expose: opts.Expose}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
+	if r, ok := opts.Executor.(connectingReporter); ok {
+		ready.Upstreams(r.Connecting, time.Now().Add(opts.StartupWait))
+	}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
 		ready: ready, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,

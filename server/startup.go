@@ -244,15 +244,6 @@ type serverStarter interface {
 
 var _ serverStarter = (*gateway.Gateway)(nil)
 
-// upstreamsStarting reports whether a configured server is still in its
-// first connection attempt within the startup wait (counted from the
-// server's start): until then a call of its tools would have to wait
-// for it, so the server is not ready (Server.Ready).
-func (st *startup) upstreamsStarting() bool {
-	r, ok := st.exec.(connectingReporter)
-	return ok && time.Since(st.began) < st.wait && len(r.Connecting()) > 0
-}
-
 // waitServer holds a call of the tool name (a direct call, execute_tool,
 // a run_code program's) whose server the index holds no tools of and
 // that is still in its first connection attempt (it failed on the last

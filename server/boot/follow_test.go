@@ -81,7 +81,7 @@ func TestFollowLeavesSettledToTheOwner(t *testing.T) {
 	if got := r.State(); got != Ready {
 		t.Errorf("State() once settled = %v, want ready", got)
 	}
-	if err := r.NotReady(false, false); err != nil {
+	if err := r.NotReady(false); err != nil {
 		t.Errorf("NotReady once ready = %v, want nil", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hung Wait fails, not hangs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/toolscout/toolscout/search"
 )
@@ -89,6 +90,32 @@ type Readiness struct {
 	live        *search.Live // followed; nil: Advance alone
 	liveSettles bool         // FromLive: Settled is the live index's
 	readyWatch  bool         // a goroutine closes reached[Ready] (watchReady)
+	// connecting names the upstream servers still in their first
+	// connection attempt, asked until upstreamsUntil (Upstreams).
+	connecting     func() []string
+	upstreamsUntil time.Time
+}
+
+// Upstreams takes the upstream servers' first connection attempts into
+// the readiness from now until until (the startup wait, counted from
+// the server's start): while connecting names a server, a call of its
+// tools would wait for it, so the start is not ready (Connecting). The
+// first call wins.
+func (r *Readiness) Upstreams(connecting func() []string, until time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.connecting == nil {
+		r.connecting, r.upstreamsUntil = connecting, until
+	}
+}
+
+// Connecting reports whether an upstream server is still in its first
+// connection attempt within the startup wait (Upstreams).
+func (r *Readiness) Connecting() bool {
+	r.mu.Lock()
+	f, until := r.connecting, r.upstreamsUntil
+	r.mu.Unlock()
+	return f != nil && time.Now().Before(until) && len(f()) > 0
 }
 
 // NewReadiness returns a Readiness at Starting, moved by Advance alone
@@ -141,9 +168,11 @@ func (r *Readiness) State() State {
 }
 
 // NotReady is what a readiness probe answers now (the package's
-// NotReady at State).
-func (r *Readiness) NotReady(draining, connecting bool) error {
-	return NotReady(r.State(), draining, connecting)
+// NotReady at State, with Connecting); draining: the server is shutting
+// down.
+func (r *Readiness) NotReady(draining bool) error {
+	s := r.State()
+	return NotReady(s, draining, s == Ready && r.Connecting())
 }
 
 // Advance moves the state to s, and so past every state before it; a

@@ -99,8 +99,40 @@ func TestNotReady(t *testing.T) {
 		}
 		r := NewReadiness()
 		r.Advance(tt.state)
-		if got := r.NotReady(tt.draining, tt.connecting); got != NotReady(tt.state, tt.draining, tt.connecting) {
-			t.Errorf("Readiness at %v: NotReady = %v, want the package's answer", tt.state, got)
+		r.Upstreams(func() []string {
+			if tt.connecting {
+				return []string{"files"}
+			}
+			return nil
+		}, time.Now().Add(time.Hour))
+		if got := r.NotReady(tt.draining); got != NotReady(tt.state, tt.draining, tt.connecting) {
+			t.Errorf("Readiness at %v, connecting %v: NotReady = %v, want the package's answer", tt.state, tt.connecting, got)
 		}
+	}
+}
+
+// TestConnectingEndsWithTheStartupWait: a server still connecting keeps
+// the start from being ready only within the startup wait; without
+// Upstreams, nothing is connecting.
+func TestConnectingEndsWithTheStartupWait(t *testing.T) {
+	r := NewReadiness()
+	r.Advance(Ready)
+	if r.Connecting() {
+		t.Error("Connecting() without Upstreams = true, want false")
+	}
+	still := func() []string { return []string{"files"} }
+	r.Upstreams(still, time.Now().Add(-time.Second)) // the wait has passed
+	if r.Connecting() {
+		t.Error("Connecting() after the startup wait = true, want false")
+	}
+	if err := r.NotReady(false); err != nil {
+		t.Errorf("NotReady after the startup wait = %v, want nil", err)
+	}
+	w := NewReadiness()
+	w.Advance(Ready)
+	w.Upstreams(still, time.Now().Add(time.Hour))
+	w.Upstreams(func() []string { return nil }, time.Now().Add(time.Hour)) // the first call wins
+	if err := w.NotReady(false); !errors.Is(err, ErrUpstreamsStarting) {
+		t.Errorf("NotReady within the startup wait, a server connecting = %v, want %v", err, ErrUpstreamsStarting)
 	}
 }
