@@ -48,8 +48,9 @@ var (
 // Options configures a Server.
 type Options struct {
 	// Live is the index the server searches; after each of its refreshes
-	// the server updates what tools/list shows. Its Ready channel holds
-	// meta-tool calls at startup (see StartupWait).
+	// the server updates what tools/list shows. How far its load has
+	// come reaches the server through Readiness, which holds meta-tool
+	// calls at startup (see StartupWait).
 	Live *search.Live
 	// Executor runs tools; nil means every tool is catalog-only.
 	Executor Executor
