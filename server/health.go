@@ -1,18 +1,19 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/toolscout/toolscout/server/boot"
 )
 
-// Why a server is not ready (Ready). They name no tool, server or
-// path: /readyz answers without authentication.
+// Why a server is not ready (Ready): server/boot's, which decides
+// (boot.NotReady).
 var (
-	ErrDraining          = errors.New("draining: the server is shutting down")
-	ErrIndexLoading      = errors.New("the index is loading")
-	ErrSemanticLoading   = errors.New("the semantic index is loading")
-	ErrUpstreamsStarting = errors.New("upstream servers are connecting")
+	ErrDraining          = boot.ErrDraining
+	ErrIndexLoading      = boot.ErrIndexLoading
+	ErrSemanticLoading   = boot.ErrSemanticLoading
+	ErrUpstreamsStarting = boot.ErrUpstreamsStarting
 )
 
 // Drain marks the server as shutting down: from now on Ready reports
@@ -34,28 +35,7 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // whose index failed to load and that lists every tool directly instead
 // (fallback eager) is ready.
 func (s *Server) Ready() error {
-	switch {
-	case s.draining.Load():
-		return ErrDraining
-	case !isClosed(s.live.Loaded()):
-		return ErrIndexLoading
-	case !isClosed(s.live.Settled()):
-		return ErrSemanticLoading
-	case !isClosed(s.live.Ready()), s.start.upstreamsStarting():
-		// The index may hold what the last run kept of the servers
-		// (Ready at once): the servers are still connecting all the same.
-		return ErrUpstreamsStarting
-	}
-	return nil
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
+	return s.start.ready.NotReady(s.draining.Load())
 }
 
 // HealthHandler answers liveness probes (/healthz): 200 "ok" for as long

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/toolscout/toolscout/server/boot"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
@@ -95,7 +96,7 @@ func (m *Metrics) watch(s *Server) {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
 	s.live.Subscribe(func() { m.generation.Add(1) })
-	if isClosed(s.live.Loaded()) {
+	if s.start.ready.State() >= boot.Loaded {
 		// Loaded before the server was made (a test, an embedding
 		// program): that load is the first generation.
 		m.generation.CompareAndSwap(0, 1)

@@ -48,8 +48,9 @@ var (
 // Options configures a Server.
 type Options struct {
 	// Live is the index the server searches; after each of its refreshes
-	// the server updates what tools/list shows. Its Ready channel holds
-	// meta-tool calls at startup (see StartupWait).
+	// the server updates what tools/list shows. How far its load has
+	// come reaches the server through Readiness, which holds meta-tool
+	// calls at startup (see StartupWait).
 	Live *search.Live
 	// Executor runs tools; nil means every tool is catalog-only.
 	Executor Executor
@@ -66,11 +67,14 @@ type Options struct {
 	// in a row. "" never does.
 	Fallback string
 	// Readiness is how far the start has come (server/boot, which loads
-	// the index behind the server). With Fallback "eager", the first
-	// tools/list waits for it to be Settled, the index loaded or the
-	// server fallen back (for SemanticGrace once the keyword index is
-	// in), so that an index that cannot load lists every tool from the
-	// first list on. Nil: Live.Settled says when.
+	// the index behind the server): the one state the start-up waits,
+	// Ready (/readyz) and the metrics read; it follows Live for what its
+	// owner does not move (boot.Readiness.Follow). With Fallback "eager",
+	// the first tools/list waits for it to be Settled, the index loaded
+	// or the server fallen back (for SemanticGrace once the keyword index
+	// is in), so that an index that cannot load lists every tool from the
+	// first list on. Nil: boot.FromLive(Live), every state the live
+	// index's.
 	Readiness *boot.Readiness
 	// StartupWait bounds how long a request waits for the start to settle:
 	// a tools/list (in the modes that list tools directly) or a meta-tool
@@ -180,9 +184,11 @@ func New(opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	eng := opts.Live.Engine()
-	loadDone := opts.Live.Settled()
-	if opts.Readiness != nil {
-		loadDone = opts.Readiness.Reached(boot.Settled)
+	ready := opts.Readiness
+	if ready == nil {
+		ready = boot.FromLive(opts.Live)
+	} else {
+		ready.Follow(opts.Live)
 	}
 	if opts.StartupWait <= 0 {
 		opts.StartupWait = search.DefaultStartupWait
@@ -197,8 +203,11 @@ func New(opts Options) *Server {
 		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log, Expose: opts.Expose}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
+	if r, ok := opts.Executor.(connectingReporter); ok {
+		ready.Upstreams(r.Connecting, time.Now().Add(opts.StartupWait))
+	}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,
-		loadDone: loadDone, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}
+		ready: ready, wait: opts.StartupWait, greetWait: opts.InitializeWait, fallback: opts.Fallback, began: time.Now()}
 	s.meta = &metaTools{eng: eng, exec: opts.Executor, log: log, scope: s.scope, start: s.start,
 		feedback: newFeedback(opts.Feedback, opts.FeedbackSink, log),
 		audit:    newAuditor(opts.Audit, opts.AuditArguments, opts.Redactor, log),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/boot"
 	"github.com/toolscout/toolscout/server/callers"
 
 	"github.com/toolscout/toolscout/server/gateway"
@@ -38,14 +39,14 @@ type modeReader interface {
 var _ modeReader = (*exposure)(nil)
 
 // startup holds requests while the start settles: the index loading and
-// the upstream servers' first round of tools. It reads the live index's
-// readiness signals and guards nothing of its own.
+// the upstream servers' first round of tools. It reads the start's
+// readiness (boot.Readiness) and guards nothing of its own.
 type startup struct {
 	live      *search.Live
 	exec      Executor     // asked which servers are still connecting
 	scope     *callerScope // the servers a caller may see named
 	log       *slog.Logger
-	loadDone  <-chan struct{} // Options.Readiness at Settled
+	ready     *boot.Readiness // how far the start has come: all a wait reads of it
 	wait      time.Duration   // Options.StartupWait
 	greetWait time.Duration   // Options.InitializeWait
 	fallback  string          // Options.Fallback
@@ -101,20 +102,20 @@ func (st *startup) waitListing(ctx context.Context, label string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, st.wait)
 	defer cancel()
-	if !progress.Wait(ctx, st.log, nil, st.live.Loaded(), label+" waits", func() string { return "the index to load" }) {
+	if !progress.Wait(ctx, st.log, nil, st.ready.Reached(boot.Loaded), label+" waits", func() string { return "the index to load" }) {
 		return
 	}
 	if st.fallback == string(ExposeEager) {
 		grace := time.NewTimer(SemanticGrace)
 		select {
-		case <-st.loadDone:
+		case <-st.ready.Reached(boot.Settled):
 		case <-grace.C:
 		case <-ctx.Done():
 		}
 		grace.Stop()
 	}
 	who := st.scope.callerIn(ctx)
-	progress.Wait(ctx, st.log, nil, st.live.Ready(), label+" waits", func() string { return st.waitingFor(who) })
+	progress.Wait(ctx, st.log, nil, st.ready.Known(), label+" waits", func() string { return st.waitingFor(who) })
 }
 
 // waitReady blocks a meta-tool call until the live index has loaded its
@@ -125,19 +126,19 @@ func (st *startup) waitListing(ctx context.Context, label string) {
 func (st *startup) waitReady(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, st.wait)
 	defer cancel()
-	if !progress.Wait(ctx, st.log, nil, st.live.Loaded(), "a meta-tool call waits", func() string { return "the index to load" }) {
+	if !progress.Wait(ctx, st.log, nil, st.ready.Reached(boot.Loaded), "a meta-tool call waits", func() string { return "the index to load" }) {
 		return
 	}
 	grace := time.NewTimer(SemanticGrace)
 	defer grace.Stop()
 	select {
-	case <-st.live.Settled():
+	case <-st.ready.Reached(boot.Settled):
 	case <-grace.C:
 	case <-ctx.Done():
 		return
 	}
 	who := st.scope.callerIn(ctx)
-	progress.Wait(ctx, st.log, nil, st.live.Ready(), "a meta-tool call waits", func() string { return st.waitingFor(who) })
+	progress.Wait(ctx, st.log, nil, st.ready.Known(), "a meta-tool call waits", func() string { return st.waitingFor(who) })
 }
 
 // DefaultInitializeWait is how long, from the server's start, a client's
@@ -167,7 +168,7 @@ func (st *startup) waitGreeting(ctx context.Context) {
 	defer tick.Stop()
 	for !st.greetingReady() {
 		select {
-		case <-st.live.Ready():
+		case <-st.ready.Known():
 			return
 		case <-st.swaps.after():
 		case <-tick.C:
@@ -184,12 +185,12 @@ func (st *startup) waitGreeting(ctx context.Context) {
 // run, or taken in now); a server that failed is not waited for.
 func (st *startup) greetingReady() bool {
 	select {
-	case <-st.live.Ready():
+	case <-st.ready.Known():
 		return true
 	default:
 	}
 	select {
-	case <-st.live.Loaded():
+	case <-st.ready.Reached(boot.Loaded):
 	default:
 		return false
 	}
@@ -242,15 +243,6 @@ type serverStarter interface {
 }
 
 var _ serverStarter = (*gateway.Gateway)(nil)
-
-// upstreamsStarting reports whether a configured server is still in its
-// first connection attempt within the startup wait (counted from the
-// server's start): until then a call of its tools would have to wait
-// for it, so the server is not ready (Server.Ready).
-func (st *startup) upstreamsStarting() bool {
-	r, ok := st.exec.(connectingReporter)
-	return ok && time.Since(st.began) < st.wait && len(r.Connecting()) > 0
-}
 
 // waitServer holds a call of the tool name (a direct call, execute_tool,
 // a run_code program's) whose server the index holds no tools of and

@@ -49,6 +49,20 @@ type app struct {
 	// stopEmbedder cancels it and waits for it.
 	embedder     func() (embed.Embedder, error)
 	stopEmbedder func()
+	// run is how the command runs, as prepareFrom was told.
+	run running
+}
+
+// running is how a command runs, decided when it begins to run, not a
+// flag: what prepareFrom opens the data dir and the live index by.
+type running struct {
+	// serving: the command answers queries as soon as the index loads
+	// (serve).
+	serving bool
+	// build is, with --read-only, the folder the data dir led to when
+	// the server opened it (a symbolic link resolved once): the build it
+	// serves until the start's watch swaps in another ("": the data dir).
+	build string
 }
 
 // Close stops the embedder's making (when a load never asked for it),
@@ -171,13 +185,15 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	return g.prepareFrom(ctx, log, a, base, waitUpstreams)
+	return g.prepareFrom(ctx, log, a, base, running{}, waitUpstreams)
 }
 
 // prepareFrom is prepare after readSources: a and base are what it
-// read (serve reads them while it checks its flags).
-func (g *globalFlags) prepareFrom(ctx context.Context, log *slog.Logger, a *app, base []index.DomainSpec, waitUpstreams bool) (*app, []index.DomainSpec, error) {
-	st, err := g.openStore(g.setRoot(), store.Options{Set: g.set(), ReadOnly: g.readOnly, Exclusive: g.writer, Catalog: a.src, Logger: log})
+// read (serve reads them while it checks its flags); run is how the
+// command runs.
+func (g *globalFlags) prepareFrom(ctx context.Context, log *slog.Logger, a *app, base []index.DomainSpec, run running, waitUpstreams bool) (*app, []index.DomainSpec, error) {
+	a.run = run
+	st, err := g.openStore(g.setRoot(run.build), store.Options{Set: g.set(), ReadOnly: g.readOnly, Exclusive: g.writer, Catalog: a.src, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,7 +231,7 @@ func (g *globalFlags) prepareFrom(ctx context.Context, log *slog.Logger, a *app,
 			return nil, nil, err
 		}
 	}
-	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Known: a.known, Serving: g.serving, Logger: log})
+	a.live, err = search.NewLive(search.LiveOptions{Store: st, Quarantine: a.gc != nil && a.gc.Quarantine, Known: a.known, Serving: run.serving, Logger: log})
 	if err != nil {
 		a.stopEmbedder()
 		st.Close()

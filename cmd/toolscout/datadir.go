@@ -16,11 +16,11 @@ func (g *globalFlags) set() *store.Set {
 }
 
 // setRoot returns the data dir a command opens its set in: for serve
-// --read-only the folder the data dir led to when it was resolved (a
-// symbolic link resolved once: what is served).
-func (g *globalFlags) setRoot() string {
-	if g.readOnly && g.build != "" {
-		return g.build
+// --read-only build, the folder the data dir led to when it was
+// resolved (a symbolic link resolved once: what is served; running.build).
+func (g *globalFlags) setRoot(build string) string {
+	if g.readOnly && build != "" {
+		return build
 	}
 	return g.dataDir
 }

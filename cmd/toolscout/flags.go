@@ -56,9 +56,6 @@ func (f *durationFlag) or(configured time.Duration) time.Duration {
 
 // globalFlags are the flags every command accepts.
 type globalFlags struct {
-	// serving: the command answers queries as soon as the index loads
-	// (serve), not a flag.
-	serving   bool
 	dataDir   string
 	catalogs  stringList
 	configs   stringList
@@ -69,10 +66,6 @@ type globalFlags struct {
 	logFormat string
 	// readOnly opens the data dir without writing (serve --read-only).
 	readOnly bool
-	// build is, with readOnly, the folder the data dir led to when the
-	// server opened it (a symbolic link resolved once): the build it
-	// serves until watchBuilds swaps in another.
-	build string
 	// writer says the command's job is to write the data dir's index
 	// (toolscout index): a keyword index another process holds is an
 	// error, not a reason to keep one in memory.

@@ -273,13 +273,14 @@ func TestReadOnlyServesTheBuildItResolved(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _ := filepath.EvalSymlinks(filepath.Join(root, "first"))
-	g := &globalFlags{dataDir: link, readOnly: true, catalogs: []string{catalog}, build: first}
+	g := &globalFlags{dataDir: link, readOnly: true, catalogs: []string{catalog}}
+	run := running{build: first}
 	// The link moves on after the server resolved it.
 	os.Remove(link)
 	if err := os.Symlink(filepath.Join(root, "second"), link); err != nil {
 		t.Fatal(err)
 	}
-	st, err := g.openStore(g.setRoot(), store.Options{Set: g.set(), ReadOnly: true})
+	st, err := g.openStore(g.setRoot(run.build), store.Options{Set: g.set(), ReadOnly: true})
 	if err != nil {
 		t.Fatalf("open the store as a read-only server does: %v", err)
 	}

@@ -303,18 +303,18 @@ func (c *serveCommand) merge(f *serveFlags) error {
 // first tools/list and meta-tool calls wait for what they need, within
 // the startup wait.
 func (c *serveCommand) Run(ctx context.Context, stderr io.Writer) error {
+	run := running{serving: true}
 	if c.g.readOnly {
 		// The build served is the one the data dir leads to now: a link
 		// switched while the index loads is seen by the start's watch,
 		// not half-read here.
 		if b, err := filepath.EvalSymlinks(c.g.dataDir); err == nil {
-			c.g.build = b
+			run.build = b
 		}
 	}
-	c.g.serving = true
 	gcLoaded := lazyGCWhileLoading()
 	defer gcLoaded()
-	a, base, err := c.g.prepareFrom(ctx, c.log, c.src, c.base, false)
+	a, base, err := c.g.prepareFrom(ctx, c.log, c.src, c.base, run, false)
 	if err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func (c *serveCommand) starter(a *app, base []index.DomainSpec, fb *search.Feedb
 		Logger:    log,
 	}
 	if g.readOnly {
-		o.Builds = boot.Builds{DataDir: g.dataDir, Serving: g.build, Every: c.reload,
+		o.Builds = boot.Builds{DataDir: g.dataDir, Serving: a.run.build, Every: c.reload,
 			Open: func(ctx context.Context, dir string) (*store.Store, error) {
 				src, err := g.baseSource()
 				if err != nil {

@@ -93,6 +93,7 @@ func New(opts Options) *Starter {
 		opts.VerifyDelay = DefaultVerifyDelay
 	}
 	s := &Starter{opts: opts, log: opts.Logger, ready: NewReadiness()}
+	s.ready.Follow(opts.Live)
 	s.store.Store(opts.Store)
 	return s
 }
@@ -187,6 +188,11 @@ func (s *Starter) load(ctx context.Context, srv Fallbacker) {
 	defer s.ready.Advance(Settled)
 	start := time.Now()
 	err := s.loadIndex(ctx)
+	if err == nil {
+		// Settled as the live index is: what follows (logs, lookups,
+		// memory given back) holds no request.
+		s.ready.Advance(Settled)
+	}
 	if s.opts.AfterLoad != nil {
 		s.opts.AfterLoad()
 	}

@@ -5,7 +5,9 @@
 // checks the data dir's other files a little later, swaps in the newer
 // builds a read-only server's data dir leads to, and closes all of it,
 // its goroutines on its own wait group. How far the start has come is one
-// typed value, [State], held by a [Readiness] that the server waits on.
+// typed value, [State], held by a [Readiness]: the one start-up state the
+// server reads, for its waits, its readiness probe ([NotReady]) and its
+// metrics.
 //
 // Its place: between cmd/toolscout, which reads flags and config and
 // opens the store (store.OpenWith, in one place), and the server, which

@@ -69,3 +69,70 @@ func TestReadinessWait(t *testing.T) {
 		t.Errorf("Settled.String() = %q, want settled", got)
 	}
 }
+
+// TestNotReady: what a readiness probe answers at each state, without a
+// server: the reason of the first thing missing, draining before all,
+// and an upstream server still in its first connection attempt keeping
+// a Ready start not ready.
+func TestNotReady(t *testing.T) {
+	tests := []struct {
+		state      State
+		draining   bool
+		connecting bool
+		want       error
+	}{
+		{state: Starting, want: ErrIndexLoading},
+		{state: Loaded, want: ErrSemanticLoading},
+		{state: Settled, want: ErrUpstreamsStarting},
+		{state: Ready, want: nil},
+		{state: Starting, connecting: true, want: ErrIndexLoading},
+		{state: Loaded, connecting: true, want: ErrSemanticLoading},
+		{state: Settled, connecting: true, want: ErrUpstreamsStarting},
+		{state: Ready, connecting: true, want: ErrUpstreamsStarting},
+		{state: Starting, draining: true, want: ErrDraining},
+		{state: Ready, draining: true, want: ErrDraining},
+		{state: Ready, draining: true, connecting: true, want: ErrDraining},
+	}
+	for _, tt := range tests {
+		if got := NotReady(tt.state, tt.draining, tt.connecting); !errors.Is(got, tt.want) || (got == nil) != (tt.want == nil) {
+			t.Errorf("NotReady(%v, draining %v, connecting %v) = %v, want %v", tt.state, tt.draining, tt.connecting, got, tt.want)
+		}
+		r := NewReadiness()
+		r.Advance(tt.state)
+		r.Upstreams(func() []string {
+			if tt.connecting {
+				return []string{"files"}
+			}
+			return nil
+		}, time.Now().Add(time.Hour))
+		if got := r.NotReady(tt.draining); got != NotReady(tt.state, tt.draining, tt.connecting) {
+			t.Errorf("Readiness at %v, connecting %v: NotReady = %v, want the package's answer", tt.state, tt.connecting, got)
+		}
+	}
+}
+
+// TestConnectingEndsWithTheStartupWait: a server still connecting keeps
+// the start from being ready only within the startup wait; without
+// Upstreams, nothing is connecting.
+func TestConnectingEndsWithTheStartupWait(t *testing.T) {
+	r := NewReadiness()
+	r.Advance(Ready)
+	if r.Connecting() {
+		t.Error("Connecting() without Upstreams = true, want false")
+	}
+	still := func() []string { return []string{"files"} }
+	r.Upstreams(still, time.Now().Add(-time.Second)) // the wait has passed
+	if r.Connecting() {
+		t.Error("Connecting() after the startup wait = true, want false")
+	}
+	if err := r.NotReady(false); err != nil {
+		t.Errorf("NotReady after the startup wait = %v, want nil", err)
+	}
+	w := NewReadiness()
+	w.Advance(Ready)
+	w.Upstreams(still, time.Now().Add(time.Hour))
+	w.Upstreams(func() []string { return nil }, time.Now().Add(time.Hour)) // the first call wins
+	if err := w.NotReady(false); !errors.Is(err, ErrUpstreamsStarting) {
+		t.Errorf("NotReady within the startup wait, a server connecting = %v, want %v", err, ErrUpstreamsStarting)
+	}
+}
