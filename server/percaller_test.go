@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -58,10 +59,14 @@ func startIdentityUpstream(t *testing.T) *identityUpstream {
 			http.Error(w, "unknown token", http.StatusUnauthorized)
 			return
 		}
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-			u.mu.Lock()
-			u.sessions[id]++
-			u.mu.Unlock()
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+				u.mu.Lock()
+				u.sessions[id]++
+				u.mu.Unlock()
+			}
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -82,7 +87,7 @@ func (s staticToken) Refresh(context.Context, string) (string, error) {
 // serveIdentityGateway serves the identity upstream through toolscout
 // over HTTP, with callers alice, bob and mallory (by bearer token); it
 // returns the server's URL and its log.
-func serveIdentityGateway(t *testing.T, identity string) (string, *logBuffer, *Metrics) {
+func serveIdentityGateway(t *testing.T, identity string) (string, *identityUpstream, *logBuffer, *Metrics) {
 	t.Helper()
 	up := startIdentityUpstream(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -118,7 +123,7 @@ func serveIdentityGateway(t *testing.T, identity string) (string, *logBuffer, *M
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
 	waitFor(t, "the identity server's tools", func() bool { return srv.eng.Catalog().Tool("id__whoami") != nil })
-	return hs.URL, logs, metrics
+	return hs.URL, up, logs, metrics
 }
 
 func whoami(t *testing.T, url, token string) (string, bool) {
@@ -135,7 +140,7 @@ func whoami(t *testing.T, url, token string) (string, bool) {
 // credential. No token of a caller's appears in the log, an answer or
 // /metrics.
 func TestCallerIdentityForward(t *testing.T) {
-	url, logs, metrics := serveIdentityGateway(t, gateway.IdentityForward)
+	url, up, logs, metrics := serveIdentityGateway(t, gateway.IdentityForward)
 	var out strings.Builder
 	for _, tc := range []struct{ token, want string }{{aliceToken, "you are alice"}, {bobToken, "you are bob"}, {aliceToken, "you are alice"}} {
 		got, isErr := whoami(t, url, tc.token)
@@ -148,6 +153,14 @@ func TestCallerIdentityForward(t *testing.T) {
 	out.WriteString(got)
 	if !isErr || !strings.Contains(got, `server "id" refused the caller's own credentials`) {
 		t.Errorf("whoami as mallory: %q (error %v), want the upstream's refusal of the caller's credentials", got, isErr)
+	}
+	// One session per caller, kept across its calls (and its clients'
+	// sessions with toolscout); the shared one lists.
+	up.mu.Lock()
+	opened := fmt.Sprint(up.sessions)
+	up.mu.Unlock()
+	if opened != "map[alice:1 bob:1 toolscout:1]" {
+		t.Errorf("upstream sessions opened by identity: %s, want one each of alice, bob and toolscout", opened)
 	}
 	// The listing is toolscout's: its tools/list never carries a caller's token.
 	cs := connectURL(t, url, &http.Client{Transport: bearerRT(bobToken)}, "2025-11-25")
@@ -175,7 +188,7 @@ func TestCallerIdentityForward(t *testing.T) {
 // TestCallerIdentityNotByDefault: without identity "caller" no caller's
 // token goes upstream: every call runs as toolscout's own credential.
 func TestCallerIdentityNotByDefault(t *testing.T) {
-	url, _, _ := serveIdentityGateway(t, "")
+	url, _, _, _ := serveIdentityGateway(t, "")
 	for _, tok := range []string{aliceToken, bobToken} {
 		if got, isErr := whoami(t, url, tok); isErr || got != "you are toolscout" {
 			t.Errorf("whoami as %.5s without caller identity: %q (error %v), want %q", tok, got, isErr, "you are toolscout")
