@@ -70,7 +70,8 @@ func startIdentityUpstream(t *testing.T) *identityUpstream {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(hs.Close)
+	// A session left open (a bug here) must fail the test, not hang it.
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 	u.url = hs.URL
 	return u
 }
