@@ -277,6 +277,9 @@ func (u *upstream) openCaller(key [32]byte, s *callerSession, tok string) {
 	cancel()
 	u.callers.forget(key, s)
 	err := errors.Join(errs...)
+	if err == nil {
+		err = fmt.Errorf("no answer within %s (connect)", c.connectTimeout())
+	}
 	if re := (*refusedError)(nil); errors.As(err, &re) {
 		s.err = classed(ErrUnauthorized, fmt.Errorf("server %q refused the caller's own credentials (%v): it is configured to act with each caller's identity (auth.identity \"caller\"); the caller's token is missing a grant the server needs, or is not one it accepts", c.Domain, re))
 		return
