@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -88,5 +91,25 @@ func TestCheckCallerIdentity(t *testing.T) {
 	}
 	if err := checkCallerIdentity(&gatewayConfig{Upstreams: ups[:1]}); err != nil {
 		t.Errorf("no server acting with its callers' identity: %v", err)
+	}
+}
+
+// TestServeRefusesCallerIdentityWithoutIdentityProvider: serve checks
+// the identity against the callers of every --config file, before it
+// connects anything: static caller tokens are refused with what to do.
+func TestServeRefusesCallerIdentityWithoutIdentityProvider(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ops.token"), []byte("ops-token-0123456789abcdef\n"), 0o600)
+	cfg := filepath.Join(dir, "servers.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"tracker": {"url": "http://127.0.0.1:9/mcp", "auth": {"type": "oauth", "identity": "caller", "mode": "forward"}}},
+	  "toolscout": {"callers": {"ops": {"token_files": ["ops.token"], "allow": ["*"]}}}}`), 0o600)
+	// A serve that did not refuse would run until ctx ends: bounded, so
+	// that the test fails rather than hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"serve", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--http", "127.0.0.1:0"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "mcpServers.tracker.auth.identity") || strings.Contains(err.Error()+stderr.String(), "ops-token-0123456789abcdef") {
+		t.Errorf("serve = %v (stderr %q), want the identity refused, naming the entry, without the caller's token", err, stderr.String())
 	}
 }
