@@ -26,9 +26,12 @@ type oauthUpstream struct {
 	// registered for toolscout is confidential ("" : a public client);
 	// read at sign-in.
 	ClientSecretFile string
+	// Identity is the gateway's CallerIdentity ("": toolscout's own
+	// sign-in for every call; upidentity.go).
+	Identity string
 }
 
-var upstreamAuthKeys = []string{"type", "client_id", "client_secret_file", "scopes"}
+var upstreamAuthKeys = append([]string{"type", "client_id", "client_secret_file", "scopes"}, upstreamIdentityKeys...)
 
 // parseUpstreamAuth checks e's "auth" (path is the entry's).
 func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConfig) (*oauthUpstream, error) {
@@ -76,7 +79,11 @@ func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConf
 			return nil, &ConfigError{File: file, Path: at, Reason: "the entry also sends an Authorization header: OAuth sends its own token; remove one"}
 		}
 	}
-	return &oauthUpstream{URL: uc.URL, ClientID: a.ClientID, Scopes: a.Scopes, ClientSecretFile: a.ClientSecretFile}, nil
+	identity, err := parseUpstreamIdentity(file, at, e.Auth)
+	if err != nil {
+		return nil, err
+	}
+	return &oauthUpstream{URL: uc.URL, ClientID: a.ClientID, Scopes: a.Scopes, ClientSecretFile: a.ClientSecretFile, Identity: identity}, nil
 }
 
 // clientSecret reads o's client secret ("" for a public client) for
@@ -111,6 +118,7 @@ func (g *globalFlags) attachOAuth(gc *gatewayConfig) {
 		u := &gc.Upstreams[i]
 		if o, ok := gc.OAuth[u.Domain]; ok {
 			u.Auth = upauth.NewSource(st, u.Domain, o.URL, nil, g.redactor().Add).WithLog(g.log)
+			u.CallerIdentity = o.Identity
 		}
 	}
 }

@@ -248,6 +248,9 @@ func (g *Gateway) Close() {
 			closing.Go(func() { s.Close() })
 		}
 	}
+	for _, u := range g.ups {
+		closing.Go(u.callers.closeAll)
+	}
 	closing.Wait()
 	g.wg.Wait()
 }

@@ -47,6 +47,7 @@ type upstream struct {
 
 	pins    pinState        // pins.go
 	surface upstreamSurface // surface.go
+	callers callerSessions  // percaller.go
 }
 
 // toolList is what an upstream serves of its tools and says of itself.
@@ -536,13 +537,29 @@ func (u *upstream) execute(ctx context.Context, req *mcp.CallToolRequest, t *ind
 	if res, ok, err := env.bridges.resume(ctx, req, domain, t); ok {
 		return res, err
 	}
-	session, err := u.sessionFor(ctx, req, t)
-	if err != nil {
+	var session *mcp.ClientSession
+	var err error
+	release, bridged := func() {}, false
+	if u.cfg.CallerIdentity != "" {
+		// A caller's session is in use until its call ends, which a
+		// bridged call does after execute returns.
+		var done func()
+		if session, done, err = u.callerSessionFor(ctx, req, t); err != nil {
+			return nil, err
+		}
+		release = sync.OnceFunc(done)
+		defer func() {
+			if !bridged {
+				release()
+			}
+		}()
+	} else if session, err = u.sessionFor(ctx, req, t); err != nil {
 		return nil, err
 	}
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	route, end := env.routes.begin(ctx, domain, req)
 	run := func(ctx context.Context) (*mcp.CallToolResult, error) {
+		defer release()
 		var res *mcp.CallToolResult
 		err := u.call(ctx, session, t, "", route, sent, func(ctx context.Context, s *mcp.ClientSession) (err error) {
 			res, err = s.CallTool(ctx, params)
@@ -562,6 +579,7 @@ func (u *upstream) execute(ctx context.Context, req *mcp.CallToolRequest, t *ind
 		}
 		passInput(session, req, params)
 		if mustBridge(req, session) {
+			bridged = true
 			return env.bridges.start(ctx, req, domain, t, u.cfg.timeout(), route, end, run)
 		}
 	}

@@ -53,6 +53,11 @@ type UpstreamConfig struct {
 	// the config says so (callerheaders.go).
 	CallerHeaders        map[string]map[string]string
 	ForwardAuthorization bool
+	// CallerIdentity, when set (IdentityForward), runs each tool call on
+	// a session of its caller's own, opened with the bearer token the
+	// caller sent toolscout; the shared session (Headers, Auth) still
+	// lists. Never the default (percaller.go).
+	CallerIdentity string
 	// Auth, when set, gives the bearer token of a remote server behind
 	// OAuth (its entry's "auth": server/upauth); it goes in place of
 	// Headers' Authorization.
