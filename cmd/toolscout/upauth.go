@@ -71,19 +71,28 @@ func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConf
 			return nil, &ConfigError{File: file, Path: fmt.Sprintf("%s.scopes[%d]", at, i), Reason: "not a scope: 1 to 256 printable characters, no spaces, quotes or backslashes"}
 		}
 	}
-	if e.ForwardAuthorization || len(e.CallerHeaderFiles) > 0 {
-		return nil, &ConfigError{File: file, Path: at, Reason: "the entry also sends callers' own credentials (forward_authorization, caller_header_files): with OAuth every caller uses toolscout's sign-in; remove one"}
-	}
-	for k := range uc.Headers {
-		if http.CanonicalHeaderKey(k) == "Authorization" {
-			return nil, &ConfigError{File: file, Path: at, Reason: "the entry also sends an Authorization header: OAuth sends its own token; remove one"}
-		}
+	if err := checkOAuthAlone(file, at, e, uc); err != nil {
+		return nil, err
 	}
 	identity, err := parseUpstreamIdentity(file, at, e.Auth)
 	if err != nil {
 		return nil, err
 	}
 	return &oauthUpstream{URL: uc.URL, ClientID: a.ClientID, Scopes: a.Scopes, ClientSecretFile: a.ClientSecretFile, Identity: identity}, nil
+}
+
+// checkOAuthAlone refuses an OAuth entry that also sends other
+// credentials upstream: callers' own, or an Authorization header.
+func checkOAuthAlone(file, at string, e serverEntry, uc gateway.UpstreamConfig) error {
+	if e.ForwardAuthorization || len(e.CallerHeaderFiles) > 0 {
+		return &ConfigError{File: file, Path: at, Reason: "the entry also sends callers' own credentials (forward_authorization, caller_header_files): with OAuth every caller uses toolscout's sign-in; remove one"}
+	}
+	for k := range uc.Headers {
+		if http.CanonicalHeaderKey(k) == "Authorization" {
+			return &ConfigError{File: file, Path: at, Reason: "the entry also sends an Authorization header: OAuth sends its own token; remove one"}
+		}
+	}
+	return nil
 }
 
 // clientSecret reads o's client secret ("" for a public client) for
