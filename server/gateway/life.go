@@ -544,7 +544,7 @@ func (u *upstream) execute(ctx context.Context, req *mcp.CallToolRequest, t *ind
 		// A caller's session is in use until its call ends, which a
 		// bridged call does after execute returns.
 		var done func()
-		if session, done, err = u.callerSessionFor(ctx, req, t); err != nil {
+		if session, done, err = (callerPath{u}).callerSessionFor(ctx, req, t); err != nil {
 			return nil, err
 		}
 		release = sync.OnceFunc(done)

@@ -80,10 +80,16 @@ func callerToken(req *mcp.CallToolRequest) string {
 	return strings.TrimSpace(tok)
 }
 
+// callerPath is an upstream's way to its callers' own sessions (auth
+// identity "caller"): a type of its own so that upstream keeps to the
+// life of the shared session.
+type callerPath struct{ u *upstream }
+
 // callerSession returns the session of the caller whose token is tok,
 // opening it (within the connect timeout) when it has none; release
 // ends the call's use of it.
-func (u *upstream) callerSession(ctx context.Context, tok string) (session *mcp.ClientSession, release func(), err error) {
+func (p callerPath) callerSession(ctx context.Context, tok string) (session *mcp.ClientSession, release func(), err error) {
+	u := p.u
 	cs := &u.callers
 	key := sha256.Sum256([]byte(tok))
 	cs.mu.Lock()
@@ -102,7 +108,7 @@ func (u *upstream) callerSession(ctx context.Context, tok string) (session *mcp.
 		}
 		s = &callerSession{ready: make(chan struct{})}
 		cs.sessions[key] = s
-		go u.openCaller(key, s, tok)
+		go p.openCaller(key, s, tok)
 	}
 	s.inflight++
 	cs.mu.Unlock()
@@ -228,7 +234,8 @@ func (cs *callerSessions) count() int {
 // openCaller opens s, the session of the caller whose token is tok: as
 // the shared session connects (attempts), with tok as its bearer token
 // in place of toolscout's own credentials, and without listing.
-func (u *upstream) openCaller(key [32]byte, s *callerSession, tok string) {
+func (p callerPath) openCaller(key [32]byte, s *callerSession, tok string) {
+	u := p.u
 	env := u.env
 	defer close(s.ready)
 	c := u.cfg
@@ -253,7 +260,7 @@ func (u *upstream) openCaller(key [32]byte, s *callerSession, tok string) {
 		case <-ctx.Done():
 		}
 	}()
-	client := u.callerClient()
+	client := p.callerClient()
 	var errs []error
 	for _, a := range c.attempts(env.routes, env.log.With("domain", c.Domain), env.opts.MaxMessage, secrets) {
 		session, err := client.Connect(ctx, a.tr, &mcp.ClientSessionOptions{ProtocolVersion: a.protocol})
@@ -291,7 +298,8 @@ func (u *upstream) openCaller(key [32]byte, s *callerSession, tok string) {
 // the server asks of its client and tells it during a call goes to the
 // client of that call, as on the shared session; its list changes are
 // the shared session's to follow.
-func (u *upstream) callerClient() *mcp.Client {
+func (p callerPath) callerClient() *mcp.Client {
+	u := p.u
 	rt := u.env.routes
 	copts := &mcp.ClientOptions{ProgressNotificationHandler: rt.forwardProgress}
 	rt.clientRequests(&u.cfg, copts)
@@ -303,7 +311,8 @@ func (u *upstream) callerClient() *mcp.Client {
 // callerSessionFor returns the session to run t on for req's caller on
 // an upstream that acts with each caller's identity: the tool's pins
 // are checked as on the shared session.
-func (u *upstream) callerSessionFor(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool) (*mcp.ClientSession, func(), error) {
+func (p callerPath) callerSessionFor(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool) (*mcp.ClientSession, func(), error) {
+	u := p.u
 	if h, held := u.pins.get(t.Name); held {
 		return nil, nil, heldError(t, h)
 	}
@@ -311,5 +320,5 @@ func (u *upstream) callerSessionFor(ctx context.Context, req *mcp.CallToolReques
 	if tok == "" {
 		return nil, nil, classed(ErrUnauthorized, fmt.Errorf("%w: server %q acts with each caller's own identity (auth.identity \"caller\" in its config), and this call came without a bearer token (Authorization) of its caller's; connect to toolscout over HTTP with your token. Tools of other domains work", ErrNoCallerToken, u.cfg.Domain))
 	}
-	return u.callerSession(ctx, tok)
+	return p.callerSession(ctx, tok)
 }
