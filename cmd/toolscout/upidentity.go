@@ -74,3 +74,18 @@ func checkCallerIdentity(gc *gatewayConfig) error {
 	}
 	return nil
 }
+
+// checkCallerIdentityStdio refuses a server acting with its callers'
+// identity when serve has no callers' tokens to act with: over stdio
+// no request carries one, so every call to it would be refused.
+func checkCallerIdentityStdio(gc *gatewayConfig, httpAddr string) error {
+	if gc == nil || httpAddr != "" {
+		return nil
+	}
+	for _, u := range gc.Upstreams {
+		if u.CallerIdentity != "" {
+			return fmt.Errorf(`config: mcpServers.%s.auth.identity: "caller" makes each call with its caller's own token, and toolscout serve over stdio has none (only an HTTP request carries a caller's token): serve over HTTP (toolscout serve --http ADDR, clients connecting with their identity provider's tokens), or remove "identity" (the server then sees toolscout's own sign-in)`, u.Domain)
+		}
+	}
+	return nil
+}

@@ -113,3 +113,31 @@ func TestServeRefusesCallerIdentityWithoutIdentityProvider(t *testing.T) {
 		t.Errorf("serve = %v (stderr %q), want the identity refused, naming the entry, without the caller's token", err, stderr.String())
 	}
 }
+
+// TestServeRefusesCallerIdentityOverStdio: over stdio no request
+// carries a caller's token, so serve refuses a server acting with its
+// callers' identity at start, naming the entry and what to do, instead
+// of refusing each of its calls (with identity-provider callers and
+// TOOLSCOUT_CALLER set, serve started before); without callers, the
+// advice is HTTP, not an identity provider.
+func TestServeRefusesCallerIdentityOverStdio(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "jwks.json"), []byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","use":"sig","alg":"ES256","kid":"k1"}]}`), 0o600)
+	for _, tc := range []struct{ name, toolscout string }{
+		{"jwt callers", `, "toolscout": {"jwt": {"jwks_file": "jwks.json", "issuer": "https://id.example", "audience": "toolscout"}, "callers": {"bot": {"jwt_claims": {"sub": "b"}, "allow": ["*"]}}}`},
+		{"no callers", ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("TOOLSCOUT_CALLER", "bot")
+			cfg := filepath.Join(dir, "servers.json")
+			os.WriteFile(cfg, []byte(`{"mcpServers": {"tracker": {"url": "http://127.0.0.1:9/mcp", "auth": {"type": "oauth", "identity": "caller", "mode": "forward"}}}`+tc.toolscout+`}`), 0o600)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			err := run(ctx, []string{"serve", "--config", cfg, "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin"}, &stdout, &stderr)
+			if err == nil || !strings.Contains(err.Error(), "mcpServers.tracker.auth.identity") || !strings.Contains(err.Error(), "over stdio") || !strings.Contains(err.Error(), "--http") {
+				t.Errorf("serve over stdio = %v (stderr %q), want the identity refused, naming the entry, stdio and --http", err, stderr.String())
+			}
+		})
+	}
+}
