@@ -71,11 +71,12 @@ func TestCallerIdentityRunCode(t *testing.T) {
 // as execute_tool's is: alice's program runs the tool as alice, bob's
 // as bob.
 func TestCallerIdentityExchangeRunCode(t *testing.T) {
-	as := startExchangeAS(t)
+	keys, jwts := callerJWTs(t)
+	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob"})
 	upURL := startExchangeUpstream(t, as, true)
-	url, _, _ := exchangeGateway(t, upURL, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret}, Exposure{Mode: ExposeCode})
+	url, _, _ := exchangeGateway(t, upURL, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret}, Exposure{Mode: ExposeCode})
 	for _, protocol := range []string{"", "2025-11-25"} {
-		for _, tc := range []struct{ token, want string }{{aliceToken, "you are alice"}, {bobToken, "you are bob"}} {
+		for _, tc := range []struct{ token, want string }{{jwts["alice"], "you are alice"}, {jwts["bob"], "you are bob"}} {
 			cs := connectURL(t, url, &http.Client{Transport: bearerRT(tc.token)}, protocol)
 			ans := codeAnswer(t, cs, `await tools.id.whoami({})`)
 			if ans.Error != nil || !strings.Contains(string(ans.Result), tc.want) {

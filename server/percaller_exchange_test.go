@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -12,7 +14,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/embed"
@@ -32,7 +37,7 @@ const (
 
 // exchangeAS is an OAuth authorization server (RFC 8414 metadata, an
 // RFC 8693 token endpoint): it authenticates its one client, takes as
-// subject tokens the access tokens of alice and bob (the identity
+// subject tokens the tokens of users (token → user: the identity
 // provider toolscout's callers sign in with), and issues short-lived
 // access tokens bound to the resource asked for. A subject token it does
 // not know is refused (invalid_grant), its answer echoing it (as some
@@ -48,10 +53,9 @@ type exchangeAS struct {
 
 type issuedToken struct{ user, resource string }
 
-func startExchangeAS(t *testing.T) *exchangeAS {
+func startExchangeAS(t *testing.T, users map[string]string) *exchangeAS {
 	t.Helper()
 	as := &exchangeAS{issued: map[string]issuedToken{}, exchanges: map[string]int{}}
-	users := map[string]string{aliceToken: "alice", bobToken: "bob"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -185,10 +189,35 @@ func startExchangeUpstream(t *testing.T, as *exchangeAS, metadata bool) string {
 	return resource
 }
 
+// callerJWTs are JWTs of the identity provider toolscout's callers
+// sign in with (toolscout.jwt): for alice, bob and mallory (whom the
+// authorization server does not know), and the provider's keys.
+func callerJWTs(t *testing.T) (*jose.JSONWebKeySet, map[string]string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := map[string]string{}
+	for _, user := range []string{"alice", "bob", "mallory"} {
+		tok, err := jwt.Signed(sig).Claims(map[string]any{"iss": "https://id.example", "aud": "toolscout", "sub": user,
+			"exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix()}).Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks[user] = tok
+	}
+	return &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}}, toks
+}
+
 // exchangeGateway serves the exchange upstream through toolscout over
-// HTTP (callers alice, bob and mallory by bearer token), in exp's mode;
-// x is the upstream's exchange config.
-func exchangeGateway(t *testing.T, upURL string, x *gateway.Exchange, exp Exposure) (string, *logBuffer, *Metrics) {
+// HTTP (callers alice, bob and mallory signing in with the JWTs of
+// keys' provider), in exp's mode; x is the upstream's exchange config.
+func exchangeGateway(t *testing.T, upURL string, keys *jose.JSONWebKeySet, x *gateway.Exchange, exp Exposure) (string, *logBuffer, *Metrics) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -208,11 +237,14 @@ func exchangeGateway(t *testing.T, upURL string, x *gateway.Exchange, exp Exposu
 		WordFrequency: search.WordFrequency,
 	})
 	live.Follow(ctx, gw, search.FollowOptions{})
-	set, err := callers.New(callers.Options{Callers: []callers.Config{
-		{Name: "alice", Tokens: []string{aliceToken}, Allow: []string{"*"}},
-		{Name: "bob", Tokens: []string{bobToken}, Allow: []string{"*"}},
-		{Name: "mallory", Tokens: []string{malloryToken}, Allow: []string{"*"}},
-	}})
+	set, err := callers.New(callers.Options{
+		Callers: []callers.Config{
+			{Name: "alice", Claims: map[string]string{"sub": "alice"}, Allow: []string{"*"}},
+			{Name: "bob", Claims: map[string]string{"sub": "bob"}, Allow: []string{"*"}},
+			{Name: "mallory", Claims: map[string]string{"sub": "mallory"}, Allow: []string{"*"}},
+		},
+		JWT: &callers.JWTOptions{Keys: keys, Issuer: "https://id.example", Audience: "toolscout"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,11 +285,12 @@ func leaks(t *testing.T, out string, secrets ...string) {
 // toolscout's) nor the client secret appears in any answer, log line or
 // /metrics.
 func TestCallerIdentityExchange(t *testing.T) {
-	as := startExchangeAS(t)
+	keys, jwts := callerJWTs(t)
+	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob"})
 	upURL := startExchangeUpstream(t, as, true)
-	url, logs, metrics := exchangeGateway(t, upURL, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret}, Exposure{Mode: ExposeMeta})
+	url, logs, metrics := exchangeGateway(t, upURL, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret}, Exposure{Mode: ExposeMeta})
 	var out strings.Builder
-	for _, tc := range []struct{ token, want string }{{aliceToken, "you are alice"}, {bobToken, "you are bob"}, {aliceToken, "you are alice"}} {
+	for _, tc := range []struct{ token, want string }{{jwts["alice"], "you are alice"}, {jwts["bob"], "you are bob"}, {jwts["alice"], "you are alice"}} {
 		got, isErr := whoami(t, url, tc.token)
 		out.WriteString(got)
 		if isErr || got != tc.want {
@@ -268,7 +301,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 		t.Errorf("exchanges by user: %s, want one each of alice and bob (the exchanged token kept across calls)", got)
 	}
 
-	got, isErr := whoami(t, url, malloryToken)
+	got, isErr := whoami(t, url, jwts["mallory"])
 	out.WriteString(got)
 	for _, want := range []string{`server "id"`, "refused to exchange", "invalid_grant", "never is with toolscout's own identity"} {
 		if !isErr || !strings.Contains(got, want) {
@@ -282,7 +315,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 	// The upstream stops accepting alice's exchanged token: her next
 	// call is exchanged again, once, and goes through.
 	as.revoke("alice")
-	got, isErr = whoami(t, url, aliceToken)
+	got, isErr = whoami(t, url, jwts["alice"])
 	out.WriteString(got)
 	if isErr || got != "you are alice" {
 		t.Errorf("whoami as alice after her token was revoked: %q (error %v), want %q", got, isErr, "you are alice")
@@ -301,7 +334,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 	as.mu.Lock()
 	wire := append([]string(nil), as.wire...)
 	as.mu.Unlock()
-	leaks(t, out.String(), append(wire, aliceToken, bobToken, malloryToken, ownUpToken, exchangeClientSecret)...)
+	leaks(t, out.String(), append(wire, jwts["alice"], jwts["bob"], jwts["mallory"], ownUpToken, exchangeClientSecret)...)
 }
 
 // TestCallerIdentityExchangeRefused: an authorization server that does
@@ -310,24 +343,25 @@ func TestCallerIdentityExchange(t *testing.T) {
 // upstream with no metadata to find its authorization server by is one
 // that says to set auth.token_endpoint.
 func TestCallerIdentityExchangeRefused(t *testing.T) {
-	as := startExchangeAS(t)
+	keys, jwts := callerJWTs(t)
+	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob"})
 	upURL := startExchangeUpstream(t, as, true)
 	t.Run("wrong secret", func(t *testing.T) {
-		url, logs, _ := exchangeGateway(t, upURL, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: "not-the-secret-0123456789"}, Exposure{Mode: ExposeMeta})
-		got, isErr := whoami(t, url, aliceToken)
+		url, logs, _ := exchangeGateway(t, upURL, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: "not-the-secret-0123456789"}, Exposure{Mode: ExposeMeta})
+		got, isErr := whoami(t, url, jwts["alice"])
 		if !isErr || !strings.Contains(got, `server "id"`) || !strings.Contains(got, "invalid_client") || !strings.Contains(got, "auth.client_secret_file") {
 			t.Errorf("whoami with a wrong client secret: %q (error %v), want a refusal naming the server, invalid_client and the secret's key", got, isErr)
 		}
 		logs.mu.Lock()
 		defer logs.mu.Unlock()
-		leaks(t, got+logs.buf.String(), aliceToken, "not-the-secret-0123456789")
+		leaks(t, got+logs.buf.String(), jwts["alice"], "not-the-secret-0123456789")
 	})
 	t.Run("no metadata", func(t *testing.T) {
 		// A server of no protected resource metadata: the exchange
 		// cannot find where to go unless the config says.
 		bare := startExchangeUpstream(t, as, false)
-		url, _, _ := exchangeGateway(t, bare, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret}, Exposure{Mode: ExposeMeta})
-		got, isErr := whoami(t, url, aliceToken)
+		url, _, _ := exchangeGateway(t, bare, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret}, Exposure{Mode: ExposeMeta})
+		got, isErr := whoami(t, url, jwts["alice"])
 		if !isErr || !strings.Contains(got, `server "id"`) || !strings.Contains(got, "auth.token_endpoint") {
 			t.Errorf("whoami where no metadata names the authorization server: %q (error %v), want a refusal that says to set auth.token_endpoint", got, isErr)
 		}
@@ -335,8 +369,8 @@ func TestCallerIdentityExchangeRefused(t *testing.T) {
 			t.Errorf("exchanges made: %s, want none", as.counts())
 		}
 		// The token endpoint configured: exchanged for the server's URL.
-		url, _, _ = exchangeGateway(t, bare, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret, TokenEndpoint: as.url + "/token"}, Exposure{Mode: ExposeMeta})
-		if got, isErr := whoami(t, url, aliceToken); isErr || got != "you are alice" {
+		url, _, _ = exchangeGateway(t, bare, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret, TokenEndpoint: as.url + "/token"}, Exposure{Mode: ExposeMeta})
+		if got, isErr := whoami(t, url, jwts["alice"]); isErr || got != "you are alice" {
 			t.Errorf("whoami with auth.token_endpoint: %q (error %v), want %q", got, isErr, "you are alice")
 		}
 	})
