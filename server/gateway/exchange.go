@@ -247,7 +247,7 @@ func (p callerPath) exchangeNow(ctx context.Context, key [32]byte, tok string) (
 		return "", &exchangeError{fmt.Errorf("%w: server %q: its authorization server answered the token exchange with a token of type %.80q, not an access token (%s)", ErrExchange, c.Domain, typ, tokenTypeAccess)}
 	}
 	expiry := t.Expiry
-	if expiry.IsZero() || time.Until(expiry) > callerIdle {
+	if expiry.IsZero() {
 		// No expires_in: kept as long as an idle session is, then
 		// exchanged again.
 		expiry = time.Now().Add(callerIdle)
