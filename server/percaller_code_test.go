@@ -84,7 +84,7 @@ func TestCallerIdentityExchangeRunCode(t *testing.T) {
 			}
 		}
 	}
-	if got := as.counts(); got != "map[alice:1 bob:1]" {
+	if got := as.Counts(); got != "map[alice:1 bob:1]" {
 		t.Errorf("exchanges by user: %s, want one each", got)
 	}
 }

@@ -5,23 +5,19 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/internal/exchangetest"
 	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/callers"
@@ -31,162 +27,16 @@ import (
 const (
 	exchangeClientID     = "toolscout-exchanger"
 	exchangeClientSecret = "exchanger-secret-0123456789abcdef"
-	tokenTypeAccess      = "urn:ietf:params:oauth:token-type:access_token"
-	grantTokenExchange   = "urn:ietf:params:oauth:grant-type:token-exchange"
 )
 
-// exchangeAS is an OAuth authorization server (RFC 8414 metadata, an
-// RFC 8693 token endpoint): it authenticates its one client, takes as
-// subject tokens the tokens of users (token → user: the identity
-// provider toolscout's callers sign in with), and issues short-lived
-// access tokens bound to the resource asked for. A subject token it does
-// not know is refused (invalid_grant), its answer echoing it (as some
-// servers do: toolscout must not quote it).
-type exchangeAS struct {
-	url string
-
-	mu        sync.Mutex
-	issued    map[string]issuedToken // token → who and for what
-	exchanges map[string]int         // by user
-	wire      []string               // every token the endpoint answered with, for the leak search
+// startExchangeAS and startExchangeUpstream are exchangetest's, with
+// this file's client and toolscout's own token.
+func startExchangeAS(t *testing.T, users map[string]string) *exchangetest.AS {
+	return exchangetest.StartAS(t, exchangeClientID, exchangeClientSecret, users)
 }
 
-type issuedToken struct{ user, resource string }
-
-func startExchangeAS(t *testing.T, users map[string]string) *exchangeAS {
-	t.Helper()
-	as := &exchangeAS{issued: map[string]issuedToken{}, exchanges: map[string]int{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"issuer":                                as.url,
-			"authorization_endpoint":                as.url + "/authorize",
-			"token_endpoint":                        as.url + "/token",
-			"jwks_uri":                              as.url + "/jwks",
-			"response_types_supported":              []string{"code"},
-			"grant_types_supported":                 []string{"authorization_code", grantTokenExchange},
-			"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic"},
-			"code_challenge_methods_supported":      []string{"S256"},
-		})
-	})
-	oauthError := func(w http.ResponseWriter, status int, code, desc string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		if status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Basic realm="token"`)
-		}
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": desc})
-	}
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		if err := r.ParseForm(); err != nil {
-			oauthError(w, http.StatusBadRequest, "invalid_request", "not a form")
-			return
-		}
-		id, secret, basic := r.BasicAuth()
-		if !basic {
-			id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-		}
-		f := r.PostForm
-		switch {
-		case id != exchangeClientID || secret != exchangeClientSecret:
-			oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
-		case f.Get("grant_type") != grantTokenExchange:
-			oauthError(w, http.StatusBadRequest, "unsupported_grant_type", f.Get("grant_type"))
-		case f.Get("subject_token_type") != tokenTypeAccess || f.Get("requested_token_type") != "" && f.Get("requested_token_type") != tokenTypeAccess:
-			oauthError(w, http.StatusBadRequest, "invalid_request", "unsupported token type")
-		case users[f.Get("subject_token")] == "":
-			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown subject token "+f.Get("subject_token"))
-		case f.Get("resource") == "" || f.Get("audience") != "" && f.Get("audience") != f.Get("resource"):
-			oauthError(w, http.StatusBadRequest, "invalid_target", "no resource")
-		default:
-			user := users[f.Get("subject_token")]
-			b := make([]byte, 16)
-			rand.Read(b)
-			tok := "xchg-" + user + "-" + hex.EncodeToString(b)
-			as.mu.Lock()
-			as.issued[tok] = issuedToken{user: user, resource: f.Get("resource")}
-			as.exchanges[user]++
-			as.wire = append(as.wire, tok)
-			as.mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Cache-Control", "no-store")
-			json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "issued_token_type": tokenTypeAccess, "token_type": "Bearer", "expires_in": 120})
-		}
-	})
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close)
-	as.url = hs.URL
-	return as
-}
-
-// revoke makes the authorization server forget user's tokens (the
-// upstream then refuses them).
-func (as *exchangeAS) revoke(user string) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	for tok, it := range as.issued {
-		if it.user == user {
-			delete(as.issued, tok)
-		}
-	}
-}
-
-func (as *exchangeAS) counts() string {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	return fmt.Sprint(as.exchanges)
-}
-
-// startExchangeUpstream is a remote MCP server (go-sdk, Streamable HTTP,
-// at /mcp) behind a bearer check: it accepts toolscout's own token (its
-// listing) and the tokens as issued for its own resource, nothing else
-// (not the callers' own tokens); its protected resource metadata names
-// as's issuer (unless metadata is false: then it has none). whoami
-// answers the user the token was issued for.
-func startExchangeUpstream(t *testing.T, as *exchangeAS, metadata bool) string {
-	t.Helper()
-	var resource string
-	who := func(h http.Header) string {
-		tok, _ := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
-		if tok == ownUpToken {
-			return "toolscout"
-		}
-		as.mu.Lock()
-		defer as.mu.Unlock()
-		if it, ok := as.issued[tok]; ok && it.resource == resource {
-			return it.user
-		}
-		return ""
-	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "identity", Version: "1"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "whoami", Description: "Say which user the request is made as.", InputSchema: map[string]any{"type": "object"}},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are " + who(req.Extra.Header)}}}, nil
-		})
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return srv }, nil)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		if !metadata {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"resource": resource, "authorization_servers": []string{as.url}})
-	})
-	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		if who(r.Header) == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+strings.TrimSuffix(resource, "/mcp")+`/.well-known/oauth-protected-resource/mcp"`)
-			http.Error(w, "unknown token", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	resource = hs.URL + "/mcp"
-	return resource
+func startExchangeUpstream(t *testing.T, as *exchangetest.AS, metadata bool) string {
+	return exchangetest.StartUpstream(t, as, ownUpToken, metadata)
 }
 
 // callerJWTs are JWTs of the identity provider toolscout's callers
@@ -297,7 +147,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 			t.Errorf("whoami as %.5s: %q (error %v), want %q", tc.token, got, isErr, tc.want)
 		}
 	}
-	if got := as.counts(); got != "map[alice:1 bob:1]" {
+	if got := as.Counts(); got != "map[alice:1 bob:1]" {
 		t.Errorf("exchanges by user: %s, want one each of alice and bob (the exchanged token kept across calls)", got)
 	}
 
@@ -314,13 +164,13 @@ func TestCallerIdentityExchange(t *testing.T) {
 
 	// The upstream stops accepting alice's exchanged token: her next
 	// call is exchanged again, once, and goes through.
-	as.revoke("alice")
+	as.Revoke("alice")
 	got, isErr = whoami(t, url, jwts["alice"])
 	out.WriteString(got)
 	if isErr || got != "you are alice" {
 		t.Errorf("whoami as alice after her token was revoked: %q (error %v), want %q", got, isErr, "you are alice")
 	}
-	if got := as.counts(); got != "map[alice:2 bob:1]" {
+	if got := as.Counts(); got != "map[alice:2 bob:1]" {
 		t.Errorf("exchanges by user after a revocation: %s, want alice exchanged again once", got)
 	}
 
@@ -331,10 +181,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 	logs.mu.Lock()
 	out.Write(logs.buf.Bytes())
 	logs.mu.Unlock()
-	as.mu.Lock()
-	wire := append([]string(nil), as.wire...)
-	as.mu.Unlock()
-	leaks(t, out.String(), append(wire, jwts["alice"], jwts["bob"], jwts["mallory"], ownUpToken, exchangeClientSecret)...)
+	leaks(t, out.String(), append(as.Issued(), jwts["alice"], jwts["bob"], jwts["mallory"], ownUpToken, exchangeClientSecret)...)
 }
 
 // TestCallerIdentityExchangeRefused: an authorization server that does
@@ -365,11 +212,11 @@ func TestCallerIdentityExchangeRefused(t *testing.T) {
 		if !isErr || !strings.Contains(got, `server "id"`) || !strings.Contains(got, "auth.token_endpoint") {
 			t.Errorf("whoami where no metadata names the authorization server: %q (error %v), want a refusal that says to set auth.token_endpoint", got, isErr)
 		}
-		if as.counts() != "map[]" {
-			t.Errorf("exchanges made: %s, want none", as.counts())
+		if as.Counts() != "map[]" {
+			t.Errorf("exchanges made: %s, want none", as.Counts())
 		}
 		// The token endpoint configured: exchanged for the server's URL.
-		url, _, _ = exchangeGateway(t, bare, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret, TokenEndpoint: as.url + "/token"}, Exposure{Mode: ExposeMeta})
+		url, _, _ = exchangeGateway(t, bare, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret, TokenEndpoint: as.URL + "/token"}, Exposure{Mode: ExposeMeta})
 		if got, isErr := whoami(t, url, jwts["alice"]); isErr || got != "you are alice" {
 			t.Errorf("whoami with auth.token_endpoint: %q (error %v), want %q", got, isErr, "you are alice")
 		}
