@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,5 +93,57 @@ func TestExchangeOneAtATime(t *testing.T) {
 		if tok != got[0] || tok == "" {
 			t.Errorf("call %d got %q, call 0 %q: want the one exchanged token", i, tok, got[0])
 		}
+	}
+}
+
+// TestExchangeRefused: each OAuth error of the token endpoint is the
+// caller's error naming the server, the code and what to configure; the
+// endpoint's free text, which here echoes the subject token, is never
+// quoted; the error matches ErrExchange, and no token is kept.
+func TestExchangeRefused(t *testing.T) {
+	const subject = "the-callers-token-0123456789"
+	for _, tc := range []struct {
+		code   string
+		status int
+		want   string
+	}{
+		{"invalid_grant", http.StatusBadRequest, "the caller signs in again"},
+		{"invalid_target", http.StatusBadRequest, "allow that audience for auth.client_id"},
+		{"unauthorized_client", http.StatusBadRequest, "may not use the token-exchange grant"},
+		{"invalid_client", http.StatusUnauthorized, "check auth.client_id and the secret in auth.client_secret_file"},
+		{"invalid_scope", http.StatusBadRequest, "correct auth.scopes"},
+		{"unsupported_grant_type", http.StatusBadRequest, `use "mode": "forward"`},
+		{"server_error", http.StatusInternalServerError, "see the authorization server's log"},
+	} {
+		t.Run(tc.code, func(t *testing.T) {
+			as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				r.ParseForm()
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				json.NewEncoder(w).Encode(map[string]string{"error": tc.code, "error_description": "refused " + r.PostForm.Get("subject_token")})
+			}))
+			t.Cleanup(as.Close)
+			u := &upstream{cfg: UpstreamConfig{Domain: "tracker", URL: as.URL + "/mcp", CallerIdentity: IdentityExchange,
+				Exchange: &Exchange{ClientID: "c", ClientSecret: "s", TokenEndpoint: as.URL + "/token"}}}
+			_, err := callerPath{u}.exchange(context.Background(), subject, "")
+			if err == nil {
+				t.Fatal("exchange refused by the authorization server = nil error")
+			}
+			msg := err.Error()
+			for _, want := range []string{`server "tracker"`, fmt.Sprintf("HTTP %d, %s", tc.status, tc.code), tc.want} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not contain %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, subject) || strings.Contains(msg, "refused the-") {
+				t.Errorf("error %q quotes the subject token or the endpoint's free text", msg)
+			}
+			if !errors.Is(err, ErrExchange) {
+				t.Errorf("error %v does not match ErrExchange", err)
+			}
+			if n := u.callers.exchanged.count(); n != 0 {
+				t.Errorf("%d tokens kept after a refusal", n)
+			}
+		})
 	}
 }
