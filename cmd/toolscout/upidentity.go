@@ -108,7 +108,8 @@ func loopbackHost(host string) bool {
 // checkCallerIdentity refuses a server acting with its callers' identity
 // when toolscout's own callers do not sign in with tokens of an identity
 // provider (toolscout.jwt or toolscout.oauth): their tokens are what is
-// forwarded, and toolscout's static caller tokens are no server's.
+// forwarded or exchanged, and toolscout's static caller tokens are no
+// server's nor an authorization server's.
 func checkCallerIdentity(gc *gatewayConfig) error {
 	if gc == nil {
 		return nil
@@ -118,7 +119,7 @@ func checkCallerIdentity(gc *gatewayConfig) error {
 			continue
 		}
 		if gc.Callers == nil || (gc.Callers.JWT == nil && gc.Callers.OAuth == nil) {
-			return fmt.Errorf(`config: mcpServers.%s.auth.identity: "caller" sends each caller's own token to the server, and toolscout's callers have none it could accept: configure toolscout.oauth or toolscout.jwt (callers signing in with an identity provider's tokens), or remove "identity"`, u.Domain)
+			return fmt.Errorf(`config: mcpServers.%s.auth.identity: "caller" acts with each caller's own token (sent to the server, or exchanged for one of its own), and toolscout's callers have none an identity provider issued: configure toolscout.oauth or toolscout.jwt (callers signing in with an identity provider's tokens), or remove "identity"`, u.Domain)
 		}
 	}
 	return nil
