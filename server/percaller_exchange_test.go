@@ -53,7 +53,7 @@ func callerJWTs(t *testing.T) (*jose.JSONWebKeySet, map[string]string) {
 		t.Fatal(err)
 	}
 	toks := map[string]string{}
-	for _, user := range []string{"alice", "bob", "mallory"} {
+	for _, user := range []string{"alice", "bob", "mallory", exchangetest.Forbidden} {
 		tok, err := jwt.Signed(sig).Claims(map[string]any{"iss": "https://id.example", "aud": "toolscout", "sub": user,
 			"exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix()}).Serialize()
 		if err != nil {
@@ -92,6 +92,7 @@ func exchangeGateway(t *testing.T, upURL string, keys *jose.JSONWebKeySet, x *ga
 			{Name: "alice", Claims: map[string]string{"sub": "alice"}, Allow: []string{"*"}},
 			{Name: "bob", Claims: map[string]string{"sub": "bob"}, Allow: []string{"*"}},
 			{Name: "mallory", Claims: map[string]string{"sub": "mallory"}, Allow: []string{"*"}},
+			{Name: "forbidden", Claims: map[string]string{"sub": exchangetest.Forbidden}, Allow: []string{"*"}},
 		},
 		JWT: &callers.JWTOptions{Keys: keys, Issuer: "https://id.example", Audience: "toolscout"},
 	})
@@ -136,7 +137,7 @@ func leaks(t *testing.T, out string, secrets ...string) {
 // /metrics.
 func TestCallerIdentityExchange(t *testing.T) {
 	keys, jwts := callerJWTs(t)
-	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob"})
+	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob", jwts[exchangetest.Forbidden]: exchangetest.Forbidden})
 	upURL := startExchangeUpstream(t, as, true)
 	url, logs, metrics := exchangeGateway(t, upURL, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret}, Exposure{Mode: ExposeMeta})
 	var out strings.Builder
@@ -151,7 +152,15 @@ func TestCallerIdentityExchange(t *testing.T) {
 		t.Errorf("exchanges by user: %s, want one each of alice and bob (the exchanged token kept across calls)", got)
 	}
 
-	got, isErr := whoami(t, url, jwts["mallory"])
+	// The server refuses the exchanged token of a user without the
+	// grant it needs (403): said as the exchanged token's refusal.
+	got, isErr := whoami(t, url, jwts[exchangetest.Forbidden])
+	out.WriteString(got)
+	if !isErr || !strings.Contains(got, `server "id" refused the token its authorization server issued for this caller (HTTP 403`) || !strings.Contains(got, "auth.scopes") {
+		t.Errorf("whoami as a user the server forbids: %q (error %v), want the refusal of the exchanged token, with auth.scopes", got, isErr)
+	}
+
+	got, isErr = whoami(t, url, jwts["mallory"])
 	out.WriteString(got)
 	for _, want := range []string{`server "id"`, "refused to exchange", "invalid_grant", "never is with toolscout's own identity"} {
 		if !isErr || !strings.Contains(got, want) {
@@ -170,7 +179,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 	if isErr || got != "you are alice" {
 		t.Errorf("whoami as alice after her token was revoked: %q (error %v), want %q", got, isErr, "you are alice")
 	}
-	if got := as.Counts(); got != "map[alice:2 bob:1]" {
+	if got := as.Counts(); got != "map[alice:2 bob:1 forbidden:1]" {
 		t.Errorf("exchanges by user after a revocation: %s, want alice exchanged again once", got)
 	}
 
@@ -181,7 +190,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 	logs.mu.Lock()
 	out.Write(logs.buf.Bytes())
 	logs.mu.Unlock()
-	leaks(t, out.String(), append(as.Issued(), jwts["alice"], jwts["bob"], jwts["mallory"], ownUpToken, exchangeClientSecret)...)
+	leaks(t, out.String(), append(as.Issued(), jwts["alice"], jwts["bob"], jwts["mallory"], jwts[exchangetest.Forbidden], ownUpToken, exchangeClientSecret)...)
 }
 
 // TestCallerIdentityExchangeRefused: an authorization server that does

@@ -150,10 +150,14 @@ func (as *AS) user(tok, resource string) string {
 	return ""
 }
 
+// Forbidden is the user whose exchanged tokens the upstream refuses
+// with 403 insufficient_scope.
+const Forbidden = "forbidden"
+
 // StartUpstream starts a remote MCP server at URL/mcp, whose URL it
 // returns: it accepts own (the token of toolscout's own sign-in: its
 // listing, answered as "toolscout") and the tokens as issued for its
-// own resource, nothing else; its protected resource metadata names
+// own resource (but Forbidden's), nothing else; its protected resource metadata names
 // as's issuer (unless metadata is false: then it has none). Its whoami
 // tool answers "you are USER".
 func StartUpstream(t testing.TB, as *AS, own string, metadata bool) string {
@@ -182,6 +186,11 @@ func StartUpstream(t testing.TB, as *AS, own string, metadata bool) string {
 		json.NewEncoder(w).Encode(map[string]any{"resource": resource, "authorization_servers": []string{as.URL}})
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if who(r.Header) == Forbidden {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="admin"`)
+			http.Error(w, "not allowed", http.StatusForbidden)
+			return
+		}
 		if who(r.Header) == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+strings.TrimSuffix(resource, "/mcp")+`/.well-known/oauth-protected-resource/mcp"`)
 			http.Error(w, "unknown token", http.StatusUnauthorized)

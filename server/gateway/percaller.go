@@ -299,6 +299,10 @@ func (p callerPath) openCaller(key [32]byte, s *callerSession, tok string) {
 		s.err = classed(ErrUnauthorized, xe)
 		return
 	}
+	if re := (*refusedError)(nil); errors.As(err, &re) && c.CallerIdentity == IdentityExchange {
+		s.err = classed(ErrUnauthorized, fmt.Errorf("server %q refused the token its authorization server issued for this caller (%v): it is configured to act with each caller's identity by token exchange (auth.mode \"exchange\"); the token lacks a grant the server needs (auth.scopes), or is not one it accepts", c.Domain, re))
+		return
+	}
 	if re := (*refusedError)(nil); errors.As(err, &re) {
 		s.err = classed(ErrUnauthorized, fmt.Errorf("server %q refused the caller's own credentials (%v): it is configured to act with each caller's identity (auth.identity \"caller\"); the caller's token is missing a grant the server needs, or is not one it accepts", c.Domain, re))
 		return
