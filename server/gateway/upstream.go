@@ -59,7 +59,9 @@ type UpstreamConfig struct {
 	// Exchange says, exchange.go); the shared session (Headers, Auth)
 	// still lists. Never the default (percaller.go).
 	CallerIdentity string
-	Exchange       *Exchange
+	// Exchange is where and as which client IdentityExchange exchanges
+	// the callers' tokens (nil otherwise).
+	Exchange *Exchange
 	// Auth, when set, gives the bearer token of a remote server behind
 	// OAuth (its entry's "auth": server/upauth); it goes in place of
 	// Headers' Authorization.
