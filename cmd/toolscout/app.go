@@ -163,7 +163,9 @@ func (g *globalFlags) gatewayConfig() (*gatewayConfig, error) {
 		return nil, err
 	}
 	g.redactor().Add(gc.Secrets...)
-	g.attachOAuth(gc)
+	if err := g.attachOAuth(gc); err != nil {
+		return nil, err
+	}
 	timeout := g.connectTimeout.or(gc.ConnectTimeout)
 	for i := range gc.Upstreams {
 		if gc.Upstreams[i].ConnectTimeout == 0 {

@@ -159,6 +159,9 @@ func parseServe(args []string, stderr io.Writer) (*serveCommand, error) {
 	if err := checkCallerHeaders(c.src.gc, c.who); err != nil {
 		return nil, err
 	}
+	if err := checkCallerIdentityStdio(c.src.gc, c.httpAddr); err != nil {
+		return nil, err
+	}
 	if err := checkCallerIdentity(c.src.gc); err != nil {
 		return nil, err
 	}

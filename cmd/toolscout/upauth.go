@@ -29,6 +29,9 @@ type oauthUpstream struct {
 	// Identity is the gateway's CallerIdentity ("": toolscout's own
 	// sign-in for every call; upidentity.go).
 	Identity string
+	// TokenEndpoint is where callers' tokens are exchanged (Identity
+	// exchange; "": found from the server's metadata).
+	TokenEndpoint string
 }
 
 var upstreamAuthKeys = append([]string{"type", "client_id", "client_secret_file", "scopes"}, upstreamIdentityKeys...)
@@ -74,11 +77,11 @@ func parseUpstreamAuth(file, path string, e serverEntry, uc gateway.UpstreamConf
 	if err := checkOAuthAlone(file, at, e, uc); err != nil {
 		return nil, err
 	}
-	identity, err := parseUpstreamIdentity(file, at, e.Auth)
+	id, err := parseUpstreamIdentity(file, at, e.Auth)
 	if err != nil {
 		return nil, err
 	}
-	return &oauthUpstream{URL: uc.URL, ClientID: a.ClientID, Scopes: a.Scopes, ClientSecretFile: a.ClientSecretFile, Identity: identity}, nil
+	return &oauthUpstream{URL: uc.URL, ClientID: a.ClientID, Scopes: a.Scopes, ClientSecretFile: a.ClientSecretFile, Identity: id.identity, TokenEndpoint: id.tokenEndpoint}, nil
 }
 
 // checkOAuthAlone refuses an OAuth entry that also sends other
@@ -117,10 +120,11 @@ func (g *globalFlags) credentials() *upauth.Store {
 	return upauth.OpenStore(filepath.Join(g.dataDir, upauth.FileName))
 }
 
-// attachOAuth gives each upstream behind OAuth its token source.
-func (g *globalFlags) attachOAuth(gc *gatewayConfig) {
+// attachOAuth gives each upstream behind OAuth its token source, and
+// one that exchanges its callers' tokens its client and secret.
+func (g *globalFlags) attachOAuth(gc *gatewayConfig) error {
 	if len(gc.OAuth) == 0 {
-		return
+		return nil
 	}
 	st := g.credentials()
 	for i := range gc.Upstreams {
@@ -128,8 +132,18 @@ func (g *globalFlags) attachOAuth(gc *gatewayConfig) {
 		if o, ok := gc.OAuth[u.Domain]; ok {
 			u.Auth = upauth.NewSource(st, u.Domain, o.URL, nil, g.redactor().Add).WithLog(g.log)
 			u.CallerIdentity = o.Identity
+			if o.Identity != gateway.IdentityExchange {
+				continue
+			}
+			secret, err := o.clientSecret(u.Domain)
+			if err != nil {
+				return fmt.Errorf("config: %w", err)
+			}
+			g.redactor().Add(secret)
+			u.Exchange = &gateway.Exchange{ClientID: o.ClientID, ClientSecret: secret, Scopes: o.Scopes, TokenEndpoint: o.TokenEndpoint}
 		}
 	}
+	return nil
 }
 
 // signInChecks are doctor's lines for the servers behind OAuth: each

@@ -62,7 +62,13 @@
 // bearer token instead of Headers' Authorization; a 401 makes the
 // source refresh it (one refresh at a time) and the request is sent
 // once more; a token that cannot be had or refreshed matches
-// [ErrSignIn] and says to run toolscout auth login SERVER.
+// [ErrSignIn] and says to run toolscout auth login SERVER. A server
+// whose UpstreamConfig.CallerIdentity is set runs each caller's tool
+// calls on a session of that caller's own (percaller.go): with
+// [IdentityForward] its bearer token goes as it came, with
+// [IdentityExchange] it is exchanged first at the server's
+// authorization server (RFC 8693, UpstreamConfig.Exchange: exchange.go);
+// an exchange refused matches [ErrExchange] and [ErrUnauthorized].
 //
 // What a server asks of its client in the middle of a call (sampling,
 // elicitation, roots) and what it tells it (progress, log messages) goes

@@ -54,6 +54,9 @@ type callerSessions struct {
 	closed   bool
 	idle     time.Duration // callerIdle unless a test sets it
 	max      int           // maxCallerSessions unless a test sets it
+	// exchanged are the callers' exchanged tokens (IdentityExchange:
+	// exchange.go).
+	exchanged exchangeCache
 }
 
 // callerSession is one caller's session (nil while it is opening: ready
@@ -212,6 +215,7 @@ func (cs *callerSessions) closeAll() {
 	}
 	cs.sessions = nil
 	cs.mu.Unlock()
+	cs.exchanged.clear()
 	var wg sync.WaitGroup
 	for _, s := range all {
 		wg.Go(func() {
@@ -249,7 +253,11 @@ func (p callerPath) openCaller(key [32]byte, s *callerSession, tok string) {
 			delete(c.Headers, k)
 		}
 	}
-	c.Headers["Authorization"] = "Bearer " + tok
+	if c.CallerIdentity == IdentityExchange {
+		c.Auth = callerExchange{p: p, tok: tok} // each request: the token exchanged, again after a 401
+	} else {
+		c.Headers["Authorization"] = "Bearer " + tok
+	}
 	secrets := env.opts.Redactor.With(tok)
 	ctx, cancel := context.WithCancel(context.Background())
 	timer := time.AfterFunc(c.connectTimeout(), cancel)
@@ -287,6 +295,14 @@ func (p callerPath) openCaller(key [32]byte, s *callerSession, tok string) {
 	if err == nil {
 		err = fmt.Errorf("no answer within %s (connect)", c.connectTimeout())
 	}
+	if xe := (*exchangeError)(nil); errors.As(err, &xe) {
+		s.err = classed(ErrUnauthorized, xe)
+		return
+	}
+	if re := (*refusedError)(nil); errors.As(err, &re) && c.CallerIdentity == IdentityExchange {
+		s.err = classed(ErrUnauthorized, fmt.Errorf("server %q refused the token its authorization server issued for this caller (%v): it is configured to act with each caller's identity by token exchange (auth.mode \"exchange\"); the token lacks a grant the server needs (auth.scopes), or is not one it accepts", c.Domain, re))
+		return
+	}
 	if re := (*refusedError)(nil); errors.As(err, &re) {
 		s.err = classed(ErrUnauthorized, fmt.Errorf("server %q refused the caller's own credentials (%v): it is configured to act with each caller's identity (auth.identity \"caller\"); the caller's token is missing a grant the server needs, or is not one it accepts", c.Domain, re))
 		return
@@ -319,6 +335,16 @@ func (p callerPath) callerSessionFor(ctx context.Context, req *mcp.CallToolReque
 	tok := callerToken(req)
 	if tok == "" {
 		return nil, nil, classed(ErrUnauthorized, fmt.Errorf("%w: server %q acts with each caller's own identity (auth.identity \"caller\" in its config), and this call came without a bearer token (Authorization) of its caller's; connect to toolscout over HTTP with your token. Tools of other domains work", ErrNoCallerToken, u.cfg.Domain))
+	}
+	if u.cfg.CallerIdentity == IdentityExchange {
+		// Exchanged before the session opens, so that a refusal is
+		// the call's error as the authorization server gave it.
+		if _, err := p.exchange(ctx, tok, ""); err != nil {
+			if uerr := unauthorized(u.cfg.Domain, err); uerr != nil {
+				return nil, nil, uerr
+			}
+			return nil, nil, err
+		}
 	}
 	return p.callerSession(ctx, tok)
 }

@@ -55,9 +55,13 @@ type UpstreamConfig struct {
 	ForwardAuthorization bool
 	// CallerIdentity, when set (IdentityForward), runs each tool call on
 	// a session of its caller's own, opened with the bearer token the
-	// caller sent toolscout; the shared session (Headers, Auth) still
-	// lists. Never the default (percaller.go).
+	// caller sent toolscout (IdentityExchange: that token exchanged, as
+	// Exchange says, exchange.go); the shared session (Headers, Auth)
+	// still lists. Never the default (percaller.go).
 	CallerIdentity string
+	// Exchange is where and as which client IdentityExchange exchanges
+	// the callers' tokens (nil otherwise).
+	Exchange *Exchange
 	// Auth, when set, gives the bearer token of a remote server behind
 	// OAuth (its entry's "auth": server/upauth); it goes in place of
 	// Headers' Authorization.
@@ -219,6 +223,9 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	resp, err = h.roundTrip(r2, fresh)
 	if errors.As(err, &re) && re.status == http.StatusUnauthorized {
+		if a, ok := h.auth.(interface{ refusedAgain(*refusedError) error }); ok {
+			return nil, a.refusedAgain(re)
+		}
 		return nil, &signInError{fmt.Errorf("%w: its new token was refused too", ErrSignIn)}
 	}
 	return resp, err
@@ -288,6 +295,9 @@ func (e *refusedError) Error() string {
 // unauthorized words err for the agent when it holds domain's refusal
 // of toolscout's credentials, and returns nil otherwise.
 func unauthorized(domain string, err error) error {
+	if xe := (*exchangeError)(nil); errors.As(err, &xe) {
+		return classed(ErrUnauthorized, xe) // worded for the caller (exchange.go)
+	}
 	if se := (*signInError)(nil); errors.As(err, &se) {
 		return classed(ErrSignIn, fmt.Errorf("server %q is unavailable: sign in again with toolscout auth login %s (%s); tools of other domains work", domain, domain, signInReason(se.err)))
 	}

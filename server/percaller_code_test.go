@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/internal/redact"
+	"github.com/toolscout/toolscout/search"
+	"github.com/toolscout/toolscout/server/callers"
+	"github.com/toolscout/toolscout/server/gateway"
+)
+
+// TestCallerIdentityRunCode: in code mode, a program's tool calls to a
+// server acting with each caller's identity carry the identity of the
+// caller who ran the program, as its execute_tool would: alice's
+// program runs the tool as alice, bob's as bob, over both protocol
+// generations; never as toolscout.
+func TestCallerIdentityRunCode(t *testing.T) {
+	up := startIdentityUpstream(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	st, err := store.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _, err := search.Open(ctx, search.LiveOptions{Store: st, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	gw := gateway.New(gateway.Options{
+		Upstreams:     []gateway.UpstreamConfig{{Domain: "id", URL: up.url, Transport: "http", Auth: staticToken(ownUpToken), CallerIdentity: gateway.IdentityForward}},
+		Logger:        logs.logger(),
+		Redactor:      redact.New(ownUpToken),
+		WordFrequency: search.WordFrequency,
+	})
+	live.Follow(ctx, gw, search.FollowOptions{})
+	set, err := callers.New(callers.Options{Callers: []callers.Config{
+		{Name: "alice", Tokens: []string{aliceToken}, Allow: []string{"*"}},
+		{Name: "bob", Tokens: []string{bobToken}, Allow: []string{"*"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Options{Live: live, Executor: gw, Callers: set, Logger: logs.logger(),
+		Expose: Exposure{Mode: ExposeCode}, Code: &Code{Runner: codeRunner(t)}})
+	gw.Start(ctx)
+	t.Cleanup(func() { gw.Close(); live.Close() })
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	waitFor(t, "the identity server's tools", func() bool { return srv.eng.Catalog().Tool("id__whoami") != nil })
+
+	for _, protocol := range []string{"", "2025-11-25"} {
+		for _, tc := range []struct{ token, want string }{{aliceToken, "you are alice"}, {bobToken, "you are bob"}} {
+			cs := connectURL(t, hs.URL, &http.Client{Transport: bearerRT(tc.token)}, protocol)
+			ans := codeAnswer(t, cs, `await tools.id.whoami({})`)
+			if ans.Error != nil || !strings.Contains(string(ans.Result), tc.want) {
+				t.Errorf("protocol %q: the program of %.5s answered %s (error %+v), want %q", protocol, tc.token, ans.Result, ans.Error, tc.want)
+			}
+		}
+	}
+}
+
+// TestCallerIdentityExchangeRunCode: a program's tool call to a server
+// of exchanged identities is made with its caller's token exchanged,
+// as execute_tool's is: alice's program runs the tool as alice, bob's
+// as bob.
+func TestCallerIdentityExchangeRunCode(t *testing.T) {
+	keys, jwts := callerJWTs(t)
+	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob"})
+	upURL := startExchangeUpstream(t, as, true)
+	url, _, _ := exchangeGateway(t, upURL, keys, &gateway.Exchange{ClientID: exchangeClientID, ClientSecret: exchangeClientSecret}, Exposure{Mode: ExposeCode})
+	for _, protocol := range []string{"", "2025-11-25"} {
+		for _, tc := range []struct{ token, want string }{{jwts["alice"], "you are alice"}, {jwts["bob"], "you are bob"}} {
+			cs := connectURL(t, url, &http.Client{Transport: bearerRT(tc.token)}, protocol)
+			ans := codeAnswer(t, cs, `await tools.id.whoami({})`)
+			if ans.Error != nil || !strings.Contains(string(ans.Result), tc.want) {
+				t.Errorf("protocol %q: the program of %.5s answered %s (error %+v), want %q", protocol, tc.token, ans.Result, ans.Error, tc.want)
+			}
+		}
+	}
+	if got := as.Counts(); got != "map[alice:1 bob:1]" {
+		t.Errorf("exchanges by user: %s, want one each", got)
+	}
+}
