@@ -13,7 +13,7 @@ import (
 
 // A query of a large collection scans a quantized copy of its vectors
 // first, then scores the best few hundred rows it finds exactly from the
-// float32 matrix (issue 48): at 100k tools of 640 dimensions the exact
+// matrix (issue 48): at 100k tools of 640 dimensions the exact
 // scan reads 256 MB a query, the quantized one 8 MB.
 //
 // The quantized copy is one sign bit per dimension of each row, taken
@@ -275,6 +275,7 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		go func(t *topK, take int) {
 			defer wg.Done()
 			t.k = k
+			buf := make([]float32, s.dims)
 			for i := lo; i < hi; i++ {
 				e := int(est[i])
 				if e < cut || e == 0 {
@@ -286,7 +287,7 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 					}
 					take--
 				}
-				t.push(i, dot(q, s.mat[i*s.dims:(i+1)*s.dims]))
+				t.push(i, s.dotRow(q, i, buf))
 			}
 		}(&tops[part], atCut[part])
 	}
