@@ -268,6 +268,7 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		take := min(left, int(sc.hist[part][cut]))
 		atCut[part], left = take, left-take
 	}
+	qs := s.halfQuery(q)
 	tops := make([]topK, parts)
 	for part := 0; part < parts; part++ {
 		lo, hi := part*n/parts, (part+1)*n/parts
@@ -275,7 +276,6 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		go func(t *topK, take int) {
 			defer wg.Done()
 			t.k = k
-			buf := make([]float32, s.dims)
 			for i := lo; i < hi; i++ {
 				e := int(est[i])
 				if e < cut || e == 0 {
@@ -287,7 +287,7 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 					}
 					take--
 				}
-				t.push(i, s.dotRow(q, i, buf))
+				t.push(i, s.dotRow(q, qs, i))
 			}
 		}(&tops[part], atCut[part])
 	}

@@ -11,8 +11,17 @@ import (
 // TestHalfRoundTrip: every float16 converts to a float32 and back to
 // itself (NaNs to a NaN), so a collection written again keeps its bits.
 func TestHalfRoundTrip(t *testing.T) {
+	all := make([]uint16, 1<<16)
+	for h := range all {
+		all[h] = uint16(h)
+	}
+	row := make([]float32, len(all))
+	HalfRow(row, all)
 	for h := 0; h < 1<<16; h++ {
 		f := HalfFloat(uint16(h))
+		if h&0x7c00 != 0x7c00 && math.Float32bits(row[h]) != math.Float32bits(f) {
+			t.Fatalf("HalfRow of %#04x = %g, HalfFloat %g", h, row[h], f)
+		}
 		got := Half(f)
 		if math.IsNaN(float64(f)) {
 			if got&0x7c00 != 0x7c00 || got&0x3ff == 0 {
