@@ -128,13 +128,19 @@ func (s *snapshot) dotRow(q, qs []float32, i int) float32 {
 	if s.mat != nil {
 		return dot(q, s.mat[i*s.dims:(i+1)*s.dims])
 	}
+	if qs == nil {
+		return dotHalfKernel(q, s.half[i*s.dims:(i+1)*s.dims])
+	}
 	return dotHalf(qs, s.half[i*s.dims:(i+1)*s.dims])
 }
 
-// halfQuery returns q scaled by 2^112 for dotHalf, nil for a layer of
-// float32 rows.
+// halfQuery returns q scaled by 2^112 for dotHalf; nil for a layer of
+// float32 rows, or where dotHalfKernel scores (dothalf_amd64.go).
 func (s *snapshot) halfQuery(q []float32) []float32 {
 	if s.half == nil {
+		return nil
+	}
+	if halfKernel(len(q)) {
 		return nil
 	}
 	qs := make([]float32, len(q))
