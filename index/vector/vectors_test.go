@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -311,5 +312,33 @@ func TestCentroid(t *testing.T) {
 	}
 	if none, err := vs.Centroid(ctx, testCol, []string{"nobody__nothing"}); err != nil || none != nil {
 		t.Errorf("Centroid of an unknown tool = %v, %v; want nil, nil", none, err)
+	}
+}
+
+// TestServedAsWritten: the process that syncs a collection answers with
+// the vectors as its file holds them (float16), to the bit, as a
+// process that opens the file does: not with the float32 ones it
+// embedded.
+func TestServedAsWritten(t *testing.T) {
+	ctx := context.Background()
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	dir := t.TempDir()
+	vs, _ := Open(dir)
+	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	opened, _ := Open(dir)
+	ids := []string{cat.Tools()[0].QualifiedName, cat.Tools()[1].QualifiedName}
+	for _, q := range []string{"issue", "message channel", "file repository contents"} {
+		a, err1 := vs.Query(ctx, testCol, indextest.HashVec(q), 5, "", "")
+		b, err2 := opened.Query(ctx, testCol, indextest.HashVec(q), 5, "", "")
+		if err1 != nil || err2 != nil || !slices.Equal(a, b) {
+			t.Errorf("Query(%q) after the sync = %v, %v; opened from the file %v, %v", q, a, err1, b, err2)
+		}
+		sa, _ := vs.Similarities(ctx, testCol, indextest.HashVec(q), ids)
+		sb, _ := opened.Similarities(ctx, testCol, indextest.HashVec(q), ids)
+		if !slices.Equal(sa, sb) {
+			t.Errorf("Similarities(%q) after the sync = %v, opened from the file %v", q, sa, sb)
+		}
 	}
 }
