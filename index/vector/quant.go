@@ -14,7 +14,8 @@ import (
 // A query of a large collection scans a quantized copy of its vectors
 // first, then scores the best few hundred rows it finds exactly from the
 // matrix (issue 48): at 100k tools of 640 dimensions the exact
-// scan reads 256 MB a query, the quantized one 8 MB.
+// scan reads 128 MB of float16 a query (256 MB as float32), the
+// quantized one 8 MB.
 //
 // The quantized copy is one sign bit per dimension of each row, taken
 // around the dimension's mean over the layer's rows (centre): bit j of
@@ -46,7 +47,7 @@ const (
 	// exactly, when a layer holds at least quantMinRows rows; smaller
 	// layers are scanned exactly.
 	ScanAuto ScanMode = iota
-	// ScanExact scores every row from the float32 matrix: the reference.
+	// ScanExact scores every row from the matrix: the reference.
 	ScanExact
 	// ScanQuantized uses the quantized pass at every size (for eval and
 	// benchmarks: small catalogs would otherwise be scanned exactly).
