@@ -271,7 +271,7 @@ func TestDamagedMatrixSalvaged(t *testing.T) {
 				return
 			}
 			lost := len(want.ids) - n
-			rowsPerChunk := checksum.ChunkSize / (4 * col.Dims)
+			rowsPerChunk := checksum.ChunkSize / (2 * col.Dims)
 			if lost < 1 || lost > rowsPerChunk+1 || len(h) != 1 || !strings.Contains(h[0], fmt.Sprintf("only the vectors of %d tools", lost)) {
 				t.Fatalf("%d of %d vectors kept, healed %q; want at most %d lost and one line", n, len(want.ids), h, rowsPerChunk+1)
 			}

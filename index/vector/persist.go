@@ -12,11 +12,16 @@ import (
 // either version whole; then it removes the delta the new file holds (a
 // delta left by a kill in between names the old file's id, and is
 // dropped when read). s is one layer (no delta); nil writes the
-// migration's chromem-go collection. It returns s, its id set. Callers
-// make sure no write to the collection runs meanwhile.
+// migration's chromem-go collection. It returns the layer as the file
+// holds it (float16: what a process that reads the file serves, in half
+// the bytes of s's float32), its id set. Callers make sure no write to
+// the collection runs meanwhile.
 func (v *Store) persist(name string, s *snapshot) (*snapshot, error) {
 	if v.dir == "" {
-		return nil, nil
+		if s == nil {
+			return nil, nil
+		}
+		return s.asWritten(s.id), nil // in memory as a file would hold it
 	}
 	var err error
 	if s == nil { // the migration's chromem-go collection
@@ -31,10 +36,10 @@ func (v *Store) persist(name string, s *snapshot) (*snapshot, error) {
 	if err := writeSnap(v.fileOf(name), s, nil, id, 0); err != nil {
 		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
 	}
-	s.id = id
 	if err := v.removeDelta(name); err != nil {
 		return nil, fmt.Errorf("write vector collection %s: %w", name, err)
 	}
 	fileio.SyncDir(v.dir)
-	return s, nil
+	s.id = id // a caller that keeps s (Sync) names this file in its deltas
+	return s.asWritten(id), nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -23,7 +24,10 @@ import (
 // TestQuantizedRecall: on the built-in embedder's vectors of 20,000
 // synthetic tools, the quantized pass finds at least 99% of the exact
 // scan's top 10 (and of its top 50, the depth search reads), scoped
-// queries too, each found tool with the exact scan's similarity.
+// queries too, each found tool with the exact scan's similarity; and
+// what a query answers from the file (float16 rows, the quantized pass)
+// finds at least 99% of the top 10 and 50 of an exact scan of the
+// embedder's float32 vectors.
 // TOOLSCOUT_RECALL_TOOLS sets another size (the figures at 100k:
 // docs/benchmarks/2026-12-06-quantized-vectors.md).
 func TestQuantizedRecall(t *testing.T) {
@@ -58,6 +62,7 @@ func TestQuantizedRecall(t *testing.T) {
 	// Read back from the file, as a started server queries it.
 	vs, _ = Open(vs.dir)
 	domain := cat.Tools()[0].Domain
+	ref := float32Rows(t, cat, emb)
 	for _, tc := range []struct {
 		k      int
 		domain string
@@ -97,12 +102,95 @@ func TestQuantizedRecall(t *testing.T) {
 		if all == 0 || recall < 0.99 {
 			t.Errorf("k=%d domain=%q: the quantized scan found %d of the exact top %d's %d tools (%.4f), want at least 99%%", tc.k, tc.domain, found, tc.k, all, recall)
 		}
+		if tc.domain != "" {
+			continue
+		}
+		vs.SetScanMode(ScanAuto)
+		found, all = 0, 0
+		for _, q := range synth.Queries(200, 2) {
+			v, err := emb.EmbedQuery(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := vs.Query(ctx, col, v, tc.k, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := map[string]bool{}
+			for _, h := range got {
+				in[h.ID] = true
+			}
+			for _, id := range ref.top(normalized(v), tc.k) {
+				all++
+				if in[id] {
+					found++
+				}
+			}
+		}
+		recall = float64(found) / float64(all)
+		t.Logf("k=%d: recall %.4f of the float32 exact scan's %d", tc.k, recall, all)
+		if all == 0 || recall < 0.99 {
+			t.Errorf("k=%d: queries of the file found %d of the float32 exact scan's top %d's %d tools (%.4f), want at least 99%%", tc.k, found, tc.k, all, recall)
+		}
 	}
+}
+
+// f32Rows are a catalog's vectors as the embedder gives them, float32,
+// normalised: the reference that float16 rows are measured against.
+type f32Rows struct {
+	ids  []string
+	mat  []float32
+	dims int
+}
+
+// float32Rows embeds cat's tools as a sync does (index.DocumentText).
+func float32Rows(t *testing.T, cat *index.Catalog, emb DocumentEmbedder) *f32Rows {
+	t.Helper()
+	r := &f32Rows{}
+	tools := cat.Tools()
+	for lo := 0; lo < len(tools); lo += 1000 {
+		var texts []string
+		for _, tool := range tools[lo:min(lo+1000, len(tools))] {
+			texts = append(texts, index.DocumentText(tool))
+			r.ids = append(r.ids, tool.QualifiedName)
+		}
+		vecs, err := emb.EmbedDocuments(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vecs {
+			r.dims = len(v)
+			r.mat = append(r.mat, normalized(v)...)
+		}
+	}
+	return r
+}
+
+// top returns the IDs of the k rows most similar to q.
+func (r *f32Rows) top(q []float32, k int) []string {
+	tk := topK{k: k}
+	for i := range r.ids {
+		tk.push(i, dot(q, r.mat[i*r.dims:(i+1)*r.dims]))
+	}
+	out := make([]string, 0, k)
+	for _, e := range tk.items {
+		out = append(out, r.ids[e.row])
+	}
+	return out
 }
 
 // toV5 returns a snapshot file of the current format as the format
 // before the quantized rows wrote it: without them, sealed again.
 func toV5(t *testing.T, data []byte) []byte {
+	t.Helper()
+	return toOld(t, data, snapV5)
+}
+
+// toOld returns a snapshot file of the current format as the earlier
+// format magic (snapV5 or snapV6) wrote it: its float16 matrix as
+// float32 (the same values), then (snapV6) the quantized section, its
+// bits after 0 or 4 bytes of padding, sealed again.
+func toOld(t *testing.T, data []byte, magic string) []byte {
 	t.Helper()
 	body, err := checksum.Body(data)
 	if err != nil {
@@ -110,18 +198,36 @@ func toV5(t *testing.T, data []byte) []byte {
 	}
 	dims, rows := int(binary.LittleEndian.Uint32(body[24:])), int(binary.LittleEndian.Uint32(body[28:]))
 	_, q, _ := snapfile.QuantLayout(rows, dims)
-	old := slices.Clone(body[:len(body)-int(q)])
-	copy(old, snapV5)
+	matEnd := len(body) - int(q)
+	strEnd := matEnd - 2*rows*dims
+	old := slices.Clone(body[:strEnd])
+	copy(old, magic)
+	for _, h := range snapfile.Uint16s(body[strEnd:matEnd], rows*dims) {
+		old = binary.LittleEndian.AppendUint32(old, math.Float32bits(snapfile.HalfFloat(h)))
+	}
+	if magic == snapV6 && rows > 0 {
+		old = append(old, body[matEnd:matEnd+4*dims]...) // centres
+		for len(old)%8 != 0 {
+			old = append(old, 0)
+		}
+		old = append(old, body[len(body)-rows*((dims+63)/64)*8:]...)
+	}
 	return checksum.Append(old)
 }
 
-// TestV5SnapshotOpens: a collection file of the format before the
-// quantized rows ("TSSNAP05") is still read, quantized in memory: a
-// query answers from it as from the current format, writes nothing and
-// says once in the log that the next index writes it again; the next
-// sync writes it in the current format without embedding anything, and
-// says so.
+// TestV5SnapshotOpens: a collection file of an earlier format, before
+// the quantized rows ("TSSNAP05", quantized in memory) or with float32
+// vectors ("TSSNAP06"), is still read: a query answers from it as from
+// the current format, writes nothing and says once in the log that the
+// next index writes it again; the next sync writes it in the current
+// format without embedding anything, and says so.
 func TestV5SnapshotOpens(t *testing.T) {
+	for _, magic := range []string{snapV5, snapV6} {
+		t.Run(magic, func(t *testing.T) { testOldSnapshotOpens(t, magic) })
+	}
+}
+
+func testOldSnapshotOpens(t *testing.T, magic string) {
 	ctx := context.Background()
 	a, b := deltaCatalogs(t)
 	dir, base, delta := syncedDelta(t, a, b)
@@ -133,7 +239,7 @@ func TestV5SnapshotOpens(t *testing.T) {
 		if string(data[:8]) != snapMagic {
 			t.Fatalf("%s starts %q, want %s", f, data[:8], snapMagic)
 		}
-		os.WriteFile(f, toV5(t, data), 0o644)
+		os.WriteFile(f, toOld(t, data, magic), 0o644)
 	}
 	ref, _ := Open("")
 	if _, err := ref.Sync(ctx, testCol, b, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
@@ -150,14 +256,15 @@ func TestV5SnapshotOpens(t *testing.T) {
 	for range 2 {
 		got, err := ro.Query(ctx, testCol, q, 5, "", "")
 		if err != nil || !slices.Equal(got, want) {
-			t.Fatalf("query of a TSSNAP05 file = %v, %v; want %v", got, err, want)
+			t.Fatalf("query of a %s file = %v, %v; want %v", magic, got, err, want)
 		}
 	}
 	if !slices.Equal(before, dirState(t, dir)) {
-		t.Fatal("a query of a TSSNAP05 file wrote to the data dir")
+		t.Fatal("a query of a " + magic + " file wrote to the data dir")
 	}
-	if n := strings.Count(logged.String(), "TSSNAP05"); n != 1 {
-		t.Errorf("the queries logged %d lines about TSSNAP05, want one:\n%s", n, logged.String())
+	// "(" + magic: the temporary dir in the line is named after the subtest.
+	if n := strings.Count(logged.String(), "("+magic); n != 1 {
+		t.Errorf("the queries logged %d mentions of %s, want one:\n%s", n, magic, logged.String())
 	}
 
 	vs, err := Open(dir) // the delta makes the open read it, and heal
@@ -166,17 +273,17 @@ func TestV5SnapshotOpens(t *testing.T) {
 	}
 	emb := &indextest.CountingEmbedder{}
 	if _, err := vs.Sync(ctx, testCol, b, emb, SyncOptions{}); err != nil || emb.Texts != 0 {
-		t.Fatalf("sync of a TSSNAP05 collection: %v, %d embedded; want nothing embedded", err, emb.Texts)
+		t.Fatalf("sync of a %s collection: %v, %d embedded; want nothing embedded", magic, err, emb.Texts)
 	}
-	if h := vs.Healed(); len(h) != 1 || !strings.Contains(h[0], "TSSNAP05") || !strings.Contains(h[0], "written again") {
-		t.Errorf("Healed = %q; want one line saying the TSSNAP05 file was written again", h)
+	if h := vs.Healed(); len(h) != 1 || !strings.Contains(h[0], magic) || !strings.Contains(h[0], "written again") {
+		t.Errorf("Healed = %q; want one line saying the %s file was written again", h, magic)
 	}
 	data, _ := os.ReadFile(base)
 	if string(data[:8]) != snapMagic {
 		t.Errorf("after the sync the collection file starts %q, want %s", data[:8], snapMagic)
 	}
 	if _, err := os.Stat(delta); err == nil {
-		t.Error("the TSSNAP05 delta is still there: want it merged into the file written again")
+		t.Error("the " + magic + " delta is still there: want it merged into the file written again")
 	}
 	sameVectors(t, "after the rewrite", vs, b)
 	again, _ := Open(dir)
@@ -276,7 +383,7 @@ func TestDamagedQuantizedRowsRecomputed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the file written again: %v", err)
 	}
-	if ref := snapfile.Quantize(s.mat, len(s.ids), s.dims); !slices.Equal(s.signs.Bits, ref.Bits) || !slices.Equal(s.signs.Centre, ref.Centre) {
+	if ref := s.file().Quantized(); !slices.Equal(s.signs.Bits, ref.Bits) || !slices.Equal(s.signs.Centre, ref.Centre) {
 		t.Error("the file written again holds other bits than its vectors'")
 	}
 }

@@ -9,6 +9,7 @@ import "github.com/toolscout/toolscout/index/vector/snapfile"
 const (
 	snapMagic  = snapfile.Magic
 	snapV5     = snapfile.V5
+	snapV6     = snapfile.V6
 	snapAlign  = snapfile.Align
 	snapHeader = snapfile.HeaderLen
 )
@@ -59,7 +60,7 @@ func salvageSnap(data []byte) (s *snapshot, removed []string, base uint64, lost 
 // file returns s's own layer (not its top) as the file format holds it.
 func (s *snapshot) file() *snapfile.Snap {
 	return &snapfile.Snap{ID: s.id, Dims: s.dims, IDs: s.ids, Hash: s.hash, Domain: s.domain, Group: s.group,
-		Mat: s.mat, Signs: s.signs, V5: s.v5, Dead: s.dead, NDead: s.ndead}
+		Mat: s.mat, Half: s.half, Signs: s.signs, Format: s.format, Dead: s.dead, NDead: s.ndead}
 }
 
 // layerOf returns the one-layer snapshot f holds; nil for nil.
@@ -68,5 +69,5 @@ func layerOf(f *snapfile.Snap) *snapshot {
 		return nil
 	}
 	return &snapshot{id: f.ID, dims: f.Dims, ids: f.IDs, hash: f.Hash, domain: f.Domain, group: f.Group,
-		mat: f.Mat, signs: f.Signs, v5: f.V5, dead: f.Dead, ndead: f.NDead}
+		mat: f.Mat, half: f.Half, signs: f.Signs, format: f.Format, dead: f.Dead, ndead: f.NDead}
 }

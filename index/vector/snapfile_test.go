@@ -36,7 +36,7 @@ func matrixOffset(t *testing.T, path string, s *snapshot) int64 {
 		t.Fatal(err)
 	}
 	_, q, _ := snapfile.QuantLayout(len(s.ids), s.dims)
-	return int64(len(data) - checksum.FooterLen(data) - int(q) - 4*len(s.mat))
+	return int64(len(data) - checksum.FooterLen(data) - int(q) - 2*len(s.half))
 }
 
 // TestSnapMatrixOnACacheLine: whatever the strings before it, a written
@@ -57,10 +57,10 @@ func TestSnapMatrixOnACacheLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.mat, want.mat) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(column(got.group), column(want.group)) {
+		if !reflect.DeepEqual(got.half, want.half) || !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(column(got.group), column(want.group)) {
 			t.Fatalf("%d rows: read back differs", n)
 		}
-		if a := uintptr(unsafe.Pointer(&got.mat[0])) % snapAlign; a != 0 {
+		if a := uintptr(unsafe.Pointer(&got.half[0])) % snapAlign; a != 0 {
 			t.Fatalf("%d rows: the matrix is %d bytes past a cache line in memory", n, a)
 		}
 	}

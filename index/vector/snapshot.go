@@ -31,11 +31,18 @@ type snapshot struct {
 	hash   []string // content hash of each tool's vector
 	domain labels
 	group  labels
-	mat    []float32 // len(ids) × dims, rows L2-normalised
-	signs  *signs    // the quantized rows (quant.go); nil: exact scans only
-	// v5: read from a file of the earlier format "TSSNAP05", without the
-	// quantized rows (quantized as it was read).
-	v5 bool
+	// The matrix, len(ids) × dims, rows L2-normalised: half as a file of
+	// the current format holds it (float16, snapfile's half.go, in the
+	// file's mapped pages), or mat (float32: a layer built in memory, or
+	// read from a file of an earlier format). One of the two is set; read
+	// it through row, rowTo and dotRow.
+	mat   []float32
+	half  []uint16
+	signs *signs // the quantized rows (quant.go); nil: exact scans only
+	// format: the magic of the earlier format the layer was read from
+	// (snapV6, or snapV5: without the quantized rows, quantized as it was
+	// read); "" for the current one.
+	format string
 
 	dead  []bool // nil when no row is dead
 	ndead int
@@ -54,6 +61,7 @@ type labels = snapfile.Labels
 func (s *snapshot) domainCentroids() map[string][]float32 {
 	s.centroidsOnce.Do(func() {
 		s.centroids = map[string][]float32{}
+		buf := make([]float32, s.dims)
 		s.each(func(l *snapshot, i int) {
 			d := l.domain.At(i)
 			c := s.centroids[d]
@@ -61,7 +69,13 @@ func (s *snapshot) domainCentroids() map[string][]float32 {
 				c = make([]float32, s.dims)
 				s.centroids[d] = c
 			}
-			for j, x := range l.row(i) {
+			if l.mat != nil {
+				for j, x := range l.mat[i*s.dims : (i+1)*s.dims] {
+					c[j] += x
+				}
+				return
+			}
+			for j, x := range l.rowTo(buf, i) {
 				c[j] += x
 			}
 		})
@@ -72,8 +86,95 @@ func (s *snapshot) domainCentroids() map[string][]float32 {
 	return s.centroids
 }
 
-// row returns row i's vector.
-func (s *snapshot) row(i int) []float32 { return s.mat[i*s.dims : (i+1)*s.dims] }
+// row returns row i's vector: the matrix's own (read-only), or a copy
+// converted from float16.
+func (s *snapshot) row(i int) []float32 {
+	if s.mat != nil {
+		return s.mat[i*s.dims : (i+1)*s.dims]
+	}
+	return s.rowTo(make([]float32, s.dims), i)
+}
+
+// rowTo returns row i's vector in dst (len dims), converted from float16,
+// or the matrix's own row when it is float32.
+func (s *snapshot) rowTo(dst []float32, i int) []float32 {
+	if s.mat != nil {
+		return s.mat[i*s.dims : (i+1)*s.dims]
+	}
+	snapfile.HalfRow(dst, s.half[i*s.dims:(i+1)*s.dims])
+	return dst
+}
+
+// asWritten returns the layer s as a file of the current format holds
+// it, with the file id id: its matrix as float16, a new snapshot (s may
+// be read meanwhile).
+func (s *snapshot) asWritten(id uint64) *snapshot {
+	out := &snapshot{id: id, dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, half: s.half, signs: s.signs}
+	if s.mat != nil {
+		out.half = snapfile.HalfRows(s.mat)
+	}
+	return out
+}
+
+// dotRow is the dot product of q with row i. For a float16 layer qs is
+// q scaled by 2^112 (halfQuery), so that each value's float16 bits,
+// moved to float32's places, multiply as they are (halfBits): a few
+// integer operations a value where a conversion to float32 first (a
+// table of 256 KiB read at random, or snapfile.HalfRow into a buffer
+// for gonum) made a 20k-tool exact scan several times slower. The
+// products are exact (scaling by a power of two), only their sum's
+// order differs from gonum's.
+func (s *snapshot) dotRow(q, qs []float32, i int) float32 {
+	if s.mat != nil {
+		return dot(q, s.mat[i*s.dims:(i+1)*s.dims])
+	}
+	if qs == nil {
+		return dotHalfKernel(q, s.half[i*s.dims:(i+1)*s.dims])
+	}
+	return dotHalf(qs, s.half[i*s.dims:(i+1)*s.dims])
+}
+
+// halfQuery returns q scaled by 2^112 for dotHalf; nil for a layer of
+// float32 rows, or where dotHalfKernel scores (dothalf_amd64.go).
+func (s *snapshot) halfQuery(q []float32) []float32 {
+	if s.half == nil {
+		return nil
+	}
+	if halfKernel(len(q)) {
+		return nil
+	}
+	qs := make([]float32, len(q))
+	for j, x := range q {
+		qs[j] = x * 0x1p112
+	}
+	return qs
+}
+
+// halfBits returns the float16 h as a float32 times 2^-112: its
+// exponent and mantissa moved to float32's places (a float16 subnormal
+// becomes a float32 subnormal), and its sign. Inf and NaN come out
+// finite; the rows a store writes hold neither.
+func halfBits(h uint16) float32 {
+	return math.Float32frombits(uint32(h&0x7fff)<<13 | uint32(h&0x8000)<<16)
+}
+
+// dotHalf is Σ qs_j·halfBits(h_j): the dot product of q with the float16
+// row h, qs being q scaled by 2^112 (halfQuery).
+func dotHalf(qs []float32, h []uint16) float32 {
+	h = h[:len(qs)]
+	var s0, s1, s2, s3 float32
+	j := 0
+	for ; j+4 <= len(qs); j += 4 {
+		s0 += qs[j] * halfBits(h[j])
+		s1 += qs[j+1] * halfBits(h[j+1])
+		s2 += qs[j+2] * halfBits(h[j+2])
+		s3 += qs[j+3] * halfBits(h[j+3])
+	}
+	for ; j < len(qs); j++ {
+		s0 += qs[j] * halfBits(h[j])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
 
 // count returns the number of live rows.
 func (s *snapshot) count() int {
@@ -134,17 +235,20 @@ func (s *snapshot) rowOf(i int) snapRow {
 	return snapRow{id: s.ids[i], hash: s.hash[i], domain: s.domain.At(i), group: s.group.At(i), vec: s.row(i)}
 }
 
-// flat returns a one-layer snapshot of rows, sorted by ID.
+// flat returns a one-layer snapshot of rows, sorted by ID, its matrix
+// float16 as a file holds it (asWritten).
 func flat(dims int, rows []snapRow) *snapshot {
 	slices.SortFunc(rows, func(a, b snapRow) int { return strings.Compare(a.id, b.id) })
-	s := &snapshot{dims: dims, ids: make([]string, len(rows)), hash: make([]string, len(rows)), mat: make([]float32, 0, len(rows)*dims)}
+	s := &snapshot{dims: dims, ids: make([]string, len(rows)), hash: make([]string, len(rows)), half: make([]uint16, len(rows)*dims)}
 	for i, r := range rows {
 		s.ids[i], s.hash[i] = r.id, r.hash
 		s.domain.Add(r.domain)
 		s.group.Add(r.group)
-		s.mat = append(s.mat, r.vec...)
+		for j, x := range r.vec {
+			s.half[i*dims+j] = snapfile.Half(x)
+		}
 	}
-	s.signs = snapfile.Quantize(s.mat, len(s.ids), dims)
+	s.signs = snapfile.QuantizeHalf(s.half, len(s.ids), dims)
 	return s
 }
 
@@ -202,7 +306,7 @@ func (s *snapshot) withDelta(removed []string, fresh []snapRow) *snapshot {
 		}
 	}
 	rows = append(rows, fresh...)
-	return &snapshot{id: s.id, dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat, signs: s.signs, v5: s.v5,
+	return &snapshot{id: s.id, dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat, half: s.half, signs: s.signs, format: s.format,
 		dead: dead, ndead: ndead, top: flat(s.dims, rows)}
 }
 
@@ -338,6 +442,7 @@ func (s *snapshot) scan(q []float32, k int, domain, group string, mode ScanMode)
 		}
 		return s.hitsOf(s.scanQuant(q, k, keep))
 	}
+	qs := s.halfQuery(q)
 	tops := make([]topK, parts)
 	var wg sync.WaitGroup
 	for p := 0; p < parts; p++ {
@@ -350,7 +455,7 @@ func (s *snapshot) scan(q []float32, k int, domain, group string, mode ScanMode)
 				if domain != "" && s.domain.Idx[i] != di || group != "" && s.group.Idx[i] != gi || s.dead != nil && s.dead[i] {
 					continue
 				}
-				t.push(i, dot(q, s.mat[i*s.dims:(i+1)*s.dims]))
+				t.push(i, s.dotRow(q, qs, i))
 			}
 		}(&tops[p])
 	}

@@ -114,8 +114,12 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 			} else {
 				s = patchSnapshot(old, col.Dims, removed, fresh)
 			}
-			_, err := v.persist(name, s)
-			return s, err
+			// Served as written: float16 (persist), half the bytes.
+			w, err := v.persist(name, s)
+			if w == nil {
+				return s, err
+			}
+			return w, err
 		}
 		s := old.withDelta(removed, fresh)
 		return s, v.persistDelta(name, s)

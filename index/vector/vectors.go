@@ -242,7 +242,7 @@ func (v *Store) readLocked(name string, heal bool) {
 	switch {
 	case err == nil:
 		s := v.withDeltaFile(name, base, heal)
-		if base.v5 {
+		if base.format != "" {
 			s = v.rewriteV5Locked(name, path, s, heal)
 		}
 		v.snaps[name] = s
@@ -270,15 +270,16 @@ func (v *Store) readLocked(name string, heal bool) {
 	v.healed = append(v.healed, fmt.Sprintf("vector collection %s could not be read (%v); removed, its tools are embedded again", path, err))
 }
 
-// rewriteV5Locked handles a collection read from a file of the format
-// before the quantized rows (snapV5), quantized in memory as it was read:
+// rewriteV5Locked handles a collection read from a file of an earlier
+// format: before the quantized rows (snapV5), quantized in memory as it
+// was read, or with a float32 matrix (snapV6), read in place:
 // the write path (heal, not read-only) writes it again in the current
 // format, its delta merged in, and says so in Healed; a query leaves the
 // file and says once in the log that the next index writes it. It
 // returns the snapshot to serve. v.mu is held.
 func (v *Store) rewriteV5Locked(name, path string, s *snapshot, heal bool) *snapshot {
 	if !heal || v.readOnly {
-		v.log.Info("vector collection is in the format of an earlier toolscout (TSSNAP05, without quantized rows): quantized in memory as it was read; the next toolscout index writes it in the current format", "file", path)
+		v.log.Info("vector collection is in the format of an earlier toolscout ("+oldFormat(s.format)+"): served as read; the next toolscout index writes it in the current format", "file", path)
 		if !v.readOnly {
 			v.unhealed[name] = "format" // the next write path writes it
 		}
@@ -286,11 +287,19 @@ func (v *Store) rewriteV5Locked(name, path string, s *snapshot, heal bool) *snap
 	}
 	full, err := v.persist(name, patchSnapshot(s, s.dims, nil, nil))
 	if err != nil {
-		v.healed = append(v.healed, fmt.Sprintf("vector collection %s is in the format of an earlier toolscout (TSSNAP05) and could not be written in the current one (%v); served as read, quantized in memory", path, err))
+		v.healed = append(v.healed, fmt.Sprintf("vector collection %s is in the format of an earlier toolscout (%s) and could not be written in the current one (%v); served as read", path, oldFormat(s.format), err))
 		return s
 	}
-	v.healed = append(v.healed, fmt.Sprintf("vector collection %s was in the format of an earlier toolscout (TSSNAP05, without quantized rows); written again in the current format (%s)", path, snapMagic))
+	v.healed = append(v.healed, fmt.Sprintf("vector collection %s was in the format of an earlier toolscout (%s); written again in the current format (%s)", path, oldFormat(s.format), snapMagic))
 	return full
+}
+
+// oldFormat says what an earlier snapshot format (its magic) lacked.
+func oldFormat(magic string) string {
+	if magic == snapV5 {
+		return snapV5 + ", without quantized rows: quantized in memory as it was read"
+	}
+	return magic + ", float32 vectors: twice the bytes of the current float16"
 }
 
 // salvageLocked heals a snapshot file whose checksum failed (err) only in

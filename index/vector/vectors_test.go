@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,6 +172,11 @@ func TestDocumentText(t *testing.T) {
 	}
 }
 
+// halfTol bounds the difference float16 rows (snapfile's half.go, 2^-11
+// of each value at most) make to a unit vector's values and to a dot
+// product of unit vectors.
+const halfTol = 1.0 / 2048
+
 func TestSnapshotMatchesChromem(t *testing.T) {
 	ctx := context.Background()
 	vs, _ := Open("")
@@ -185,8 +191,11 @@ func TestSnapshotMatchesChromem(t *testing.T) {
 			if err1 != nil || err2 != nil || len(a) != len(b) {
 				t.Fatalf("Query(%q, %v) = %v, %v; chromem %v, %v", q, scope, a, err1, b, err2)
 			}
+			// The snapshot holds float16 vectors (2^-11 of each value at
+			// most), chromem-go those normalised again: a dot product
+			// differs by at most 2^-11 of Σ|q_j r_j| ≤ 1.
 			for i := range a {
-				if a[i].Similarity-b[i].Similarity > 1e-5 || b[i].Similarity-a[i].Similarity > 1e-5 {
+				if a[i].Similarity-b[i].Similarity > halfTol || b[i].Similarity-a[i].Similarity > halfTol {
 					t.Errorf("Query(%q, %v)[%d] similarity %f, chromem %f", q, scope, i, a[i].Similarity, b[i].Similarity)
 				}
 			}
@@ -297,11 +306,39 @@ func TestCentroid(t *testing.T) {
 		t.Fatalf("Centroid(%v) has %d dimensions, want %d", ids, len(got), testCol.Dims)
 	}
 	for j := range mean {
-		if want := mean[j] / math.Sqrt(n); math.Abs(float64(got[j])-want) > 1e-5 {
+		if want := mean[j] / math.Sqrt(n); math.Abs(float64(got[j])-want) > halfTol { // float16 rows
 			t.Errorf("Centroid(%v)[%d] = %.5f, want %.5f", ids, j, got[j], want)
 		}
 	}
 	if none, err := vs.Centroid(ctx, testCol, []string{"nobody__nothing"}); err != nil || none != nil {
 		t.Errorf("Centroid of an unknown tool = %v, %v; want nil, nil", none, err)
+	}
+}
+
+// TestServedAsWritten: the process that syncs a collection answers with
+// the vectors as its file holds them (float16), to the bit, as a
+// process that opens the file does: not with the float32 ones it
+// embedded.
+func TestServedAsWritten(t *testing.T) {
+	ctx := context.Background()
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	dir := t.TempDir()
+	vs, _ := Open(dir)
+	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	opened, _ := Open(dir)
+	ids := []string{cat.Tools()[0].QualifiedName, cat.Tools()[1].QualifiedName}
+	for _, q := range []string{"issue", "message channel", "file repository contents"} {
+		a, err1 := vs.Query(ctx, testCol, indextest.HashVec(q), 5, "", "")
+		b, err2 := opened.Query(ctx, testCol, indextest.HashVec(q), 5, "", "")
+		if err1 != nil || err2 != nil || !slices.Equal(a, b) {
+			t.Errorf("Query(%q) after the sync = %v, %v; opened from the file %v, %v", q, a, err1, b, err2)
+		}
+		sa, _ := vs.Similarities(ctx, testCol, indextest.HashVec(q), ids)
+		sb, _ := opened.Similarities(ctx, testCol, indextest.HashVec(q), ids)
+		if !slices.Equal(sa, sb) {
+			t.Errorf("Similarities(%q) after the sync = %v, opened from the file %v", q, sa, sb)
+		}
 	}
 }

@@ -2,11 +2,13 @@ package snapfile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/toolscout/toolscout/internal/checksum"
@@ -104,6 +106,10 @@ func FuzzSnap(f *testing.F) {
 		}
 		f.Add(body[:HeaderLen+10], true)
 	}
+	// The earlier format with float32 rows, read until the next write.
+	old := toV6(f, base)
+	f.Add(old, false)
+	f.Add(old[:len(old)-checksum.FooterLen(old)-1], true)
 	path := filepath.Join(f.TempDir(), "c.snap")
 	f.Fuzz(func(t *testing.T, data []byte, fix bool) {
 		if fix {
@@ -127,15 +133,16 @@ func FuzzSnap(f *testing.F) {
 				ok   bool
 			)
 			fuzzcheck.Bounded(t, len(data), func() { ss, _, _, lost, ok = Salvage(data) })
-			if ok && (lost < 1 || ss.NDead != lost || len(ss.Dead) != len(ss.IDs) || len(ss.Mat) != len(ss.IDs)*ss.Dims) {
-				t.Fatalf("Salvage: %d lost, %d dead of %d rows, %d floats of %d dimensions", lost, ss.NDead, len(ss.IDs), len(ss.Mat), ss.Dims)
+			if ok && (lost < 1 || ss.NDead != lost || len(ss.Dead) != len(ss.IDs) || ss.Values() != len(ss.IDs)*ss.Dims) {
+				t.Fatalf("Salvage: %d lost, %d dead of %d rows, %d floats of %d dimensions", lost, ss.NDead, len(ss.IDs), ss.Values(), ss.Dims)
 			}
 			return
 		}
 		rows := len(s.IDs)
-		if len(s.Hash) != rows || len(column(s.Domain)) != rows || len(column(s.Group)) != rows || len(s.Mat) != rows*s.Dims || s.Dims <= 0 {
+		if len(s.Hash) != rows || len(column(s.Domain)) != rows || len(column(s.Group)) != rows || s.Values() != rows*s.Dims || s.Dims <= 0 ||
+			s.Mat != nil && s.Half != nil {
 			t.Fatalf("decoded snapshot: %d ids, %d hashes, %d domains, %d groups, %d floats of %d dimensions",
-				rows, len(s.Hash), len(column(s.Domain)), len(column(s.Group)), len(s.Mat), s.Dims)
+				rows, len(s.Hash), len(column(s.Domain)), len(column(s.Group)), s.Values(), s.Dims)
 		}
 		if s.ID == 0 {
 			t.Fatal("decoded a snapshot without an id")
@@ -152,24 +159,53 @@ func FuzzSnap(f *testing.F) {
 			t.Fatalf("a decoded snapshot, written again, does not decode: %v", err)
 		}
 		if !reflect.DeepEqual(s2.IDs, s.IDs) || !reflect.DeepEqual(s2.Hash, s.Hash) || !reflect.DeepEqual(column(s2.Domain), column(s.Domain)) ||
-			!reflect.DeepEqual(column(s2.Group), column(s.Group)) || !sameBits(s2.Mat, s.Mat) || s2.Dims != s.Dims ||
+			!reflect.DeepEqual(column(s2.Group), column(s.Group)) || !slices.Equal(s2.Half, halfOf(s)) || s2.Dims != s.Dims ||
 			!reflect.DeepEqual(removed2, removed) || base2 != base || s2.ID != s.ID {
 			t.Fatalf("a decoded snapshot written again reads back differently")
 		}
 	})
 }
 
-// sameBits compares float slices bit for bit (NaNs included).
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
+// toV6 returns a snapshot file of the current format as "TSSNAP06"
+// wrote it: the float16 matrix as float32 (the same values), the bits
+// after 0 or 4 bytes of padding, sealed again.
+func toV6(tb testing.TB, data []byte) []byte {
+	tb.Helper()
+	body, err := checksum.Body(data)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
+	s, _, _, err := Decode(data)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return true
+	rows, dims := len(s.IDs), s.Dims
+	_, q, _ := QuantLayout(rows, dims)
+	strEnd := len(body) - int(q) - 2*rows*dims
+	old := bytes.Clone(body[:strEnd])
+	copy(old, V6)
+	for _, x := range FloatRows(s.Half) {
+		old = binary.LittleEndian.AppendUint32(old, math.Float32bits(x))
+	}
+	for _, x := range s.Signs.Centre {
+		old = binary.LittleEndian.AppendUint32(old, math.Float32bits(x))
+	}
+	for len(old)%8 != 0 {
+		old = append(old, 0)
+	}
+	for _, w := range s.Signs.Bits {
+		old = binary.LittleEndian.AppendUint64(old, w)
+	}
+	return checksum.Append(old)
+}
+
+// halfOf returns s's matrix as a file of the current format holds it:
+// its Half, or its Mat (a file of an earlier format) rounded.
+func halfOf(s *Snap) []uint16 {
+	if s.Mat != nil {
+		return HalfRows(s.Mat)
+	}
+	return s.Half
 }
 
 // twoFileSeeds returns the files of a collection in the two-file format

@@ -21,6 +21,15 @@ type Signs struct {
 // A layer without rows has no centre either (QuantLayout): the
 // dimension of an empty file is not allocated for.
 func Quantize(mat []float32, rows, dims int) *Signs {
+	return quantize(mat, rows, dims, func(x float32) float32 { return x })
+}
+
+// QuantizeHalf is Quantize of a float16 matrix (half.go).
+func QuantizeHalf(half []uint16, rows, dims int) *Signs {
+	return quantize(half, rows, dims, HalfFloat)
+}
+
+func quantize[T float32 | uint16](mat []T, rows, dims int, val func(T) float32) *Signs {
 	sg := &Signs{Words: (dims + 63) / 64}
 	if rows == 0 {
 		return sg
@@ -29,7 +38,7 @@ func Quantize(mat []float32, rows, dims int) *Signs {
 	sum := make([]float64, dims)
 	for i := 0; i < rows; i++ {
 		for j, x := range mat[i*dims : (i+1)*dims] {
-			sum[j] += float64(x)
+			sum[j] += float64(val(x))
 		}
 	}
 	for j := range sum {
@@ -38,7 +47,7 @@ func Quantize(mat []float32, rows, dims int) *Signs {
 	for i := 0; i < rows; i++ {
 		w := sg.Bits[i*sg.Words : (i+1)*sg.Words]
 		for j, x := range mat[i*dims : (i+1)*dims] {
-			if x > sg.Centre[j] {
+			if val(x) > sg.Centre[j] {
 				w[j/64] |= 1 << (j % 64)
 			}
 		}
@@ -46,18 +55,24 @@ func Quantize(mat []float32, rows, dims int) *Signs {
 	return sg
 }
 
-// Quantized-section layout of a "TSSNAP06" file, after the matrix (which
-// starts at a multiple of 64 bytes): dims float32 centres, 0 or 4 zero
+// Quantized-section layout of a "TSSNAP07" file, after the matrix (which
+// starts at a multiple of 64 bytes): dims float32 centres, 0 to 7 zero
 // bytes so that the bits start at a multiple of 8, rows × words uint64
 // sign bits; nothing at all when there are no rows. QuantLayout returns
 // the section's padding and length in bytes, ok false when it would not
 // fit in an int64.
 func QuantLayout(rows, dims int) (pad, total uint64, ok bool) {
+	return quantLayout(rows, dims, 2)
+}
+
+// quantLayout is QuantLayout after a matrix of elem bytes a value: 2 in
+// this format, 4 in "TSSNAP06" (0 or 4 bytes of padding there).
+func quantLayout(rows, dims int, elem uint64) (pad, total uint64, ok bool) {
 	if rows == 0 {
 		return 0, 0, true // no rows, no centres: the section is empty
 	}
 	words := uint64(dims+63) / 64
-	pad = (8 - (4*uint64(rows)*uint64(dims)+4*uint64(dims))%8) % 8
+	pad = (8 - (elem*uint64(rows)*uint64(dims)+4*uint64(dims))%8) % 8
 	hi, lo := bits.Mul64(uint64(rows), 8*words)
 	if hi != 0 || lo > math.MaxInt64/2 {
 		return 0, 0, false

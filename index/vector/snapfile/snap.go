@@ -17,13 +17,13 @@ import (
 
 // A snapshot file is the store of record of one collection: per tool its
 // ID, content hash, domain and group, then the L2-normalised vectors as
-// one float32 matrix, and a checksum. A start maps it and queries scan
-// the matrix in place: the vectors are on disk once, in the form they are
-// served in.
+// one float16 matrix (half.go), and a checksum. A start maps it and
+// queries scan the matrix in place: the vectors are on disk once, in the
+// form they are served in, and read-only replicas share its pages.
 //
 // Layout (little endian):
 //
-//	"TSSNAP05"                       magic
+//	"TSSNAP07"                       magic
 //	uint64 id                        this file's: fresh for every write, never 0
 //	uint64 base                      a delta's: the id of the base it applies to; else 0
 //	uint32 dims, uint32 rows
@@ -31,9 +31,9 @@ import (
 //	rows × 4 strings                 uvarint length + bytes: id, hash, domain, group
 //	removed strings                  the base IDs a delta removes
 //	0-63 zero bytes                  the matrix starts at a multiple of 64
-//	rows × dims float32              the matrix
+//	rows × dims float16              the matrix (half.go)
 //	dims float32                     the quantized rows' centres (quant.go)
-//	0 or 4 zero bytes                the bits start at a multiple of 8
+//	0-7 zero bytes                   the bits start at a multiple of 8
 //	rows × ceil(dims/64) uint64      the quantized rows: a sign bit a dimension
 //	                                 (with no rows, no centres either)
 //	checksums                        a CRC-32C per MiB of all the above (checksum.Write)
@@ -47,11 +47,16 @@ import (
 // to "TSSNAP04", each derived from a chromem-go export beside it) are
 // never read: index/vector's Open migrates the export and writes over
 // them.
-// Files of "TSSNAP05", the same without the quantized rows, are read and
-// quantized in memory, said once in the log; the write path (Sync, the
-// open of a collection with a delta) writes them again in this format,
-// said in Healed.
-const Magic = "TSSNAP06"
+// Files of "TSSNAP06", the same with a float32 matrix (and 0 or 4 bytes
+// of padding before the bits), and of "TSSNAP05", without the quantized
+// rows either, are read (the matrix in place, a TSSNAP05's rows quantized
+// in memory), said once in the log; the write path (Sync, the open of a
+// collection with a delta) writes them again in this format, said in
+// Healed.
+const Magic = "TSSNAP07"
+
+// V6 is the magic of the format with a float32 matrix.
+const V6 = "TSSNAP06"
 
 // V5 is the magic of the format before the quantized rows.
 const V5 = "TSSNAP05"
@@ -108,19 +113,26 @@ func Write(path string, s *Snap, removed []string, id, base uint64) error {
 		// in place, each row at the same place in a cache line.
 		w.Write(make([]byte, (Align-n%Align)%Align))
 		var fb [8]byte
-		for _, x := range s.Mat {
-			binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
-			w.Write(fb[:4])
+		if s.Mat == nil {
+			for _, h := range s.Half {
+				binary.LittleEndian.PutUint16(fb[:], h)
+				w.Write(fb[:2])
+			}
+		} else {
+			for _, x := range s.Mat {
+				binary.LittleEndian.PutUint16(fb[:], Half(x))
+				w.Write(fb[:2])
+			}
 		}
 		sg := s.Signs
 		if sg == nil {
-			sg = Quantize(s.Mat, len(s.IDs), s.Dims)
+			sg = s.Quantized()
 		}
 		for _, x := range sg.Centre {
 			binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
 			w.Write(fb[:4])
 		}
-		pad, _, _ := QuantLayout(len(s.IDs), s.Dims)
+		pad, _, _ := quantLayout(len(s.IDs), s.Dims, 2)
 		w.Write(make([]byte, pad))
 		for _, x := range sg.Bits {
 			binary.LittleEndian.PutUint64(fb[:], x)
@@ -170,7 +182,16 @@ func Decode(data []byte) (s *Snap, removed []string, base uint64, err error) {
 // isSnap reports whether data starts with the magic of a format read.
 func isSnap(data []byte) bool {
 	m := string(data[:len(Magic)])
-	return m == Magic || m == V5
+	return m == Magic || m == V6 || m == V5
+}
+
+// elemSize is the bytes of one value of the matrix in a file of the
+// format of magic m (isSnap).
+func elemSize(m string) uint64 {
+	if m == Magic {
+		return 2
+	}
+	return 4
 }
 
 // decodeBody decodes a snapshot file's bytes without their footer, the
@@ -195,13 +216,14 @@ func decodeBody(data []byte) (s *Snap, removed []string, base uint64, err error)
 	// is taken in 128 bits: two counts near 2^32 overflowed int64 to a
 	// small or negative size, and the strings region was then sliced
 	// past the file.
-	v5 := string(data[:len(Magic)]) == V5
-	hi, lo := bits.Mul64(uint64(rows), 4*uint64(dims))
+	format := string(data[:len(Magic)])
+	v5, elem := format == V5, elemSize(format)
+	hi, lo := bits.Mul64(uint64(rows), elem*uint64(dims))
 	matBytes := int64(lo)
 	var qpad, qBytes uint64
 	qok := true
 	if !v5 && dims > 0 {
-		qpad, qBytes, qok = QuantLayout(rows, dims)
+		qpad, qBytes, qok = quantLayout(rows, dims, elem)
 	}
 	if dims <= 0 || hi != 0 || !qok || lo > uint64(len(data)) || qBytes > uint64(len(data)) ||
 		matBytes+int64(qBytes)+int64(4*rows+nremoved) > int64(len(data)) {
@@ -247,11 +269,16 @@ func decodeBody(data []byte) (s *Snap, removed []string, base uint64, err error)
 			removed[i] = str(4*rows + i)
 		}
 	}
-	s.Mat = Floats(data[strEnd:], rows*dims)
+	if format != Magic {
+		s.Format = format
+		s.Mat = Floats(data[strEnd:], rows*dims)
+	} else {
+		s.Half = Uint16s(data[strEnd:], rows*dims)
+	}
 	if v5 {
 		// The format before the quantized rows: quantized here, as the
 		// collection is read (a query reads it too, but writes nothing).
-		s.Signs, s.V5 = Quantize(s.Mat, rows, dims), true
+		s.Signs = Quantize(s.Mat, rows, dims)
 		return s, removed, base, nil
 	}
 	s.Signs = &Signs{Words: (dims + 63) / 64}
@@ -261,6 +288,22 @@ func decodeBody(data []byte) (s *Snap, removed []string, base uint64, err error)
 		s.Signs.Bits = Uint64s(q[4*uint64(dims)+qpad:], rows*s.Signs.Words)
 	}
 	return s, removed, base, nil
+}
+
+// Uint16s returns the n little-endian uint16 values in b, in place when
+// the machine is little endian and b aligned, else a decoded copy.
+func Uint16s(b []byte, n int) []uint16 {
+	if n == 0 {
+		return nil
+	}
+	if LittleEndian && uintptr(unsafe.Pointer(&b[0]))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
+	}
+	out := make([]uint16, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return out
 }
 
 // Uint64s returns the n little-endian uint64 values in b, in place when
@@ -298,18 +341,19 @@ func Salvage(data []byte) (s *Snap, removed []string, base uint64, lost int, ok 
 		return nil, nil, 0, 0, false
 	}
 	var qBytes uint64
-	if !s.V5 {
-		_, qBytes, _ = QuantLayout(len(s.IDs), s.Dims)
+	elem := elemSize(string(body[:len(Magic)]))
+	if s.Format != V5 {
+		_, qBytes, _ = quantLayout(len(s.IDs), s.Dims, elem)
 	}
 	matEnd := len(body) - int(qBytes)
-	strEnd := matEnd - 4*len(s.Mat)
-	rowBytes := 4 * s.Dims
+	rowBytes := int(elem) * s.Dims
+	strEnd := matEnd - rowBytes*len(s.IDs)
 	if bad[0]*checksum.ChunkSize < strEnd || len(s.IDs) == 0 {
 		return nil, nil, 0, 0, false // a string may have changed
 	}
 	// The quantized rows are derived from the matrix: computed again from
 	// its rows, whatever chunks of them failed.
-	s.Signs = Quantize(s.Mat, len(s.IDs), s.Dims)
+	s.Signs = s.Quantized()
 	s.Dead = make([]bool, len(s.IDs))
 	for _, c := range bad {
 		lo := c*checksum.ChunkSize - strEnd
