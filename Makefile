@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/toolscout
 PKGS     := ./...
 
-.PHONY: all build run test tracked vet fmt-check fuzz unit npm conformance conformance-npm haproxy cluster-test bench bench-scale bench-code test-stress eval generate wordvectors longtasks clean
+.PHONY: all build run test beside-unit tracked vet fmt-check fuzz unit npm conformance conformance-npm haproxy cluster-test bench bench-scale bench-code test-stress eval generate wordvectors longtasks clean
 
 all: build
 
@@ -20,7 +20,24 @@ run: build
 # Everything CI runs. npm ci installs the real MCP peers the end-to-end and
 # gateway tests talk to (versions pinned in package-lock.json); HAProxy is
 # the cluster test's load balancer.
-test: tracked fmt-check vet fuzz npm haproxy eval conformance unit cluster-test
+#
+# The phases that leave the CPU idle run beside one that does not (issue
+# 47, item 5; docs/benchmarks/2026-12-06-suite-idle.md): npm ci and
+# HAProxy's install (downloads, disk) beside vet; conformance, then the
+# cluster test (node, HAProxy and replicas answering requests: under half
+# of the two cores) beside unit. Each phase's output is printed whole when
+# it ends (make's --output-sync), and make names a phase that failed
+# ("*** [Makefile:NN: unit] Error 1") after the others have ended.
+SYNC := --no-print-directory --output-sync=target
+test: tracked fmt-check
+	@$(MAKE) $(SYNC) -j 4 vet npm conformance-npm haproxy
+	@$(MAKE) $(SYNC) fuzz eval
+	@echo "unit, and beside it conformance then cluster-test (each phase's output when it ends)"
+	@$(MAKE) $(SYNC) -j 2 unit beside-unit
+
+beside-unit: build npm conformance-npm haproxy
+	@$(MAKE) $(SYNC) conformance
+	@$(MAKE) $(SYNC) cluster-test
 
 npm: node_modules/.package-lock.json
 
@@ -107,8 +124,20 @@ TEST_TIMEOUT ?= 20m
 # server/codemode runs once more without -race: its sandbox's
 # address-space limit is off in race builds (the race detector maps
 # terabytes of shadow memory), so that is where the limit is tested.
+#
+# go test starts the packages' test binaries in the order of its command
+# line (./... is sorted by path), each once every earlier one has started,
+# and counts a running binary in its -p (GOMAXPROCS, 2 here) even while
+# it waits on child processes. So the longest packages go first, and
+# -p 4 lets the short ones run beside the two longest instead of queuing
+# behind them: with -p 2 in import-path order, `server` (about 110 s)
+# could start only after `cmd/toolscout` (about 140 s) had ended.
+UNIT_P ?= 4
+# (With PKGS set to fewer packages, only those.)
+UNIT_FIRST := $(if $(filter ./...,$(PKGS)),./cmd/toolscout ./server ./server/gateway ./index/keyword \
+	./index/vector ./search ./eval ./index/store ./server/codemode)
 unit:
-	$(GO) test -race -vet=off -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(GO) test -race -vet=off -count=1 -p $(UNIT_P) -timeout $(TEST_TIMEOUT) $(UNIT_FIRST) $(PKGS)
 	$(GO) test -vet=off -count=1 -timeout 5m ./server/codemode
 
 # The concurrency-sensitive tests many times over, beside two busy loops

@@ -50,7 +50,12 @@ func TestFirstSessionInstructions(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"))
+	// initialize waits for the servers up to 5 s by default: enough for
+	// node to start them on a quiet machine, not under the load of a
+	// busy CI (they were "not listed yet" at load average 30 to 40).
+	// What each server is for is what this test checks, so it waits
+	// until all have listed or failed (the broken one fails at once).
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"), "--initialize-wait", "100s")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "first-session", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
