@@ -127,12 +127,6 @@ func withDomainVector(l semanticList, cat *index.Catalog, dv *domainVectors, q [
 	if len(l.hits) == 0 {
 		return l
 	}
-	sim := map[string]float32{}
-	for _, dom := range cat.Domains() {
-		if v := dv.vec[dom.Name]; len(v) == len(qu) {
-			sim[dom.Name] = dotf(qu, v)
-		}
-	}
 	if l.sim == nil {
 		l.sim = make(map[string]float32, len(l.hits))
 		for _, h := range l.hits {
@@ -142,19 +136,30 @@ func withDomainVector(l semanticList, cat *index.Catalog, dv *domainVectors, q [
 	// A domain counts for what its text is nearer to the request than
 	// the best of its tools in the list (as the domain text counts
 	// beyond the best keyword match, domainExcess).
-	best := map[string]float32{}
+	// Only the domains of the list's tools are compared with the
+	// request: a map of every domain's similarity was about 220 KB of
+	// each semantic and hybrid search's garbage at 100k tools in 2,500
+	// domains (docs/benchmarks/2026-12-06-latency-100k.md).
+	doms := make(map[string]domainNearness, len(l.hits))
 	for _, h := range l.hits {
 		if t := cat.Tool(h.ID); t != nil {
-			if b, ok := best[t.Domain]; !ok || h.Similarity > b {
-				best[t.Domain] = h.Similarity
+			if d, ok := doms[t.Domain]; !ok || h.Similarity > d.best {
+				doms[t.Domain] = domainNearness{best: h.Similarity}
 			}
+		}
+	}
+	for name, d := range doms {
+		if v := dv.vec[name]; len(v) == len(qu) {
+			d.sim = dotf(qu, v)
+			doms[name] = d
 		}
 	}
 	out := make([]vector.Hit, len(l.hits))
 	for i, h := range l.hits {
 		out[i] = h
 		if t := cat.Tool(h.ID); t != nil {
-			out[i].Similarity += float32(w) * max(0, sim[t.Domain]-best[t.Domain])
+			d := doms[t.Domain]
+			out[i].Similarity += float32(w) * max(0, d.sim-d.best)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b vector.Hit) int {
@@ -169,6 +174,11 @@ func withDomainVector(l semanticList, cat *index.Catalog, dv *domainVectors, q [
 	l.hits = out
 	return l
 }
+
+// domainNearness is, for a domain of a semantic list, its tools' best
+// similarity in the list and its domain vector's similarity to the
+// request.
+type domainNearness struct{ best, sim float32 }
 
 // dotf is the dot product of two vectors of one length.
 func dotf(a, b []float32) float32 {

@@ -671,6 +671,7 @@ func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer putDomainSims(vec.domSim)
 	return e.fuse(pl, kw, vec), nil
 }
 
@@ -688,6 +689,7 @@ func (e *Engine) FusionInputs(ctx context.Context, req Request) (*FusionInputs, 
 	if err != nil {
 		return nil, err
 	}
+	defer putDomainSims(sl.domSim)
 	exact, named, domRank := e.fusionBoosts(pl, sl, nil)
 	return fusionInputs(pl, kw, sl, exact, named, domRank, e.domainCoverage(pl)), nil
 }
@@ -769,7 +771,7 @@ func (e *Engine) semanticTools(ctx context.Context, pl plan, domains bool) (sema
 	}
 	l := semanticList{hits: hits}
 	if domains {
-		if l.domSim, err = pl.ix.vs.DomainSimilarity(ctx, collectionOf(emb, len(v)), v); err != nil {
+		if l.domSim, err = pl.ix.vs.DomainSimilarityInto(ctx, collectionOf(emb, len(v)), v, getDomainSims()); err != nil {
 			return semanticList{}, nil, err
 		}
 	}
@@ -1091,6 +1093,25 @@ func getDomainRanks() map[string]int { return domainRankMaps.Get().(map[string]i
 func putDomainRanks(m map[string]int) {
 	clear(m)
 	domainRankMaps.Put(m)
+}
+
+// domainSimMaps recycles the similarities of a request to every
+// domain's centroid (semanticList.domSim), which the fusion reads only
+// to rank the domains: a map of every domain, at 100k tools in 2,500
+// domains about 140 KB of each hybrid query's garbage
+// (docs/benchmarks/2026-12-06-latency-100k.md).
+var domainSimMaps = sync.Pool{New: func() any { return map[string]float32{} }}
+
+func getDomainSims() map[string]float32 { return domainSimMaps.Get().(map[string]float32) }
+
+// putDomainSims empties m (no names kept alive by the pool) and gives it
+// back; nil is ignored.
+func putDomainSims(m map[string]float32) {
+	if m == nil {
+		return
+	}
+	clear(m)
+	domainSimMaps.Put(m)
 }
 
 // rankedDomain is a domain and its similarity to a request, as

@@ -137,6 +137,19 @@ type Index struct {
 
 	// lengths are the fields' lengths for BM25 (bm25stats.go).
 	lengths atomic.Pointer[search.BM25Stats]
+
+	// automata are the fuzzy clause's (fuzzy.go), made on first use;
+	// nil when they could not be (Bleve's match query then).
+	automataOnce sync.Once
+	automata     *fuzzyAutomata
+}
+
+// fuzzyAutomata returns the index's cache of the fuzzy clause's
+// automata, nil when the automaton builder fails (it does not for
+// fuzziness 1: Bleve's own query path then serves).
+func (k *Index) fuzzyAutomata() *fuzzyAutomata {
+	k.automataOnce.Do(func() { k.automata, _ = newFuzzyAutomata() })
+	return k.automata
 }
 
 // The fields of the mapping: textFields analyzed by TextAnalyzer,
@@ -628,6 +641,9 @@ func (k *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	ceiling := &atomicFloat{}
 	kq.ceiling = ceiling
+	if q.Fuzzy > 0 {
+		kq.automata = k.fuzzyAutomata()
+	}
 	size := q.Size
 	if size <= 0 {
 		size = 10

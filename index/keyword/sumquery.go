@@ -15,6 +15,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -62,6 +63,9 @@ type keywordQuery struct {
 	// bleveTerms reads every term through Bleve's term searcher, never
 	// directly (taat.go): the direct path's reference in tests.
 	bleveTerms bool
+	// automata, when set, serves the fuzzy clause's automata
+	// (fuzzy.go); nil: Bleve's match query builds them.
+	automata *fuzzyAutomata
 }
 
 // Searcher implements query.Query: one term searcher per distinct query
@@ -156,12 +160,20 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 		q.ceiling.store(ceiling)
 	}
 	if q.fuzzy > 0 {
-		mq := bleve.NewMatchQuery(q.text)
-		mq.SetField(FieldNameWords)
-		mq.SetFuzziness(1)
-		mq.SetPrefix(2)
-		mq.SetBoost(q.fuzzy)
-		s, err := mq.Searcher(ctx, r, m, o)
+		var fq query.Query
+		if q.automata != nil {
+			if fq, err = fuzzyNameQuery(m, q.automata, q.text, FieldNameWords, q.fuzzy); err != nil {
+				return fail(err)
+			}
+		} else {
+			mq := bleve.NewMatchQuery(q.text)
+			mq.SetField(FieldNameWords)
+			mq.SetFuzziness(fuzziness)
+			mq.SetPrefix(fuzzyPrefix)
+			mq.SetBoost(q.fuzzy)
+			fq = mq
+		}
+		s, err := fq.Searcher(ctx, r, m, o)
 		if err != nil {
 			return fail(err)
 		}

@@ -1,0 +1,83 @@
+package keyword
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// misspelt returns queries with a letter dropped or doubled in each
+// word, for the fuzzy clause to find.
+func misspelt(queries []string) []string {
+	out := make([]string, 0, len(queries))
+	for i, q := range queries {
+		words := strings.Fields(q)
+		for j, w := range words {
+			if len(w) > 3 {
+				if (i+j)%2 == 0 {
+					words[j] = w[:2] + w[3:]
+				} else {
+					words[j] = w[:3] + w[2:]
+				}
+			}
+		}
+		out = append(out, strings.Join(words, " "))
+	}
+	return out
+}
+
+// TestFuzzyClauseAsBleve: the fuzzy clause with its automata cached
+// (fuzzy.go) finds the same hits with the same scores, to the last bit
+// and in the same order, as Bleve's match query, whole and in parts, on
+// plain and misspelt queries; and twice in a row, the second time from
+// the cache.
+func TestFuzzyClauseAsBleve(t *testing.T) {
+	kw := synthIndex(t, 1500)
+	queries := directQueries()
+	queries = append(queries, misspelt(queries[:len(queries)-1])...) // the last matches nothing
+	automata, err := newFuzzyAutomata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := sortedFields(DefaultFieldWeights())
+	for round := range 2 {
+		for qi, text := range queries {
+			if round == 1 && qi%3 != 0 {
+				continue // the long tail under -race
+			}
+			cached := &keywordQuery{text: text, fields: fields, weights: DefaultFieldWeights(), fuzzy: 0.3, automata: automata}
+			viaBleve := *cached
+			viaBleve.automata = nil
+			compareDirect(t, kw, text, cached, &viaBleve, 2)
+		}
+	}
+	if automata.builds == 0 {
+		t.Error("no automaton was built: the cached clause was not run")
+	}
+}
+
+// TestFuzzyAutomataShared: a word's automaton is built once, whatever
+// the searches and parts of searches that look it up, and the cache
+// keeps at most fuzzyAutomataSize.
+func TestFuzzyAutomataShared(t *testing.T) {
+	kw := synthIndex(t, 600)
+	kw.SetPartDocs(100) // divided in parts: each part looks the words up
+	for range 3 {
+		if _, err := kw.Search(context.Background(), Query{Text: "serch fles", Fuzzy: 0.3, Divide: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := kw.fuzzyAutomata()
+	if a == nil || a.builds != 2 {
+		t.Fatalf("automata built for 3 searches of two words: %v, want 2", a)
+	}
+	for i := range fuzzyAutomataSize + 10 {
+		if _, err := a.get(fmt.Sprintf("word%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := a.ll.Len(); n != fuzzyAutomataSize || len(a.items) != n {
+		t.Errorf("cache holds %d automata (%d in its map), want %d", n, len(a.items), fuzzyAutomataSize)
+	}
+}
