@@ -57,3 +57,54 @@ func TestFusionFit(t *testing.T) {
 		t.Errorf("frozen weights.semantic moved: %v -> %v", start.Weights[1], fit.Weights[1])
 	}
 }
+
+// TestFusionObjectiveWorst: the objective a fit maximises counts, on top
+// of the mean shortfall below the floors, Worst times the largest
+// shortfall of one set, and nothing for a set at or above its floor.
+// Two real sets: the built-in dataset's short requests and its
+// multi-step tasks, captured once over the built-in catalog.
+func TestFusionObjectiveWorst(t *testing.T) {
+	ctx := context.Background()
+	emb := embed.NewBuiltin(embed.BuiltinOptions{})
+	var sets []*FusionSet
+	for _, load := range []func() (*Dataset, error){Builtin, BuiltinLong} {
+		ds, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, closeEng, err := OpenEngine(ctx, ds, emb, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := CaptureFusion(ctx, eng, ds, nil)
+		closeEng()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, set)
+	}
+	m := search.ConvexModel(search.Params{})
+	CenterShapes(&m, sets)
+	_, got := FusionObjective(sets, &m, 0)
+	for _, tc := range []struct {
+		name         string
+		above        [2]float64 // each set's floor less its nDCG@10
+		worst, extra float64    // Worst, and what it takes off the objective
+	}{
+		{"one set below", [2]float64{0.05, -0.1}, 3, 3 * 0.05},
+		{"both below: the larger counts", [2]float64{0.02, 0.07}, 2, 2 * 0.07},
+		{"both above: nothing", [2]float64{-0.01, -0.2}, 5, 0},
+		{"worst 0: as FusionObjective", [2]float64{0.05, 0.07}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, s := range sets {
+				s.Floor = got[i] + tc.above[i]
+			}
+			base, _ := FusionObjective(sets, &m, 2)
+			obj, _ := fusionObjective(sets, &m, 2, tc.worst)
+			if math.Abs(base-tc.extra-obj) > 1e-9 {
+				t.Errorf("fusionObjective(worst %g) = %.6f, want FusionObjective %.6f less %.6f", tc.worst, obj, base, tc.extra)
+			}
+		})
+	}
+}

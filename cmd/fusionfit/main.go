@@ -10,7 +10,11 @@
 // -floors reads a `toolscout eval --format json` report with bm25,
 // keyword and semantic runs of the same datasets and embedder: a fit is
 // penalised on a dataset where hybrid falls below plain BM25 or more than
-// 0.005 below the better of its own keyword and semantic runs.
+// -slack (default 0: the standing rule) below the better of its own
+// keyword and semantic runs; -penalty weighs the mean shortfall and
+// -worst the largest one. With -cv each fold is fitted with the same
+// options, its start centred on its own sets, and the set left out is
+// scored against its floor without having been fitted to it.
 package main
 
 import (
@@ -47,19 +51,27 @@ func main() {
 	cv := flag.Bool("cv", false, "also fit once without each dataset and score it (leave-one-dataset-out)")
 	start := flag.String("start", "", "JSON `FILE` of a FusionModel to start from (default: the convex fusion)")
 	oracle := flag.Bool("oracle", false, "print instead, per dataset, the best nDCG@10 per query among the keyword list alone, the semantic list alone and the start (oracle3), and among nine keyword weights (oracle-weights): what choosing per request could gain at most")
+	slack := flag.Float64("slack", 0, "how far below its better channel a set may fall before -floors penalises it")
+	penalty := flag.Float64("penalty", 2, "weight of the mean shortfall below the floors in the objective")
+	worst := flag.Float64("worst", 0, "weight of the largest shortfall of one set below its floor in the objective")
 	gates := flag.Bool("gates", false, "hold the built-in dataset and its long tasks (the regression gates) within 0.005 nDCG@10 of the convex fusion, without counting them in the mean")
 	flag.Parse()
 	if len(datasets) == 0 {
 		fmt.Fprintln(os.Stderr, "fusionfit: give at least one -dataset DIR")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), datasets, frozen, *embedder, *model, *dataDir, *floors, *rounds, *cv, *start, *gates, *oracle); err != nil {
+	obj := objective{slack: *slack, penalty: *penalty, worst: *worst}
+	if err := run(context.Background(), datasets, frozen, *embedder, *model, *dataDir, *floors, *rounds, *cv, *start, *gates, *oracle, obj); err != nil {
 		fmt.Fprintln(os.Stderr, "fusionfit:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, floorsFile string, rounds int, cv bool, startFile string, gates, oracle bool) error {
+// objective is how a fit weighs the floors: the slack below a set's
+// better channel, and the weights of the mean and largest shortfalls.
+type objective struct{ slack, penalty, worst float64 }
+
+func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, floorsFile string, rounds int, cv bool, startFile string, gates, oracle bool, obj objective) error {
 	var emb embed.Embedder
 	switch embedder {
 	case "builtin":
@@ -91,7 +103,7 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 	floors := map[string]float64{}
 	if floorsFile != "" {
 		var err error
-		if floors, err = readFloors(floorsFile); err != nil {
+		if floors, err = readFloors(floorsFile, obj.slack); err != nil {
 			return err
 		}
 	}
@@ -161,7 +173,7 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 		}
 		return nil
 	}
-	opts := eval.FitOptions{Rounds: rounds, Frozen: map[string]bool{}, NonNegative: true, Log: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
+	opts := eval.FitOptions{Rounds: rounds, Frozen: map[string]bool{}, NonNegative: true, Penalty: obj.penalty, Worst: obj.worst, Log: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
 	for _, f := range frozen {
 		opts.Frozen[f] = true
 	}
@@ -170,6 +182,12 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 	_, before := eval.FusionObjective(sets, &base, 0)
 	_, after := eval.FusionObjective(sets, &fit, 0)
 	fmt.Printf("%-28s %8s %8s %8s %8s\n", "dataset", "floor", "start", "fitted", "held-out")
+	short := func(v, floor float64) string {
+		if floor > 0 && v < floor {
+			return fmt.Sprintf(" (%.4f below its floor)", floor-v)
+		}
+		return ""
+	}
 	var held []float64
 	if cv {
 		for i := range sets {
@@ -178,7 +196,14 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 				continue
 			}
 			rest := append(append([]*eval.FusionSet{}, sets[:i]...), sets[i+1:]...)
-			m := eval.FitFusion(rest, base, eval.FitOptions{Rounds: rounds, Frozen: opts.Frozen, NonNegative: true})
+			foldStart := base
+			if startFile == "" {
+				eval.CenterShapes(&foldStart, rest) // nothing of the set left out
+			}
+			foldOpts := opts
+			foldOpts.Log = nil
+			m := eval.FitFusion(rest, foldStart, foldOpts)
+			fmt.Fprintf(os.Stderr, "fold without %s: %s\n", filepath.Base(sets[i].Name), modelJSON(m))
 			_, one := eval.FusionObjective(sets[i:i+1], &m, 0)
 			held = append(held, one[0])
 		}
@@ -197,7 +222,11 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 		}
 		sb += before[i]
 		sa += after[i]
-		fmt.Printf("%-28s %8.4f %8.4f %8.4f %8s\n", name, s.Floor, before[i], after[i], h)
+		w := short(after[i], s.Floor)
+		if cv {
+			w = short(held[i], s.Floor)
+		}
+		fmt.Printf("%-28s %8.4f %8.4f %8.4f %8s%s\n", name, s.Floor, before[i], after[i], h, w)
 	}
 	n := float64(len(dirs))
 	h := "-"
@@ -214,8 +243,8 @@ func run(ctx context.Context, dirs, frozen []string, embedder, model, dataDir, f
 }
 
 // readFloors reads each dataset's floor from an eval JSON report: the
-// higher of plain BM25 and the better of keyword and semantic less 0.005.
-func readFloors(path string) (map[string]float64, error) {
+// higher of plain BM25 and the better of keyword and semantic less slack.
+func readFloors(path string, slack float64) (map[string]float64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -241,7 +270,16 @@ func readFloors(path string) (map[string]float64, error) {
 				m[r.Mode] = r.Metrics["ndcg@10"]
 			}
 		}
-		out[filepath.Base(filepath.Clean(d.Name))] = max(m["bm25"], max(m["keyword"], m["semantic"])-0.005)
+		out[filepath.Base(filepath.Clean(d.Name))] = max(m["bm25"], max(m["keyword"], m["semantic"])-slack)
 	}
 	return out, nil
+}
+
+// modelJSON is m on one line.
+func modelJSON(m search.FusionModel) string {
+	out, err := json.Marshal(m)
+	if err != nil {
+		return err.Error()
+	}
+	return string(out)
 }
