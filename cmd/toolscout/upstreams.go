@@ -79,7 +79,10 @@ func configSummary(gc *gatewayConfig) string {
 
 // checkUpstreams connects to each upstream server of --config and emits
 // its tool count and latency, or what is wrong, as each answers or fails.
-func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (specs []index.DomainSpec, selves server.Selves) {
+// It returns the catalog of files' tools (the catalog files', nil when
+// they did not load) and the servers' together, nil when the servers
+// listed none or the two do not make one catalog.
+func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check), files *index.Catalog) (all *index.Catalog, selves server.Selves) {
 	if len(g.configs) == 0 {
 		return nil, selves
 	}
@@ -125,7 +128,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (
 			emit(upstreamCheck(st, stdio[st.Domain]))
 		}
 	}
-	cat, err := index.NewCatalog(gw.Specs())
+	cat, err := gw.Catalog()
 	if err == nil && cat.Len() > 0 {
 		emit(lintCheck(cat))
 	}
@@ -139,7 +142,12 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (
 	emit(oauthChecks(ctx, gc.Callers)...)
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 	emit(pinChecks(pins, gc, g.configs)...)
-	return gw.Specs(), server.SelvesOf(gw)
+	if files != nil && len(gw.Specs()) > 0 {
+		if c, err := gw.Catalog(files.Specs()...); err == nil {
+			all = c
+		}
+	}
+	return all, server.SelvesOf(gw)
 }
 
 // upstreamCheck is the doctor line of one upstream server (started by a

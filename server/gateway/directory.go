@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -42,6 +43,14 @@ func (d *directory) Specs() []index.DomainSpec {
 		specs = append(specs, index.DomainSpec{Name: u.cfg.Domain, Description: desc, About: about, Tools: l.tools, Source: "upstream " + u.cfg.Domain})
 	}
 	return specs
+}
+
+// Catalog returns the catalog of with's domains, then of Specs': what
+// the upstream servers list now (their last known tools), for a look at
+// them without an index (doctor's); with the domains of catalog files,
+// what a client's first session would find.
+func (d *directory) Catalog(with ...index.DomainSpec) (*index.Catalog, error) {
+	return index.NewCatalog(append(slices.Clone(with), d.Specs()...))
 }
 
 // save hands every upstream's last tools to Options.Keep.

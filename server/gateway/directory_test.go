@@ -134,3 +134,40 @@ func TestListPages(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogOfWhatServersList: Catalog is the catalog of what a running
+// server lists now, its tools found by qualified name; with the domains
+// of catalog files, theirs first and the server's after; and a domain of
+// those files that a server has too is an error naming it, not a
+// catalog with one of them left out.
+func TestCatalogOfWhatServersList(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
+	g.WaitReady(context.Background())
+	cat, err := g.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cat.Domains(); len(got) != 1 || got[0].Name != "test" {
+		t.Fatalf("Catalog() domains = %v, want test alone", got)
+	}
+	if cat.Tool("test__echo") == nil {
+		t.Error("Catalog() has no test__echo, which the server lists")
+	}
+	obj := json.RawMessage(`{"type":"object"}`)
+	files := []index.DomainSpec{{Name: "github", Description: "GitHub.", Tools: []index.ToolSpec{{Name: "create_issue", InputSchema: obj}}}}
+	all, err := g.Catalog(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range all.Domains() {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, " ") != "github test" || all.Len() != cat.Len()+1 {
+		t.Errorf("Catalog(github) = domains %v, %d tools; want github then test, %d tools", names, all.Len(), cat.Len()+1)
+	}
+	if _, err := g.Catalog(index.DomainSpec{Name: "test", Tools: []index.ToolSpec{{Name: "x", InputSchema: obj}}}); err == nil || !strings.Contains(err.Error(), "test") {
+		t.Errorf("Catalog(a file's domain test, as the server's) = %v, want an error naming test", err)
+	}
+}
