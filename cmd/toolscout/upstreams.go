@@ -120,7 +120,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check), f
 			finished = true
 		case <-tick.C:
 		}
-		for _, st := range gw.Status() {
+		for _, st := range gw.Upstreams().Status() {
 			if done[st.Domain] || st.State == "connecting" && !finished {
 				continue
 			}
@@ -128,7 +128,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check), f
 			emit(upstreamCheck(st, stdio[st.Domain]))
 		}
 	}
-	cat, err := gw.Catalog()
+	cat, err := gw.Directory().Catalog()
 	if err == nil && cat.Len() > 0 {
 		emit(lintCheck(cat))
 	}
@@ -143,7 +143,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check), f
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 	emit(pinChecks(pins, gc, g.configs)...)
 	if files != nil && len(gw.Specs()) > 0 {
-		if c, err := gw.Catalog(files.Specs()...); err == nil {
+		if c, err := gw.Directory().Catalog(files.Specs()...); err == nil {
 			all = c
 		}
 	}
@@ -232,7 +232,7 @@ func reportUpstreams(w io.Writer, a *app) {
 	if a.gw == nil {
 		return
 	}
-	for _, st := range a.gw.Status() {
+	for _, st := range a.gw.Upstreams().Status() {
 		if st.State == "up" {
 			fmt.Fprintf(w, "upstream %s: %s\n", st.Domain, plural(st.Tools, "tool"))
 		} else {

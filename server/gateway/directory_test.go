@@ -40,17 +40,17 @@ func TestDirectoryWithoutServers(t *testing.T) {
 		t.Errorf("test: description %q, about %q; want the configured one, and the last run's title as about", specs[1].Description, specs[1].About)
 	}
 	for domain, want := range map[string]bool{"test": true, "fresh": true, "github": false} {
-		if g.Executable(domain) != want {
+		if g.Upstreams().Executable(domain) != want {
 			t.Errorf("Executable(%q) = %v", domain, !want)
 		}
 	}
-	if got := g.ConfiguredDescriptions(); got["test"] != "Configured." || got["fresh"] != "" || len(got) != 2 {
+	if got := g.Directory().ConfiguredDescriptions(); got["test"] != "Configured." || got["fresh"] != "" || len(got) != 2 {
 		t.Errorf("ConfiguredDescriptions() = %v", got)
 	}
-	if got := g.Instructions(); got["test"] != "Last run's instructions." || len(got) != 1 {
+	if got := g.Directory().Instructions(); got["test"] != "Last run's instructions." || len(got) != 1 {
 		t.Errorf("Instructions() = %v, want the last run's of test only", got)
 	}
-	st := g.Status()
+	st := g.Upstreams().Status()
 	if len(st) != 2 || st[0].State != "connecting" || st[0].Tools != 2 || st[1].Tools != 0 {
 		t.Errorf("Status() = %+v, want both connecting, test with its last run's 2 tools", st)
 	}
@@ -144,7 +144,7 @@ func TestCatalogOfWhatServersList(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
-	cat, err := g.Catalog()
+	cat, err := g.Directory().Catalog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestCatalogOfWhatServersList(t *testing.T) {
 	}
 	obj := json.RawMessage(`{"type":"object"}`)
 	files := []index.DomainSpec{{Name: "github", Description: "GitHub.", Tools: []index.ToolSpec{{Name: "create_issue", InputSchema: obj}}}}
-	all, err := g.Catalog(files...)
+	all, err := g.Directory().Catalog(files...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestCatalogOfWhatServersList(t *testing.T) {
 	if strings.Join(names, " ") != "github test" || all.Len() != cat.Len()+1 {
 		t.Errorf("Catalog(github) = domains %v, %d tools; want github then test, %d tools", names, all.Len(), cat.Len()+1)
 	}
-	if _, err := g.Catalog(index.DomainSpec{Name: "test", Tools: []index.ToolSpec{{Name: "x", InputSchema: obj}}}); err == nil || !strings.Contains(err.Error(), "test") {
+	if _, err := g.Directory().Catalog(index.DomainSpec{Name: "test", Tools: []index.ToolSpec{{Name: "x", InputSchema: obj}}}); err == nil || !strings.Contains(err.Error(), "test") {
 		t.Errorf("Catalog(a file's domain test, as the server's) = %v, want an error naming test", err)
 	}
 }
