@@ -79,9 +79,10 @@ func configSummary(gc *gatewayConfig) string {
 
 // checkUpstreams connects to each upstream server of --config and emits
 // its tool count and latency, or what is wrong, as each answers or fails.
-// It returns the catalog of files' tools (the catalog files', nil when
-// they did not load) and the servers' together, nil when the servers
-// listed none or the two do not make one catalog.
+// It returns the catalog of the files' tools (files: the catalog files'
+// catalog, nil when they did not load) and the servers' together: nil
+// without files, when the servers listed none, or when the two do not
+// make one catalog (a domain in both).
 func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check), files *index.Catalog) (all *index.Catalog, selves server.Selves) {
 	if len(g.configs) == 0 {
 		return nil, selves
