@@ -234,7 +234,7 @@ type UnavailableReporter interface {
 }
 
 func (c *callerScope) unavailable() map[string]string {
-	if r, ok := c.exec.(UnavailableReporter); ok {
+	if r, ok := ability[UnavailableReporter](c.exec); ok {
 		return r.Unavailable()
 	}
 	return nil

@@ -344,7 +344,7 @@ func TestGatewayFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	env.gw.WaitReady(ctx)
 	cancel()
-	for _, st := range env.gw.Status() {
+	for _, st := range env.gw.Upstreams().Status() {
 		if st.Domain == "hang" && (st.State != "down" || st.Err == nil || !strings.Contains(st.Err.Error(), "no answer within 1s")) {
 			t.Errorf("hang status = %+v, want down with a timeout", st)
 		}
@@ -362,7 +362,7 @@ func TestGatewayFaults(t *testing.T) {
 	if cat.Tool("broken__string_schema") != nil {
 		t.Error("string_schema was indexed")
 	}
-	for _, st := range env.gw.Status() {
+	for _, st := range env.gw.Upstreams().Status() {
 		if st.Domain == "broken" && (len(st.Skipped) != 1 || !strings.Contains(st.Skipped[0], "string_schema")) {
 			t.Errorf("broken status skipped = %v", st.Skipped)
 		}

@@ -171,7 +171,7 @@ func TestReadinessWaitsForFirstAttempts(t *testing.T) {
 	// Hang is still connecting; local may be too on a loaded machine (a
 	// process slower to start than the startup wait), which the wait is
 	// also there for.
-	if c := e.gw.Connecting(); !slices.Contains(c, "hang") {
+	if c := e.gw.Upstreams().Connecting(); !slices.Contains(c, "hang") {
 		t.Errorf("ready with %v connecting, want hang still connecting (its connect timeout is a minute)", c)
 	}
 }

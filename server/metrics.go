@@ -87,7 +87,7 @@ type StatusReporter interface {
 	Status() []gateway.UpstreamStatus
 }
 
-var _ StatusReporter = (*gateway.Gateway)(nil)
+var _ StatusReporter = (*gateway.Upstreams)(nil)
 
 // watch registers the metrics that s knows: the index, the sessions,
 // readiness, the build, and the upstreams when s's executor reports them.
@@ -118,7 +118,7 @@ func (m *Metrics) watch(s *Server) {
 			ConstLabels: prometheus.Labels{"version": s.impl.Version},
 		}, func() float64 { return 1 }),
 	)
-	if r, ok := s.exec.(StatusReporter); ok {
+	if r, ok := ability[StatusReporter](s.exec); ok {
 		m.reg.MustRegister(newUpstreamCollector(r))
 	}
 }

@@ -27,7 +27,7 @@ type passThrough interface {
 // newSurface returns the surface over exec, or nil when exec does not
 // pass prompts and resources through (a catalog-only server).
 func newSurface(exec Executor, opts Options) *surface.Surface {
-	src, ok := exec.(passThrough)
+	src, ok := ability[passThrough](exec)
 	if !ok {
 		return nil
 	}

@@ -46,10 +46,10 @@ type upstreamSelves interface {
 // servers: nothing unless it is a gateway.
 func SelvesOf(exec any) Selves {
 	var s Selves
-	if r, ok := exec.(UpstreamInstructions); ok {
+	if r, ok := ability[UpstreamInstructions](exec); ok {
 		s.Instructions = r.Instructions()
 	}
-	if r, ok := exec.(upstreamSelves); ok {
+	if r, ok := ability[upstreamSelves](exec); ok {
 		s.Descriptions, s.Titles = r.ConfiguredDescriptions(), r.Titles()
 	}
 	return s
@@ -300,4 +300,4 @@ func KnownDomains(names []string, cat *index.Catalog, s Selves, specs ...[]index
 	return out
 }
 
-var _ upstreamSelves = (*gateway.Gateway)(nil)
+var _ upstreamSelves = (*gateway.Directory)(nil)

@@ -40,9 +40,9 @@ type Executor interface {
 // abilities the server looks for.
 var (
 	_ Executor            = (*gateway.Gateway)(nil)
-	_ UnavailableReporter = (*gateway.Gateway)(nil)
-	_ ExecutableReporter  = (*gateway.Gateway)(nil)
-	_ FolderReporter      = (*gateway.Gateway)(nil)
+	_ UnavailableReporter = (*gateway.Directory)(nil)
+	_ ExecutableReporter  = (*gateway.Upstreams)(nil)
+	_ FolderReporter      = (*gateway.Upstreams)(nil)
 )
 
 // Options configures a Server.
@@ -203,7 +203,7 @@ func New(opts Options) *Server {
 		impl:    &mcp.Implementation{Name: name, Title: "toolscout", Version: version},
 		surface: newSurface(opts.Executor, Options{StartupWait: opts.StartupWait, Logger: log, Expose: opts.Expose}),
 		scope:   &callerScope{eng: eng, exec: opts.Executor, callers: opts.Callers, domains: opts.Domains}}
-	if r, ok := opts.Executor.(connectingReporter); ok {
+	if r, ok := ability[connectingReporter](opts.Executor); ok {
 		ready.Upstreams(r.Connecting, time.Now().Add(opts.StartupWait))
 	}
 	s.start = &startup{live: opts.Live, exec: opts.Executor, scope: s.scope, log: log,

@@ -194,8 +194,8 @@ func (st *startup) greetingReady() bool {
 	default:
 		return false
 	}
-	s, ok := st.exec.(serverStarter)
-	r, ok2 := st.exec.(connectingReporter)
+	s, ok := ability[serverStarter](st.exec)
+	r, ok2 := ability[connectingReporter](st.exec)
 	if !ok || !ok2 {
 		return false // a source without servers: Ready says when
 	}
@@ -227,7 +227,7 @@ type connectingReporter interface {
 	Connecting() []string
 }
 
-var _ connectingReporter = (*gateway.Gateway)(nil)
+var _ connectingReporter = (*gateway.Upstreams)(nil)
 
 // serverStarter is implemented by executors whose servers connect at
 // start (the gateway): a call of a tool of a server in its first
@@ -242,7 +242,7 @@ type serverStarter interface {
 	Status() []gateway.UpstreamStatus
 }
 
-var _ serverStarter = (*gateway.Gateway)(nil)
+var _ serverStarter = (*gateway.Upstreams)(nil)
 
 // waitServer holds a call of the tool name (a direct call, execute_tool,
 // a run_code program's) whose server the index holds no tools of and
@@ -255,7 +255,7 @@ var _ serverStarter = (*gateway.Gateway)(nil)
 // known from the last run does not wait here: Execute waits for its
 // server, within the call's timeout.
 func (st *startup) waitServer(ctx context.Context, who *callers.Caller, name string) {
-	s, ok := st.exec.(serverStarter)
+	s, ok := ability[serverStarter](st.exec)
 	domain, _, qualified := strings.Cut(name, "__")
 	if !ok || !qualified || st.live.Engine().Catalog().Domain(domain) != nil {
 		return
@@ -294,7 +294,7 @@ func listsTools(s serverStarter, domain string) bool {
 // waitingFor says what a wait for the live index's first refresh waits
 // for.
 func (st *startup) waitingFor(who *callers.Caller) string {
-	if r, ok := st.exec.(connectingReporter); ok {
+	if r, ok := ability[connectingReporter](st.exec); ok {
 		var c []string
 		for _, d := range r.Connecting() {
 			if st.scope.domainVisible(who, d) {

@@ -457,7 +457,7 @@ var fakeListed = func() func(t *testing.T) ([]byte, error) {
 			defer gw.Close()
 			specs := gw.Specs()
 			if len(specs) != 1 {
-				err = fmt.Errorf("the fake upstream listed no tools: %+v", gw.Status())
+				err = fmt.Errorf("the fake upstream listed no tools: %+v", gw.Upstreams().Status())
 				return
 			}
 			listed, err = json.Marshal(specs[0].Tools)
@@ -500,7 +500,7 @@ func TestHeadStartFromKnownTools(t *testing.T) {
 	if res := call(t, l.cs, GetToolSchema, map[string]any{"tool_name": "slow__echo"}); res.IsError {
 		t.Errorf("get_tool_schema before the server connected = %s", text(res))
 	}
-	if st := gw.Status(); st[0].State != "connecting" {
+	if st := gw.Upstreams().Status(); st[0].State != "connecting" {
 		t.Fatalf("the slow server is %s already; the test needs it still starting", st[0].State)
 	}
 	res, err := l.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ExecuteTool, Meta: mcp.Meta{"progressToken": 7},
@@ -604,7 +604,7 @@ func TestServerDownLastRunIsWaitedFor(t *testing.T) {
 			if err := e.srv.Ready(); !errors.Is(err, ErrUpstreamsStarting) {
 				t.Errorf("with a server in its first connection attempt: Ready() = %v, want %v", err, ErrUpstreamsStarting)
 			}
-			if e.live.Engine().Catalog().Domain("remote") != nil || len(e.gw.Connecting()) == 0 {
+			if e.live.Engine().Catalog().Domain("remote") != nil || len(e.gw.Upstreams().Connecting()) == 0 {
 				t.Fatal("the remote server connected before the call; the test needs it still starting")
 			}
 			got, ok := tc.call(t, cs)
@@ -658,7 +658,7 @@ func TestSlowServerConnects(t *testing.T) {
 	env := startGatewayWith(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{fakeConfig(t, "fast", "ok"), slow, late},
 		MinBackoff: time.Hour, MaxBackoff: time.Hour}, Exposure{Mode: ExposeMeta})
 	state := func(d string) string {
-		for _, st := range env.gw.Status() {
+		for _, st := range env.gw.Upstreams().Status() {
 			if st.Domain == d {
 				return st.State
 			}
@@ -671,7 +671,7 @@ func TestSlowServerConnects(t *testing.T) {
 	}
 	waitFor(t, "the slow server", func() bool { return state("slow") == "up" })
 	waitFor(t, "the server slower than its connect timeout to be down", func() bool { return state("late") == "down" })
-	for _, st := range env.gw.Status() {
+	for _, st := range env.gw.Upstreams().Status() {
 		if st.Domain == "late" && (st.Err == nil || !strings.Contains(st.Err.Error(), "no answer within 300ms")) {
 			t.Errorf("late: %v, want the timeout named", st.Err)
 		}

@@ -16,14 +16,14 @@ type toolStatus struct {
 
 // held reports whether the executor holds t back (HeldReporter).
 func (s toolStatus) held(t *index.Tool) bool {
-	h, ok := s.exec.(HeldReporter)
+	h, ok := ability[HeldReporter](s.exec)
 	return ok && h.Held(t.Domain, t.Name)
 }
 
 // heldNote says why a held tool does not run: its definition changed,
 // or the record of approved definitions was damaged (UncheckedReporter).
 func (s toolStatus) heldNote(t *index.Tool) string {
-	if u, ok := s.exec.(UncheckedReporter); ok && u.Unchecked(t.Domain, t.Name) {
+	if u, ok := ability[UncheckedReporter](s.exec); ok && u.Unchecked(t.Domain, t.Name) {
 		return fmt.Sprintf("toolscout's record of the approved tool definitions was damaged, so this tool's definition cannot be checked; it does not run until an operator reviews and approves it (toolscout approve %s). Shown: the definition its server lists now", t.QualifiedName)
 	}
 	return fmt.Sprintf("its server changed this tool's definition since it was approved; it does not run until an operator approves the change (toolscout approve %s). Shown: the approved definition", t.QualifiedName)
@@ -35,7 +35,7 @@ func (s toolStatus) runnable(t *index.Tool) bool {
 	if s.exec == nil || t.Disabled || s.held(t) {
 		return false
 	}
-	r, ok := s.exec.(ExecutableReporter)
+	r, ok := ability[ExecutableReporter](s.exec)
 	return !ok || r.Executable(t.Domain)
 }
 
@@ -43,7 +43,7 @@ func (s toolStatus) runnable(t *index.Tool) bool {
 // inside its server's folders when the executor knows them.
 func (s toolStatus) examples(t *index.Tool) []arguments.Example {
 	var roots []string
-	if fr, ok := s.exec.(FolderReporter); ok {
+	if fr, ok := ability[FolderReporter](s.exec); ok {
 		roots = fr.Folders(t.Domain)
 	}
 	return arguments.ExamplesWithin(t, roots)

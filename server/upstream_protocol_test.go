@@ -100,7 +100,7 @@ func TestGatewayUnreachableHTTPUpstream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	env.gw.WaitReady(ctx)
-	st := env.gw.Status()[0]
+	st := env.gw.Upstreams().Status()[0]
 	if st.State != "down" || st.Err == nil || strings.Count(st.Err.Error(), "connection refused") != 2 {
 		t.Errorf("status %s %v, want down with two refused connections (Streamable HTTP, SSE)", st.State, st.Err)
 	}

@@ -89,16 +89,14 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 	}
-	upstream, selves := g.checkUpstreams(ctx, emit)
+	all, selves := g.checkUpstreams(ctx, emit, cat)
 	emit(g.signInChecks()...)
 	if cat != nil {
 		// What a client's first session gets: the catalog files' tools
 		// and those the servers listed just now.
 		shown := cat
-		if len(upstream) > 0 {
-			if all, err := index.NewCatalog(append(cat.Specs(), upstream...)); err == nil {
-				shown = all
-			}
+		if all != nil {
+			shown = all
 		}
 		emit(g.exposureCheck(shown, selves))
 	}
@@ -117,6 +115,17 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%d of %d checks failed", failed, total)
 	}
 	return nil
+}
+
+// loadCatalog returns the catalog of the --catalog files, or of the
+// built-in catalog (empty with --config alone), as the store builds it
+// from them now.
+func (g *globalFlags) loadCatalog() (*index.Catalog, error) {
+	src, err := g.baseSource()
+	if err != nil {
+		return nil, err
+	}
+	return store.InspectCatalog(src)
 }
 
 // dataDirChecks are doctor's lines for the data dir: writable, what its

@@ -51,7 +51,7 @@ func (g *globalFlags) configDataset(ctx context.Context, log *slog.Logger, queri
 		stdio[u.Domain] = u.Command != ""
 	}
 	var down []string
-	for _, st := range gw.Status() {
+	for _, st := range gw.Upstreams().Status() {
 		if st.State == "up" {
 			continue
 		}

@@ -239,15 +239,6 @@ func (g *globalFlags) baseSpecs() ([]index.DomainSpec, error) {
 	return src.Specs()
 }
 
-// loadCatalog loads --catalog files, or the built-in catalog.
-func (g *globalFlags) loadCatalog() (*index.Catalog, error) {
-	specs, err := g.baseSpecs()
-	if err != nil {
-		return nil, err
-	}
-	return index.NewCatalog(specs)
-}
-
 // noArgs rejects positional arguments for commands that take none.
 func noArgs(cmd string, pos []string) error {
 	if len(pos) > 0 {

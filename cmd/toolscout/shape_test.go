@@ -8,27 +8,17 @@ import (
 )
 
 // catalogBuilders are the index package's functions that build a
-// catalog from domain specs or files.
-var catalogBuilders = []string{"NewCatalog", "NewCatalogFrom", "NewCatalogFromLast", "NewCatalogSkipping", "LoadCatalogFiles"}
+// catalog from domain specs or files (the built-in catalog included).
+var catalogBuilders = []string{"NewCatalog", "NewCatalogFrom", "NewCatalogFromLast", "NewCatalogSkipping", "LoadCatalogFiles", "BuiltinCatalog"}
 
-// inspectors are the functions of cmd that still build a catalog: each
-// inspects what catalog files or upstream servers give now, with no data
-// dir (doctor); a start never does (server/boot and
-// the store own where a served catalog comes from).
-var inspectors = map[string]bool{
-	"loadCatalog":    true, // doctor's catalog files
-	"runDoctor":      true, // doctor: the files' tools and the servers' together
-	"checkUpstreams": true, // doctor: what the servers list now
-}
-
-// TestCmdBuildsNoCatalog fails when cmd/toolscout builds a catalog itself
-// outside the inspecting commands: serve's start (its eager fallback
-// included) gets its catalog from the store, through server/boot.
+// TestCmdBuildsNoCatalog fails when cmd/toolscout builds a catalog
+// itself, in any command: serve's start (its eager fallback included)
+// gets its catalog from the store, through server/boot; doctor's look at
+// the catalog files and the upstream servers gets it from the store
+// (store.InspectCatalog) and the gateway (Catalog).
 func TestCmdBuildsNoCatalog(t *testing.T) {
 	for _, c := range srccheck.Calls(t, ".", "github.com/toolscout/toolscout/index", catalogBuilders...) {
-		if !inspectors[c.Func] {
-			t.Errorf("%s: %s calls index.%s: cmd does not build catalogs (the store and server/boot do)", filepath.Base(c.File), c.Func, c.Name)
-		}
+		t.Errorf("%s: %s calls index.%s: cmd does not build catalogs (the store, the gateway and server/boot do)", filepath.Base(c.File), c.Func, c.Name)
 	}
 }
 

@@ -79,7 +79,11 @@ func configSummary(gc *gatewayConfig) string {
 
 // checkUpstreams connects to each upstream server of --config and emits
 // its tool count and latency, or what is wrong, as each answers or fails.
-func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (specs []index.DomainSpec, selves server.Selves) {
+// It returns the catalog of the files' tools (files: the catalog files'
+// catalog, nil when they did not load) and the servers' together: nil
+// without files, when the servers listed none, or when the two do not
+// make one catalog (a domain in both).
+func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check), files *index.Catalog) (all *index.Catalog, selves server.Selves) {
 	if len(g.configs) == 0 {
 		return nil, selves
 	}
@@ -117,7 +121,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (
 			finished = true
 		case <-tick.C:
 		}
-		for _, st := range gw.Status() {
+		for _, st := range gw.Upstreams().Status() {
 			if done[st.Domain] || st.State == "connecting" && !finished {
 				continue
 			}
@@ -125,7 +129,7 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (
 			emit(upstreamCheck(st, stdio[st.Domain]))
 		}
 	}
-	cat, err := index.NewCatalog(gw.Specs())
+	cat, err := gw.Directory().Catalog()
 	if err == nil && cat.Len() > 0 {
 		emit(lintCheck(cat))
 	}
@@ -139,7 +143,12 @@ func (g *globalFlags) checkUpstreams(ctx context.Context, emit func(...check)) (
 	emit(oauthChecks(ctx, gc.Callers)...)
 	emit(poisonChecks(gw.Specs(), gc.Quarantine)...)
 	emit(pinChecks(pins, gc, g.configs)...)
-	return gw.Specs(), server.SelvesOf(gw)
+	if files != nil && len(gw.Specs()) > 0 {
+		if c, err := gw.Directory().Catalog(files.Specs()...); err == nil {
+			all = c
+		}
+	}
+	return all, server.SelvesOf(gw)
 }
 
 // upstreamCheck is the doctor line of one upstream server (started by a
@@ -224,7 +233,7 @@ func reportUpstreams(w io.Writer, a *app) {
 	if a.gw == nil {
 		return
 	}
-	for _, st := range a.gw.Status() {
+	for _, st := range a.gw.Upstreams().Status() {
 		if st.State == "up" {
 			fmt.Fprintf(w, "upstream %s: %s\n", st.Domain, plural(st.Tools, "tool"))
 		} else {

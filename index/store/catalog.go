@@ -97,6 +97,21 @@ func (s *Store) Catalog(ctx context.Context) (*index.Catalog, error) {
 	return cat, nil
 }
 
+// InspectCatalog builds the catalog of the catalog files src reads (nil:
+// none, an empty catalog) as they are now, without a data dir: nothing
+// read from a cache, nothing saved. It is what Catalog would build from
+// them on a first start, for a look at them without an index (doctor's).
+func InspectCatalog(src *index.CatalogSource) (*index.Catalog, error) {
+	var specs []index.DomainSpec
+	if src != nil {
+		var err error
+		if specs, err = src.Specs(); err != nil {
+			return nil, err
+		}
+	}
+	return index.NewCatalog(specs)
+}
+
 // WaitSaved waits until the catalog Catalog built is saved in the data
 // dir (at once when it built none).
 func (s *Store) WaitSaved() {

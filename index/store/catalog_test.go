@@ -99,3 +99,25 @@ func TestStoreCatalog(t *testing.T) {
 		t.Errorf("Catalog() without catalog files = %v, %v; want nothing", cat, err)
 	}
 }
+
+// TestInspectCatalog: InspectCatalog builds the catalog of the files as
+// they are now, writing nothing beside them; none is an empty catalog;
+// a file that does not check is an error naming the file.
+func TestInspectCatalog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rich.json")
+	cat, err := InspectCatalog(source(t, path, richCatalog))
+	if want := indextest.MustCatalog(t, richCatalog); err != nil || cat == nil || cat.Hash() != want.Hash() {
+		t.Fatalf("InspectCatalog(rich.json) = %v, %v; want the catalog of the file", cat, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("InspectCatalog wrote beside the file: %d entries in its folder", len(entries))
+	}
+	if cat, err := InspectCatalog(nil); err != nil || cat == nil || cat.Len() != 0 {
+		t.Errorf("InspectCatalog(nil) = %v, %v; want an empty catalog", cat, err)
+	}
+	bad := `{"domains": [{"name": "x", "tools": [{"name": "a", "inputSchema": {"type": "string"}}]}]}`
+	if _, err := InspectCatalog(source(t, path, bad)); err == nil || !strings.Contains(err.Error(), "rich.json") {
+		t.Errorf("InspectCatalog(a schema that is not an object's) = %v, want an error naming the file", err)
+	}
+}

@@ -1,7 +1,8 @@
 // Package srccheck reads a package's Go source for the tests that hold
 // its shape (how many methods a type has, which functions of another
 // package it calls, how complex its functions are): go/parser over the
-// non-test files of a folder, nothing compiled.
+// non-test files of a folder, nothing compiled; MethodSets alone
+// type-checks the package (go/types), for the methods callers see.
 package srccheck
 
 import (

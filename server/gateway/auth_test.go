@@ -61,7 +61,7 @@ func TestUpstreamUnauthorized(t *testing.T) {
 	bad.Start(ctx)
 	t.Cleanup(bad.Close)
 	bad.WaitReady(ctx)
-	st := bad.Status()[0]
+	st := bad.Upstreams().Status()[0]
 	if st.State == "up" || st.Err == nil || !strings.Contains(st.Err.Error(), "401") || !strings.Contains(st.Err.Error(), "credentials") {
 		t.Errorf("status = %s %v, want down with a 401 that names the credentials", st.State, st.Err)
 	}
@@ -71,7 +71,7 @@ func TestUpstreamUnauthorized(t *testing.T) {
 	good.Start(ctx)
 	t.Cleanup(good.Close)
 	good.WaitReady(ctx)
-	if st := good.Status()[0]; st.State != "up" {
+	if st := good.Upstreams().Status()[0]; st.State != "up" {
 		t.Fatalf("status = %s %v, want up", st.State, st.Err)
 	}
 	tool := &index.Tool{Domain: "remote", Name: "ping", QualifiedName: "remote__ping"}
@@ -216,11 +216,11 @@ func TestUpstreamRefusalQuotesNoCredential(t *testing.T) {
 			g.WaitReady(ctx)
 			var said []string
 			if tc.tool == "" {
-				st := g.Status()[0]
+				st := g.Upstreams().Status()[0]
 				if st.Err == nil || !errors.Is(st.Err, ErrUnauthorized) {
 					t.Fatalf("status = %s %v, want an ErrUnauthorized", st.State, st.Err)
 				}
-				said = append(said, st.Err.Error(), g.Unavailable()["remote"])
+				said = append(said, st.Err.Error(), g.Directory().Unavailable()["remote"])
 				_, err := g.Execute(ctx, &mcp.CallToolRequest{}, &index.Tool{Domain: "remote", Name: "whoami", QualifiedName: "remote__whoami"}, map[string]any{})
 				said = append(said, fmt.Sprint(err))
 			} else {
@@ -262,12 +262,12 @@ func TestUpstreamEchoRedacted(t *testing.T) {
 	g.Start(ctx)
 	t.Cleanup(g.Close)
 	g.WaitReady(ctx)
-	if st := g.Status()[0]; st.State != "up" {
+	if st := g.Upstreams().Status()[0]; st.State != "up" {
 		t.Fatalf("status = %s %v, want up", st.State, st.Err)
 	}
 	var said []string
 	listed, _ := json.Marshal(g.Specs())
-	said = append(said, string(listed), fmt.Sprint(g.Instructions()))
+	said = append(said, string(listed), fmt.Sprint(g.Directory().Instructions()))
 	if !strings.Contains(string(listed), `it was sent: [redacted]`) {
 		t.Errorf("the tools listed lost their descriptions: %s", listed)
 	}

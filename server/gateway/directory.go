@@ -2,17 +2,19 @@ package gateway
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/toolscout/toolscout/index"
 )
 
-// directory answers what the upstreams serve and say of themselves: the
-// domains to index, why a server is unavailable, its status, title and
-// instructions; and keeps every upstream's tools for the next start.
-type directory struct {
-	f    *fleet
+// Directory answers what the upstreams serve and say of themselves
+// (Gateway.Directory): the domains to index and their catalog, why a
+// server is unavailable, its title and instructions; and keeps every
+// upstream's tools for the next start.
+type Directory struct {
+	f    *Upstreams
 	base []index.DomainSpec
 	wf   WordFrequency
 	keep func([]index.ListedTools) error // Options.Keep
@@ -24,7 +26,7 @@ type directory struct {
 // Specs returns the domains to index: the base catalog's, then every
 // upstream's last known tools (the last run's until it lists them, and
 // kept while a server is down, so that they stay discoverable).
-func (d *directory) Specs() []index.DomainSpec {
+func (d *Directory) Specs() []index.DomainSpec {
 	specs := append([]index.DomainSpec{}, d.base...)
 	for _, u := range d.f.ups {
 		l, _ := u.snapshot()
@@ -44,8 +46,16 @@ func (d *directory) Specs() []index.DomainSpec {
 	return specs
 }
 
+// Catalog returns the catalog of with's domains, then of Specs': what
+// the upstream servers list now (their last known tools), for a look at
+// them without an index (doctor's); with the domains of catalog files,
+// what a client's first session would find.
+func (d *Directory) Catalog(with ...index.DomainSpec) (*index.Catalog, error) {
+	return index.NewCatalog(append(slices.Clone(with), d.Specs()...))
+}
+
 // save hands every upstream's last tools to Options.Keep.
-func (d *directory) save() {
+func (d *Directory) save() {
 	if d.keep == nil {
 		return
 	}
@@ -68,7 +78,7 @@ const StillConnecting = "still connecting"
 
 // Unavailable returns, for each upstream that is not connected, why:
 // StillConnecting, or down with its last error.
-func (d *directory) Unavailable() map[string]string {
+func (d *Directory) Unavailable() map[string]string {
 	out := map[string]string{}
 	for _, u := range d.f.ups {
 		if why, ok := u.unavailable(); ok {
@@ -78,20 +88,10 @@ func (d *directory) Unavailable() map[string]string {
 	return out
 }
 
-// Status reports every upstream.
-func (d *directory) Status() []UpstreamStatus {
-	out := make([]UpstreamStatus, 0, len(d.f.ups))
-	for _, u := range d.f.ups {
-		_, st := u.snapshot()
-		out = append(out, st)
-	}
-	return out
-}
-
 // ConfiguredDescriptions returns, for every upstream, the description
 // its config gives ("" when none): what the server's instructions say a
 // server is for, before what the gateway derives for ranking.
-func (d *directory) ConfiguredDescriptions() map[string]string {
+func (d *Directory) ConfiguredDescriptions() map[string]string {
 	out := make(map[string]string, len(d.f.ups))
 	for _, u := range d.f.ups {
 		out[u.cfg.Domain] = u.cfg.Description
@@ -102,20 +102,20 @@ func (d *directory) ConfiguredDescriptions() map[string]string {
 // Titles returns each upstream's title for itself (its serverInfo title,
 // else its name; from its initialize answer, or the last run's until it
 // connects), for the servers that gave one.
-func (d *directory) Titles() map[string]string {
+func (d *Directory) Titles() map[string]string {
 	return d.each(func(l toolList) string { return l.title })
 }
 
 // Instructions returns each upstream's own instructions (from its
 // initialize answer, or the last run's until it connects), for the
 // servers that gave any.
-func (d *directory) Instructions() map[string]string {
+func (d *Directory) Instructions() map[string]string {
 	return d.each(func(l toolList) string { return l.instr })
 }
 
 // each returns of(what each upstream serves), trimmed, by domain, for
 // the upstreams where it is not empty.
-func (d *directory) each(of func(toolList) string) map[string]string {
+func (d *Directory) each(of func(toolList) string) map[string]string {
 	out := map[string]string{}
 	for _, u := range d.f.ups {
 		l, _ := u.snapshot()

@@ -40,17 +40,17 @@ func TestDirectoryWithoutServers(t *testing.T) {
 		t.Errorf("test: description %q, about %q; want the configured one, and the last run's title as about", specs[1].Description, specs[1].About)
 	}
 	for domain, want := range map[string]bool{"test": true, "fresh": true, "github": false} {
-		if g.Executable(domain) != want {
+		if g.Upstreams().Executable(domain) != want {
 			t.Errorf("Executable(%q) = %v", domain, !want)
 		}
 	}
-	if got := g.ConfiguredDescriptions(); got["test"] != "Configured." || got["fresh"] != "" || len(got) != 2 {
+	if got := g.Directory().ConfiguredDescriptions(); got["test"] != "Configured." || got["fresh"] != "" || len(got) != 2 {
 		t.Errorf("ConfiguredDescriptions() = %v", got)
 	}
-	if got := g.Instructions(); got["test"] != "Last run's instructions." || len(got) != 1 {
+	if got := g.Directory().Instructions(); got["test"] != "Last run's instructions." || len(got) != 1 {
 		t.Errorf("Instructions() = %v, want the last run's of test only", got)
 	}
-	st := g.Status()
+	st := g.Upstreams().Status()
 	if len(st) != 2 || st[0].State != "connecting" || st[0].Tools != 2 || st[1].Tools != 0 {
 		t.Errorf("Status() = %+v, want both connecting, test with its last run's 2 tools", st)
 	}
@@ -132,5 +132,42 @@ func TestListPages(t *testing.T) {
 				t.Errorf("listPages = %d items, cut %q, err %v; want %d, %q, error %v", len(items), cut, err, tc.n, tc.cut, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestCatalogOfWhatServersList: Catalog is the catalog of what a running
+// server lists now, its tools found by qualified name; with the domains
+// of catalog files, theirs first and the server's after; and a domain of
+// those files that a server has too is an error naming it, not a
+// catalog with one of them left out.
+func TestCatalogOfWhatServersList(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
+	g.WaitReady(context.Background())
+	cat, err := g.Directory().Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cat.Domains(); len(got) != 1 || got[0].Name != "test" {
+		t.Fatalf("Catalog() domains = %v, want test alone", got)
+	}
+	if cat.Tool("test__echo") == nil {
+		t.Error("Catalog() has no test__echo, which the server lists")
+	}
+	obj := json.RawMessage(`{"type":"object"}`)
+	files := []index.DomainSpec{{Name: "github", Description: "GitHub.", Tools: []index.ToolSpec{{Name: "create_issue", InputSchema: obj}}}}
+	all, err := g.Directory().Catalog(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range all.Domains() {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, " ") != "github test" || all.Len() != cat.Len()+1 {
+		t.Errorf("Catalog(github) = domains %v, %d tools; want github then test, %d tools", names, all.Len(), cat.Len()+1)
+	}
+	if _, err := g.Directory().Catalog(index.DomainSpec{Name: "test", Tools: []index.ToolSpec{{Name: "x", InputSchema: obj}}}); err == nil || !strings.Contains(err.Error(), "test") {
+		t.Errorf("Catalog(a file's domain test, as the server's) = %v, want an error naming test", err)
 	}
 }

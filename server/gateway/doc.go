@@ -5,10 +5,11 @@
 //
 // Its place: beside package server, never under it. cmd builds a
 // [Gateway] from the mcpServers config ([UpstreamConfig]) and hands it to
-// search.Live as a plain source of domain specs (Specs, Changed) and to
-// the server as the Executor of execute_tool (Execute) that also reports
-// which domains are down (Unavailable, Status, Connecting). The server
-// knows it only through those small interfaces; the gateway knows
+// search.Live as a plain source of domain specs (Specs, Changed,
+// WaitKnown) and to the server as the Executor of execute_tool
+// (Execute), whose parts also report which domains are down
+// ([Directory].Unavailable, [Upstreams].Status and Connecting). The
+// server knows it only through those small interfaces; the gateway knows
 // nothing of the meta-tools, exposure modes or clients, nor of ranking
 // (no package it imports is search: the word frequencies it describes a
 // server with come in [Options].WordFrequency), and imports no
@@ -23,16 +24,19 @@
 // and the prompt and resource calls share its one prologue: wait for a
 // server still starting, say why it is unavailable, bound the call by
 // the server's timeout and the gateway's closing, word the failure).
-// The Gateway routes between upstreams; what is asked across them is
-// answered by the small types it embeds: fleet.go (the upstreams by
-// domain, and the waits), directory.go (what they serve and say of
-// themselves, and Keep) and surface.go's surfaces. The calls of clients
+// The Gateway starts, closes and routes between upstreams; what is
+// asked across them is answered by small types that callers reach
+// through its accessors, not by methods of its own:
+// [Gateway.Upstreams] (fleet.go: the upstreams' state by domain, and the
+// waits), [Gateway.Directory] (directory.go: what they serve and say of
+// themselves, their catalog, and Keep) and [Gateway.Surfaces]
+// (surface.go). The calls of clients
 // in flight are one table per gateway (calls.go's routes, bridge.go).
 //
 // Besides tools it lists each server's prompts, resources and resource
 // templates, follows their list_changed, gets, reads and subscribes on
-// the server (surface.go: Surfaces, WatchSurface, GetPrompt,
-// ReadResource, SubscribeResource); server/surface passes them through.
+// the server ([Surfaces]: List, WatchSurface, GetPrompt, ReadResource,
+// SubscribeResource); server/surface passes them through.
 // A server that floods is bounded (MaxSurfaceItems, MaxSurfaceBytes,
 // MaxSurfacePages per list).
 //

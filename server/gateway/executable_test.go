@@ -14,7 +14,7 @@ import (
 func TestExecutable(t *testing.T) {
 	g := New(Options{Upstreams: []UpstreamConfig{{Domain: "memory", Command: "/nonexistent/mcp-server-memory"}}})
 	for domain, want := range map[string]bool{"memory": true, "github": false, "": false} {
-		if got := g.Executable(domain); got != want {
+		if got := g.Upstreams().Executable(domain); got != want {
 			t.Errorf("Executable(%q) = %v, want %v", domain, got, want)
 		}
 	}

@@ -25,16 +25,16 @@ func TestSurfaceCallFailures(t *testing.T) {
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{quick, testUpstream(t, "test", dir)}})
 	g.WaitReady(context.Background())
 	ctx := context.Background()
-	_, err := g.GetPrompt(ctx, "quick", &mcp.GetPromptParams{Name: "slow"})
+	_, err := g.Surfaces().GetPrompt(ctx, "quick", &mcp.GetPromptParams{Name: "slow"})
 	if !errors.Is(err, ErrTimeout) || err.Error() != `server "quick" did not answer prompts/get within 200ms (its timeout)` {
 		t.Errorf("a slow prompt = %v, want ErrTimeout worded for prompts/get", err)
 	}
-	_, err = g.GetPrompt(ctx, "test", &mcp.GetPromptParams{Name: "crash"})
+	_, err = g.Surfaces().GetPrompt(ctx, "test", &mcp.GetPromptParams{Name: "crash"})
 	if !errors.Is(err, ErrStopped) || !strings.HasPrefix(err.Error(), `server "test" stopped during prompts/get (`) {
 		t.Errorf("a prompt whose server exits = %v, want ErrStopped worded for prompts/get", err)
 	}
 	waitUntil(t, g, "the restart", func() bool { return starts(t, dir) >= 2 && stateOf(g, "test").State == "up" })
-	r, err := g.ReadResource(ctx, "test", &mcp.ReadResourceParams{URI: "test://hello"})
+	r, err := g.Surfaces().ReadResource(ctx, "test", &mcp.ReadResourceParams{URI: "test://hello"})
 	if err != nil || r.Contents[0].Text == "hello from start 1" {
 		t.Errorf("ReadResource after the restart = %+v, %v; want a later start's", r, err)
 	}
@@ -52,16 +52,16 @@ func TestBareServer(t *testing.T) {
 	if !s.Listed || s.Prompts || s.Resources || s.Subscribe || s.Completions || s.PromptList != nil || s.ResourceList != nil {
 		t.Errorf("surface = %+v, want listed, with nothing", s)
 	}
-	if err := g.SubscribeResource(context.Background(), "bare", "x://y"); !errors.Is(err, ErrNoSubscriptions) {
+	if err := g.Surfaces().SubscribeResource(context.Background(), "bare", "x://y"); !errors.Is(err, ErrNoSubscriptions) {
 		t.Errorf("SubscribeResource = %v, want ErrNoSubscriptions", err)
 	}
-	if err := g.UnsubscribeResource(context.Background(), "bare", "x://y"); err != nil {
+	if err := g.Surfaces().UnsubscribeResource(context.Background(), "bare", "x://y"); err != nil {
 		t.Errorf("UnsubscribeResource of nothing subscribed = %v, want nil", err)
 	}
-	if got := g.Titles()["bare"]; got != "bare" {
+	if got := g.Directory().Titles()["bare"]; got != "bare" {
 		t.Errorf("title = %q, want the server's name when it gives no title", got)
 	}
-	if got, ok := g.Instructions()["bare"]; ok {
+	if got, ok := g.Directory().Instructions()["bare"]; ok {
 		t.Errorf("Instructions()[bare] = %q, want none: the server gives none", got)
 	}
 }

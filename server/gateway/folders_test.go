@@ -23,7 +23,7 @@ func TestFolders(t *testing.T) {
 		{"remote", nil},
 		{"nobody", nil},
 	} {
-		if got := g.Folders(tc.domain); !slices.Equal(got, tc.want) {
+		if got := g.Upstreams().Folders(tc.domain); !slices.Equal(got, tc.want) {
 			t.Errorf("Folders(%q) = %q, want %q", tc.domain, got, tc.want)
 		}
 	}

@@ -106,15 +106,18 @@ type UpstreamStatus struct {
 // crashed servers with backoff and routes tool calls.
 //
 // Each server's life is an upstream's (upstream.go's config, life.go):
-// its session, lists, pins and restarts. The Gateway routes between
-// them; what is asked across them is answered by the types it embeds,
-// each in its own file: the upstreams found by domain and waited for
-// (fleet.go), what they serve and say of themselves (directory.go), and
-// their prompts and resources (surface.go).
+// its session, lists, pins and restarts. The Gateway starts and closes
+// them, routes calls between them, and is the source of their domains
+// (Specs, Changed, WaitKnown); what else is asked across them is
+// answered by a type of its own, each in its own file, that callers
+// reach through an accessor: the upstreams' state by domain
+// ([Gateway.Upstreams], fleet.go), what they serve and say of
+// themselves ([Gateway.Directory], directory.go), and their prompts and
+// resources ([Gateway.Surfaces], surface.go).
 type Gateway struct {
-	*fleet
-	*directory
-	*surfaces
+	fleet *Upstreams
+	dir   *Directory
+	surf  *Surfaces
 
 	opts   Options
 	log    *slog.Logger
@@ -175,12 +178,12 @@ func New(opts Options) *Gateway {
 		log = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{opts: opts, log: log, change: make(chan struct{}, 1), closing: make(chan struct{})}
-	f := &fleet{byDom: map[string]*upstream{}}
+	f := &Upstreams{byDom: map[string]*upstream{}}
 	g.fleet = f
-	g.directory = &directory{f: f, base: opts.Base, wf: opts.WordFrequency, keep: opts.Keep, log: log}
-	g.surfaces = &surfaces{f: f, secrets: opts.Redactor}
+	g.dir = &Directory{f: f, base: opts.Base, wf: opts.WordFrequency, keep: opts.Keep, log: log}
+	g.surf = &Surfaces{f: f, secrets: opts.Redactor}
 	g.env = &shared{opts: &g.opts, log: log, routes: newRoutes(opts.Redactor, opts.MaxMessage), bridges: &bridges{byID: map[string]*bridge{}}, closing: g.closing,
-		notify: g.notify, toolsChanged: func() { g.save(); g.notify() }, surfaceChanged: g.tell}
+		notify: g.notify, toolsChanged: func() { g.dir.save(); g.notify() }, surfaceChanged: g.surf.tell}
 	known := map[string]index.ListedTools{}
 	for _, k := range opts.Known {
 		known[k.Domain] = k
@@ -205,6 +208,30 @@ func New(opts Options) *Gateway {
 	return g
 }
 
+// Upstreams returns the upstream servers by domain: their state.
+func (g *Gateway) Upstreams() *Upstreams { return g.fleet }
+
+// Directory returns what the upstream servers serve and say of
+// themselves.
+func (g *Gateway) Directory() *Directory { return g.dir }
+
+// Surfaces returns the upstream servers' prompts, resources and
+// templates.
+func (g *Gateway) Surfaces() *Surfaces { return g.surf }
+
+// Specs returns the domains to index (Directory.Specs): with Changed and
+// WaitKnown, the gateway is a source of domains for search.Live.
+func (g *Gateway) Specs() []index.DomainSpec { return g.dir.Specs() }
+
+// WaitKnown waits until every upstream's tools are known (listed on its
+// last run, or now, or it failed its first connection attempt) or ctx is
+// done.
+func (g *Gateway) WaitKnown(ctx context.Context) { g.fleet.WaitKnown(ctx) }
+
+// WaitReady waits until every upstream has finished its first connection
+// attempt (successful or not) or ctx is done.
+func (g *Gateway) WaitReady(ctx context.Context) { g.fleet.WaitReady(ctx) }
+
 // Changed receives after the tools of an upstream changed (connected,
 // re-listed after list_changed, went down). Notices coalesce: one receive
 // may stand for several changes, and Specs has them all.
@@ -213,7 +240,7 @@ func (g *Gateway) Changed() <-chan struct{} { return g.change }
 // Start connects to every upstream in the background and returns at once.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx, g.cancel = context.WithCancel(ctx)
-	for _, u := range g.ups {
+	for _, u := range g.fleet.ups {
 		g.wg.Go(func() { u.run(ctx) })
 		g.wg.Go(func() { u.follow(ctx) })
 		g.wg.Go(func() { u.surface.follow(ctx, u.cfg.connectTimeout()) })
@@ -230,17 +257,17 @@ func (g *Gateway) Start(ctx context.Context) {
 func (g *Gateway) Close() {
 	g.closeOnce.Do(func() {
 		close(g.closing)
-		if g.cancel != nil && len(g.ups) > 0 {
+		if g.cancel != nil && len(g.fleet.ups) > 0 {
 			// What ends now ends for that: the connection attempts and
 			// sessions it cuts are not logged one by one (run).
-			g.log.Info("closing the upstream servers: toolscout is shutting down", "servers", len(g.ups))
+			g.log.Info("closing the upstream servers: toolscout is shutting down", "servers", len(g.fleet.ups))
 		}
 	})
 	if g.cancel != nil {
 		g.cancel()
 	}
 	var closing sync.WaitGroup
-	for _, u := range g.ups {
+	for _, u := range g.fleet.ups {
 		u.mu.Lock()
 		s := u.session
 		u.mu.Unlock()
@@ -248,7 +275,7 @@ func (g *Gateway) Close() {
 			closing.Go(func() { s.Close() })
 		}
 	}
-	for _, u := range g.ups {
+	for _, u := range g.fleet.ups {
 		closing.Go(u.callers.closeAll)
 	}
 	closing.Wait()
@@ -267,7 +294,7 @@ func (g *Gateway) notify() {
 // for its _meta and the secrets it holds (redact.go), which its error is
 // redacted of too.
 func (g *Gateway) Execute(ctx context.Context, req *mcp.CallToolRequest, t *index.Tool, args map[string]any) (*mcp.CallToolResult, error) {
-	u := g.byDom[t.Domain]
+	u := g.fleet.byDom[t.Domain]
 	if u == nil {
 		return nil, ErrNotExecutable
 	}

@@ -50,7 +50,7 @@ func TestErrorsRedacted(t *testing.T) {
 	g.WaitReady(context.Background())
 	_, err := call(g, "d", "x", nil)
 	st := stateOf(g, "d")
-	for what, s := range map[string]string{"Status": errString(st.Err), "Unavailable": g.Unavailable()["d"], "Execute": errString(err), "log": log.String()} {
+	for what, s := range map[string]string{"Status": errString(st.Err), "Unavailable": g.Directory().Unavailable()["d"], "Execute": errString(err), "log": log.String()} {
 		if strings.Contains(s, "s3cret-value") || !strings.Contains(s, "/nonexistent/") {
 			t.Errorf("%s = %q, want the reason without the secret", what, s)
 		}

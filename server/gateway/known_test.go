@@ -51,21 +51,21 @@ func TestKnownHeadStart(t *testing.T) {
 	if want := []string{"echo:talk:on", "gone::off"}; !slices.Equal(state, want) {
 		t.Errorf("last run's tools = %q, want %q (this run's config applied)", state, want)
 	}
-	if got := g.Titles()["test"]; strings.Contains(got, "s3cret") || !strings.HasPrefix(got, "Last ") {
+	if got := g.Directory().Titles()["test"]; strings.Contains(got, "s3cret") || !strings.HasPrefix(got, "Last ") {
 		t.Errorf("title = %q, want the last run's, redacted", got)
 	}
-	if got := g.Connecting(); !slices.Equal(got, []string{"test"}) {
+	if got := g.Upstreams().Connecting(); !slices.Equal(got, []string{"test"}) {
 		t.Errorf("Connecting() = %q, want test", got)
 	}
-	if got := g.Unavailable()["test"]; got != StillConnecting {
+	if got := g.Directory().Unavailable()["test"]; got != StillConnecting {
 		t.Errorf("Unavailable()[test] = %q, want %q", got, StillConnecting)
 	}
 	select {
-	case <-g.Started("test"):
+	case <-g.Upstreams().Started("test"):
 		t.Error("Started(test) is closed before the server started")
 	default:
 	}
-	if g.Started("nobody") != nil {
+	if g.Upstreams().Started("nobody") != nil {
 		t.Error("Started of an unknown domain is not nil")
 	}
 	g.Start(context.Background())
@@ -74,7 +74,7 @@ func TestKnownHeadStart(t *testing.T) {
 	if err != nil || !strings.HasPrefix(resultText(res), "echo: early") {
 		t.Fatalf("echo while the server starts = %q, %v; want it to wait and run", resultText(res), err)
 	}
-	<-g.Started("test")
+	<-g.Upstreams().Started("test")
 	if d := echoDescription(g); d != "Echoes the text it is given." {
 		t.Errorf("echo = %q after the server listed it, want its own description", d)
 	}
@@ -96,7 +96,7 @@ func TestStillStartingPastTheTimeout(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `server "test" is still starting: it did not connect within 50ms`) {
 		t.Errorf("call = %v, want ErrUnavailable saying the server is still starting", err)
 	}
-	if _, err := g.ReadResource(context.Background(), "test", nil); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "(connecting)") {
+	if _, err := g.Surfaces().ReadResource(context.Background(), "test", nil); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "(connecting)") {
 		t.Errorf("ReadResource = %v, want ErrUnavailable (connecting)", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestWaitReadyHonoursCtx(t *testing.T) {
 	g.WaitReady(ctx)
 	g.WaitKnown(ctx)
 	select {
-	case <-g.Started("test"):
+	case <-g.Upstreams().Started("test"):
 		t.Error("the server is said started")
 	default:
 	}

@@ -27,19 +27,19 @@ func TestUpstreamLifecycle(t *testing.T) {
 	if st := stateOf(g, "test"); st.State != "up" || st.Err != nil || st.Tools != 13 {
 		t.Fatalf("Status = %+v, want up with 13 tools", st)
 	}
-	if got := g.Connecting(); len(got) != 0 {
+	if got := g.Upstreams().Connecting(); len(got) != 0 {
 		t.Errorf("Connecting() = %q after WaitReady, want none", got)
 	}
-	if got := g.Unavailable(); len(got) != 0 {
+	if got := g.Directory().Unavailable(); len(got) != 0 {
 		t.Errorf("Unavailable() = %v, want none", got)
 	}
 	if got, want := toolNames(g, "test"), []string{"echo", "crash", "slow", "fail", "add_tool", "touch", "add_prompt", "ask", "roots", "progress", "big", "log", "elicit"}; !sameSet(got, want) {
 		t.Errorf("tools = %q, want %q", got, want)
 	}
-	if got := g.Titles()["test"]; got != "Test Upstream" {
+	if got := g.Directory().Titles()["test"]; got != "Test Upstream" {
 		t.Errorf("Titles()[test] = %q, want the server's title", got)
 	}
-	if got := g.Instructions()["test"]; !strings.HasPrefix(got, "A test server.") {
+	if got := g.Directory().Instructions()["test"]; !strings.HasPrefix(got, "A test server.") {
 		t.Errorf("Instructions()[test] = %q, want the server's", got)
 	}
 	res, err := call(g, "test", "echo", map[string]any{"text": "hi"})
@@ -82,11 +82,11 @@ func TestUpstreamDown(t *testing.T) {
 	missing := UpstreamConfig{Domain: "missing", Command: "/nonexistent/mcp-server", ConnectTimeout: 10 * time.Second}
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{missing, testUpstream(t, "test", "")}, MinBackoff: time.Hour})
 	g.WaitReady(context.Background())
-	why, down := g.Unavailable()["missing"]
+	why, down := g.Directory().Unavailable()["missing"]
 	if !down || !strings.Contains(why, "/nonexistent/mcp-server") {
 		t.Errorf("Unavailable()[missing] = %q, %v; want the reason naming the command", why, down)
 	}
-	if _, up := g.Unavailable()["test"]; up {
+	if _, up := g.Directory().Unavailable()["test"]; up {
 		t.Error("the test server is said unavailable too")
 	}
 	if st := stateOf(g, "missing"); st.State != "down" || st.Err == nil {
@@ -252,9 +252,9 @@ func TestListChangedBurst(t *testing.T) {
 func TestUnavailableQuotesTheError(t *testing.T) {
 	t.Parallel()
 	g := New(Options{Upstreams: []UpstreamConfig{{Domain: "d", Command: "x"}}})
-	u := g.byDom["d"]
+	u := g.fleet.byDom["d"]
 	u.setDown(errors.New(strings.Repeat("long line\n", 100)))
-	why := g.Unavailable()["d"]
+	why := g.Directory().Unavailable()["d"]
 	if strings.Contains(why, "\n") || len(why) > 260 {
 		t.Errorf("Unavailable()[d] = %q (%d bytes), want one bounded line", why, len(why))
 	}

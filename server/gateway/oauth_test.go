@@ -103,7 +103,7 @@ func TestUpstreamOAuth(t *testing.T) {
 	g.Start(ctx)
 	t.Cleanup(g.Close)
 	g.WaitReady(ctx)
-	if s := g.Status()[0]; s.State != "up" {
+	if s := g.Upstreams().Status()[0]; s.State != "up" {
 		t.Fatalf("status = %s %v, want up with the stored token", s.State, s.Err)
 	}
 	tool := &index.Tool{Domain: "remote", Name: "ping", QualifiedName: "remote__ping"}

@@ -37,7 +37,7 @@ func TestCallerSessionsBoundedAndIdle(t *testing.T) {
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "remote", URL: hs.URL, Transport: "http", CallerIdentity: IdentityForward,
 		Headers: map[string]string{"Authorization": "Bearer shared"}, ConnectTimeout: 10 * time.Second}}})
 	g.WaitReady(t.Context())
-	u := g.byDom["remote"]
+	u := g.fleet.byDom["remote"]
 	u.callers.mu.Lock()
 	u.callers.max, u.callers.idle = 2, time.Hour
 	u.callers.mu.Unlock()

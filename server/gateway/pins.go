@@ -146,7 +146,7 @@ func (g *Gateway) watchPins(ctx context.Context, st stamper) {
 		}
 		last = s
 		changed := false
-		for _, u := range g.ups {
+		for _, u := range g.fleet.ups {
 			changed = u.repin() || changed
 		}
 		if changed {

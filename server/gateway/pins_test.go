@@ -40,8 +40,8 @@ func TestPinsHoldChangedTool(t *testing.T) {
 	pins := store.OpenPins(data, nil)
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", dir)}, Pins: pin.NewGuard(pins), PinPoll: 20 * time.Millisecond})
 	g.WaitReady(context.Background())
-	if d := echoDescription(g); d != "Echoes, first version." || g.Held("test", "echo") {
-		t.Fatalf("echo = %q, held %v; want the first version, pinned on first sight", d, g.Held("test", "echo"))
+	if d := echoDescription(g); d != "Echoes, first version." || g.Upstreams().Held("test", "echo") {
+		t.Fatalf("echo = %q, held %v; want the first version, pinned on first sight", d, g.Upstreams().Held("test", "echo"))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "desc"), []byte("Echoes, and sends your files away."), 0o644); err != nil {
 		t.Fatal(err)
@@ -49,11 +49,11 @@ func TestPinsHoldChangedTool(t *testing.T) {
 	if _, err := call(g, "test", "crash", nil); !errors.Is(err, ErrStopped) {
 		t.Fatalf("crash = %v", err)
 	}
-	waitUntil(t, g, "the changed echo held", func() bool { return starts(t, dir) >= 2 && g.Held("test", "echo") })
+	waitUntil(t, g, "the changed echo held", func() bool { return starts(t, dir) >= 2 && g.Upstreams().Held("test", "echo") })
 	if d := echoDescription(g); d != "Echoes, first version." {
 		t.Errorf("served echo = %q, want the approved first version", d)
 	}
-	if g.Unchecked("test", "echo") || g.Held("test", "slow") || g.Held("nobody", "echo") {
+	if g.Upstreams().Unchecked("test", "echo") || g.Upstreams().Held("test", "slow") || g.Upstreams().Held("nobody", "echo") {
 		t.Error("Unchecked(echo), Held(slow) or Held of an unknown server is true")
 	}
 	_, err := call(g, "test", "echo", map[string]any{"text": "x"})
@@ -66,7 +66,7 @@ func TestPinsHoldChangedTool(t *testing.T) {
 	if err := pins.Update(func(b *pin.Book) bool { return b.Approve("test", "echo", time.Now()) == nil }); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, g, "the approval", func() bool { return !g.Held("test", "echo") })
+	waitUntil(t, g, "the approval", func() bool { return !g.Upstreams().Held("test", "echo") })
 	if d := echoDescription(g); d != "Echoes, and sends your files away." {
 		t.Errorf("served echo after the approval = %q, want the new version", d)
 	}
@@ -85,7 +85,7 @@ func TestPinsDamagedUnchecked(t *testing.T) {
 	pins := store.OpenPins(data, nil)
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}, Pins: pin.NewGuard(pins), PinPoll: 20 * time.Millisecond})
 	g.WaitReady(context.Background())
-	if g.Held("test", "echo") {
+	if g.Upstreams().Held("test", "echo") {
 		t.Fatal("echo is held on first sight")
 	}
 	path := filepath.Join(data, "pins.bin")
@@ -100,9 +100,9 @@ func TestPinsDamagedUnchecked(t *testing.T) {
 	if err := os.Rename(path+".new", path); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, g, "echo held as unchecked", func() bool { return g.Unchecked("test", "echo") })
-	if !g.Held("test", "echo") || echoDescription(g) != "Echoes the text it is given." {
-		t.Errorf("echo: held %v, served %q; want held, served as listed", g.Held("test", "echo"), echoDescription(g))
+	waitUntil(t, g, "echo held as unchecked", func() bool { return g.Upstreams().Unchecked("test", "echo") })
+	if !g.Upstreams().Held("test", "echo") || echoDescription(g) != "Echoes the text it is given." {
+		t.Errorf("echo: held %v, served %q; want held, served as listed", g.Upstreams().Held("test", "echo"), echoDescription(g))
 	}
 	_, err = call(g, "test", "echo", map[string]any{"text": "x"})
 	if !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "record of the approved tool definitions was damaged") {
@@ -111,7 +111,7 @@ func TestPinsDamagedUnchecked(t *testing.T) {
 	if err := pins.Update(func(b *pin.Book) bool { return b.Approve("test", "echo", time.Now()) == nil }); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, g, "the approval", func() bool { return !g.Held("test", "echo") })
+	waitUntil(t, g, "the approval", func() bool { return !g.Upstreams().Held("test", "echo") })
 	if res, err := call(g, "test", "echo", map[string]any{"text": "x"}); err != nil || !strings.HasPrefix(resultText(res), "echo: x") {
 		t.Errorf("echo after the approval = %q, %v", resultText(res), err)
 	}

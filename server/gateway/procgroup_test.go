@@ -48,7 +48,7 @@ func TestCloseEndsUpstreamProcesses(t *testing.T) {
 	g.Start(ctx)
 	defer g.Close() // a second Close does nothing
 	g.WaitReady(ctx)
-	for _, st := range g.Status() {
+	for _, st := range g.Upstreams().Status() {
 		if st.State != "up" {
 			t.Fatalf("upstream %s is %s (%v), want up", st.Domain, st.State, st.Err)
 		}

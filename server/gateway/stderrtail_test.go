@@ -51,7 +51,7 @@ func TestUpstreamExitSaysWhy(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := New(Options{Upstreams: []UpstreamConfig{{Domain: "x", Command: script, ConnectTimeout: 10 * time.Second}}})
-			_, err := g.byDom["x"].connect(context.Background())
+			_, err := g.fleet.byDom["x"].connect(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("connect = %v, want it to say %q", err, tc.want)
 			}

@@ -93,7 +93,7 @@ func TestPromptForAClient(t *testing.T) {
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	g.WaitReady(context.Background())
 	alice := newFrontOf(t, g, "alice", "2025-11-25") // asked in the middle of a request
-	res, err := g.GetPrompt(WithClient(context.Background(), alice.ss), "test", &mcp.GetPromptParams{Name: "ask"})
+	res, err := g.Surfaces().GetPrompt(WithClient(context.Background(), alice.ss), "test", &mcp.GetPromptParams{Name: "ask"})
 	if err != nil || res.Messages[0].Content.(*mcp.TextContent).Text != "hi from alice" {
 		t.Fatalf("GetPrompt(ask) for alice = %+v, %v; want alice's sampling", res, err)
 	}
@@ -106,7 +106,7 @@ func TestPromptForAClient(t *testing.T) {
 	if WithClient(context.Background(), nil) != context.Background() {
 		t.Error("WithClient(nil) changed the context")
 	}
-	if _, err := g.GetPrompt(context.Background(), "test", &mcp.GetPromptParams{Name: "ask"}); err == nil || !strings.Contains(err.Error(), "toolscout cannot pass sampling/createMessage") {
+	if _, err := g.Surfaces().GetPrompt(context.Background(), "test", &mcp.GetPromptParams{Name: "ask"}); err == nil || !strings.Contains(err.Error(), "toolscout cannot pass sampling/createMessage") {
 		t.Errorf("GetPrompt(ask) for no client = %v, want the sampling refused", err)
 	}
 }
@@ -124,7 +124,7 @@ func TestListingRedacted(t *testing.T) {
 	if d := echoDescription(g); strings.Contains(d, "s3cret-value") || !strings.HasPrefix(d, "Echoes; token ") {
 		t.Errorf("echo's served description = %q, want the secret redacted", d)
 	}
-	p, err := g.GetPrompt(context.Background(), "test", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "s3cret-value"}})
+	p, err := g.Surfaces().GetPrompt(context.Background(), "test", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "s3cret-value"}})
 	if err != nil || strings.Contains(p.Messages[0].Content.(*mcp.TextContent).Text, "s3cret-value") {
 		t.Errorf("GetPrompt = %+v, %v; want the secret redacted", p, err)
 	}
@@ -211,7 +211,7 @@ func TestCloseWhileConnecting(t *testing.T) {
 		t.Error("the call waiting for the server succeeded after Close")
 	}
 	select {
-	case <-g.Started("test"):
+	case <-g.Upstreams().Started("test"):
 	default:
 		t.Error("Started(test) is not closed after Close: waits on it would hang")
 	}

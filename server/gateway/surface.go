@@ -235,10 +235,11 @@ func (s *upstreamSurface) subscription(uri string, on bool) (was bool) {
 	return was
 }
 
-// surfaces are the upstreams' prompts, resources and templates, and the
-// functions WatchSurface registered.
-type surfaces struct {
-	f       *fleet
+// Surfaces are the upstreams' prompts, resources and templates
+// (Gateway.Surfaces): listed, got, read, completed and subscribed to on
+// their upstream; and the functions WatchSurface registered.
+type Surfaces struct {
+	f       *Upstreams
 	secrets *redact.Redactor
 	mu      sync.Mutex
 	fs      []func(domain, uri string)
@@ -248,13 +249,13 @@ type surfaces struct {
 // resources or templates changed (uri "") and when an upstream says a
 // resource subscribed to through SubscribeResource changed (uri is that
 // resource's, as the upstream names it). f must not block for long.
-func (s *surfaces) WatchSurface(f func(domain, uri string)) {
+func (s *Surfaces) WatchSurface(f func(domain, uri string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fs = append(s.fs, f)
 }
 
-func (s *surfaces) tell(domain, uri string) {
+func (s *Surfaces) tell(domain, uri string) {
 	s.mu.Lock()
 	fs := slices.Clone(s.fs)
 	s.mu.Unlock()
@@ -263,8 +264,13 @@ func (s *surfaces) tell(domain, uri string) {
 	}
 }
 
-// Surfaces returns every upstream's surface, in the order of the config.
-func (s *surfaces) Surfaces() []Surface {
+// WaitReady waits until every upstream has finished its first
+// connection attempt (successful or not) or ctx is done: the first lists
+// wait for it.
+func (s *Surfaces) WaitReady(ctx context.Context) { s.f.WaitReady(ctx) }
+
+// List returns every upstream's surface, in the order of the config.
+func (s *Surfaces) List() []Surface {
 	out := make([]Surface, 0, len(s.f.ups))
 	for _, u := range s.f.ups {
 		out = append(out, u.surface.snapshot())
@@ -309,7 +315,7 @@ func listPages[T any](ctx context.Context, page func(cursor string) ([]T, string
 
 // GetPrompt gets the prompt p names (the upstream's own name) from the
 // upstream of domain.
-func (s *surfaces) GetPrompt(ctx context.Context, domain string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+func (s *Surfaces) GetPrompt(ctx context.Context, domain string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	var res *mcp.GetPromptResult
 	err := s.on(ctx, domain, "prompts/get", func(ctx context.Context, cs *mcp.ClientSession) (err error) {
 		res, err = cs.GetPrompt(ctx, p)
@@ -323,7 +329,7 @@ func (s *surfaces) GetPrompt(ctx context.Context, domain string, p *mcp.GetPromp
 
 // ReadResource reads the resource p names (the upstream's own URI) from
 // the upstream of domain.
-func (s *surfaces) ReadResource(ctx context.Context, domain string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+func (s *Surfaces) ReadResource(ctx context.Context, domain string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
 	err := s.on(ctx, domain, "resources/read", func(ctx context.Context, cs *mcp.ClientSession) (err error) {
 		res, err = cs.ReadResource(ctx, p)
@@ -337,7 +343,7 @@ func (s *surfaces) ReadResource(ctx context.Context, domain string, p *mcp.ReadR
 
 // Complete asks the upstream of domain to complete an argument of its
 // prompt or resource template (p's reference is the upstream's own).
-func (s *surfaces) Complete(ctx context.Context, domain string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+func (s *Surfaces) Complete(ctx context.Context, domain string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	var res *mcp.CompleteResult
 	err := s.on(ctx, domain, "completion/complete", func(ctx context.Context, cs *mcp.ClientSession) (err error) {
 		res, err = cs.Complete(ctx, p)
@@ -356,7 +362,7 @@ var ErrNoSubscriptions = errors.New("the server does not support resource subscr
 // SubscribeResource subscribes to the resource uri (the upstream's own)
 // on the upstream of domain, and again after each restart of it, until
 // UnsubscribeResource. Its updates go to the WatchSurface functions.
-func (s *surfaces) SubscribeResource(ctx context.Context, domain, uri string) error {
+func (s *Surfaces) SubscribeResource(ctx context.Context, domain, uri string) error {
 	u, err := s.f.get(domain)
 	if err != nil {
 		return err
@@ -383,7 +389,7 @@ func (s *surfaces) SubscribeResource(ctx context.Context, domain, uri string) er
 
 // UnsubscribeResource ends SubscribeResource's subscription. A server
 // that is down forgets it anyway.
-func (s *surfaces) UnsubscribeResource(ctx context.Context, domain, uri string) error {
+func (s *Surfaces) UnsubscribeResource(ctx context.Context, domain, uri string) error {
 	u, err := s.f.get(domain)
 	if err != nil {
 		return err
@@ -402,7 +408,7 @@ func (s *surfaces) UnsubscribeResource(ctx context.Context, domain, uri string) 
 
 // on runs f on domain's upstream (upstream.do: waiting for a server
 // still starting, worded as Execute's errors are).
-func (s *surfaces) on(ctx context.Context, domain, what string, f func(context.Context, *mcp.ClientSession) error) error {
+func (s *Surfaces) on(ctx context.Context, domain, what string, f func(context.Context, *mcp.ClientSession) error) error {
 	u, err := s.f.get(domain)
 	if err != nil {
 		return err

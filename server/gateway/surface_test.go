@@ -14,7 +14,7 @@ import (
 
 // surfaceOf returns domain's surface in g.Surfaces.
 func surfaceOf(g *Gateway, domain string) Surface {
-	for _, s := range g.Surfaces() {
+	for _, s := range g.Surfaces().List() {
 		if s.Domain == domain {
 			return s
 		}
@@ -42,18 +42,18 @@ func TestSurfaceListed(t *testing.T) {
 		t.Errorf("lists = %v, %v; want the ask and greet prompts and the hello resource", s.PromptList, s.ResourceList)
 	}
 	ctx := context.Background()
-	p, err := g.GetPrompt(ctx, "test", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}})
+	p, err := g.Surfaces().GetPrompt(ctx, "test", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}})
 	if err != nil || len(p.Messages) != 1 || p.Messages[0].Content.(*mcp.TextContent).Text != "Hello, Ada" {
 		t.Fatalf("GetPrompt = %+v, %v", p, err)
 	}
 	if p.Meta != nil {
 		t.Errorf("the prompt's _meta = %v, want the server's dropped", p.Meta)
 	}
-	r, err := g.ReadResource(ctx, "test", &mcp.ReadResourceParams{URI: "test://hello"})
+	r, err := g.Surfaces().ReadResource(ctx, "test", &mcp.ReadResourceParams{URI: "test://hello"})
 	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "hello from start 1" {
 		t.Fatalf("ReadResource = %+v, %v", r, err)
 	}
-	c, err := g.Complete(ctx, "test", &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, Argument: mcp.CompleteParamsArgument{Name: "name", Value: "a"}})
+	c, err := g.Surfaces().Complete(ctx, "test", &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, Argument: mcp.CompleteParamsArgument{Name: "name", Value: "a"}})
 	if err != nil || !slices.Equal(c.Completion.Values, []string{"alpha", "beta"}) {
 		t.Fatalf("Complete = %+v, %v", c, err)
 	}
@@ -67,17 +67,17 @@ func TestSurfaceErrors(t *testing.T) {
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", ""), {Domain: "down", Command: "/nonexistent/server"}}, MinBackoff: time.Hour})
 	g.WaitReady(context.Background())
 	ctx := context.Background()
-	if _, err := g.GetPrompt(ctx, "nobody", &mcp.GetPromptParams{Name: "greet"}); err == nil || err.Error() != `no server "nobody"` {
+	if _, err := g.Surfaces().GetPrompt(ctx, "nobody", &mcp.GetPromptParams{Name: "greet"}); err == nil || err.Error() != `no server "nobody"` {
 		t.Errorf("GetPrompt of an unknown server = %v", err)
 	}
-	if err := g.SubscribeResource(ctx, "nobody", "x://y"); err == nil || err.Error() != `no server "nobody"` {
+	if err := g.Surfaces().SubscribeResource(ctx, "nobody", "x://y"); err == nil || err.Error() != `no server "nobody"` {
 		t.Errorf("SubscribeResource of an unknown server = %v", err)
 	}
-	_, err := g.ReadResource(ctx, "down", &mcp.ReadResourceParams{URI: "x://y"})
+	_, err := g.Surfaces().ReadResource(ctx, "down", &mcp.ReadResourceParams{URI: "x://y"})
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `server "down" is unavailable`) || strings.Contains(err.Error(), "Tools of other domains") {
 		t.Errorf("ReadResource of a down server = %v, want ErrUnavailable worded for a resource", err)
 	}
-	_, err = g.GetPrompt(ctx, "test", &mcp.GetPromptParams{Name: "nosuch"})
+	_, err = g.Surfaces().GetPrompt(ctx, "test", &mcp.GetPromptParams{Name: "nosuch"})
 	if err == nil || !strings.HasPrefix(err.Error(), `server "test": `) || errors.Is(err, ErrUnavailable) {
 		t.Errorf("GetPrompt of a missing prompt = %v, want the server's error", err)
 	}
@@ -95,7 +95,7 @@ func TestSurfaceSubscriptions(t *testing.T) {
 	var mu sync.Mutex
 	var told []string
 	got := make(chan string, 16)
-	g.WatchSurface(func(domain, uri string) {
+	g.Surfaces().WatchSurface(func(domain, uri string) {
 		mu.Lock()
 		told = append(told, domain+" "+uri)
 		mu.Unlock()
@@ -105,7 +105,7 @@ func TestSurfaceSubscriptions(t *testing.T) {
 	})
 	g.WaitReady(context.Background())
 	ctx := context.Background()
-	if err := g.SubscribeResource(ctx, "test", "test://hello"); err != nil {
+	if err := g.Surfaces().SubscribeResource(ctx, "test", "test://hello"); err != nil {
 		t.Fatal(err)
 	}
 	// Not subscribed: the server sends nothing. Subscribed: told.
@@ -148,7 +148,7 @@ func TestSurfaceSubscriptions(t *testing.T) {
 	for len(got) > 0 {
 		<-got
 	}
-	if err := g.UnsubscribeResource(ctx, "test", "test://hello"); err != nil {
+	if err := g.Surfaces().UnsubscribeResource(ctx, "test", "test://hello"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := call(g, "test", "touch", map[string]any{"uri": "test://hello"}); err != nil {
@@ -173,7 +173,7 @@ func TestSurfaceListChanged(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
 	changed := make(chan string, 16)
-	g.WatchSurface(func(domain, uri string) {
+	g.Surfaces().WatchSurface(func(domain, uri string) {
 		if uri == "" {
 			changed <- domain
 		}
@@ -196,7 +196,7 @@ func TestSurfaceListChanged(t *testing.T) {
 	default:
 		t.Error("the watchers were not told of the change")
 	}
-	p, err := g.GetPrompt(context.Background(), "test", &mcp.GetPromptParams{Name: "later"})
+	p, err := g.Surfaces().GetPrompt(context.Background(), "test", &mcp.GetPromptParams{Name: "later"})
 	if err != nil || p.Messages[0].Content.(*mcp.TextContent).Text != "later" {
 		t.Errorf("GetPrompt(later) = %+v, %v", p, err)
 	}
@@ -211,15 +211,15 @@ func TestSurfacesRouteByDomain(t *testing.T) {
 	bare.Env[upstreamBareEnv] = "1"
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "full", ""), bare}})
 	g.WaitReady(context.Background())
-	s := g.Surfaces()
+	s := g.Surfaces().List()
 	if len(s) != 2 || s[0].Domain != "full" || s[1].Domain != "bare" || len(s[0].PromptList) == 0 || s[1].PromptList != nil {
 		t.Fatalf("Surfaces() = %+v, want full's prompts then bare's none", s)
 	}
 	ctx := context.Background()
-	if _, err := g.GetPrompt(ctx, "full", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "x"}}); err != nil {
+	if _, err := g.Surfaces().GetPrompt(ctx, "full", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "x"}}); err != nil {
 		t.Errorf("GetPrompt(full) = %v", err)
 	}
-	if _, err := g.GetPrompt(ctx, "bare", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "x"}}); err == nil || !strings.HasPrefix(err.Error(), `server "bare": `) {
+	if _, err := g.Surfaces().GetPrompt(ctx, "bare", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "x"}}); err == nil || !strings.HasPrefix(err.Error(), `server "bare": `) {
 		t.Errorf("GetPrompt(bare) = %v, want bare's refusal", err)
 	}
 }

@@ -97,7 +97,7 @@ func TestMarkForged(t *testing.T) {
 // knows: the progress token it was sent) but not its key finds no route.
 func TestRouteForForged(t *testing.T) {
 	g := New(Options{Upstreams: []UpstreamConfig{{Domain: "d", URL: "http://127.0.0.1:1/mcp"}}})
-	u := g.byDom["d"]
+	u := g.fleet.byDom["d"]
 	r, end := g.env.routes.open(context.Background(), "d", nil, nil)
 	defer end()
 	for _, mark := range []string{r.id, r.id + ".guess", r.id + "." + r.key} {

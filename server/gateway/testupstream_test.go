@@ -362,7 +362,7 @@ func toolNames(g *Gateway, domain string) []string {
 
 // stateOf returns domain's state in g.Status.
 func stateOf(g *Gateway, domain string) UpstreamStatus {
-	for _, st := range g.Status() {
+	for _, st := range g.Upstreams().Status() {
 		if st.Domain == domain {
 			return st
 		}

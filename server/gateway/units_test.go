@@ -93,16 +93,16 @@ func TestSubscriptionsWithoutServer(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "down", Command: "/nonexistent/server"}}, MinBackoff: 1 << 62})
 	g.WaitReady(context.Background())
-	if err := g.SubscribeResource(context.Background(), "down", "x://y"); !errors.Is(err, ErrUnavailable) {
+	if err := g.Surfaces().SubscribeResource(context.Background(), "down", "x://y"); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("SubscribeResource on a down server = %v, want ErrUnavailable", err)
 	}
-	if g.byDom["down"].surface.subscription("x://y", false) {
+	if g.fleet.byDom["down"].surface.subscription("x://y", false) {
 		t.Error("a subscription that failed was recorded")
 	}
-	if err := g.UnsubscribeResource(context.Background(), "down", "x://y"); err != nil {
+	if err := g.Surfaces().UnsubscribeResource(context.Background(), "down", "x://y"); err != nil {
 		t.Errorf("UnsubscribeResource on a down server = %v, want nil", err)
 	}
-	if err := g.UnsubscribeResource(context.Background(), "nobody", "x://y"); err == nil {
+	if err := g.Surfaces().UnsubscribeResource(context.Background(), "nobody", "x://y"); err == nil {
 		t.Error("UnsubscribeResource of an unknown server succeeded")
 	}
 }
@@ -118,7 +118,7 @@ func TestNewDefaults(t *testing.T) {
 	if g.env.routes.maxMessage != MaxUpstreamMessage {
 		t.Errorf("the routes' message bound = %d, want MaxUpstreamMessage", g.env.routes.maxMessage)
 	}
-	if len(g.Specs()) != 0 || len(g.Status()) != 0 || len(g.Surfaces()) != 0 {
+	if len(g.Specs()) != 0 || len(g.Upstreams().Status()) != 0 || len(g.Surfaces().List()) != 0 {
 		t.Error("a gateway of nothing lists something")
 	}
 	g.WaitReady(context.Background())
@@ -172,7 +172,7 @@ func TestWaitKnownHeadStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	g.WaitReady(ctx)
-	if got := g.Connecting(); !slices.Contains(got, "other") {
+	if got := g.Upstreams().Connecting(); !slices.Contains(got, "other") {
 		t.Errorf("Connecting() = %q, want other still connecting", got)
 	}
 }

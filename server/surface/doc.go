@@ -3,7 +3,7 @@
 // and URIs of toolscout's own, got, read and subscribed to on the
 // upstream they came from.
 //
-//	s := surface.New(surface.Options{Source: gw, Fetcher: gw, ListTTL: time.Minute})
+//	s := surface.New(surface.Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces(), ListTTL: time.Minute})
 //	opts := &mcp.ServerOptions{}
 //	s.Configure(opts, nil)              // capabilities, handlers; nil: no callers
 //	srv := mcp.NewServer(impl, opts)
@@ -42,8 +42,8 @@
 // like anyone's, and gets, reads, completions and subscriptions of the
 // rest are answered as unknown. The lists are then cacheScope private.
 //
-// Place in the flow: under server, beside server/gateway, whose Gateway
-// is the Source, Fetcher and Subscriber (it bounds what a flooding
+// Place in the flow: under server, beside server/gateway, whose Gateway's
+// Surfaces are the Source, Fetcher and Subscriber (it bounds what a flooding
 // upstream lists: gateway.MaxSurfaceItems and its siblings). The package
 // imports gateway for the Surface type only and knows nothing of the
 // meta-tools or views.

@@ -14,9 +14,9 @@ import (
 
 // Source is where the prompts and resources come from: the gateway.
 type Source interface {
-	// Surfaces returns every upstream's prompts, resources and
-	// templates as last listed.
-	Surfaces() []gateway.Surface
+	// List returns every upstream's prompts, resources and templates
+	// as last listed.
+	List() []gateway.Surface
 	// WatchSurface registers f, called after an upstream's lists changed
 	// (uri "") and when an upstream says a subscribed resource changed.
 	WatchSurface(f func(domain, uri string))
@@ -38,19 +38,19 @@ type Subscriber interface {
 }
 
 // readyWaiter is a Source whose upstreams connect at start: the first
-// lists wait for them (gateway.Gateway.WaitReady).
+// lists wait for them (gateway.Surfaces.WaitReady).
 type readyWaiter interface {
 	WaitReady(ctx context.Context)
 }
 
-// The gateway is the Source, Fetcher and Subscriber the server hands a
-// Surface.
+// The gateway's Surfaces (gateway.Gateway.Surfaces) are the Source,
+// Fetcher and Subscriber the server hands a Surface.
 var (
-	_ Source      = (*gateway.Gateway)(nil)
-	_ Fetcher     = (*gateway.Gateway)(nil)
-	_ Subscriber  = (*gateway.Gateway)(nil)
-	_ Completer   = (*gateway.Gateway)(nil)
-	_ readyWaiter = (*gateway.Gateway)(nil)
+	_ Source      = (*gateway.Surfaces)(nil)
+	_ Fetcher     = (*gateway.Surfaces)(nil)
+	_ Subscriber  = (*gateway.Surfaces)(nil)
+	_ Completer   = (*gateway.Surfaces)(nil)
+	_ readyWaiter = (*gateway.Surfaces)(nil)
 )
 
 // Options configures a Surface.
@@ -116,7 +116,7 @@ func New(opts Options) *Surface {
 	s.sub, _ = opts.Fetcher.(Subscriber)
 	s.comp, _ = opts.Fetcher.(Completer)
 	s.ready, _ = opts.Source.(readyWaiter)
-	s.st.Store(build(nil, opts.Source.Surfaces(), opts.OwnNames, log))
+	s.st.Store(build(nil, opts.Source.List(), opts.OwnNames, log))
 	opts.Source.WatchSurface(s.changed)
 	return s
 }
@@ -130,7 +130,7 @@ func (s *Surface) changed(domain, uri string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := build(s.st.Load(), s.opts.Source.Surfaces(), s.opts.OwnNames, s.log)
+	st := build(s.st.Load(), s.opts.Source.List(), s.opts.OwnNames, s.log)
 	s.st.Store(st)
 	for _, m := range s.mirrors {
 		m.sync(st)

@@ -201,7 +201,7 @@ func TestAdvertise(t *testing.T) {
 // pages of 100, is listed in toolscout's pages with cursors.
 func TestPagination(t *testing.T) {
 	gw := gatewayOf(t, map[string]string{"big": upstream(t, &mcp.ServerOptions{PageSize: 100}, manyResources(2500))})
-	s := New(Options{Source: gw, Fetcher: gw})
+	s := New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()})
 	cs := client(t, s, 1000)
 	ctx := context.Background()
 	first, err := cs.ListResources(ctx, nil)
@@ -231,7 +231,7 @@ func TestFloodBounded(t *testing.T) {
 		t.Skip("lists 10,500 resources")
 	}
 	gw := gatewayOf(t, map[string]string{"flood": upstream(t, &mcp.ServerOptions{PageSize: 2000}, manyResources(gateway.MaxSurfaceItems+500))})
-	s := New(Options{Source: gw, Fetcher: gw})
+	s := New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()})
 	cs := client(t, s, 0)
 	n := 0
 	for _, err := range cs.Resources(context.Background(), nil) {
@@ -243,7 +243,7 @@ func TestFloodBounded(t *testing.T) {
 	if n != gateway.MaxSurfaceItems {
 		t.Errorf("listed %d resources, want %d", n, gateway.MaxSurfaceItems)
 	}
-	if cut := gw.Surfaces()[0].Cut; len(cut) != 1 || !strings.Contains(cut[0], "resources") {
+	if cut := gw.Surfaces().List()[0].Cut; len(cut) != 1 || !strings.Contains(cut[0], "resources") {
 		t.Errorf("Cut = %q, want the resources left out", cut)
 	}
 }
@@ -263,7 +263,7 @@ func TestTwoUpstreams(t *testing.T) {
 	gw := gatewayOf(t, map[string]string{"a": up("a"), "b": up("b")})
 	ctx := context.Background()
 
-	cs := client(t, New(Options{Source: gw, Fetcher: gw}), 0)
+	cs := client(t, New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()}), 0)
 	for _, d := range []string{"a", "b"} {
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: WrapURI(d, "file:///README.md")})
 		if err != nil || res.Contents[0].Text != d {
@@ -283,7 +283,7 @@ func TestTwoUpstreams(t *testing.T) {
 		t.Errorf("get of the bare prompt name: %v; want invalid params naming both", err)
 	}
 
-	cs = clientWith(t, New(Options{Source: gw, Fetcher: gw}), 0, nil, hide{"b": true})
+	cs = clientWith(t, New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()}), 0, nil, hide{"b": true})
 	rl, err := cs.ListResources(ctx, nil)
 	if err != nil || len(rl.Resources) != 1 || rl.Resources[0].URI != WrapURI("a", "file:///README.md") || rl.CacheScope != "private" {
 		t.Errorf("resources/list with b hidden = %+v, %v; want a's alone, private", rl, err)
@@ -319,7 +319,7 @@ func TestCapabilities(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gw := gatewayOf(t, tc.ups)
-			cs := client(t, New(Options{Source: gw, Fetcher: gw}), 0)
+			cs := client(t, New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()}), 0)
 			caps := cs.InitializeResult().Capabilities
 			if (caps.Prompts != nil) != tc.prompts || (caps.Resources != nil) != tc.res || (caps.Resources != nil && caps.Resources.Subscribe) != tc.subscr {
 				t.Errorf("capabilities: prompts %+v, resources %+v; want %v, %v (subscribe %v)", caps.Prompts, caps.Resources, tc.prompts, tc.res, tc.subscr)
@@ -353,7 +353,7 @@ func TestUpstreamGone(t *testing.T) {
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer hs.Close()
 	gw := gatewayOf(t, map[string]string{"gone": hs.URL})
-	cs := client(t, New(Options{Source: gw, Fetcher: gw}), 0)
+	cs := client(t, New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()}), 0)
 	ctx := context.Background()
 	if p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "hello"}); err != nil || len(p.Messages) != 1 {
 		t.Errorf("prompts/get of the bare name one server has = %+v, %v", p, err)
@@ -393,7 +393,7 @@ func TestSubscriptionsBounded(t *testing.T) {
 		})
 	})
 	gw := gatewayOf(t, map[string]string{"s": url})
-	s := New(Options{Source: gw, Fetcher: gw})
+	s := New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()})
 	ctx := context.Background()
 	a := client(t, s, 0)
 	for i := range 3 {
@@ -473,7 +473,7 @@ func TestResubscribeAfterRestart(t *testing.T) {
 	defer gw.Close()
 	gw.WaitReady(ctx)
 	updated := make(chan string, 4)
-	c := clientWith(t, New(Options{Source: gw, Fetcher: gw}), 0, &mcp.ClientOptions{
+	c := clientWith(t, New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()}), 0, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
 	}, nil)
 	uri := WrapURI("r", "mem://x")
@@ -517,7 +517,7 @@ func TestPromptListChanged(t *testing.T) {
 	})
 	gw := gatewayOf(t, map[string]string{"p": url})
 	changed := make(chan struct{}, 8)
-	cs := clientWith(t, New(Options{Source: gw, Fetcher: gw}), 0, &mcp.ClientOptions{
+	cs := clientWith(t, New(Options{Source: gw.Surfaces(), Fetcher: gw.Surfaces()}), 0, &mcp.ClientOptions{
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { changed <- struct{}{} },
 	}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -83,7 +83,7 @@ func run(ctx context.Context, url, scenarioContext string) error {
 	g.Start(ctx)
 	defer g.Close()
 	g.WaitReady(ctx)
-	s := g.Status()[0]
+	s := g.Upstreams().Status()[0]
 	if s.State != "up" {
 		return fmt.Errorf("the server is %s: %v", s.State, s.Err)
 	}
