@@ -759,6 +759,10 @@ func (f *Feedback) rank(ctx context.Context, e *Engine, req Request, mode Mode, 
 	return nil
 }
 
+// agreementVectors is the most recorded requests whose vectors one
+// agreement compares: those that share the most words with it.
+const agreementVectors = 256
+
 // agreementLocked returns, for each tool run after recorded request id,
 // how far the other recorded requests alike to it ran it too: a
 // leave-one-out check of what its runs say, (a + agree) / (a + all),
@@ -784,10 +788,18 @@ func (f *Feedback) agreementLocked(id int32, vecs bool, buf []float64) map[strin
 			buf[p.req] += v * p.w
 		}
 	}
-	// The vectors of those that share a word with it.
+	// The vectors of those that share the most of its words with it
+	// (agreementVectors at most: a request of common words shares one
+	// with most of the log).
 	if v := &f.vecs[id]; vecs && v.made {
 		d := v.dense()
-		for _, j := range touched {
+		near := touched
+		if len(near) > agreementVectors {
+			near = slices.Clone(touched)
+			slices.SortFunc(near, func(a, b int32) int { return cmp.Or(cmp.Compare(buf[b], buf[a]), cmp.Compare(a, b)) })
+			near = near[:agreementVectors]
+		}
+		for _, j := range near {
 			if s, ok := f.vecs[j].dot(d); ok {
 				buf[j] = max(buf[j], float64(s))
 			}
