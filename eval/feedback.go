@@ -110,6 +110,8 @@ func feedbackRuns(ctx context.Context, engineFor func(string) (*search.Engine, e
 		rr.Params["feedback_alike_min"] = p.AlikeMin
 		rr.Params["feedback_outside_weight"] = p.OutsideWeight
 		rr.Params["feedback_sibling_tightness"] = p.SiblingTightness
+		rr.Params["feedback_agreement"] = p.Agreement
+		rr.Params["feedback_sibling_by"] = p.SiblingBy
 		rr.Params["feedback_events"] = len(events)
 		out = append(out, rr)
 	}

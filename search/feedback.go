@@ -54,6 +54,19 @@ import (
 //     request gives S no more reason. Else T stays below S (tied at
 //     most): a run never pushes a tool above one that matches the
 //     request better.
+//
+// What the recorded runs say of themselves counts too (issue 46, item
+// 5, second round): a recorded request whose words and vector are as
+// alike to other recorded requests that ran other tools as to those
+// that ran its own tells little of which tool is meant, so its runs
+// count by that agreement (FeedbackParams.Agreement, a leave-one-out
+// check over the recorded runs, made once per request with its
+// ranking); and when the recorded request's first tools are siblings,
+// the two requests must be alike in their distinctive words as well as
+// in their vectors (SiblingBy "words"): what the built-in embedder's
+// vectors share between "the settings of cluster dev" and "change the
+// node count of cluster dev" is the service and the name, not the
+// action.
 
 // FeedbackParams shape the feedback channel; zero fields take the
 // defaults (DefaultFeedbackParams).
@@ -93,6 +106,20 @@ type FeedbackParams struct {
 	// request may prefer a tool over a boosted one than the recorded
 	// request did, for the boosted one to pass it (0 by default).
 	PassSlack float64 `json:"pass_slack,omitempty"`
+	// Agreement is the prior, in recorded requests, of how far a
+	// recorded run's request says which tool is meant: a run counts
+	// times (Agreement + agree) / (Agreement + all), where all sums the
+	// scaled similarities of the other recorded requests alike to its
+	// own and agree those of them that ran the same tool (a
+	// leave-one-out check over the recorded runs: agreementLocked).
+	// Negative: off (every run counts whole).
+	Agreement float64 `json:"agreement,omitempty"`
+	// SiblingBy is what compares two requests when the recorded one's
+	// first tools are siblings (SiblingTightness): "words" (their
+	// distinctive words, and their vectors' alikeness at most: both must
+	// say alike) or "alikeness" (their vectors' alikeness, or their
+	// words, whichever says more).
+	SiblingBy string `json:"sibling_by,omitempty"`
 }
 
 // DefaultFeedbackParams are the defaults, chosen on the ten dev sets
@@ -100,8 +127,10 @@ type FeedbackParams struct {
 // Weight lowered from 1.5 to 1 with the distilled word vectors, "Ranking
 // v9"); AlikeMin, OutsideWeight and Weight back to 1.5 with the
 // near-alike set beside them (docs/benchmarks/2026-12-06-feedback-near-alike.md:
-// with the guards, 1.5 gained more than 1 and lost nowhere).
-var DefaultFeedbackParams = FeedbackParams{Weight: 1.5, MinSimilarity: 0.5, ToolCap: 2, HalfLife: 30 * 24 * time.Hour, Similarity: "max", Sharpen: 2, AlikeMin: 0.5, OutsideWeight: 0.25, SiblingTightness: 0.85}
+// with the guards, 1.5 gained more than 1 and lost nowhere); Agreement
+// and SiblingBy with all eleven sets again
+// (docs/benchmarks/2026-12-06-feedback-never-hurts.md).
+var DefaultFeedbackParams = FeedbackParams{Weight: 1.5, MinSimilarity: 0.5, ToolCap: 2, HalfLife: 30 * 24 * time.Hour, Similarity: "max", Sharpen: 2, AlikeMin: 0.5, OutsideWeight: 0.25, SiblingTightness: 0.85, Agreement: 3, SiblingBy: "words"}
 
 func (p FeedbackParams) withDefaults() FeedbackParams {
 	d := DefaultFeedbackParams
@@ -134,6 +163,12 @@ func (p FeedbackParams) withDefaults() FeedbackParams {
 	}
 	if p.PassSlack > 0 {
 		d.PassSlack = p.PassSlack
+	}
+	if p.Agreement != 0 {
+		d.Agreement = p.Agreement
+	}
+	if p.SiblingBy != "" {
+		d.SiblingBy = p.SiblingBy
 	}
 	return d
 }
@@ -197,6 +232,9 @@ type ranking struct {
 	// shared are the words (stems) of most of its first tools' names
 	// and descriptions: what siblings have in common.
 	shared map[string]bool
+	// rel is each tool run after the request by how far the recorded
+	// requests like it agree (FeedbackParams.Agreement); nil: all 1.
+	rel map[string]float64
 }
 
 // ranked is a tool of a ranking, with its score scaled from 0 (the
@@ -260,6 +298,18 @@ func sparseOf(v []float32) fbVec {
 			out.idx = append(out.idx, int32(i))
 			out.val = append(out.val, x)
 		}
+	}
+	return out
+}
+
+// dense returns v as a whole vector.
+func (v *fbVec) dense() []float32 {
+	if v.idx == nil {
+		return v.val
+	}
+	out := make([]float32, v.n)
+	for k, j := range v.idx {
+		out[j] = v.val[k]
 	}
 	return out
 }
@@ -543,6 +593,11 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 				rc, _ := f.vecs[i].dot(rk.centroid)
 				a := alikeness(float64(s), float64(rc), float64(dense(qv, rk.centroid)))
 				c = min(c, max(0, (a-alo)/(1-alo)))
+				if f.p.SiblingBy != "alikeness" && qw != nil {
+					// Both must say alike: the words (sims, from
+					// above) too.
+					c = min(c, sims[int32(i)])
+				}
 			}
 			sims[int32(i)] = max(sims[int32(i)], c)
 		}
@@ -590,7 +645,11 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 		if age > 0 {
 			fade = math.Exp2(-float64(age) / float64(f.p.HalfLife))
 		}
-		perCaller[toolCaller{ev.Tool, ev.CountedCaller()}] += fade * h.c
+		rel := 1.0
+		if r, ok := f.ranks[rankOf{mode, ev.Request}].rel[ev.Tool]; ok {
+			rel = r
+		}
+		perCaller[toolCaller{ev.Tool, ev.CountedCaller()}] += fade * h.c * rel
 		// The tools the engine ranked above ev.Tool for the recorded
 		// request, by how much: the run said they were wrong there.
 		p := passes[ev.Tool]
@@ -676,6 +735,16 @@ func (f *Feedback) rank(ctx context.Context, e *Engine, req Request, mode Mode, 
 			}
 		}
 	}
+	if f.p.Agreement >= 0 {
+		f.mu.RLock()
+		buf := make([]float64, len(f.reqs))
+		for i, q := range reqs {
+			if id, ok := f.reqOf[q]; ok {
+				made[i].rel = f.agreementLocked(id, f.p.Similarity != "words" && mode != Keyword, buf)
+			}
+		}
+		f.mu.RUnlock()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.rankKey != key {
@@ -688,6 +757,84 @@ func (f *Feedback) rank(ctx context.Context, e *Engine, req Request, mode Mode, 
 		}
 	}
 	return nil
+}
+
+// agreementVectors is the most recorded requests whose vectors one
+// agreement compares: those that share the most words with it.
+const agreementVectors = 256
+
+// agreementLocked returns, for each tool run after recorded request id,
+// how far the other recorded requests alike to it ran it too: a
+// leave-one-out check of what its runs say, (a + agree) / (a + all),
+// where a is Agreement (the prior, in requests), all sums the scaled
+// similarities (as a search scales them) of the other recorded requests
+// that share a word with it (their similarity: that of their words, or
+// of their vectors when vecs, whichever is more), and agree those of
+// them that ran the tool. A request as alike to requests that ran
+// other tools says little of which one is meant; one alike to none
+// keeps its weight (a/a). buf holds a similarity per request (zero,
+// and zeroed again on return).
+func (f *Feedback) agreementLocked(id int32, vecs bool, buf []float64) map[string]float64 {
+	lo := f.p.MinSimilarity
+	var touched []int32
+	for w, v := range f.reqs[id].words {
+		for _, p := range f.post[w] {
+			if p.req == id {
+				continue
+			}
+			if buf[p.req] == 0 {
+				touched = append(touched, p.req)
+			}
+			buf[p.req] += v * p.w
+		}
+	}
+	// The vectors of those that share the most of its words with it
+	// (agreementVectors at most: a request of common words shares one
+	// with most of the log).
+	if v := &f.vecs[id]; vecs && v.made {
+		d := v.dense()
+		near := touched
+		if len(near) > agreementVectors {
+			near = slices.Clone(touched)
+			slices.SortFunc(near, func(a, b int32) int { return cmp.Or(cmp.Compare(buf[b], buf[a]), cmp.Compare(a, b)) })
+			near = near[:agreementVectors]
+		}
+		for _, j := range near {
+			if s, ok := f.vecs[j].dot(d); ok {
+				buf[j] = max(buf[j], float64(s))
+			}
+		}
+	}
+	own := map[string]float64{}
+	for _, e := range f.reqs[id].events {
+		own[f.events[e].Tool] = 0
+	}
+	var all float64
+	for _, j := range touched {
+		s := buf[j]
+		buf[j] = 0
+		if s <= lo {
+			continue
+		}
+		c := math.Pow((s-lo)/(1-lo), f.p.Sharpen)
+		all += c
+		// Each tool of j once, however many runs.
+		for k, e := range f.reqs[j].events {
+			t := f.events[e].Tool
+			if _, ok := own[t]; !ok || slices.ContainsFunc(f.reqs[j].events[:k], func(o int32) bool { return f.events[o].Tool == t }) {
+				continue
+			}
+			own[t] += c
+		}
+	}
+	a := f.p.Agreement
+	for t, agree := range own {
+		own[t] = 1
+		if a+all > 0 {
+			own[t] = (a + agree) / (a + all)
+		}
+	}
+	return own
 }
 
 // sharedWords returns the words (stems) that most of results have in

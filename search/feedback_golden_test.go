@@ -21,7 +21,9 @@ var updateFeedback = flag.Bool("update-feedback", false, "rewrite testdata/feedb
 // 11): the golden file was written by the channel before that change
 // (go test -run TestFeedbackRankingUnchanged -update-feedback), and
 // written again when runs began to count only as far as requests are
-// alike in what tells tools apart (issue 46, item 5).
+// alike in what tells tools apart (issue 46, item 5), and again when
+// runs began to count by their requests' agreement and siblings by
+// their words too (issue 46, item 5, second round).
 func TestFeedbackRankingUnchanged(t *testing.T) {
 	eng := benchEngine(t, 300)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -195,10 +195,10 @@ func TestFeedbackAddWhileSearching(t *testing.T) {
 // ranks its own tool where the plain ranking did, or higher. A recorded
 // request asked again still gets get_cluster first.
 //
-// Not held yet, so not tested: update_cluster's requests ("change its
-// node count to 6 on the k8s cluster dev-cluster"), which the ranking
-// tells from get_cluster's by less than it told the recorded "settings"
-// request, and whose vectors share the cluster's hashed name.
+// update_cluster's requests ("change its node count to 6 on the k8s
+// cluster dev-cluster"), which the ranking tells from get_cluster's by
+// less than it told the recorded "settings" request and whose vectors
+// share the cluster's hashed name: TestFeedbackRunsOfOneKeepOffSiblings.
 func TestFeedbackSiblingsKeepTheirRequests(t *testing.T) {
 	eng := newCatalogEngine(t, filepath.Join("..", "eval", "datasets", "near-alike", "catalog.json"))
 	ctx := context.Background()
