@@ -91,6 +91,13 @@ func (g *globalFlags) open(ctx context.Context, stderr io.Writer, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
+	if a.src != nil {
+		// The store builds the catalog from its files' specs, and lets
+		// them go once built; the live index does not read them. Passed
+		// on, they would stay alive through the whole sync (at 100k
+		// tools about 54 MB of heap, at 1M 538 MB, twice that with GC).
+		base = nil
+	}
 	if err := g.load(ctx, a, base, stderr, log); err != nil {
 		a.Close()
 		return nil, err

@@ -8,14 +8,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/vector/snapfile"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"golang.org/x/sync/errgroup"
 )
 
 // checkpointEvery is how often a long Sync writes the collection's
-// snapshot file while it embeds.
+// snapshot file while it embeds (SyncOptions.CheckpointEvery).
 const checkpointEvery = 15 * time.Second
 
 // SyncOptions tunes Store.Sync.
@@ -27,6 +29,10 @@ type SyncOptions struct {
 	// Progress, when set, is called after each batch with the number of
 	// tools embedded so far and the number to embed in all.
 	Progress func(done, total int)
+	// CheckpointEvery is how often a long sync writes what it embedded so
+	// far to the collection's file, so that a kill loses at most this much
+	// embedding work (15 s when zero).
+	CheckpointEvery time.Duration
 }
 
 // Sync makes the collection hold a vector for exactly cat's tools. Tools
@@ -98,21 +104,60 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 	// The new snapshot is the old one patched: removed and re-embedded
 	// rows out, the new rows in (no full read of the collection).
 	dirty := false
-	var fresh []snapRow
-	var mat []float32 // the fresh rows' vectors, in todo's order
-	save := func() (*snapshot, error) {
+	// Each vector goes into its row of one matrix, todo sorted by ID: when
+	// the sync embeds the whole collection (a cold index), that matrix is
+	// the new snapshot as is, and not copied (at 100k tools a copy of
+	// 205 MB raised the peak memory by twice that). A batch's rows are
+	// fresh once it is embedded (embedded[b]); the fresh rows are listed
+	// only when a patch or a delta needs them (snapRow is 88 bytes a row).
+	slices.SortFunc(todo, func(a, b *index.Tool) int { return strings.Compare(a.QualifiedName, b.QualifiedName) })
+	batch := opts.BatchSize
+	if batch <= 0 {
+		batch = 32
+	}
+	cold := old == nil || old.count() == 0
+	var (
+		mat      []float32 // the fresh rows' vectors, in todo's order
+		offHeap  bool      // mat is fileio.OffHeap's
+		embedded []bool    // by batch
+		prefix   int       // todo[:prefix] are all embedded
+	)
+	cols := func(n int) *snapshot {
+		s := &snapshot{dims: col.Dims, mat: mat[:n*col.Dims], ids: make([]string, n), hash: make([]string, n)}
+		for i, t := range todo[:n] {
+			s.ids[i], s.hash[i] = t.QualifiedName, t.Hash
+			s.domain.Add(t.Domain)
+			s.group.Add(t.Group)
+		}
+		s.signs = snapfile.Quantize(s.mat, n, col.Dims)
+		return s
+	}
+	freshRows := func() []snapRow {
+		var fresh []snapRow
+		for b, ok := range embedded {
+			for i := b * batch; ok && i < min((b+1)*batch, len(todo)); i++ {
+				t := todo[i]
+				fresh = append(fresh, snapRow{id: t.QualifiedName, hash: t.Hash, domain: t.Domain, group: t.Group, vec: mat[i*col.Dims : (i+1)*col.Dims]})
+			}
+		}
+		return fresh
+	}
+	// save writes what is embedded so far; checkpoint says it is one
+	// written while the sync goes on.
+	save := func(checkpoint bool) (*snapshot, error) {
 		if !useDelta {
 			var s *snapshot
-			if (old == nil || old.count() == 0) && len(fresh) == len(todo) && len(todo) > 0 {
-				s = &snapshot{dims: col.Dims, mat: mat, ids: make([]string, len(todo)), hash: make([]string, len(todo))}
-				for i, t := range todo {
-					s.ids[i], s.hash[i] = t.QualifiedName, t.Hash
-					s.domain.Add(t.Domain)
-					s.group.Add(t.Group)
-				}
-				s.signs = snapfile.Quantize(mat, len(todo), col.Dims)
-			} else {
-				s = patchSnapshot(old, col.Dims, removed, fresh)
+			switch {
+			case cold && prefix == len(todo) && len(todo) > 0:
+				s = cols(len(todo))
+			case cold && checkpoint:
+				// The rows embedded in a row from the first: a prefix of
+				// the matrix, written without a copy of it (at 1M tools
+				// each checkpoint copied up to 2.56 GB). The batches in
+				// flight past it are embedded again after a kill.
+				s = cols(prefix)
+			default:
+				s = patchSnapshot(old, col.Dims, removed, freshRows())
 			}
 			// Served as written: float16 (persist), half the bytes.
 			w, err := v.persist(name, s)
@@ -121,19 +166,28 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 			}
 			return w, err
 		}
-		s := old.withDelta(removed, fresh)
+		s := old.withDelta(removed, freshRows())
 		return s, v.persistDelta(name, s)
 	}
+	release := func() {} // lets go of an off-heap mat
 	defer func() {
+		defer release()
 		if !dirty {
 			return
 		}
-		s, perr := save()
+		s, perr := save(false)
 		if perr != nil && err == nil {
 			err = perr
 		}
 		v.mu.Lock()
 		v.snaps[name] = s
+		if offHeap && len(s.mat) > 0 && &s.mat[0] == &mat[0] {
+			// The snapshot is the matrix, which goes with release: the
+			// collection is read from the file just written when next
+			// asked for (mapped, as at a start), not held from here.
+			delete(v.snaps, name)
+			delete(v.read, name)
+		}
 		v.db.DeleteCollection(name) // QueryChromem's copy is stale
 		v.mu.Unlock()
 	}()
@@ -144,15 +198,25 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 	if len(todo) == 0 {
 		return st, nil
 	}
-	// Each vector goes into its row of one matrix, todo sorted by ID: when
-	// the sync embeds the whole collection (a cold index), that matrix is
-	// the new snapshot as is, and not copied (at 100k tools a copy of
-	// 205 MB raised the peak memory by twice that).
-	slices.SortFunc(todo, func(a, b *index.Tool) int { return strings.Compare(a.QualifiedName, b.QualifiedName) })
-	mat = make([]float32, len(todo)*col.Dims)
-	batch := opts.BatchSize
-	if batch <= 0 {
-		batch = 32
+	// With a directory, the matrix is outside the Go heap, where it
+	// counts once towards the peak memory rather than twice (GOGC 100 lets
+	// the heap grow to twice what is live): at 100k tools 256 MB of the
+	// cold index's 965 MB peak was this matrix, and as much again the
+	// room the collector left for garbage beside it. Every snapshot made
+	// from it is written and dropped, or copied (patchSnapshot,
+	// withDelta), before release.
+	offHeap = v.dir != ""
+	if offHeap {
+		var buf []byte
+		buf, release = fileio.OffHeap(len(todo) * col.Dims * 4)
+		mat = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), len(todo)*col.Dims)
+	} else {
+		mat = make([]float32, len(todo)*col.Dims)
+	}
+	embedded = make([]bool, (len(todo)+batch-1)/batch)
+	every := opts.CheckpointEvery
+	if every <= 0 {
+		every = checkpointEvery
 	}
 	conc := opts.Concurrency
 	if conc <= 0 {
@@ -199,16 +263,17 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 			mu.Lock()
 			defer mu.Unlock()
 			dirty = true
-			for i, t := range part {
-				fresh = append(fresh, snapRow{id: t.QualifiedName, hash: t.Hash, domain: t.Domain, group: t.Group, vec: mat[(start+i)*col.Dims : (start+i+1)*col.Dims]})
+			embedded[start/batch] = true
+			for prefix < len(todo) && embedded[prefix/batch] {
+				prefix = min(prefix+batch, len(todo))
 			}
 			done += len(part)
 			if opts.Progress != nil {
 				opts.Progress(done, len(todo))
 			}
-			if v.dir != "" && time.Since(lastSave) > checkpointEvery && done < len(todo) {
+			if v.dir != "" && time.Since(lastSave) > every && done < len(todo) {
 				// A kill loses at most this much embedding work.
-				if _, err := save(); err != nil {
+				if _, err := save(true); err != nil {
 					return err
 				}
 				lastSave = time.Now()
