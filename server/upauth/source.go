@@ -125,6 +125,9 @@ func (s *Source) Token(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if e.Challenge != nil {
+		return "", s.signIn(e.Challenge.why()) // refused; a new sign-in clears it
+	}
 	if e.AccessToken == s.failed {
 		return "", s.signIn("its token was refused and could not be refreshed")
 	}
