@@ -192,6 +192,11 @@ type Challenger interface {
 	Challenged(ctx context.Context, token string, status int, errCode string, scopes []string, resourceMetadata string) error
 }
 
+// stepUpLimit is the error of a token source (server/upauth) whose
+// upstream kept refusing the scopes it was signed in for: a new sign-in
+// is not the advice.
+type stepUpLimit interface{ StepUpLimit() bool }
+
 // bearerChallenge returns re's first Bearer challenge (zero: none).
 func bearerChallenge(re *refusedError) authChallenge {
 	for _, c := range re.challenges {
@@ -334,6 +339,9 @@ func unauthorized(domain string, err error) error {
 		return classed(ErrUnauthorized, xe) // worded for the caller (exchange.go)
 	}
 	if se := (*signInError)(nil); errors.As(err, &se) {
+		if lim := stepUpLimit(nil); errors.As(se.err, &lim) && lim.StepUpLimit() {
+			return classed(ErrSignIn, fmt.Errorf("server %q is unavailable: %s; tools of other domains work", domain, se.err))
+		}
 		return classed(ErrSignIn, fmt.Errorf("server %q is unavailable: sign in again with toolscout auth login %s (%s); tools of other domains work", domain, domain, signInReason(se.err)))
 	}
 	var re *refusedError

@@ -125,8 +125,11 @@ func (s *Source) Token(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if e.Challenge != nil {
-		return "", s.signIn(e.Challenge.why()) // refused; a new sign-in clears it
+	if c := e.Challenge; c != nil { // refused; a new sign-in clears it
+		if c.Exhausted() {
+			return "", limitError{fmt.Errorf("%w: %s", ErrSignIn, c.why())}
+		}
+		return "", s.signIn(c.why())
 	}
 	if e.AccessToken == s.failed {
 		return "", s.signIn("its token was refused and could not be refreshed")

@@ -75,8 +75,24 @@ func (s *Source) Challenged(ctx context.Context, token string, status int, errCo
 		}
 		return s.signIn(fmt.Sprintf("it refused the token (HTTP %d)", status))
 	}
+	if rec.Exhausted() {
+		return limitError{fmt.Errorf("%w: %s", ErrSignIn, rec.why())}
+	}
 	return s.signIn(rec.why())
 }
+
+// limitError is the error of an upstream whose challenge was signed in
+// for MaxStepUps times: no "sign in again" advice (Login refuses it).
+type limitError struct{ error }
+
+func (e limitError) Unwrap() error { return e.error }
+
+// StepUpLimit marks the error for the gateway's wording.
+func (limitError) StepUpLimit() bool { return true }
+
+// String says what c asks for, without a secret: for auth status and
+// doctor.
+func (c *Challenge) String() string { return c.why() }
 
 // why says what c asks for, for the upstream's unavailable message.
 func (c *Challenge) why() string {
@@ -94,7 +110,7 @@ func (c *Challenge) why() string {
 		b.WriteString(" (scopes " + strings.Join(c.Scopes, " ") + ")")
 	}
 	if c.Exhausted() {
-		fmt.Fprintf(&b, ", still after %d sign-ins for these scopes: toolscout will not sign in for them again (the account may not be allowed them; ask the server's administrator, then toolscout auth logout and login)", c.SignIns)
+		fmt.Fprintf(&b, ", still after %d sign-ins for these scopes: toolscout auth login will not ask for them again (the account may not be allowed them; ask the server's administrator, then toolscout auth logout and login to start over)", c.SignIns)
 	}
 	return b.String()
 }

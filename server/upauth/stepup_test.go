@@ -251,7 +251,7 @@ func TestStepUpLimit(t *testing.T) {
 		if !errors.Is(cerr, gateway.ErrSignIn) {
 			t.Fatalf("call %d = %v, want ErrSignIn", i, cerr)
 		}
-		if i == MaxStepUps && !strings.Contains(cerr.Error(), "will not sign in for them again") {
+		if i == MaxStepUps && (!strings.Contains(cerr.Error(), "will not ask for them again") || strings.Contains(cerr.Error(), "sign in again")) {
 			t.Errorf("the last refusal = %v, want it to say the limit is reached", cerr)
 		}
 	}
