@@ -188,6 +188,11 @@ func (s *Source) refresh(ctx context.Context, stale string) (string, error) {
 		}
 		if e.RefreshToken == "" {
 			s.failed = e.AccessToken
+			if e.Expiry.IsZero() || time.Now().Before(e.Expiry) {
+				// Refused before its expiry (revoked, or the server now
+				// trusts another authorization server): not "expired".
+				return nil, s.signIn("the server refused its token and the authorization server gave no refresh token")
+			}
 			return nil, s.signIn("its token expired and the authorization server gave no refresh token")
 		}
 		cfg := oauth2.Config{ClientID: e.ClientID, ClientSecret: e.ClientSecret,
