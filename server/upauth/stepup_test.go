@@ -36,10 +36,17 @@ type scopedAS struct {
 	codes  map[string]string   // code → the scopes asked
 	tokens map[string][]string // token → its scopes
 	asked  []string            // the scope parameter of each authorization request
+	// name prefixes its tokens and registered client ids (dynamic
+	// client registration at /register); clients are the client ids
+	// seen at /authorize and /token.
+	name    string
+	clients []string
 }
 
-func newScopedAS(t *testing.T) *scopedAS {
-	as := &scopedAS{codes: map[string]string{}, tokens: map[string][]string{}}
+func newScopedAS(t *testing.T) *scopedAS { return newNamedAS(t, "as") }
+
+func newNamedAS(t *testing.T, name string) *scopedAS {
+	as := &scopedAS{codes: map[string]string{}, tokens: map[string][]string{}, name: name}
 	mux := http.NewServeMux()
 	as.srv = httptest.NewServer(mux)
 	t.Cleanup(as.srv.Close)
@@ -47,11 +54,21 @@ func newScopedAS(t *testing.T) *scopedAS {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"issuer": as.srv.URL, "authorization_endpoint": as.srv.URL + "/authorize",
 			"token_endpoint": as.srv.URL + "/token", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"}})
+			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"},
+			"registration_endpoint": as.srv.URL + "/register"})
+	})
+	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		var md map[string]any
+		json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&md)
+		md["client_id"] = as.name + "-client"
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(md)
 	})
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		as.mu.Lock()
+		as.clients = append(as.clients, q.Get("client_id"))
 		code := fmt.Sprintf("code-%d", len(as.asked))
 		as.codes[code] = q.Get("scope")
 		as.asked = append(as.asked, q.Get("scope"))
@@ -62,7 +79,8 @@ func newScopedAS(t *testing.T) *scopedAS {
 		r.ParseForm()
 		as.mu.Lock()
 		scope, ok := as.codes[r.Form.Get("code")]
-		tok := fmt.Sprintf("tok-%d-secret", len(as.tokens))
+		as.clients = append(as.clients, r.Form.Get("client_id"))
+		tok := fmt.Sprintf("%s-tok-%d-secret", as.name, len(as.tokens))
 		if ok {
 			as.tokens[tok] = strings.Fields(scope)
 		}
@@ -100,6 +118,14 @@ func (as *scopedAS) Asked() []string {
 // scope "write" too (403 insufficient_scope, scope="write"), or, when
 // never is set, is refused so whatever the token.
 func stepUpMCP(t *testing.T, as *scopedAS, never bool) string {
+	return movingMCP(t, func() *scopedAS { return as }, never)
+}
+
+// movingMCP is stepUpMCP with the authorization server that current
+// returns: its protected resource metadata names it, and only its
+// tokens are accepted (SEP-2352: a server that moves to another
+// authorization server).
+func movingMCP(t *testing.T, current func() *scopedAS, never bool) string {
 	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Writes."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "written"}}}, nil, nil
@@ -108,8 +134,10 @@ func stepUpMCP(t *testing.T, as *scopedAS, never bool) string {
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	prm := hs.URL + "/.well-known/oauth-protected-resource/mcp"
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource: hs.URL + "/mcp", AuthorizationServers: []string{as.srv.URL}, ScopesSupported: []string{"read"}}))
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource: hs.URL + "/mcp", AuthorizationServers: []string{current().srv.URL}, ScopesSupported: []string{"read"}}).ServeHTTP(w, r)
+	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -122,7 +150,7 @@ func stepUpMCP(t *testing.T, as *scopedAS, never bool) string {
 			h.ServeHTTP(w, r)
 			return
 		}
-		scopes, ok := as.scopesOf(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		scopes, ok := current().scopesOf(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
 		if !ok || !slices.Contains(scopes, "read") {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer scope="read", resource_metadata=%q`, prm))
 			http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
@@ -279,4 +307,55 @@ func leaked(t *testing.T, as *scopedAS, err error, outs ...string) {
 			}
 		}
 	}
+}
+
+// TestReregisterOnASChange (SEP-2352): the server moves to another
+// authorization server mid-session and refuses the first one's token
+// (401). The refusal is recorded; the next sign-in discovers the new
+// authorization server from the protected resource metadata and
+// registers there, never presenting the first one's client; the call
+// then works on the same gateway.
+func TestReregisterOnASChange(t *testing.T) {
+	as1, as2 := newNamedAS(t, "as1"), newNamedAS(t, "as2")
+	var mu sync.Mutex
+	current := as1
+	u := movingMCP(t, func() *scopedAS { mu.Lock(); defer mu.Unlock(); return current }, false)
+	st := OpenStore(filepath.Join(t.TempDir(), FileName))
+	var out strings.Builder
+	login := func() error {
+		_, err := Login(t.Context(), LoginOptions{Server: "remote", URL: u, Scopes: []string{"read", "write"}, Store: st, Open: browser(t), Out: &out})
+		return err
+	}
+	if err := login(); err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	var logs lockedBuffer
+	g := stepUpGateway(t, st, u, &logs)
+	if res, err := g.Execute(t.Context(), &mcp.CallToolRequest{}, writeTool, map[string]any{}); err != nil || res.IsError {
+		t.Fatalf("call before the move = %v, %v", res, err)
+	}
+	mu.Lock()
+	current = as2
+	mu.Unlock()
+	_, err := g.Execute(t.Context(), &mcp.CallToolRequest{}, writeTool, map[string]any{})
+	if !errors.Is(err, gateway.ErrSignIn) || !strings.Contains(err.Error(), "toolscout auth login remote") || strings.Contains(err.Error(), "expired") {
+		t.Fatalf("call after the move = %v; want ErrSignIn with the command, not called expired", err)
+	}
+	if e, _ := st.Get("remote"); e.Challenge == nil || e.Challenge.Status != http.StatusUnauthorized || !strings.HasSuffix(e.Challenge.ResourceMetadata, "/.well-known/oauth-protected-resource/mcp") {
+		t.Fatalf("recorded challenge = %+v, want the 401 and the metadata URL", e.Challenge)
+	}
+	if err := login(); err != nil {
+		t.Fatalf("Login after the move: %v", err)
+	}
+	as2.mu.Lock()
+	clients := slices.Clone(as2.clients)
+	as2.mu.Unlock()
+	if len(clients) == 0 || slices.Contains(clients, "as1-client") {
+		t.Errorf("clients seen at the new authorization server = %q, want its own registration only", clients)
+	}
+	if res, err := g.Execute(t.Context(), &mcp.CallToolRequest{}, writeTool, map[string]any{}); err != nil || res.IsError {
+		t.Fatalf("call after the new sign-in = %v, %v", res, err)
+	}
+	leaked(t, as1, nil, out.String(), logs.String())
+	leaked(t, as2, nil, out.String(), logs.String())
 }
