@@ -196,8 +196,7 @@ func probe(ctx context.Context, c *http.Client, url string) (*http.Request, *htt
 		return req, resp, err
 	}
 	session := resp.Header.Get("Mcp-Session-Id")
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
+	resp.Body.Close() // not read: a server may hold an event stream open
 	if len(session) > 256 {
 		session = ""
 	}
