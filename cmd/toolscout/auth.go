@@ -174,6 +174,12 @@ func statusLine(name string, o oauthUpstream, e *upauth.Entry) string {
 	} else {
 		b.WriteString(", no refresh token (sign in again when it expires)")
 	}
+	if e.Challenge != nil {
+		fmt.Fprintf(&b, "; refused by the server: %s", e.Challenge)
+		if !e.Challenge.Exhausted() {
+			fmt.Fprintf(&b, " (toolscout auth login %s)", name)
+		}
+	}
 	return b.String()
 }
 

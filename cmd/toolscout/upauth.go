@@ -164,6 +164,10 @@ func (g *globalFlags) signInChecks() []check {
 		switch {
 		case e == nil || e.AccessToken == "" || e.URL != o.URL:
 			c.fix = "toolscout auth login " + name
+		case e.Challenge != nil && !e.Challenge.Exhausted():
+			c.fix = "toolscout auth login " + name + " (it asks for more scope, or another authorization server)"
+		case e.Challenge != nil:
+			c.fix = "ask the server's administrator for the scopes, then toolscout auth logout " + name + " and toolscout auth login " + name
 		case !e.Expiry.IsZero() && time.Now().After(e.Expiry) && e.RefreshToken == "":
 			c.fix = "its token expired and cannot be refreshed: toolscout auth login " + name
 		}

@@ -13,9 +13,10 @@ import (
 // Bearer ...", scope="<credential>"), by a bug or to fish for them, and
 // the refusal reaches every caller allowed that server. Kept, per
 // challenge: the scheme, realm, the error code and resource_metadata
-// (the URL the OAuth flow reads), each only when it is short and
-// printable and holds nothing of what toolscout sent; dropped:
-// error_description, error_uri, scope, token68 and every other
+// (the URL the OAuth flow reads), and the scope (RFC 6750 §3: what a
+// step-up sign-in asks for, a few short scope tokens), each only when it
+// is short and printable and holds nothing of what toolscout sent;
+// dropped: error_description, error_uri, token68 and every other
 // parameter.
 
 // Bounds of what is read and kept of WWW-Authenticate.
@@ -26,6 +27,8 @@ const (
 	maxRealm          = 64
 	maxErrorCode      = 64
 	maxResourceURL    = 512
+	maxScopes         = 16 // scope tokens kept of one challenge
+	maxScopeToken     = 128
 )
 
 // authChallenge is what toolscout keeps of one challenge of a
@@ -35,6 +38,9 @@ type authChallenge struct {
 	realm            string
 	errorCode        string // the "error" parameter (RFC 6750 §3)
 	resourceMetadata string // RFC 9728 §5.1
+	// scopes are the scope parameter's tokens (RFC 6750 §3), each a
+	// scope-token of RFC 6749 §3.3; nil when any of them is not one.
+	scopes []string
 }
 
 // String writes c as a challenge: `Bearer realm="x", error="invalid_token"`.
@@ -85,6 +91,7 @@ func keptChallenges(headers []string, sent []string, secrets *redact.Redactor) [
 		if v := c.params["resource_metadata"]; len(v) <= maxResourceURL && resourceURL(v) && !leaks(v) {
 			kept.resourceMetadata = v
 		}
+		kept.scopes = scopeTokens(c.params["scope"], leaks)
 		out = append(out, kept)
 		if len(out) == maxChallenges {
 			break
@@ -114,6 +121,22 @@ func errorCode(s string) bool {
 		}
 	}
 	return true
+}
+
+// scopeTokens returns the scope-tokens of a challenge's scope parameter
+// (RFC 6749 §3.3: space-separated, NQCHAR), or nil when there are too
+// many, one is too long or not a scope-token, or one leaks.
+func scopeTokens(v string, leaks func(string) bool) []string {
+	f := strings.Fields(v)
+	if len(f) == 0 || len(f) > maxScopes {
+		return nil
+	}
+	for _, t := range f {
+		if len(t) > maxScopeToken || !printable(t) || leaks(t) {
+			return nil
+		}
+	}
+	return f
 }
 
 // resourceURL reports whether s is an absolute http(s) URL without user

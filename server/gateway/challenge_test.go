@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,4 +103,31 @@ func FuzzParseChallenges(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKeptChallengeScopes: the scope parameter of a challenge (what a
+// step-up sign-in asks for) is kept as its scope tokens, and dropped
+// whole when one of them holds what toolscout sent or is not a short
+// printable scope token.
+func TestKeptChallengeScopes(t *testing.T) {
+	const sent = "Bearer s3cret-upstream-token"
+	for _, tc := range []struct {
+		name, header string
+		want         []string
+	}{
+		{"kept", `Bearer error="insufficient_scope", scope="read  write"`, []string{"read", "write"}},
+		{"echoing the token", `Bearer error="insufficient_scope", scope="read s3cret-upstream-token"`, nil},
+		{"a piece of the token", `Bearer scope="upstream-tok"`, nil},
+		{"too long", `Bearer scope="` + strings.Repeat("s", maxScopeToken+1) + `"`, nil},
+		{"too many", `Bearer scope="` + strings.Repeat("s ", maxScopes+1) + `"`, nil},
+		{"control characters", "Bearer scope=\"read\x1bwrite\"", nil},
+		{"none", `Bearer error="invalid_token"`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kept := keptChallenges([]string{tc.header}, []string{sent}, redact.New())
+			if len(kept) != 1 || !slices.Equal(kept[0].scopes, tc.want) {
+				t.Errorf("keptChallenges(%q) = %+v, want scopes %q", tc.header, kept, tc.want)
+			}
+		})
+	}
 }

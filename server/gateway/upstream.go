@@ -182,6 +182,31 @@ type TokenSource interface {
 	Refresh(ctx context.Context, stale string) (string, error)
 }
 
+// Challenger is a TokenSource that records an upstream's refusal of
+// token (a 403 insufficient_scope, or a 401 that a refresh did not
+// cure) for the next sign-in (server/upauth's Source: the scopes asked
+// for, the protected resource metadata URL, the error code; no secret)
+// and returns the error, matching ErrSignIn, that says which scopes and
+// the command.
+type Challenger interface {
+	Challenged(ctx context.Context, token string, status int, errCode string, scopes []string, resourceMetadata string) error
+}
+
+// stepUpLimit is the error of a token source (server/upauth) whose
+// upstream kept refusing the scopes it was signed in for: a new sign-in
+// is not the advice.
+type stepUpLimit interface{ StepUpLimit() bool }
+
+// bearerChallenge returns re's first Bearer challenge (zero: none).
+func bearerChallenge(re *refusedError) authChallenge {
+	for _, c := range re.challenges {
+		if strings.EqualFold(c.scheme, "Bearer") {
+			return c
+		}
+	}
+	return authChallenge{}
+}
+
 // ErrSignIn is wrapped by the errors of an upstream behind OAuth whose
 // sign-in is missing or could not be refreshed: unavailable until
 // `toolscout auth login SERVER`.
@@ -203,6 +228,13 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	resp, err := h.roundTrip(r, tok)
 	var re *refusedError
+	if errors.As(err, &re) && re.status == http.StatusForbidden {
+		if c := bearerChallenge(re); c.errorCode == "insufficient_scope" {
+			if ch, ok := h.auth.(Challenger); ok {
+				return nil, &signInError{ch.Challenged(r.Context(), tok, re.status, c.errorCode, c.scopes, c.resourceMetadata)}
+			}
+		}
+	}
 	if !errors.As(err, &re) || re.status != http.StatusUnauthorized {
 		return resp, err
 	}
@@ -210,6 +242,10 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// when the body can be sent again.
 	fresh, ferr := h.auth.Refresh(r.Context(), tok)
 	if ferr != nil {
+		if ch, ok := h.auth.(Challenger); ok {
+			c := bearerChallenge(re)
+			ch.Challenged(r.Context(), tok, re.status, c.errorCode, c.scopes, c.resourceMetadata) // for the next sign-in; ferr says why
+		}
 		return nil, &signInError{ferr}
 	}
 	if r.Body != nil && r.GetBody == nil {
@@ -225,6 +261,10 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if errors.As(err, &re) && re.status == http.StatusUnauthorized {
 		if a, ok := h.auth.(interface{ refusedAgain(*refusedError) error }); ok {
 			return nil, a.refusedAgain(re)
+		}
+		if ch, ok := h.auth.(Challenger); ok {
+			c := bearerChallenge(re)
+			return nil, &signInError{ch.Challenged(r.Context(), fresh, re.status, c.errorCode, c.scopes, c.resourceMetadata)}
 		}
 		return nil, &signInError{fmt.Errorf("%w: its new token was refused too", ErrSignIn)}
 	}
@@ -299,6 +339,9 @@ func unauthorized(domain string, err error) error {
 		return classed(ErrUnauthorized, xe) // worded for the caller (exchange.go)
 	}
 	if se := (*signInError)(nil); errors.As(err, &se) {
+		if lim := stepUpLimit(nil); errors.As(se.err, &lim) && lim.StepUpLimit() {
+			return classed(ErrSignIn, fmt.Errorf("server %q is unavailable: %s; tools of other domains work", domain, se.err))
+		}
 		return classed(ErrSignIn, fmt.Errorf("server %q is unavailable: sign in again with toolscout auth login %s (%s); tools of other domains work", domain, domain, signInReason(se.err)))
 	}
 	var re *refusedError

@@ -42,6 +42,11 @@ type Entry struct {
 	TokenType    string    `json:"token_type,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
 	SignedIn     time.Time `json:"signed_in,omitzero"`
+	// Challenge is the upstream's last refusal of AccessToken, recorded
+	// by the gateway for the next sign-in (nil: none).
+	Challenge *Challenge `json:"challenge,omitempty"`
+	// StepUp is the challenge this sign-in was made for (nil: none).
+	StepUp *StepUp `json:"step_up,omitempty"`
 }
 
 // credentials is the file's format.

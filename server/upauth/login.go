@@ -45,6 +45,10 @@ type LoginOptions struct {
 // served the probe without asking for a sign-in.
 var ErrNoChallenge = errors.New("server did not ask for a sign-in")
 
+// ErrStepUpLimit is matched by the error of Login for an upstream that
+// kept refusing sign-ins for the same scopes (MaxStepUps).
+var ErrStepUpLimit = errors.New("step-up sign-in limit reached")
+
 // callbackPath is the loopback redirect's path.
 const callbackPath = "/callback"
 
@@ -73,13 +77,30 @@ func Login(ctx context.Context, o LoginOptions) (*Entry, error) {
 	defer ln.Close()
 	redirect := fmt.Sprintf("http://%s%s", ln.Addr(), callbackPath)
 
+	// The sign-in before this one, and what the upstream's refusal of
+	// its token asked for (recorded by the gateway): the new sign-in asks
+	// for the union of the scopes granted then and those challenged
+	// (step-up), a bounded number of times for the same scopes.
+	prev, err := o.Store.Get(o.Server)
+	if err != nil {
+		return nil, fmt.Errorf("sign in to %s: %w", o.Server, err)
+	}
+	var pending *Challenge
+	var granted []string
+	if prev != nil && prev.URL == o.URL {
+		pending, granted = prev.Challenge, prev.Scopes
+	}
+	if pending.Exhausted() {
+		return nil, fmt.Errorf("sign in to %s: %w: it refused %d sign-ins for scopes %q already; toolscout stops here rather than send you to the browser again. The account may not be allowed these scopes: ask the server's administrator, then run toolscout auth logout %s and toolscout auth login %s to start over", o.Server, ErrStepUpLimit, pending.SignIns, strings.Join(pending.Scopes, " "), o.Server, o.Server)
+	}
+
 	req, resp, err := probe(ctx, o.Client, o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("sign in to %s: %w", o.Server, err)
 	}
 	if resp.StatusCode != http.StatusUnauthorized {
 		resp.Body.Close()
-		return nil, fmt.Errorf("sign in to %s: %w: %s answered HTTP %d to a request without a token, not 401; its entry needs no \"auth\", or it wants headers", o.Server, ErrNoChallenge, o.URL, resp.StatusCode)
+		return nil, fmt.Errorf("sign in to %s: %w: %s answered HTTP %d to initialize and tools/list without a token, not 401; its entry needs no \"auth\", or it wants headers", o.Server, ErrNoChallenge, o.URL, resp.StatusCode)
 	}
 
 	var (
@@ -96,8 +117,16 @@ func Login(ctx context.Context, o LoginOptions) (*Entry, error) {
 			return oauth2.StaticTokenSource(t), nil
 		},
 	}
-	if len(o.Scopes) > 0 {
-		cfg.ScopeFilter = func([]string) []string { return o.Scopes }
+	var asked []string
+	cfg.ScopeFilter = func(discovered []string) []string {
+		if len(o.Scopes) > 0 {
+			discovered = o.Scopes
+		}
+		if pending != nil {
+			discovered = union(granted, discovered, pending.Scopes)
+		}
+		asked = discovered
+		return discovered
 	}
 	if o.ClientID != "" {
 		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}
@@ -141,8 +170,14 @@ func Login(ctx context.Context, o LoginOptions) (*Entry, error) {
 		ClientID: gotCfg.ClientID, ClientSecret: gotCfg.ClientSecret, Scopes: gotCfg.Scopes,
 		AccessToken: got.AccessToken, RefreshToken: got.RefreshToken, TokenType: got.TokenType, Expiry: got.Expiry,
 		SignedIn: time.Now().UTC()}
+	if len(e.Scopes) == 0 {
+		e.Scopes = asked
+	}
 	if s, ok := got.Extra("scope").(string); ok && s != "" {
 		e.Scopes = strings.Fields(s) // what was granted
+	}
+	if pending != nil && len(pending.Scopes) > 0 {
+		e.StepUp = &StepUp{Scopes: pending.Scopes, SignIns: pending.SignIns + 1}
 	}
 	if err := o.Store.Put(o.Server, e); err != nil {
 		return nil, err
@@ -151,16 +186,40 @@ func Login(ctx context.Context, o LoginOptions) (*Entry, error) {
 }
 
 // probe sends the upstream an initialize without credentials, for its
-// 401; it returns the request and the answer.
+// 401; a server that lets initialize through (the MCP authorization
+// spec lets a server ask for a token only where it needs one) is asked
+// tools/list next, in the session initialize opened (if any). It returns
+// the request and the answer that refused, or the last answer.
 func probe(ctx context.Context, c *http.Client, url string) (*http.Request, *http.Response, error) {
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolscout","version":"auth"}}}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, resp, err := post(ctx, c, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolscout","version":"auth"}}}`)
+	if err != nil || resp.StatusCode == http.StatusUnauthorized {
+		return req, resp, err
+	}
+	session := resp.Header.Get("Mcp-Session-Id")
+	resp.Body.Close() // not read: a server may hold an event stream open
+	if len(session) > 256 {
+		session = ""
+	}
+	if session != "" {
+		if _, r, err := post(ctx, c, url, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
+			r.Body.Close()
+		}
+	}
+	return post(ctx, c, url, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+}
+
+// post sends one JSON-RPC message without credentials.
+func post(ctx context.Context, c *http.Client, url, session, body string) (*http.Request, *http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader([]byte(body)))
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reach %s: %w", url, err)

@@ -125,6 +125,12 @@ func (s *Source) Token(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if c := e.Challenge; c != nil { // refused; a new sign-in clears it
+		if c.Exhausted() {
+			return "", limitError{fmt.Errorf("%w: %s", ErrSignIn, c.why())}
+		}
+		return "", s.signIn(c.why())
+	}
 	if e.AccessToken == s.failed {
 		return "", s.signIn("its token was refused and could not be refreshed")
 	}
@@ -182,6 +188,11 @@ func (s *Source) refresh(ctx context.Context, stale string) (string, error) {
 		}
 		if e.RefreshToken == "" {
 			s.failed = e.AccessToken
+			if e.Expiry.IsZero() || time.Now().Before(e.Expiry) {
+				// Refused before its expiry (revoked, or the server now
+				// trusts another authorization server): not "expired".
+				return nil, s.signIn("the server refused its token and the authorization server gave no refresh token")
+			}
 			return nil, s.signIn("its token expired and the authorization server gave no refresh token")
 		}
 		cfg := oauth2.Config{ClientID: e.ClientID, ClientSecret: e.ClientSecret,

@@ -75,9 +75,37 @@ func run(ctx context.Context, url, scenarioContext string) error {
 	// read, as serve's is.
 	secrets := redact.New()
 	log := slog.New(secrets.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if _, err := upauth.Login(ctx, upauth.LoginOptions{Server: server, URL: url, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, Store: st, Open: follow, Out: os.Stderr}); err != nil {
+	login := func() error {
+		_, err := upauth.Login(ctx, upauth.LoginOptions{Server: server, URL: url, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, Store: st, Open: follow, Out: os.Stderr})
 		return err
 	}
+	if err := login(); err != nil {
+		return err
+	}
+	// The user's part: where the server asks for a new sign-in (more
+	// scope, another authorization server), the gateway records what it
+	// asks and says to run toolscout auth login again; the user does, as
+	// often as the gateway asks and Login agrees (upauth.MaxStepUps), and
+	// the call is made again. The loop is bounded by Login's limit;
+	// rounds only guards against a bug in it.
+	for round := 0; ; round++ {
+		called, err := session(ctx, log, st, secrets, url)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, gateway.ErrSignIn) || round > upauth.MaxStepUps+1 {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "authclient: after %d calls: %v; signing in again\n", called, err)
+		if err := login(); err != nil {
+			return err
+		}
+	}
+}
+
+// session connects as serve does, lists the server's tools and calls
+// each one named test-tool; it returns how many calls were made.
+func session(ctx context.Context, log *slog.Logger, st *upauth.Store, secrets *redact.Redactor, url string) (int, error) {
 	g := gateway.New(gateway.Options{Logger: log, Upstreams: []gateway.UpstreamConfig{{Domain: server, URL: url, Transport: "http",
 		ConnectTimeout: 20 * time.Second, Auth: upauth.NewSource(st, server, url, nil, secrets.Add).WithLog(log)}}})
 	g.Start(ctx)
@@ -85,7 +113,10 @@ func run(ctx context.Context, url, scenarioContext string) error {
 	g.WaitReady(ctx)
 	s := g.Upstreams().Status()[0]
 	if s.State != "up" {
-		return fmt.Errorf("the server is %s: %v", s.State, s.Err)
+		if errors.Is(s.Err, gateway.ErrSignIn) {
+			return 0, s.Err
+		}
+		return 0, fmt.Errorf("the server is %s: %v", s.State, s.Err)
 	}
 	called := 0
 	for _, d := range g.Specs() {
@@ -93,19 +124,19 @@ func run(ctx context.Context, url, scenarioContext string) error {
 			if t.Name != "test-tool" {
 				continue
 			}
-			called++
 			tool := &index.Tool{Domain: server, Name: t.Name, QualifiedName: server + "__" + t.Name}
 			res, err := g.Execute(ctx, &mcp.CallToolRequest{}, tool, map[string]any{})
 			if err != nil {
-				return fmt.Errorf("call %s: %w", t.Name, err)
+				return called, fmt.Errorf("call %s: %w", t.Name, err)
 			}
+			called++
 			if res.IsError {
-				return fmt.Errorf("call %s: the tool failed", t.Name)
+				return called, fmt.Errorf("call %s: the tool failed", t.Name)
 			}
 		}
 	}
 	fmt.Fprintf(os.Stderr, "authclient: signed in, %d tools listed, test-tool called %d times\n", s.Tools, called)
-	return nil
+	return called, nil
 }
 
 // follow plays the browser: it asks the authorization URL, whose server
