@@ -224,7 +224,7 @@ func TestStepUp(t *testing.T) {
 	}
 	var logs lockedBuffer
 	g := stepUpGateway(t, st, u, &logs)
-	if s := g.Status()[0]; s.State != "up" {
+	if s := g.Upstreams().Status()[0]; s.State != "up" {
 		t.Fatalf("upstream %s: %v", s.State, s.Err)
 	}
 	_, err := g.Execute(t.Context(), &mcp.CallToolRequest{}, writeTool, map[string]any{})
