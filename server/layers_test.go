@@ -162,6 +162,14 @@ func TestNoTypeHasManyMethods(t *testing.T) {
 			t.Errorf("%s has %d methods, fewer than the %d overMethods allows: lower its entry (or drop it at %d or fewer)", typ, len(methods), limit, maxMethods)
 		}
 	}
+	// What callers in other packages see: the exported methods of each
+	// exported type, promoted ones included (a type embedding others
+	// offers their methods too).
+	for typ, methods := range srccheck.MethodSets(t, ".") {
+		if len(methods) > maxMethods {
+			t.Errorf("callers of %s see %d methods, more than %d (promoted ones included)", typ, len(methods), maxMethods)
+		}
+	}
 	for typ := range overMethods {
 		if _, ok := byType[typ]; !ok {
 			t.Errorf("overMethods names %s, which has no methods: drop its entry", typ)
