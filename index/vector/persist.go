@@ -17,11 +17,23 @@ import (
 // the bytes of s's float32), its id set. Callers make sure no write to
 // the collection runs meanwhile.
 func (v *Store) persist(name string, s *snapshot) (*snapshot, error) {
+	s, err := v.write(name, s)
+	if s == nil || err != nil {
+		return nil, err
+	}
+	return s.asWritten(s.id), nil
+}
+
+// write is persist without the layer as the file holds it, for a caller
+// that does not keep it (a sync's checkpoint: a float16 copy of every row
+// embedded so far, each time, was garbage at once). It returns what it
+// wrote, its id set.
+func (v *Store) write(name string, s *snapshot) (*snapshot, error) {
 	if v.dir == "" {
 		if s == nil {
 			return nil, nil
 		}
-		return s.asWritten(s.id), nil // in memory as a file would hold it
+		return s, nil
 	}
 	var err error
 	if s == nil { // the migration's chromem-go collection
@@ -41,5 +53,5 @@ func (v *Store) persist(name string, s *snapshot) (*snapshot, error) {
 	}
 	fileio.SyncDir(v.dir)
 	s.id = id // a caller that keeps s (Sync) names this file in its deltas
-	return s.asWritten(id), nil
+	return s, nil
 }

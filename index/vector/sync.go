@@ -159,6 +159,11 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 			default:
 				s = patchSnapshot(old, col.Dims, removed, freshRows())
 			}
+			if checkpoint {
+				// Nothing keeps a checkpoint's layer.
+				_, err := v.write(name, s)
+				return nil, err
+			}
 			// Served as written: float16 (persist), half the bytes.
 			w, err := v.persist(name, s)
 			if w == nil {
@@ -181,10 +186,11 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 		}
 		v.mu.Lock()
 		v.snaps[name] = s
-		if offHeap && len(s.mat) > 0 && &s.mat[0] == &mat[0] {
-			// The snapshot is the matrix, which goes with release: the
-			// collection is read from the file just written when next
-			// asked for (mapped, as at a start), not held from here.
+		if offHeap {
+			// The snapshot is the matrix, which goes with release, or
+			// its float16 copy on the heap (persist): the collection is
+			// read from the file just written when next asked for
+			// (mapped, as at a start), not held from here.
 			delete(v.snaps, name)
 			delete(v.read, name)
 		}
