@@ -103,7 +103,7 @@ func readDelta(c *index.CatalogCache, path string) (*index.Catalog, error) {
 
 // readHead returns the first n bytes of the file at path (fewer when it
 // is shorter), so that a cache of other files is told apart without
-// reading 65 MB.
+// reading 49 MB.
 func readHead(path string, n int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
