@@ -620,6 +620,8 @@ type catParts struct {
 	domains []*Domain
 	tools   []*Tool
 	base    *catBase
+	// rawsAt and rawsEnd are where the raws region is in the file.
+	rawsAt, rawsEnd int
 }
 
 func decodeCatalog(data []byte) (*Catalog, error) {
@@ -719,7 +721,7 @@ func decodeBase(data []byte) (*catParts, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &catParts{base: &catBase{}}
+	p := &catParts{base: &catBase{}, rawsAt: len(data) - len(r.raws), rawsEnd: len(data)}
 	copy(p.base.id[:], data[len(catCacheMagic):])
 	p.hash, p.domains = r.domains()
 	n := r.countOf(minToolMeta)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // richCatalog uses every field a cached catalog must keep: groups, tags
@@ -658,5 +659,40 @@ func TestCatalogCacheForwardReference(t *testing.T) {
 	r = &catReader{meta: binary.AppendUvarint(binary.AppendUvarint(nil, (3<<1|1)+1), 0), raws: []byte("abcdef")}
 	if b := r.raw(); r.err == nil {
 		t.Errorf("raw() of a reference ahead of the schemas read = %q, want an error", b)
+	}
+}
+
+// SchemaBytes names the part of catalog.bin that every decoded schema
+// points into, and nothing a search reads (names, descriptions) is in it.
+func TestCatalogCacheSchemaBytes(t *testing.T) {
+	file := cacheFile(t, mustCatalog(t, richCatalog))
+	c, err := DecodeCatalogCache(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := c.SchemaBytes()
+	if from <= CacheHeadLen || from > to || to != len(file) {
+		t.Fatalf("SchemaBytes() = %d, %d of a %d-byte file", from, to, len(file))
+	}
+	within := func(b []byte) bool {
+		start, end := uintptr(unsafe.Pointer(&file[from])), uintptr(unsafe.Pointer(&file[to-1]))
+		return len(b) == 0 || uintptr(unsafe.Pointer(&b[0])) >= start && uintptr(unsafe.Pointer(&b[len(b)-1])) <= end
+	}
+	schemas := 0
+	for _, tl := range c.Catalog().Tools() {
+		for _, b := range [][]byte{tl.InputSchema, tl.OutputSchema, tl.Annotations} {
+			if len(b) > 0 {
+				schemas++
+				if !within(b) {
+					t.Errorf("tool %s: a schema outside SchemaBytes %d-%d", tl.QualifiedName, from, to)
+				}
+			}
+		}
+		if bytes.Contains(file[from:to], []byte(tl.Description)) && !bytes.Contains(tl.InputSchema, []byte(tl.Description)) {
+			t.Errorf("tool %s: its description is among the schemas", tl.QualifiedName)
+		}
+	}
+	if schemas == 0 {
+		t.Fatal("the rich catalog decoded without schemas")
 	}
 }
