@@ -61,6 +61,13 @@ func DecodeCatalogCache(data []byte) (*CatalogCache, error) {
 	return &CatalogCache{p}, nil
 }
 
+// SchemaBytes returns where catalog.bin's schemas (input and output
+// schemas, annotations) are in the bytes it was decoded from, data[from:to]:
+// after the checksum, nothing reads them at start or in a search, only
+// a tool's schema, so a server can let go of their pages
+// (fileio.ReadMappedDroppable).
+func (c *CatalogCache) SchemaBytes() (from, to int) { return c.p.rawsAt, c.p.rawsEnd }
+
 // Catalog returns the catalog of catalog.bin.
 func (c *CatalogCache) Catalog() *Catalog { return c.p.catalog() }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/crc32"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -32,10 +33,17 @@ import (
 //	strings                      every string field, concatenated
 //	raws                         every schema and annotation, concatenated
 //
+// A string field is 2n in meta and its n bytes next in strings, or 2n+1
+// and an offset: the n bytes at that offset of strings, written before
+// (version 7 on). What recurs is written once: parameter names and
+// descriptions, groups, tags and schemas shared by tools, a summary
+// that is the start of its description, name forms that are parts of
+// one another. A schema is 0 for none, else 1 more than that number.
+//
 // A catalog that differs from catalog.bin's in few tools (an edit of a
 // catalog file: the previous build is read, its unchanged tools reused)
 // is saved as catalog.delta beside it instead of being written whole
-// (65 MB at 100k tools):
+// (49 MB at 100k tools):
 //
 //	"TSCATD01"                   magic
 //	[32]byte                     the key of the delta's catalog
@@ -60,7 +68,7 @@ const (
 // it whenever NewCatalog derives anything differently (checks, summaries,
 // warnings, hashes, qualified names, name forms): caches of the old
 // rules then miss. TestCatalogCacheVersion fails until you do.
-const CatalogCacheVersion = 6
+const CatalogCacheVersion = 7
 
 const catCacheFile = "catalog.bin"
 
@@ -271,6 +279,10 @@ type catWriter struct {
 	dry               bool
 	nMeta, nStr, nRaw int
 	meta, strs, raws  []byte
+	// seen and seenRaw are where a string or schema written by shared
+	// or raw was first written (offset in its region): filled by the
+	// dry pass, read by the second, which writes the same offsets.
+	seen, seenRaw map[string]int
 }
 
 func (w *catWriter) uint(n int) {
@@ -282,15 +294,59 @@ func (w *catWriter) uint(n int) {
 	w.meta = binary.AppendUvarint(w.meta, uint64(n))
 }
 
-func (w *catWriter) str(s string) {
-	w.uint(len(s))
+// str writes s in full and returns its offset in the strings region.
+func (w *catWriter) str(s string) int {
+	at := w.nStr
+	w.uint(len(s) << 1)
 	w.nStr += len(s)
 	if !w.dry {
 		w.strs = append(w.strs, s...)
 	}
+	return at
 }
 
-// strs writes a string slice, keeping nil apart from empty.
+// uvarintLen is the length of n as a uvarint.
+func uvarintLen(n int) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], uint64(n))
+}
+
+// strAt writes s as the len(s) bytes of the strings region at at,
+// written before (the same bytes), when that is shorter than writing s.
+func (w *catWriter) strAt(s string, at int) {
+	if uvarintLen(at) >= len(s) {
+		w.str(s)
+		return
+	}
+	w.uint(len(s)<<1 | 1)
+	w.uint(at)
+}
+
+// strIn writes s as the bytes of base (written at baseAt) that it
+// equals, if any, else in full.
+func (w *catWriter) strIn(s, base string, baseAt int) {
+	if i := strings.Index(base, s); i >= 0 && s != "" {
+		w.strAt(s, baseAt+i)
+		return
+	}
+	w.str(s)
+}
+
+// shared writes a string that recurs across tools (parameter names and
+// descriptions, groups, tags, warnings) once a file: later ones refer
+// back to it.
+func (w *catWriter) shared(s string) {
+	if at, ok := w.seen[s]; ok && at < w.nStr {
+		w.strAt(s, at)
+		return
+	}
+	at := w.str(s)
+	if w.dry && s != "" {
+		w.seen[s] = at
+	}
+}
+
+// list writes a string slice, keeping nil apart from empty.
 func (w *catWriter) list(l []string) {
 	if l == nil {
 		w.uint(0)
@@ -298,17 +354,27 @@ func (w *catWriter) list(l []string) {
 	}
 	w.uint(len(l) + 1)
 	for _, s := range l {
-		w.str(s)
+		w.shared(s)
 	}
 }
 
-// raw writes a raw JSON value, keeping nil apart from empty.
+// raw writes a raw JSON value, keeping nil apart from empty: once a
+// file, later equal ones (tools of one shape) referring back to it.
 func (w *catWriter) raw(b []byte) {
 	if b == nil {
 		w.uint(0)
 		return
 	}
-	w.uint(len(b) + 1)
+	key := unsafe.String(unsafe.SliceData(b), len(b)) // b never changes: a catalog's schemas are read-only
+	if at, ok := w.seenRaw[key]; ok && at < w.nRaw && uvarintLen(at) < len(b) {
+		w.uint(len(b)<<1 | 1 + 1)
+		w.uint(at)
+		return
+	}
+	if w.dry && len(b) > 0 {
+		w.seenRaw[key] = w.nRaw
+	}
+	w.uint(len(b)<<1 + 1)
 	w.nRaw += len(b)
 	if !w.dry {
 		w.raws = append(w.raws, b...)
@@ -318,9 +384,9 @@ func (w *catWriter) raw(b []byte) {
 // encode returns what write writes: the region lengths, then the regions
 // (a cache file's body, in order). A dry pass first sizes the buffers.
 func encode(write func(w *catWriter)) [4][]byte {
-	dry := &catWriter{dry: true}
+	dry := &catWriter{dry: true, seen: map[string]int{}, seenRaw: map[string]int{}}
 	write(dry)
-	w := &catWriter{meta: make([]byte, 0, dry.nMeta), strs: make([]byte, 0, dry.nStr), raws: make([]byte, 0, dry.nRaw)}
+	w := &catWriter{meta: make([]byte, 0, dry.nMeta), strs: make([]byte, 0, dry.nStr), raws: make([]byte, 0, dry.nRaw), seen: dry.seen, seenRaw: dry.seenRaw}
 	write(w)
 	lengths := make([]byte, 24)
 	binary.LittleEndian.PutUint64(lengths[0:], uint64(len(w.meta)))
@@ -384,10 +450,19 @@ func (w *catWriter) head(c *Catalog) map[string]int {
 	return domainIdx
 }
 
-// tool writes one tool, of the domain at index di.
+// tool writes one tool, of the domain at index di. What a tool repeats
+// of itself (its summary, the start of its description; its name forms,
+// one another) refers back to it, what tools share (parameters, groups,
+// tags, schemas) to its first writing.
 func (w *catWriter) tool(t *Tool, di int) {
 	w.uint(di)
-	for _, s := range [...]string{t.Name, t.QualifiedName, t.Title, t.Description, t.Summary, t.Group, t.Hash, t.src, t.raw} {
+	w.str(t.Name)
+	w.str(t.QualifiedName)
+	w.str(t.Title)
+	descAt := w.str(t.Description)
+	w.strIn(t.Summary, t.Description, descAt)
+	w.shared(t.Group)
+	for _, s := range [...]string{t.Hash, t.src, t.raw} {
 		w.str(s)
 	}
 	w.list(t.Tags)
@@ -400,14 +475,14 @@ func (w *catWriter) tool(t *Tool, di int) {
 	} else {
 		w.uint(0)
 	}
-	w.str(t.Deprecated)
+	w.shared(t.Deprecated)
 	if t.params == nil {
 		w.uint(0)
 	} else {
 		w.uint(len(t.params) + 1)
 		for _, p := range t.params {
-			w.str(p.Name)
-			w.str(p.Description)
+			w.shared(p.Name)
+			w.shared(p.Description)
 			if p.Required {
 				w.uint(1)
 			} else {
@@ -415,9 +490,12 @@ func (w *catWriter) tool(t *Tool, di int) {
 			}
 		}
 	}
-	for _, f := range nameForms(t) {
-		w.str(f)
-	}
+	// "domain name" in words first: the name in words is mostly its
+	// end, and the qualified name in words mostly the same.
+	forms := nameForms(t)
+	at := w.str(forms[1])
+	w.strIn(forms[0], forms[1], at)
+	w.strIn(forms[2], forms[1], at)
 }
 
 // catReader reads the regions catWriter wrote. Every read is bounds
@@ -442,7 +520,7 @@ func (r *catReader) uint() int {
 		return 0
 	}
 	n, k := binary.Uvarint(r.meta[r.mpos:])
-	if k <= 0 || n > uint64(len(r.meta)+len(r.strs)+len(r.raws)) {
+	if k <= 0 || n > 2*uint64(len(r.meta)+len(r.strs)+len(r.raws))+2 {
 		r.fail("bad number at meta offset " + strconv.Itoa(r.mpos))
 		return 0
 	}
@@ -471,8 +549,20 @@ func (r *catReader) countOf(size int) int {
 	return n
 }
 
+// str reads a string written in full (2n: its n bytes are next in the
+// strings region) or referring back to bytes read before (2n+1, then
+// their offset).
 func (r *catReader) str() string {
-	n := r.uint()
+	v := r.uint()
+	n := v >> 1
+	if v&1 == 1 {
+		at := r.uint()
+		if r.err != nil || at > r.spos || n > r.spos-at {
+			r.fail("string reference past the strings read")
+			return ""
+		}
+		return r.strs[at : at+n]
+	}
 	if r.err != nil || n > len(r.strs)-r.spos {
 		r.fail("string past the end of its region")
 		return ""
@@ -494,12 +584,23 @@ func (r *catReader) list() []string {
 	return l
 }
 
+// raw reads a raw value: 0 for nil, else 1 more than str's number (in
+// the raws region).
 func (r *catReader) raw() []byte {
-	n := r.uint()
-	if n == 0 || r.err != nil {
+	v := r.uint()
+	if v == 0 || r.err != nil {
 		return nil
 	}
-	n--
+	v--
+	n := v >> 1
+	if v&1 == 1 {
+		at := r.uint()
+		if r.err != nil || at > r.rpos || n > r.rpos-at {
+			r.fail("schema reference past the schemas read")
+			return nil
+		}
+		return r.raws[at : at+n : at+n]
+	}
 	if n > len(r.raws)-r.rpos {
 		r.fail("schema past the end of its region")
 		return nil
@@ -519,6 +620,8 @@ type catParts struct {
 	domains []*Domain
 	tools   []*Tool
 	base    *catBase
+	// rawsAt and rawsEnd are where the raws region is in the file.
+	rawsAt, rawsEnd int
 }
 
 func decodeCatalog(data []byte) (*Catalog, error) {
@@ -602,7 +705,10 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 			t.params[j] = Param{Name: r.str(), Description: r.str(), Required: r.uint() == 1}
 		}
 	}
-	t.setForms([3]string{r.str(), r.str(), r.str()})
+	var forms [3]string
+	forms[1] = r.str()
+	forms[0], forms[2] = r.str(), r.str()
+	t.setForms(forms)
 	if r.err == nil {
 		d.Tools = append(d.Tools, t)
 		p.tools = append(p.tools, t)
@@ -615,7 +721,7 @@ func decodeBase(data []byte) (*catParts, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &catParts{base: &catBase{}}
+	p := &catParts{base: &catBase{}, rawsAt: len(data) - len(r.raws), rawsEnd: len(data)}
 	copy(p.base.id[:], data[len(catCacheMagic):])
 	p.hash, p.domains = r.domains()
 	n := r.countOf(minToolMeta)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // richCatalog uses every field a cached catalog must keep: groups, tags
@@ -82,7 +83,7 @@ func cacheFile(t *testing.T, cat *Catalog) []byte {
 // old rules. This digest of the rich catalog's encoding moves with any
 // such change.
 func TestCatalogCacheVersion(t *testing.T) {
-	const version, digest = 6, "ecf969c31e6a4b2c88d30ae9b40e4e0b4245fcc6f0efc6c1b9b020bec009613a"
+	const version, digest = 7, "8a85c9642083ea96f748f12e26e4b0a07c9827cdc7c08037f841ddfe50c8a351"
 	h := sha256.New()
 	for _, part := range encodeCatalog(mustCatalog(t, richCatalog)) {
 		h.Write(part)
@@ -599,4 +600,99 @@ func (m *memCache) LastCatalog() *Catalog {
 		return cat
 	}
 	return c.Catalog()
+}
+
+// What tools share is written once in catalog.bin: a parameter's
+// description, a schema, a group; a summary that starts the description
+// and name forms inside one another are not written again either. The
+// decoded tools still carry every field.
+func TestCatalogCacheWritesSharedOnce(t *testing.T) {
+	const (
+		paramDesc = "The identifier of the record to act on, as the listing returned it."
+		group     = "records-and-more-records"
+		n         = 20
+	)
+	var tools []string
+	for i := range n {
+		tools = append(tools, fmt.Sprintf(`{"name":"act_%d","description":"Act %d on a record.","group":%q,
+			"inputSchema":{"type":"object","properties":{"record_id":{"type":"string","description":%q}},"required":["record_id"]}}`, i, i, group, paramDesc))
+	}
+	cat := mustCatalog(t, `{"domains":[{"name":"records","description":"Records.","tools":[`+strings.Join(tools, ",")+`]}]}`)
+	file := cacheFile(t, cat)
+	schema := cat.Tools()[0].InputSchema
+	for _, c := range []struct {
+		what string
+		b    []byte
+	}{
+		{"the parameter's description", []byte(paramDesc)},
+		{"the group", []byte(group)},
+		{"the schema", schema},
+		{"a summary", []byte("Act 7 on a record.")},
+		{"a name form", []byte(nameForms(cat.Tools()[3])[2])},
+	} {
+		// The schema holds the description once, so it counts for one
+		// more: the region of strings and the region of schemas.
+		want := 1
+		if c.what == "the parameter's description" {
+			want = 2
+		}
+		if got := bytes.Count(file, c.b); got != want {
+			t.Errorf("catalog.bin of %d tools holds %s %d times, want %d", n, c.what, got, want)
+		}
+	}
+	got, err := decodeCatalog(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(withoutBase(got), withoutBase(cat)) {
+		t.Fatal("decoded catalog differs from the one encoded")
+	}
+}
+
+// A reference to strings not read yet (a damaged or hostile file) is an
+// error, not a read past what the checks covered.
+func TestCatalogCacheForwardReference(t *testing.T) {
+	r := &catReader{meta: binary.AppendUvarint(binary.AppendUvarint(nil, 3<<1|1), 2), strs: "abcdef"}
+	if s := r.str(); r.err == nil {
+		t.Errorf("str() of a reference ahead of the strings read = %q, want an error", s)
+	}
+	r = &catReader{meta: binary.AppendUvarint(binary.AppendUvarint(nil, (3<<1|1)+1), 0), raws: []byte("abcdef")}
+	if b := r.raw(); r.err == nil {
+		t.Errorf("raw() of a reference ahead of the schemas read = %q, want an error", b)
+	}
+}
+
+// SchemaBytes names the part of catalog.bin that every decoded schema
+// points into, and nothing a search reads (names, descriptions) is in it.
+func TestCatalogCacheSchemaBytes(t *testing.T) {
+	file := cacheFile(t, mustCatalog(t, richCatalog))
+	c, err := DecodeCatalogCache(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := c.SchemaBytes()
+	if from <= CacheHeadLen || from > to || to != len(file) {
+		t.Fatalf("SchemaBytes() = %d, %d of a %d-byte file", from, to, len(file))
+	}
+	within := func(b []byte) bool {
+		start, end := uintptr(unsafe.Pointer(&file[from])), uintptr(unsafe.Pointer(&file[to-1]))
+		return len(b) == 0 || uintptr(unsafe.Pointer(&b[0])) >= start && uintptr(unsafe.Pointer(&b[len(b)-1])) <= end
+	}
+	schemas := 0
+	for _, tl := range c.Catalog().Tools() {
+		for _, b := range [][]byte{tl.InputSchema, tl.OutputSchema, tl.Annotations} {
+			if len(b) > 0 {
+				schemas++
+				if !within(b) {
+					t.Errorf("tool %s: a schema outside SchemaBytes %d-%d", tl.QualifiedName, from, to)
+				}
+			}
+		}
+		if bytes.Contains(file[from:to], []byte(tl.Description)) && !bytes.Contains(tl.InputSchema, []byte(tl.Description)) {
+			t.Errorf("tool %s: its description is among the schemas", tl.QualifiedName)
+		}
+	}
+	if schemas == 0 {
+		t.Fatal("the rich catalog decoded without schemas")
+	}
 }

@@ -33,6 +33,28 @@ func ReadMappedReleasable(path string) (data []byte, release func(), err error) 
 	return data, func() { once.Do(func() { syscall.Munmap(data) }) }, nil
 }
 
+// ReadMappedDroppable is ReadMapped with drop, which lets go of the
+// process's resident pages of data[from:to] (the whole pages inside
+// it): a part of a file read once at start (checked) and seldom after,
+// such as the catalog cache's schemas, which only a tool's schema asks
+// for. The bytes stay the file's; a page touched again is read back from
+// the page cache (or the file). Bytes read instead of mapped are kept:
+// drop does nothing then.
+func ReadMappedDroppable(path string) (data []byte, drop func(from, to int), err error) {
+	data, isMapped, err := readMapped(path)
+	if !isMapped {
+		return data, func(int, int) {}, err
+	}
+	return data, func(from, to int) {
+		page := os.Getpagesize() // a mapping starts on a page
+		from = (max(from, 0) + page - 1) / page * page
+		to = min(to, len(data)) / page * page
+		if from < to {
+			syscall.Madvise(data[from:to], syscall.MADV_DONTNEED)
+		}
+	}, nil
+}
+
 // readMapped is ReadMapped, saying whether it mapped the file.
 func readMapped(path string) ([]byte, bool, error) {
 	f, err := os.Open(path)
