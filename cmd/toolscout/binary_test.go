@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if binary.dir != "" {
 		os.RemoveAll(binary.dir)
 	}
+	if builtinEval.dir != "" {
+		os.RemoveAll(builtinEval.dir)
+	}
 	os.Exit(code)
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolscout/toolscout/eval"
@@ -55,17 +56,45 @@ func TestEvalExports(t *testing.T) {
 	}
 }
 
+// builtinEval is the report and the confidence models of one eval of the
+// built-in datasets in the modes keyword, semantic and hybrid with
+// --confidence-fit, run by the first test that asks for it and shared by
+// TestEvalCommandJSON and TestEvalConfidenceModels: each eval of the
+// built-in datasets costs about 7 CPU seconds under -race, and the two
+// tests check different parts of one run's output.
+var builtinEval struct {
+	once   sync.Once
+	dir    string // removed by TestMain
+	stderr string
+	code   int
+}
+
+// evalBuiltin runs that eval once and returns the paths of its JSON
+// report and of its models file.
+func evalBuiltin(t *testing.T) (report, models string) {
+	t.Helper()
+	builtinEval.once.Do(func() {
+		dir, err := os.MkdirTemp("", "toolscout-eval-test-")
+		if err != nil {
+			builtinEval.stderr, builtinEval.code = err.Error(), -1
+			return
+		}
+		builtinEval.dir = dir
+		_, builtinEval.stderr, builtinEval.code = runCLI(t, "eval", "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin",
+			"--modes", "keyword,semantic,hybrid", "--confidence-fit", "--confidence-models", filepath.Join(dir, "models.json"),
+			"--format", "json", "--out", filepath.Join(dir, "r.json"))
+	})
+	if builtinEval.code != 0 {
+		t.Fatalf("eval: exit %d: %s", builtinEval.code, builtinEval.stderr)
+	}
+	return filepath.Join(builtinEval.dir, "r.json"), filepath.Join(builtinEval.dir, "models.json")
+}
+
 // TestEvalConfidenceModels: --confidence-fit --confidence-models writes
 // models in the shipped file's form, each with a threshold.
 func TestEvalConfidenceModels(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "models.json")
-	_, stderr, code := runCLI(t, "eval", "--data-dir", filepath.Join(dir, "data"), "--embedder", "builtin", "--modes", "keyword,semantic,hybrid",
-		"--confidence-fit", "--confidence-models", path, "--format", "json", "--out", filepath.Join(dir, "r.json"))
-	if code != 0 {
-		t.Fatalf("eval: exit %d: %s", code, stderr)
-	}
+	_, path := evalBuiltin(t)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func caseOf(rel string) (flipCase, bool) {
 
 // TestFlippedByteHealsOrIsHarmless flips one byte in the middle of each
 // file of a catalog set in turn (a copy of the data dir each time) and
-// searches it through the product's own path: the ranked lists of 40
+// searches it through the product's own path: the ranked lists of 20
 // queries in each mode must be the clean data dir's, and a damaged file
 // must be said in one warning, the first time only. The set holds every
 // kind of file: it was indexed, then re-indexed after an edit of 5% of
@@ -66,14 +66,17 @@ func TestFlippedByteHealsOrIsHarmless(t *testing.T) {
 	if testing.Short() {
 		t.Skip("searches 20 copies of a data dir")
 	}
-	specs := synth.Specs(400, 40, 7)
+	// 200 tools and 20 queries: each query's ten results are as large a
+	// share of the catalog as 40 queries' of 400 tools, at half the CPU
+	// (each of the 20 copies is searched once or twice in three modes).
+	specs := synth.Specs(200, 20, 7)
 	catalog := filepath.Join(t.TempDir(), "catalog.json")
 	writeSpecs(t, catalog, specs)
 	clean := t.TempDir()
 	cliOK(t, "index", "--catalog", catalog, "--data-dir", clean, "--embedder", "builtin")
 	for d := range specs {
 		for i := range specs[d].Tools {
-			if i%20 == 3 { // 20 of 400 tools
+			if i%20 == 3 { // 10 of 200 tools
 				specs[d].Tools[i].Description += " Also keeps an audit trail of every change."
 			}
 		}
@@ -81,7 +84,7 @@ func TestFlippedByteHealsOrIsHarmless(t *testing.T) {
 	writeSpecs(t, catalog, specs)
 	cliOK(t, "index", "--catalog", catalog, "--data-dir", clean, "--embedder", "builtin")
 
-	queries := synth.Queries(40, 3)
+	queries := synth.Queries(20, 3)
 	want, warned := rankings(t, catalog, clean, queries)
 	if warned != "" {
 		t.Fatalf("the clean data dir warns:\n%s", warned)
