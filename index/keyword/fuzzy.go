@@ -16,6 +16,7 @@ import (
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 	"github.com/blevesearch/vellum"
 	"github.com/blevesearch/vellum/levenshtein"
+	"golang.org/x/sync/singleflight"
 )
 
 // The fuzzy clause of a keyword-mode query (Query.Fuzzy) is Bleve's
@@ -65,6 +66,10 @@ type fuzzyAutomata struct {
 	ll      *list.List
 	items   map[string]*list.Element
 	builds  int // automata built, for tests
+	// building makes the parts of a divided query that miss the same
+	// word at once build its automaton once (a race that built it
+	// twice failed TestFuzzyAutomataShared on a CI run).
+	building singleflight.Group
 }
 
 type fuzzyAutomaton struct {
@@ -90,22 +95,31 @@ func (c *fuzzyAutomata) get(word string) (*levenshtein.DFA, error) {
 		return e.Value.(*fuzzyAutomaton).dfa, nil
 	}
 	c.mu.Unlock()
-	dfa, err := c.builder.BuildDfa(word, fuzziness)
+	v, err, _ := c.building.Do(word, func() (any, error) {
+		c.mu.Lock()
+		if e, ok := c.items[word]; ok { // built while this one waited
+			c.mu.Unlock()
+			return e.Value.(*fuzzyAutomaton).dfa, nil
+		}
+		c.mu.Unlock()
+		dfa, err := c.builder.BuildDfa(word, fuzziness)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.builds++
+		c.items[word] = c.ll.PushFront(&fuzzyAutomaton{word, dfa})
+		if c.ll.Len() > fuzzyAutomataSize {
+			old := c.ll.Remove(c.ll.Back()).(*fuzzyAutomaton)
+			delete(c.items, old.word)
+		}
+		return dfa, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.builds++
-	if e, ok := c.items[word]; ok { // built at once by another query
-		return e.Value.(*fuzzyAutomaton).dfa, nil
-	}
-	c.items[word] = c.ll.PushFront(&fuzzyAutomaton{word, dfa})
-	if c.ll.Len() > fuzzyAutomataSize {
-		old := c.ll.Remove(c.ll.Back()).(*fuzzyAutomaton)
-		delete(c.items, old.word)
-	}
-	return dfa, nil
+	return v.(*levenshtein.DFA), nil
 }
 
 // fuzzyNameQuery returns the fuzzy clause of text over field with this
