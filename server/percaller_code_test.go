@@ -1,16 +1,10 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index/store"
-	"github.com/toolscout/toolscout/internal/redact"
-	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -22,24 +16,6 @@ import (
 // generations; never as toolscout.
 func TestCallerIdentityRunCode(t *testing.T) {
 	up := startIdentityUpstream(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	st, err := store.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, _, err := search.Open(ctx, search.LiveOptions{Store: st, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &logBuffer{}
-	gw := gateway.New(gateway.Options{
-		Upstreams:     []gateway.UpstreamConfig{{Domain: "id", URL: up.url, Transport: "http", Auth: staticToken(ownUpToken), CallerIdentity: gateway.IdentityForward}},
-		Logger:        logs.logger(),
-		Redactor:      redact.New(ownUpToken),
-		WordFrequency: search.WordFrequency,
-	})
-	live.Follow(ctx, gw, search.FollowOptions{})
 	set, err := callers.New(callers.Options{Callers: []callers.Config{
 		{Name: "alice", Tokens: []string{aliceToken}, Allow: []string{"*"}},
 		{Name: "bob", Tokens: []string{bobToken}, Allow: []string{"*"}},
@@ -47,17 +23,12 @@ func TestCallerIdentityRunCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Options{Live: live, Executor: gw, Callers: set, Logger: logs.logger(),
-		Expose: Exposure{Mode: ExposeCode}, Code: &Code{Runner: codeRunner(t)}})
-	gw.Start(ctx)
-	t.Cleanup(func() { gw.Close(); live.Close() })
-	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
-	t.Cleanup(hs.Close)
-	waitFor(t, "the identity server's tools", func() bool { return srv.eng.Catalog().Tool("id__whoami") != nil })
+	url, _, _ := serveOneUpstream(t, gateway.UpstreamConfig{Domain: "id", URL: up.url, Transport: "http", Auth: staticToken(ownUpToken), CallerIdentity: gateway.IdentityForward}, set,
+		func(o *Options) { o.Expose, o.Code = Exposure{Mode: ExposeCode}, &Code{Runner: codeRunner(t)} }, ownUpToken)
 
 	for _, protocol := range []string{"", "2025-11-25"} {
 		for _, tc := range []struct{ token, want string }{{aliceToken, "you are alice"}, {bobToken, "you are bob"}} {
-			cs := connectURL(t, hs.URL, &http.Client{Transport: bearerRT(tc.token)}, protocol)
+			cs := connectURL(t, url, &http.Client{Transport: bearerRT(tc.token)}, protocol)
 			ans := codeAnswer(t, cs, `await tools.id.whoami({})`)
 			if ans.Error != nil || !strings.Contains(string(ans.Result), tc.want) {
 				t.Errorf("protocol %q: the program of %.5s answered %s (error %+v), want %q", protocol, tc.token, ans.Result, ans.Error, tc.want)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,11 +14,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
-	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/internal/exchangetest"
-	"github.com/toolscout/toolscout/internal/redact"
-	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/callers"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -69,24 +64,6 @@ func callerJWTs(t *testing.T) (*jose.JSONWebKeySet, map[string]string) {
 // keys' provider), in exp's mode; x is the upstream's exchange config.
 func exchangeGateway(t *testing.T, upURL string, keys *jose.JSONWebKeySet, x *gateway.Exchange, exp Exposure) (string, *logBuffer, *Metrics) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	st, err := store.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, _, err := search.Open(ctx, search.LiveOptions{Store: st, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &logBuffer{}
-	gw := gateway.New(gateway.Options{
-		Upstreams:     []gateway.UpstreamConfig{{Domain: "id", URL: upURL, Transport: "http", Auth: staticToken(ownUpToken), CallerIdentity: gateway.IdentityExchange, Exchange: x}},
-		Logger:        logs.logger(),
-		Redactor:      redact.New(ownUpToken, exchangeClientSecret),
-		WordFrequency: search.WordFrequency,
-	})
-	live.Follow(ctx, gw, search.FollowOptions{})
 	set, err := callers.New(callers.Options{
 		Callers: []callers.Config{
 			{Name: "alice", Claims: map[string]string{"sub": "alice"}, Allow: []string{"*"}},
@@ -99,18 +76,13 @@ func exchangeGateway(t *testing.T, upURL string, keys *jose.JSONWebKeySet, x *ga
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := NewMetrics()
-	opts := Options{Live: live, Executor: gw, Callers: set, Metrics: metrics, Logger: logs.logger(), Expose: exp}
-	if exp.Mode == ExposeCode {
-		opts.Code = &Code{Runner: codeRunner(t)}
-	}
-	srv := New(opts)
-	gw.Start(ctx)
-	t.Cleanup(func() { gw.Close(); live.Close() })
-	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
-	t.Cleanup(hs.Close)
-	waitFor(t, "the exchange server's tools", func() bool { return srv.eng.Catalog().Tool("id__whoami") != nil })
-	return hs.URL, logs, metrics
+	return serveOneUpstream(t, gateway.UpstreamConfig{Domain: "id", URL: upURL, Transport: "http", Auth: staticToken(ownUpToken), CallerIdentity: gateway.IdentityExchange, Exchange: x}, set,
+		func(o *Options) {
+			o.Expose = exp
+			if exp.Mode == ExposeCode {
+				o.Code = &Code{Runner: codeRunner(t)}
+			}
+		}, ownUpToken, exchangeClientSecret)
 }
 
 // leaks fails t for each secret found in out.

@@ -91,6 +91,24 @@ func (s staticToken) Refresh(context.Context, string) (string, error) {
 func serveIdentityGateway(t *testing.T, identity string) (string, *identityUpstream, *logBuffer, *Metrics) {
 	t.Helper()
 	up := startIdentityUpstream(t)
+	set, err := callers.New(callers.Options{Callers: []callers.Config{
+		{Name: "alice", Tokens: []string{aliceToken}, Allow: []string{"*"}},
+		{Name: "bob", Tokens: []string{bobToken}, Allow: []string{"*"}},
+		{Name: "mallory", Tokens: []string{malloryToken}, Allow: []string{"*"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, logs, metrics := serveOneUpstream(t, gateway.UpstreamConfig{Domain: "id", URL: up.url, Transport: "http", Auth: staticToken(ownUpToken), CallerIdentity: identity}, set, nil, ownUpToken)
+	return url, up, logs, metrics
+}
+
+// serveOneUpstream serves the one upstream u (domain "id", with an
+// id__whoami tool) through toolscout over HTTP for callers set, with
+// secrets redacted from the log and opts (may be nil) changing the
+// server's options; it returns the server's URL, its log and metrics.
+func serveOneUpstream(t *testing.T, u gateway.UpstreamConfig, set *callers.Set, opts func(*Options), secrets ...string) (string, *logBuffer, *Metrics) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	st, err := store.Open("")
@@ -103,28 +121,24 @@ func serveIdentityGateway(t *testing.T, identity string) (string, *identityUpstr
 	}
 	logs := &logBuffer{}
 	gw := gateway.New(gateway.Options{
-		Upstreams:     []gateway.UpstreamConfig{{Domain: "id", URL: up.url, Transport: "http", Auth: staticToken(ownUpToken), CallerIdentity: identity}},
+		Upstreams:     []gateway.UpstreamConfig{u},
 		Logger:        logs.logger(),
-		Redactor:      redact.New(ownUpToken),
+		Redactor:      redact.New(secrets...),
 		WordFrequency: search.WordFrequency,
 	})
 	live.Follow(ctx, gw, search.FollowOptions{})
-	set, err := callers.New(callers.Options{Callers: []callers.Config{
-		{Name: "alice", Tokens: []string{aliceToken}, Allow: []string{"*"}},
-		{Name: "bob", Tokens: []string{bobToken}, Allow: []string{"*"}},
-		{Name: "mallory", Tokens: []string{malloryToken}, Allow: []string{"*"}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	metrics := NewMetrics()
-	srv := New(Options{Live: live, Executor: gw, Callers: set, Metrics: metrics, Logger: logs.logger()})
+	o := Options{Live: live, Executor: gw, Callers: set, Metrics: metrics, Logger: logs.logger()}
+	if opts != nil {
+		opts(&o)
+	}
+	srv := New(o)
 	gw.Start(ctx)
 	t.Cleanup(func() { gw.Close(); live.Close() })
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
-	waitFor(t, "the identity server's tools", func() bool { return srv.eng.Catalog().Tool("id__whoami") != nil })
-	return hs.URL, up, logs, metrics
+	waitFor(t, "the "+u.Domain+" server's tools", func() bool { return srv.eng.Catalog().Tool(u.Domain+"__whoami") != nil })
+	return hs.URL, logs, metrics
 }
 
 func whoami(t *testing.T, url, token string) (string, bool) {
