@@ -19,27 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolscout/toolscout/internal/echoupstream"
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/server"
 )
-
-// syncBuffer is a bytes.Buffer that goroutines write (a command's
-// stderr) while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestNoSecretInAnythingARunWrites (issue 52, item 1): with upstream
 // servers that echo the credentials they are sent in every place they
@@ -90,7 +72,7 @@ func TestNoSecretInAnythingARunWrites(t *testing.T) {
 	data := filepath.Join(dir, "data")
 
 	var answers []string
-	serveLog := &syncBuffer{}
+	serveLog := &logtest.Buffer{}
 	call := func(cs *mcp.ClientSession, name string, args map[string]any) string {
 		t.Helper()
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -213,7 +195,7 @@ func readFile(t *testing.T, p string) string {
 // a client of it (with serveToken's bearer: the caller of args'
 // --auth-token-file), its base URL and what stops it (also called at
 // the end of the test).
-func serveInProcess(t *testing.T, log *syncBuffer, args ...string) (*mcp.ClientSession, string, func()) {
+func serveInProcess(t *testing.T, log *logtest.Buffer, args ...string) (*mcp.ClientSession, string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/echoupstream"
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/callers"
 )
@@ -208,7 +208,7 @@ func TestUpstreamRefusalQuotesNoCredential(t *testing.T) {
 		{"403 at a call", "", "refuse403", []string{"HTTP 403 Forbidden", `Bearer realm="up", error="insufficient_scope"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs logtest.Buffer
 			g := New(Options{Upstreams: []UpstreamConfig{{Domain: "remote", URL: echoUpstream(t, tc.refuse), Transport: "http", Headers: headers, ConnectTimeout: 5 * time.Second}},
 				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			g.Start(ctx)
@@ -253,7 +253,7 @@ func TestUpstreamRefusalQuotesNoCredential(t *testing.T) {
 // caller's own Authorization forwarded to it.
 func TestUpstreamEchoRedacted(t *testing.T) {
 	ctx := t.Context()
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	cfg := UpstreamConfig{Domain: "remote", URL: echoUpstream(t, ""), Transport: "http", Headers: map[string]string{"Authorization": echoSecret}, ConnectTimeout: 5 * time.Second}
 	fwd := cfg
 	fwd.Domain, fwd.ForwardAuthorization = "forwarded", true
@@ -303,22 +303,4 @@ func TestUpstreamEchoRedacted(t *testing.T) {
 			t.Errorf("a credential is quoted (%q):\n%s", l, s)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for a logger that goroutines share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

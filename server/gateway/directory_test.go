@@ -14,6 +14,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/pin"
 	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/internal/logtest"
 )
 
 // TestDirectoryWithoutServers: before any server runs, the gateway
@@ -65,7 +66,7 @@ func TestDirectoryWithoutServers(t *testing.T) {
 // the listing's server, and the gateway serves on.
 func TestKeepFails(t *testing.T) {
 	t.Parallel()
-	var buf lockedBuffer
+	var buf logtest.Buffer
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")},
 		Keep:   func([]index.ListedTools) error { return errors.New("disk full") },
 		Logger: slog.New(slog.NewTextHandler(&buf, nil))})

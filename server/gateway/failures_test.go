@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/internal/logtest"
 )
 
 // TestSurfaceCallFailures: a prompt asked of a server that exits while
@@ -102,7 +104,7 @@ func TestDownServerKeepsLastRun(t *testing.T) {
 // older protocol).
 func TestUnreachableHTTPServer(t *testing.T) {
 	t.Parallel()
-	var log lockedBuffer
+	var log logtest.Buffer
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "web", URL: "http://127.0.0.1:1/mcp", ConnectTimeout: 10 * time.Second}},
 		MinBackoff: time.Hour, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	g.WaitReady(context.Background())

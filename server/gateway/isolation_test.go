@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/internal/redact"
 )
 
@@ -44,7 +45,7 @@ func TestServersAreIsolated(t *testing.T) {
 // a call's error and the log.
 func TestErrorsRedacted(t *testing.T) {
 	t.Parallel()
-	var log lockedBuffer
+	var log logtest.Buffer
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{{Domain: "d", Command: "/nonexistent/s3cret-value/server"}},
 		Redactor: redact.New("s3cret-value"), MinBackoff: 1 << 62, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	g.WaitReady(context.Background())
@@ -62,7 +63,7 @@ func TestErrorsRedacted(t *testing.T) {
 // list is logged with a suggestion, and does not stop the server.
 func TestConfigAppliedToListing(t *testing.T) {
 	t.Parallel()
-	var log lockedBuffer
+	var log logtest.Buffer
 	cfg := testUpstream(t, "test", "")
 	cfg.Groups = map[string]string{"echo": "talk", "ecoh": "talk"}
 	cfg.DisabledTools = []string{"crash"}
@@ -92,7 +93,7 @@ func TestConfigAppliedToListing(t *testing.T) {
 func TestRestartWithChangedTools(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	var log lockedBuffer
+	var log logtest.Buffer
 	var kept []index.ListedTools
 	keptCh := make(chan []index.ListedTools, 8)
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", dir)}, Keep: func(l []index.ListedTools) error { keptCh <- l; return nil },

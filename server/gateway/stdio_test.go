@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/internal/redact"
 )
 
@@ -19,7 +20,7 @@ import (
 // not JSON-RPC is skipped and logged, and the server serves.
 func TestStdioBannerSkipped(t *testing.T) {
 	t.Parallel()
-	var log lockedBuffer
+	var log logtest.Buffer
 	cfg := testUpstream(t, "test", "")
 	cfg.Env[upstreamBannerEnv] = "Test server v1 listening on stdio"
 	g := startGateway(t, Options{Upstreams: []UpstreamConfig{cfg}, Logger: slog.New(slog.NewTextHandler(&log, nil))})

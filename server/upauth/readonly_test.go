@@ -3,36 +3,18 @@
 package upauth
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolscout/toolscout/internal/logtest"
 )
-
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestSourceReadOnlyDataDir: where the data dir cannot be written (a
 // replica's), the sign-in is still read, a refresh still serves the
@@ -57,7 +39,7 @@ func TestSourceReadOnlyDataDir(t *testing.T) {
 	}
 	readOnly()
 	t.Cleanup(func() { os.Chmod(dir, 0o755) })
-	var logs syncBuffer
+	var logs logtest.Buffer
 	src := NewSource(st, "remote", "https://remote.example/mcp", nil, nil).WithLog(slog.New(slog.NewTextHandler(&logs, nil)))
 
 	for i := range 3 {

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -168,7 +169,7 @@ func movingMCP(t *testing.T, current func() *scopedAS, never bool) string {
 
 // stepUpGateway starts a gateway with upstream "remote" at u, signed in
 // through st, its log into logs (redacted as serve's is).
-func stepUpGateway(t *testing.T, st *Store, u string, logs *lockedBuffer) *gateway.Gateway {
+func stepUpGateway(t *testing.T, st *Store, u string, logs *logtest.Buffer) *gateway.Gateway {
 	secrets := redact.New()
 	log := slog.New(secrets.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	g := gateway.New(gateway.Options{Logger: log, Upstreams: []gateway.UpstreamConfig{{Domain: "remote", URL: u, Transport: "http",
@@ -179,24 +180,6 @@ func stepUpGateway(t *testing.T, st *Store, u string, logs *lockedBuffer) *gatew
 	t.Cleanup(g.Close)
 	g.WaitReady(ctx)
 	return g
-}
-
-// lockedBuffer is a log's buffer, written by the gateway's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 var writeTool = &index.Tool{Domain: "remote", Name: "write", QualifiedName: "remote__write"}
@@ -222,7 +205,7 @@ func TestStepUp(t *testing.T) {
 	if got := as.Asked(); !slices.Equal(got, []string{"read"}) {
 		t.Fatalf("authorization requests asked scopes %q, want [read] (tools/list's challenge)", got)
 	}
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	g := stepUpGateway(t, st, u, &logs)
 	if s := g.Upstreams().Status()[0]; s.State != "up" {
 		t.Fatalf("upstream %s: %v", s.State, s.Err)
@@ -267,7 +250,7 @@ func TestStepUpLimit(t *testing.T) {
 	u := stepUpMCP(t, as, true)
 	st := OpenStore(filepath.Join(t.TempDir(), FileName))
 	var out strings.Builder
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	var err error
 	for i := 0; i < 10; i++ {
 		if _, err = Login(t.Context(), LoginOptions{Server: "remote", URL: u, ClientID: "preregistered", Store: st, Open: browser(t), Out: &out}); err != nil {
@@ -329,7 +312,7 @@ func TestReregisterOnASChange(t *testing.T) {
 	if err := login(); err != nil {
 		t.Fatalf("Login: %v", err)
 	}
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	g := stepUpGateway(t, st, u, &logs)
 	if res, err := g.Execute(t.Context(), &mcp.CallToolRequest{}, writeTool, map[string]any{}); err != nil || res.IsError {
 		t.Fatalf("call before the move = %v, %v", res, err)
