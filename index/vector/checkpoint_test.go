@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/indextest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
@@ -89,24 +90,9 @@ func TestColdSyncCheckpointKilled(t *testing.T) {
 // file write's 1 MiB buffer).
 func TestColdSyncCheckpointsCopyNoMatrix(t *testing.T) {
 	ctx := context.Background()
-	cat, err := synth.Catalog(4000, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const dims, batch = 1024, 200
-	col := Collection{Provider: "test", Model: "random", Dims: dims}
-	vs, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	matrix := uint64(len(cat.Tools()) * dims * 4)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	if _, err := vs.Sync(ctx, col, cat, plainRandom{dims}, SyncOptions{BatchSize: batch, Concurrency: 1, CheckpointEvery: time.Nanosecond}); err != nil {
-		t.Fatal(err)
-	}
-	runtime.ReadMemStats(&after)
+	const batch = 200
+	c := coldSync(t, 5, SyncOptions{BatchSize: batch, Concurrency: 1, CheckpointEvery: time.Nanosecond}, false)
+	cat, vs, col, matrix, before, after := c.cat, c.vs, c.col, c.matrix, c.before, c.after
 	if got := after.TotalAlloc - before.TotalAlloc; got > 8*matrix {
 		t.Errorf("a cold sync of %d tools with %d checkpoints allocated %d MB, %.1f times its %d MB matrix; want at most 8 times",
 			len(cat.Tools()), len(cat.Tools())/batch, got>>20, float64(got)/float64(matrix), matrix>>20)
@@ -115,6 +101,42 @@ func TestColdSyncCheckpointsCopyNoMatrix(t *testing.T) {
 	if err != nil || s == nil || s.count() != len(cat.Tools()) {
 		t.Fatalf("snapshot after the sync: %v rows, %v", s, err)
 	}
+}
+
+// coldRun is what coldSync measured.
+type coldRun struct {
+	cat           *index.Catalog
+	vs            *Store
+	col           Collection
+	matrix        uint64 // the bytes of the collection's float32 matrix
+	before, after runtime.MemStats
+}
+
+// coldSync syncs 4,000 synthetic tools (catalog seed seed) into a new
+// data dir's collection of 1,024 dimensions with opts, reading the
+// memory statistics after a GC before it and after it (after another GC
+// when gcAfter).
+func coldSync(t *testing.T, seed int64, opts SyncOptions, gcAfter bool) coldRun {
+	t.Helper()
+	cat, err := synth.Catalog(4000, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dims = 1024
+	c := coldRun{cat: cat, col: Collection{Provider: "test", Model: "random", Dims: dims}, matrix: uint64(len(cat.Tools()) * dims * 4)}
+	if c.vs, err = Open(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&c.before)
+	if _, err := c.vs.Sync(context.Background(), c.col, cat, plainRandom{dims}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if gcAfter {
+		runtime.GC()
+	}
+	runtime.ReadMemStats(&c.after)
+	return c
 }
 
 // plainRandom embeds every text as the same pseudo-random vector: what
@@ -140,25 +162,8 @@ func (p plainRandom) EmbedDocuments(_ context.Context, texts []string) ([][]floa
 // GOGC 100), held by the store after the sync.
 func TestColdSyncMatrixOffHeap(t *testing.T) {
 	ctx := context.Background()
-	cat, err := synth.Catalog(4000, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const dims = 1024
-	col := Collection{Provider: "test", Model: "random", Dims: dims}
-	vs, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	matrix := uint64(len(cat.Tools()) * dims * 4)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	if _, err := vs.Sync(ctx, col, cat, plainRandom{dims}, SyncOptions{BatchSize: 100}); err != nil {
-		t.Fatal(err)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
+	c := coldSync(t, 7, SyncOptions{BatchSize: 100}, true)
+	cat, vs, col, matrix, before, after := c.cat, c.vs, c.col, c.matrix, c.before, c.after
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > int64(matrix/4) {
 		t.Errorf("after a cold sync of %d tools the heap holds %d MB more, its matrix is %d MB: want the matrix out of the heap", len(cat.Tools()), grew>>20, matrix>>20)
 	}

@@ -15,11 +15,7 @@ import (
 // the domains (only the request's normalised vector).
 func TestDomainSimilarityInto(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := Open("")
-	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
-	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	vs, cat := syncedSmall(t)
 	q := indextest.HashVec(index.DocumentText(cat.Tool("slack__post_message")))
 	want, err := vs.DomainSimilarity(ctx, testCol, q)
 	if err != nil {

@@ -100,11 +100,7 @@ func TestVectorSyncResumesAfterFailure(t *testing.T) {
 
 func TestVectorQuery(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := Open("")
-	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
-	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	vs, cat := syncedSmall(t)
 	hits, err := vs.Query(ctx, testCol, indextest.HashVec(index.DocumentText(cat.Tool("slack__post_message"))), 100, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -126,11 +122,7 @@ func TestVectorQuery(t *testing.T) {
 
 func TestDomainSimilarity(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := Open("")
-	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
-	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	vs, cat := syncedSmall(t)
 	q := indextest.HashVec(index.DocumentText(cat.Tool("slack__post_message")))
 	sims, err := vs.DomainSimilarity(ctx, testCol, q)
 	if err != nil {
@@ -179,11 +171,7 @@ const halfTol = 1.0 / 2048
 
 func TestSnapshotMatchesChromem(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := Open("")
-	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
-	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	vs, _ := syncedSmall(t)
 	for _, q := range []string{"issue", "message channel", "file repository contents"} {
 		for _, scope := range [][2]string{{"", ""}, {"github", ""}, {"github", "issues"}} {
 			a, err1 := vs.Query(ctx, testCol, indextest.HashVec(q), 4, scope[0], scope[1])
@@ -281,11 +269,7 @@ func TestDot(t *testing.T) {
 // them known gives nil.
 func TestCentroid(t *testing.T) {
 	ctx := context.Background()
-	vs, _ := Open("")
-	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
-	if _, err := vs.Sync(ctx, testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	vs, cat := syncedSmall(t)
 	tools := cat.Tools()[:3]
 	ids := []string{tools[0].QualifiedName, "nobody__nothing", tools[1].QualifiedName, tools[2].QualifiedName}
 	got, err := vs.Centroid(ctx, testCol, ids)
@@ -341,4 +325,16 @@ func TestServedAsWritten(t *testing.T) {
 			t.Errorf("Similarities(%q) after the sync = %v, opened from the file %v", q, sa, sb)
 		}
 	}
+}
+
+// syncedSmall is an in-memory store with the small test catalog synced
+// into testCol by the counting embedder, and that catalog.
+func syncedSmall(t *testing.T) (*Store, *index.Catalog) {
+	t.Helper()
+	vs, _ := Open("")
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	if _, err := vs.Sync(context.Background(), testCol, cat, &indextest.CountingEmbedder{}, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return vs, cat
 }
