@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,14 +168,14 @@ func Login(ctx context.Context, o LoginOptions) (*Entry, error) {
 		return nil, fmt.Errorf("sign in to %s: the authorization server issued no access token", o.Server)
 	}
 	e := &Entry{URL: o.URL, TokenURL: gotCfg.Endpoint.TokenURL, AuthStyle: int(gotCfg.Endpoint.AuthStyle),
-		ClientID: gotCfg.ClientID, ClientSecret: gotCfg.ClientSecret, Scopes: gotCfg.Scopes,
+		ClientID: gotCfg.ClientID, ClientSecret: gotCfg.ClientSecret, Scopes: sortedScopes(gotCfg.Scopes),
 		AccessToken: got.AccessToken, RefreshToken: got.RefreshToken, TokenType: got.TokenType, Expiry: got.Expiry,
 		SignedIn: time.Now().UTC()}
 	if len(e.Scopes) == 0 {
 		e.Scopes = asked
 	}
 	if s, ok := got.Extra("scope").(string); ok && s != "" {
-		e.Scopes = strings.Fields(s) // what was granted
+		e.Scopes = sortedScopes(strings.Fields(s)) // what was granted
 	}
 	if pending != nil && len(pending.Scopes) > 0 {
 		e.StepUp = &StepUp{Scopes: pending.Scopes, SignIns: pending.SignIns + 1}
@@ -297,4 +298,17 @@ func errorCode(code string) string {
 		return ""
 	}
 	return ", " + code
+}
+
+// sortedScopes is scopes in a stable order: the go-sdk's handler merges
+// what was granted with what was asked in a map (authutil.UnionScopes),
+// so its order changed from one sign-in to the next (and with it a
+// server's granted list that echoes the request), and with it the
+// stored entry and what auth status prints (a test comparing them failed
+// one CI run in a few). A scope list is a set (RFC 6749, 3.3).
+func sortedScopes(scopes []string) []string {
+	if len(scopes) == 0 {
+		return nil
+	}
+	return slices.Sorted(slices.Values(scopes))
 }
