@@ -35,8 +35,12 @@ type GridRun struct {
 	DomainWeight   float64 `json:"domain_weight" yaml:"domain_weight"`
 	DomainText     float64 `json:"domain_text" yaml:"domain_text"`
 	// DomainVector is search.Params.DomainVector.
-	DomainVector   float64            `json:"domain_vector" yaml:"domain_vector"`
-	Fuzzy          float64            `json:"fuzzy" yaml:"fuzzy"`
+	DomainVector float64 `json:"domain_vector" yaml:"domain_vector"`
+	Fuzzy        float64 `json:"fuzzy" yaml:"fuzzy"`
+	// PseudoFeedback is search.Params.PseudoFeedback.
+	PseudoFeedback float64 `json:"pseudo_feedback" yaml:"pseudo_feedback"`
+	// DomainFeedback is search.Params.DomainFeedback.
+	DomainFeedback float64            `json:"domain_feedback" yaml:"domain_feedback"`
 	Candidates     int                `json:"candidates" yaml:"candidates"`
 	Fields         map[string]float64 `json:"fields" yaml:"fields"`
 	KeywordScoring string             `json:"keyword_scoring" yaml:"keyword_scoring"`
@@ -128,7 +132,7 @@ func (r GridRun) Spec() RunSpec {
 		Embedder: r.EmbedderKey(),
 		Params: search.Params{
 			Fusion: r.Fusion, RRFK: r.RRFK, KeywordWeight: r.KeywordWeight, SemanticWeight: r.SemanticWeight,
-			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, DomainText: r.DomainText, DomainVector: r.DomainVector, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
+			ExactBoost: r.ExactBoost, DomainBoost: r.DomainBoost, DomainWeight: r.DomainWeight, DomainText: r.DomainText, DomainVector: r.DomainVector, PseudoFeedback: r.PseudoFeedback, DomainFeedback: r.DomainFeedback, Fuzzy: r.Fuzzy, Candidates: r.Candidates, Fields: r.Fields, KeywordScoring: r.KeywordScoring, StepDepth: r.StepDepth, StepWeight: r.StepWeight, KeywordFullCoverage: r.KeywordFullCoverage,
 			SentenceShare: r.SentenceShare, ScaledSentences: r.ScaledSentences, FusionModel: r.FusionModel,
 		},
 	}

@@ -748,6 +748,12 @@ func (e *Engine) semantic(ctx context.Context, pl plan, domains bool) (semanticL
 	if err != nil {
 		return semanticList{}, err
 	}
+	if l, err = e.withPseudoFeedback(ctx, pl, l, v, pl.p.PseudoFeedback); err != nil {
+		return semanticList{}, err
+	}
+	if l, err = e.withDomainFeedback(ctx, pl, l, v, pl.p.DomainFeedback); err != nil {
+		return semanticList{}, err
+	}
 	if w := domainVectorWeight(pl); w > 0 {
 		dv, err := e.domainVectorsOf(ctx, pl)
 		if err != nil {

@@ -49,6 +49,18 @@ type Params struct {
 	// fitted for the embedder's kind (DefaultDomainVector); Off turns it
 	// off.
 	DomainVector float64 `json:"domain_vector,omitempty"`
+	// PseudoFeedback is the weight of Rocchio's pseudo-relevance
+	// feedback in the semantic list (semantic mode and hybrid's): the
+	// request's vector moves by this weight towards the centroid of the
+	// list's first three tools and the list is ordered again by the
+	// moved vector (pseudofeedback.go). Zero: off (measured, not
+	// shipped: docs/benchmarks/2026-12-06-agent-view-2.md).
+	PseudoFeedback float64 `json:"pseudo_feedback,omitempty"`
+	// DomainFeedback is the weight of pseudo-relevance feedback on the
+	// domain level: the request's vector moves by this weight towards
+	// the domain vector of the semantic list's first tool
+	// (pseudofeedback.go). Zero: off (measured, not shipped).
+	DomainFeedback float64 `json:"domain_feedback,omitempty"`
 	// Fuzzy is the boost of edit-distance-1 matches in keyword mode.
 	// Hybrid ranking does not use them.
 	Fuzzy float64 `json:"fuzzy,omitempty"`
@@ -117,7 +129,7 @@ func (p Params) Check() error {
 		{"step_weight", p.StepWeight, false}, {"sentence_share", p.SentenceShare, true},
 		{"scaled_sentences", float64(p.ScaledSentences), false},
 		{"keyword_full_coverage", p.KeywordFullCoverage, true},
-		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"domain_text", p.DomainText, true}, {"domain_vector", p.DomainVector, true}, {"fuzzy", p.Fuzzy, true},
+		{"exact_boost", p.ExactBoost, true}, {"domain_boost", p.DomainBoost, true}, {"domain_weight", p.DomainWeight, true}, {"domain_text", p.DomainText, true}, {"domain_vector", p.DomainVector, true}, {"pseudo_feedback", p.PseudoFeedback, false}, {"domain_feedback", p.DomainFeedback, false}, {"fuzzy", p.Fuzzy, true},
 	} {
 		switch {
 		case f.v >= 0:
