@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,33 +14,98 @@ import (
 // (BENCHMARKS.md, round 5), and a re-index, the only work of the index
 // command, never asks them; a server builds them once loaded
 // (PrepareLookups), a one-shot search on its first query.
+//
+// They are sorted arrays searched by halving, not maps: a map of a
+// slice per key held 15 MB at 100k tools (a slice header and a small
+// allocation per name and per form), these hold 5.6 MB, all the server's
+// heap for as long as it runs (docs/benchmarks/2026-12-06-serve-memory.md).
+// A lookup answers a subslice: no allocation.
 type nameLookups struct {
-	once    sync.Once
-	byName  map[string][]*Tool
-	byWords map[string][]*Tool
+	once sync.Once
+	// byName holds every tool sorted by Name, tools of the same name in
+	// catalog order.
+	byName []*Tool
+	// wordKeys are the tools' name forms, sorted, each with its tool at
+	// the same index of wordTools (tools of the same form in catalog
+	// order).
+	wordKeys  []string
+	wordTools []*Tool
 }
 
 // lookups returns c's name lookups, building them on first use (safe
 // for concurrent use).
 func (c *Catalog) lookups() *nameLookups {
 	l := c.names
-	l.once.Do(func() {
-		l.byName = make(map[string][]*Tool, len(c.tools))
-		l.byWords = make(map[string][]*Tool, 2*len(c.tools))
-		for _, t := range c.tools {
-			l.byName[t.Name] = append(l.byName[t.Name], t)
-			forms := nameForms(t)
-			for k, form := range forms {
-				// A plain qualified name splits into the same words as
-				// "domain name": each list has a tool once.
-				if k > 0 && form == forms[0] || k == 2 && form == forms[1] {
-					continue
-				}
-				l.byWords[form] = append(l.byWords[form], t)
-			}
-		}
-	})
+	l.once.Do(func() { l.build(c.tools) })
 	return l
+}
+
+// build fills l from tools.
+func (l *nameLookups) build(tools []*Tool) {
+	// Sorted by index, not moved, so that ties keep catalog order with
+	// an unstable (faster) sort.
+	order := make([]int32, len(tools))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(strings.Compare(tools[a].Name, tools[b].Name), cmp.Compare(a, b))
+	})
+	l.byName = make([]*Tool, len(tools))
+	for i, k := range order {
+		l.byName[i] = tools[k]
+	}
+	type entry struct {
+		form string
+		at   int32
+	}
+	entries := make([]entry, 0, 2*len(tools))
+	for i, t := range tools {
+		forms := nameForms(t)
+		for k, form := range forms {
+			// A plain qualified name splits into the same words as
+			// "domain name": each list has a tool once.
+			if k > 0 && form == forms[0] || k == 2 && form == forms[1] {
+				continue
+			}
+			entries = append(entries, entry{form, int32(i)})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(strings.Compare(a.form, b.form), cmp.Compare(a.at, b.at))
+	})
+	l.wordKeys, l.wordTools = make([]string, len(entries)), make([]*Tool, len(entries))
+	for i, e := range entries {
+		l.wordKeys[i], l.wordTools[i] = e.form, tools[e.at]
+	}
+}
+
+// named returns the tools whose Name is name (a subslice of byName,
+// capped so that an append cannot overwrite its neighbours), or nil.
+func (l *nameLookups) named(name string) []*Tool {
+	lo, found := slices.BinarySearchFunc(l.byName, name, func(t *Tool, n string) int { return strings.Compare(t.Name, n) })
+	if !found {
+		return nil
+	}
+	hi := lo + 1
+	for hi < len(l.byName) && l.byName[hi].Name == name {
+		hi++
+	}
+	return l.byName[lo:hi:hi]
+}
+
+// withWords returns the tools with the name form words (a capped
+// subslice of wordTools), or nil.
+func (l *nameLookups) withWords(words string) []*Tool {
+	lo, found := slices.BinarySearch(l.wordKeys, words)
+	if !found {
+		return nil
+	}
+	hi := lo + 1
+	for hi < len(l.wordKeys) && l.wordKeys[hi] == words {
+		hi++
+	}
+	return l.wordTools[lo:hi:hi]
 }
 
 // PrepareLookups builds the lookups by name that Resolve and ToolsNamed
@@ -142,14 +208,14 @@ func (c *Catalog) indexNames() {
 // name" or qualified name, compared word by word so that "list issues",
 // "listIssues" and "github__list_issues" all match.
 func (c *Catalog) ToolsNamed(q string) []*Tool {
-	return c.lookups().byWords[NameWords(q)]
+	return c.lookups().withWords(NameWords(q))
 }
 
 // ToolsWithName returns the tools whose own name (the name their
 // upstream gives them, without the domain) is name, disabled ones
 // included, in catalog order. The slice is shared: do not modify it.
 func (c *Catalog) ToolsWithName(name string) []*Tool {
-	return c.lookups().byName[name]
+	return c.lookups().named(name)
 }
 
 // Resolve finds a tool by qualified name, by "domain/tool", or by bare tool
@@ -163,7 +229,7 @@ func (c *Catalog) Resolve(name string) (*Tool, error) {
 	if t := c.ToolByKey(name); t != nil {
 		return t, nil
 	}
-	switch ts := c.lookups().byName[name]; len(ts) {
+	switch ts := c.lookups().named(name); len(ts) {
 	case 0:
 		return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
 	case 1:
