@@ -502,7 +502,7 @@ func TestNameLookupsOnFirstUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, cat := range map[string]*Catalog{"built": built, "cached": s.CachedCatalog(key)} {
-		if cat.names.byName != nil || cat.names.wordKeys != nil {
+		if cat.names.byName != nil || cat.names.wordTools != nil {
 			t.Fatalf("%s: name lookups built before any use", name)
 		}
 		var wg sync.WaitGroup

@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -15,20 +16,24 @@ import (
 // command, never asks them; a server builds them once loaded
 // (PrepareLookups), a one-shot search on its first query.
 //
-// They are sorted arrays searched by halving, not maps: a map of a
-// slice per key held 15 MB at 100k tools (a slice header and a small
-// allocation per name and per form), these hold 5.6 MB, all the server's
-// heap for as long as it runs (docs/benchmarks/2026-12-06-serve-memory.md).
-// A lookup answers a subslice: no allocation.
+// They are arrays sorted by a hash of the key and searched by halving,
+// not maps: a map of a slice per key held 15 MB at 100k tools (a slice
+// header and a small allocation per name and per form), these hold 4 MB,
+// all the server's heap for as long as it runs, and sort by integers
+// (docs/benchmarks/2026-12-06-serve-memory.md). A lookup answers a
+// subslice: no allocation, unless two keys share a hash (then a copy of
+// the tools of the asked key).
 type nameLookups struct {
 	once sync.Once
-	// byName holds every tool sorted by Name, tools of the same name in
-	// catalog order.
-	byName []*Tool
-	// wordKeys are the tools' name forms, sorted, each with its tool at
-	// the same index of wordTools (tools of the same form in catalog
-	// order).
-	wordKeys  []string
+	seed maphash.Seed
+	// byName holds every tool sorted by the hash of its Name (nameHash),
+	// tools of the same name in catalog order.
+	nameHash []uint64
+	byName   []*Tool
+	// wordTools holds each tool once per distinct name form, sorted by
+	// the form's hash (wordHash), tools of the same form in catalog
+	// order.
+	wordHash  []uint64
 	wordTools []*Tool
 }
 
@@ -40,26 +45,32 @@ func (c *Catalog) lookups() *nameLookups {
 	return l
 }
 
+// keyed is a tool's place in the catalog with the hash of one of its keys.
+type keyed struct {
+	h  uint64
+	at int32
+}
+
+// sortKeyed sorts ks by hash, then by place in the catalog, and returns
+// the hashes and the tools in that order.
+func sortKeyed(ks []keyed, tools []*Tool) ([]uint64, []*Tool) {
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.at, b.at)) })
+	hs, ts := make([]uint64, len(ks)), make([]*Tool, len(ks))
+	for i, k := range ks {
+		hs[i], ts[i] = k.h, tools[k.at]
+	}
+	return hs, ts
+}
+
 // build fills l from tools.
 func (l *nameLookups) build(tools []*Tool) {
-	// Sorted by index, not moved, so that ties keep catalog order with
-	// an unstable (faster) sort.
-	order := make([]int32, len(tools))
-	for i := range order {
-		order[i] = int32(i)
+	l.seed = maphash.MakeSeed()
+	ks := make([]keyed, len(tools), 2*len(tools))
+	for i, t := range tools {
+		ks[i] = keyed{maphash.String(l.seed, t.Name), int32(i)}
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(strings.Compare(tools[a].Name, tools[b].Name), cmp.Compare(a, b))
-	})
-	l.byName = make([]*Tool, len(tools))
-	for i, k := range order {
-		l.byName[i] = tools[k]
-	}
-	type entry struct {
-		form string
-		at   int32
-	}
-	entries := make([]entry, 0, 2*len(tools))
+	l.nameHash, l.byName = sortKeyed(ks, tools)
+	ks = ks[:0]
 	for i, t := range tools {
 		forms := nameForms(t)
 		for k, form := range forms {
@@ -68,44 +79,56 @@ func (l *nameLookups) build(tools []*Tool) {
 			if k > 0 && form == forms[0] || k == 2 && form == forms[1] {
 				continue
 			}
-			entries = append(entries, entry{form, int32(i)})
+			ks = append(ks, keyed{maphash.String(l.seed, form), int32(i)})
 		}
 	}
-	slices.SortFunc(entries, func(a, b entry) int {
-		return cmp.Or(strings.Compare(a.form, b.form), cmp.Compare(a.at, b.at))
-	})
-	l.wordKeys, l.wordTools = make([]string, len(entries)), make([]*Tool, len(entries))
-	for i, e := range entries {
-		l.wordKeys[i], l.wordTools[i] = e.form, tools[e.at]
-	}
+	l.wordHash, l.wordTools = sortKeyed(ks, tools)
 }
 
-// named returns the tools whose Name is name (a subslice of byName,
-// capped so that an append cannot overwrite its neighbours), or nil.
+// find returns the tools of hs's run of key's hash that has(t, key): a
+// capped subslice of ts (an append cannot overwrite its neighbours) when
+// every tool of the run has it, as is all but certain, else a copy of
+// those that do; nil when none.
+func (l *nameLookups) find(hs []uint64, ts []*Tool, key string, has func(*Tool, string) bool) []*Tool {
+	h := maphash.String(l.seed, key)
+	lo, found := slices.BinarySearch(hs, h)
+	if !found {
+		return nil
+	}
+	hi := lo + 1
+	for hi < len(hs) && hs[hi] == h {
+		hi++
+	}
+	run := ts[lo:hi:hi]
+	for i, t := range run {
+		if !has(t, key) {
+			// Another key of the same hash: keep the tools of this one.
+			out := slices.Clone(run[:i])
+			for _, t := range run[i+1:] {
+				if has(t, key) {
+					out = append(out, t)
+				}
+			}
+			if len(out) == 0 {
+				return nil
+			}
+			return out
+		}
+	}
+	return run
+}
+
+// named returns the tools whose Name is name, or nil.
 func (l *nameLookups) named(name string) []*Tool {
-	lo, found := slices.BinarySearchFunc(l.byName, name, func(t *Tool, n string) int { return strings.Compare(t.Name, n) })
-	if !found {
-		return nil
-	}
-	hi := lo + 1
-	for hi < len(l.byName) && l.byName[hi].Name == name {
-		hi++
-	}
-	return l.byName[lo:hi:hi]
+	return l.find(l.nameHash, l.byName, name, func(t *Tool, n string) bool { return t.Name == n })
 }
 
-// withWords returns the tools with the name form words (a capped
-// subslice of wordTools), or nil.
+// withWords returns the tools with the name form words, or nil.
 func (l *nameLookups) withWords(words string) []*Tool {
-	lo, found := slices.BinarySearch(l.wordKeys, words)
-	if !found {
-		return nil
-	}
-	hi := lo + 1
-	for hi < len(l.wordKeys) && l.wordKeys[hi] == words {
-		hi++
-	}
-	return l.wordTools[lo:hi:hi]
+	return l.find(l.wordHash, l.wordTools, words, func(t *Tool, w string) bool {
+		forms := nameForms(t)
+		return forms[0] == w || forms[1] == w || forms[2] == w
+	})
 }
 
 // PrepareLookups builds the lookups by name that Resolve and ToolsNamed

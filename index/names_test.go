@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"testing"
@@ -75,7 +76,7 @@ func TestNameLookupsAnswerAsAScan(t *testing.T) {
 
 // TestNameLookupsHeldCompact: the lookups are held for the server's
 // life, so their bytes per tool are bounded (a map of a slice per name
-// and per form held 265 bytes a tool here, the sorted arrays 56).
+// and per form held 265 bytes a tool here, arrays sorted by hash 48).
 func TestNameLookupsHeldCompact(t *testing.T) {
 	cat, err := NewCatalog(lookupSpecs(200, 100))
 	if err != nil {
@@ -88,8 +89,43 @@ func TestNameLookupsHeldCompact(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	perTool := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len())
+	t.Logf("%.1f bytes a tool", perTool)
 	if perTool > 80 {
 		t.Fatalf("the name lookups hold %.0f bytes a tool, want at most 80", perTool)
 	}
 	runtime.KeepAlive(cat)
+}
+
+// TestNameLookupsSharedHash: two keys of one hash (forced here; rare
+// with 64 bits) each answer only their own tools.
+func TestNameLookupsSharedHash(t *testing.T) {
+	a1, b, a2 := &Tool{Name: "a"}, &Tool{Name: "b"}, &Tool{Name: "a"}
+	l := &nameLookups{seed: maphash.MakeSeed()}
+	for _, k := range []string{"a", "b"} {
+		h := maphash.String(l.seed, k)
+		l.nameHash, l.byName = []uint64{h, h, h}, []*Tool{a1, b, a2}
+		want := []*Tool{a1, a2}
+		if k == "b" {
+			want = []*Tool{b}
+		}
+		if got := l.named(k); !slices.Equal(got, want) {
+			t.Errorf("named(%q) with a shared hash = %v, want %v", k, got, want)
+		}
+		if got := l.named("c"); got != nil {
+			t.Errorf("named(c) = %v, want nil", got)
+		}
+	}
+}
+
+// BenchmarkNameLookups: building the lookups of 100k tools, as a server
+// does once loaded.
+func BenchmarkNameLookups(b *testing.B) {
+	cat, err := NewCatalog(lookupSpecs(1000, 100))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		(&nameLookups{}).build(cat.Tools())
+	}
 }
