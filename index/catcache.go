@@ -10,6 +10,7 @@ import (
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"hash/crc32"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -476,11 +477,11 @@ func (w *catWriter) tool(t *Tool, di int) {
 		w.uint(0)
 	}
 	w.shared(t.Deprecated)
-	if t.params == nil {
+	if params := t.Params(); params == nil {
 		w.uint(0)
 	} else {
-		w.uint(len(t.params) + 1)
-		for _, p := range t.params {
+		w.uint(len(params) + 1)
+		for _, p := range params {
 			w.shared(p.Name)
 			w.shared(p.Description)
 			if p.Required {
@@ -507,6 +508,7 @@ type catReader struct {
 	mpos, spos int
 	rpos       int
 	err        error
+	psrc       *paramSource
 }
 
 func (r *catReader) fail(what string) {
@@ -699,11 +701,12 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 	t.Warnings = r.list()
 	t.Disabled = r.uint() == 1
 	t.Deprecated = r.str()
-	if np := r.count(); np > 0 {
-		t.params = make([]Param, np-1)
-		for j := range t.params {
-			t.params[j] = Param{Name: r.str(), Description: r.str(), Required: r.uint() == 1}
-		}
+	if r.mpos <= math.MaxUint32 && r.spos <= math.MaxUint32 {
+		// Checked now, decoded when asked (Tool.Params).
+		t.psrc, t.pm, t.ps = r.source(), uint32(r.mpos), uint32(r.spos)
+		r.skipParams()
+	} else {
+		t.params = r.params()
 	}
 	var forms [3]string
 	forms[1] = r.str()
@@ -713,6 +716,49 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 		d.Tools = append(d.Tools, t)
 		p.tools = append(p.tools, t)
 	}
+}
+
+// params reads a tool's parameters: nil when it has none written (the
+// writer's 0), else a slice, empty when the schema has no properties.
+func (r *catReader) params() []Param {
+	np := r.count()
+	if np == 0 {
+		return nil
+	}
+	ps := make([]Param, np-1)
+	for j := range ps {
+		ps[j] = Param{Name: r.str(), Description: r.str(), Required: r.uint() == 1}
+	}
+	return ps
+}
+
+// skipParams reads past a tool's parameters, checking them as params
+// does, without keeping them.
+func (r *catReader) skipParams() {
+	np := r.count()
+	for j := 0; j < np-1 && r.err == nil; j++ {
+		r.str()
+		r.str()
+		r.uint()
+	}
+}
+
+// paramSource is the meta and strings of a catalog file a tool's
+// parameters are decoded from when asked (Tool.Params): a server asks
+// them of no tool (indexing and lint do), and at 100k tools holding them
+// decoded was 12 MB of heap for the server's life
+// (docs/benchmarks/2026-12-06-serve-memory.md).
+type paramSource struct {
+	meta []byte
+	strs string
+}
+
+// source returns the paramSource of r's buffers, made once per reader.
+func (r *catReader) source() *paramSource {
+	if r.psrc == nil {
+		r.psrc = &paramSource{meta: r.meta, strs: r.strs}
+	}
+	return r.psrc
 }
 
 // decodeBase decodes catalog.bin.

@@ -317,9 +317,18 @@ func withoutBase(c *Catalog) *Catalog {
 	if c == nil {
 		return nil
 	}
+	decodeParams(c)
 	cp := *c
 	cp.base, cp.names, cp.changes, cp.fromPrev = nil, nil, 0, false
 	return &cp
+}
+
+// decodeParams decodes, in place, the parameters of c's tools read from
+// a file (Tool.Params), so that they compare equal to a build's.
+func decodeParams(c *Catalog) {
+	for _, t := range c.tools {
+		t.params, t.psrc, t.pm, t.ps = t.Params(), nil, 0, 0
+	}
 }
 
 // deltaDoc is a catalog document to edit in TestCatalogDelta.
@@ -493,7 +502,7 @@ func TestNameLookupsOnFirstUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, cat := range map[string]*Catalog{"built": built, "cached": s.CachedCatalog(key)} {
-		if cat.names.byName != nil || cat.names.byWords != nil {
+		if cat.names.byName != nil || cat.names.wordTools != nil {
 			t.Fatalf("%s: name lookups built before any use", name)
 		}
 		var wg sync.WaitGroup

@@ -17,9 +17,9 @@ func DocumentText(t *Tool) string {
 	if t.Description != "" {
 		parts = append(parts, t.Description)
 	}
-	if len(t.params) > 0 {
-		names := make([]string, len(t.params))
-		for i, p := range t.params {
+	if params := t.Params(); len(params) > 0 {
+		names := make([]string, len(params))
+		for i, p := range params {
 			names[i] = NameWords(p.Name)
 		}
 		parts = append(parts, "Parameters: "+strings.Join(names, ", "))

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -13,33 +15,120 @@ import (
 // (BENCHMARKS.md, round 5), and a re-index, the only work of the index
 // command, never asks them; a server builds them once loaded
 // (PrepareLookups), a one-shot search on its first query.
+//
+// They are arrays sorted by a hash of the key and searched by halving,
+// not maps: a map of a slice per key held 15 MB at 100k tools (a slice
+// header and a small allocation per name and per form), these hold 4 MB,
+// all the server's heap for as long as it runs, and sort by integers
+// (docs/benchmarks/2026-12-06-serve-memory.md). A lookup answers a
+// subslice: no allocation, unless two keys share a hash (then a copy of
+// the tools of the asked key).
 type nameLookups struct {
-	once    sync.Once
-	byName  map[string][]*Tool
-	byWords map[string][]*Tool
+	once sync.Once
+	seed maphash.Seed
+	// byName holds every tool sorted by the hash of its Name (nameHash),
+	// tools of the same name in catalog order.
+	nameHash []uint64
+	byName   []*Tool
+	// wordTools holds each tool once per distinct name form, sorted by
+	// the form's hash (wordHash), tools of the same form in catalog
+	// order.
+	wordHash  []uint64
+	wordTools []*Tool
 }
 
 // lookups returns c's name lookups, building them on first use (safe
 // for concurrent use).
 func (c *Catalog) lookups() *nameLookups {
 	l := c.names
-	l.once.Do(func() {
-		l.byName = make(map[string][]*Tool, len(c.tools))
-		l.byWords = make(map[string][]*Tool, 2*len(c.tools))
-		for _, t := range c.tools {
-			l.byName[t.Name] = append(l.byName[t.Name], t)
-			forms := nameForms(t)
-			for k, form := range forms {
-				// A plain qualified name splits into the same words as
-				// "domain name": each list has a tool once.
-				if k > 0 && form == forms[0] || k == 2 && form == forms[1] {
-					continue
-				}
-				l.byWords[form] = append(l.byWords[form], t)
-			}
-		}
-	})
+	l.once.Do(func() { l.build(c.tools) })
 	return l
+}
+
+// keyed is a tool's place in the catalog with the hash of one of its keys.
+type keyed struct {
+	h  uint64
+	at int32
+}
+
+// sortKeyed sorts ks by hash, then by place in the catalog, and returns
+// the hashes and the tools in that order.
+func sortKeyed(ks []keyed, tools []*Tool) ([]uint64, []*Tool) {
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.at, b.at)) })
+	hs, ts := make([]uint64, len(ks)), make([]*Tool, len(ks))
+	for i, k := range ks {
+		hs[i], ts[i] = k.h, tools[k.at]
+	}
+	return hs, ts
+}
+
+// build fills l from tools.
+func (l *nameLookups) build(tools []*Tool) {
+	l.seed = maphash.MakeSeed()
+	ks := make([]keyed, len(tools), 2*len(tools))
+	for i, t := range tools {
+		ks[i] = keyed{maphash.String(l.seed, t.Name), int32(i)}
+	}
+	l.nameHash, l.byName = sortKeyed(ks, tools)
+	ks = ks[:0]
+	for i, t := range tools {
+		forms := nameForms(t)
+		for k, form := range forms {
+			// A plain qualified name splits into the same words as
+			// "domain name": each list has a tool once.
+			if k > 0 && form == forms[0] || k == 2 && form == forms[1] {
+				continue
+			}
+			ks = append(ks, keyed{maphash.String(l.seed, form), int32(i)})
+		}
+	}
+	l.wordHash, l.wordTools = sortKeyed(ks, tools)
+}
+
+// find returns the tools of hs's run of key's hash that has(t, key): a
+// capped subslice of ts (an append cannot overwrite its neighbours) when
+// every tool of the run has it, as is all but certain, else a copy of
+// those that do; nil when none.
+func (l *nameLookups) find(hs []uint64, ts []*Tool, key string, has func(*Tool, string) bool) []*Tool {
+	h := maphash.String(l.seed, key)
+	lo, found := slices.BinarySearch(hs, h)
+	if !found {
+		return nil
+	}
+	hi := lo + 1
+	for hi < len(hs) && hs[hi] == h {
+		hi++
+	}
+	run := ts[lo:hi:hi]
+	for i, t := range run {
+		if !has(t, key) {
+			// Another key of the same hash: keep the tools of this one.
+			out := slices.Clone(run[:i])
+			for _, t := range run[i+1:] {
+				if has(t, key) {
+					out = append(out, t)
+				}
+			}
+			if len(out) == 0 {
+				return nil
+			}
+			return out
+		}
+	}
+	return run
+}
+
+// named returns the tools whose Name is name, or nil.
+func (l *nameLookups) named(name string) []*Tool {
+	return l.find(l.nameHash, l.byName, name, func(t *Tool, n string) bool { return t.Name == n })
+}
+
+// withWords returns the tools with the name form words, or nil.
+func (l *nameLookups) withWords(words string) []*Tool {
+	return l.find(l.wordHash, l.wordTools, words, func(t *Tool, w string) bool {
+		forms := nameForms(t)
+		return forms[0] == w || forms[1] == w || forms[2] == w
+	})
 }
 
 // PrepareLookups builds the lookups by name that Resolve and ToolsNamed
@@ -142,14 +231,14 @@ func (c *Catalog) indexNames() {
 // name" or qualified name, compared word by word so that "list issues",
 // "listIssues" and "github__list_issues" all match.
 func (c *Catalog) ToolsNamed(q string) []*Tool {
-	return c.lookups().byWords[NameWords(q)]
+	return c.lookups().withWords(NameWords(q))
 }
 
 // ToolsWithName returns the tools whose own name (the name their
 // upstream gives them, without the domain) is name, disabled ones
 // included, in catalog order. The slice is shared: do not modify it.
 func (c *Catalog) ToolsWithName(name string) []*Tool {
-	return c.lookups().byName[name]
+	return c.lookups().named(name)
 }
 
 // Resolve finds a tool by qualified name, by "domain/tool", or by bare tool
@@ -163,7 +252,7 @@ func (c *Catalog) Resolve(name string) (*Tool, error) {
 	if t := c.ToolByKey(name); t != nil {
 		return t, nil
 	}
-	switch ts := c.lookups().byName[name]; len(ts) {
+	switch ts := c.lookups().named(name); len(ts) {
 	case 0:
 		return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
 	case 1:

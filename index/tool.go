@@ -43,7 +43,12 @@ type Tool struct {
 	// true). Not part of Hash either.
 	Deprecated string `json:"deprecated,omitempty"`
 
+	// params are the parameters of a tool built from a spec; a tool
+	// read from a catalog file has psrc instead, with the positions in
+	// it where its parameters are (pm in the meta, ps in the strings).
 	params []Param
+	psrc   *paramSource
+	pm, ps uint32
 	src    string // specDigest of what the tool was built from
 	raw    string // rawDigest of the bytes it was read from, if from a file
 	// forms are the tool's nameForms while its qualified name is
@@ -72,8 +77,18 @@ type Param struct {
 }
 
 // Params returns the top-level properties of the tool's input schema, sorted
-// by name.
-func (t *Tool) Params() []Param { return t.params }
+// by name. For a tool read from a catalog file they are decoded from it
+// on each call (a new slice each time): callers that index every tool
+// ask once per tool.
+func (t *Tool) Params() []Param {
+	if t.psrc == nil {
+		return t.params
+	}
+	r := catReader{meta: t.psrc.meta, strs: t.psrc.strs, mpos: int(t.pm), spos: int(t.ps)}
+	// The same bytes read whole, from the same place, when the file was
+	// opened (skipParams): they cannot fail now.
+	return r.params()
+}
 
 // Domain is an upstream server or a catalog domain.
 type Domain struct {

@@ -27,9 +27,15 @@ type domainText struct {
 	names []string
 	size  []float64
 	avg   float64
-	// post holds, for each stem, the domains whose text has it, with
-	// the count: a request reads the postings of its own stems only.
-	post map[string][]domainPosting
+	// stems numbers the catalog's stems; the postings of stem i are
+	// post[off[i]:off[i+1]]: the domains whose text has it, in order,
+	// with the count. A request reads the postings of its own stems
+	// only. One array, not a slice per stem: at 100k tools a map of
+	// slices held 8.3 MB of a serve's heap for its life and built in
+	// twice the time (docs/benchmarks/2026-12-06-serve-memory.md).
+	stems map[string]int32
+	off   []int32
+	post  []domainPosting
 }
 
 // domainPosting is one domain's count of a stem.
@@ -46,29 +52,44 @@ const (
 
 // newDomainText indexes cat's domains. Words are stemmed once each
 // (a catalog's vocabulary is small against its text: at 100k tools
-// stemming every word again took most of the time).
+// stemming every word again took most of the time), and counted by
+// stem number in a dense array, not a map.
 func newDomainText(cat *index.Catalog) *domainText {
 	doms := cat.Domains()
-	d := &domainText{cat: cat, names: make([]string, len(doms)), size: make([]float64, len(doms)), post: map[string][]domainPosting{}}
-	stemOf := map[string]string{}
-	tf := map[string]int32{}
-	var total float64
+	d := &domainText{cat: cat, names: make([]string, len(doms)), size: make([]float64, len(doms)), stems: map[string]int32{}}
+	// stemOf numbers each word's stem (-1: a stop word, or no stem).
+	stemOf := map[string]int32{}
+	var (
+		tf      []int32 // by stem number, zero between domains
+		touched []int32 // the stems counted in this domain
+		hits    []stemHit
+		total   float64
+	)
 	add := func(s string) {
 		for _, w := range text.SplitIdentifier(s) {
-			st, ok := stemOf[w]
+			id, ok := stemOf[w]
 			if !ok {
+				id = -1
 				if !text.Stopword(w) {
-					st = text.Stem(w)
+					if st := text.Stem(w); st != "" {
+						if id, ok = d.stems[st]; !ok {
+							id = int32(len(d.stems))
+							d.stems[st] = id
+							tf = append(tf, 0)
+						}
+					}
 				}
-				stemOf[w] = st
+				stemOf[w] = id
 			}
-			if st != "" {
-				tf[st]++
+			if id >= 0 {
+				if tf[id] == 0 {
+					touched = append(touched, id)
+				}
+				tf[id]++
 			}
 		}
 	}
 	for i, dom := range doms {
-		clear(tf)
 		add(dom.Name)
 		add(dom.Description)
 		add(dom.About)
@@ -77,12 +98,29 @@ func newDomainText(cat *index.Catalog) *domainText {
 			add(t.Summary)
 		}
 		n := 0
-		for st, c := range tf {
-			d.post[st] = append(d.post[st], domainPosting{int32(i), c})
-			n += int(c)
+		for _, id := range touched {
+			hits = append(hits, stemHit{id, domainPosting{int32(i), tf[id]}})
+			n += int(tf[id])
+			tf[id] = 0
 		}
+		touched = touched[:0]
 		d.names[i], d.size[i] = dom.Name, float64(n)
 		total += float64(n)
+	}
+	// Grouped by stem with a counting sort, each stem's domains in
+	// catalog order.
+	d.off = make([]int32, len(d.stems)+1)
+	for _, h := range hits {
+		d.off[h.stem+1]++
+	}
+	for i := 1; i < len(d.off); i++ {
+		d.off[i] += d.off[i-1]
+	}
+	d.post = make([]domainPosting, len(hits))
+	next := slices.Clone(d.off[:len(d.off)-1])
+	for _, h := range hits {
+		d.post[next[h.stem]] = h.p
+		next[h.stem]++
 	}
 	if len(doms) > 0 {
 		d.avg = total / float64(len(doms))
@@ -90,9 +128,24 @@ func newDomainText(cat *index.Catalog) *domainText {
 	return d
 }
 
+// stemHit is a posting with its stem's number, while building.
+type stemHit struct {
+	stem int32
+	p    domainPosting
+}
+
+// postings returns the domains whose text has stem, with the count.
+func (d *domainText) postings(stem string) []domainPosting {
+	id, ok := d.stems[stem]
+	if !ok {
+		return nil
+	}
+	return d.post[d.off[id]:d.off[id+1]]
+}
+
 // idf is BM25's inverse document frequency of a stem over the domains.
 func (d *domainText) idf(stem string) float64 {
-	n, df := float64(len(d.names)), float64(len(d.post[stem]))
+	n, df := float64(len(d.names)), float64(len(d.postings(stem)))
 	return math.Log1p((n - df + 0.5) / (df + 0.5))
 }
 
@@ -127,7 +180,7 @@ func (d *domainText) coverageInto(q string, dst map[string]float64) map[string]f
 	for s := range qs {
 		idf := d.idf(s)
 		attainable += idf
-		for _, p := range d.post[s] {
+		for _, p := range d.postings(s) {
 			f := float64(p.tf)
 			norm := domainK1 * (1 - domainB + domainB*d.size[p.dom]/d.avg)
 			if !seen[p.dom] {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -336,4 +337,30 @@ func TestCoverageIntoReusesTheMap(t *testing.T) {
 	if into > fresh-1 {
 		t.Errorf("coverageInto allocates %v times into a reused map, %v into a fresh one: want at least one less", into, fresh)
 	}
+}
+
+// TestDomainTextHeldCompact: a server holds the domain text for its
+// life, so its bytes per tool are bounded (a map of a slice per stem
+// held 129 bytes a tool of this catalog, one array of postings 90: the
+// stems themselves are most of it, a synthetic tool's words being rare).
+func TestDomainTextHeldCompact(t *testing.T) {
+	cat, err := synth.Catalog(20_000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	d := newDomainText(cat)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perTool := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len())
+	t.Logf("%.1f bytes a tool, %d stems, %d postings, %d domains", perTool, len(d.stems), len(d.post), len(d.names))
+	if perTool > 105 {
+		t.Fatalf("the domain text holds %.0f bytes a tool, want at most 105", perTool)
+	}
+	if d.coverage(cat.Tools()[0].Summary) == nil {
+		t.Fatal("the domain text covers nothing of a tool's own summary")
+	}
+	runtime.KeepAlive(d)
 }

@@ -1,0 +1,68 @@
+package index
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+)
+
+// paramSpecs returns n tools in 100 domains, each with four parameters
+// (names and descriptions of its own, so that none is written once for
+// many), the first one without any.
+func paramSpecs(n int) []DomainSpec {
+	specs := make([]DomainSpec, 100)
+	for d := range specs {
+		specs[d] = DomainSpec{Name: fmt.Sprintf("d%02d", d), Description: "domain"}
+	}
+	for i := 0; i < n; i++ {
+		schema := fmt.Sprintf(`{"type":"object","properties":{"a%d":{"type":"string","description":"first %d"},"b%d":{"type":"integer","description":"second %d"},"c%d":{"type":"string"},"d%d":{"type":"boolean"}},"required":["a%d"]}`, i, i, i, i, i, i, i)
+		if i == 0 {
+			schema = `{"type":"object"}`
+		}
+		d := &specs[i%100]
+		d.Tools = append(d.Tools, ToolSpec{Name: fmt.Sprintf("t%d", i), Description: "tool", InputSchema: []byte(schema)})
+	}
+	return specs
+}
+
+// TestCachedParamsOnDemand: a catalog read from its file answers every
+// tool's parameters as the build did, and holds no decoded parameters
+// (a server asks them of no tool): its heap per tool is the Tool alone.
+func TestCachedParamsOnDemand(t *testing.T) {
+	built, err := NewCatalog(paramSpecs(20_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteCatalogCache(&buf, make([]byte, 32), built); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cc, err := DecodeCatalogCache(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := cc.Catalog()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perTool := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len())
+	for i, tl := range cat.Tools() {
+		want := built.Tool(tl.QualifiedName).Params()
+		if got := tl.Params(); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("tool %d %s: Params() = %v, want %v", i, tl.QualifiedName, got, want)
+		}
+	}
+	t.Logf("%.0f bytes a tool", perTool)
+	// 617 bytes a tool with the four parameters decoded at once, 473
+	// decoded when asked.
+	if perTool > 540 {
+		t.Fatalf("a catalog read from its file holds %.0f bytes a tool, want at most 540", perTool)
+	}
+	runtime.KeepAlive(cat)
+	runtime.KeepAlive(data)
+}
