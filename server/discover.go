@@ -153,48 +153,15 @@ type SearchAnswer struct {
 func (mt *metaTools) add(v *view) {
 	srv := v.mcp
 	srv.AddReceivingMiddleware(relay.Middleware) // large execute_tool results go through raw
-	schema := func(props map[string]any, required ...string) map[string]any {
-		m := map[string]any{"type": "object", "properties": props}
-		if len(required) > 0 {
-			m["required"] = required
-		}
-		return m
-	}
-	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-	inputs := map[string]map[string]any{
-		DiscoverTools: schema(map[string]any{
-			"query":            str("the task in words"),
-			"domain":           str("browse or limit to a domain"),
-			"group":            str("a group in domain"),
-			"search_mode":      map[string]any{"type": "string", "enum": []string{"hybrid", "keyword", "semantic"}, "description": "default hybrid"},
-			"limit":            map[string]any{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "description": "most results"},
-			"cursor":           str("the last next_cursor"),
-			"include_disabled": map[string]any{"type": "boolean", "description": "also disabled tools"},
-		}),
-		GetToolSchema: schema(map[string]any{
-			"tool_name":        str("a tool's name"),
-			"tool_names":       map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "several names"},
-			"include_examples": map[string]any{"type": "boolean", "description": "default true"},
-		}),
-		ExecuteTool: schema(map[string]any{
-			"tool_name": str("the tool's name"),
-			"arguments": map[string]any{"type": "object", "description": "its arguments"},
-		}, "tool_name"),
-	}
-	if mt.code != nil {
-		addCodeInputs(inputs)
-	}
-	decoded := map[string]map[string]any{}
-	for name, in := range inputs {
-		decoded[name] = arguments.Decode(in)
-	}
+	ts := mt.schemas
+	decoded := ts.decoded
 	// Only the meta-tools go through the go-sdk's schema check: tools
 	// listed directly are checked by arguments.Validate, in plain words.
 	srv.AddReceivingMiddleware(arguments.PlainErrors(func(name string) map[string]any { return decoded[name] }))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        DiscoverTools,
 		Description: "Find tools. No arguments: list domains. domain (and group): list its tools. query: rank tools for a task.",
-		InputSchema: inputs[DiscoverTools],
+		InputSchema: ts.input[DiscoverTools],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, shortAnswers(mt, func(ctx context.Context, req *mcp.CallToolRequest, args DiscoverArgs) (*mcp.CallToolResult, any, error) {
 		res, out, err := mt.discover(ctx, v, args)
@@ -210,7 +177,7 @@ func (mt *metaTools) add(v *view) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        GetToolSchema,
 		Description: "Full description and input schema of tool_name or each of tool_names.",
-		InputSchema: inputs[GetToolSchema],
+		InputSchema: ts.input[GetToolSchema],
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}, shortAnswers(mt, mt.getSchema))
 	if mt.code != nil {
@@ -220,7 +187,7 @@ func (mt *metaTools) add(v *view) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ExecuteTool,
 		Description: "Run a tool with arguments matching its schema.",
-		InputSchema: inputs[ExecuteTool],
+		InputSchema: ts.input[ExecuteTool],
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 	}, mt.execute)
 }

@@ -33,4 +33,7 @@ type metaTools struct {
 	// code is code mode's (nil in the other modes): run_code is listed
 	// instead of execute_tool.
 	code *Code
+	// schemas are the input schemas of the tools each view lists, made
+	// once (toolschemas.go).
+	schemas *toolSchemas
 }

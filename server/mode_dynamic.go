@@ -57,21 +57,18 @@ type dynamicTools struct {
 	start  *startup
 	expo   *exposure
 	status toolStatus
+	// schemas are the Server's (toolschemas.go).
+	schemas *toolSchemas
 }
 
 // add registers enable_domain and disable_domain on v.
 func (dt *dynamicTools) add(v *view) {
-	schema := map[string]any{"type": "object", "properties": map[string]any{
-		"domain":  map[string]any{"type": "string"},
-		"group":   map[string]any{"type": "string"},
-		"toolset": map[string]any{"type": "string"},
-	}, "required": []string{"domain"}}
 	ann := &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false), DestructiveHint: boolPtr(false)}
-	mcp.AddTool(v.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name. Pass toolset from an earlier answer to change that set.", InputSchema: schema, Annotations: ann},
+	mcp.AddTool(v.mcp, &mcp.Tool{Name: EnableDomain, Description: "List a domain's (or group's) tools directly, callable by name. Pass toolset from an earlier answer to change that set.", InputSchema: dt.schemas.input[EnableDomain], Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
 			return dt.setEnabled(ctx, v, req, args, true)
 		})
-	mcp.AddTool(v.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: schema, Annotations: ann},
+	mcp.AddTool(v.mcp, &mcp.Tool{Name: DisableDomain, Description: "Stop listing a domain's (or group's) tools directly.", InputSchema: dt.schemas.input[DisableDomain], Annotations: ann},
 		func(ctx context.Context, req *mcp.CallToolRequest, args DomainArgs) (*mcp.CallToolResult, any, error) {
 			return dt.setEnabled(ctx, v, req, args, false)
 		})

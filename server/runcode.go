@@ -75,11 +75,10 @@ const runCodeDescription = "Run a JavaScript program (async/await): `await tools
 
 // addRunCode registers run_code on v.
 func (mt *metaTools) addRunCode(v *view) {
-	lim := mt.code.Limits.WithDefaults()
 	mcp.AddTool(v.mcp, &mcp.Tool{
 		Name:        RunCode,
 		Description: runCodeDescription,
-		InputSchema: runCodeInput(lim),
+		InputSchema: mt.schemas.input[RunCode],
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, args RunCodeArgs) (*mcp.CallToolResult, any, error) {
 		return mt.runCode(ctx, req, v, args)

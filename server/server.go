@@ -219,10 +219,11 @@ func New(opts Options) *Server {
 			s.meta.code = &Code{} // listed (toolscout tokens counts it), runs nothing
 		}
 	}
+	s.meta.schemas = newToolSchemas(s.meta.code)
 	s.views = newViewTable(s.surface)
 	vb := &viewBuilder{sdkLog: s.sdkLog, impl: s.impl, surface: s.surface, metrics: s.metrics, meta: s.meta, start: s.start}
 	s.expo = &exposure{eng: eng, scope: s.scope, log: log, maker: vb, views: s.views, expose: opts.Expose}
-	vb.dynamic = &dynamicTools{scope: s.scope, start: s.start, expo: s.expo, status: s.meta.status}
+	vb.dynamic = &dynamicTools{scope: s.scope, start: s.start, expo: s.expo, status: s.meta.status, schemas: s.meta.schemas}
 	s.meta.expo = s.expo
 	s.meta.failures = &searchFailures{fallback: opts.Fallback, expo: s.expo}
 	s.greet = &greeting{scope: s.scope, exec: opts.Executor, expo: s.expo, start: s.start, extra: strings.TrimSpace(opts.Instructions)}

@@ -32,8 +32,9 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 	// heap up by under 0.05 MB (down by up to 0.4 MB), and a leak of 6 kB
 	// per view built (put in viewBuilder.newView to check) failed every
 	// case that builds views (5.6 to 10.1 kB per session measured). Each
-	// session's view builds its tools' schemas, most of this test's CPU:
-	// 800 or 1,000 sessions a case added time, not coverage.
+	// session's view made its tools' schemas, most of this test's CPU,
+	// until they were made once per Server (12 CPU s left of 19.5 under
+	// -race): 800 or 1,000 sessions a case added time, not coverage.
 	tests := []struct {
 		name    string
 		mode    Mode

@@ -30,7 +30,7 @@ var _ viewMaker = (*viewBuilder)(nil)
 // that sessions opening at once build their views in parallel.
 func (s *viewBuilder) newView(dynamic bool, who *callers.Caller) *view {
 	v := &view{direct: map[string]string{}, enabled: map[string]bool{}, dynamic: dynamic, who: who}
-	so := &mcp.ServerOptions{Logger: s.sdkLog, SetCacheable: cacheable(v)}
+	so := &mcp.ServerOptions{Logger: s.sdkLog, SetCacheable: cacheable(v), SchemaCache: s.meta.schemas.cache}
 	if s.surface == nil {
 		// A catalog-only server has no prompts or resources, but the go-sdk
 		// answers prompts/list and resources/list whatever a server
