@@ -86,8 +86,8 @@ func searchers(ctx context.Context, c int, qs []string, one func(ctx context.Con
 // with the search package as `toolscout serve` does, and measures
 // search.Engine directly: the allocations and bytes a query leaves
 // (runtime.MemStats over one searcher's queries) and the latencies with
-// each number of concurrent searchers, per mode.
-func inProcess(ctx context.Context, catalog, data string, qs []string, counts []int, r *row) error {
+// each number of concurrent searchers, per mode of which.
+func inProcess(ctx context.Context, catalog, data string, qs []string, counts []int, which []search.Mode, r *row) error {
 	src, err := index.ReadCatalogSource([]string{catalog})
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func inProcess(ctx context.Context, catalog, data string, qs []string, counts []
 		return fmt.Errorf("load: %w", err)
 	}
 	eng := live.Engine()
-	for _, mode := range modes {
+	for _, mode := range which {
 		query := func(ctx context.Context, _ int, q string) error {
 			_, err := eng.Search(ctx, search.Request{Query: q, Mode: mode, Limit: 10})
 			return err

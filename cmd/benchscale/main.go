@@ -34,6 +34,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
+	"github.com/toolscout/toolscout/search"
 )
 
 func main() {
@@ -48,12 +49,29 @@ func main() {
 	reindex := flag.Bool("reindex", true, "also time the re-index with nothing and with 1% changed")
 	inproc := flag.Bool("inprocess", true, "measure search.Engine in this process on the data dir: latency by searchers, allocations per query")
 	overHTTP := flag.Bool("http", true, "measure discover_tools over `toolscout serve --http` by concurrent sessions")
+	var po profileOptions
+	flag.StringVar(&po.reuse, "reuse", "", "a run folder that -work kept (e.g. WORK/n100000-r0): measure only the in-process searchers on its data dir, without indexing again")
+	flag.StringVar(&po.modes, "modes", "keyword,semantic,hybrid", "with -reuse: the modes measured, comma-separated")
+	flag.IntVar(&po.rounds, "rounds", 1, "with -reuse: rounds of the in-process searchers; the table shows medians")
+	flag.StringVar(&po.cpu, "cpuprofile", "", "with -reuse: write a CPU profile of the in-process searchers to this file")
+	flag.StringVar(&po.mutex, "mutexprofile", "", "with -reuse: write a mutex contention profile to this file")
+	flag.IntVar(&po.mutexFraction, "mutexprofilefraction", 1, "with -mutexprofile: report 1 in this many contention events")
+	flag.StringVar(&po.block, "blockprofile", "", "with -reuse: write a goroutine blocking profile to this file")
+	flag.IntVar(&po.blockRateNanos, "blockprofilerate", 1, "with -blockprofile: sample one blocking event per this many nanoseconds blocked")
+	flag.StringVar(&po.traceFile, "trace", "", "with -reuse: write an execution trace of the in-process searchers to this file (go tool trace)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: benchscale [flags]\n\nMeasures toolscout on seeded synthetic catalogs of each size and prints a\nMarkdown table of medians.\n\nFlags:\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	o := options{concurrency: *concurrency, reindex: *reindex, inProcess: *inproc, http: *overHTTP}
+	if po.reuse != "" {
+		if err := runReused(po, *queries, *seed, o); err != nil {
+			fmt.Fprintln(os.Stderr, "benchscale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*bin, *sizes, *runs, *perDomain, *queries, *seed, *work, o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchscale:", err)
 		os.Exit(1)
@@ -240,7 +258,7 @@ func measure(bin, dir string, specs []index.DomainSpec, qs []string, r *row, o o
 	ctx := context.Background()
 	if o.inProcess {
 		fmt.Fprintf(os.Stderr, "%d tools: in-process searchers\n", r.tools)
-		if err := inProcess(ctx, catalog, data, qs, o.counts, r); err != nil {
+		if err := inProcess(ctx, catalog, data, qs, o.counts, modes, r); err != nil {
 			return fmt.Errorf("in-process: %w", err)
 		}
 	}
@@ -433,38 +451,46 @@ func printTable(w io.Writer, rows []*row, runs int, o options) {
 		fmt.Fprintf(w, "| %d | %s / %s | %s / %s | %s / %s |\n", r.tools,
 			ms(r.p50["keyword"]), ms(r.p99["keyword"]), ms(r.p50["semantic"]), ms(r.p99["semantic"]), ms(r.p50["hybrid"]), ms(r.p99["hybrid"]))
 	}
-	levels := func(title string, by func(*row) map[string][]latencies, extra bool) {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, title)
-		fmt.Fprintln(w)
-		head, rule := "| tools | mode |", "|---:|---|"
-		for _, c := range o.counts {
-			head += fmt.Sprintf(" %d at once |", c)
-			rule += "---:|"
-		}
-		if extra {
-			head += " allocs / query | bytes / query |"
-			rule += "---:|---:|"
-		}
-		fmt.Fprintln(w, head)
-		fmt.Fprintln(w, rule)
-		for _, r := range rows {
-			for _, mode := range modes {
-				line := fmt.Sprintf("| %d | %s |", r.tools, mode)
-				for _, c := range o.counts {
-					line += " " + pcts(by(r)[fmt.Sprintf("%s/%d", mode, c)]) + " |"
-				}
-				if extra && len(r.allocs[string(mode)]) > 0 {
-					line += fmt.Sprintf(" %.0f | %.0f |", median(r.allocs[string(mode)]), median(r.bytes[string(mode)]))
-				}
-				fmt.Fprintln(w, line)
-			}
-		}
-	}
 	if o.inProcess {
-		levels("In-process search.Engine, ms per query (p50 / p99 over all searchers' queries), and what a query allocates (one searcher):", func(r *row) map[string][]latencies { return r.inproc }, true)
+		printInProcess(w, rows, runs, modes, o)
 	}
 	if o.http {
-		levels("discover_tools over `serve --http`, one MCP session per searcher, round trip in ms (p50 / p99):", func(r *row) map[string][]latencies { return r.http }, false)
+		printLevels(w, "discover_tools over `serve --http`, one MCP session per searcher, round trip in ms (p50 / p99):", rows, modes, o, func(r *row) map[string][]latencies { return r.http }, false)
+	}
+}
+
+// printInProcess prints the in-process table of rows for the modes ms.
+func printInProcess(w io.Writer, rows []*row, runs int, ms []search.Mode, o options) {
+	printLevels(w, "In-process search.Engine, ms per query (p50 / p99 over all searchers' queries), and what a query allocates (one searcher):", rows, ms, o, func(r *row) map[string][]latencies { return r.inproc }, true)
+}
+
+// printLevels prints one table of p50 / p99 by mode and number of
+// searchers; extra adds the allocations and bytes per query.
+func printLevels(w io.Writer, title string, rows []*row, ms []search.Mode, o options, by func(*row) map[string][]latencies, extra bool) {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, title)
+	fmt.Fprintln(w)
+	head, rule := "| tools | mode |", "|---:|---|"
+	for _, c := range o.counts {
+		head += fmt.Sprintf(" %d at once |", c)
+		rule += "---:|"
+	}
+	if extra {
+		head += " allocs / query | bytes / query |"
+		rule += "---:|---:|"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, rule)
+	for _, r := range rows {
+		for _, mode := range ms {
+			line := fmt.Sprintf("| %d | %s |", r.tools, mode)
+			for _, c := range o.counts {
+				line += " " + pcts(by(r)[fmt.Sprintf("%s/%d", mode, c)]) + " |"
+			}
+			if extra && len(r.allocs[string(mode)]) > 0 {
+				line += fmt.Sprintf(" %.0f | %.0f |", median(r.allocs[string(mode)]), median(r.bytes[string(mode)]))
+			}
+			fmt.Fprintln(w, line)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
+	"github.com/toolscout/toolscout/search"
 )
 
 // TestWriteCatalog: the catalog file written a domain at a time is the
@@ -145,5 +146,28 @@ func TestParseCounts(t *testing.T) {
 				t.Errorf("parseCounts(%q) = %v, want %v", tc.in, got, tc.want)
 			}
 		}
+	}
+}
+
+// TestParseModes: -modes takes search modes separated by commas and
+// names the valid ones otherwise.
+func TestParseModes(t *testing.T) {
+	got, err := parseModes("keyword, hybrid")
+	if err != nil || len(got) != 2 || got[0] != search.Keyword || got[1] != search.Hybrid {
+		t.Errorf("parseModes(%q) = %v, %v, want [keyword hybrid]", "keyword, hybrid", got, err)
+	}
+	for _, in := range []string{"", "keyword,,hybrid", "fuzzy"} {
+		if got, err := parseModes(in); err == nil || !strings.Contains(err.Error(), "-modes") {
+			t.Errorf("parseModes(%q) = %v, %v, want an error naming -modes", in, got, err)
+		}
+	}
+}
+
+// TestRunReusedNeedsRunFolder: -reuse on a folder without a catalog and
+// a data dir says what it wants instead of measuring nothing.
+func TestRunReusedNeedsRunFolder(t *testing.T) {
+	err := runReused(profileOptions{reuse: t.TempDir(), modes: "keyword", rounds: 1}, 10, 1, options{concurrency: "1"})
+	if err == nil || !strings.Contains(err.Error(), "-work") {
+		t.Errorf("runReused on an empty folder = %v, want an error pointing at -work", err)
 	}
 }

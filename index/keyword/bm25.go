@@ -30,6 +30,7 @@ import (
 	"github.com/toolscout/toolscout/index/keyword/manifest"
 	"github.com/toolscout/toolscout/internal/fault"
 	bbolt "go.etcd.io/bbolt"
+	"golang.org/x/sync/semaphore"
 )
 
 // Keyword index field names.
@@ -142,6 +143,12 @@ type Index struct {
 	// nil when they could not be (Bleve's match query then).
 	automataOnce sync.Once
 	automata     *fuzzyAutomata
+
+	// cores are the cores the searches run on, made on first use
+	// (cores.go); divided counts the queries run in parts, for tests.
+	coresOnce sync.Once
+	cores     *semaphore.Weighted
+	divided   atomic.Int64
 }
 
 // fuzzyAutomata returns the index's cache of the fuzzy clause's
@@ -639,6 +646,11 @@ func (k *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
+	slots, err := k.takeCore(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	defer slots.release()
 	ceiling := &atomicFloat{}
 	kq.ceiling = ceiling
 	if q.Fuzzy > 0 {
@@ -659,12 +671,12 @@ func (k *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	// loads every matching document's ID (2× the keyword query time at
 	// 10k synthetic tools if done for every query).
 	window := 2 * size
-	found, err := k.topHits(ctx, top, window, q, false)
+	found, err := k.topHits(ctx, top, window, q, false, slots)
 	if err != nil {
 		return nil, err
 	}
 	if len(found) == window && roundScore(found[size-1].Score) == roundScore(found[window-1].Score) {
-		if found, err = k.topHits(ctx, top, size, q, true); err != nil {
+		if found, err = k.topHits(ctx, top, size, q, true, slots); err != nil {
 			return nil, err
 		}
 	}
@@ -766,8 +778,9 @@ func keywordHits(found []*search.DocumentMatch, size int, explain bool) []Hit {
 // topHits returns the best n matches of top: in Bleve's order when the
 // query runs whole, by descending score and then ID when it runs in parts
 // (split.go). byID asks Bleve to break ties in score by ID itself, for a
-// tie wider than the window.
-func (k *Index) topHits(ctx context.Context, top query.Query, n int, kq Query, byID bool) ([]*search.DocumentMatch, error) {
+// tie wider than the window. The query runs in as many parts as slots
+// can hold cores for.
+func (k *Index) topHits(ctx context.Context, top query.Query, n int, kq Query, byID bool, slots *coreSlots) ([]*search.DocumentMatch, error) {
 	request := func(q query.Query) *bleve.SearchRequest {
 		req := bleve.NewSearchRequestOptions(q, n, 0, kq.Explain)
 		if byID {
@@ -779,7 +792,8 @@ func (k *Index) topHits(ctx context.Context, top query.Query, n int, kq Query, b
 		if r, err := adv.Reader(); err == nil {
 			defer r.Close()
 			if docs, err := r.DocCount(); err == nil {
-				if parts := splitParts(docs, k.partDocs); parts > 1 {
+				if parts := slots.parts(splitParts(docs, k.partDocs)); parts > 1 {
+					k.divided.Add(1)
 					hits, err := k.dividedHits(ctx, top, n, request, &snapshotPin{want: r}, parts)
 					if err != nil || hits != nil {
 						return hits, err

@@ -24,7 +24,8 @@ import (
 // best hits of the whole. Every term and disjunction searcher skips to the
 // start of its range through the postings' own skip structure, so the parts
 // do not repeat each other's work: on two cores a 100k-tool keyword query
-// takes about half the time (BENCHMARKS.md).
+// takes about half the time (BENCHMARKS.md). A query runs in parts only on
+// the cores other searches leave free (cores.go).
 
 func init() {
 	// Bleve turns a disjunction of more than DisjunctionHeapTakeover (10)

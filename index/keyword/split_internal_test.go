@@ -2,7 +2,11 @@ package keyword
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -36,5 +40,85 @@ func TestDividedQueryOnAnotherSnapshot(t *testing.T) {
 	hits, err = kw.dividedHits(context.Background(), top, 10, request, stale, 2)
 	if err != nil || hits != nil || !stale.moved.Load() {
 		t.Fatalf("on another snapshot: %d hits (nil: %v), err %v, moved %v; want nil hits and moved", len(hits), hits == nil, err, stale.moved.Load())
+	}
+}
+
+// TestSearchesTakeCores: a search runs on a core of its own, waiting in
+// turn while other searches hold them all (and giving up with its
+// context), and runs in parts only on cores nothing else holds.
+func TestSearchesTakeCores(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	kw := synthIndex(t, 600)
+	kw.SetPartDocs(100) // up to 4 parts on 4 cores
+	ctx := context.Background()
+	q := Query{Text: "search files", Fuzzy: 0.2, Divide: true}
+	search := func(ctx context.Context) error {
+		_, err := kw.Search(ctx, q)
+		return err
+	}
+	cores := kw.searchCores()
+	dividedAfter := func(name string, want bool) {
+		t.Helper()
+		before := kw.divided.Load()
+		if err := search(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := kw.divided.Load() > before; got != want {
+			t.Errorf("%s: divided %v, want %v", name, got, want)
+		}
+	}
+	dividedAfter("alone", true)
+	if err := cores.Acquire(ctx, 3); err != nil { // three other searches
+		t.Fatal(err)
+	}
+	dividedAfter("three cores busy", false)
+	if err := cores.Acquire(ctx, 1); err != nil { // every core busy
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := search(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("search with every core busy and its context cancelled = %v, want context.Canceled", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- search(ctx) }()
+	cores.Release(1) // a core comes free: the waiting search runs
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	cores.Release(3)
+	dividedAfter("alone again", true)
+	// Every core is given back: all four can be taken at once.
+	if !cores.TryAcquire(4) {
+		t.Fatal("searches kept cores after they returned")
+	}
+	cores.Release(4)
+}
+
+// TestSearchesGiveCoresBack: whatever their outcome, searches run at
+// once give back the cores they took.
+func TestSearchesGiveCoresBack(t *testing.T) {
+	kw := synthIndex(t, 300)
+	kw.SetPartDocs(50)
+	// Bounded: searches that kept their cores would fail the test here,
+	// not hang it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := "search files"
+			if i%4 == 0 {
+				text = "zzzz" // matches nothing
+			}
+			kw.Search(ctx, Query{Text: text, Fuzzy: 0.2, Divide: true})
+		}()
+	}
+	wg.Wait()
+	n := int64(runtime.GOMAXPROCS(0))
+	if cores := kw.searchCores(); !cores.TryAcquire(n) {
+		t.Errorf("after 16 searches, the %d cores cannot be taken at once: some were kept", n)
 	}
 }
