@@ -69,7 +69,11 @@ const (
 // re-index) goes to log at Info (nil: none); the work stops when ctx is
 // done. Attaching again replaces e, ctx and log.
 func (f *Feedback) Attach(ctx context.Context, e *Engine, log *slog.Logger) {
-	mode := resolveMode(e, Hybrid)
+	f.attach(ctx, e, log, resolveMode(e, Hybrid))
+}
+
+// attach attaches f to e, with mode as a target ("": none new).
+func (f *Feedback) attach(ctx context.Context, e *Engine, log *slog.Logger, mode Mode) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.bg == nil {
@@ -77,21 +81,21 @@ func (f *Feedback) Attach(ctx context.Context, e *Engine, log *slog.Logger) {
 		f.bg.idle = sync.NewCond(&f.mu)
 	}
 	f.bg.eng, f.bg.ctx, f.bg.log = e, ctx, log
-	if _, ok := f.bg.targets[mode]; !ok {
+	if _, ok := f.bg.targets[mode]; !ok && mode != "" {
 		f.bg.targets[mode] = nil
 	}
 	f.wakeLocked(true)
 }
 
-// Prepare attaches f to e (Attach, without logs) with mode and params
-// as a search will give them, and returns when everything searches need
+// Prepare attaches f to e (Attach, without logs and without the
+// default mode) with mode and params as a search will give them, and returns when everything searches need
 // is made, or ctx is done: the rankings are then those of the channel
 // once it met every recorded request. For eval and tests.
 func (f *Feedback) Prepare(ctx context.Context, e *Engine, mode Mode, params *Params) error {
 	if mode == "" {
 		mode = Hybrid
 	}
-	f.Attach(ctx, e, nil)
+	f.attach(ctx, e, nil, "")
 	f.want(resolveMode(e, mode), params, f.rankingKey(e, params), true)
 	f.mu.Lock()
 	defer f.mu.Unlock()
