@@ -764,7 +764,7 @@ func (f *Feedback) rank(ctx context.Context, e *Engine, req Request, mode Mode, 
 			}
 			return err
 		}
-		made[i] = &ranking{key: key, tools: scaled(resp.Results), shared: sharedWords(resp.Results[:min(centroidDepth, len(resp.Results))])}
+		made[i] = &ranking{tools: scaled(resp.Results), shared: sharedWords(resp.Results[:min(centroidDepth, len(resp.Results))])}
 		if dims > 0 && resp.Mode != Keyword {
 			var ids []string
 			for _, r := range resp.Results[:min(centroidDepth, len(resp.Results))] {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -242,4 +245,29 @@ func TestFeedbackBackgroundFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after Reset")
+}
+
+// TestFeedbackLoadLogged: attaching a channel whose log holds many
+// requests (a serve's start) logs that they are ranked in the
+// background, and when that is done, with how many.
+func TestFeedbackLoadLogged(t *testing.T) {
+	eng := benchEngine(t, 200)
+	events := feedbackBenchEvents(eng.Catalog(), 2*fbLogLarge, fbNow)
+	var buf logtest.Buffer
+	fb := NewFeedback(events, FeedbackOptions{Now: func() time.Time { return fbNow }})
+	fb.Attach(context.Background(), eng, slog.New(slog.NewTextHandler(&buf, nil)))
+	if err := fb.settle(); err != nil {
+		t.Fatal(err)
+	}
+	log := buf.String()
+	for _, want := range []string{"ranking the recorded requests in the background", "mode=hybrid", "recorded requests ranked; searches use all of them"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log after attaching %d events lacks %q:\n%s", len(events), want, log)
+		}
+	}
+	fb.mu.RLock()
+	defer fb.mu.RUnlock()
+	if n := len(fb.ranks); n != len(fb.reqs) {
+		t.Errorf("%d rankings after the load, want %d", n, len(fb.reqs))
+	}
 }
