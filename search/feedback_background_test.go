@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -269,5 +271,40 @@ func TestFeedbackLoadLogged(t *testing.T) {
 	defer fb.mu.RUnlock()
 	if n := len(fb.ranks); n != len(fb.reqs) {
 		t.Errorf("%d rankings after the load, want %d", n, len(fb.reqs))
+	}
+}
+
+// TestSelectFirst: selectFirst picks the same first k as a sort, for
+// sizes, k and values with many ties (the order breaks them by index).
+func TestSelectFirst(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for range 300 {
+		n := 1 + r.Intn(700)
+		vals := make([]float64, n)
+		for i := range vals {
+			vals[i] = float64(r.Intn(1 + r.Intn(20)))
+		}
+		before := func(a, b int32) bool { return vals[a] > vals[b] || vals[a] == vals[b] && a < b }
+		xs := make([]int32, n)
+		for i := range xs {
+			xs[i] = int32(i)
+		}
+		r.Shuffle(n, func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+		sorted := slices.Clone(xs)
+		slices.SortFunc(sorted, func(a, b int32) int {
+			if before(a, b) {
+				return -1
+			}
+			return 1
+		})
+		k := 1 + r.Intn(n)
+		selectFirst(xs, k, before)
+		got := slices.Clone(xs[:k])
+		slices.Sort(got)
+		want := slices.Clone(sorted[:k])
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d k=%d: first %v, want %v", n, k, got, want)
+		}
 	}
 }
