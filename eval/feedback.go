@@ -97,6 +97,12 @@ func feedbackRuns(ctx context.Context, engineFor func(string) (*search.Engine, e
 			return nil, err
 		}
 		fb := search.NewFeedback(events, search.FeedbackOptions{Params: opts.FeedbackParams, Now: func() time.Time { return now }})
+		// As a serve does once its log is loaded: every replayed
+		// request ranked before the first scored search, which makes
+		// nothing of the log itself.
+		if err := fb.Prepare(ctx, eng, spec.Mode, &spec.Params); err != nil {
+			return nil, err
+		}
 		spec.Label = runName(spec) + FeedbackSuffix
 		rr, err := runOne(ctx, withFeedback{eng, fb}, ds, spec, ks, limit, opts.Confidence, opts.Progress)
 		if err != nil {

@@ -204,12 +204,11 @@ func BenchmarkFeedbackSearch(b *testing.B) {
 		})
 		for _, n := range []int{0, 1000, 10000} {
 			fb := NewFeedback(all[len(all)-n:], FeedbackOptions{Now: func() time.Time { return now }})
-			// The events' vectors are made once (builtinEmbedBudget a
-			// search), as the first searches of a serve make them.
-			for range n/builtinEmbedBudget + 1 {
-				if _, err := fb.Search(context.Background(), eng, Request{Query: "warm up", Mode: mode}); err != nil {
-					b.Fatal(err)
-				}
+			// The events' vectors, rankings and agreements made, as a
+			// serve makes them in the background once its log is
+			// loaded (BenchmarkFeedbackLoad).
+			if err := fb.Prepare(context.Background(), eng, mode, nil); err != nil {
+				b.Fatal(err)
 			}
 			b.Run(fmt.Sprintf("mode=%s/events=%d", mode, n), func(b *testing.B) {
 				b.ReportAllocs()
@@ -221,4 +220,50 @@ func BenchmarkFeedbackSearch(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkFeedbackLoad measures what a serve does in the background
+// once it has loaded its feedback log of 10,000 events (the cap) on
+// 1,000 tools: every recorded request's vector, hybrid ranking and
+// agreement (Prepare), per load.
+func BenchmarkFeedbackLoad(b *testing.B) {
+	eng := benchEngine(b, 1000)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	all := feedbackBenchEvents(eng.Catalog(), store.DefaultFeedbackCap, now)
+	b.Run(fmt.Sprintf("mode=hybrid/events=%d", len(all)), func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			fb := NewFeedback(all, FeedbackOptions{Now: func() time.Time { return now }})
+			if err := fb.Prepare(context.Background(), eng, Hybrid, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkFeedbackRecord measures what recording one run of a new
+// request costs the background (its vector, ranking and agreement), on
+// 1,000 tools with 9,000 events held (below the cap: no event dropped),
+// per event, in hybrid mode.
+func BenchmarkFeedbackRecord(b *testing.B) {
+	eng := benchEngine(b, 1000)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	all := feedbackBenchEvents(eng.Catalog(), store.DefaultFeedbackCap, now)
+	held := all[:9000]
+	fresh := all[9000:]
+	fb := NewFeedback(held, FeedbackOptions{Now: func() time.Time { return now }})
+	if err := fb.Prepare(context.Background(), eng, Hybrid, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Run(fmt.Sprintf("mode=hybrid/events=%d", len(held)), func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			ev := fresh[i%len(fresh)]
+			ev.Request = fmt.Sprintf("%s (%d)", ev.Request, i)
+			fb.Add(ev)
+			if err := fb.settle(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

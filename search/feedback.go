@@ -209,11 +209,18 @@ type Feedback struct {
 	vecs   []fbVec
 	made   int
 	// ranks are the engine's own rankings of the requests (their first
-	// FeedbackDepth tools, best first) by mode and request, made as
-	// searches need them, under the build, embedder and parameters
-	// rankKey names; made again after any of them changes.
-	rankKey string
-	ranks   map[rankOf]*ranking
+	// FeedbackDepth tools, best first) by mode and request, each under
+	// the build, embedder and parameters its key names: made as searches
+	// need them, or in the background once attached (bg); made again
+	// after any of them changes.
+	ranks map[rankOf]*ranking
+	// gen counts the times the requests were indexed again (Reset, the
+	// cap): an agreement made before is stale.
+	gen int
+	// bg, once Attach was called, makes in the background what
+	// searches need of the requests (feedback_background.go): searches
+	// then use what is ready and make nothing of the log themselves.
+	bg *fbBackground
 	// vocab are the words (stems) of the names, titles and descriptions
 	// of the catalog vocabOf, made when a search first needs them.
 	vocabOf *index.Catalog
@@ -224,6 +231,10 @@ type Feedback struct {
 // the direction its first ones share (centroid, a unit vector; nil
 // without vectors).
 type ranking struct {
+	// key names the build, embedder and parameters it was made under
+	// (rankingKey); gen the requests' generation its rel was made in.
+	key      string
+	gen      int
 	tools    []ranked
 	centroid []float32
 	// tight is how alike those first tools are: the mean cosine of
@@ -369,6 +380,7 @@ func (f *Feedback) Reset(events []store.FeedbackEvent) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.indexLocked(evs, words)
+	f.wakeLocked(false)
 }
 
 // indexLocked makes the requests and postings of events, with the words
@@ -378,6 +390,7 @@ func (f *Feedback) indexLocked(events []fbEvent, words map[string]map[string]flo
 	old, oldVecs, oldOf := f.reqs, f.vecs, f.reqOf
 	f.events, f.reqs, f.reqOf, f.post = events, nil, map[string]int32{}, map[string][]posting{}
 	f.vecs, f.made = nil, 0
+	f.gen++
 	for i := range f.events {
 		f.events[i].req = f.addRequestLocked(f.events[i].Request, words[f.events[i].Request], old, oldOf, oldVecs)
 		r := &f.reqs[f.events[i].req]
@@ -442,6 +455,8 @@ func (f *Feedback) Add(ev store.FeedbackEvent) {
 	id := f.addRequestLocked(ev.Request, words, nil, nil, nil)
 	f.events = append(f.events, fbEvent{FeedbackEvent: ev, req: id})
 	f.reqs[id].events = append(f.reqs[id].events, int32(len(f.events)-1))
+	// Its vector and rankings are made now, in the background.
+	f.wakeLocked(false)
 }
 
 // Len returns the number of events held.
@@ -519,10 +534,18 @@ func (f *Feedback) Search(ctx context.Context, e *Engine, req Request) (*Respons
 func (f *Feedback) boosts(ctx context.Context, e *Engine, req Request, resp *Response) (map[string]float64, map[string]map[string]float64, error) {
 	useWords := f.p.Similarity != "vector" || resp.Mode == Keyword
 	useVecs := f.p.Similarity != "words" && resp.Mode != Keyword
+	f.mu.RLock()
+	attached := f.bg != nil
+	f.mu.RUnlock()
 	var qv []float32
 	if useVecs {
+		// Attached, the events' vectors are made in the background.
+		budget := -1
+		if attached {
+			budget = 0
+		}
 		var err error
-		if qv, err = f.makeVectors(ctx, e, resp.Query); err != nil {
+		if qv, err = f.makeVectors(ctx, e, resp.Query, budget); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -530,9 +553,16 @@ func (f *Feedback) boosts(ctx context.Context, e *Engine, req Request, resp *Res
 	if useWords {
 		qw = requestWords(resp.Query)
 	}
-	key := f.rankingKey(e, req)
+	key := f.rankingKey(e, req.Params)
 	vocab := f.vocabulary(e.Catalog())
 	boost, passes, missing := f.boostsOnce(qw, qv, resp.Mode, key, vocab)
+	if attached {
+		// What is not ready counts from a later search: the background
+		// makes it (the mode, its parameters and the build are those
+		// it keeps, from now on).
+		f.want(resp.Mode, req.Params, key, len(missing) > 0)
+		return boost, passes, nil
+	}
 	if len(missing) == 0 {
 		return boost, passes, nil
 	}
@@ -561,7 +591,10 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 			cos[p.req] += v * p.w
 		}
 	}
-	current := f.rankKey == key
+	// A ranking made under another key is used only once attached
+	// (the background makes it again; until then the older build's
+	// ranking stands); else it is made again before it counts.
+	usable := func(rk *ranking) bool { return rk != nil && (rk.key == key || f.bg != nil) }
 	// sims are the requests' similarities scaled from 0 (at lo) to 1;
 	// by words, those similar enough count without the words their
 	// ranking's first tools share.
@@ -570,7 +603,7 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 		if s <= lo {
 			continue
 		}
-		if rk := f.ranks[rankOf{mode, f.reqs[i].text}]; current && rk != nil {
+		if rk := f.ranks[rankOf{mode, f.reqs[i].text}]; usable(rk) {
 			s = min(s, cosineWithout(qw, f.reqs[i].words, rk.shared, vocab, f.p.OutsideWeight))
 		}
 		if s > lo {
@@ -589,7 +622,7 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 				continue
 			}
 			c := (float64(s) - lo) / (1 - lo)
-			if rk := f.ranks[rankOf{mode, f.reqs[i].text}]; current && rk != nil && len(rk.centroid) == len(qv) && rk.tight >= f.p.SiblingTightness {
+			if rk := f.ranks[rankOf{mode, f.reqs[i].text}]; usable(rk) && len(rk.centroid) == len(qv) && rk.tight >= f.p.SiblingTightness {
 				rc, _ := f.vecs[i].dot(rk.centroid)
 				a := alikeness(float64(s), float64(rc), float64(dense(qv, rk.centroid)))
 				c = min(c, max(0, (a-alo)/(1-alo)))
@@ -610,9 +643,11 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 	}
 	var hits []hit
 	for i, c := range sims {
-		if _, ok := f.ranks[rankOf{mode, f.reqs[i].text}]; !ok || !current {
+		if rk := f.ranks[rankOf{mode, f.reqs[i].text}]; !usable(rk) || rk.key != key {
 			missing = append(missing, f.reqs[i].text)
-			continue
+			if !usable(rk) {
+				continue
+			}
 		}
 		if c <= 0 {
 			continue
@@ -692,15 +727,20 @@ func (f *Feedback) boostsOnce(qw map[string]float64, qv []float32, mode Mode, ke
 const rankBudget = 16
 
 // rankingKey names what the engine's rankings depend on: its build, its
-// embedder and the request's parameters.
-func (f *Feedback) rankingKey(e *Engine, req Request) string {
+// embedder and the request's parameters (by value: the background makes
+// rankings with the parameters a search gave, not the same pointer).
+func (f *Feedback) rankingKey(e *Engine, params *Params) string {
 	ix, emb, _, _ := e.acquire()
 	defer ix.inflight.Done()
 	info := ""
 	if emb != nil {
 		info = fmt.Sprint(emb.Info())
 	}
-	return fmt.Sprintf("%p\x00%s\x00%p", ix, info, req.Params)
+	p := "nil"
+	if params != nil {
+		p = fmt.Sprintf("%+v", *params)
+	}
+	return fmt.Sprintf("%p\x00%s\x00%s", ix, info, p)
 }
 
 // centroidDepth is how many of a recorded request's first tools make
@@ -735,6 +775,9 @@ func (f *Feedback) rank(ctx context.Context, e *Engine, req Request, mode Mode, 
 			}
 		}
 	}
+	for _, m := range made {
+		m.key = key
+	}
 	if f.p.Agreement >= 0 {
 		f.mu.RLock()
 		buf := make([]float64, len(f.reqs))
@@ -742,13 +785,13 @@ func (f *Feedback) rank(ctx context.Context, e *Engine, req Request, mode Mode, 
 			if id, ok := f.reqOf[q]; ok {
 				made[i].rel = f.agreementLocked(id, f.p.Similarity != "words" && mode != Keyword, buf)
 			}
+			made[i].gen = f.gen
 		}
 		f.mu.RUnlock()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.rankKey != key {
-		f.rankKey = key
+	if f.ranks == nil {
 		f.ranks = map[rankOf]*ranking{}
 	}
 	for i, q := range reqs {
@@ -795,8 +838,11 @@ func (f *Feedback) agreementLocked(id int32, vecs bool, buf []float64) map[strin
 		d := v.dense()
 		near := touched
 		if len(near) > agreementVectors {
+			// The same set a sort would put first (the order is
+			// total), picked without sorting the rest: the sort was
+			// half of what loading a log of distinct requests cost.
 			near = slices.Clone(touched)
-			slices.SortFunc(near, func(a, b int32) int { return cmp.Or(cmp.Compare(buf[b], buf[a]), cmp.Compare(a, b)) })
+			selectFirst(near, agreementVectors, func(a, b int32) bool { return buf[a] > buf[b] || buf[a] == buf[b] && a < b })
 			near = near[:agreementVectors]
 		}
 		for _, j := range near {
@@ -835,6 +881,42 @@ func (f *Feedback) agreementLocked(id int32, vecs bool, buf []float64) map[strin
 		}
 	}
 	return own
+}
+
+// selectFirst reorders xs so that its first k are the k first of xs
+// in the order before (a strict total order), in any order among
+// themselves: a quickselect, linear on average.
+func selectFirst(xs []int32, k int, before func(a, b int32) bool) {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		// The median of three as the pivot, moved to hi.
+		mid := lo + (hi-lo)/2
+		if before(xs[mid], xs[lo]) {
+			xs[mid], xs[lo] = xs[lo], xs[mid]
+		}
+		if before(xs[hi], xs[lo]) {
+			xs[hi], xs[lo] = xs[lo], xs[hi]
+		}
+		if before(xs[mid], xs[hi]) {
+			xs[mid], xs[hi] = xs[hi], xs[mid]
+		}
+		pivot, p := xs[hi], lo
+		for i := lo; i < hi; i++ {
+			if before(xs[i], pivot) {
+				xs[i], xs[p] = xs[p], xs[i]
+				p++
+			}
+		}
+		xs[p], xs[hi] = xs[hi], xs[p]
+		switch {
+		case p == k || p == k-1:
+			return
+		case p < k:
+			lo = p + 1
+		default:
+			hi = p - 1
+		}
+	}
 }
 
 // sharedWords returns the words (stems) that most of results have in
@@ -967,8 +1049,9 @@ const (
 
 // makeVectors returns the unit vector of q with the engine's embedder
 // and build (nil without vectors), after making those of the requests
-// that have none yet with them, up to the budget, oldest first.
-func (f *Feedback) makeVectors(ctx context.Context, e *Engine, q string) ([]float32, error) {
+// that have none yet with them, up to budget (-1: the embedder's
+// builtinEmbedBudget or remoteEmbedBudget), oldest first.
+func (f *Feedback) makeVectors(ctx context.Context, e *Engine, q string, budget int) ([]float32, error) {
 	ix, emb, _, _ := e.acquire()
 	defer ix.inflight.Done()
 	if emb == nil || ix.vs == nil {
@@ -979,9 +1062,11 @@ func (f *Feedback) makeVectors(ctx context.Context, e *Engine, q string) ([]floa
 		return nil, err
 	}
 	key := fmt.Sprintf("%p\x00%s", ix, emb.Info())
-	budget := remoteEmbedBudget
-	if emb.Info().Provider == "builtin" {
-		budget = builtinEmbedBudget
+	if budget < 0 {
+		budget = remoteEmbedBudget
+		if emb.Info().Provider == "builtin" {
+			budget = builtinEmbedBudget
+		}
 	}
 	f.mu.Lock()
 	if f.vecKey != key {
@@ -991,7 +1076,7 @@ func (f *Feedback) makeVectors(ctx context.Context, e *Engine, q string) ([]floa
 		f.made = 0
 	}
 	var missing []string
-	if f.made < len(f.vecs) {
+	if f.made < len(f.vecs) && budget > 0 {
 		for i := range f.vecs {
 			if !f.vecs[i].made {
 				if missing = append(missing, f.reqs[i].text); len(missing) == budget {

@@ -92,31 +92,45 @@ func TestFeedbackReplicaPath(t *testing.T) {
 	}
 
 	// Two replicas of the build, one ranking with what was learned.
+	// The log's requests are ranked in the background once a serve has
+	// loaded it: a replica's searches count them once that is done, so
+	// the one with feedback is asked until its ranking moves (10 s at
+	// most).
 	built, _ := treestate.Of(data)
-	rankOf := func(extra ...string) int {
+	rankOf := func(done func(int) bool, extra ...string) int {
 		s := startServeHTTP(t, bin, nil, append(append([]string{"serve", "--read-only", "--http", "127.0.0.1:0"}, base...), extra...)...)
 		s.waitReady(t)
 		cs := connectMCP(t, s, nil, nil)
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": request}})
-		if err != nil || res.IsError {
-			t.Fatalf("discover_tools: %v %+v", err, res)
-		}
-		cs.Close()
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		<-s.done
-		var ans struct {
-			Results []struct{ Name string } `json:"results"`
-		}
-		b, _ := json.Marshal(res.StructuredContent)
-		json.Unmarshal(b, &ans)
-		for i, r := range ans.Results {
-			if r.Name == pushed {
-				return i + 1
+		defer func() {
+			cs.Close()
+			s.cmd.Process.Signal(syscall.SIGTERM)
+			<-s.done
+		}()
+		rank := 99
+		for begin := time.Now(); time.Since(begin) < 10*time.Second; time.Sleep(100 * time.Millisecond) {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": request}})
+			if err != nil || res.IsError {
+				t.Fatalf("discover_tools: %v %+v", err, res)
+			}
+			var ans struct {
+				Results []struct{ Name string } `json:"results"`
+			}
+			b, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(b, &ans)
+			rank = 99
+			for i, r := range ans.Results {
+				if r.Name == pushed {
+					rank = i + 1
+				}
+			}
+			if done(rank) {
+				break
 			}
 		}
-		return 99
+		return rank
 	}
-	with, without := rankOf("--feedback-out", filepath.Join(tmp, "replica-2.log")), rankOf("--feedback", "off")
+	without := rankOf(func(int) bool { return true }, "--feedback", "off")
+	with := rankOf(func(r int) bool { return r < without }, "--feedback-out", filepath.Join(tmp, "replica-2.log"))
 	if without == 1 || with >= without {
 		t.Errorf("%s ranks %d for %q with what replicas learned, %d without: want it higher with, and not first without", pushed, with, request, without)
 	}
@@ -205,8 +219,16 @@ func TestFeedbackForgetReachesServe(t *testing.T) {
 		}
 		return 99
 	}
-	if r := rank(); r != 1 {
-		t.Fatalf("%s ranks %d for %q with three callers' runs, want 1", pushed, r, request)
+	// The log's requests are ranked in the background once the serve
+	// has loaded it: searches count them once that is done.
+	for begin := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		r := rank()
+		if r == 1 {
+			break
+		}
+		if time.Since(begin) > 10*time.Second {
+			t.Fatalf("%s ranks %d for %q with three callers' runs 10 s after the serve was ready, want 1\n%s", pushed, r, request, s.logText())
+		}
 	}
 	if out, err := cli("feedback", "--forget"); err != nil {
 		t.Fatalf("feedback --forget: %v\n%s", err, out)

@@ -432,6 +432,10 @@ func (c *serveCommand) serverOptions(ctx context.Context, a *app, base []index.D
 		}
 		closers = append(closers, closeSink)
 		opts.Feedback, opts.FeedbackSink = model, sink
+		// What searches need of the recorded requests is made in the
+		// background from now on (the log's load, each run recorded,
+		// a re-index), not in the searches that meet them.
+		model.Attach(ctx, a.live.Engine(), c.log)
 	}
 	if c.auditDest != "" {
 		w, closeAudit, err := openAudit(ctx, c.auditDest, stderr, c.log)
