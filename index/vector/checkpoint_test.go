@@ -3,11 +3,13 @@ package vector
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/fileio"
 	"github.com/toolscout/toolscout/internal/indextest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
@@ -178,4 +180,52 @@ func TestColdSyncMatrixOffHeap(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(vs)
+}
+
+// TestKilledColdSyncRowFile: a cold sync into a directory embeds into a
+// temporary file beside the collection's (rowfile.go). A kill mid-sync
+// leaves it there, beside the last checkpoint: the next Open removes it
+// once it is older than a write in progress can be (fileio.LeftoverAge),
+// and the collection is the checkpoint's, whole.
+func TestKilledColdSyncRowFile(t *testing.T) {
+	ctx := context.Background()
+	cat, err := synth.Catalog(600, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	vs, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := &killingEmbedder{at: 11, dir: dir, copy: t.TempDir()}
+	opts := SyncOptions{BatchSize: 20, Concurrency: 1, CheckpointEvery: time.Nanosecond}
+	if _, err := vs.Sync(ctx, testCol, cat, emb, opts); err != nil {
+		t.Fatal(err)
+	}
+	if emb.err != nil {
+		t.Fatalf("copy of the directory mid-sync: %v", emb.err)
+	}
+	if _, err := os.Stat(rowFileOf(vs.fileOf(testCol.Name()))); !os.IsNotExist(err) {
+		t.Errorf("after the sync its row file is still there (%v)", err)
+	}
+	left := rowFileOf(filepath.Join(emb.copy, filepath.Base(vs.fileOf(testCol.Name()))))
+	if _, err := os.Stat(left); err != nil {
+		t.Fatalf("the killed sync's directory has no row file: %v", err)
+	}
+	old := time.Now().Add(-2 * fileio.LeftoverAge)
+	if err := os.Chtimes(left, old, old); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(emb.copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("Open left the killed sync's row file (%v)", err)
+	}
+	s, err := again.snapshot(ctx, testCol)
+	if err != nil || s == nil || s.count() != 10*20 {
+		t.Fatalf("the killed sync's collection: %v, %v; want the 200 rows checkpointed", s, err)
+	}
 }

@@ -118,7 +118,8 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 	cold := old == nil || old.count() == 0
 	var (
 		mat      []float32 // the fresh rows' vectors, in todo's order
-		offHeap  bool      // mat is fileio.OffHeap's
+		offHeap  bool      // mat is fileio.OffHeap's, or rows holds the matrix
+		rows     *rowFile  // a cold sync's matrix, on disk (rowfile.go)
 		embedded []bool    // by batch
 		prefix   int       // todo[:prefix] are all embedded
 	)
@@ -145,6 +146,22 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 	// save writes what is embedded so far; checkpoint says it is one
 	// written while the sync goes on.
 	save := func(checkpoint bool) (*snapshot, error) {
+		if rows != nil {
+			// Cold, into a directory: written from the file the rows
+			// were embedded into, and read from it when next asked
+			// for. A checkpoint writes the rows embedded in a row from
+			// the first (the batches in flight past them are embedded
+			// again after a kill); the end of a sync that failed or was
+			// canceled, every batch embedded.
+			tools := todo[:prefix]
+			if !checkpoint && prefix < len(todo) {
+				var err error
+				if tools, err = rows.compact(todo, embedded, batch); err != nil {
+					return nil, err
+				}
+			}
+			return nil, v.writeRows(name, tools, rows)
+		}
 		if !useDelta {
 			var s *snapshot
 			switch {
@@ -212,11 +229,19 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 	// from it is written and dropped, or copied (patchSnapshot,
 	// withDelta), before release.
 	offHeap = v.dir != ""
-	if offHeap {
+	switch {
+	case offHeap && cold:
+		// No matrix in memory at all: the rows go to a file as they are
+		// embedded, and the snapshot is written from it (rowfile.go).
+		if rows, err = createRowFile(v.fileOf(name), len(todo), col.Dims); err != nil {
+			return st, fmt.Errorf("vector collection %s: %w", name, err)
+		}
+		release = rows.remove
+	case offHeap:
 		var buf []byte
 		buf, release = fileio.OffHeap(len(todo) * col.Dims * 4)
 		mat = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), len(todo)*col.Dims)
-	} else {
+	default:
 		mat = make([]float32, len(todo)*col.Dims)
 	}
 	embedded = make([]bool, (len(todo)+batch-1)/batch)
@@ -263,8 +288,14 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 					return fmt.Errorf("embedder returned a %d-dimensional vector for %s, collection %s wants %d", len(vec), part[i].QualifiedName, col.Name(), col.Dims)
 				}
 			}
-			for i, vec := range vecs {
-				copy(mat[(start+i)*col.Dims:(start+i+1)*col.Dims], normalized(vec))
+			if rows != nil {
+				if err := rows.put(start, vecs); err != nil {
+					return err
+				}
+			} else {
+				for i, vec := range vecs {
+					copy(mat[(start+i)*col.Dims:(start+i+1)*col.Dims], normalized(vec))
+				}
 			}
 			mu.Lock()
 			defer mu.Unlock()

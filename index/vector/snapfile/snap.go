@@ -84,34 +84,7 @@ func NewFileID() uint64 {
 // IDs it drops and which base (by id) it applies to.
 func Write(path string, s *Snap, removed []string, id, base uint64) error {
 	return checksum.WriteFile(path, func(w *bufio.Writer) error {
-		var hdr [HeaderLen]byte
-		copy(hdr[:8], Magic)
-		binary.LittleEndian.PutUint64(hdr[8:], id)
-		binary.LittleEndian.PutUint64(hdr[16:], base)
-		binary.LittleEndian.PutUint32(hdr[24:], uint32(s.Dims))
-		binary.LittleEndian.PutUint32(hdr[28:], uint32(len(s.IDs)))
-		binary.LittleEndian.PutUint32(hdr[32:], uint32(len(removed)))
-		w.Write(hdr[:])
-		var lb [binary.MaxVarintLen64]byte
-		n := HeaderLen
-		str := func(str string) {
-			k := binary.PutUvarint(lb[:], uint64(len(str)))
-			w.Write(lb[:k])
-			w.WriteString(str)
-			n += k + len(str)
-		}
-		for i := range s.IDs {
-			for _, f := range [4]string{s.IDs[i], s.Hash[i], s.Domain.At(i), s.Group.At(i)} {
-				str(f)
-			}
-		}
-		for _, id := range removed {
-			str(id)
-		}
-		// Zero padding puts the matrix at a multiple of 64 bytes, so a
-		// reader on a little-endian machine uses the file's bytes as floats
-		// in place, each row at the same place in a cache line.
-		w.Write(make([]byte, (Align-n%Align)%Align))
+		writeHead(w, s, removed, id, base)
 		var fb [8]byte
 		if s.Mat == nil {
 			for _, h := range s.Half {
@@ -140,6 +113,40 @@ func Write(path string, s *Snap, removed []string, id, base uint64) error {
 		}
 		return nil
 	})
+}
+
+// writeHead writes a snapshot file's header, its rows' strings, a
+// delta's removed IDs and the padding before the matrix: what Write and
+// WriteRows share.
+func writeHead(w *bufio.Writer, s *Snap, removed []string, id, base uint64) {
+	var hdr [HeaderLen]byte
+	copy(hdr[:8], Magic)
+	binary.LittleEndian.PutUint64(hdr[8:], id)
+	binary.LittleEndian.PutUint64(hdr[16:], base)
+	binary.LittleEndian.PutUint32(hdr[24:], uint32(s.Dims))
+	binary.LittleEndian.PutUint32(hdr[28:], uint32(len(s.IDs)))
+	binary.LittleEndian.PutUint32(hdr[32:], uint32(len(removed)))
+	w.Write(hdr[:])
+	var lb [binary.MaxVarintLen64]byte
+	n := HeaderLen
+	str := func(str string) {
+		k := binary.PutUvarint(lb[:], uint64(len(str)))
+		w.Write(lb[:k])
+		w.WriteString(str)
+		n += k + len(str)
+	}
+	for i := range s.IDs {
+		for _, f := range [4]string{s.IDs[i], s.Hash[i], s.Domain.At(i), s.Group.At(i)} {
+			str(f)
+		}
+	}
+	for _, id := range removed {
+		str(id)
+	}
+	// Zero padding puts the matrix at a multiple of 64 bytes, so a
+	// reader on a little-endian machine uses the file's bytes as floats
+	// in place, each row at the same place in a cache line.
+	w.Write(make([]byte, (Align-n%Align)%Align))
 }
 
 // HeaderLen is the length of a snapshot file's header: magic, id,
