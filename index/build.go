@@ -417,7 +417,7 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 		Annotations:   ann,
 		Disabled:      ts.Enabled != nil && !*ts.Enabled,
 		Deprecated:    strings.TrimSpace(string(ts.Deprecated)),
-		params:        params,
+		built:         &toolBuilt{params: params},
 	}
 	t.Summary = Summarize(t.Description)
 	if t.Summary == "" {

@@ -701,21 +701,42 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 	t.Warnings = r.list()
 	t.Disabled = r.uint() == 1
 	t.Deprecated = r.str()
-	if r.mpos <= math.MaxUint32 && r.spos <= math.MaxUint32 {
-		// Checked now, decoded when asked (Tool.Params).
+	onDemand := r.mpos <= math.MaxUint32 && r.spos <= math.MaxUint32
+	if onDemand {
+		// Checked now, decoded when asked (Tool.Params, Tool.fileForms).
 		t.psrc, t.pm, t.ps = r.source(), uint32(r.mpos), uint32(r.spos)
 		r.skipParams()
 	} else {
-		t.params = r.params()
+		t.built = &toolBuilt{params: r.params()}
 	}
-	var forms [3]string
-	forms[1] = r.str()
-	forms[0], forms[2] = r.str(), r.str()
-	t.setForms(forms)
+	forms := r.forms()
+	if onDemand {
+		t.formsOf = t.QualifiedName
+	} else {
+		t.setForms(forms)
+	}
 	if r.err == nil {
 		d.Tools = append(d.Tools, t)
 		p.tools = append(p.tools, t)
 	}
+}
+
+// forms reads a tool's name forms (catWriter.tool writes the second
+// first, the others referring to it).
+func (r *catReader) forms() [3]string {
+	var forms [3]string
+	forms[1] = r.str()
+	forms[0], forms[2] = r.str(), r.str()
+	return forms
+}
+
+// fileForms decodes the name forms of a tool read from a catalog file
+// from it: the same bytes, read from the same place, as when the file
+// was opened and checked (catReader.tool), so they cannot fail now.
+func (t *Tool) fileForms() [3]string {
+	r := catReader{meta: t.psrc.meta, strs: t.psrc.strs, mpos: int(t.pm), spos: int(t.ps)}
+	r.skipParams()
+	return r.forms()
 }
 
 // params reads a tool's parameters: nil when it has none written (the

@@ -56,7 +56,7 @@ func sameBuild(a *Catalog, aErr error, b *Catalog, bErr error) bool {
 		for _, t := range c.Tools() {
 			x := *t
 			x.raw = ""
-			x.params, x.psrc, x.pm, x.ps = t.Params(), nil, 0, 0
+			asBuilt(&x)
 			out = append(out, x)
 		}
 		return out

@@ -43,20 +43,29 @@ type Tool struct {
 	// true). Not part of Hash either.
 	Deprecated string `json:"deprecated,omitempty"`
 
-	// params are the parameters of a tool built from a spec; a tool
-	// read from a catalog file has psrc instead, with the positions in
-	// it where its parameters are (pm in the meta, ps in the strings).
-	params []Param
+	// built holds the parameters and name forms of a tool built from a
+	// spec (read-only once set: copies of the tool share it). A tool read
+	// from a catalog file has psrc instead, with the positions in it
+	// where its parameters are (pm in the meta, ps in the strings), its
+	// name forms right after them: both decoded when asked, so that a
+	// server holds neither (docs/benchmarks/2026-12-06-serve-memory.md).
+	built  *toolBuilt
 	psrc   *paramSource
 	pm, ps uint32
 	src    string // specDigest of what the tool was built from
 	raw    string // rawDigest of the bytes it was read from, if from a file
-	// forms are the tool's nameForms while its qualified name is
-	// formsOf: set when a catalog is built or read, so that a build
-	// reusing the tool and the catalog cache do not split its names
-	// into words again.
-	forms   [3]string
+	// formsOf is the qualified name the tool's name forms (in built, or
+	// in its file) are for: set when a catalog is built or read, so that
+	// a build reusing the tool and the catalog cache do not split its
+	// names into words again.
 	formsOf string
+}
+
+// toolBuilt is what a tool built from a spec holds that a tool read from
+// a catalog file decodes from it when asked.
+type toolBuilt struct {
+	params []Param
+	forms  [3]string // nameForms, when formsOf is set
 }
 
 // spec returns a spec that builds the tool.
@@ -82,7 +91,10 @@ type Param struct {
 // ask once per tool.
 func (t *Tool) Params() []Param {
 	if t.psrc == nil {
-		return t.params
+		if t.built == nil {
+			return nil
+		}
+		return t.built.params
 	}
 	r := catReader{meta: t.psrc.meta, strs: t.psrc.strs, mpos: int(t.pm), spos: int(t.ps)}
 	// The same bytes read whole, from the same place, when the file was
