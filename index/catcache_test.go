@@ -335,14 +335,9 @@ func decodeParams(c *Catalog) {
 // as a tool built from a spec does (Tool.built), so that it compares
 // equal to a build's.
 func asBuilt(t *Tool) {
-	b := &toolBuilt{params: t.Params()}
-	switch {
-	case t.built != nil:
-		b.forms = t.built.forms
-	case t.psrc != nil && t.formsOf != "":
-		b.forms = t.fileForms()
-	}
-	t.built, t.psrc, t.pm, t.ps = b, nil, 0, 0
+	params := t.Params()
+	t.edit().params = params
+	t.psrc, t.pm, t.ps, t.sm, t.ss = nil, 0, 0, 0, 0
 }
 
 // deltaDoc is a catalog document to edit in TestCatalogDelta.

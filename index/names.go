@@ -154,11 +154,8 @@ func nameForms(t *Tool) [3]string {
 // tool's built part may be shared with the tool it was copied from: a
 // new one is made.
 func (t *Tool) setForms(forms [3]string) {
-	b := &toolBuilt{forms: forms}
-	if t.built != nil {
-		b.params = t.built.params
-	}
-	t.built, t.formsOf = b, t.QualifiedName
+	t.edit().forms = forms
+	t.formsOf = t.QualifiedName
 }
 
 // ToolByKey returns the tool named "domain/tool" (the dataset form), or nil.
