@@ -285,9 +285,9 @@ func buildTool(ds DomainSpec, ts ToolSpec, old *Tool, oldDesc string, read readT
 		same := isSpecOf(ts, ds.Description, old, oldDesc)
 		if !same {
 			src = specDigest(ds, ts)
-			same = src == old.src
+			same = src == old.srcDigest()
 		}
-		if same && (!isRead || raw == old.raw) && hasOwnQName(old) {
+		if same && (!isRead || raw == old.rawDigest()) && hasOwnQName(old) {
 			// Exactly the tool prev has: shared, not copied (tools are
 			// immutable; NewCatalogFrom copies one before it changes it).
 			return builtTool{t: old, shared: true}
@@ -295,7 +295,7 @@ func buildTool(ds DomainSpec, ts ToolSpec, old *Tool, oldDesc string, read readT
 		if same {
 			t := *old
 			if isRead {
-				t.raw = raw
+				t.edit().raw = raw
 			}
 			if t.QualifiedName = QualifiedName(ds.Name, ts.Name); t.QualifiedName != old.QualifiedName {
 				t.Hash = "" // the name is hashed: NewCatalog hashes it again
@@ -308,7 +308,7 @@ func buildTool(ds DomainSpec, ts ToolSpec, old *Tool, oldDesc string, read readT
 	}
 	t, err := newTool(&Domain{Name: ds.Name}, ts)
 	if t != nil {
-		t.src, t.raw = src, raw
+		t.built.src, t.built.raw = src, raw // newTool's own
 	}
 	return builtTool{t: t, err: err}
 }
@@ -417,7 +417,7 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 		Annotations:   ann,
 		Disabled:      ts.Enabled != nil && !*ts.Enabled,
 		Deprecated:    strings.TrimSpace(string(ts.Deprecated)),
-		params:        params,
+		built:         &toolBuilt{params: params},
 	}
 	t.Summary = Summarize(t.Description)
 	if t.Summary == "" {

@@ -220,8 +220,8 @@ func (m *rawMatcher) find(raw string) *Tool {
 	m.once.Do(func() {
 		m.byRaw = make(map[string]*Tool, len(m.prev))
 		for _, t := range m.prev {
-			if t.raw != "" {
-				m.byRaw[t.raw] = t
+			if raw := t.rawDigest(); raw != "" {
+				m.byRaw[raw] = t
 			}
 		}
 	})
@@ -463,7 +463,7 @@ func (w *catWriter) tool(t *Tool, di int) {
 	descAt := w.str(t.Description)
 	w.strIn(t.Summary, t.Description, descAt)
 	w.shared(t.Group)
-	for _, s := range [...]string{t.Hash, t.src, t.raw} {
+	for _, s := range [...]string{t.Hash, t.srcDigest(), t.rawDigest()} {
 		w.str(s)
 	}
 	w.list(t.Tags)
@@ -695,27 +695,60 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 	}
 	d := p.domains[di]
 	*t = Tool{Domain: d.Name, Name: r.str(), QualifiedName: r.str(), Title: r.str(), Description: r.str(),
-		Summary: r.str(), Group: r.str(), Hash: r.str(), src: r.str(), raw: r.str()}
+		Summary: r.str(), Group: r.str(), Hash: r.str()}
+	sm, ss := r.mpos, r.spos
+	src, raw := r.digests()
 	t.Tags = r.list()
 	t.InputSchema, t.OutputSchema, t.Annotations = r.raw(), r.raw(), r.raw()
 	t.Warnings = r.list()
 	t.Disabled = r.uint() == 1
 	t.Deprecated = r.str()
-	if r.mpos <= math.MaxUint32 && r.spos <= math.MaxUint32 {
-		// Checked now, decoded when asked (Tool.Params).
-		t.psrc, t.pm, t.ps = r.source(), uint32(r.mpos), uint32(r.spos)
+	onDemand := r.mpos <= math.MaxUint32 && r.spos <= math.MaxUint32
+	if onDemand {
+		// Checked now, decoded when asked (Tool.Params, fileForms,
+		// fileDigests).
+		t.psrc, t.pm, t.ps, t.sm, t.ss = r.source(), uint32(r.mpos), uint32(r.spos), uint32(sm), uint32(ss)
 		r.skipParams()
+		r.forms()
 	} else {
-		t.params = r.params()
+		t.built = &toolBuilt{params: r.params(), forms: r.forms(), src: src, raw: raw}
 	}
-	var forms [3]string
-	forms[1] = r.str()
-	forms[0], forms[2] = r.str(), r.str()
-	t.setForms(forms)
+	t.formsOf = t.QualifiedName
 	if r.err == nil {
 		d.Tools = append(d.Tools, t)
 		p.tools = append(p.tools, t)
 	}
+}
+
+// forms reads a tool's name forms (catWriter.tool writes the second
+// first, the others referring to it).
+func (r *catReader) forms() [3]string {
+	var forms [3]string
+	forms[1] = r.str()
+	forms[0], forms[2] = r.str(), r.str()
+	return forms
+}
+
+// digests reads a tool's spec and raw digests.
+func (r *catReader) digests() (src, raw string) {
+	src = r.str()
+	return src, r.str()
+}
+
+// fileDigests decodes the digests of a tool read from a catalog file
+// from it, as fileForms does its name forms.
+func (t *Tool) fileDigests() (src, raw string) {
+	r := catReader{meta: t.psrc.meta, strs: t.psrc.strs, mpos: int(t.sm), spos: int(t.ss)}
+	return r.digests()
+}
+
+// fileForms decodes the name forms of a tool read from a catalog file
+// from it: the same bytes, read from the same place, as when the file
+// was opened and checked (catReader.tool), so they cannot fail now.
+func (t *Tool) fileForms() [3]string {
+	r := catReader{meta: t.psrc.meta, strs: t.psrc.strs, mpos: int(t.pm), spos: int(t.ps)}
+	r.skipParams()
+	return r.forms()
 }
 
 // params reads a tool's parameters: nil when it has none written (the

@@ -327,8 +327,17 @@ func withoutBase(c *Catalog) *Catalog {
 // a file (Tool.Params), so that they compare equal to a build's.
 func decodeParams(c *Catalog) {
 	for _, t := range c.tools {
-		t.params, t.psrc, t.pm, t.ps = t.Params(), nil, 0, 0
+		asBuilt(t)
 	}
+}
+
+// asBuilt makes t, read from a file, hold its parameters and name forms
+// as a tool built from a spec does (Tool.built), so that it compares
+// equal to a build's.
+func asBuilt(t *Tool) {
+	params := t.Params()
+	t.edit().params = params
+	t.psrc, t.pm, t.ps, t.sm, t.ss = nil, 0, 0, 0, 0
 }
 
 // deltaDoc is a catalog document to edit in TestCatalogDelta.

@@ -140,14 +140,22 @@ func (c *Catalog) PrepareLookups() { c.lookups() }
 // kept on t when they are for its qualified name (setForms).
 func nameForms(t *Tool) [3]string {
 	if t.formsOf != "" && t.formsOf == t.QualifiedName {
-		return t.forms
+		switch {
+		case t.built != nil:
+			return t.built.forms
+		case t.psrc != nil:
+			return t.fileForms()
+		}
 	}
 	return [3]string{NameWords(t.Name), NameWords(t.Domain + " " + t.Name), NameWords(t.QualifiedName)}
 }
 
-// setForms keeps t's nameForms on it; only while t is being built.
+// setForms keeps t's nameForms on it; only while t is being built. The
+// tool's built part may be shared with the tool it was copied from: a
+// new one is made.
 func (t *Tool) setForms(forms [3]string) {
-	t.forms, t.formsOf = forms, t.QualifiedName
+	t.edit().forms = forms
+	t.formsOf = t.QualifiedName
 }
 
 // ToolByKey returns the tool named "domain/tool" (the dataset form), or nil.

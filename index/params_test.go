@@ -66,3 +66,106 @@ func TestCachedParamsOnDemand(t *testing.T) {
 	runtime.KeepAlive(cat)
 	runtime.KeepAlive(data)
 }
+
+// TestCachedNameFormsOnDemand: a catalog read from its file answers every
+// tool's name forms as the build did and finds every tool by them
+// (ToolsNamed), and holds neither the forms nor a slice of parameters a
+// tool: they are decoded from the file when asked, and a tool read from
+// it is 64 bytes smaller than one built from a spec.
+func TestCachedNameFormsOnDemand(t *testing.T) {
+	built, err := NewCatalog(paramSpecs(20_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteCatalogCache(&buf, make([]byte, 32), built); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cc, err := DecodeCatalogCache(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := cc.Catalog()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perTool := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len())
+	for i, tl := range cat.Tools() {
+		b := built.Tool(tl.QualifiedName)
+		if got, want := nameForms(tl), nameForms(b); got != want {
+			t.Fatalf("tool %d %s: nameForms = %q, want %q", i, tl.QualifiedName, got, want)
+		}
+		if tl.built != nil {
+			t.Fatalf("tool %d %s read from its file holds its name forms and parameters", i, tl.QualifiedName)
+		}
+	}
+	for _, name := range []string{"d07 t1207", "t19999", "d00__t0"} {
+		got, want := cat.ToolsNamed(name), built.ToolsNamed(name)
+		if len(got) != 1 || len(want) != 1 || got[0].QualifiedName != want[0].QualifiedName {
+			t.Fatalf("ToolsNamed(%q) = %v, want %v", name, got, want)
+		}
+	}
+	t.Logf("%.0f bytes a tool", perTool)
+	// 473 bytes a tool with the forms and a parameters slice held on each
+	// tool, 408 with them decoded when asked (384 with the digests too).
+	if perTool > 440 {
+		t.Fatalf("a catalog read from its file holds %.0f bytes a tool, want at most 440", perTool)
+	}
+	runtime.KeepAlive(cat)
+	runtime.KeepAlive(data)
+}
+
+// TestCachedDigestsOnDemand: a catalog read from its file answers every
+// tool's spec and raw digests as the build had them, holding neither
+// (they are decoded from the file when asked), and a build from it
+// shares its tools as it did.
+func TestCachedDigestsOnDemand(t *testing.T) {
+	specs := paramSpecs(20_000)
+	built, err := NewCatalog(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteCatalogCache(&buf, make([]byte, 32), built); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cc, err := DecodeCatalogCache(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := cc.Catalog()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perTool := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len())
+	for i, tl := range cat.Tools() {
+		b := built.Tool(tl.QualifiedName)
+		if tl.srcDigest() != b.srcDigest() || tl.rawDigest() != b.rawDigest() || tl.srcDigest() == "" {
+			t.Fatalf("tool %d %s: digests %q, %q, want %q, %q", i, tl.QualifiedName, tl.srcDigest(), tl.rawDigest(), b.srcDigest(), b.rawDigest())
+		}
+	}
+	// The digests tell a rebuild which tools it may share.
+	again, err := NewCatalogFrom(specs, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tl := range cat.Tools() {
+		if again.Tool(tl.QualifiedName) != tl {
+			t.Fatalf("tool %d %s: not shared by a build of the same specs", i, tl.QualifiedName)
+		}
+	}
+	t.Logf("%.0f bytes a tool", perTool)
+	// 408 bytes a tool with the digests held as two strings, 384 decoded
+	// when asked.
+	if perTool > 396 {
+		t.Fatalf("a catalog read from its file holds %.0f bytes a tool, want at most 396", perTool)
+	}
+	runtime.KeepAlive(cat)
+	runtime.KeepAlive(data)
+}

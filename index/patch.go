@@ -56,7 +56,7 @@ func patchCatalog(specs []DomainSpec, prev *Catalog, read readTable, own bool) (
 			p := prev.tools[k]
 			if !sameDesc || !specEqual(ts, p.spec()) || !hasOwnQName(p) {
 				jobs = append(jobs, job{i, j, k})
-			} else if raw, isRead := read.rawOf(ds, ts); isRead && raw != p.raw {
+			} else if raw, isRead := read.rawOf(ds, ts); isRead && raw != p.rawDigest() {
 				jobs = append(jobs, job{i, j, k})
 			}
 			k++

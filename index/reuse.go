@@ -16,7 +16,7 @@ import (
 // from anywhere else gets the same tool.
 //
 // What the value of a spec does not say is which bytes it was read
-// from: the raw digest each tool keeps (Tool.raw, saved in catalog.bin)
+// from: the raw digest each tool keeps (Tool.rawDigest, saved in catalog.bin)
 // so that the next read of the files finds it without decoding it.
 // SpecsFromLast records the digest of every tool it decoded in the
 // Last's reuse table, keyed by the tool's domain and name, with the

@@ -133,7 +133,7 @@ func sameValue(a *Catalog, aErr error, b *Catalog, bErr error) bool {
 			nd.Tools = nil
 			for _, t := range d.Tools {
 				x := *t
-				x.src = ""
+				x.edit().src = ""
 				nd.Tools = append(nd.Tools, &x)
 				cp.add(&x)
 			}

@@ -356,7 +356,7 @@ func (f *scannedFile) specs(m *rawMatcher, read readTable) ([]DomainSpec, error)
 			if m != nil {
 				old = m.at(jb.k)
 			}
-			if old == nil || old.raw != jb.raw {
+			if old == nil || old.rawDigest() != jb.raw {
 				// Edited in place (the tool at its place has its name):
 				// decoded. Moved (inserted or removed tools around it,
 				// every later one shifted): maybe read before.

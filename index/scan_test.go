@@ -55,8 +55,8 @@ func sameBuild(a *Catalog, aErr error, b *Catalog, bErr error) bool {
 		var out []Tool
 		for _, t := range c.Tools() {
 			x := *t
-			x.raw = ""
-			x.params, x.psrc, x.pm, x.ps = t.Params(), nil, 0, 0
+			asBuilt(&x)
+			x.edit().raw = ""
 			out = append(out, x)
 		}
 		return out

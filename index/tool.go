@@ -43,20 +43,72 @@ type Tool struct {
 	// true). Not part of Hash either.
 	Deprecated string `json:"deprecated,omitempty"`
 
-	// params are the parameters of a tool built from a spec; a tool
-	// read from a catalog file has psrc instead, with the positions in
-	// it where its parameters are (pm in the meta, ps in the strings).
-	params []Param
-	psrc   *paramSource
-	pm, ps uint32
-	src    string // specDigest of what the tool was built from
-	raw    string // rawDigest of the bytes it was read from, if from a file
-	// forms are the tool's nameForms while its qualified name is
-	// formsOf: set when a catalog is built or read, so that a build
-	// reusing the tool and the catalog cache do not split its names
-	// into words again.
-	forms   [3]string
+	// built holds the parameters, name forms and digests of a tool
+	// built from a spec (read-only once set: copies of the tool share
+	// it; edit makes a new one). A tool read from a catalog file has psrc
+	// instead, with the positions in it where its digests are (sm in the
+	// meta, ss in the strings) and where its parameters are (pm, ps),
+	// its name forms right after them: all decoded when asked, so that a
+	// server holds none of them
+	// (docs/benchmarks/2026-12-06-serve-memory.md). With both, the
+	// parameters are the file's and the rest built's.
+	built          *toolBuilt
+	psrc           *paramSource
+	pm, ps, sm, ss uint32
+	// formsOf is the qualified name the tool's name forms (in built, or
+	// in its file) are for: set when a catalog is built or read, so that
+	// a build reusing the tool and the catalog cache do not split its
+	// names into words again.
 	formsOf string
+}
+
+// toolBuilt is what a tool built from a spec holds that a tool read from
+// a catalog file decodes from it when asked.
+type toolBuilt struct {
+	params []Param
+	forms  [3]string // nameForms, when formsOf is set
+	src    string    // specDigest of what the tool was built from
+	raw    string    // rawDigest of the bytes it was read from, if from a file
+}
+
+// srcDigest is the specDigest of what the tool was built from, or "".
+func (t *Tool) srcDigest() string {
+	if t.built == nil && t.psrc != nil {
+		src, _ := t.fileDigests()
+		return src
+	}
+	if t.built == nil {
+		return ""
+	}
+	return t.built.src
+}
+
+// rawDigest is the rawDigest of the bytes the tool was read from, if
+// from a file, or "".
+func (t *Tool) rawDigest() string {
+	if t.built == nil && t.psrc != nil {
+		_, raw := t.fileDigests()
+		return raw
+	}
+	if t.built == nil {
+		return ""
+	}
+	return t.built.raw
+}
+
+// edit gives t a built part of its own, holding what t holds now (its
+// name forms and digests decoded from its file, its parameters left
+// there), for the caller to change.
+func (t *Tool) edit() *toolBuilt {
+	b := &toolBuilt{src: t.srcDigest(), raw: t.rawDigest()}
+	switch {
+	case t.built != nil:
+		b.params, b.forms = t.built.params, t.built.forms
+	case t.psrc != nil && t.formsOf != "":
+		b.forms = t.fileForms()
+	}
+	t.built = b
+	return b
 }
 
 // spec returns a spec that builds the tool.
@@ -82,7 +134,10 @@ type Param struct {
 // ask once per tool.
 func (t *Tool) Params() []Param {
 	if t.psrc == nil {
-		return t.params
+		if t.built == nil {
+			return nil
+		}
+		return t.built.params
 	}
 	r := catReader{meta: t.psrc.meta, strs: t.psrc.strs, mpos: int(t.pm), spos: int(t.ps)}
 	// The same bytes read whole, from the same place, when the file was
