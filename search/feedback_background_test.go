@@ -55,7 +55,7 @@ func (f *Feedback) settle() error {
 // mode; and its searches make no ranking of their own.
 func TestFeedbackPreparedRanksAsMet(t *testing.T) {
 	eng := benchEngine(t, 200)
-	events := feedbackBenchEvents(eng.Catalog(), 400, fbNow)
+	events := feedbackBenchEvents(eng.Catalog(), 200, fbNow)
 	var queries []string
 	for _, q := range synth.LabelledQueries(eng.Catalog(), 20, 11) {
 		queries = append(queries, q.Query)
