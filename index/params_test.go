@@ -27,14 +27,12 @@ func paramSpecs(n int) []DomainSpec {
 	return specs
 }
 
-// TestCachedParamsOnDemand: a catalog read from its file answers every
-// tool's parameters as the build did, and holds no decoded parameters
-// (a server asks them of no tool): its heap per tool is the Tool alone.
-func TestCachedParamsOnDemand(t *testing.T) {
-	built, err := NewCatalog(paramSpecs(20_000))
-	if err != nil {
-		t.Fatal(err)
-	}
+// decodedPerTool writes built to a catalog file's bytes and reads them
+// back: the catalog read, the heap it holds per tool (after a GC, over
+// the decode alone) and the file's bytes, which the caller keeps alive
+// until it has measured (the catalog reads from them).
+func decodedPerTool(t *testing.T, built *Catalog) (*Catalog, float64, []byte) {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteCatalogCache(&buf, make([]byte, 32), built); err != nil {
 		t.Fatal(err)
@@ -50,7 +48,18 @@ func TestCachedParamsOnDemand(t *testing.T) {
 	cat := cc.Catalog()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	perTool := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len())
+	return cat, float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len()), data
+}
+
+// TestCachedParamsOnDemand: a catalog read from its file answers every
+// tool's parameters as the build did, and holds no decoded parameters
+// (a server asks them of no tool): its heap per tool is the Tool alone.
+func TestCachedParamsOnDemand(t *testing.T) {
+	built, err := NewCatalog(paramSpecs(20_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, perTool, data := decodedPerTool(t, built)
 	for i, tl := range cat.Tools() {
 		want := built.Tool(tl.QualifiedName).Params()
 		if got := tl.Params(); !slices.Equal(got, want) || (got == nil) != (want == nil) {
@@ -63,7 +72,6 @@ func TestCachedParamsOnDemand(t *testing.T) {
 	if perTool > 540 {
 		t.Fatalf("a catalog read from its file holds %.0f bytes a tool, want at most 540", perTool)
 	}
-	runtime.KeepAlive(cat)
 	runtime.KeepAlive(data)
 }
 
@@ -77,22 +85,7 @@ func TestCachedNameFormsOnDemand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := WriteCatalogCache(&buf, make([]byte, 32), built); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	cc, err := DecodeCatalogCache(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := cc.Catalog()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	perTool := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len())
+	cat, perTool, data := decodedPerTool(t, built)
 	for i, tl := range cat.Tools() {
 		b := built.Tool(tl.QualifiedName)
 		if got, want := nameForms(tl), nameForms(b); got != want {
@@ -114,7 +107,6 @@ func TestCachedNameFormsOnDemand(t *testing.T) {
 	if perTool > 440 {
 		t.Fatalf("a catalog read from its file holds %.0f bytes a tool, want at most 440", perTool)
 	}
-	runtime.KeepAlive(cat)
 	runtime.KeepAlive(data)
 }
 
@@ -128,22 +120,7 @@ func TestCachedDigestsOnDemand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := WriteCatalogCache(&buf, make([]byte, 32), built); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	cc, err := DecodeCatalogCache(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := cc.Catalog()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	perTool := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cat.Len())
+	cat, perTool, data := decodedPerTool(t, built)
 	for i, tl := range cat.Tools() {
 		b := built.Tool(tl.QualifiedName)
 		if tl.srcDigest() != b.srcDigest() || tl.rawDigest() != b.rawDigest() || tl.srcDigest() == "" {
@@ -166,6 +143,5 @@ func TestCachedDigestsOnDemand(t *testing.T) {
 	if perTool > 396 {
 		t.Fatalf("a catalog read from its file holds %.0f bytes a tool, want at most 396", perTool)
 	}
-	runtime.KeepAlive(cat)
 	runtime.KeepAlive(data)
 }
