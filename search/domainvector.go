@@ -162,15 +162,7 @@ func withDomainVector(l semanticList, cat *index.Catalog, dv *domainVectors, q [
 			out[i].Similarity += float32(w) * max(0, d.sim-d.best)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b vector.Hit) int {
-		switch {
-		case a.Similarity > b.Similarity:
-			return -1
-		case a.Similarity < b.Similarity:
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortStableFunc(out, bySimilarity)
 	l.hits = out
 	return l
 }

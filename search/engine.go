@@ -840,15 +840,7 @@ func (e *Engine) semanticTools(ctx context.Context, pl plan, domains bool) (sema
 	for id, s := range best {
 		out = append(out, vector.Hit{ID: id, Similarity: s})
 	}
-	slices.SortFunc(out, func(a, b vector.Hit) int {
-		switch {
-		case a.Similarity > b.Similarity:
-			return -1
-		case a.Similarity < b.Similarity:
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(out, bySimilarity)
 	if len(out) > depth {
 		out = out[:depth]
 	}
@@ -1143,4 +1135,16 @@ func exactMatches(cat *index.Catalog, q, domain, group string) map[string]bool {
 		out[t.QualifiedName] = true
 	}
 	return out
+}
+
+// bySimilarity orders vector hits best first, equal similarities by ID:
+// the one order of a semantic list, whatever made or re-scored it.
+func bySimilarity(a, b vector.Hit) int {
+	switch {
+	case a.Similarity > b.Similarity:
+		return -1
+	case a.Similarity < b.Similarity:
+		return 1
+	}
+	return strings.Compare(a.ID, b.ID)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/toolscout/toolscout/index/vector"
 )
@@ -95,15 +94,7 @@ func (e *Engine) movedTowards(ctx context.Context, pl plan, l semanticList, q, c
 		out[i] = h
 		out[i].Similarity = (h.Similarity + float32(w)*toC[i]) / norm
 	}
-	slices.SortStableFunc(out, func(a, b vector.Hit) int {
-		switch {
-		case a.Similarity > b.Similarity:
-			return -1
-		case a.Similarity < b.Similarity:
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortStableFunc(out, bySimilarity)
 	l.hits = out
 	return l, nil
 }
