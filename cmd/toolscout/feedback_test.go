@@ -108,21 +108,7 @@ func TestFeedbackReplicaPath(t *testing.T) {
 		}()
 		rank := 99
 		for begin := time.Now(); time.Since(begin) < 10*time.Second; time.Sleep(100 * time.Millisecond) {
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": request}})
-			if err != nil || res.IsError {
-				t.Fatalf("discover_tools: %v %+v", err, res)
-			}
-			var ans struct {
-				Results []struct{ Name string } `json:"results"`
-			}
-			b, _ := json.Marshal(res.StructuredContent)
-			json.Unmarshal(b, &ans)
-			rank = 99
-			for i, r := range ans.Results {
-				if r.Name == pushed {
-					rank = i + 1
-				}
-			}
+			rank = discoverRank(t, cs, request, pushed)
 			if done(rank) {
 				break
 			}
@@ -202,23 +188,7 @@ func TestFeedbackForgetReachesServe(t *testing.T) {
 	s := startServeHTTP(t, bin, nil, append([]string{"serve", "--http", "127.0.0.1:0"}, base...)...)
 	s.waitReady(t)
 	cs := connectMCP(t, s, nil, nil)
-	rank := func() int {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": request}})
-		if err != nil || res.IsError {
-			t.Fatalf("discover_tools: %v %+v", err, res)
-		}
-		var ans struct {
-			Results []struct{ Name string } `json:"results"`
-		}
-		b, _ := json.Marshal(res.StructuredContent)
-		json.Unmarshal(b, &ans)
-		for i, r := range ans.Results {
-			if r.Name == pushed {
-				return i + 1
-			}
-		}
-		return 99
-	}
+	rank := func() int { return discoverRank(t, cs, request, pushed) }
 	// The log's requests are ranked in the background once the serve
 	// has loaded it: searches count them once that is done.
 	for begin := time.Now(); ; time.Sleep(100 * time.Millisecond) {
@@ -243,4 +213,25 @@ func TestFeedbackForgetReachesServe(t *testing.T) {
 	if !strings.Contains(s.logText(), "learned feedback changed by another process") {
 		t.Errorf("the serve did not say it took in the change:\n%s", s.logText())
 	}
+}
+
+// discoverRank is tool's rank (from 1) in discover_tools' answer to
+// request, 99 when it is not there.
+func discoverRank(t *testing.T, cs *mcp.ClientSession, request, tool string) int {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_tools", Arguments: map[string]any{"query": request}})
+	if err != nil || res.IsError {
+		t.Fatalf("discover_tools: %v %+v", err, res)
+	}
+	var ans struct {
+		Results []struct{ Name string } `json:"results"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &ans)
+	for i, r := range ans.Results {
+		if r.Name == tool {
+			return i + 1
+		}
+	}
+	return 99
 }
