@@ -18,6 +18,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/internal/redact"
 	"github.com/toolscout/toolscout/server/codemode"
 	"github.com/toolscout/toolscout/server/gateway"
@@ -257,21 +258,10 @@ func TestClientRequestsTwoCallers(t *testing.T) {
 
 // lockedAudit keeps the audit lines written (the calls of several
 // clients run at once).
-type lockedAudit struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedAudit) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
+type lockedAudit struct{ logtest.Buffer }
 
 func (w *lockedAudit) count(s string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return strings.Count(w.b.String(), s)
+	return strings.Count(w.String(), s)
 }
 
 // inputUpstream is a go-sdk server over HTTP whose tool "deploy" asks
@@ -660,7 +650,7 @@ func TestRunCodeClientRequests(t *testing.T) {
 		t.Errorf("a program's input-required tool = %+v, want the error that says run_code cannot ask", ans.Error)
 	}
 	if w.count(`"error":"input_required"`) != 1 {
-		t.Errorf("audit trail: %s, want one input_required call", w.b.String())
+		t.Errorf("audit trail: %s, want one input_required call", w.String())
 	}
 }
 

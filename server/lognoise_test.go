@@ -19,10 +19,8 @@ import (
 
 // all returns every record logged, in order.
 func (b *logBuffer) all() []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(b.buf.String(), "\n") {
+	for _, line := range strings.Split(b.String(), "\n") {
 		var r map[string]any
 		if json.Unmarshal([]byte(line), &r) == nil {
 			out = append(out, r)

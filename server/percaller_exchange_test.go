@@ -159,9 +159,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 	metrics.Handler().ServeHTTP(scrape, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	body, _ := io.ReadAll(scrape.Result().Body)
 	out.Write(body)
-	logs.mu.Lock()
-	out.Write(logs.buf.Bytes())
-	logs.mu.Unlock()
+	out.WriteString(logs.String())
 	leaks(t, out.String(), append(as.Issued(), jwts["alice"], jwts["bob"], jwts["mallory"], jwts[exchangetest.Forbidden], ownUpToken, exchangeClientSecret)...)
 }
 
@@ -180,9 +178,7 @@ func TestCallerIdentityExchangeRefused(t *testing.T) {
 		if !isErr || !strings.Contains(got, `server "id"`) || !strings.Contains(got, "invalid_client") || !strings.Contains(got, "auth.client_secret_file") {
 			t.Errorf("whoami with a wrong client secret: %q (error %v), want a refusal naming the server, invalid_client and the secret's key", got, isErr)
 		}
-		logs.mu.Lock()
-		defer logs.mu.Unlock()
-		leaks(t, got+logs.buf.String(), jwts["alice"], "not-the-secret-0123456789")
+		leaks(t, got+logs.String(), jwts["alice"], "not-the-secret-0123456789")
 	})
 	t.Run("no metadata", func(t *testing.T) {
 		// A server of no protected resource metadata: the exchange

@@ -190,9 +190,7 @@ func TestCallerIdentityForward(t *testing.T) {
 	metrics.Handler().ServeHTTP(scrape, req)
 	body, _ := io.ReadAll(scrape.Result().Body)
 	out.Write(body)
-	logs.mu.Lock()
-	out.Write(logs.buf.Bytes())
-	logs.mu.Unlock()
+	out.WriteString(logs.String())
 	for _, tok := range []string{aliceToken, bobToken, malloryToken, ownUpToken} {
 		if strings.Contains(out.String(), tok) {
 			t.Errorf("token %.8s… appears in an answer, the log or /metrics", tok)

@@ -10,25 +10,16 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // logBuffer collects a gateway's log as JSON lines, for tests that read
 // what it logged.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ logtest.Buffer }
 
 func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -36,10 +27,8 @@ func (b *logBuffer) logger() *slog.Logger {
 
 // records returns the records logged with message msg, in order.
 func (b *logBuffer) records(msg string) []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(b.buf.String(), "\n") {
+	for _, line := range strings.Split(b.String(), "\n") {
 		var r map[string]any
 		if json.Unmarshal([]byte(line), &r) == nil && r["msg"] == msg {
 			out = append(out, r)
