@@ -81,6 +81,9 @@ func TestStdioTwoClients(t *testing.T) {
 	}
 	cancel()
 	recv(t, done, "alice's cancelled call")
+	// alice's client returns at its cancel; the gateway ends her call
+	// when the notifications/cancelled it sends arrives.
+	waitCallsEnded(t, g, "test")
 	if got := bob.run(t, "ask", nil); got != "the client said: hi from bob" {
 		t.Errorf("bob's ask alone = %q, want bob's sampling", got)
 	}
@@ -182,6 +185,22 @@ func TestConcurrentCalls(t *testing.T) {
 	defer g.env.routes.mu.Unlock()
 	if len(g.env.routes.byID) != 0 || len(g.env.routes.inflight["test"]) != 0 {
 		t.Errorf("%d routes left after the calls ended", len(g.env.routes.byID))
+	}
+}
+
+// waitCallsEnded waits until no call of a client runs on domain's server.
+func waitCallsEnded(t *testing.T, g *Gateway, domain string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		g.env.routes.mu.Lock()
+		n := len(g.env.routes.inflight[domain])
+		g.env.routes.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls still running on %s a minute later", n, domain)
+		}
 	}
 }
 
