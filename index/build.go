@@ -411,18 +411,15 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 		Title:         strings.TrimSpace(ts.Title),
 		Description:   strings.TrimSpace(ts.Description),
 		Group:         ts.Group,
-		Tags:          slices.Clone(ts.Tags),
 		InputSchema:   schema,
-		OutputSchema:  out,
-		Annotations:   ann,
 		Disabled:      ts.Enabled != nil && !*ts.Enabled,
 		Deprecated:    strings.TrimSpace(string(ts.Deprecated)),
-		built:         &toolBuilt{params: params},
+		built:         &toolBuilt{params: params, extras: toolExtras{tags: slices.Clone(ts.Tags), output: out, annotations: ann}},
 	}
 	t.Summary = Summarize(t.Description)
 	if t.Summary == "" {
 		t.Summary = Summarize(t.Title)
 	}
-	t.Warnings = scanTool(t.Title, t.Description, inDecoded, outDecoded)
+	t.built.extras.warnings = scanTool(t.Title, t.Description, inDecoded, outDecoded)
 	return t, nil
 }

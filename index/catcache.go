@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/toolscout/toolscout/internal/checksum"
@@ -466,11 +467,12 @@ func (w *catWriter) tool(t *Tool, di int) {
 	for _, s := range [...]string{t.Hash, t.srcDigest(), t.rawDigest()} {
 		w.str(s)
 	}
-	w.list(t.Tags)
+	x := t.extras(true, true)
+	w.list(x.tags)
 	w.raw(t.InputSchema)
-	w.raw(t.OutputSchema)
-	w.raw(t.Annotations)
-	w.list(t.Warnings)
+	w.raw(x.output)
+	w.raw(x.annotations)
+	w.list(x.warnings)
 	if t.Disabled {
 		w.uint(1)
 	} else {
@@ -696,22 +698,21 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 	d := p.domains[di]
 	*t = Tool{Domain: d.Name, Name: r.str(), QualifiedName: r.str(), Title: r.str(), Description: r.str(),
 		Summary: r.str(), Group: r.str(), Hash: r.str()}
-	sm, ss := r.mpos, r.spos
+	sm, ss, rp := r.mpos, r.spos, r.rpos
 	src, raw := r.digests()
-	t.Tags = r.list()
-	t.InputSchema, t.OutputSchema, t.Annotations = r.raw(), r.raw(), r.raw()
-	t.Warnings = r.list()
+	x := r.extras(true, true)
+	t.InputSchema = x.input
 	t.Disabled = r.uint() == 1
 	t.Deprecated = r.str()
-	onDemand := r.mpos <= math.MaxUint32 && r.spos <= math.MaxUint32
+	onDemand := r.mpos <= math.MaxUint32 && r.spos <= math.MaxUint32 && r.rpos <= math.MaxUint32
 	if onDemand {
 		// Checked now, decoded when asked (Tool.Params, fileForms,
-		// fileDigests).
-		t.psrc, t.pm, t.ps, t.sm, t.ss = r.source(), uint32(r.mpos), uint32(r.spos), uint32(sm), uint32(ss)
+		// fileDigests, fileExtras).
+		t.psrc, t.pm, t.ps, t.sm, t.ss, t.rp = r.source(), uint32(r.mpos), uint32(r.spos), uint32(sm), uint32(ss), uint32(rp)
 		r.skipParams()
 		r.forms()
 	} else {
-		t.built = &toolBuilt{params: r.params(), forms: r.forms(), src: src, raw: raw}
+		t.built = &toolBuilt{params: r.params(), forms: r.forms(), src: src, raw: raw, extras: x.toolExtras}
 	}
 	t.formsOf = t.QualifiedName
 	if r.err == nil {
@@ -733,6 +734,50 @@ func (r *catReader) forms() [3]string {
 func (r *catReader) digests() (src, raw string) {
 	src = r.str()
 	return src, r.str()
+}
+
+// readExtras is what extras reads: the tool's extras and its input
+// schema, which lies between them in the file.
+type readExtras struct {
+	toolExtras
+	input json.RawMessage
+}
+
+// extras reads a tool's tags, schemas and warnings (the lists only when
+// asked: else checked and skipped, as skipParams does).
+func (r *catReader) extras(tags, warnings bool) readExtras {
+	var x readExtras
+	if tags {
+		x.tags = r.list()
+	} else {
+		r.skipList()
+	}
+	x.input, x.output, x.annotations = r.raw(), r.raw(), r.raw()
+	if warnings {
+		x.warnings = r.list()
+	} else {
+		r.skipList()
+	}
+	return x
+}
+
+// skipList reads past a list, checking it as list does, without
+// keeping it.
+func (r *catReader) skipList() {
+	n := r.count()
+	for j := 0; j < n-1 && r.err == nil; j++ {
+		r.str()
+	}
+}
+
+// fileExtras decodes the tags, output schema, annotations and warnings
+// of a tool read from a catalog file from it (the lists only when
+// asked), as fileForms does its name forms: the bytes were checked when
+// the file was opened.
+func (t *Tool) fileExtras(tags, warnings bool) toolExtras {
+	r := catReader{meta: t.psrc.meta, strs: t.psrc.strs, raws: t.psrc.raws, mpos: int(t.sm), spos: int(t.ss), rpos: int(t.rp)}
+	r.digests()
+	return r.extras(tags, warnings).toolExtras
 }
 
 // fileDigests decodes the digests of a tool read from a catalog file
@@ -784,12 +829,13 @@ func (r *catReader) skipParams() {
 type paramSource struct {
 	meta []byte
 	strs string
+	raws []byte
 }
 
 // source returns the paramSource of r's buffers, made once per reader.
 func (r *catReader) source() *paramSource {
 	if r.psrc == nil {
-		r.psrc = &paramSource{meta: r.meta, strs: r.strs}
+		r.psrc = &paramSource{meta: r.meta, strs: r.strs, raws: r.raws}
 	}
 	return r.psrc
 }

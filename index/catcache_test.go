@@ -60,7 +60,7 @@ func TestCatalogCacheRoundTrip(t *testing.T) {
 				if len(got.ToolsNamed("send mail")) != 3 {
 					t.Errorf("ToolsNamed(send mail) = %d tools, want 3", len(got.ToolsNamed("send mail")))
 				}
-				if got.Domain("zeta").Words() == nil || len(got.Tool(cat.Tools()[0].QualifiedName).Warnings) == 0 {
+				if got.Domain("zeta").Words() == nil || len(got.Tool(cat.Tools()[0].QualifiedName).Warnings()) == 0 {
 					t.Error("domain words or warnings lost")
 				}
 			}
@@ -337,7 +337,7 @@ func decodeParams(c *Catalog) {
 func asBuilt(t *Tool) {
 	params := t.Params()
 	t.edit().params = params
-	t.psrc, t.pm, t.ps, t.sm, t.ss = nil, 0, 0, 0, 0
+	t.psrc, t.pm, t.ps, t.sm, t.ss, t.rp = nil, 0, 0, 0, 0, 0
 }
 
 // deltaDoc is a catalog document to edit in TestCatalogDelta.
@@ -698,7 +698,7 @@ func TestCatalogCacheSchemaBytes(t *testing.T) {
 	}
 	schemas := 0
 	for _, tl := range c.Catalog().Tools() {
-		for _, b := range [][]byte{tl.InputSchema, tl.OutputSchema, tl.Annotations} {
+		for _, b := range [][]byte{tl.InputSchema, tl.OutputSchema(), tl.Annotations()} {
 			if len(b) > 0 {
 				schemas++
 				if !within(b) {

@@ -64,10 +64,10 @@ func TestQuarantine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := cat.Tool("a__bad").Warnings; len(w) != 2 {
+	if w := cat.Tool("a__bad").Warnings(); len(w) != 2 {
 		t.Errorf("catalog tool warnings = %q, want 2 flags", w)
 	}
-	if w := cat.Tool("a__ok").Warnings; w != nil {
+	if w := cat.Tool("a__ok").Warnings(); w != nil {
 		t.Errorf("clean tool warnings = %q", w)
 	}
 }

@@ -22,39 +22,38 @@ type Tool struct {
 	Title         string `json:"title,omitempty"`
 	Description   string `json:"description,omitempty"`
 	// Summary is a one-line summary of Description, at most 80 characters.
-	Summary      string          `json:"summary,omitempty"`
-	Group        string          `json:"group,omitempty"`
-	Tags         []string        `json:"tags,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Summary     string          `json:"summary,omitempty"`
+	Group       string          `json:"group,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
 	// Hash is the content hash of everything that affects indexing.
 	Hash string `json:"hash"`
-	// Warnings are the tool's poisoning flags (ScanTool): text in its
-	// description or schema that looks like an injection.
-	Warnings []string `json:"warnings,omitempty"`
-	// Disabled is set for a tool its catalog (or config) turned off
-	// ("enabled": false): it stays indexed, but is not listed, found
-	// (unless asked for) or run. It is not part of Hash: turning a tool
-	// off or on re-indexes nothing.
-	Disabled bool `json:"disabled,omitempty"`
 	// Deprecated, when set, says that the tool is deprecated: why, or
 	// what to use instead (DeprecatedTrue when the catalog said only
 	// true). Not part of Hash either.
 	Deprecated string `json:"deprecated,omitempty"`
+	// The tool's tags, output schema, annotations and warnings are
+	// methods (Tags, OutputSchema, Annotations, Warnings): a tool read
+	// from a catalog file decodes them from it when asked.
 
-	// built holds the parameters, name forms and digests of a tool
-	// built from a spec (read-only once set: copies of the tool share
-	// it; edit makes a new one). A tool read from a catalog file has psrc
-	// instead, with the positions in it where its digests are (sm in the
-	// meta, ss in the strings) and where its parameters are (pm, ps),
-	// its name forms right after them: all decoded when asked, so that a
-	// server holds none of them
-	// (docs/benchmarks/2026-12-06-serve-memory.md). With both, the
+	// built holds the parameters, name forms, digests, tags, output
+	// schema, annotations and warnings of a tool built from a spec
+	// (read-only once set: copies of the tool share it; edit makes a new
+	// one). A tool read from a catalog file has psrc instead, with the
+	// positions in it where its digests are (sm in the meta, ss in the
+	// strings, rp in the schemas: its tags, schemas and warnings follow
+	// them) and where its parameters are (pm, ps), its name forms right
+	// after them: all decoded when asked, so that a server holds none of
+	// them (docs/benchmarks/2026-12-06-serve-memory.md). With both, the
 	// parameters are the file's and the rest built's.
-	built          *toolBuilt
-	psrc           *paramSource
-	pm, ps, sm, ss uint32
+	built              *toolBuilt
+	psrc               *paramSource
+	pm, ps, sm, ss, rp uint32
+	// Disabled is set for a tool its catalog (or config) turned off
+	// ("enabled": false): it stays indexed, but is not listed, found
+	// (unless asked for) or run. It is not part of Hash: turning a tool
+	// off or on re-indexes nothing. (Here, beside the positions, it
+	// takes no word of its own.)
+	Disabled bool `json:"disabled,omitempty"`
 	// formsOf is the qualified name the tool's name forms (in built, or
 	// in its file) are for: set when a catalog is built or read, so that
 	// a build reusing the tool and the catalog cache do not split its
@@ -69,6 +68,41 @@ type toolBuilt struct {
 	forms  [3]string // nameForms, when formsOf is set
 	src    string    // specDigest of what the tool was built from
 	raw    string    // rawDigest of the bytes it was read from, if from a file
+	extras toolExtras
+}
+
+// toolExtras are a tool's fields that a server reads of a few tools
+// only (the ones it answers about): held by a tool built from a spec,
+// decoded from its file for one read from a catalog file.
+type toolExtras struct {
+	tags, warnings      []string
+	output, annotations json.RawMessage
+}
+
+// Tags returns the tool's tags (nil when its spec had none).
+func (t *Tool) Tags() []string { return t.extras(true, false).tags }
+
+// OutputSchema returns the tool's output schema (nil when it has none).
+func (t *Tool) OutputSchema() json.RawMessage { return t.extras(false, false).output }
+
+// Annotations returns the tool's annotations, a compact JSON object
+// (nil when it has none).
+func (t *Tool) Annotations() json.RawMessage { return t.extras(false, false).annotations }
+
+// Warnings returns the tool's poisoning flags (ScanTool): text in its
+// description or schema that looks like an injection. Nil when none.
+func (t *Tool) Warnings() []string { return t.extras(false, true).warnings }
+
+// extras returns t's extras: a built tool's, or those decoded from its
+// file (the lists only when asked: they allocate).
+func (t *Tool) extras(tags, warnings bool) toolExtras {
+	if t.built != nil {
+		return t.built.extras
+	}
+	if t.psrc == nil {
+		return toolExtras{}
+	}
+	return t.fileExtras(tags, warnings)
 }
 
 // srcDigest is the specDigest of what the tool was built from, or "".
@@ -100,7 +134,7 @@ func (t *Tool) rawDigest() string {
 // name forms and digests decoded from its file, its parameters left
 // there), for the caller to change.
 func (t *Tool) edit() *toolBuilt {
-	b := &toolBuilt{src: t.srcDigest(), raw: t.rawDigest()}
+	b := &toolBuilt{src: t.srcDigest(), raw: t.rawDigest(), extras: t.extras(true, true)}
 	switch {
 	case t.built != nil:
 		b.params, b.forms = t.built.params, t.built.forms
@@ -113,8 +147,9 @@ func (t *Tool) edit() *toolBuilt {
 
 // spec returns a spec that builds the tool.
 func (t *Tool) spec() ToolSpec {
+	x := t.extras(true, false)
 	ts := ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
-		OutputSchema: t.OutputSchema, Annotations: t.Annotations, Group: t.Group, Tags: t.Tags, Deprecated: Deprecation(t.Deprecated)}
+		OutputSchema: x.output, Annotations: x.annotations, Group: t.Group, Tags: x.tags, Deprecated: Deprecation(t.Deprecated)}
 	if t.Disabled {
 		ts.Enabled = new(bool)
 	}
@@ -232,6 +267,6 @@ func shortHash(s string) string {
 func (t *Tool) computeHash(domainDesc string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{documentTextVersion, t.Domain, domainDesc, t.Name, t.QualifiedName, t.Title, t.Description, t.Group, t.Tags, t.InputSchema})
+	_ = enc.Encode([]any{documentTextVersion, t.Domain, domainDesc, t.Name, t.QualifiedName, t.Title, t.Description, t.Group, t.Tags(), t.InputSchema})
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

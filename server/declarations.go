@@ -158,8 +158,8 @@ type declarer struct {
 // and, with examples, its examples' arguments.
 func (dc declarer) declaredTool(t *index.Tool, examples bool) tsdecl.Tool {
 	d := tsdecl.Tool{Domain: t.Domain, Name: t.Name, QualifiedName: t.QualifiedName, Description: t.Description,
-		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Deprecated: t.Deprecated}
-	for _, w := range t.Warnings {
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema(), Deprecated: t.Deprecated}
+	for _, w := range t.Warnings() {
 		d.Notes = append(d.Notes, "Warning: "+w)
 	}
 	if dc.status.held(t) {
@@ -196,7 +196,7 @@ func (dc declarer) declareSchemas(cat *index.Catalog, tools []*index.Tool, errs 
 		}
 		decls = append(decls, d)
 		dt := DeclaredTool{Name: t.QualifiedName, Domain: t.Domain, Call: callPath(t, names),
-			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
+			Warnings: t.Warnings(), Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
 		if dc.status.held(t) {
 			dt.Held = dc.status.heldNote(t)
 		}
@@ -271,7 +271,7 @@ func (dc declarer) signListed(cat, full *index.Catalog, entries []ToolEntry) {
 	}
 	decls := make([]tsdecl.Tool, len(found))
 	for i, t := range found {
-		decls[i] = tsdecl.Tool{Domain: t.Domain, Name: t.Name, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+		decls[i] = tsdecl.Tool{Domain: t.Domain, Name: t.Name, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema()}
 	}
 	sigs := tsdecl.Signatures(decls, tsdecl.Options{Names: codeNames(cat, found)}, 0)
 	left := declarationsBudgetBytes

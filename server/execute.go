@@ -123,5 +123,5 @@ func readOnly(t *index.Tool) bool {
 	var a struct {
 		ReadOnlyHint bool `json:"readOnlyHint"`
 	}
-	return len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil && a.ReadOnlyHint
+	return len(t.Annotations()) > 0 && json.Unmarshal(t.Annotations(), &a) == nil && a.ReadOnlyHint
 }

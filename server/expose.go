@@ -345,12 +345,12 @@ func listedTools(cat *index.Catalog, l listing) []*mcp.Tool {
 // name; a deprecated tool's description says so first.
 func mcpTool(t *index.Tool) *mcp.Tool {
 	mt := &mcp.Tool{Name: t.QualifiedName, Title: t.Title, Description: listedDescription(t), InputSchema: t.InputSchema}
-	if len(t.OutputSchema) > 0 {
-		mt.OutputSchema = t.OutputSchema
+	if len(t.OutputSchema()) > 0 {
+		mt.OutputSchema = t.OutputSchema()
 	}
-	if len(t.Annotations) > 0 {
+	if len(t.Annotations()) > 0 {
 		var a mcp.ToolAnnotations
-		if json.Unmarshal(t.Annotations, &a) == nil {
+		if json.Unmarshal(t.Annotations(), &a) == nil {
 			mt.Annotations = &a
 		}
 	}

@@ -91,7 +91,7 @@ func textOf(dom *index.Domain, s Selves) domainText {
 	}
 	for _, t := range dom.Tools {
 		if !t.Disabled {
-			d.tools = append(d.tools, toolText{name: t.Name, summary: t.Summary, deprecated: t.Deprecated != "", flagged: len(t.Warnings) > 0})
+			d.tools = append(d.tools, toolText{name: t.Name, summary: t.Summary, deprecated: t.Deprecated != "", flagged: len(t.Warnings()) > 0})
 		}
 	}
 	return d

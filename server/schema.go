@@ -119,8 +119,8 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 		}
 		ts := ToolSchema{
 			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
-			Description: t.Description, InputSchema: shownInput(t.InputSchema), OutputSchema: shownOutput(t.OutputSchema), Annotations: t.Annotations,
-			Warnings: t.Warnings, Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
+			Description: t.Description, InputSchema: shownInput(t.InputSchema), OutputSchema: shownOutput(t.OutputSchema()), Annotations: t.Annotations(),
+			Warnings: t.Warnings(), Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
 		}
 		if mt.status.held(t) {
 			ts.Held = mt.status.heldNote(t)
@@ -219,7 +219,7 @@ func relatedEntries(tools []*index.Tool) []RelatedTool {
 	out := make([]RelatedTool, 0, len(tools))
 	for _, t := range tools {
 		if !t.Disabled {
-			out = append(out, RelatedTool{Name: t.QualifiedName, Summary: t.Summary, Warnings: t.Warnings})
+			out = append(out, RelatedTool{Name: t.QualifiedName, Summary: t.Summary, Warnings: t.Warnings()})
 		}
 	}
 	return out

@@ -52,7 +52,7 @@ func (s toolStatus) examples(t *index.Tool) []arguments.Example {
 // entry is t's entry in a listing or a ranked answer, marked held
 // when the executor holds it back.
 func (s toolStatus) entry(t *index.Tool) ToolEntry {
-	e := ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings,
+	e := ToolEntry{Name: t.QualifiedName, Group: t.Group, Summary: t.Summary, Warnings: t.Warnings(),
 		Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled}
 	if s.held(t) {
 		e.Held = heldEntryNote(t)

@@ -83,8 +83,8 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if cat != nil {
 		for _, t := range cat.Tools() {
-			if len(t.Warnings) > 0 {
-				emit(check{name: "poisoning", detail: fmt.Sprintf("%s/%s: %s", t.Domain, t.Name, strings.Join(t.Warnings, "; ")),
+			if len(t.Warnings()) > 0 {
+				emit(check{name: "poisoning", detail: fmt.Sprintf("%s/%s: %s", t.Domain, t.Name, strings.Join(t.Warnings(), "; ")),
 					fix: "read its description before trusting the tool; fix or remove it in the catalog file", note: true})
 			}
 		}

@@ -79,7 +79,7 @@ func countTool(t *index.Tool, domainText int) toolLengths {
 		pd += words(p.Description)
 	}
 	l[1], l[2], l[3], l[4], l[5] = words(t.Name), words(t.Title), words(t.Description), pn, pd
-	l[6], l[7], l[8] = domainText, words(t.Group), words(strings.Join(t.Tags, " "))
+	l[6], l[7], l[8] = domainText, words(t.Group), words(strings.Join(t.Tags(), " "))
 	return l
 }
 
