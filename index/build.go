@@ -411,10 +411,9 @@ func newTool(d *Domain, ts ToolSpec) (*Tool, error) {
 		Title:         strings.TrimSpace(ts.Title),
 		Description:   strings.TrimSpace(ts.Description),
 		Group:         ts.Group,
-		InputSchema:   schema,
 		Disabled:      ts.Enabled != nil && !*ts.Enabled,
 		Deprecated:    strings.TrimSpace(string(ts.Deprecated)),
-		built:         &toolBuilt{params: params, extras: toolExtras{tags: slices.Clone(ts.Tags), output: out, annotations: ann}},
+		built:         &toolBuilt{params: params, extras: toolExtras{tags: slices.Clone(ts.Tags), input: schema, output: out, annotations: ann}},
 	}
 	t.Summary = Summarize(t.Description)
 	if t.Summary == "" {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/toolscout/toolscout/internal/checksum"
@@ -469,7 +468,7 @@ func (w *catWriter) tool(t *Tool, di int) {
 	}
 	x := t.extras(true, true)
 	w.list(x.tags)
-	w.raw(t.InputSchema)
+	w.raw(x.input)
 	w.raw(x.output)
 	w.raw(x.annotations)
 	w.list(x.warnings)
@@ -701,7 +700,6 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 	sm, ss, rp := r.mpos, r.spos, r.rpos
 	src, raw := r.digests()
 	x := r.extras(true, true)
-	t.InputSchema = x.input
 	t.Disabled = r.uint() == 1
 	t.Deprecated = r.str()
 	onDemand := r.mpos <= math.MaxUint32 && r.spos <= math.MaxUint32 && r.rpos <= math.MaxUint32
@@ -712,7 +710,7 @@ func (r *catReader) tool(t *Tool, p *catParts) {
 		r.skipParams()
 		r.forms()
 	} else {
-		t.built = &toolBuilt{params: r.params(), forms: r.forms(), src: src, raw: raw, extras: x.toolExtras}
+		t.built = &toolBuilt{params: r.params(), forms: r.forms(), src: src, raw: raw, extras: x}
 	}
 	t.formsOf = t.QualifiedName
 	if r.err == nil {
@@ -736,17 +734,10 @@ func (r *catReader) digests() (src, raw string) {
 	return src, r.str()
 }
 
-// readExtras is what extras reads: the tool's extras and its input
-// schema, which lies between them in the file.
-type readExtras struct {
-	toolExtras
-	input json.RawMessage
-}
-
 // extras reads a tool's tags, schemas and warnings (the lists only when
 // asked: else checked and skipped, as skipParams does).
-func (r *catReader) extras(tags, warnings bool) readExtras {
-	var x readExtras
+func (r *catReader) extras(tags, warnings bool) toolExtras {
+	var x toolExtras
 	if tags {
 		x.tags = r.list()
 	} else {
@@ -777,7 +768,7 @@ func (r *catReader) skipList() {
 func (t *Tool) fileExtras(tags, warnings bool) toolExtras {
 	r := catReader{meta: t.psrc.meta, strs: t.psrc.strs, raws: t.psrc.raws, mpos: int(t.sm), spos: int(t.ss), rpos: int(t.rp)}
 	r.digests()
-	return r.extras(tags, warnings).toolExtras
+	return r.extras(tags, warnings)
 }
 
 // fileDigests decodes the digests of a tool read from a catalog file

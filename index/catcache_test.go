@@ -160,7 +160,7 @@ func TestNewCatalogFromReusesUnchangedTools(t *testing.T) {
 			reused := 0
 			for _, tl := range got.Tools() {
 				old := prev.ToolByKey(tl.Domain + "/" + tl.Name)
-				if old != nil && len(old.InputSchema) > 0 && &old.InputSchema[0] == &tl.InputSchema[0] {
+				if old != nil && len(old.InputSchema()) > 0 && &old.InputSchema()[0] == &tl.InputSchema()[0] {
 					reused++
 				}
 			}
@@ -637,7 +637,7 @@ func TestCatalogCacheWritesSharedOnce(t *testing.T) {
 	}
 	cat := mustCatalog(t, `{"domains":[{"name":"records","description":"Records.","tools":[`+strings.Join(tools, ",")+`]}]}`)
 	file := cacheFile(t, cat)
-	schema := cat.Tools()[0].InputSchema
+	schema := cat.Tools()[0].InputSchema()
 	for _, c := range []struct {
 		what string
 		b    []byte
@@ -698,7 +698,7 @@ func TestCatalogCacheSchemaBytes(t *testing.T) {
 	}
 	schemas := 0
 	for _, tl := range c.Catalog().Tools() {
-		for _, b := range [][]byte{tl.InputSchema, tl.OutputSchema(), tl.Annotations()} {
+		for _, b := range [][]byte{tl.InputSchema(), tl.OutputSchema(), tl.Annotations()} {
 			if len(b) > 0 {
 				schemas++
 				if !within(b) {
@@ -706,7 +706,7 @@ func TestCatalogCacheSchemaBytes(t *testing.T) {
 				}
 			}
 		}
-		if bytes.Contains(file[from:to], []byte(tl.Description)) && !bytes.Contains(tl.InputSchema, []byte(tl.Description)) {
+		if bytes.Contains(file[from:to], []byte(tl.Description)) && !bytes.Contains(tl.InputSchema(), []byte(tl.Description)) {
 			t.Errorf("tool %s: its description is among the schemas", tl.QualifiedName)
 		}
 	}

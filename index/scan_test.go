@@ -190,7 +190,7 @@ func TestParseCatalogFromReusesUnchangedTools(t *testing.T) {
 	taken := 0
 	for _, ds := range specs {
 		for _, ts := range ds.Tools {
-			if old := prev.ToolByKey(ds.Name + "/" + ts.Name); old != nil && &old.InputSchema[0] == &ts.InputSchema[0] {
+			if old := prev.ToolByKey(ds.Name + "/" + ts.Name); old != nil && &old.InputSchema()[0] == &ts.InputSchema[0] {
 				taken++
 			}
 		}
@@ -277,7 +277,7 @@ func TestLastCatalogFeedsAReindex(t *testing.T) {
 	}
 	reused := 0
 	for _, tl := range got.Tools() {
-		if old := last.ToolByKey(tl.Domain + "/" + tl.Name); old != nil && &old.InputSchema[0] == &tl.InputSchema[0] {
+		if old := last.ToolByKey(tl.Domain + "/" + tl.Name); old != nil && &old.InputSchema()[0] == &tl.InputSchema()[0] {
 			reused++
 		}
 	}
@@ -312,7 +312,7 @@ func TestSpecsFromLast(t *testing.T) {
 				}
 				_, read := last.read.rawOf(d, ts)
 				switch {
-				case old != nil && &old.InputSchema[0] == &ts.InputSchema[0] && !read:
+				case old != nil && &old.InputSchema()[0] == &ts.InputSchema[0] && !read:
 					reused++
 				case read:
 					decoded++

@@ -22,18 +22,17 @@ type Tool struct {
 	Title         string `json:"title,omitempty"`
 	Description   string `json:"description,omitempty"`
 	// Summary is a one-line summary of Description, at most 80 characters.
-	Summary     string          `json:"summary,omitempty"`
-	Group       string          `json:"group,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+	Summary string `json:"summary,omitempty"`
+	Group   string `json:"group,omitempty"`
 	// Hash is the content hash of everything that affects indexing.
 	Hash string `json:"hash"`
 	// Deprecated, when set, says that the tool is deprecated: why, or
 	// what to use instead (DeprecatedTrue when the catalog said only
 	// true). Not part of Hash either.
 	Deprecated string `json:"deprecated,omitempty"`
-	// The tool's tags, output schema, annotations and warnings are
-	// methods (Tags, OutputSchema, Annotations, Warnings): a tool read
-	// from a catalog file decodes them from it when asked.
+	// The tool's tags, schemas, annotations and warnings are methods
+	// (Tags, InputSchema, OutputSchema, Annotations, Warnings): a tool
+	// read from a catalog file decodes them from it when asked.
 
 	// built holds the parameters, name forms, digests, tags, output
 	// schema, annotations and warnings of a tool built from a spec
@@ -75,12 +74,16 @@ type toolBuilt struct {
 // only (the ones it answers about): held by a tool built from a spec,
 // decoded from its file for one read from a catalog file.
 type toolExtras struct {
-	tags, warnings      []string
-	output, annotations json.RawMessage
+	tags, warnings             []string
+	input, output, annotations json.RawMessage
 }
 
 // Tags returns the tool's tags (nil when its spec had none).
 func (t *Tool) Tags() []string { return t.extras(true, false).tags }
+
+// InputSchema returns the tool's input schema, a compact JSON object
+// schema.
+func (t *Tool) InputSchema() json.RawMessage { return t.extras(false, false).input }
 
 // OutputSchema returns the tool's output schema (nil when it has none).
 func (t *Tool) OutputSchema() json.RawMessage { return t.extras(false, false).output }
@@ -148,7 +151,7 @@ func (t *Tool) edit() *toolBuilt {
 // spec returns a spec that builds the tool.
 func (t *Tool) spec() ToolSpec {
 	x := t.extras(true, false)
-	ts := ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+	ts := ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: x.input,
 		OutputSchema: x.output, Annotations: x.annotations, Group: t.Group, Tags: x.tags, Deprecated: Deprecation(t.Deprecated)}
 	if t.Disabled {
 		ts.Enabled = new(bool)
@@ -267,6 +270,6 @@ func shortHash(s string) string {
 func (t *Tool) computeHash(domainDesc string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{documentTextVersion, t.Domain, domainDesc, t.Name, t.QualifiedName, t.Title, t.Description, t.Group, t.Tags(), t.InputSchema})
+	_ = enc.Encode([]any{documentTextVersion, t.Domain, domainDesc, t.Name, t.QualifiedName, t.Title, t.Description, t.Group, t.Tags(), t.InputSchema()})
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

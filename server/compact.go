@@ -49,7 +49,7 @@ func listedTool(t *index.Tool, l listing) *mcp.Tool {
 		return mt
 	}
 	mt.Title, mt.Annotations, mt.OutputSchema = "", nil, nil
-	mt.InputSchema = arguments.Compact(t.InputSchema).Schema(0)
+	mt.InputSchema = arguments.Compact(t.InputSchema()).Schema(0)
 	return mt
 }
 

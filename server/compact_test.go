@@ -93,7 +93,7 @@ func TestCompactListingBuiltinEntries(t *testing.T) {
 			} `json:"properties"`
 			Required []string `json:"required"`
 		}
-		if err := json.Unmarshal(full.InputSchema, &whole); err != nil {
+		if err := json.Unmarshal(full.InputSchema(), &whole); err != nil {
 			t.Fatalf("%s: %v", tl.Name, err)
 		}
 		props, _ := listed["properties"].(map[string]any)

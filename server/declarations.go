@@ -158,7 +158,7 @@ type declarer struct {
 // and, with examples, its examples' arguments.
 func (dc declarer) declaredTool(t *index.Tool, examples bool) tsdecl.Tool {
 	d := tsdecl.Tool{Domain: t.Domain, Name: t.Name, QualifiedName: t.QualifiedName, Description: t.Description,
-		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema(), Deprecated: t.Deprecated}
+		InputSchema: t.InputSchema(), OutputSchema: t.OutputSchema(), Deprecated: t.Deprecated}
 	for _, w := range t.Warnings() {
 		d.Notes = append(d.Notes, "Warning: "+w)
 	}
@@ -271,7 +271,7 @@ func (dc declarer) signListed(cat, full *index.Catalog, entries []ToolEntry) {
 	}
 	decls := make([]tsdecl.Tool, len(found))
 	for i, t := range found {
-		decls[i] = tsdecl.Tool{Domain: t.Domain, Name: t.Name, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema()}
+		decls[i] = tsdecl.Tool{Domain: t.Domain, Name: t.Name, InputSchema: t.InputSchema(), OutputSchema: t.OutputSchema()}
 	}
 	sigs := tsdecl.Signatures(decls, tsdecl.Options{Names: codeNames(cat, found)}, 0)
 	left := declarationsBudgetBytes

@@ -344,7 +344,7 @@ func listedTools(cat *index.Catalog, l listing) []*mcp.Tool {
 // mcpTool turns a catalog tool into the MCP tool listed under its qualified
 // name; a deprecated tool's description says so first.
 func mcpTool(t *index.Tool) *mcp.Tool {
-	mt := &mcp.Tool{Name: t.QualifiedName, Title: t.Title, Description: listedDescription(t), InputSchema: t.InputSchema}
+	mt := &mcp.Tool{Name: t.QualifiedName, Title: t.Title, Description: listedDescription(t), InputSchema: t.InputSchema()}
 	if len(t.OutputSchema()) > 0 {
 		mt.OutputSchema = t.OutputSchema()
 	}

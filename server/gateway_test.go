@@ -353,10 +353,10 @@ func TestGatewayFaults(t *testing.T) {
 	// Broken schemas: a missing type is mended, a missing schema becomes an
 	// empty object schema, a string schema is skipped with a reason.
 	cat := env.srv.eng.Catalog()
-	if tl := cat.Tool("broken__no_type"); tl == nil || !strings.Contains(string(tl.InputSchema), `"type":"object"`) {
+	if tl := cat.Tool("broken__no_type"); tl == nil || !strings.Contains(string(tl.InputSchema()), `"type":"object"`) {
 		t.Errorf("no_type = %v, want it indexed with type object", tl)
 	}
-	if tl := cat.Tool("broken__no_schema"); tl == nil || string(tl.InputSchema) != `{"type":"object"}` {
+	if tl := cat.Tool("broken__no_schema"); tl == nil || string(tl.InputSchema()) != `{"type":"object"}` {
 		t.Errorf("no_schema = %v", tl)
 	}
 	if cat.Tool("broken__string_schema") != nil {

@@ -119,7 +119,7 @@ func (mt *metaTools) getSchema(ctx context.Context, req *mcp.CallToolRequest, ar
 		}
 		ts := ToolSchema{
 			Name: t.QualifiedName, Domain: t.Domain, Group: t.Group, Title: t.Title,
-			Description: t.Description, InputSchema: shownInput(t.InputSchema), OutputSchema: shownOutput(t.OutputSchema()), Annotations: t.Annotations(),
+			Description: t.Description, InputSchema: shownInput(t.InputSchema()), OutputSchema: shownOutput(t.OutputSchema()), Annotations: t.Annotations(),
 			Warnings: t.Warnings(), Deprecated: index.Deprecation(t.Deprecated), Disabled: t.Disabled, RelatedTools: relatedEntries(related),
 		}
 		if mt.status.held(t) {

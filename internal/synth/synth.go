@@ -125,7 +125,7 @@ func CatalogJSON(cat *index.Catalog) ([]byte, error) {
 	for _, d := range cat.Domains() {
 		dd := domain{Name: d.Name, Description: d.Description}
 		for _, t := range d.Tools {
-			dd.Tools = append(dd.Tools, tool{t.Name, t.Description, t.Group, t.InputSchema})
+			dd.Tools = append(dd.Tools, tool{t.Name, t.Description, t.Group, t.InputSchema()})
 		}
 		doms = append(doms, dd)
 	}

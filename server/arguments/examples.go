@@ -46,7 +46,7 @@ func Examples(t *index.Tool) []Example { return ExamplesWithin(t, nil) }
 // of its examples are inside the first of them.
 func ExamplesWithin(t *index.Tool, roots []string) []Example {
 	var schema map[string]any
-	if json.Unmarshal(t.InputSchema, &schema) != nil {
+	if json.Unmarshal(t.InputSchema(), &schema) != nil {
 		return nil
 	}
 	tw := index.SplitIdentifier(t.Name) // the tool's words: context for a property's kind

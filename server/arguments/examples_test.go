@@ -248,7 +248,7 @@ func checkExamples(t *testing.T, cat *index.Catalog) {
 			t.Errorf("%s: no example", tool.QualifiedName)
 		}
 		var schema map[string]any
-		json.Unmarshal(tool.InputSchema, &schema)
+		json.Unmarshal(tool.InputSchema(), &schema)
 		for _, ex := range exs {
 			data, _ := json.Marshal(ex.Arguments)
 			if err := Validate(tool, ex.Arguments); err != nil {

@@ -23,8 +23,14 @@ const (
 // by its path in them, with what was expected, what was sent and an
 // example of the right shape, through Validate as execute_tool calls it.
 func TestNestedArgumentErrors(t *testing.T) {
-	entities := &index.Tool{Name: "create_entities", QualifiedName: "memory__create_entities", InputSchema: json.RawMessage(entitiesSchema)}
-	deploy := &index.Tool{Name: "deploy", QualifiedName: "ops__deploy", InputSchema: json.RawMessage(deploySchema)}
+	cat, err := index.NewCatalog([]index.DomainSpec{
+		{Name: "memory", Tools: []index.ToolSpec{{Name: "create_entities", InputSchema: json.RawMessage(entitiesSchema)}}},
+		{Name: "ops", Tools: []index.ToolSpec{{Name: "deploy", InputSchema: json.RawMessage(deploySchema)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entities, deploy := cat.Tool("memory__create_entities"), cat.Tool("ops__deploy")
 	const entityShape = `; e.g. entities[0]: {"entityType":"person","name":"Alice Martin","observations":["Prefers morning meetings"]}`
 	tests := []struct {
 		name string

@@ -19,7 +19,7 @@ func Validate(t *index.Tool, args map[string]any) error {
 		return nil
 	}
 	if err := rs.Validate(args); err != nil {
-		msg := plainArgumentError(Decode(t.InputSchema), decodedArgs(args), index.SplitIdentifier(t.Name)...)
+		msg := plainArgumentError(Decode(t.InputSchema()), decodedArgs(args), index.SplitIdentifier(t.Name)...)
 		if msg == "" {
 			msg = plainValidatorError(err.Error())
 		}
@@ -30,7 +30,7 @@ func Validate(t *index.Tool, args map[string]any) error {
 
 func resolvedSchema(t *index.Tool) (*jsonschema.Resolved, error) {
 	var raw map[string]any
-	if err := json.Unmarshal(t.InputSchema, &raw); err != nil {
+	if err := json.Unmarshal(t.InputSchema(), &raw); err != nil {
 		return nil, err
 	}
 	delete(raw, "$schema") // draft-07 schemas validate the same for tool arguments

@@ -158,7 +158,7 @@ func Check(cat *index.Catalog, o Options) (*Report, error) {
 		if l.Description, err = enc.Count(t.Description); err != nil {
 			return nil, err
 		}
-		schema, err := json.Marshal(t.InputSchema)
+		schema, err := json.Marshal(t.InputSchema())
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +192,7 @@ func Check(cat *index.Catalog, o Options) (*Report, error) {
 				bare = append(bare, p.Name)
 			}
 		}
-		for _, e := range largeEnums(arguments.Decode(t.InputSchema), "") {
+		for _, e := range largeEnums(arguments.Decode(t.InputSchema()), "") {
 			note(l, LargeEnumKind, fmt.Sprintf("parameter %s lists %d values: keep the ones most calls use as an enum beside a plain string for the rest (anyOf), or describe the format", e.name, e.n))
 		}
 		for _, op := range multiplexed(t) {
@@ -310,7 +310,7 @@ type operationSwitch struct {
 // multiplexed returns the tool's top-level parameters named like an
 // operation whose enum has MultiplexOperations values or more.
 func multiplexed(t *index.Tool) []operationSwitch {
-	schema := arguments.Decode(t.InputSchema)
+	schema := arguments.Decode(t.InputSchema())
 	props, _ := schema["properties"].(map[string]any)
 	var out []operationSwitch
 	for _, name := range slices.Sorted(maps.Keys(props)) {
