@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/toolscout/toolscout/embed/fitfile"
 )
 
 func dot(a, b []float32) float64 {
@@ -271,5 +275,83 @@ func TestLongQueryFadesLearnedPart(t *testing.T) {
 	long := strings.Repeat(sentence+". ", 5) // 75 words
 	if n := learnedNorm(long); n > 0.01 {
 		t.Errorf("query of %d words: learned part's norm %.4f, want it faded below 0.01", len(strings.Fields(long)), n)
+	}
+}
+
+// stableBytes is a reader that offers its bytes whole (StableBytes), as
+// index/store's reader of a mapped fit file does.
+type stableBytes struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (s stableBytes) StableBytes() []byte { return s.b }
+
+// TestLoadFitInPlace: weights loaded from a StableBytes reader are read
+// where they lie (no copy held: the table points into the bytes), embed
+// every query as weights loaded by copy do, are written back by SaveFit
+// byte for byte, and damage is refused as LoadFit refuses it.
+func TestLoadFitInPlace(t *testing.T) {
+	ctx := context.Background()
+	var docs []string
+	for i := range 2000 {
+		docs = append(docs, fmt.Sprintf("read file%d from disk%d and send message%d", i, i%37, i%101))
+	}
+	a := NewBuiltin(BuiltinOptions{})
+	a.Fit(docs)
+	var buf bytes.Buffer
+	if err := a.SaveFit(&buf); err != nil {
+		t.Fatal(err)
+	}
+	saved := buf.Bytes()
+	copied, inPlace := NewBuiltin(BuiltinOptions{}), NewBuiltin(BuiltinOptions{})
+	if err := copied.LoadFit(bytes.NewReader(saved)); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := inPlace.LoadFit(stableBytes{bytes.NewReader(saved), saved}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > int64(len(saved))/4 {
+		t.Errorf("LoadFit in place holds %d bytes of heap for a fit of %d bytes, want it read where it lies", held, len(saved))
+	}
+	if inPlace.idf.recs == nil || unsafe.SliceData(inPlace.idf.recs) != &saved[len(fitfile.Magic)+4] {
+		t.Fatal("LoadFit from a StableBytes reader did not read the weights in place")
+	}
+	if inPlace.idf.len() != copied.idf.len() || inPlace.idf.len() < 1000 {
+		t.Fatalf("in place %d features, copied %d, want the same (and many)", inPlace.idf.len(), copied.idf.len())
+	}
+	for i, h := range copied.idf.hash {
+		w, ok := inPlace.idf.get(h)
+		if !ok || w != copied.idf.weight[i] {
+			t.Fatalf("feature %d (%x): in place %v, %v, want %v", i, h, w, ok, copied.idf.weight[i])
+		}
+		if _, ok := inPlace.idf.get(h + 1); ok != slices.Contains(copied.idf.hash, h+1) {
+			t.Fatalf("feature %x+1: in place found %v", h, ok)
+		}
+	}
+	for _, q := range []string{"read file7 from disk7", "send message3", "nothing like it"} {
+		vc, _ := copied.EmbedQuery(ctx, q)
+		vi, _ := inPlace.EmbedQuery(ctx, q)
+		if !slices.Equal(vc, vi) {
+			t.Errorf("%q embeds differently with the weights read in place", q)
+		}
+	}
+	var again bytes.Buffer
+	if err := inPlace.SaveFit(&again); err != nil || !bytes.Equal(again.Bytes(), saved) {
+		t.Errorf("SaveFit of weights read in place wrote %d bytes (%v), want the %d loaded", again.Len(), err, len(saved))
+	}
+	swapped := slices.Clone(saved)
+	first := slices.Clone(swapped[12:24])
+	copy(swapped[12:24], swapped[24:36])
+	copy(swapped[24:36], first)
+	for _, bad := range [][]byte{nil, []byte("TSFIT001"), saved[:len(saved)-1], swapped} {
+		if err := inPlace.LoadFit(stableBytes{bytes.NewReader(bad), bad}); err == nil {
+			t.Errorf("LoadFit in place of %d bytes accepted damage", len(bad))
+		}
 	}
 }

@@ -7,6 +7,7 @@
 //
 //	hash, weight, err := fitfile.Read(r)
 //	err = fitfile.Write(w, hash, weight)
+//	recs, err := fitfile.Check(data) // in place: recs.Find(hash)
 package fitfile
 
 import (
@@ -52,22 +53,69 @@ func Read(r io.Reader) (hash []uint64, weight []float32, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	recs, err := Check(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := recs.Len()
+	hash, weight = make([]uint64, n), make([]float32, n)
+	for i := 0; i < n; i++ {
+		hash[i], weight[i] = recs.Hash(i), recs.Weight(i)
+	}
+	return hash, weight, nil
+}
+
+// Records are a saved fit's features where they lie in its bytes: 12
+// bytes each, the hash then the weight, little endian, ascending by
+// hash. They are read in place, without a copy.
+type Records []byte
+
+// Check checks a saved fit held whole in data, as Read does (magic,
+// count, the hashes ascending), and returns its features in place.
+func Check(data []byte) (Records, error) {
 	if len(data) < len(Magic)+4 || string(data[:len(Magic)]) != Magic {
-		return nil, nil, errors.New("not a saved fit")
+		return nil, errors.New("not a saved fit")
 	}
 	data = data[len(Magic):]
 	n := int(binary.LittleEndian.Uint32(data))
 	data = data[4:]
 	if len(data) != 12*n {
-		return nil, nil, fmt.Errorf("saved fit: %d bytes for %d weights", len(data), n)
+		return nil, fmt.Errorf("saved fit: %d bytes for %d weights", len(data), n)
 	}
-	hash, weight = make([]uint64, n), make([]float32, n)
-	for i := 0; i < n; i++ {
-		hash[i] = binary.LittleEndian.Uint64(data[12*i:])
-		weight[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[12*i+8:]))
-		if i > 0 && hash[i] <= hash[i-1] {
-			return nil, nil, fmt.Errorf("saved fit: feature %d is out of order", i)
+	recs := Records(data)
+	for i := 1; i < n; i++ {
+		if recs.Hash(i) <= recs.Hash(i-1) {
+			return nil, fmt.Errorf("saved fit: feature %d is out of order", i)
 		}
 	}
-	return hash, weight, nil
+	return recs, nil
+}
+
+// Len returns the number of features.
+func (r Records) Len() int { return len(r) / 12 }
+
+// Hash returns feature i's hash.
+func (r Records) Hash(i int) uint64 { return binary.LittleEndian.Uint64(r[12*i:]) }
+
+// Weight returns feature i's weight.
+func (r Records) Weight(i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(r[12*i+8:]))
+}
+
+// Find returns the weight of the feature with hash h, found by halving,
+// and whether there is one.
+func (r Records) Find(h uint64) (float32, bool) {
+	lo, hi := 0, r.Len()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r.Hash(m) < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == r.Len() || r.Hash(lo) != h {
+		return 0, false
+	}
+	return r.Weight(lo), true
 }

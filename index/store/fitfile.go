@@ -96,40 +96,68 @@ func (s *Store) RestoreFit(fp string, cat *index.Catalog, maxDrift float64, load
 	var sketch fitSketch
 	var damaged []error
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		// Mapped: the embedder may read its weights in place
+		// (stableReader), the pages the checksum read let go of after.
+		data, drop, err := fileio.ReadMappedDroppable(f)
 		if err != nil {
 			continue
 		}
-		fitted, rest, err := readFit(data)
+		ok, err := s.restoreFrom(f, path, data, cat, &sketch, maxDrift, load)
+		drop(0, len(data))
 		if err != nil {
-			switch {
-			case s.readOnly: // another process's file: left as it is
-				damaged = append(damaged, fmt.Errorf("the built-in embedder's statistics %s could not be read (%w); fitted again in memory", f, err))
-			case os.Remove(f) == nil:
-				damaged = append(damaged, fmt.Errorf("the built-in embedder's statistics %s could not be read (%w); removed, fitted again", f, err))
-			}
-			continue
+			damaged = append(damaged, err)
 		}
-		if sketch == nil {
-			sketch = sketchOf(cat)
+		if ok {
+			return true, errors.Join(damaged...)
 		}
-		if float64(fitted.Drift(sketch)) > maxDrift*float64(cat.Len()) {
-			continue
-		}
-		if err := load(bytes.NewReader(rest)); err != nil {
-			continue
-		}
-		if f != path && !s.readOnly {
-			// Saved for cat, still with the sketch of the catalog the
-			// statistics were fitted on: the drift never adds up unseen.
-			if err := fileio.WriteAtomic(path, func(w *bufio.Writer) error { _, err := w.Write(data); return err }); err == nil {
-				s.removeFitsBut(path)
-			}
-		}
-		return true, errors.Join(damaged...)
 	}
 	return false, errors.Join(damaged...)
 }
+
+// restoreFrom gives load the statistics in data, read from f, when they
+// were fitted on a catalog close enough to cat, and reports whether it
+// did; the error says f was damaged.
+func (s *Store) restoreFrom(f, path string, data []byte, cat *index.Catalog, sketch *fitSketch, maxDrift float64, load func(io.Reader) error) (bool, error) {
+	fitted, rest, err := readFit(data)
+	if err != nil {
+		switch {
+		case s.readOnly: // another process's file: left as it is
+			return false, fmt.Errorf("the built-in embedder's statistics %s could not be read (%w); fitted again in memory", f, err)
+		case os.Remove(f) == nil:
+			return false, fmt.Errorf("the built-in embedder's statistics %s could not be read (%w); removed, fitted again", f, err)
+		}
+		return false, nil
+	}
+	if *sketch == nil {
+		*sketch = sketchOf(cat)
+	}
+	if float64(fitted.Drift(*sketch)) > maxDrift*float64(cat.Len()) {
+		return false, nil
+	}
+	if err := load(stableReader{bytes.NewReader(rest), rest}); err != nil {
+		return false, nil
+	}
+	if f != path && !s.readOnly {
+		// Saved for cat, still with the sketch of the catalog the
+		// statistics were fitted on: the drift never adds up unseen.
+		if err := fileio.WriteAtomic(path, func(w *bufio.Writer) error { _, err := w.Write(data); return err }); err == nil {
+			s.removeFitsBut(path)
+		}
+	}
+	return true, nil
+}
+
+// stableReader reads bytes that never change while the process runs (a
+// fit file mapped read-only: files here are replaced by rename, never
+// rewritten), and offers them whole (embed.StableBytes) so that the
+// built-in embedder reads its weights in place.
+type stableReader struct {
+	*bytes.Reader
+	b []byte
+}
+
+// StableBytes returns the bytes r reads.
+func (r stableReader) StableBytes() []byte { return r.b }
 
 // SaveFit saves, through save, the statistics that the embedder with
 // fingerprint fp fitted on cat (atomically), and deletes the other saved

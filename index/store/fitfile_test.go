@@ -175,3 +175,31 @@ var (
 	_ FitSaver   = (*embed.Builtin)(nil)
 	_ FitCounter = (*embed.Builtin)(nil)
 )
+
+// TestRestoreFitStableBytes: RestoreFit hands the saved statistics to
+// the embedder as bytes it may read in place (embed.StableBytes: the
+// file mapped read-only), equal to what was saved, and the same bytes
+// again through the reader.
+func TestRestoreFitStableBytes(t *testing.T) {
+	const fp = "f1"
+	cat := indextest.MustCatalog(t, indextest.SmallCatalog)
+	st := &Store{dir: t.TempDir()}
+	want := strings.Repeat("weights ", 1000)
+	if err := st.SaveFit(fp, cat, saveLabel(want)); err != nil {
+		t.Fatal(err)
+	}
+	var stable, read []byte
+	ok, err := st.RestoreFit(fp, cat, 0, func(r io.Reader) error {
+		sb, ok := r.(embed.StableBytes)
+		if !ok {
+			return errors.New("the reader offers no stable bytes")
+		}
+		stable = sb.StableBytes()
+		var err error
+		read, err = io.ReadAll(r)
+		return err
+	})
+	if !ok || err != nil || string(stable) != want || string(read) != want {
+		t.Fatalf("RestoreFit = %v, %v; stable bytes %d, read %d, want the %d saved", ok, err, len(stable), len(read), len(want))
+	}
+}
