@@ -39,9 +39,14 @@ type snapshot struct {
 	mat   []float32
 	half  []uint16
 	signs *signs // the quantized rows (quant.go); nil: exact scans only
+	// sums are the domains' vector sums the layer's file holds
+	// (snapfile.DomainSums, per domain of domain.Names): its centroids
+	// without a pass over the rows. nil when not known.
+	sums []float32
 	// format: the magic of the earlier format the layer was read from
-	// (snapV6, or snapV5: without the quantized rows, quantized as it was
-	// read); "" for the current one.
+	// (snapV7: without the domain sums; snapV6: also float32; or snapV5:
+	// without the quantized rows, quantized as it was read); "" for the
+	// current one.
 	format string
 
 	dead  []bool // nil when no row is dead
@@ -57,9 +62,23 @@ type snapshot struct {
 type labels = snapfile.Labels
 
 // domainCentroids returns each domain's centroid: the normalised mean of
-// its tools' vectors, computed once per snapshot.
+// its tools' vectors, computed once per snapshot: from the sums its file
+// holds when they are the live rows' (one layer, none dead), else from
+// the rows.
 func (s *snapshot) domainCentroids() map[string][]float32 {
 	s.centroidsOnce.Do(func() {
+		if s.top == nil && s.dead == nil && s.sums != nil && len(s.sums) == len(s.domain.Names)*s.dims {
+			s.centroids = make(map[string][]float32, len(s.domain.Names))
+			for k, d := range s.domain.Names {
+				sum := s.sums[k*s.dims : (k+1)*s.dims]
+				c := normalized(sum)
+				if &c[0] == &sum[0] {
+					c = slices.Clone(sum) // not the file's pages
+				}
+				s.centroids[d] = c
+			}
+			return
+		}
 		s.centroids = map[string][]float32{}
 		buf := make([]float32, s.dims)
 		s.each(func(l *snapshot, i int) {
