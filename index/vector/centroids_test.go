@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
@@ -21,9 +22,10 @@ func rowCentroids(s *snapshot) map[string][]float32 {
 // TestCentroidsFromFileSums: a collection read from its file takes its
 // domains' centroids from the sums the file holds, bit for bit the ones
 // its rows give; with a delta (a layer on top, rows of the base dead)
-// they come from the rows, as before; a file of the format before the
-// sums (TSSNAP07) gives the same domain similarities as the current
-// one.
+// the domains the delta touched are added up from their rows, the others
+// taken from the sums, and all are still bit for bit the rows'; a file
+// of the format before the sums (TSSNAP07) gives the same domain
+// similarities as the current one.
 func TestCentroidsFromFileSums(t *testing.T) {
 	ctx := context.Background()
 	a, b := deltaCatalogs(t)
@@ -73,7 +75,32 @@ func TestCentroidsFromFileSums(t *testing.T) {
 	if err != nil || ds == nil || ds.top == nil {
 		t.Fatalf("snapshot with a delta: read %v, a layer on top %v, err %v; want one with a layer on top", ds != nil, ds != nil && ds.top != nil, err)
 	}
-	if got, want := ds.domainCentroids(), rowCentroids(ds); !reflect.DeepEqual(got, want) {
-		t.Errorf("centroids of a collection with a delta differ from its rows':\n got %v\nwant %v", got, want)
+	if got, rows := ds.domainCentroids(), rowCentroids(ds); !reflect.DeepEqual(got, rows) {
+		t.Errorf("centroids of a collection with a delta differ from its rows':\n got %v\nwant %v", got, rows)
+	}
+	// Only the domains the delta touched are added up from their rows:
+	// the others' rows zeroed in a copy, their centroids stay the file's.
+	touched := map[string]bool{}
+	for i, dead := range ds.dead {
+		if dead {
+			touched[ds.domain.At(i)] = true
+		}
+	}
+	for _, d := range ds.top.domain.Names {
+		touched[d] = true
+	}
+	if len(touched) == 0 || len(touched) == len(ds.domain.Names) {
+		t.Fatalf("the delta touches domains %v of %v: want some, not all", touched, ds.domain.Names)
+	}
+	zeroed := slices.Clone(ds.half)
+	for i := range ds.ids {
+		if !touched[ds.domain.At(i)] {
+			clear(zeroed[i*ds.dims : (i+1)*ds.dims])
+		}
+	}
+	cp := &snapshot{dims: ds.dims, ids: ds.ids, hash: ds.hash, domain: ds.domain, group: ds.group, half: zeroed, sums: ds.sums,
+		dead: ds.dead, ndead: ds.ndead, top: ds.top}
+	if got := cp.domainCentroids(); !reflect.DeepEqual(got, ds.domainCentroids()) {
+		t.Errorf("with the untouched domains' rows zeroed, the centroids changed: they were added up from the rows, not taken from the file's sums")
 	}
 }
