@@ -38,6 +38,7 @@ import (
 //	                                 (with no rows, no centres either)
 //	domains × dims float32           each domain's vector sum (sums.go), in the
 //	                                 order the rows first name the domains
+//	                                 (none in a delta: domains 0)
 //	checksums                        a CRC-32C per MiB of all the above (checksum.Write)
 //
 // The checksum is checked before anything else is read: a file whose
@@ -89,7 +90,12 @@ func NewFileID() uint64 {
 // checksum and the id id. For a delta, removed and base say which base
 // IDs it drops and which base (by id) it applies to.
 func Write(path string, s *Snap, removed []string, id, base uint64) error {
-	sums := s.domainSums()
+	var sums []float32
+	if base == 0 {
+		// Not a delta's: a reader adds a delta's rows to the sums one at
+		// a time, as the centroids always added them up.
+		sums = s.domainSums()
+	}
 	return checksum.WriteFile(path, func(w *bufio.Writer) error {
 		writeHead(w, s, removed, id, base, len(sums)/max(s.Dims, 1))
 		var fb [8]byte
@@ -327,9 +333,9 @@ func decodeBody(data []byte) (s *Snap, removed []string, base uint64, err error)
 		s.Mat = Floats(data[strEnd:], rows*dims)
 	}
 	if format == Magic {
-		// The sums are the domains' the rows name, in that order: a count
-		// that differs is a file written wrong.
-		if nsums != len(s.Domain.Names) {
+		// The sums are the domains' the rows name, in that order, or none
+		// (a delta's): a count that differs is a file written wrong.
+		if nsums != 0 && nsums != len(s.Domain.Names) {
 			return nil, nil, 0, fmt.Errorf("snapshot holds the sums of %d domains, its rows name %d", nsums, len(s.Domain.Names))
 		}
 		s.Sums = Floats(data[len(data)-int(sBytes):], nsums*dims)

@@ -128,3 +128,18 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// TestDeltaWithoutSums: a delta's file holds no domain sums (a reader
+// adds its rows up one at a time): its header says 0 and it reads back
+// without them.
+func TestDeltaWithoutSums(t *testing.T) {
+	_, delta := snapSeeds(t)
+	s, _, base, err := Decode(delta)
+	if err != nil || base == 0 {
+		t.Fatalf("Decode(delta) = base %d, %v", base, err)
+	}
+	body, _ := checksum.Body(delta)
+	if n := binary.LittleEndian.Uint32(body[36:]); n != 0 || s.Sums != nil {
+		t.Errorf("a delta's file: header says %d domain sums, %d values read; want none", n, len(s.Sums))
+	}
+}
