@@ -11,6 +11,7 @@ import (
 	"github.com/toolscout/toolscout/internal/indextest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -238,7 +239,7 @@ func TestDamagedMatrixSalvaged(t *testing.T) {
 		kept bool
 	}{
 		{"matrix", checksum.ChunkSize + 100, true},
-		{"last chunk", -20, true},
+		{"last chunk", -20, true}, // in the domain sums, a chunk that holds rows too
 		{"strings", 1000, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,6 +285,9 @@ func TestDamagedMatrixSalvaged(t *testing.T) {
 				if !slices.Equal(s.row(i), want.row(j)) || s.hash[i] != want.hash[j] {
 					t.Fatalf("%s kept with another vector or hash", id)
 				}
+			}
+			if s.sums == nil || !reflect.DeepEqual(s.domainCentroids(), rowCentroids(s)) {
+				t.Fatalf("the file written again holds domain sums %v that are not its rows'", s.sums != nil)
 			}
 			again, _ := Open(dir)
 			if again.Count(col) != n || len(again.Healed()) != 0 {

@@ -8,6 +8,7 @@ import "github.com/toolscout/toolscout/index/vector/snapfile"
 
 const (
 	snapMagic  = snapfile.Magic
+	snapV7     = snapfile.V7
 	snapV5     = snapfile.V5
 	snapV6     = snapfile.V6
 	snapAlign  = snapfile.Align
@@ -69,5 +70,5 @@ func layerOf(f *snapfile.Snap) *snapshot {
 		return nil
 	}
 	return &snapshot{id: f.ID, dims: f.Dims, ids: f.IDs, hash: f.Hash, domain: f.Domain, group: f.Group,
-		mat: f.Mat, half: f.Half, signs: f.Signs, format: f.Format, dead: f.Dead, ndead: f.NDead}
+		mat: f.Mat, half: f.Half, signs: f.Signs, sums: f.Sums, format: f.Format, dead: f.Dead, ndead: f.NDead}
 }

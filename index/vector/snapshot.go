@@ -39,9 +39,14 @@ type snapshot struct {
 	mat   []float32
 	half  []uint16
 	signs *signs // the quantized rows (quant.go); nil: exact scans only
+	// sums are the domains' vector sums the layer's file holds
+	// (snapfile.DomainSums, per domain of domain.Names): its centroids
+	// without a pass over the rows. nil when not known.
+	sums []float32
 	// format: the magic of the earlier format the layer was read from
-	// (snapV6, or snapV5: without the quantized rows, quantized as it was
-	// read); "" for the current one.
+	// (snapV7: without the domain sums; snapV6: also float32; or snapV5:
+	// without the quantized rows, quantized as it was read); "" for the
+	// current one.
 	format string
 
 	dead  []bool // nil when no row is dead
@@ -57,33 +62,72 @@ type snapshot struct {
 type labels = snapfile.Labels
 
 // domainCentroids returns each domain's centroid: the normalised mean of
-// its tools' vectors, computed once per snapshot.
+// its tools' vectors, computed once per snapshot (domainSums).
 func (s *snapshot) domainCentroids() map[string][]float32 {
 	s.centroidsOnce.Do(func() {
-		s.centroids = map[string][]float32{}
-		buf := make([]float32, s.dims)
-		s.each(func(l *snapshot, i int) {
-			d := l.domain.At(i)
-			c := s.centroids[d]
-			if c == nil {
-				c = make([]float32, s.dims)
-				s.centroids[d] = c
-			}
-			if l.mat != nil {
-				for j, x := range l.mat[i*s.dims : (i+1)*s.dims] {
-					c[j] += x
-				}
-				return
-			}
-			for j, x := range l.rowTo(buf, i) {
-				c[j] += x
-			}
-		})
+		s.centroids = s.domainSums()
 		for d, c := range s.centroids {
 			s.centroids[d] = normalized(c)
 		}
 	})
 	return s.centroids
+}
+
+// domainSums returns each domain's sum of its live rows, added up base
+// layer first, then the top's, each in row order. A domain that has
+// neither a dead row nor a row on top takes the sum the base layer's
+// file holds (the same values: the writer added up the same rows in the
+// same order), so a start adds up only the rows of the domains a delta
+// touched, not every row; a layer without them (an earlier format, or
+// built in memory) adds up every row.
+func (s *snapshot) domainSums() map[string][]float32 {
+	out := map[string][]float32{}
+	var fromFile []bool // by base domain index
+	if s.sums != nil && len(s.sums) == len(s.domain.Names)*s.dims {
+		fromFile = make([]bool, len(s.domain.Names))
+		for k := range fromFile {
+			fromFile[k] = true
+		}
+		for i, dead := range s.dead {
+			if dead {
+				fromFile[s.domain.Idx[i]] = false
+			}
+		}
+		if s.top != nil {
+			for _, d := range s.top.domain.Names {
+				if k, ok := s.domain.Find(d); ok {
+					fromFile[k] = false
+				}
+			}
+		}
+		for k, d := range s.domain.Names {
+			if fromFile[k] {
+				out[d] = slices.Clone(s.sums[k*s.dims : (k+1)*s.dims]) // not the file's pages
+			}
+		}
+	}
+	buf := make([]float32, s.dims)
+	s.each(func(l *snapshot, i int) {
+		if l == s && fromFile != nil && fromFile[s.domain.Idx[i]] {
+			return
+		}
+		d := l.domain.At(i)
+		c := out[d]
+		if c == nil {
+			c = make([]float32, s.dims)
+			out[d] = c
+		}
+		if l.mat != nil {
+			for j, x := range l.mat[i*s.dims : (i+1)*s.dims] {
+				c[j] += x
+			}
+			return
+		}
+		for j, x := range l.rowTo(buf, i) {
+			c[j] += x
+		}
+	})
+	return out
 }
 
 // row returns row i's vector: the matrix's own (read-only), or a copy
@@ -306,7 +350,7 @@ func (s *snapshot) withDelta(removed []string, fresh []snapRow) *snapshot {
 		}
 	}
 	rows = append(rows, fresh...)
-	return &snapshot{id: s.id, dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat, half: s.half, signs: s.signs, format: s.format,
+	return &snapshot{id: s.id, dims: s.dims, ids: s.ids, hash: s.hash, domain: s.domain, group: s.group, mat: s.mat, half: s.half, signs: s.signs, sums: s.sums, format: s.format,
 		dead: dead, ndead: ndead, top: flat(s.dims, rows)}
 }
 

@@ -35,6 +35,45 @@ type SyncOptions struct {
 	CheckpointEvery time.Duration
 }
 
+// changes returns the tools of cat that old (nil: none) lacks or holds
+// with another content hash, counted in st, and the IDs old holds that
+// cat does not. Each tool is looked up in old's sorted IDs: at every
+// start of a server (nothing changed, 100k tools) a map of the
+// snapshot's IDs, and a lookup of each in the catalog, cost about 60 ms
+// of CPU before the first answer. Qualified names are unique in a
+// catalog, so when every live row of old is matched, none is removed.
+func changes(old *snapshot, cat *index.Catalog, st *index.SyncStats) (todo []*index.Tool, removed []string) {
+	matched := 0
+	for _, t := range cat.Tools() {
+		var l *snapshot
+		var i int
+		if old != nil {
+			l, i = old.find(t.QualifiedName)
+		}
+		switch {
+		case l == nil:
+			st.Added++
+			todo = append(todo, t)
+			continue
+		case l.hash[i] != t.Hash:
+			st.Changed++
+			todo = append(todo, t)
+		default:
+			st.Unchanged++
+		}
+		matched++
+	}
+	if old == nil || matched == old.count() {
+		return todo, nil
+	}
+	old.each(func(l *snapshot, i int) {
+		if cat.Tool(l.ids[i]) == nil {
+			removed = append(removed, l.ids[i])
+		}
+	})
+	return todo, removed
+}
+
 // Sync makes the collection hold a vector for exactly cat's tools. Tools
 // whose content hash is unchanged are not re-embedded; removed tools are
 // deleted. Embedding runs in batches with bounded concurrency and stops at
@@ -50,30 +89,7 @@ func (v *Store) Sync(ctx context.Context, col Collection, cat *index.Catalog, em
 	if err != nil {
 		return st, err
 	}
-	existing := map[string]string{}
-	if old != nil {
-		old.each(func(l *snapshot, i int) { existing[l.ids[i]] = l.hash[i] })
-	}
-	var todo []*index.Tool
-	for _, t := range cat.Tools() {
-		h, ok := existing[t.QualifiedName]
-		switch {
-		case !ok:
-			st.Added++
-			todo = append(todo, t)
-		case h != t.Hash:
-			st.Changed++
-			todo = append(todo, t)
-		default:
-			st.Unchanged++
-		}
-	}
-	var removed []string
-	for id := range existing {
-		if cat.Tool(id) == nil {
-			removed = append(removed, id)
-		}
-	}
+	todo, removed := changes(old, cat, &st)
 	if len(todo) == 0 && len(removed) == 0 {
 		return st, nil
 	}

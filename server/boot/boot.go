@@ -209,8 +209,9 @@ func (s *Starter) load(ctx context.Context, srv Fallbacker) {
 		}
 		// Loading parsed the whole catalog file and synced both
 		// indexes: give that transient memory back to the system
-		// instead of holding it for the server's lifetime.
-		debug.FreeOSMemory()
+		// instead of holding it for the server's lifetime, once the
+		// first queries are answered (freeLater).
+		s.goRun(func() { s.freeLater(ctx) })
 		return
 	}
 	// With the eager fallback, a catalog that is valid but cannot be
@@ -254,6 +255,26 @@ func (s *Starter) fallbackCatalog() (*index.Catalog, error) {
 	}
 	cat, _, err := index.NewCatalogSkipping(s.opts.Base, s.opts.Known, nil)
 	return cat, err
+}
+
+// freeDelay is how long after the index has loaded its transient memory
+// is given back (freeLater).
+const freeDelay = time.Second
+
+// freeLater gives the memory a load left behind back to the system
+// (debug.FreeOSMemory, a full collection) freeDelay after the load, or
+// not at all when ctx ends first. Not at once: the first meta-tool call
+// is answered as the load settles, and at 100k tools on two cores a full
+// collection of the start's heap beside it (and beside the domain index
+// and name lookups it still waits for) delayed its answer.
+func (s *Starter) freeLater(ctx context.Context) {
+	t := time.NewTimer(freeDelay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+		debug.FreeOSMemory()
+	}
 }
 
 // verifyLater says damage in a file no start reads (another catalog's

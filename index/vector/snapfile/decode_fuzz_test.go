@@ -99,7 +99,7 @@ func FuzzSnap(f *testing.F) {
 		body := snap[:len(snap)-checksum.FooterLen(snap)]
 		f.Add(snap, false)
 		f.Add(body, true)
-		for _, at := range []int{8, 16, 24, 28, 32, HeaderLen, HeaderLen + 1, len(body) - 1} {
+		for _, at := range []int{8, 16, 24, 28, 32, 36, HeaderLen, HeaderLen + 1, len(body) - 1} {
 			b := bytes.Clone(body)
 			b[at] ^= 0x80
 			f.Add(b, true)
@@ -110,6 +110,8 @@ func FuzzSnap(f *testing.F) {
 	old := toV6(f, base)
 	f.Add(old, false)
 	f.Add(old[:len(old)-checksum.FooterLen(old)-1], true)
+	// The format before the domain sums.
+	f.Add(toV7(f, base), false)
 	path := filepath.Join(f.TempDir(), "c.snap")
 	f.Fuzz(func(t *testing.T, data []byte, fix bool) {
 		if fix {
@@ -147,6 +149,9 @@ func FuzzSnap(f *testing.F) {
 		if s.ID == 0 {
 			t.Fatal("decoded a snapshot without an id")
 		}
+		if s.Sums != nil && len(s.Sums) != len(s.Domain.Names)*s.Dims {
+			t.Fatalf("decoded %d domain sums' values for %d domains of %d dimensions", len(s.Sums), len(s.Domain.Names), s.Dims)
+		}
 		if err := Write(path, s, removed, s.ID, base); err != nil {
 			t.Fatalf("Write of a decoded snapshot: %v", err)
 		}
@@ -168,7 +173,7 @@ func FuzzSnap(f *testing.F) {
 
 // toV6 returns a snapshot file of the current format as "TSSNAP06"
 // wrote it: the float16 matrix as float32 (the same values), the bits
-// after 0 or 4 bytes of padding, sealed again.
+// after 0 or 4 bytes of padding, no domain sums, sealed again.
 func toV6(tb testing.TB, data []byte) []byte {
 	tb.Helper()
 	body, err := checksum.Body(data)
@@ -181,9 +186,10 @@ func toV6(tb testing.TB, data []byte) []byte {
 	}
 	rows, dims := len(s.IDs), s.Dims
 	_, q, _ := QuantLayout(rows, dims)
-	strEnd := len(body) - int(q) - 2*rows*dims
+	strEnd := len(body) - len(s.Sums)*4 - int(q) - 2*rows*dims
 	old := bytes.Clone(body[:strEnd])
 	copy(old, V6)
+	binary.LittleEndian.PutUint32(old[36:], 0) // no domain sums before TSSNAP08
 	for _, x := range FloatRows(s.Half) {
 		old = binary.LittleEndian.AppendUint32(old, math.Float32bits(x))
 	}
@@ -293,4 +299,23 @@ func FuzzLegacyDocument(f *testing.F) {
 			DecodesAs(bytes.NewReader(data), "fuzz.gob", &m)
 		})
 	})
+}
+
+// toV7 returns a snapshot file of the current format as "TSSNAP07"
+// wrote it: without the domain sums, the header's last word 0, sealed
+// again.
+func toV7(tb testing.TB, data []byte) []byte {
+	tb.Helper()
+	body, err := checksum.Body(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, _, _, err := Decode(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	old := bytes.Clone(body[:len(body)-4*len(s.Sums)])
+	copy(old, V7)
+	binary.LittleEndian.PutUint32(old[36:], 0)
+	return checksum.Append(old)
 }

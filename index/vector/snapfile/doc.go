@@ -1,6 +1,6 @@
 // Package snapfile owns index/vector's file formats: the snapshot file
-// (".snap", "TSSNAP07": float16 rows and their quantized form; "TSSNAP06"
-// and "TSSNAP05" read), the
+// (".snap", "TSSNAP08": float16 rows, their quantized form and each
+// domain's vector sum; "TSSNAP07", "TSSNAP06" and "TSSNAP05" read), the
 // store of record of a collection, and the readers of the layouts it
 // replaced, kept for the migration alone (chromem-go's exports of the
 // two-file format, and its file-per-document layout). Each is a decoder

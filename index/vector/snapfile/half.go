@@ -2,7 +2,7 @@ package snapfile
 
 import "math"
 
-// A "TSSNAP07" file holds each vector's dimensions as IEEE 754 binary16
+// A "TSSNAP07" or later file holds each vector's dimensions as IEEE 754 binary16
 // (float16) values: half the bytes of float32, on disk and in the pages a
 // server maps, at a rounding error of at most 2^-11 of each value (the
 // quantized pass and the re-scoring read them; measured against the

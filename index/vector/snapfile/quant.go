@@ -55,7 +55,7 @@ func quantize[T float32 | uint16](mat []T, rows, dims int, val func(T) float32) 
 	return sg
 }
 
-// Quantized-section layout of a "TSSNAP07" file, after the matrix (which
+// Quantized-section layout of a "TSSNAP07" or later file, after the matrix (which
 // starts at a multiple of 64 bytes): dims float32 centres, 0 to 7 zero
 // bytes so that the bits start at a multiple of 8, rows × words uint64
 // sign bits; nothing at all when there are no rows. QuantLayout returns

@@ -43,13 +43,19 @@ func WriteRows(path string, s *Snap, m io.ReaderAt, id uint64) error {
 	}
 	// The centres first (Quantize's, summed in the same order): the
 	// bits after the matrix compare each row with them.
+	// The domain sums in the same pass, in row order (sums.go).
 	var centre []float32
+	var doms *domainSummer
 	if rows > 0 {
 		sum := make([]float64, dims)
+		doms = newDomainSummer(s.Domain, rows, dims)
+		i := 0
 		err := each(func(row []byte) error {
 			for j := range sum {
 				sum[j] += float64(HalfFloat(binary.LittleEndian.Uint16(row[2*j:])))
 			}
+			doms.add(s.Domain, i, func(j int) float32 { return HalfFloat(binary.LittleEndian.Uint16(row[2*j:])) })
+			i++
 			return nil
 		})
 		if err != nil {
@@ -60,8 +66,12 @@ func WriteRows(path string, s *Snap, m io.ReaderAt, id uint64) error {
 			centre[j] = float32(sum[j] / float64(rows))
 		}
 	}
+	var sums []float32
+	if doms != nil {
+		sums = doms.sums
+	}
 	err := checksum.WriteFile(path, func(w *bufio.Writer) error {
-		writeHead(w, s, nil, id, 0)
+		writeHead(w, s, nil, id, 0, len(sums)/dims)
 		if err := each(func(row []byte) error { _, err := w.Write(row); return err }); err != nil {
 			return err
 		}
@@ -73,7 +83,7 @@ func WriteRows(path string, s *Snap, m io.ReaderAt, id uint64) error {
 		pad, _, _ := quantLayout(rows, dims, 2)
 		w.Write(make([]byte, pad))
 		bits := make([]uint64, (dims+63)/64)
-		return each(func(row []byte) error {
+		err := each(func(row []byte) error {
 			clear(bits)
 			for j, c := range centre {
 				if HalfFloat(binary.LittleEndian.Uint16(row[2*j:])) > c {
@@ -88,6 +98,11 @@ func WriteRows(path string, s *Snap, m io.ReaderAt, id uint64) error {
 			}
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		writeFloats(w, sums)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("write snapshot %s: %w", path, err)

@@ -23,11 +23,11 @@ import (
 //
 // Layout (little endian):
 //
-//	"TSSNAP07"                       magic
+//	"TSSNAP08"                       magic
 //	uint64 id                        this file's: fresh for every write, never 0
 //	uint64 base                      a delta's: the id of the base it applies to; else 0
 //	uint32 dims, uint32 rows
-//	uint32 removed, uint32 0
+//	uint32 removed, uint32 domains   domains: how many domain sums end the file
 //	rows × 4 strings                 uvarint length + bytes: id, hash, domain, group
 //	removed strings                  the base IDs a delta removes
 //	0-63 zero bytes                  the matrix starts at a multiple of 64
@@ -36,6 +36,9 @@ import (
 //	0-7 zero bytes                   the bits start at a multiple of 8
 //	rows × ceil(dims/64) uint64      the quantized rows: a sign bit a dimension
 //	                                 (with no rows, no centres either)
+//	domains × dims float32           each domain's vector sum (sums.go), in the
+//	                                 order the rows first name the domains
+//	                                 (none in a delta: domains 0)
 //	checksums                        a CRC-32C per MiB of all the above (checksum.Write)
 //
 // The checksum is checked before anything else is read: a file whose
@@ -47,13 +50,17 @@ import (
 // to "TSSNAP04", each derived from a chromem-go export beside it) are
 // never read: index/vector's Open migrates the export and writes over
 // them.
-// Files of "TSSNAP06", the same with a float32 matrix (and 0 or 4 bytes
-// of padding before the bits), and of "TSSNAP05", without the quantized
-// rows either, are read (the matrix in place, a TSSNAP05's rows quantized
-// in memory), said once in the log; the write path (Sync, the open of a
-// collection with a delta) writes them again in this format, said in
-// Healed.
-const Magic = "TSSNAP07"
+// Files of "TSSNAP07", the same without the domain sums (a zero header
+// word; the sums are computed from the rows as the centroids are needed),
+// of "TSSNAP06", also with a float32 matrix (and 0 or 4 bytes of padding
+// before the bits), and of "TSSNAP05", without the quantized rows either,
+// are read (the matrix in place, a TSSNAP05's rows quantized in memory),
+// said once in the log; the write path (Sync, the open of a collection
+// with a delta) writes them again in this format, said in Healed.
+const Magic = "TSSNAP08"
+
+// V7 is the magic of the format before the domain sums.
+const V7 = "TSSNAP07"
 
 // V6 is the magic of the format with a float32 matrix.
 const V6 = "TSSNAP06"
@@ -83,8 +90,14 @@ func NewFileID() uint64 {
 // checksum and the id id. For a delta, removed and base say which base
 // IDs it drops and which base (by id) it applies to.
 func Write(path string, s *Snap, removed []string, id, base uint64) error {
+	var sums []float32
+	if base == 0 {
+		// Not a delta's: a reader adds a delta's rows to the sums one at
+		// a time, as the centroids always added them up.
+		sums = s.domainSums()
+	}
 	return checksum.WriteFile(path, func(w *bufio.Writer) error {
-		writeHead(w, s, removed, id, base)
+		writeHead(w, s, removed, id, base, len(sums)/max(s.Dims, 1))
 		var fb [8]byte
 		if s.Mat == nil {
 			for _, h := range s.Half {
@@ -111,14 +124,42 @@ func Write(path string, s *Snap, removed []string, id, base uint64) error {
 			binary.LittleEndian.PutUint64(fb[:], x)
 			w.Write(fb[:])
 		}
+		writeFloats(w, sums)
 		return nil
 	})
+}
+
+// domainSums returns the domain sums Write writes for s: of its matrix's
+// float16 values, as a reader finds them (sums.go).
+func (s *Snap) domainSums() []float32 {
+	rows, dims := len(s.IDs), s.Dims
+	if rows == 0 || dims <= 0 {
+		return nil
+	}
+	if s.Mat == nil {
+		return DomainSums(s.Half, s.Domain, rows, dims)
+	}
+	d := newDomainSummer(s.Domain, rows, dims)
+	for i := 0; i < rows; i++ {
+		row := s.Mat[i*dims : (i+1)*dims]
+		d.add(s.Domain, i, func(j int) float32 { return halfTable[Half(row[j])] })
+	}
+	return d.sums
+}
+
+// writeFloats writes fs, little endian.
+func writeFloats(w *bufio.Writer, fs []float32) {
+	var fb [4]byte
+	for _, x := range fs {
+		binary.LittleEndian.PutUint32(fb[:], math.Float32bits(x))
+		w.Write(fb[:])
+	}
 }
 
 // writeHead writes a snapshot file's header, its rows' strings, a
 // delta's removed IDs and the padding before the matrix: what Write and
 // WriteRows share.
-func writeHead(w *bufio.Writer, s *Snap, removed []string, id, base uint64) {
+func writeHead(w *bufio.Writer, s *Snap, removed []string, id, base uint64, domains int) {
 	var hdr [HeaderLen]byte
 	copy(hdr[:8], Magic)
 	binary.LittleEndian.PutUint64(hdr[8:], id)
@@ -126,6 +167,7 @@ func writeHead(w *bufio.Writer, s *Snap, removed []string, id, base uint64) {
 	binary.LittleEndian.PutUint32(hdr[24:], uint32(s.Dims))
 	binary.LittleEndian.PutUint32(hdr[28:], uint32(len(s.IDs)))
 	binary.LittleEndian.PutUint32(hdr[32:], uint32(len(removed)))
+	binary.LittleEndian.PutUint32(hdr[36:], uint32(domains))
 	w.Write(hdr[:])
 	var lb [binary.MaxVarintLen64]byte
 	n := HeaderLen
@@ -150,7 +192,8 @@ func writeHead(w *bufio.Writer, s *Snap, removed []string, id, base uint64) {
 }
 
 // HeaderLen is the length of a snapshot file's header: magic, id,
-// base, dims, rows, removed and a zero word.
+// base, dims, rows, removed and the number of domain sums (a zero word
+// before TSSNAP08).
 const HeaderLen = 40
 
 // ErrOld means a snapshot file of an earlier format: derived from a
@@ -189,13 +232,13 @@ func Decode(data []byte) (s *Snap, removed []string, base uint64, err error) {
 // isSnap reports whether data starts with the magic of a format read.
 func isSnap(data []byte) bool {
 	m := string(data[:len(Magic)])
-	return m == Magic || m == V6 || m == V5
+	return m == Magic || m == V7 || m == V6 || m == V5
 }
 
 // elemSize is the bytes of one value of the matrix in a file of the
 // format of magic m (isSnap).
 func elemSize(m string) uint64 {
-	if m == Magic {
+	if m == Magic || m == V7 {
 		return 2
 	}
 	return 4
@@ -227,18 +270,23 @@ func decodeBody(data []byte) (s *Snap, removed []string, base uint64, err error)
 	v5, elem := format == V5, elemSize(format)
 	hi, lo := bits.Mul64(uint64(rows), elem*uint64(dims))
 	matBytes := int64(lo)
-	var qpad, qBytes uint64
-	qok := true
+	var qpad, qBytes, sBytes uint64
+	qok, sok := true, true
 	if !v5 && dims > 0 {
 		qpad, qBytes, qok = quantLayout(rows, dims, elem)
 	}
-	if dims <= 0 || hi != 0 || !qok || lo > uint64(len(data)) || qBytes > uint64(len(data)) ||
-		matBytes+int64(qBytes)+int64(4*rows+nremoved) > int64(len(data)) {
-		return nil, nil, 0, fmt.Errorf("snapshot header claims %d rows of %d dimensions in %d bytes", rows, dims, len(data))
+	nsums := 0
+	if format == Magic {
+		nsums = int(binary.LittleEndian.Uint32(data[36:]))
+		sBytes, sok = sumsLayout(nsums, max(dims, 0))
+	}
+	if dims <= 0 || hi != 0 || !qok || !sok || lo > uint64(len(data)) || qBytes > uint64(len(data)) || sBytes > uint64(len(data)) ||
+		matBytes+int64(qBytes)+int64(sBytes)+int64(4*rows+nremoved) > int64(len(data)) {
+		return nil, nil, 0, fmt.Errorf("snapshot header claims %d rows of %d dimensions and %d domain sums in %d bytes", rows, dims, nsums, len(data))
 	}
 	// The strings region is one string that every field slices (no
 	// allocation per tool).
-	strEnd := int64(len(data)) - int64(qBytes) - matBytes
+	strEnd := int64(len(data)) - int64(sBytes) - int64(qBytes) - matBytes
 	if strEnd < HeaderLen {
 		return nil, nil, 0, errors.New("snapshot is shorter than its matrix")
 	}
@@ -278,9 +326,19 @@ func decodeBody(data []byte) (s *Snap, removed []string, base uint64, err error)
 	}
 	if format != Magic {
 		s.Format = format
-		s.Mat = Floats(data[strEnd:], rows*dims)
-	} else {
+	}
+	if elem == 2 {
 		s.Half = Uint16s(data[strEnd:], rows*dims)
+	} else {
+		s.Mat = Floats(data[strEnd:], rows*dims)
+	}
+	if format == Magic {
+		// The sums are the domains' the rows name, in that order, or none
+		// (a delta's): a count that differs is a file written wrong.
+		if nsums != 0 && nsums != len(s.Domain.Names) {
+			return nil, nil, 0, fmt.Errorf("snapshot holds the sums of %d domains, its rows name %d", nsums, len(s.Domain.Names))
+		}
+		s.Sums = Floats(data[len(data)-int(sBytes):], nsums*dims)
 	}
 	if v5 {
 		// The format before the quantized rows: quantized here, as the
@@ -347,26 +405,31 @@ func Salvage(data []byte) (s *Snap, removed []string, base uint64, lost int, ok 
 	if err != nil {
 		return nil, nil, 0, 0, false
 	}
-	var qBytes uint64
+	var qBytes, sBytes uint64
 	elem := elemSize(string(body[:len(Magic)]))
 	if s.Format != V5 {
 		_, qBytes, _ = quantLayout(len(s.IDs), s.Dims, elem)
 	}
-	matEnd := len(body) - int(qBytes)
+	if s.Format == "" {
+		sBytes, _ = sumsLayout(len(s.Sums)/s.Dims, s.Dims)
+	}
+	matEnd := len(body) - int(qBytes) - int(sBytes)
 	rowBytes := int(elem) * s.Dims
 	strEnd := matEnd - rowBytes*len(s.IDs)
 	if bad[0]*checksum.ChunkSize < strEnd || len(s.IDs) == 0 {
 		return nil, nil, 0, 0, false // a string may have changed
 	}
-	// The quantized rows are derived from the matrix: computed again from
-	// its rows, whatever chunks of them failed.
+	// The quantized rows and the domain sums are derived from the matrix:
+	// computed again from its rows, whatever chunks of them failed (the
+	// sums by the writer, from the rows that are left).
 	s.Signs = s.Quantized()
+	s.Sums = nil
 	s.Dead = make([]bool, len(s.IDs))
 	for _, c := range bad {
 		lo := c*checksum.ChunkSize - strEnd
 		hi := min((c+1)*checksum.ChunkSize, matEnd) - strEnd
 		if hi <= lo {
-			continue // only quantized rows
+			continue // only quantized rows or domain sums
 		}
 		for r := lo / rowBytes; r <= (hi-1)/rowBytes && r < len(s.IDs); r++ {
 			if !s.Dead[r] {

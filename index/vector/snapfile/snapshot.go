@@ -19,8 +19,15 @@ type Snap struct {
 	Mat   []float32
 	Half  []uint16
 	Signs *Signs // the quantized rows (quant.go); nil: computed by Write
+	// Sums are the domains' vector sums (sums.go) as a file of this
+	// format holds them: per domain of Domain.Names, Dims values. nil
+	// when not known (a delta's file, a file of an earlier format, a
+	// salvage): Write computes them, for a file that is not a delta,
+	// whatever this holds.
+	Sums []float32
 	// Format is the magic of the earlier format the file was read from
-	// (V6, or V5: without the quantized rows, quantized as it was read);
+	// (V7: without the domain sums; V6: also float32; or V5: without the
+	// quantized rows, quantized as it was read);
 	// "" for this format or a snapshot not read from a file.
 	Format string
 
