@@ -54,6 +54,10 @@ var minPrunePostings uint64 = 32768
 // readBuffers recycles the pruned sums' lists of postings read.
 var readBuffers = sync.Pool{New: func() any { return new([]taatHit) }}
 
+// scratchBuffers recycles the pruned sums' lists of partial sums, as
+// long as the documents a query's rare terms match.
+var scratchBuffers = sync.Pool{New: func() any { return new([]float64) }}
+
 // prunedSums counts the sums that skipped postings, for tests.
 var prunedSums atomic.Int64
 
@@ -180,7 +184,12 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 
 	// Read the clauses whole, best bound first, until the bounds left
 	// cannot lift a document not yet seen into the best k.
-	var scratch []float64
+	sp := scratchBuffers.Get().(*[]float64)
+	scratch := (*sp)[:0]
+	defer func() {
+		*sp = scratch[:0]
+		scratchBuffers.Put(sp)
+	}()
 	theta, best := math.Inf(-1), 0.0
 	sinceTheta := 0
 	next := len(order)
