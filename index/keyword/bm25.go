@@ -149,6 +149,10 @@ type Index struct {
 	coresOnce sync.Once
 	cores     *semaphore.Weighted
 	divided   atomic.Int64
+
+	// fullSum reads every posting of every clause, never pruning to the
+	// best documents (prune.go): the reference of tests.
+	fullSum bool
 }
 
 // fuzzyAutomata returns the index's cache of the fuzzy clause's
@@ -671,11 +675,21 @@ func (k *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	// loads every matching document's ID (2× the keyword query time at
 	// 10k synthetic tools if done for every query).
 	window := 2 * size
+	// A query without filters prunes its sum to the documents that can
+	// be among the best it keeps (prune.go); a filter would drop some of
+	// them after the sum.
+	prune := top == query.Query(kq) && !k.fullSum
+	if prune {
+		kq.topK = window
+	}
 	found, err := k.topHits(ctx, top, window, q, false, slots)
 	if err != nil {
 		return nil, err
 	}
 	if len(found) == window && roundScore(found[size-1].Score) == roundScore(found[window-1].Score) {
+		if prune {
+			kq.topK = size
+		}
 		if found, err = k.topHits(ctx, top, size, q, true, slots); err != nil {
 			return nil, err
 		}

@@ -66,6 +66,10 @@ type keywordQuery struct {
 	// automata, when set, serves the fuzzy clause's automata
 	// (fuzzy.go); nil: Bleve's match query builds them.
 	automata *fuzzyAutomata
+	// topK, when > 0, says the search keeps only its best topK
+	// documents: a sum read term at a time hands out only those that can
+	// be among them (prune.go).
+	topK int
 }
 
 // Searcher implements query.Query: one term searcher per distinct query
@@ -115,6 +119,9 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 	taat := scorchReader && !o.Explain && !q.scoring.Coord && !q.sparse
 	part, _ := ctx.Value(partRangeKey{}).(partRange)
 	top.taat, top.part = taat, part
+	if taat {
+		top.topK = q.topK
+	}
 	docs, err := r.DocCount()
 	if err != nil {
 		return nil, err
@@ -222,6 +229,9 @@ type sumSearcher struct {
 	part partRange
 	hits []taatHit
 	pos  int
+	// topK, when > 0, lets drain hand out only the documents that can be
+	// among the best topK (prune.go).
+	topK int
 }
 
 func newSumSearcher(sc Scoring, explain bool) *sumSearcher {

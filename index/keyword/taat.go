@@ -133,6 +133,11 @@ func putHits(h []taatHit) {
 // drain reads every clause of s, term at a time, into hits in document
 // order.
 func (s *sumSearcher) drain(ctx *search.SearchContext) ([]taatHit, error) {
+	if s.topK > 0 {
+		if hits, ok, err := s.prunedDrain(ctx); ok || err != nil {
+			return hits, err
+		}
+	}
 	acc := accumulators.Get().(*accumulator)
 	defer func() {
 		acc.collect(nil) // an error leaves scores behind: cleared for the next query
