@@ -154,7 +154,8 @@ STRESS_TESTS ?= ./server/surface:TestResubscribeAfterRestart$$ ./server/codemode
 	./server:TestFeedbackCreditsTheSearchThatListedTheTool ./server:TestServerDownLastRunIsWaitedFor \
 	./server:TestListChangedOncePerChange$$ ./cmd/toolscout:TestFeedbackForgetReachesServe$$ \
 	./cmd/toolscout:TestReadOnlySwapsInANewerBuild$$ ./cmd/toolscout:TestCallersRotateWithoutRestart$$ \
-	./cmd/toolscout:TestReadOnlyRetriesARefusedBuild$$ ./server/gateway:TestStdioTwoClients$$
+	./cmd/toolscout:TestReadOnlyRetriesARefusedBuild$$ ./cmd/toolscout:TestServeOperationsEndpoints$$ \
+	./server/gateway:TestStdioTwoClients$$
 test-stress:
 	@timeout 3600 sh -c 'while :; do :; done' & b1=$$!; \
 	timeout 3600 sh -c 'while :; do :; done' & b2=$$!; \
