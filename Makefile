@@ -148,8 +148,14 @@ unit:
 # that take both cores (each ends by itself, and with the target): what
 # a loaded CI machine does to them (issue 47). Not part of `make test`.
 STRESS_COUNT ?= 30
+# (One test name or pattern without "|" per entry: the list is a shell
+# word list.)
 STRESS_TESTS ?= ./server/surface:TestResubscribeAfterRestart$$ ./server/codemode:. ./server:TestRunCode \
-	./server:TestFeedbackCreditsTheSearchThatListedTheTool ./server:TestServerDownLastRunIsWaitedFor
+	./server:TestFeedbackCreditsTheSearchThatListedTheTool ./server:TestServerDownLastRunIsWaitedFor \
+	./server:TestListChangedOncePerChange$$ ./cmd/toolscout:TestFeedbackForgetReachesServe$$ \
+	./cmd/toolscout:TestReadOnlySwapsInANewerBuild$$ ./cmd/toolscout:TestCallersRotateWithoutRestart$$ \
+	./cmd/toolscout:TestReadOnlyRetriesARefusedBuild$$ ./cmd/toolscout:TestServeOperationsEndpoints$$ \
+	./server/gateway:TestStdioTwoClients$$
 test-stress:
 	@timeout 3600 sh -c 'while :; do :; done' & b1=$$!; \
 	timeout 3600 sh -c 'while :; do :; done' & b2=$$!; \

@@ -67,7 +67,7 @@ type lister struct {
 func connectLister(t *testing.T, srv *Server) *lister {
 	t.Helper()
 	l := &lister{progress: make(chan *mcp.ProgressNotificationParams, 100), relist: make(chan struct{}, 100)}
-	l.cs = connectWith(t, srv, &mcp.ClientOptions{
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			l.notices.Add(1)
 			l.relist <- struct{}{}
@@ -76,6 +76,30 @@ func connectLister(t *testing.T, srv *Server) *lister {
 			l.progress <- req.Params
 		},
 	})
+	// Each list asks the server. The go-sdk's client keeps a tools/list
+	// answer for its ttlMs (SEP-2549), and also keeps one that was on
+	// its way when a tools/list_changed emptied the cache: the relist
+	// for that notice was answered from the cache, with the tools from
+	// before the change (1 run in about 10 beside two busy loops).
+	client.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ListToolsResult); ok {
+				r.TTLMs = 0
+			}
+			return res, err
+		}
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	if l.cs, err = client.Connect(context.Background(), ct, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.cs.Close() })
 	go func() {
 		for range l.relist {
 			l.list(nil)

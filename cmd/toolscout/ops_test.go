@@ -221,6 +221,9 @@ func TestServeOperationsEndpoints(t *testing.T) {
 	if !strings.Contains(scrape, "# TYPE toolscout_request_duration_seconds histogram") {
 		t.Error("toolscout_request_duration_seconds is not a histogram")
 	}
+	// Logged once the load has settled, so possibly after /readyz said
+	// ready: wait for the line.
+	waitLog(t, s, `"msg":"index loaded"`)
 	if log := s.logText(); !regexp.MustCompile(`"msg":"index loaded".*"in":"[0-9.]+[mµn]?s"`).MatchString(log) {
 		t.Errorf("--log-format json: no JSON \"index loaded\" line with its duration as text in:\n%s", log)
 	}

@@ -92,8 +92,17 @@ func (g *globalFlags) watchCallers(ctx context.Context, callersFile string, sp *
 			continue
 		}
 		set.Replace(set2)
-		sp, files, refused = next, next.files(g, callersFile), ""
-		last = fingerprint(files)
+		// What was read is what fp saw, or newer: a file replaced while
+		// it was read, or since, differs from fp and is read at the next
+		// look. A fingerprint taken now would take a file replaced after
+		// the read for read, and miss the change until the next one.
+		nextFiles := next.files(g, callersFile)
+		if slices.Equal(nextFiles, files) {
+			last = fp
+		} else {
+			last = fingerprint(nextFiles) // other files: fp did not look at them
+		}
+		sp, files, refused = next, nextFiles, ""
 		log.Info("the callers were re-read", "trigger", trigger, "callers", len(next.Callers))
 	}
 }

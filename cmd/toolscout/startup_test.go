@@ -170,6 +170,16 @@ func startHTTP(t *testing.T, bin string, env []string, args ...string) string {
 // "slow", server-memory started SLOW_DELAY_MS milliseconds late (read
 // from toolscout's environment), which gets connect_timeout seconds; a
 // late server, 2 s late with a connect timeout of 1 s, never connects.
+// slowConnectTimeout is the slow server's connect_timeout (seconds): it
+// must connect within it, a node process that waits 1 or 2 s and then
+// starts server-memory, beside the other reference servers and the late
+// one's restarts. 20 s was not enough beside two busy loops (load
+// average 22: the call phase of TestGatewayStartTypeScript got "no
+// answer within 20s" in 1 run of 2); under the TypeScript client's 60 s
+// request timeout, so that a call that waits still gets toolscout's
+// answer.
+const slowConnectTimeout = 50
+
 func writeSlowConfig(t *testing.T, dir string, connectTimeout int, late bool) string {
 	t.Helper()
 	root, _ := filepath.Abs("../..")
@@ -233,7 +243,7 @@ func TestGatewayStartTypeScript(t *testing.T) {
 	t.Parallel()
 	bin := referenceServersClient(t)
 	dir := t.TempDir()
-	cfg := writeSlowConfig(t, dir, 20, true)
+	cfg := writeSlowConfig(t, dir, slowConnectTimeout, true)
 	data := filepath.Join(dir, "data")
 	serve := []string{"--config", cfg, "--data-dir", data, "--embedder", "builtin", "--log-level", "warn"}
 	// everything lists 17 tools to a client that declares sampling,
@@ -327,7 +337,7 @@ func TestFirstCallsTypeScript(t *testing.T) {
 	t.Parallel()
 	bin := referenceServersClient(t)
 	dir := t.TempDir()
-	cfg := writeSlowConfig(t, dir, 20, false)
+	cfg := writeSlowConfig(t, dir, slowConnectTimeout, false)
 	serve := func(expose string) []string {
 		return []string{"--config", cfg, "--data-dir", t.TempDir(), "--embedder", "builtin", "--log-level", "warn", "--expose", expose}
 	}
