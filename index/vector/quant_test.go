@@ -402,10 +402,11 @@ func TestScanEnv(t *testing.T) {
 // the vectors, which are whole, and writes the file again: no tool lost,
 // one warning, and the bits read back as the vectors' own.
 func TestDamagedQuantizedRowsRecomputed(t *testing.T) {
-	// One dimension: 8 bytes of bits a row against 4 of matrix, so that
-	// the last MiB of the file holds bits only.
+	// One dimension: 8 bytes of bits a row against 2 of matrix, so that
+	// the last MiB of the file holds bits only: 160,000 rows are 1.28 MB
+	// of bits, more than a chunk (1 MiB) whatever the rest of the file.
 	col := Collection{Provider: "test", Model: "narrow", Dims: 1}
-	want := snapFixture(300000, col.Dims)
+	want := snapFixture(160000, col.Dims)
 	dir := t.TempDir()
 	path := (&Store{dir: dir}).fileOf(col.Name())
 	if err := writeSnap(path, want, nil, newFileID(), 0); err != nil {
