@@ -11,6 +11,10 @@ import (
 // query (zero or less: never divided).
 func (k *Index) SetPartDocs(n int) { k.partDocs = n }
 
+// PartDocs returns the number of documents per part of a divided keyword
+// query.
+func (k *Index) PartDocs() int { return k.partDocs }
+
 // PartHits returns every match of q, first of the whole index, then of
 // each of parts parts, as Bleve scored them; all on one snapshot of the
 // index (a background merge renumbers documents).

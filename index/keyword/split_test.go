@@ -3,8 +3,10 @@ package keyword_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
@@ -12,23 +14,57 @@ import (
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
-// splitIndex returns an on-disk keyword index of 3,000 synthetic tools in
-// several segments, with deleted documents: a second sync changes every
-// seventh tool and drops every eleventh.
+// splitIndex returns an on-disk keyword index of 3,000 synthetic tools
+// whose second sync changes every seventh tool and drops every eleventh
+// (segments with deleted documents, until Bleve's merges purge them,
+// within a second). The index is built once for the package's tests,
+// which only read it (issue 47: three builds were a fifth of their
+// time); a test that changes its part size sets it back (Cleanup).
+// TestMain closes it and removes its directory.
 func splitIndex(t *testing.T) *keyword.Index {
 	t.Helper()
-	kw, err := keyword.Open(filepath.Join(t.TempDir(), "kw"))
-	if err != nil {
-		t.Fatal(err)
+	split.once.Do(func() { split.kw, split.dir, split.err = buildSplitIndex() })
+	if split.err != nil {
+		t.Fatal(split.err)
 	}
-	t.Cleanup(func() { kw.Close() })
+	return split.kw
+}
+
+// split is splitIndex's index, built once.
+var split struct {
+	once sync.Once
+	kw   *keyword.Index
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if split.kw != nil {
+		split.kw.Close()
+	}
+	if split.dir != "" {
+		os.RemoveAll(split.dir)
+	}
+	os.Exit(code)
+}
+
+func buildSplitIndex() (*keyword.Index, string, error) {
+	dir, err := os.MkdirTemp("", "toolscout-split-")
+	if err != nil {
+		return nil, "", err
+	}
+	kw, err := keyword.Open(filepath.Join(dir, "kw"))
+	if err != nil {
+		return nil, dir, err
+	}
 	specs := synth.Specs(3000, 40, 1)
 	cat, err := index.NewCatalog(specs)
 	if err != nil {
-		t.Fatal(err)
+		return kw, dir, err
 	}
 	if _, err := kw.Sync(context.Background(), cat); err != nil {
-		t.Fatal(err)
+		return kw, dir, err
 	}
 	n := 0
 	for d := range specs {
@@ -46,16 +82,16 @@ func splitIndex(t *testing.T) *keyword.Index {
 		specs[d].Tools = keep
 	}
 	if cat, err = index.NewCatalog(specs); err != nil {
-		t.Fatal(err)
+		return kw, dir, err
 	}
 	st, err := kw.Sync(context.Background(), cat)
 	if err != nil {
-		t.Fatal(err)
+		return kw, dir, err
 	}
 	if st.Changed == 0 || st.Removed == 0 {
-		t.Fatalf("second sync: %+v, want changed and removed tools", st)
+		return kw, dir, fmt.Errorf("second sync: %+v, want changed and removed tools", st)
 	}
-	return kw
+	return kw, dir, nil
 }
 
 func splitQueries() []keyword.Query {
@@ -120,6 +156,8 @@ func TestQueryPartsPartitionTheIndex(t *testing.T) {
 // order whether it divides the query or not.
 func TestDividedSearchRanksAsWhole(t *testing.T) {
 	kw := splitIndex(t)
+	per := kw.PartDocs()
+	t.Cleanup(func() { kw.SetPartDocs(per) })
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	ctx := context.Background()
 	for _, q := range splitQueries() {

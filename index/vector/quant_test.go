@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolscout/toolscout/embed"
@@ -46,12 +47,15 @@ func TestQuantizedRecall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb := embed.NewBuiltin(embed.BuiltinOptions{})
-	probe, err := emb.EmbedQuery(ctx, "probe")
+	builtin := embed.NewBuiltin(embed.BuiltinOptions{})
+	probe, err := builtin.EmbedQuery(ctx, "probe")
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := Collection{Provider: "builtin", Model: emb.Info().Model, Dims: len(probe)}
+	col := Collection{Provider: "builtin", Model: builtin.Info().Model, Dims: len(probe)}
+	// The sync's vectors kept, so that the float32 reference below is
+	// the same vectors without embedding 20,000 tools twice.
+	emb := &keptEmbedder{emb: builtin, kept: map[string][]float32{}}
 	vs, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -63,16 +67,23 @@ func TestQuantizedRecall(t *testing.T) {
 	vs, _ = Open(vs.dir)
 	domain := cat.Tools()[0].Domain
 	ref := float32Rows(t, cat, emb)
+	if emb.calls != 0 {
+		t.Fatalf("the float32 reference embedded %d texts again", emb.calls)
+	}
+	queries := synth.Queries(200, 2)
+	qvecs := make([][]float32, len(queries))
+	for i, q := range queries {
+		if qvecs[i], err = builtin.EmbedQuery(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		k      int
 		domain string
 	}{{10, ""}, {50, ""}, {10, domain}} {
 		found, all := 0, 0
-		for _, q := range synth.Queries(200, 2) {
-			v, err := emb.EmbedQuery(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for i, q := range queries {
+			v := qvecs[i]
 			vs.SetScanMode(ScanExact)
 			exact, err := vs.Query(ctx, col, v, tc.k, tc.domain, "")
 			if err != nil {
@@ -107,11 +118,7 @@ func TestQuantizedRecall(t *testing.T) {
 		}
 		vs.SetScanMode(ScanAuto)
 		found, all = 0, 0
-		for _, q := range synth.Queries(200, 2) {
-			v, err := emb.EmbedQuery(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, v := range qvecs {
 			got, err := vs.Query(ctx, col, v, tc.k, "", "")
 			if err != nil {
 				t.Fatal(err)
@@ -133,6 +140,52 @@ func TestQuantizedRecall(t *testing.T) {
 			t.Errorf("k=%d: queries of the file found %d of the float32 exact scan's top %d's %d tools (%.4f), want at least 99%%", tc.k, found, tc.k, all, recall)
 		}
 	}
+}
+
+// keptEmbedder embeds through emb what it has not embedded before, and
+// keeps a copy of each text's vector: a text embedded again is answered
+// from the copy (the built-in embedder gives a text the same vector
+// every time). calls counts the texts that reached emb after the first
+// time a text was answered from a copy.
+type keptEmbedder struct {
+	emb   DocumentEmbedder
+	mu    sync.Mutex
+	kept  map[string][]float32
+	hits  int
+	calls int
+}
+
+func (k *keptEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var missing []string
+	var at []int
+	k.mu.Lock()
+	for i, text := range texts {
+		if v, ok := k.kept[text]; ok {
+			out[i] = slices.Clone(v)
+			k.hits++
+		} else {
+			missing, at = append(missing, text), append(at, i)
+		}
+	}
+	if k.hits > 0 {
+		k.calls += len(missing)
+	}
+	k.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	vecs, err := k.emb.EmbedDocuments(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for j, v := range vecs {
+		k.kept[missing[j]] = slices.Clone(v)
+		out[at[j]] = v
+	}
+	return out, nil
 }
 
 // f32Rows are a catalog's vectors as the embedder gives them, float32,
@@ -357,10 +410,11 @@ func TestScanEnv(t *testing.T) {
 // the vectors, which are whole, and writes the file again: no tool lost,
 // one warning, and the bits read back as the vectors' own.
 func TestDamagedQuantizedRowsRecomputed(t *testing.T) {
-	// One dimension: 8 bytes of bits a row against 4 of matrix, so that
-	// the last MiB of the file holds bits only.
+	// One dimension: 8 bytes of bits a row against 2 of matrix, so that
+	// the last MiB of the file holds bits only: 160,000 rows are 1.28 MB
+	// of bits, more than a chunk (1 MiB) whatever the rest of the file.
 	col := Collection{Provider: "test", Model: "narrow", Dims: 1}
-	want := snapFixture(300000, col.Dims)
+	want := snapFixture(160000, col.Dims)
 	dir := t.TempDir()
 	path := (&Store{dir: dir}).fileOf(col.Name())
 	if err := writeSnap(path, want, nil, newFileID(), 0); err != nil {
