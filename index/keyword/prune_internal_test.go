@@ -51,14 +51,14 @@ func twinIndex(t *testing.T, tools, twins int) (*Index, []string) {
 // and k, whole and divided in parts, sorted by score alone and by score
 // and ID; and Search answers the same with and without pruning.
 func TestPrunedSumIsTheFullSum(t *testing.T) {
-	kw, words := twinIndex(t, 3000, 600)
+	kw, words := twinIndex(t, 1500, 300)
 	defer func(n uint64) { minPrunePostings = n }(minPrunePostings)
 	minPrunePostings = 1024 // the test's catalog is small
 	rng := rand.New(rand.NewSource(1))
 	fields := sortedFields(DefaultFieldWeights())
 	ctx := kw.withLengths(context.Background())
 	pruned0 := prunedSums.Load()
-	ties, queries := 0, 120
+	ties, queries := 0, 60
 	for qi := range queries {
 		n := 1 + rng.Intn(60)
 		if qi%4 == 0 {
