@@ -59,7 +59,13 @@ npm: node_modules/.package-lock.json
 # of the test binary, and their callers' would bring Bleve, bbolt,
 # chromem-go and gonum into that build
 # (issue 47, item 5; internal/srccheck's TestFuzzTargetsAreLight).
+#
+# In `make test` the fuzz runs beside the unit tests on a 2-core machine,
+# where only CPU seconds lengthen the suite: one fuzz worker per target
+# (FUZZPARALLEL) gives each target its FUZZTIME for half the CPU of one
+# worker per core. A longer hunt: make fuzz FUZZTIME=5m FUZZPARALLEL=2.
 FUZZTIME ?= 3s
+FUZZPARALLEL ?= 1
 FUZZ_TARGETS := ./index:FuzzCatalogCache ./index/store/format:FuzzListed ./index/store/format:FuzzFit \
 	./index/store/format:FuzzFeedbackLog ./index/store/format:FuzzPins ./index/vector/snapfile:FuzzSnap ./index/vector/snapfile:FuzzExport \
 	./index/vector/snapfile:FuzzLegacyDocument \
@@ -74,7 +80,7 @@ fuzz:
 	  pkg=$${t%%:*}; name=$${t#*:}; dir=$$pkg/testdata/fuzz/$$name; \
 	  echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
 	  before=$$(ls $$dir 2>/dev/null | wc -l); \
-	  if out=$$($(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg 2>&1); then \
+	  if out=$$($(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) -fuzzminimizetime 1s $$pkg 2>&1); then \
 	    echo "$$out" | tail -n 1; \
 	  elif [ "$$(ls $$dir 2>/dev/null | wc -l)" = "$$before" ] && echo "$$out" | grep -q '^    context deadline exceeded$$' && ! echo "$$out" | grep -q 'Failing input written'; then \
 	    echo "$$name: no failing input; go test reported only the fuzz coordinator's deadline race (go.dev/issue/75804), not a finding"; \
