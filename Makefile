@@ -161,7 +161,7 @@ STRESS_TESTS ?= ./server/surface:TestResubscribeAfterRestart$$ ./server/codemode
 	./server:TestListChangedOncePerChange$$ ./cmd/toolscout:TestFeedbackForgetReachesServe$$ \
 	./cmd/toolscout:TestReadOnlySwapsInANewerBuild$$ ./cmd/toolscout:TestCallersRotateWithoutRestart$$ \
 	./cmd/toolscout:TestReadOnlyRetriesARefusedBuild$$ ./cmd/toolscout:TestServeOperationsEndpoints$$ \
-	./server/gateway:TestStdioTwoClients$$
+	./server/gateway:TestStdioTwoClients$$ ./server:TestClientRequestsTypeScript$$ ./server:TestClientRequestsPassThrough$$
 test-stress:
 	@timeout 3600 sh -c 'while :; do :; done' & b1=$$!; \
 	timeout 3600 sh -c 'while :; do :; done' & b2=$$!; \

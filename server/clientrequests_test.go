@@ -127,17 +127,18 @@ func TestClientRequestsPassThrough(t *testing.T) {
 				t.Fatalf("logging/setLevel: %v", err)
 			}
 
-			res := call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__trigger-elicitation-request"})
+			// The roots first, for their log: see asking_client.mjs.
+			res := call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__get-roots-list"})
+			if res.IsError || !strings.Contains(text(res), "file:///home/alice") {
+				t.Errorf("get-roots-list = %q, want alice's root", text(res))
+			}
+			res = call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__trigger-elicitation-request"})
 			if res.IsError || !strings.Contains(text(res), "user of alice") {
 				t.Errorf("trigger-elicitation-request = %q, want alice's answer", text(res))
 			}
 			res = call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__trigger-sampling-request", "arguments": map[string]any{"prompt": "hi", "maxTokens": 10}})
 			if res.IsError || !strings.Contains(text(res), "sampled by alice") {
 				t.Errorf("trigger-sampling-request = %q, want alice's sample", text(res))
-			}
-			res = call(t, c.cs, ExecuteTool, map[string]any{"tool_name": "everything__get-roots-list"})
-			if res.IsError || !strings.Contains(text(res), "file:///home/alice") {
-				t.Errorf("get-roots-list = %q, want alice's root", text(res))
 			}
 
 			res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Meta: mcp.Meta{"progressToken": "alice-token"},

@@ -54,9 +54,17 @@ for (let i = 0; i < 300; i++) {
 }
 const text = (r) => (r.content || []).map((c) => c.text || "").join("");
 const run = (tool, args, opts) => client.callTool({ name: "execute_tool", arguments: { tool_name: tool, arguments: args } }, undefined, opts);
+// The roots first: 350 ms after its initialization the everything server
+// asks for the roots by itself and logs "Roots updated" once answered.
+// Asked during a call of this client's, that log can come after the call
+// has ended, when toolscout cannot tell whose it is and drops it; the
+// roots then cached, get-roots-list would not ask (nor log) again. As the
+// first call, get-roots-list asks for them itself (the timed ask came
+// outside any call and was refused, or is still on its way) and logs
+// before it answers.
+out.results.roots = text(await run("everything__get-roots-list", {}));
 out.results.elicitation = text(await run("everything__trigger-elicitation-request", {}));
 out.results.sampling = text(await run("everything__trigger-sampling-request", { prompt: "hi", maxTokens: 10 }));
-out.results.roots = text(await run("everything__get-roots-list", {}));
 out.results.progress = text(
   await run("everything__trigger-long-running-operation", { duration: 0.3, steps: 3 }, {
     onprogress: (p) => out.progress.push(p.progress),
