@@ -493,25 +493,6 @@ func (c *termClause) merge(cand []taatHit, out []taatHit) ([]taatHit, error) {
 // readOther appends every document of a searcher read through Bleve, in
 // part, with its score.
 func (s *sumSearcher) readOther(ctx *search.SearchContext, c search.Searcher, out []taatHit) ([]taatHit, error) {
-	var d *search.DocumentMatch
-	var err error
-	if s.part.lo > 0 {
-		d, err = c.Advance(ctx, docNumber(s.part.lo))
-	} else {
-		d, err = c.Next(ctx)
-	}
-	for ; err == nil && d != nil; d, err = c.Next(ctx) {
-		if len(d.IndexInternalID) != 8 {
-			ctx.DocumentMatchPool.Put(d)
-			return out, errNotScorch
-		}
-		n := binary.BigEndian.Uint64(d.IndexInternalID)
-		if s.part.hi > 0 && n >= s.part.hi {
-			ctx.DocumentMatchPool.Put(d)
-			break
-		}
-		out = append(out, taatHit{n, d.Score})
-		ctx.DocumentMatchPool.Put(d)
-	}
+	err := s.eachOther(ctx, c, func(doc uint64, score float64) { out = append(out, taatHit{doc, score}) })
 	return out, err
 }

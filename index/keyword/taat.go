@@ -161,31 +161,37 @@ func (s *sumSearcher) drain(ctx *search.SearchContext) ([]taatHit, error) {
 			putHits(hits)
 			continue
 		}
-		var d *search.DocumentMatch
-		var err error
-		if s.part.lo > 0 {
-			d, err = c.Advance(ctx, docNumber(s.part.lo))
-		} else {
-			d, err = c.Next(ctx)
-		}
-		for ; err == nil && d != nil; d, err = c.Next(ctx) {
-			if len(d.IndexInternalID) != 8 {
-				ctx.DocumentMatchPool.Put(d)
-				return nil, errNotScorch
-			}
-			n := binary.BigEndian.Uint64(d.IndexInternalID)
-			if s.part.hi > 0 && n >= s.part.hi {
-				ctx.DocumentMatchPool.Put(d)
-				break
-			}
-			acc.add(n, d.Score)
-			ctx.DocumentMatchPool.Put(d)
-		}
-		if err != nil {
+		if err := s.eachOther(ctx, c, acc.add); err != nil {
 			return nil, err
 		}
 	}
 	return acc.collect(getHits()), nil
+}
+
+// eachOther calls add with each document of a searcher read through
+// Bleve, in part, and its score, in document order.
+func (s *sumSearcher) eachOther(ctx *search.SearchContext, c search.Searcher, add func(doc uint64, score float64)) error {
+	var d *search.DocumentMatch
+	var err error
+	if s.part.lo > 0 {
+		d, err = c.Advance(ctx, docNumber(s.part.lo))
+	} else {
+		d, err = c.Next(ctx)
+	}
+	for ; err == nil && d != nil; d, err = c.Next(ctx) {
+		if len(d.IndexInternalID) != 8 {
+			ctx.DocumentMatchPool.Put(d)
+			return errNotScorch
+		}
+		n := binary.BigEndian.Uint64(d.IndexInternalID)
+		if s.part.hi > 0 && n >= s.part.hi {
+			ctx.DocumentMatchPool.Put(d)
+			break
+		}
+		add(n, d.Score)
+		ctx.DocumentMatchPool.Put(d)
+	}
+	return err
 }
 
 // nextHit hands out the drained documents in order.
