@@ -171,10 +171,8 @@ func FuzzSnap(f *testing.F) {
 	})
 }
 
-// toV6 returns a snapshot file of the current format as "TSSNAP06"
-// wrote it: the float16 matrix as float32 (the same values), the bits
-// after 0 or 4 bytes of padding, no domain sums, sealed again.
-func toV6(tb testing.TB, data []byte) []byte {
+// bodyAndSnap returns a sealed snapshot file's body and what it decodes to.
+func bodyAndSnap(tb testing.TB, data []byte) ([]byte, *Snap) {
 	tb.Helper()
 	body, err := checksum.Body(data)
 	if err != nil {
@@ -184,6 +182,15 @@ func toV6(tb testing.TB, data []byte) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return body, s
+}
+
+// toV6 returns a snapshot file of the current format as "TSSNAP06"
+// wrote it: the float16 matrix as float32 (the same values), the bits
+// after 0 or 4 bytes of padding, no domain sums, sealed again.
+func toV6(tb testing.TB, data []byte) []byte {
+	tb.Helper()
+	body, s := bodyAndSnap(tb, data)
 	rows, dims := len(s.IDs), s.Dims
 	_, q, _ := QuantLayout(rows, dims)
 	strEnd := len(body) - len(s.Sums)*4 - int(q) - 2*rows*dims
@@ -306,14 +313,7 @@ func FuzzLegacyDocument(f *testing.F) {
 // again.
 func toV7(tb testing.TB, data []byte) []byte {
 	tb.Helper()
-	body, err := checksum.Body(data)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, _, _, err := Decode(data)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	body, s := bodyAndSnap(tb, data)
 	old := bytes.Clone(body[:len(body)-4*len(s.Sums)])
 	copy(old, V7)
 	binary.LittleEndian.PutUint32(old[36:], 0)
