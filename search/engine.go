@@ -1058,15 +1058,7 @@ func rankDomainsInto(sim map[string]float32, dst map[string]int) map[string]int 
 		ds = append(ds, rankedDomain{d, s})
 	}
 	*buf = ds
-	slices.SortFunc(ds, func(a, b rankedDomain) int {
-		switch {
-		case a.sim > b.sim:
-			return -1
-		case a.sim < b.sim:
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortFunc(ds, func(a, b rankedDomain) int { return bestFirst(a.sim, b.sim, a.name, b.name) })
 	out := dst
 	if out == nil {
 		out = make(map[string]int, len(ds))
@@ -1140,11 +1132,16 @@ func exactMatches(cat *index.Catalog, q, domain, group string) map[string]bool {
 // bySimilarity orders vector hits best first, equal similarities by ID:
 // the one order of a semantic list, whatever made or re-scored it.
 func bySimilarity(a, b vector.Hit) int {
+	return bestFirst(a.Similarity, b.Similarity, a.ID, b.ID)
+}
+
+// bestFirst orders by similarity, greatest first, then by name.
+func bestFirst(as, bs float32, an, bn string) int {
 	switch {
-	case a.Similarity > b.Similarity:
+	case as > bs:
 		return -1
-	case a.Similarity < b.Similarity:
+	case as < bs:
 		return 1
 	}
-	return strings.Compare(a.ID, b.ID)
+	return strings.Compare(an, bn)
 }
