@@ -132,13 +132,18 @@ func inProcess(ctx context.Context, catalog, data string, qs []string, counts []
 		r.bytes[key] = append(r.bytes[key], float64(after.TotalAlloc-before.TotalAlloc)/n)
 		fmt.Fprintf(os.Stderr, "%d tools: in-process %s: %.0f allocs, %.0f bytes a query\n", r.tools, mode, r.allocs[key][len(r.allocs[key])-1], r.bytes[key][len(r.bytes[key])-1])
 		for _, c := range counts {
+			runtime.ReadMemStats(&before)
 			lat, err := searchers(ctx, c, qs, query)
 			if err != nil {
 				return fmt.Errorf("%s, %d searchers: %w", mode, c, err)
 			}
+			runtime.ReadMemStats(&after)
 			k := fmt.Sprintf("%s/%d", mode, c)
 			r.inproc[k] = append(r.inproc[k], percentiles(lat))
-			fmt.Fprintf(os.Stderr, "%d tools: in-process %s, %d at once: p50/p99 %s ms\n", r.tools, mode, c, pcts(r.inproc[k][len(r.inproc[k])-1:]))
+			// The collections during the searches, and their stop-the-world
+			// pauses summed: what the garbage of the queries cost them.
+			fmt.Fprintf(os.Stderr, "%d tools: in-process %s, %d at once: p50/p99 %s ms; %d GCs, pauses %.2f ms, %.0f bytes a query\n", r.tools, mode, c, pcts(r.inproc[k][len(r.inproc[k])-1:]),
+				after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6, float64(after.TotalAlloc-before.TotalAlloc)/float64(len(lat)))
 		}
 	}
 	return nil

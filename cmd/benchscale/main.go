@@ -58,6 +58,8 @@ func main() {
 	flag.IntVar(&po.mutexFraction, "mutexprofilefraction", 1, "with -mutexprofile: report 1 in this many contention events")
 	flag.StringVar(&po.block, "blockprofile", "", "with -reuse: write a goroutine blocking profile to this file")
 	flag.IntVar(&po.blockRateNanos, "blockprofilerate", 1, "with -blockprofile: sample one blocking event per this many nanoseconds blocked")
+	flag.StringVar(&po.mem, "memprofile", "", "with -reuse: write a heap allocation profile of the in-process searchers to this file (go tool pprof -sample_index=alloc_space)")
+	flag.IntVar(&po.memRate, "memprofilerate", 4096, "with -memprofile: sample one allocation per this many bytes allocated")
 	flag.StringVar(&po.traceFile, "trace", "", "with -reuse: write an execution trace of the in-process searchers to this file (go tool trace)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: benchscale [flags]\n\nMeasures toolscout on seeded synthetic catalogs of each size and prints a\nMarkdown table of medians.\n\nFlags:\n")

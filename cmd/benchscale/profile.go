@@ -26,6 +26,8 @@ type profileOptions struct {
 	rounds                        int
 	cpu, mutex, block, traceFile  string
 	mutexFraction, blockRateNanos int
+	mem                           string
+	memRate                       int
 }
 
 // parseModes parses -modes: search modes separated by commas.
@@ -130,6 +132,9 @@ func startProfiles(po profileOptions) (func() error, error) {
 		file, name string
 		on, off    func()
 	}{
+		// The allocations from here on (the data dir's load too: focus
+		// the profile on the searches, e.g. -focus 'Engine..Search').
+		{po.mem, "allocs", func() { runtime.MemProfileRate = max(po.memRate, 1) }, func() {}},
 		{po.mutex, "mutex", func() { runtime.SetMutexProfileFraction(max(po.mutexFraction, 1)) }, func() { runtime.SetMutexProfileFraction(0) }},
 		{po.block, "block", func() { runtime.SetBlockProfileRate(max(po.blockRateNanos, 1)) }, func() { runtime.SetBlockProfileRate(0) }},
 	} {
@@ -139,6 +144,9 @@ func startProfiles(po profileOptions) (func() error, error) {
 		p.on()
 		stops = append(stops, func() error {
 			defer p.off()
+			if p.name == "allocs" {
+				runtime.GC() // the profile holds what the last collection saw
+			}
 			f, err := os.Create(p.file)
 			if err != nil {
 				return err
