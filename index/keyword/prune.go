@@ -51,12 +51,41 @@ const pruneSlack = 1e-9
 // full sum's; at 100k, about 80,000, 0.72×). A variable for tests.
 var minPrunePostings uint64 = 32768
 
-// readBuffers recycles the pruned sums' lists of postings read.
-var readBuffers = sync.Pool{New: func() any { return new([]taatHit) }}
+// pruneArena is a pruned sum's working memory: its leaves and their
+// order, every posting it read, the candidates and their sums, and the
+// scratch of the k-th best. Each list is as long as a query's postings
+// or candidates (at 100k tools tens of thousands of entries), and made
+// anew for each query they were about half of a keyword-mode query's
+// bytes (docs/benchmarks/2026-12-06-garbage.md); an arena is taken from
+// pruneArenas for a sum's drain and given back after, its lists emptied
+// but kept, so that a steady stream of queries reads into the same
+// memory.
+type pruneArena struct {
+	leaves     []pruneLeaf
+	order      []int
+	read       []taatHit
+	cand       []taatHit
+	scratch    []float64
+	top, field []float64
+}
 
-// scratchBuffers recycles the pruned sums' lists of partial sums, as
-// long as the documents a query's rare terms match.
-var scratchBuffers = sync.Pool{New: func() any { return new([]float64) }}
+var pruneArenas = sync.Pool{New: func() any { return new(pruneArena) }}
+
+// release empties the arena's lists, keeping their memory, lets go of
+// the searchers its leaves point to, and gives it back.
+func (a *pruneArena) release() {
+	clear(a.leaves) // the leaves hold the query's searchers
+	a.leaves, a.order, a.read, a.cand = a.leaves[:0], a.order[:0], a.read[:0], a.cand[:0]
+	a.scratch, a.top, a.field = a.scratch[:0], a.top[:0], a.field[:0]
+	pruneArenas.Put(a)
+}
+
+// zeroed returns buf resized to n zeros, reusing its memory when it can.
+func zeroed(buf []float64, n int) []float64 {
+	buf = slices.Grow(buf[:0], n)[:n]
+	clear(buf)
+	return buf
+}
 
 // prunedSums counts the sums that skipped postings, for tests.
 var prunedSums atomic.Int64
@@ -72,11 +101,11 @@ type pruneLeaf struct {
 	lo, hi int
 }
 
-// prunable returns the leaves of s in clause order, or false when s has a
-// clause that is neither a term read directly, a sum of such, nor a
-// searcher read whole at the top, or too few postings to be worth it.
-func (s *sumSearcher) prunable() ([]pruneLeaf, bool) {
-	var leaves []pruneLeaf
+// prunable appends the leaves of s in clause order to leaves, or returns
+// false when s has a clause that is neither a term read directly, a sum
+// of such, nor a searcher read whole at the top, or too few postings to
+// be worth it.
+func (s *sumSearcher) prunable(leaves []pruneLeaf) ([]pruneLeaf, bool) {
 	var postings uint64
 	for g, c := range s.clauses {
 		switch c := c.(type) {
@@ -100,7 +129,7 @@ func (s *sumSearcher) prunable() ([]pruneLeaf, bool) {
 		}
 	}
 	if postings < minPrunePostings || postings <= 4*uint64(s.topK) {
-		return nil, false
+		return leaves, false
 	}
 	for i := range leaves {
 		tc := leaves[i].tc
@@ -109,7 +138,7 @@ func (s *sumSearcher) prunable() ([]pruneLeaf, bool) {
 		}
 		b := tc.idf * search.BM25_k1 * tc.queryWeight * tc.tfBound()
 		if !(b > 0) || math.IsInf(b, 0) {
-			return nil, false
+			return leaves, false
 		}
 		leaves[i].bound = b * (1 + pruneSlack)
 	}
@@ -119,19 +148,18 @@ func (s *sumSearcher) prunable() ([]pruneLeaf, bool) {
 // prunedDrain is drain for the documents that can be among the best
 // s.topK, or false (nothing read) when s cannot be pruned.
 func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, error) {
-	leaves, ok := s.prunable()
+	a := pruneArenas.Get().(*pruneArena)
+	defer a.release()
+	leaves, ok := s.prunable(a.leaves[:0])
+	a.leaves = leaves
 	if !ok {
 		return nil, false, nil
 	}
 	k := s.topK
-	// Every leaf's postings read, leaf after leaf: a list of its own
-	// pool, as long as a query's postings, not one of the field sums'.
-	rp := readBuffers.Get().(*[]taatHit)
-	read := (*rp)[:0]
-	defer func() {
-		*rp = read[:0]
-		readBuffers.Put(rp)
-	}()
+	// Every leaf's postings read, leaf after leaf, in the arena: a list
+	// as long as a query's postings.
+	read := a.read[:0]
+	defer func() { a.read = read }()
 	acc := accumulators.Get().(*accumulator)
 	defer func() {
 		acc.collect(nil)
@@ -160,7 +188,7 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 		}
 	}
 
-	order := make([]int, 0, len(leaves))
+	order := a.order[:0]
 	rem := 0.0
 	for i, l := range leaves {
 		if l.tc != nil {
@@ -181,15 +209,12 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 		}
 		return 0
 	})
+	a.order = order
 
 	// Read the clauses whole, best bound first, until the bounds left
 	// cannot lift a document not yet seen into the best k.
-	sp := scratchBuffers.Get().(*[]float64)
-	scratch := (*sp)[:0]
-	defer func() {
-		*sp = scratch[:0]
-		scratchBuffers.Put(sp)
-	}()
+	scratch := a.scratch[:0]
+	defer func() { a.scratch = scratch }()
 	theta, best := math.Inf(-1), 0.0
 	sinceTheta := 0
 	next := len(order)
@@ -232,9 +257,8 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 
 	// The candidates: documents seen whose partial sum and the bounds left
 	// can still reach the k-th best.
-	cand := acc.collect(getHits())
-	defer func() { putHits(cand) }()
-	cand = keepReaching(cand, remaining(rem), theta)
+	cand := keepReaching(acc.collect(a.cand[:0]), remaining(rem), theta)
+	a.cand = cand
 
 	// The clauses left, probed at the candidates only.
 	var id [8]byte
@@ -267,8 +291,8 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 
 	// The candidates' scores, added up again in the clauses' order, as
 	// drain adds them.
-	top := make([]float64, len(cand))
-	field := make([]float64, len(cand))
+	a.top, a.field = zeroed(a.top, len(cand)), zeroed(a.field, len(cand))
+	top, field := a.top, a.field
 	for g := range s.clauses {
 		clear(field)
 		for _, l := range leaves {

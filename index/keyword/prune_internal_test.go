@@ -18,7 +18,15 @@ import (
 // cut), and the words of its descriptions.
 func twinIndex(t *testing.T, tools, twins int) (*Index, []string) {
 	t.Helper()
-	kw, err := Open(filepath.Join(t.TempDir(), "keyword.bleve"))
+	kw, words, _ := twinIndexAt(t, tools, twins)
+	return kw, words
+}
+
+// twinIndexAt is twinIndex, and the index's folder.
+func twinIndexAt(t *testing.T, tools, twins int) (*Index, []string, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "keyword.bleve")
+	kw, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +49,7 @@ func twinIndex(t *testing.T, tools, twins int) (*Index, []string) {
 	if _, err := kw.Sync(context.Background(), cat); err != nil {
 		t.Fatal(err)
 	}
-	return kw, words
+	return kw, words, path
 }
 
 // TestPrunedSumIsTheFullSum: a sum pruned to the documents that can be
