@@ -153,6 +153,10 @@ type Index struct {
 	// fullSum reads every posting of every clause, never pruning to the
 	// best documents (prune.go): the reference of tests.
 	fullSum bool
+
+	// sums is the memory the keyword sums of its searches work in
+	// (memory.go).
+	sums sumMemory
 }
 
 // fuzzyAutomata returns the index's cache of the fuzzy clause's
@@ -657,6 +661,7 @@ func (k *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	defer slots.release()
 	ceiling := &atomicFloat{}
 	kq.ceiling = ceiling
+	kq.mem = &k.sums
 	if q.Fuzzy > 0 {
 		kq.automata = k.fuzzyAutomata()
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	mathbits "math/bits"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/search"
@@ -56,10 +55,9 @@ var minPrunePostings uint64 = 32768
 // scratch of the k-th best. Each list is as long as a query's postings
 // or candidates (at 100k tools tens of thousands of entries), and made
 // anew for each query they were about half of a keyword-mode query's
-// bytes (docs/benchmarks/2026-12-06-garbage.md); an arena is taken from
-// pruneArenas for a sum's drain and given back after, its lists emptied
-// but kept, so that a steady stream of queries reads into the same
-// memory.
+// bytes (docs/benchmarks/2026-12-06-garbage.md); an index keeps its
+// arenas between queries (sumMemory), their lists emptied but kept, so
+// that a steady stream of queries reads into the same memory.
 type pruneArena struct {
 	leaves     []pruneLeaf
 	order      []int
@@ -67,17 +65,6 @@ type pruneArena struct {
 	cand       []taatHit
 	scratch    []float64
 	top, field []float64
-}
-
-var pruneArenas = sync.Pool{New: func() any { return new(pruneArena) }}
-
-// release empties the arena's lists, keeping their memory, lets go of
-// the searchers its leaves point to, and gives it back.
-func (a *pruneArena) release() {
-	clear(a.leaves) // the leaves hold the query's searchers
-	a.leaves, a.order, a.read, a.cand = a.leaves[:0], a.order[:0], a.read[:0], a.cand[:0]
-	a.scratch, a.top, a.field = a.scratch[:0], a.top[:0], a.field[:0]
-	pruneArenas.Put(a)
 }
 
 // zeroed returns buf resized to n zeros, reusing its memory when it can.
@@ -148,8 +135,8 @@ func (s *sumSearcher) prunable(leaves []pruneLeaf) ([]pruneLeaf, bool) {
 // prunedDrain is drain for the documents that can be among the best
 // s.topK, or false (nothing read) when s cannot be pruned.
 func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, error) {
-	a := pruneArenas.Get().(*pruneArena)
-	defer a.release()
+	a := s.mem.arena()
+	defer s.mem.putArena(a)
 	leaves, ok := s.prunable(a.leaves[:0])
 	a.leaves = leaves
 	if !ok {
@@ -160,11 +147,8 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 	// as long as a query's postings.
 	read := a.read[:0]
 	defer func() { a.read = read }()
-	acc := accumulators.Get().(*accumulator)
-	defer func() {
-		acc.collect(nil)
-		accumulators.Put(acc)
-	}()
+	acc := s.mem.accumulator()
+	defer s.mem.putAccumulator(acc)
 
 	// Searchers other than terms first, whole: their bound is their best.
 	negative := false

@@ -70,6 +70,9 @@ type keywordQuery struct {
 	// documents: a sum read term at a time hands out only those that can
 	// be among them (prune.go).
 	topK int
+	// mem, when set, is the index's memory that sums read term at a time
+	// work in (memory.go); nil: each sum makes its own.
+	mem *sumMemory
 }
 
 // Searcher implements query.Query: one term searcher per distinct query
@@ -118,7 +121,7 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 	})
 	taat := scorchReader && !o.Explain && !q.scoring.Coord && !q.sparse
 	part, _ := ctx.Value(partRangeKey{}).(partRange)
-	top.taat, top.part = taat, part
+	top.taat, top.part, top.mem = taat, part, q.mem
 	if taat {
 		top.topK = q.topK
 	}
@@ -140,7 +143,7 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 			ts = unstemmed
 		}
 		field := newSumSearcher(q.scoring, o.Explain)
-		field.taat, field.part = taat, part
+		field.taat, field.part, field.mem = taat, part, q.mem
 		for _, t := range ts {
 			boost := q.weights[f] * float64(t.count)
 			s, err := newTermClause(ctx, r, t.text, f, boost, o, taat && !q.bleveTerms)
@@ -232,6 +235,8 @@ type sumSearcher struct {
 	// topK, when > 0, lets drain hand out only the documents that can be
 	// among the best topK (prune.go).
 	topK int
+	// mem is the index's memory drain works in (memory.go), or nil.
+	mem *sumMemory
 }
 
 func newSumSearcher(sc Scoring, explain bool) *sumSearcher {

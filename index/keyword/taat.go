@@ -55,7 +55,7 @@ type partRangeKey struct{}
 type partRange struct{ lo, hi uint64 }
 
 // accumulator is a dense array of scores by document number, reused
-// between queries, with a bit per document touched: collect walks the
+// between queries (memory.go), with a bit per document touched: collect walks the
 // bits a word at a time, skipping 64 untouched documents at once (a
 // byte per document scanned one by one was a sixth of a 100k-tool
 // hybrid query's keyword list, docs/benchmarks/2026-12-06-hybrid-profile.md).
@@ -66,8 +66,6 @@ type accumulator struct {
 	any    bool
 	n      int // touched documents
 }
-
-var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
 
 func (a *accumulator) add(doc uint64, s float64) {
 	if doc >= uint64(len(a.score)) {
@@ -138,11 +136,8 @@ func (s *sumSearcher) drain(ctx *search.SearchContext) ([]taatHit, error) {
 			return hits, err
 		}
 	}
-	acc := accumulators.Get().(*accumulator)
-	defer func() {
-		acc.collect(nil) // an error leaves scores behind: cleared for the next query
-		accumulators.Put(acc)
-	}()
+	acc := s.mem.accumulator()
+	defer s.mem.putAccumulator(acc)
 	for _, c := range s.clauses {
 		if tc, ok := c.(*termClause); ok {
 			if err := tc.drainInto(acc, s.part); err != nil {
