@@ -70,6 +70,36 @@ type fuzzyAutomata struct {
 	// word at once build its automaton once (a race that built it
 	// twice failed TestFuzzyAutomataShared on a CI run).
 	building singleflight.Group
+
+	// found are the candidate terms of words on snap, the snapshot
+	// last searched (fuzzyFound); lookups counts those made, for tests.
+	snap    *scorch.IndexSnapshot
+	found   map[fuzzyKey]fuzzyTerms
+	lookups int
+}
+
+// A word's candidate terms depend only on the word, the field and the
+// segments of the snapshot searched, which never change: each segment's
+// automaton iterator, merged, read for every word of every keyword-mode
+// query and again for each part of a divided one, was about 190 KB of
+// each keyword-mode search at 100k tools (12 segments;
+// docs/benchmarks/2026-12-06-garbage.md). So the index keeps them for
+// the snapshot searched last, and forgets them all when a search comes
+// on another (the index changed) or when fuzzyFoundSize words are kept.
+// The snapshot is held as the key only: a snapshot replaced is kept
+// from the collector until the next fuzzy search.
+
+// fuzzyFoundSize bounds the words whose candidates are kept: a few
+// terms each.
+const fuzzyFoundSize = 4096
+
+type fuzzyKey struct{ word, field string }
+
+// fuzzyTerms are a word's candidate terms and their edit distances,
+// read-only once kept.
+type fuzzyTerms struct {
+	terms     []string
+	distances []uint8
 }
 
 type fuzzyAutomaton struct {
@@ -164,11 +194,7 @@ func (q *fuzzyWordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader,
 		}
 		prefix += string(c)
 	}
-	dfa, err := q.automata.get(q.word)
-	if err != nil {
-		return nil, err
-	}
-	terms, distances, err := fuzzyCandidates(snap, dfa, q.field, prefix)
+	terms, distances, err := q.automata.candidates(snap, q.word, q.field, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +202,37 @@ func (q *fuzzyWordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader,
 		return searcher.NewTermSearcher(ctx, r, q.word, q.field, q.boost, o)
 	}
 	return searcher.NewMultiTermSearcherBoosted(ctx, r, terms, q.field, q.boost, distances, o, true)
+}
+
+// candidates returns word's candidate terms in field on snap and their
+// edit distances: fuzzyCandidates through word's automaton, kept for
+// snap. The lists are shared: read them only.
+func (c *fuzzyAutomata) candidates(snap *scorch.IndexSnapshot, word, field, prefix string) ([]string, []uint8, error) {
+	key := fuzzyKey{word, field}
+	c.mu.Lock()
+	if c.snap == snap {
+		if f, ok := c.found[key]; ok {
+			c.mu.Unlock()
+			return f.terms, f.distances, nil
+		}
+	}
+	c.mu.Unlock()
+	dfa, err := c.get(word)
+	if err != nil {
+		return nil, nil, err
+	}
+	terms, distances, err := fuzzyCandidates(snap, dfa, field, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lookups++
+	if c.snap != snap || len(c.found) >= fuzzyFoundSize {
+		c.snap, c.found = snap, map[fuzzyKey]fuzzyTerms{}
+	}
+	c.found[key] = fuzzyTerms{terms, distances}
+	return terms, distances, nil
 }
 
 // fuzzyCandidates returns the terms of field that a accepts, with the

@@ -3,8 +3,12 @@ package keyword
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/synth"
 )
 
 // misspelt returns queries with a letter dropped or doubled in each
@@ -79,5 +83,63 @@ func TestFuzzyAutomataShared(t *testing.T) {
 	}
 	if n := a.ll.Len(); n != fuzzyAutomataSize || len(a.items) != n {
 		t.Errorf("cache holds %d automata (%d in its map), want %d", n, len(a.items), fuzzyAutomataSize)
+	}
+}
+
+// TestFuzzyCandidatesKept: a word's candidate terms are looked up in the
+// segments once per snapshot, whatever the searches and parts that
+// search it; after the index changes, a search looks them up again and
+// finds the term that came with the change.
+func TestFuzzyCandidatesKept(t *testing.T) {
+	kw, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kw.Close() })
+	specs := synth.Specs(600, 40, 1)
+	sync := func(extra ...index.DomainSpec) {
+		t.Helper()
+		cat, err := index.NewCatalog(append(slices.Clone(specs), extra...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kw.Sync(context.Background(), cat); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync()
+	kw.SetPartDocs(100) // divided in parts: each part looks the words up
+	search := func() []Hit {
+		t.Helper()
+		hits, err := kw.Search(context.Background(), Query{Text: "serch zebrra", Fuzzy: 0.3, Divide: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	for range 3 {
+		search()
+	}
+	a := kw.fuzzyAutomata()
+	if a.lookups != 2 {
+		t.Fatalf("candidates looked up %d times for 3 searches of two words, want 2", a.lookups)
+	}
+	for _, h := range search() {
+		if strings.HasPrefix(h.ID, "zoo") {
+			t.Fatalf("%s found before it was indexed", h.ID)
+		}
+	}
+	zebra := specs[0].Tools[0]
+	zebra.Name, zebra.Description = "zebra_report", "Report on the zebra."
+	sync(index.DomainSpec{Name: "zoo", Description: "The zoo", Tools: []index.ToolSpec{zebra}})
+	found := false
+	for _, h := range search() {
+		found = found || h.ID == "zoo__zebra_report"
+	}
+	if !found {
+		t.Errorf("a search for %q after zoo__zebra_report was indexed did not find it: the candidates of the snapshot before were used", "zebrra")
+	}
+	if a.lookups <= 2 {
+		t.Errorf("candidates looked up %d times in all, want more after the index changed", a.lookups)
 	}
 }
