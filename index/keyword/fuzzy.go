@@ -75,6 +75,7 @@ type fuzzyAutomata struct {
 	// last searched (fuzzyFound); lookups counts those made, for tests.
 	snap    *scorch.IndexSnapshot
 	found   map[fuzzyKey]fuzzyTerms
+	finding singleflight.Group
 	lookups int
 }
 
@@ -217,22 +218,38 @@ func (c *fuzzyAutomata) candidates(snap *scorch.IndexSnapshot, word, field, pref
 		}
 	}
 	c.mu.Unlock()
-	dfa, err := c.get(word)
+	// The parts of a divided query that miss the same word at once look
+	// it up once.
+	v, err, _ := c.finding.Do(fmt.Sprintf("%p\x00%s\x00%s", snap, field, word), func() (any, error) {
+		c.mu.Lock()
+		if f, ok := c.found[key]; ok && c.snap == snap { // found while this one waited
+			c.mu.Unlock()
+			return f, nil
+		}
+		c.mu.Unlock()
+		dfa, err := c.get(word)
+		if err != nil {
+			return nil, err
+		}
+		terms, distances, err := fuzzyCandidates(snap, dfa, field, prefix)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.lookups++
+		if c.snap != snap || len(c.found) >= fuzzyFoundSize {
+			c.snap, c.found = snap, map[fuzzyKey]fuzzyTerms{}
+		}
+		f := fuzzyTerms{terms, distances}
+		c.found[key] = f
+		return f, nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	terms, distances, err := fuzzyCandidates(snap, dfa, field, prefix)
-	if err != nil {
-		return nil, nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.lookups++
-	if c.snap != snap || len(c.found) >= fuzzyFoundSize {
-		c.snap, c.found = snap, map[fuzzyKey]fuzzyTerms{}
-	}
-	c.found[key] = fuzzyTerms{terms, distances}
-	return terms, distances, nil
+	f := v.(fuzzyTerms)
+	return f.terms, f.distances, nil
 }
 
 // fuzzyCandidates returns the terms of field that a accepts, with the
