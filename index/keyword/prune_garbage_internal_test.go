@@ -37,9 +37,11 @@ func TestPrunedSumGarbage(t *testing.T) {
 	defer kw.Close()
 	defer func(n uint64) { minPrunePostings = n }(minPrunePostings)
 	minPrunePostings = 1024 // the test's catalog is small
-	// No collection while measuring: it would empty the pool of the
-	// lists handed out.
+	// No collection while measuring, and one P: the lists a drain hands
+	// out come from a sync.Pool (hitBuffers), which a collection empties
+	// and which keeps a P's last list to that P.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx := context.WithValue(kw.withLengths(context.Background()), search.GetScoringModelCallbackKey,
 		search.GetScoringModelCallbackFn(func() string { return bleveindex.BM25Scoring })) // as Bleve's search sets it
 	fields := sortedFields(DefaultFieldWeights())
