@@ -98,13 +98,14 @@ node_modules/.package-lock.json: package.json package-lock.json
 # same run, for 2025-11-25 (stateful) and 2026-07-28 (stateless); then
 # the scenarios that need no fixture against serve on the built-in
 # catalog; then the client-side auth scenarios with toolscout's upstream
-# OAuth client as the client (cmd/conformance/authclient, 43 to 87 s
-# more). Fails on a scenario lost through toolscout that
-# conformance/lost.txt does not list, and on a listed one that passes now.
-# The suite needs Node 22 or newer: conformance/package.json pins it as
-# the npm package `node`, installed there with the suite (no sudo), so
-# the other tests keep the system's Node. 46 to 61 s on 2 heavily loaded
-# cores (docs/benchmarks/2026-12-06-conformance.md).
+# OAuth client as the client (cmd/conformance/authclient; three runs of
+# the suite's CLI, each a suite of scenarios in parallel: 16 s). Fails on
+# a scenario lost through toolscout that conformance/lost.txt does not
+# list, and on a listed one that passes now. The suite needs Node 22 or
+# newer: conformance/package.json pins it as the npm package `node`,
+# installed there with the suite (no sudo), so the other tests keep the
+# system's Node. 83 s and 18 CPU s on 2 heavily loaded cores, all four
+# suites (docs/benchmarks/2026-12-06-test-cpu-3.md).
 conformance: build conformance-npm
 	$(GO) run ./cmd/conformance -bin $(BIN)
 
