@@ -38,13 +38,13 @@ func TestSplitScansSameAnswer(t *testing.T) {
 		q := vec()
 		for _, k := range []int{10, 50} {
 			for _, domain := range []string{"", "d2"} {
-				for _, mode := range []ScanMode{ScanExact, ScanQuantized} {
+				for mode, name := range map[ScanMode]string{ScanExact: "exact", ScanQuantized: "quantized"} {
 					runtime.GOMAXPROCS(1)
 					one := s.query(q, k, domain, "", mode)
 					runtime.GOMAXPROCS(4)
 					split := s.query(q, k, domain, "", mode)
 					if len(one) != k || !slices.Equal(split, one) {
-						t.Fatalf("query %d, k=%d, domain %q, scan %v: in 4 parts %v,\nin one %v", i, k, domain, mode, split, one)
+						t.Fatalf("query %d, k=%d, domain %q, %s scan: in 4 parts %v,\nin one %v", i, k, domain, name, split, one)
 					}
 				}
 			}
