@@ -296,3 +296,34 @@ func TestStreamCatalogCacheHeap(t *testing.T) {
 		t.Errorf("the live heap grew by %d bytes over a streamed build of a %d-byte catalog: want under %d", grown, size, size/8)
 	}
 }
+
+// FuzzStreamCatalogCache: whatever the document, a streamed build gives
+// what a build today gives (the same catalog.bin, or the same
+// *CatalogError), or ErrNotStreamable; never a panic.
+func FuzzStreamCatalogCache(f *testing.F) {
+	f.Add(richCatalog)
+	f.Add(repetitiveCatalog(40, 5))
+	f.Add(`{"domains": [{"name": "a", "tools": [{"name": "t", "inputSchema": {"type": "object"}}, {"name": "t", "inputSchema": {"type": "object"}}]}]}`)
+	f.Add(`{"domains": [{"tools": [{"name": "x", "group": "g", "inputSchema": {"type": "object", "properties": {"p": {"description": "d"}}}}], "name": "BAD"}]}`)
+	f.Add(`{"domains": [{"name": "a", "tools": [{"name": "b__c", "inputSchema": {"type": "object"}}]}, {"name": "a__b", "tools": [{"name": "c", "inputSchema": {"type": "object"}}]}]}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		src := sourceOf(t, doc)
+		key := make([]byte, 32)
+		want, wantErr := builtCache(t, src, key)
+		got, err := streamedCache(t, src, key, streamOptions{batch: 3, spillAt: 32})
+		switch {
+		case errors.Is(err, ErrNotStreamable):
+		case wantErr == nil && err == nil:
+			if !bytes.Equal(got, want) {
+				t.Fatalf("streamed catalog.bin differs from the built one for %q", doc)
+			}
+		case wantErr != nil && err != nil:
+			var g, w *CatalogError
+			if !errors.As(err, &g) || !errors.As(wantErr, &w) || !reflect.DeepEqual(g, w) {
+				t.Fatalf("streamed build = %v; want %v", err, wantErr)
+			}
+		default:
+			t.Fatalf("streamed build = %v; the usual build = %v", err, wantErr)
+		}
+	})
+}
