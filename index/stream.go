@@ -106,8 +106,8 @@ func (s *CatalogSource) streamCache(ctx context.Context, w io.Writer, key []byte
 	sp := &catSpill{files: files, spillAt: o.spillAt}
 	cw := &catWriter{spill: sp}
 	sp.w = cw
-	sp.strs = newFirstIndex(func(at, n int) []byte { return sp.read(1, at, n) })
-	sp.raws = newFirstIndex(func(at, n int) []byte { return sp.read(2, at, n) })
+	sp.strs = newFirstIndex(func(at, n int) []byte { return sp.read(regionStrs, at, n) })
+	sp.raws = newFirstIndex(func(at, n int) []byte { return sp.read(regionRaws, at, n) })
 	// The head, as catWriter.head writes it, with the hash to come.
 	byName := make([]*streamDomain, len(doms))
 	for i := range doms {

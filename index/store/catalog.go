@@ -71,7 +71,9 @@ func (s *Store) look() {
 // or else the files' domain specs (unchecked) that Catalog builds it
 // from. It reads the files and the cache once; the previous build is
 // read beside them, for Catalog to take over. Read-only, a catalog not in the cache is an
-// error (index.ErrNoIndex). Without Options.Catalog it returns nothing.
+// error (index.ErrNoIndex). Without Options.Catalog it returns nothing,
+// and with Options.Stream before a first build nothing either: Catalog
+// reads the files then, once, as it streams them.
 func (s *Store) CatalogSpecs() (cat *index.Catalog, specs []index.DomainSpec, err error) {
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()
