@@ -156,6 +156,20 @@ func TestServeHTTPAtRetriesATakenPort(t *testing.T) {
 	}
 }
 
+// stop interrupts the server, waits for it to exit and returns all it
+// logged: what it writes while its sessions and upstream connections
+// close is in it (a check that a secret is absent reads this, issue 47).
+func (s *httpServe) stop(t *testing.T) string {
+	t.Helper()
+	s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve still runs 30 s after an interrupt:\n%s", s.dump())
+	}
+	return s.logText()
+}
+
 // logText returns what the server logged after its URL.
 func (s *httpServe) logText() string {
 	s.mu.Lock()

@@ -290,7 +290,9 @@ func TestAuthLoginTypeScriptOAuth(t *testing.T) {
 		t.Errorf("auth status after logout = %q", out)
 	}
 	cs.Close()
-	seen.WriteString(s.logText())
+	// The whole log, once serve has ended: what it writes as its
+	// upstream session closes is in it.
+	seen.WriteString(s.stop(t))
 	for _, sec := range secrets {
 		if strings.Contains(seen.String(), sec) {
 			t.Errorf("a secret of the sign-in (%d bytes) appears in the output, answers or log", len(sec))
