@@ -93,19 +93,9 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, read readTable, own bool)
 			// Report paths relative to the domain's own file where we can.
 			path = fmt.Sprintf("domains[%d]", indexInSource(specs, i))
 		}
-		if !ValidDomainName(ds.Name) {
-			return nil, &CatalogError{File: ds.Source, Path: path + ".name",
-				Reason: fmt.Sprintf("invalid domain name %q: use 1-32 characters from a-z, 0-9, '_' and '-'", ds.Name)}
+		if err := checkDomain(ds, path, seenDomain); err != nil {
+			return nil, err
 		}
-		if prev, ok := seenDomain[ds.Name]; ok {
-			return nil, &CatalogError{File: ds.Source, Path: path + ".name",
-				Reason: fmt.Sprintf("duplicate domain %q (also defined in %s): merge the two or rename one", ds.Name, prev)}
-		}
-		src := ds.Source
-		if src == "" {
-			src = path
-		}
-		seenDomain[ds.Name] = src
 		d := &Domain{Name: ds.Name, Description: strings.TrimSpace(ds.Description), About: strings.TrimSpace(ds.About), words: SplitIdentifier(ds.Name)}
 		groups := make(map[string]bool)
 		for j, ts := range ds.Tools {
@@ -113,25 +103,18 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, read readTable, own bool)
 			b := built[i][j]
 			t, err := b.t, b.err
 			if err != nil {
-				var ce *CatalogError
-				if errors.As(err, &ce) {
-					ce.File = ds.Source
-					ce.Path = tpath() + ce.Path
-					return nil, ce
-				}
-				return nil, err
+				return nil, toolError(err, ds.Source, tpath())
 			}
 			if c.toolIn(ds.Name, ts.Name) != nil {
 				k := slices.IndexFunc(ds.Tools, func(o ToolSpec) bool { return o.Name == ts.Name })
-				return nil, &CatalogError{File: ds.Source, Path: tpath() + ".name",
-					Reason: fmt.Sprintf("duplicate tool %q in domain %q (first at tools[%d])", ts.Name, ds.Name, k)}
+				return nil, duplicateTool(ds, tpath(), ts.Name, k)
 			}
 			if first, clash := c.byQName[t.QualifiedName]; clash {
 				if b.shared {
 					cp := *t
 					t = &cp
 				}
-				t.QualifiedName = QualifiedName(ds.Name, ts.Name+"#"+fmt.Sprint(j))
+				t.QualifiedName = clashName(ds.Name, ts.Name, j)
 				c.clashes = append(c.clashes, Clash{Domain: ds.Name, Name: ts.Name, QualifiedName: t.QualifiedName, With: first.QualifiedName})
 				t.Hash = ""
 				c.setRenamed(t)
@@ -164,6 +147,50 @@ func newCatalogFrom(specs []DomainSpec, prev *Catalog, read readTable, own bool)
 	return c, nil
 }
 
+// checkDomain checks ds, at path in its file, against the rules for a
+// domain and the domains seen before it (by name: where each was
+// defined), and adds it to them.
+func checkDomain(ds DomainSpec, path string, seen map[string]string) error {
+	if !ValidDomainName(ds.Name) {
+		return &CatalogError{File: ds.Source, Path: path + ".name",
+			Reason: fmt.Sprintf("invalid domain name %q: use 1-32 characters from a-z, 0-9, '_' and '-'", ds.Name)}
+	}
+	if prev, ok := seen[ds.Name]; ok {
+		return &CatalogError{File: ds.Source, Path: path + ".name",
+			Reason: fmt.Sprintf("duplicate domain %q (also defined in %s): merge the two or rename one", ds.Name, prev)}
+	}
+	src := ds.Source
+	if src == "" {
+		src = path
+	}
+	seen[ds.Name] = src
+	return nil
+}
+
+// clashName is the qualified name of the j-th tool of domain, named
+// name, when its own is another tool's.
+func clashName(domain, name string, j int) string {
+	return QualifiedName(domain, name+"#"+fmt.Sprint(j))
+}
+
+// toolError places newTool's error for the tool at tpath of file.
+func toolError(err error, file, tpath string) error {
+	var ce *CatalogError
+	if errors.As(err, &ce) {
+		ce.File = file
+		ce.Path = tpath + ce.Path
+		return ce
+	}
+	return err
+}
+
+// duplicateTool says that the tool at tpath of ds is named name, as its
+// tools[first] is.
+func duplicateTool(ds DomainSpec, tpath, name string, first int) error {
+	return &CatalogError{File: ds.Source, Path: tpath + ".name",
+		Reason: fmt.Sprintf("duplicate tool %q in domain %q (first at tools[%d])", name, ds.Name, first)}
+}
+
 // catalogHash is the catalog's Hash: a SHA-256 of the lines "qualified
 // name=content hash" of its tools, sorted, one per line. The lines are
 // slices of one string, and written to the hash rather than joined: two
@@ -182,8 +209,12 @@ func catalogHash(tools []*Tool) string {
 		b.WriteString(t.Hash)
 		ends[i] = b.Len()
 	}
-	all := b.String()
-	lines := make([]string, len(tools))
+	return hashLines(b.String(), ends)
+}
+
+// hashLines is catalogHash of the lines all[ends[i-1]:ends[i]].
+func hashLines(all string, ends []int) string {
+	lines := make([]string, len(ends))
 	start := 0
 	for i, end := range ends {
 		lines[i], start = all[start:end], end

@@ -284,6 +284,11 @@ type catWriter struct {
 	// or raw was first written (offset in its region): filled by the
 	// dry pass, read by the second, which writes the same offsets.
 	seen, seenRaw map[string]int
+	// spill, when set, is a streamed build's (StreamCatalogCache): one
+	// pass, whose regions go to scratch files as they grow, and whose
+	// first writings are found by its indexes instead of seen and
+	// seenRaw (which would hold every schema).
+	spill *catSpill
 }
 
 func (w *catWriter) uint(n int) {
@@ -337,14 +342,27 @@ func (w *catWriter) strIn(s, base string, baseAt int) {
 // descriptions, groups, tags, warnings) once a file: later ones refer
 // back to it.
 func (w *catWriter) shared(s string) {
-	if at, ok := w.seen[s]; ok && at < w.nStr {
+	if at, ok := w.firstStr(s); ok && at < w.nStr {
 		w.strAt(s, at)
 		return
 	}
 	at := w.str(s)
-	if w.dry && s != "" {
+	switch {
+	case s == "":
+	case w.spill != nil:
+		w.spill.strs.mark(s, at)
+	case w.dry:
 		w.seen[s] = at
 	}
+}
+
+// firstStr returns where s was first written by shared, if it was.
+func (w *catWriter) firstStr(s string) (int, bool) {
+	if w.spill != nil {
+		return w.spill.strs.find(s)
+	}
+	at, ok := w.seen[s]
+	return at, ok
 }
 
 // list writes a string slice, keeping nil apart from empty.
@@ -367,12 +385,29 @@ func (w *catWriter) raw(b []byte) {
 		return
 	}
 	key := unsafe.String(unsafe.SliceData(b), len(b)) // b never changes: a catalog's schemas are read-only
-	if at, ok := w.seenRaw[key]; ok && at < w.nRaw && uvarintLen(at) < len(b) {
+	var at int
+	var ok bool
+	if w.spill != nil {
+		at, ok = w.spill.raws.find(key)
+	} else {
+		at, ok = w.seenRaw[key]
+	}
+	if ok && at < w.nRaw && uvarintLen(at) < len(b) {
 		w.uint(len(b)<<1 | 1 + 1)
 		w.uint(at)
 		return
 	}
-	if w.dry && len(b) > 0 {
+	// The dry pass keeps the last full writing of a value it could not
+	// refer back to (too short for a reference to save bytes: it never
+	// can, nor can the second pass); a streamed build keeps the first,
+	// which comes to the same bytes.
+	switch {
+	case len(b) == 0:
+	case w.spill != nil:
+		if !ok {
+			w.spill.raws.mark(key, w.nRaw)
+		}
+	case w.dry:
 		w.seenRaw[key] = w.nRaw
 	}
 	w.uint(len(b)<<1 + 1)

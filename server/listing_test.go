@@ -185,11 +185,13 @@ func TestOversizeUpstreamAnswer(t *testing.T) {
 // recorded for list_changed, and sessions end without telling; the
 // record must follow the sessions open, not grow with every session
 // there ever was (it kept each one for good in meta mode, where the
-// view's tools never change).
+// view's tools never change). 160 sessions: over the 128 allowed, so a
+// record that keeps them all fails; the record is pruned from 64.
 func TestEndedSessionsAreForgotten(t *testing.T) {
 	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil)})
-	for range 300 {
+	const sessions = 160
+	for range sessions {
 		st, ct := mcp.NewInMemoryTransports()
 		ss, err := srv.MCP().Connect(context.Background(), st, nil)
 		if err != nil {
@@ -209,6 +211,6 @@ func TestEndedSessionsAreForgotten(t *testing.T) {
 	n := len(srv.views.primary.sync.current)
 	srv.views.primary.sync.mu.Unlock()
 	if n > 128 {
-		t.Errorf("%d sessions recorded after 300 that listed and ended, want at most 128", n)
+		t.Errorf("%d sessions recorded after %d that listed and ended, want at most 128", n, sessions)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/server/gateway"
@@ -114,11 +113,12 @@ func TestStatelessRequestsLogNothing(t *testing.T) {
 			t.Fatalf("stateless discover_tools: %d %v", code, ans)
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // a record written after the answer
+	// Each request's last record is its session's "server session
+	// disconnected" (at debug): the log is read once all n are there,
+	// not after a guessed 100 ms, past which a record written later (by
+	// a goroutine, or on a loaded machine) went unseen (issue 47).
+	waitFor(t, fmt.Sprint(n, " sessions disconnected"), func() bool { return len(logs.records("server session disconnected")) >= n })
 	if got := logs.atLeast("INFO"); len(got) > 0 {
 		t.Errorf("%d stateless requests logged %d records at info or above, want none; first: %v", n, len(got), got[0])
-	}
-	if len(logs.all()) == 0 {
-		t.Error("nothing logged at debug either; want the go-sdk's records kept there")
 	}
 }

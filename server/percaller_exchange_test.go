@@ -62,7 +62,7 @@ func callerJWTs(t *testing.T) (*jose.JSONWebKeySet, map[string]string) {
 // exchangeGateway serves the exchange upstream through toolscout over
 // HTTP (callers alice, bob and mallory signing in with the JWTs of
 // keys' provider), in exp's mode; x is the upstream's exchange config.
-func exchangeGateway(t *testing.T, upURL string, keys *jose.JSONWebKeySet, x *gateway.Exchange, exp Exposure) (string, *logBuffer, *Metrics) {
+func exchangeGateway(t *testing.T, upURL string, keys *jose.JSONWebKeySet, x *gateway.Exchange, exp Exposure) (string, *servedLog, *Metrics) {
 	t.Helper()
 	set, err := callers.New(callers.Options{
 		Callers: []callers.Config{
@@ -159,7 +159,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 	metrics.Handler().ServeHTTP(scrape, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	body, _ := io.ReadAll(scrape.Result().Body)
 	out.Write(body)
-	out.WriteString(logs.String())
+	out.WriteString(logs.final())
 	leaks(t, out.String(), append(as.Issued(), jwts["alice"], jwts["bob"], jwts["mallory"], jwts[exchangetest.Forbidden], ownUpToken, exchangeClientSecret)...)
 }
 
@@ -178,7 +178,7 @@ func TestCallerIdentityExchangeRefused(t *testing.T) {
 		if !isErr || !strings.Contains(got, `server "id"`) || !strings.Contains(got, "invalid_client") || !strings.Contains(got, "auth.client_secret_file") {
 			t.Errorf("whoami with a wrong client secret: %q (error %v), want a refusal naming the server, invalid_client and the secret's key", got, isErr)
 		}
-		leaks(t, got+logs.String(), jwts["alice"], "not-the-secret-0123456789")
+		leaks(t, got+logs.final(), jwts["alice"], "not-the-secret-0123456789")
 	})
 	t.Run("no metadata", func(t *testing.T) {
 		// A server of no protected resource metadata: the exchange

@@ -88,7 +88,7 @@ func (s staticToken) Refresh(context.Context, string) (string, error) {
 // serveIdentityGateway serves the identity upstream through toolscout
 // over HTTP, with callers alice, bob and mallory (by bearer token); it
 // returns the server's URL and its log.
-func serveIdentityGateway(t *testing.T, identity string) (string, *identityUpstream, *logBuffer, *Metrics) {
+func serveIdentityGateway(t *testing.T, identity string) (string, *identityUpstream, *servedLog, *Metrics) {
 	t.Helper()
 	up := startIdentityUpstream(t)
 	set, err := callers.New(callers.Options{Callers: []callers.Config{
@@ -103,11 +103,27 @@ func serveIdentityGateway(t *testing.T, identity string) (string, *identityUpstr
 	return url, up, logs, metrics
 }
 
+// servedLog is the log of a server a test runs; final stops the
+// server and returns all it logged.
+type servedLog struct {
+	*logBuffer
+	stop func()
+}
+
+// final ends the server (its HTTP connections, then its upstream
+// sessions, the callers' too, and its index) and returns its whole log:
+// a check that a secret is absent reads this, which holds what is
+// logged as the sessions close (issue 47).
+func (l *servedLog) final() string {
+	l.stop()
+	return l.String()
+}
+
 // serveOneUpstream serves the one upstream u (domain "id", with an
 // id__whoami tool) through toolscout over HTTP for callers set, with
 // secrets redacted from the log and opts (may be nil) changing the
 // server's options; it returns the server's URL, its log and metrics.
-func serveOneUpstream(t *testing.T, u gateway.UpstreamConfig, set *callers.Set, opts func(*Options), secrets ...string) (string, *logBuffer, *Metrics) {
+func serveOneUpstream(t *testing.T, u gateway.UpstreamConfig, set *callers.Set, opts func(*Options), secrets ...string) (string, *servedLog, *Metrics) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -134,11 +150,19 @@ func serveOneUpstream(t *testing.T, u gateway.UpstreamConfig, set *callers.Set, 
 	}
 	srv := New(o)
 	gw.Start(ctx)
-	t.Cleanup(func() { gw.Close(); live.Close() })
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
-	t.Cleanup(hs.Close)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			hs.CloseClientConnections()
+			hs.Close()
+			gw.Close()
+			live.Close()
+		})
+	}
+	t.Cleanup(stop)
 	waitFor(t, "the "+u.Domain+" server's tools", func() bool { return srv.eng.Catalog().Tool(u.Domain+"__whoami") != nil })
-	return hs.URL, logs, metrics
+	return hs.URL, &servedLog{logBuffer: logs, stop: stop}, metrics
 }
 
 func whoami(t *testing.T, url, token string) (string, bool) {
@@ -190,7 +214,7 @@ func TestCallerIdentityForward(t *testing.T) {
 	metrics.Handler().ServeHTTP(scrape, req)
 	body, _ := io.ReadAll(scrape.Result().Body)
 	out.Write(body)
-	out.WriteString(logs.String())
+	out.WriteString(logs.final())
 	for _, tok := range []string{aliceToken, bobToken, malloryToken, ownUpToken} {
 		if strings.Contains(out.String(), tok) {
 			t.Errorf("token %.8s… appears in an answer, the log or /metrics", tok)

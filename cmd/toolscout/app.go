@@ -202,7 +202,7 @@ func (g *globalFlags) prepare(ctx context.Context, log *slog.Logger, waitUpstrea
 // command runs.
 func (g *globalFlags) prepareFrom(ctx context.Context, log *slog.Logger, a *app, base []index.DomainSpec, run running, waitUpstreams bool) (*app, []index.DomainSpec, error) {
 	a.run = run
-	st, err := g.openStore(g.setRoot(run.build), store.Options{Set: g.set(), ReadOnly: g.readOnly, Exclusive: g.writer, Catalog: a.src, Logger: log})
+	st, err := g.openStore(g.setRoot(run.build), store.Options{Set: g.set(), ReadOnly: g.readOnly, Exclusive: g.writer, Stream: g.writer, Catalog: a.src, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -297,35 +297,38 @@ func TestOAuthProtectedResource(t *testing.T) {
 	nodeClient(t)
 	idp := newTestIdP(t)
 	dir := t.TempDir()
-	addr := freeAddr(t)
-	resource := "http://" + addr + "/mcp"
 	root, _ := filepath.Abs("../..")
 	npm := func(name string) string { return filepath.Join(root, "node_modules", ".bin", name) }
-	cfg := map[string]any{
-		"mcpServers": map[string]any{
-			"memory":     map[string]any{"command": npm("mcp-server-memory"), "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
-			"everything": map[string]any{"command": npm("mcp-server-everything")},
-		},
-		"toolscout": map[string]any{
-			"callers": map[string]any{
-				"alice": map[string]any{"jwt_claims": map[string]string{"sub": "alice"}, "allow": []string{"memory"}},
-				"bob":   map[string]any{"jwt_claims": map[string]string{"sub": "bob"}, "allow": []string{"everything"}},
-			},
-			"oauth": map[string]any{"issuer": idp.issuer, "resource": resource, "scopes": []string{"tools.read", "tools.run"},
-				"introspection": map[string]any{"client_id": "toolscout", "client_secret_file": "introspect.secret"}},
-			"audit": "audit.jsonl", "audit_arguments": true,
-		},
-	}
 	if err := os.WriteFile(filepath.Join(dir, "introspect.secret"), []byte(introspectionSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	js, _ := json.MarshalIndent(cfg, "", "  ")
 	cfgFile := filepath.Join(dir, "servers.json")
-	if err := os.WriteFile(cfgFile, js, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := startServeHTTP(t, bin, []string{"OLLAMA_HOST=127.0.0.1:9"}, "serve", "--http", addr, "--config", cfgFile,
-		"--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"))
+	// The resource URL names toolscout's address: written for each
+	// address serve is started on.
+	s := startServeHTTPAt(t, bin, []string{"OLLAMA_HOST=127.0.0.1:9"}, freeAddr, func(addr string) []string {
+		cfg := map[string]any{
+			"mcpServers": map[string]any{
+				"memory":     map[string]any{"command": npm("mcp-server-memory"), "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+				"everything": map[string]any{"command": npm("mcp-server-everything")},
+			},
+			"toolscout": map[string]any{
+				"callers": map[string]any{
+					"alice": map[string]any{"jwt_claims": map[string]string{"sub": "alice"}, "allow": []string{"memory"}},
+					"bob":   map[string]any{"jwt_claims": map[string]string{"sub": "bob"}, "allow": []string{"everything"}},
+				},
+				"oauth": map[string]any{"issuer": idp.issuer, "resource": "http://" + addr + "/mcp", "scopes": []string{"tools.read", "tools.run"},
+					"introspection": map[string]any{"client_id": "toolscout", "client_secret_file": "introspect.secret"}},
+				"audit": "audit.jsonl", "audit_arguments": true,
+			},
+		}
+		js, _ := json.MarshalIndent(cfg, "", "  ")
+		if err := os.WriteFile(cfgFile, js, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"serve", "--http", addr, "--config", cfgFile, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data")}
+	})
+	addr := s.addr
+	resource := "http://" + addr + "/mcp"
 	s.waitReady(t)
 	var seen strings.Builder // every answer, to look for tokens in
 
@@ -526,8 +529,12 @@ func TestOAuthProtectedResource(t *testing.T) {
 	if want := "issuer " + idp.issuer + " publishes 1 key at " + idp.issuer + "/jwks"; !strings.Contains(string(doctor), want) {
 		t.Errorf("doctor does not say %q:\n%s", want, doctor)
 	}
+	// Read once the server has ended: what it logs as its sessions and
+	// upstream connections close, and the audit trail's last lines, are
+	// in them.
+	serveLog := s.stop(t)
 	trail, _ = os.ReadFile(auditFile)
-	outputs := map[string]string{"log": s.logText(), "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor), "audit trail": string(trail)}
+	outputs := map[string]string{"log": serveLog, "answers": seen.String(), "/metrics": scrape, "doctor": string(doctor), "audit trail": string(trail)}
 	for _, tok := range append(idp.tokens(), forged, introspectionSecret) {
 		for where, out := range outputs {
 			if strings.Contains(out, tok) || strings.Contains(out, tok[strings.LastIndex(tok, ".")+1:]) {
@@ -535,8 +542,8 @@ func TestOAuthProtectedResource(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(s.logText(), "request refused") {
-		t.Errorf("the log says nothing of the refusals:\n%s", s.logText())
+	if !strings.Contains(serveLog, "request refused") {
+		t.Errorf("the log says nothing of the refusals:\n%s", serveLog)
 	}
 }
 

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolscout/toolscout/internal/logtest"
 )
 
 // httpServe is a `toolscout serve --http` process.
@@ -40,6 +42,18 @@ type httpServe struct {
 // returns once it printed its URL. The process is interrupted at the end
 // of the test if it still runs.
 func startServeHTTP(t *testing.T, bin string, env []string, args ...string) *httpServe {
+	t.Helper()
+	s, head := launchServeHTTP(t, bin, env, args...)
+	if s == nil {
+		t.Fatalf("serve --http printed no URL:\n%s", head)
+	}
+	return s
+}
+
+// launchServeHTTP starts bin with args and reads its stderr up to the
+// line with its URL: it returns the server, or nil and what the process
+// printed when it ended without that line (it has exited then).
+func launchServeHTTP(t *testing.T, bin string, env []string, args ...string) (*httpServe, string) {
 	t.Helper()
 	s := &httpServe{cmd: exec.Command(bin, args...), done: make(chan struct{})}
 	s.cmd.Env = append(os.Environ(), env...)
@@ -79,9 +93,81 @@ func startServeHTTP(t *testing.T, bin string, env []string, args ...string) *htt
 		close(s.done)
 	}()
 	if s.base == "" {
-		t.Fatalf("serve --http printed no URL:\n%s", strings.Join(head, "\n"))
+		<-s.done
+		return nil, strings.Join(head, "\n")
 	}
-	return s
+	return s, ""
+}
+
+// startServeHTTPAt starts serve --http (args gets the address) on a
+// loopback port that pick chooses, for a test whose config must name
+// the address before the server starts (toolscout.oauth's resource
+// URL), so that serve cannot bind port 0. A port that was free when
+// picked can be taken by another process before serve binds it: serve
+// then exits with "address already in use", and the next port picked is
+// tried (issue 47). pick is freeAddr but in the test of this retry.
+func startServeHTTPAt(t *testing.T, bin string, env []string, pick func(*testing.T) string, args func(addr string) []string) *httpServe {
+	t.Helper()
+	const attempts = 5
+	for i := 1; ; i++ {
+		addr := pick(t)
+		s, head := launchServeHTTP(t, bin, env, args(addr)...)
+		if s != nil {
+			if s.addr != addr {
+				t.Fatalf("serve --http %s listens on %s", addr, s.addr)
+			}
+			return s
+		}
+		if !strings.Contains(head, "address already in use") || i == attempts {
+			t.Fatalf("serve --http %s printed no URL (attempt %d of %d):\n%s", addr, i, attempts, head)
+		}
+		t.Logf("serve --http %s: the port was taken meanwhile; another port", addr)
+	}
+}
+
+// TestServeHTTPAtRetriesATakenPort: when another process binds the
+// port picked for serve before serve does (here the test itself holds
+// it), startServeHTTPAt starts serve again on the next port picked
+// instead of failing the test that needed the address beforehand.
+func TestServeHTTPAtRetriesATakenPort(t *testing.T) {
+	bin := buildBinary(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var picked []string
+	pick := func(t *testing.T) string {
+		if len(picked) == 0 {
+			picked = append(picked, taken.Addr().String())
+		} else {
+			picked = append(picked, freeAddr(t))
+		}
+		return picked[len(picked)-1]
+	}
+	s := startServeHTTPAt(t, bin, []string{"OLLAMA_HOST=127.0.0.1:9"}, pick, func(addr string) []string {
+		return []string{"serve", "--http", addr, "--embedder", "builtin", "--data-dir", t.TempDir()}
+	})
+	if len(picked) != 2 || s.addr != picked[1] {
+		t.Errorf("serve listens on %s after the ports %v were picked; want the second, the first being taken", s.addr, picked)
+	}
+	if code, _ := get(t, s.base+"/healthz"); code != http.StatusOK {
+		t.Errorf("GET /healthz = %d, want 200", code)
+	}
+}
+
+// stop interrupts the server, waits for it to exit and returns all it
+// logged: what it writes while its sessions and upstream connections
+// close is in it (a check that a secret is absent reads this, issue 47).
+func (s *httpServe) stop(t *testing.T) string {
+	t.Helper()
+	s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve still runs 30 s after an interrupt:\n%s", s.dump())
+	}
+	return s.logText()
 }
 
 // logText returns what the server logged after its URL.
@@ -240,30 +326,7 @@ func everythingConfig(t *testing.T, sse bool) string {
 	everything := filepath.Join(root, "node_modules", ".bin", "mcp-server-everything")
 	entry := `{"command": "` + everything + `"}`
 	if sse {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		up := exec.Command(everything, "sse")
-		up.Env = append(os.Environ(), "PORT="+addr[strings.LastIndex(addr, ":")+1:])
-		if err := up.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { up.Process.Kill(); up.Wait() })
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			c, err := net.Dial("tcp", addr)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("server-everything sse does not listen on %s after 30 s", addr)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		addr := startListening(t, exec.Command(everything, "sse"), "server-everything sse")
 		entry = `{"type": "sse", "url": "http://` + addr + `/sse"}`
 	}
 	cfg := filepath.Join(t.TempDir(), "servers.json")
@@ -331,6 +394,56 @@ func refused(addr string) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return errors.New("connections still accepted after 10 s")
+}
+
+// listeningRE is the line testdata/listening.cjs prints for a port bound.
+var listeningRE = regexp.MustCompile(`^toolscout-test: listening on port (\d+)$`)
+
+// startListening starts cmd, a node server that listens where its PORT
+// says, on port 0 with testdata/listening.cjs preloaded, and returns the
+// loopback address it bound, read from its stderr: no port is picked
+// before the server binds it, so no other process can take it between
+// (issue 47). The server is killed when the test ends.
+func startListening(t *testing.T, cmd *exec.Cmd, what string) string {
+	t.Helper()
+	preload, err := filepath.Abs(filepath.Join("testdata", "listening.cjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "PORT=0", `NODE_OPTIONS=--require "`+preload+`"`)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ports := make(chan string, 1)
+	var out logtest.Buffer
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			out.Write([]byte(sc.Text() + "\n"))
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case ports <- m[1]:
+				default:
+				}
+			}
+		}
+		close(ports)
+	}()
+	select {
+	case p, ok := <-ports:
+		if !ok {
+			t.Fatalf("%s ended without listening:\n%s", what, out.String())
+		}
+		return "127.0.0.1:" + p
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s does not listen after 30 s:\n%s", what, out.String())
+	}
+	return ""
 }
 
 // TestServeDrainsOnSIGTERM: a SIGTERM while an upstream tool call is in

@@ -109,11 +109,15 @@ func TestFirstListTypeScript(t *testing.T) {
 			// (nothing more should come): two at once (go test's
 			// -parallel, GOMAXPROCS here) halve the test's time.
 			t.Parallel()
-			data := t.TempDir()
+			// A data dir for each transport: indexed once, the HTTP
+			// run's a copy made before the stdio run's server starts
+			// (the same files a second index of the same catalog wrote).
+			data, overHTTP := t.TempDir(), t.TempDir()
 			if tc.indexed {
 				if out, err := exec.Command(bin, "index", "--data-dir", data, "--embedder", "builtin").CombinedOutput(); err != nil {
 					t.Fatalf("index: %v\n%s", err, out)
 				}
+				copyTree(t, data, overHTTP)
 			}
 			args := append([]string{"--data-dir", data, "--log-level", "warn"}, tc.args...)
 			if !slices.Contains(args, "--embedder") {
@@ -121,13 +125,7 @@ func TestFirstListTypeScript(t *testing.T) {
 			}
 			checkWhole(t, runFirstList(t, bin, tc.env, args...), tc.want)
 			// Over HTTP, a client that connects as the server starts.
-			data = t.TempDir()
-			if tc.indexed {
-				if out, err := exec.Command(bin, "index", "--data-dir", data, "--embedder", "builtin").CombinedOutput(); err != nil {
-					t.Fatalf("index: %v\n%s", err, out)
-				}
-			}
-			args[1] = data
+			args[1] = overHTTP
 			url := startHTTP(t, bin, tc.env, args...)
 			var out firstList
 			runScript(t, "e2e_first_list.mjs", bin, append(tc.env, "SETTLE_MS=1000", "HTTP_URL="+url), nil, &out)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolscout/toolscout/internal/logtest"
 	"github.com/toolscout/toolscout/server/upauth"
 )
 
@@ -29,52 +30,81 @@ import (
 type tsOAuthServer struct {
 	cmd             *exec.Cmd
 	mcpPort, asPort string
-	script          string
-	out             *bytes.Buffer
+	out             *logtest.Buffer
+	done            chan struct{} // closed once the process has exited
 }
 
-func startTSOAuth(t *testing.T, mcpPort, asPort string) *tsOAuthServer {
+// startTSOAuth starts the example on two loopback ports picked here: its
+// authorization server's URLs name them, so it cannot bind port 0. A
+// port that was free when picked can be taken by another process before
+// the example binds it; it then exits with EADDRINUSE, and two other
+// ports are tried (issue 47). It returns once both servers said they
+// listen: a connection that succeeds proves nothing, as the port may be
+// another process's.
+func startTSOAuth(t *testing.T) *tsOAuthServer {
 	t.Helper()
 	root, _ := filepath.Abs("../..")
 	script := filepath.Join(root, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js")
 	if _, err := os.Stat(script); err != nil {
 		needNode(t, "the TypeScript SDK's examples are missing: run `npm ci`")
 	}
-	s := &tsOAuthServer{mcpPort: mcpPort, asPort: asPort, script: script, out: &bytes.Buffer{}}
-	s.cmd = exec.Command("node", script, "--oauth")
-	s.cmd.Env = append(os.Environ(), "MCP_PORT="+mcpPort, "MCP_AUTH_PORT="+asPort)
-	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.stop() })
-	for _, port := range []string{mcpPort, asPort} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			c, err := net.Dial("tcp", "127.0.0.1:"+port)
-			if err == nil {
-				c.Close()
-				break
+	const attempts = 5
+	for i := 1; ; i++ {
+		s := &tsOAuthServer{out: &logtest.Buffer{}, done: make(chan struct{})}
+		s.mcpPort, s.asPort = twoPorts(t)
+		s.cmd = exec.Command("node", script, "--oauth")
+		s.cmd.Env = append(os.Environ(), "MCP_PORT="+s.mcpPort, "MCP_AUTH_PORT="+s.asPort)
+		s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+		if err := s.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { s.cmd.Wait(); close(s.done) }()
+		t.Cleanup(s.stop)
+		listening := func() bool {
+			out := s.out.String()
+			return strings.Contains(out, "MCP Streamable HTTP Server listening on port "+s.mcpPort+"\n") &&
+				strings.Contains(out, "OAuth Authorization Server listening on port "+s.asPort+"\n")
+		}
+		exited := false
+		for deadline := time.Now().Add(30 * time.Second); !listening() && !exited; time.Sleep(20 * time.Millisecond) {
+			select {
+			case <-s.done:
+				exited = !listening()
+			default:
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the TypeScript OAuth example did not listen on %s:\n%s", port, s.out)
+				t.Fatalf("the TypeScript OAuth example does not say it listens on %s and %s after 30 s:\n%s", s.mcpPort, s.asPort, s.out.String())
 			}
-			time.Sleep(100 * time.Millisecond)
 		}
+		if !exited {
+			return s
+		}
+		if !strings.Contains(s.out.String(), "EADDRINUSE") || i == attempts {
+			t.Fatalf("the TypeScript OAuth example exited (attempt %d of %d):\n%s", i, attempts, s.out.String())
+		}
+		t.Logf("the TypeScript OAuth example: port %s or %s was taken meanwhile; two other ports", s.mcpPort, s.asPort)
 	}
-	return s
 }
 
 func (s *tsOAuthServer) stop() {
-	if s.cmd.ProcessState == nil {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	}
+	s.cmd.Process.Kill()
+	<-s.done
 }
 
-func port(t *testing.T) string {
-	_, p, _ := net.SplitHostPort(freeAddr(t))
-	return p
+// twoPorts returns two loopback ports nothing listened on when they
+// were picked, not the same one twice (both are held until then).
+func twoPorts(t *testing.T) (string, string) {
+	t.Helper()
+	var ps [2]string
+	for i := range ps {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		_, ps[i], _ = net.SplitHostPort(ln.Addr().String())
+	}
+	return ps[0], ps[1]
 }
 
 // authLogin runs `toolscout auth login SERVER --no-browser` and plays
@@ -165,8 +195,7 @@ func TestAuthLoginTypeScriptOAuth(t *testing.T) {
 		needNode(t, "node is not installed")
 	}
 	bin := buildBinary(t)
-	mcpPort, asPort := port(t), port(t)
-	startTSOAuth(t, mcpPort, asPort)
+	mcpPort := startTSOAuth(t).mcpPort
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	cfg := map[string]any{"mcpServers": map[string]any{
@@ -261,7 +290,9 @@ func TestAuthLoginTypeScriptOAuth(t *testing.T) {
 		t.Errorf("auth status after logout = %q", out)
 	}
 	cs.Close()
-	seen.WriteString(s.logText())
+	// The whole log, once serve has ended: what it writes as its
+	// upstream session closes is in it.
+	seen.WriteString(s.stop(t))
 	for _, sec := range secrets {
 		if strings.Contains(seen.String(), sec) {
 			t.Errorf("a secret of the sign-in (%d bytes) appears in the output, answers or log", len(sec))

@@ -1,11 +1,18 @@
 package store
 
 import (
+	"bufio"
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/fileio"
 )
 
 // Where the catalog of the store's catalog files (Options.Catalog) comes
@@ -29,6 +36,9 @@ type filesCatalog struct {
 	last   *index.Last
 	err    error
 	saved  chan struct{} // closed when the save of a built catalog is done; nil: none
+	// streamable is Options.Stream; stream says that look found no
+	// catalog.bin, for Catalog to stream the files into one.
+	streamable, stream bool
 }
 
 // look reads, the first time, the catalog cached for the files, or
@@ -39,6 +49,12 @@ func (s *Store) look() {
 		return
 	}
 	f.looked = true
+	if f.streamable && s.dir != "" {
+		if _, err := os.Stat(filepath.Join(s.dir, index.CatalogCacheFile)); errors.Is(err, fs.ErrNotExist) {
+			f.stream = true // a first build: nothing cached, nothing to reuse
+			return
+		}
+	}
 	f.cat, f.specs, f.last, f.err = s.catalogFor(f.src)
 	if f.cat != nil {
 		// Read from the cache: the files' bytes are not needed again.
@@ -55,7 +71,9 @@ func (s *Store) look() {
 // or else the files' domain specs (unchecked) that Catalog builds it
 // from. It reads the files and the cache once; the previous build is
 // read beside them, for Catalog to take over. Read-only, a catalog not in the cache is an
-// error (index.ErrNoIndex). Without Options.Catalog it returns nothing.
+// error (index.ErrNoIndex). Without Options.Catalog it returns nothing,
+// and with Options.Stream before a first build nothing either: Catalog
+// reads the files then, once, as it streams them.
 func (s *Store) CatalogSpecs() (cat *index.Catalog, specs []index.DomainSpec, err error) {
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()
@@ -80,6 +98,27 @@ func (s *Store) Catalog(ctx context.Context) (*index.Catalog, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if f.stream {
+		f.stream = false
+		cat, err := s.streamCatalog(ctx, f.src)
+		switch {
+		case err == nil:
+			f.src.Drop()
+			f.cat = cat
+			return cat, nil
+		case ctx.Err() != nil:
+			f.stream = true // not an answer about the files: the next call streams them
+			return nil, err
+		case !errors.Is(err, index.ErrNotStreamable):
+			f.err = err
+			return nil, err
+		}
+		// Files the streamed build does not read: built the usual way,
+		// which reads them, or says where they are wrong.
+		if f.specs, f.last, f.err = f.src.SpecsFromLast(s.LastBuild); f.err != nil {
+			return nil, f.err
+		}
+	}
 	cat, err := index.NewCatalogFromLast(f.specs, f.last)
 	f.specs, f.last = nil, nil // spent
 	if err != nil {
@@ -99,6 +138,44 @@ func (s *Store) Catalog(ctx context.Context) (*index.Catalog, error) {
 		}
 	}()
 	return cat, nil
+}
+
+// streamCatalog builds the catalog of src into catalog.bin as it reads
+// the files (index.CatalogSource.StreamCatalogCache; its regions in
+// scratch files beside it until they are copied in) and reads it back,
+// as a start whose files are unchanged does. A build that fails leaves
+// neither catalog.bin nor a scratch file.
+func (s *Store) streamCatalog(ctx context.Context, src *index.CatalogSource) (*index.Catalog, error) {
+	key, err := hex.DecodeString(src.Key())
+	if err != nil {
+		return nil, err
+	}
+	var scratch [3]*os.File
+	for i := range scratch {
+		// Named as WriteAtomic's temporary files are: a kill leaves
+		// them for the next open to remove (RemoveLeftoverTemps).
+		f, err := os.CreateTemp(s.dir, index.CatalogCacheFile+fileio.TmpSuffix+"scratch-*")
+		if err != nil {
+			return nil, fmt.Errorf("build the catalog: %w", err)
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		scratch[i] = f
+	}
+	basePath := filepath.Join(s.dir, index.CatalogCacheFile)
+	err = fileio.WriteAtomic(basePath, func(w *bufio.Writer) error {
+		return src.StreamCatalogCache(ctx, w, key, scratch[0], scratch[1], scratch[2])
+	})
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(filepath.Join(s.dir, index.CatalogDeltaFile)) // over another catalog.bin: it no longer applies
+	c, err := readCacheFile(basePath)
+	if err != nil {
+		return nil, fmt.Errorf("read back the catalog written to %s: %w", basePath, err)
+	}
+	s.wasRead(basePath)
+	return c.Catalog(), nil
 }
 
 // InspectCatalog builds the catalog of the catalog files src reads (nil:

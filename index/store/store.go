@@ -58,6 +58,14 @@ type Options struct {
 	// an error (wrapping keyword.ErrLocked) instead of a copy kept in
 	// memory (MemoryKeyword), which would index nothing for them.
 	Exclusive bool
+	// Stream makes a first build of the catalog files (no catalog.bin in
+	// the store's folder yet) stream them into catalog.bin
+	// (index.CatalogSource.StreamCatalogCache) and read the catalog back
+	// from it: memory that grows with the tools' count, not with their
+	// texts and schemas, for the process that builds a large catalog's
+	// index (toolscout index). CatalogSpecs then gives no specs: the
+	// files are read once, by Catalog.
+	Stream bool
 	// Logger gets the warnings of what the store does on its own (a
 	// catalog it could not save, a keyword index kept in memory). Nil
 	// discards them.
@@ -167,6 +175,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		s.healed = append(migrateDataDir(dataDir), s.healed...)
 	}
 	s.log, s.files.src, s.dataDir = o.Logger, o.Catalog, dataDir
+	s.files.streamable = o.Stream && !o.ReadOnly
 	s.Vectors.SetLogger(o.Logger)
 	if s.MemoryKeyword {
 		if o.Exclusive {

@@ -153,6 +153,9 @@ func TestUpstreamOAuth(t *testing.T) {
 	if n := w.refreshes.Load(); n != before {
 		t.Errorf("%d refreshes succeeded with a revoked grant", n-before)
 	}
+	// Read once the gateway has closed its session, which may log too
+	// (issue 47).
+	g.Close()
 	logMu.Lock()
 	all := logs.String() + strings.Join(errs, "\n")
 	logMu.Unlock()
