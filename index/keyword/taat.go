@@ -248,7 +248,9 @@ var _ search.Searcher = (*termClause)(nil)
 // newTermClause returns the searcher of term in field with this boost:
 // a termClause when direct and Bleve would score the term with BM25,
 // otherwise Bleve's own term searcher.
-func newTermClause(ctx context.Context, r bleveindex.IndexReader, term, field string, boost float64, o search.SearcherOptions, direct bool) (search.Searcher, error) {
+// With dicts (the query's segments' dictionaries, newSegmentDicts), the
+// postings are read from the segments themselves (postings.go).
+func newTermClause(ctx context.Context, r bleveindex.IndexReader, term, field string, boost float64, o search.SearcherOptions, direct bool, dicts *segmentDicts) (search.Searcher, error) {
 	if !direct || o.Explain || o.Score == "none" || o.IncludeTermVectors || hasSynonyms(ctx, field) {
 		return searcher.NewTermSearcher(ctx, r, term, field, boost, o)
 	}
@@ -259,7 +261,13 @@ func newTermClause(ctx context.Context, r bleveindex.IndexReader, term, field st
 	if _, ok := ctx.Value(search.QueryTypeKey).(string); !ok {
 		ctx = context.WithValue(ctx, search.QueryTypeKey, search.Term) // as NewTermSearcher, for cost accounting
 	}
-	reader, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	var reader bleveindex.TermFieldReader
+	var err error
+	if dicts != nil {
+		reader, err = dicts.postings([]byte(term), field)
+	} else {
+		reader, err = r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	}
 	if err != nil {
 		return nil, err
 	}
