@@ -154,3 +154,35 @@ func sameDoc(t *testing.T, term, op string, want *bleveindex.TermFieldDoc, werr 
 	}
 	return true
 }
+
+// TestScoreMemoIsTheScore: a clause's memo of the scores of one
+// occurrence by norm (termClause.score) gives scoreOf's value to the
+// last bit, for every norm of a field of up to 5,000 words in random
+// order, many sharing a memo slot, and forgets the scores of an earlier
+// query weight.
+func TestScoreMemoIsTheScore(t *testing.T) {
+	c := &termClause{boost: 1, idf: 2.3, avgDocLength: 31, queryWeight: 1}
+	rng := rand.New(rand.NewSource(2))
+	check := func(round int) {
+		for i := 0; i < 20000; i++ {
+			n := uint64(1 + rng.Intn(5000))
+			if i%3 == 0 {
+				n = uint64(20 + rng.Intn(8)) // the few lengths a field mostly has
+			}
+			norm := zapNorm(n)
+			freq := uint64(1)
+			if i%7 == 0 {
+				freq = uint64(2 + rng.Intn(3))
+			}
+			if got, want := c.score(freq, norm), c.scoreOf(freq, norm); got != want {
+				t.Fatalf("round %d: score(%d, norm of %d words) = %v, want %v", round, freq, n, got, want)
+			}
+		}
+	}
+	check(1)
+	if c.memo == nil {
+		t.Fatal("no memo after 20,000 postings: the test proves nothing")
+	}
+	c.SetQueryNorm(0.7)
+	check(2)
+}
