@@ -129,6 +129,10 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 	if err != nil {
 		return nil, err
 	}
+	var dicts *segmentDicts
+	if taat && !q.bleveTerms {
+		dicts = newSegmentDicts(r)
+	}
 	var ceiling float64
 	fail := func(err error) (search.Searcher, error) {
 		top.Close()
@@ -146,7 +150,7 @@ func (q *keywordQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, m
 		field.taat, field.part, field.mem = taat, part, q.mem
 		for _, t := range ts {
 			boost := q.weights[f] * float64(t.count)
-			s, err := newTermClause(ctx, r, t.text, f, boost, o, taat && !q.bleveTerms)
+			s, err := newTermClause(ctx, r, t.text, f, boost, o, taat && !q.bleveTerms, dicts)
 			if err != nil {
 				field.Close()
 				return fail(err)

@@ -236,6 +236,10 @@ type termClause struct {
 	// As Bleve's TermQueryScorer holds them.
 	boost, idf, avgDocLength float64
 	queryWeight              float64
+	// memo holds the scores of one occurrence by norm (score); scored
+	// counts the postings scored before it is made.
+	memo   *[memoSize]memoEntry
+	scored int
 }
 
 var _ search.Searcher = (*termClause)(nil)
@@ -243,7 +247,9 @@ var _ search.Searcher = (*termClause)(nil)
 // newTermClause returns the searcher of term in field with this boost:
 // a termClause when direct and Bleve would score the term with BM25,
 // otherwise Bleve's own term searcher.
-func newTermClause(ctx context.Context, r bleveindex.IndexReader, term, field string, boost float64, o search.SearcherOptions, direct bool) (search.Searcher, error) {
+// With dicts (the query's segments' dictionaries, newSegmentDicts), the
+// postings are read from the segments themselves (postings.go).
+func newTermClause(ctx context.Context, r bleveindex.IndexReader, term, field string, boost float64, o search.SearcherOptions, direct bool, dicts *segmentDicts) (search.Searcher, error) {
 	if !direct || o.Explain || o.Score == "none" || o.IncludeTermVectors || hasSynonyms(ctx, field) {
 		return searcher.NewTermSearcher(ctx, r, term, field, boost, o)
 	}
@@ -254,7 +260,13 @@ func newTermClause(ctx context.Context, r bleveindex.IndexReader, term, field st
 	if _, ok := ctx.Value(search.QueryTypeKey).(string); !ok {
 		ctx = context.WithValue(ctx, search.QueryTypeKey, search.Term) // as NewTermSearcher, for cost accounting
 	}
-	reader, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	var reader bleveindex.TermFieldReader
+	var err error
+	if dicts != nil {
+		reader, err = dicts.postings([]byte(term), field)
+	} else {
+		reader, err = r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -311,8 +323,49 @@ func bm25Metrics(ctx context.Context, r bleveindex.IndexReader, field string) (d
 }
 
 // score is the score of a posting of freq occurrences and norm, as
-// TermQueryScorer.Score computes it, operation for operation.
+// scoreOf computes it: a posting of one occurrence (most of them) takes
+// it from the clause's memo of the norms seen, once the clause has read
+// memoAfter postings. A field's length takes few values, and the two
+// divisions of scoreOf were a seventh of a 1M-tool hybrid query's
+// keyword list (docs/benchmarks/2026-12-06-1m-hybrid.md).
 func (c *termClause) score(freq uint64, norm float64) float64 {
+	if freq != 1 {
+		return c.scoreOf(freq, norm)
+	}
+	if c.memo == nil {
+		if c.scored++; c.scored < memoAfter {
+			return c.scoreOf(freq, norm)
+		}
+		c.memo = new([memoSize]memoEntry)
+	}
+	// A norm is a float32 widened: its low 29 bits are zero.
+	key := math.Float64bits(norm)
+	e := &c.memo[(key>>29)&(memoSize-1)]
+	if e.key == key && e.key != 0 {
+		return e.score
+	}
+	sc := c.scoreOf(freq, norm)
+	*e = memoEntry{key, sc}
+	return sc
+}
+
+// memoSize is the number of norms a clause's memo holds (a power of
+// two), and memoAfter the postings a clause reads before it keeps one:
+// a long request's many short lists pay nothing for it.
+const (
+	memoSize  = 64
+	memoAfter = 512
+)
+
+// memoEntry is a norm's bits and the score of one occurrence with it.
+type memoEntry struct {
+	key   uint64
+	score float64
+}
+
+// scoreOf is the score of a posting of freq occurrences and norm, as
+// TermQueryScorer.Score computes it, operation for operation.
+func (c *termClause) scoreOf(freq uint64, norm float64) float64 {
 	var tf float64
 	if freq < scorer.MaxSqrtCache {
 		tf = scorer.SqrtCache[int(freq)]
@@ -386,6 +439,7 @@ func (c *termClause) Weight() float64 {
 // scorer does.
 func (c *termClause) SetQueryNorm(norm float64) {
 	c.queryWeight = c.boost * c.idf * norm
+	c.memo = nil // scores of the previous weight
 }
 
 // Count is the term's document frequency.
