@@ -32,46 +32,27 @@ func sumMemoryKept() int { return 2 * runtime.GOMAXPROCS(0) }
 // accumulator returns an empty accumulator: one kept, or a new one; a
 // nil m always makes one.
 func (m *sumMemory) accumulator() *accumulator {
-	if m != nil {
-		m.mu.Lock()
-		if n := len(m.accs); n > 0 {
-			a := m.accs[n-1]
-			m.accs = m.accs[:n-1]
-			m.mu.Unlock()
-			return a
-		}
-		m.mu.Unlock()
+	if m == nil {
+		return new(accumulator)
 	}
-	return &accumulator{}
+	return takeKept(&m.mu, &m.accs)
 }
 
 // putAccumulator empties a and keeps it for the next search.
 func (m *sumMemory) putAccumulator(a *accumulator) {
 	a.collect(nil) // an error leaves scores behind: cleared for the next query
-	if m == nil {
-		return
+	if m != nil {
+		keep(&m.mu, &m.accs, a)
 	}
-	m.mu.Lock()
-	if len(m.accs) < sumMemoryKept() {
-		m.accs = append(m.accs, a)
-	}
-	m.mu.Unlock()
 }
 
 // arena returns an empty arena: one kept, or a new one; a nil m always
 // makes one.
 func (m *sumMemory) arena() *pruneArena {
-	if m != nil {
-		m.mu.Lock()
-		if n := len(m.arenas); n > 0 {
-			a := m.arenas[n-1]
-			m.arenas = m.arenas[:n-1]
-			m.mu.Unlock()
-			return a
-		}
-		m.mu.Unlock()
+	if m == nil {
+		return new(pruneArena)
 	}
-	return new(pruneArena)
+	return takeKept(&m.mu, &m.arenas)
 }
 
 // putArena empties a's lists, keeping their memory, lets go of the
@@ -80,12 +61,28 @@ func (m *sumMemory) putArena(a *pruneArena) {
 	clear(a.leaves) // the leaves hold the query's searchers
 	a.leaves, a.order, a.read, a.cand = a.leaves[:0], a.order[:0], a.read[:0], a.cand[:0]
 	a.scratch, a.top, a.field = a.scratch[:0], a.top[:0], a.field[:0]
-	if m == nil {
-		return
+	if m != nil {
+		keep(&m.mu, &m.arenas, a)
 	}
-	m.mu.Lock()
-	if len(m.arenas) < sumMemoryKept() {
-		m.arenas = append(m.arenas, a)
+}
+
+// takeKept takes the last of list, guarded by mu, or makes a new one.
+func takeKept[T any](mu *sync.Mutex, list *[]*T) *T {
+	mu.Lock()
+	defer mu.Unlock()
+	if n := len(*list); n > 0 {
+		a := (*list)[n-1]
+		*list = (*list)[:n-1]
+		return a
 	}
-	m.mu.Unlock()
+	return new(T)
+}
+
+// keep adds a to list, guarded by mu, unless it holds sumMemoryKept.
+func keep[T any](mu *sync.Mutex, list *[]*T, a *T) {
+	mu.Lock()
+	if len(*list) < sumMemoryKept() {
+		*list = append(*list, a)
+	}
+	mu.Unlock()
 }
