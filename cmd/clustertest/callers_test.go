@@ -102,9 +102,6 @@ func TestCallersBehindHAProxy(t *testing.T) {
 		}
 		lb.Servers = append(lb.Servers, lbServer{Name: name, Addr: r.addr})
 	}
-	if lb.Listen, err = freeAddr(); err != nil {
-		t.Fatal(err)
-	}
 	lb.Socket, lb.Inter = filepath.Join(dir, "haproxy.sock"), "200ms"
 	h, err := startHAProxy(hap, dir, lb)
 	if err != nil {
@@ -114,7 +111,7 @@ func TestCallersBehindHAProxy(t *testing.T) {
 	if _, err := h.waitStatus(t.Context(), "UP", 15*time.Second, "r1", "r2"); err != nil {
 		t.Fatal(err)
 	}
-	url := "http://" + lb.Listen + "/mcp"
+	url := "http://" + h.cfg.Listen + "/mcp"
 	if resp, err := http.Post(url, "application/json", strings.NewReader(`{}`)); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("/mcp without a credential: %v %v, want 401", resp, err)
 	}

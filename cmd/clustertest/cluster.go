@@ -115,18 +115,15 @@ func (c *cluster) serveArgs(data string) []string {
 // startLB starts HAProxy in front of the replicas and waits until it
 // sees them all up.
 func (c *cluster) startLB(bin string) error {
-	listen, err := freeAddr()
-	if err != nil {
-		return err
-	}
-	cfg := lbConfig{Listen: listen, Socket: filepath.Join(c.work, "haproxy.sock"), Inter: c.o.checkInter.String()}
+	cfg := lbConfig{Socket: filepath.Join(c.work, "haproxy.sock"), Inter: c.o.checkInter.String()}
 	for _, r := range c.replicas {
 		cfg.Servers = append(cfg.Servers, lbServer{Name: r.name, Addr: r.addr})
 	}
+	var err error
 	if c.lb, err = startHAProxy(bin, c.work, cfg); err != nil {
 		return err
 	}
-	c.url = "http://" + listen + "/mcp"
+	c.url = "http://" + c.lb.cfg.Listen + "/mcp"
 	c.transport = newTransport(c.o.statelessClients + c.o.sessions)
 	_, err = c.lb.waitStatus(context.Background(), "UP", 15*time.Second, c.names()...)
 	return err

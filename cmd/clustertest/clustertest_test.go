@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -57,11 +59,7 @@ func TestHAProxyConfig(t *testing.T) {
 		cfg.Servers = append(cfg.Servers, lbServer{Name: fmt.Sprintf("r%d", i+1), Addr: strings.TrimPrefix(hs.URL, "http://")})
 	}
 	dir := t.TempDir()
-	listen, err := freeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listen, cfg.Socket, cfg.Inter = listen, filepath.Join(dir, "haproxy.sock"), "100ms"
+	cfg.Socket, cfg.Inter = filepath.Join(dir, "haproxy.sock"), "100ms"
 	h, err := startHAProxy(bin, dir, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +68,7 @@ func TestHAProxyConfig(t *testing.T) {
 	if _, err := h.waitStatus(t.Context(), "UP", 10*time.Second, "r1", "r2"); err != nil {
 		t.Fatal(err)
 	}
+	listen := h.cfg.Listen
 	// post sends a POST to /mcp, with the session id when not empty, and
 	// returns the replica that answered, by its body and by the header
 	// HAProxy adds, and the session id the answer opened.
@@ -276,4 +275,42 @@ func TestRecoveredAfter(t *testing.T) {
 	if _, ok := recoveredAfter(&client{}, kill); ok {
 		t.Error("recoveredAfter of a client that lost nothing: ok")
 	}
+}
+
+// TestHAProxyPortTaken starts HAProxy on a port another listener holds:
+// startHAProxyAt must say errPortTaken (what makes startHAProxy pick
+// another port), not that HAProxy failed for another reason, and
+// startHAProxy with no port chosen must come up on a free one.
+func TestHAProxyPortTaken(t *testing.T) {
+	bin := needHAProxy(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	cfg := lbConfig{Listen: ln.Addr().String(), Socket: filepath.Join(dir, "haproxy.sock"), Inter: "100ms",
+		Servers: []lbServer{{Name: "r1", Addr: "127.0.0.1:9"}}}
+	h, err := startHAProxyAt(bin, dir, cfg)
+	if err == nil {
+		h.stop()
+		t.Fatalf("HAProxy started on %s, which another listener holds", cfg.Listen)
+	}
+	if !errors.Is(err, errPortTaken) {
+		t.Fatalf("HAProxy on a taken port: %v, want errPortTaken", err)
+	}
+	cfg.Listen = ""
+	h, err = startHAProxy(bin, dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.stop()
+	if h.cfg.Listen == "" || h.cfg.Listen == ln.Addr().String() {
+		t.Fatalf("HAProxy's frontend: %q", h.cfg.Listen)
+	}
+	conn, err := net.Dial("tcp", h.cfg.Listen)
+	if err != nil {
+		t.Fatalf("HAProxy's frontend %s: %v", h.cfg.Listen, err)
+	}
+	conn.Close()
 }

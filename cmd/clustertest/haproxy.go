@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -99,9 +100,35 @@ type haproxy struct {
 	config string // the file's path
 }
 
+// errPortTaken is startHAProxyAt's error when HAProxy could not bind its
+// frontend because another process holds the port.
+var errPortTaken = errors.New("the frontend's port is taken")
+
 // startHAProxy writes the configuration into dir and starts HAProxy in
-// the foreground; it returns once the runtime API answers.
+// the foreground; it returns once the runtime API answers. With c.Listen
+// empty it picks a loopback port itself (h.cfg.Listen says which):
+// HAProxy cannot be told to pick one and say which, so the port is one
+// that was free a moment ago, and when another process takes it before
+// HAProxy binds, HAProxy is started again on another (at most 5 tries).
 func startHAProxy(bin, dir string, c lbConfig) (*haproxy, error) {
+	if c.Listen != "" {
+		return startHAProxyAt(bin, dir, c)
+	}
+	var err error
+	for try := 0; try < 5; try++ {
+		if c.Listen, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		var h *haproxy
+		if h, err = startHAProxyAt(bin, dir, c); !errors.Is(err, errPortTaken) {
+			return h, err
+		}
+	}
+	return nil, err
+}
+
+// startHAProxyAt starts HAProxy on c as it is.
+func startHAProxyAt(bin, dir string, c lbConfig) (*haproxy, error) {
 	text, err := haproxyConfig(c)
 	if err != nil {
 		return nil, err
@@ -122,6 +149,9 @@ func startHAProxy(bin, dir string, c lbConfig) (*haproxy, error) {
 		}
 		select {
 		case <-h.done:
+			if log := h.log.String(); strings.Contains(log, "cannot bind socket (Address already in use)") {
+				return nil, fmt.Errorf("haproxy on %s: %w:\n%s", c.Listen, errPortTaken, log)
+			}
 			return nil, fmt.Errorf("haproxy exited at start (%v), config %s:\n%s", h.err, h.config, h.log)
 		case <-time.After(20 * time.Millisecond):
 		}
