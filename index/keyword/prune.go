@@ -74,8 +74,10 @@ func zeroed(buf []float64, n int) []float64 {
 	return buf
 }
 
-// prunedSums counts the sums that skipped postings, for tests.
-var prunedSums atomic.Int64
+// prunedSums counts the sums that skipped postings, and
+// carriedSegments the segments that skipped postings at the k-th best
+// score carried from the segments before them, for tests.
+var prunedSums, carriedSegments atomic.Int64
 
 // pruneLeaf is a clause of the pruned sum: a term clause, or another
 // searcher read whole.
@@ -237,6 +239,9 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 			return nil, true, err
 		}
 		pruned = pruned || cut
+		if cut && !math.IsInf(kth, -1) {
+			carriedSegments.Add(1)
+		}
 		if len(out) < k {
 			continue
 		}
