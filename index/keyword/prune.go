@@ -63,6 +63,7 @@ type pruneArena struct {
 	read       []taatHit
 	others     []taatHit
 	cand       []taatHit
+	curs       []cursor
 	scratch    []float64
 	top, field []float64
 }
@@ -74,10 +75,10 @@ func zeroed(buf []float64, n int) []float64 {
 	return buf
 }
 
-// prunedSums counts the sums that skipped postings, and
-// carriedSegments the segments that skipped postings at the k-th best
-// score carried from the segments before them, for tests.
-var prunedSums, carriedSegments atomic.Int64
+// prunedSums counts the sums that skipped postings, and carriedWindows
+// the windows that skipped postings at the k-th best score carried from
+// the windows before them, for tests.
+var prunedSums, carriedWindows atomic.Int64
 
 // pruneLeaf is a clause of the pruned sum: a term clause, or another
 // searcher read whole.
@@ -140,14 +141,16 @@ func (s *sumSearcher) prunable(leaves []pruneLeaf) ([]pruneLeaf, bool) {
 // prunedDrain is drain for the documents that can be among the best
 // s.topK, or false (nothing read) when s cannot be pruned.
 //
-// It reads the index a segment at a time: a document lives in one
-// segment, so its sum is the same read whole or segment by segment,
-// and a segment's accumulator, as long as the segment, is indexed by
-// the segment's own document numbers, as its iterators hand them out
-// (the index's whole array, 8 MB at 1M tools, missed the cache:
-// docs/benchmarks/2026-12-06-1m-hybrid.md). The k-th best full score of
-// the segments read is carried to the next: a segment starts pruning
-// at it instead of at nothing.
+// It reads the index a window of documents at a time (pruneWindow of a
+// segment): a document lives in one window, so its sum is the same read
+// whole or window by window, and the window's accumulator, numbered from
+// its first document, stays in a core's cache (the index's whole array,
+// 8 MB at 1M tools, missed it and was a sixth of the keyword list's CPU:
+// docs/benchmarks/2026-12-06-1m-keyword-windows.md). Each segment's
+// iterators are read directly, once, forwards (cursor), without
+// scorch's 8-byte IDs and segment search. The k-th best full score of
+// the windows read is carried to the next: a window starts pruning at
+// it instead of at nothing, and reads fewer clauses whole.
 func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, error) {
 	a := s.mem.arena()
 	defer s.mem.putArena(a)
@@ -232,32 +235,46 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 		if lo >= hi {
 			continue
 		}
-		var err error
-		var cut bool
-		if out, cut, err = s.prunedSegment(a, acc, seg, off, lo, hi, negative, kth, out); err != nil {
-			putHits(out)
-			return nil, true, err
-		}
-		pruned = pruned || cut
-		if cut && !math.IsInf(kth, -1) {
-			carriedSegments.Add(1)
-		}
-		if len(out) < k {
-			continue
-		}
-		scratch := a.scratch[:0]
-		for _, h := range out {
-			scratch = append(scratch, h.score)
-		}
-		a.scratch = scratch
-		kth = kthLargest(scratch, k)
-		kept := out[:0]
-		for _, h := range out {
-			if h.score >= kth {
-				kept = append(kept, h)
+		curs := a.curs[:0]
+		for _, l := range leaves {
+			var c cursor
+			if l.tc != nil {
+				sp := l.tc.reader.(*segmentPostings)
+				c.it, _, _ = sp.segment(seg)
+				c.count, c.docs = sp.pls[seg].Count(), end-off
 			}
+			curs = append(curs, c)
 		}
-		out = kept
+		a.curs = curs
+		for wlo := lo; wlo < hi; wlo += min(pruneWindow, hi-wlo) {
+			whi := wlo + min(pruneWindow, hi-wlo)
+			var err error
+			var cut bool
+			if out, cut, err = s.prunedWindow(a, acc, wlo-off, wlo, whi, negative, kth, out); err != nil {
+				putHits(out)
+				return nil, true, err
+			}
+			pruned = pruned || cut
+			if cut && !math.IsInf(kth, -1) {
+				carriedWindows.Add(1)
+			}
+			if len(out) < k {
+				continue
+			}
+			scratch := a.scratch[:0]
+			for _, h := range out {
+				scratch = append(scratch, h.score)
+			}
+			a.scratch = scratch
+			kth = kthLargest(scratch, k)
+			kept := out[:0]
+			for _, h := range out {
+				if h.score >= kth {
+					kept = append(kept, h)
+				}
+			}
+			out = kept
+		}
 	}
 	if pruned {
 		prunedSums.Add(1)
@@ -265,19 +282,20 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 	return out, true, nil
 }
 
-// prunedSegment appends to out, in document order, the documents of the
-// segment seg (its first document number off) in [lo, hi) that score
-// at least kth, and says whether it skipped postings. negative says the
-// other leaves' scores do not bound (no pruning).
-func (s *sumSearcher) prunedSegment(a *pruneArena, acc *accumulator, seg int, off, lo, hi uint64, negative bool, kth float64, out []taatHit) ([]taatHit, bool, error) {
+// prunedWindow appends to out, in document order, the documents in
+// [lo, hi) of a segment (lo is zlo in the segment's own numbers, its
+// cursors a.curs) that score at least kth, and says whether it skipped
+// postings. negative says the other leaves' scores do not bound (no
+// pruning). Documents are numbered from lo inside.
+func (s *sumSearcher) prunedWindow(a *pruneArena, acc *accumulator, zlo, lo, hi uint64, negative bool, kth float64, out []taatHit) ([]taatHit, bool, error) {
 	k := s.topK
 	leaves, order := a.leaves, a.order
-	// Every leaf's postings read in the segment, leaf after leaf, in the
-	// arena, numbered from the segment's first document.
+	// Every leaf's postings read in the window, leaf after leaf, in the
+	// arena.
 	read := a.read[:0]
 	defer func() { a.read = read }()
 
-	// The other leaves' documents of the segment.
+	// The other leaves' documents of the window.
 	rem := 0.0
 	for i := range leaves {
 		l := &leaves[i]
@@ -290,7 +308,7 @@ func (s *sumSearcher) prunedSegment(a *pruneArena, acc *accumulator, seg int, of
 		to, _ := slices.BinarySearchFunc(hits, hi, func(h taatHit, n uint64) int { return cmpDoc(h.doc, n) })
 		l.lo, l.hi = l.olo+from, l.olo+to
 		for _, h := range hits[from:to] {
-			acc.add(h.doc-off, h.score)
+			acc.add(h.doc-lo, h.score)
 		}
 	}
 
@@ -309,10 +327,9 @@ func (s *sumSearcher) prunedSegment(a *pruneArena, acc *accumulator, seg int, of
 			break
 		}
 		l := &leaves[li]
-		it, _, _ := l.tc.reader.(*segmentPostings).segment(seg)
 		l.lo = len(read)
 		var err error
-		if read, err = l.tc.readAll(it, lo-off, hi-off, read); err != nil {
+		if read, err = l.tc.readAll(&a.curs[li], zlo, zlo+(hi-lo), read); err != nil {
 			return out, false, err
 		}
 		l.hi = len(read)
@@ -344,10 +361,9 @@ func (s *sumSearcher) prunedSegment(a *pruneArena, acc *accumulator, seg int, of
 	// The clauses left, probed at the candidates only.
 	for _, li := range order[next:] {
 		l := &leaves[li]
-		it, _, _ := l.tc.reader.(*segmentPostings).segment(seg)
 		l.lo = len(read)
 		var err error
-		if read, err = l.tc.probe(it, l.tc.reader.(*segmentPostings).pls[seg].Count(), cand, read); err != nil {
+		if read, err = l.tc.probe(&a.curs[li], zlo, hi-lo, cand, read); err != nil {
 			return out, true, err
 		}
 		l.hi = len(read)
@@ -381,9 +397,12 @@ func (s *sumSearcher) prunedSegment(a *pruneArena, acc *accumulator, seg int, of
 			if l.group != g {
 				continue
 			}
-			hits, base := read[l.lo:l.hi], uint64(0)
+			var hits []taatHit
+			var base uint64
 			if l.other != nil {
-				hits, base = a.others[l.lo:l.hi], off
+				hits, base = a.others[l.lo:l.hi], lo
+			} else {
+				hits = read[l.lo:l.hi]
 			}
 			j := 0
 			for _, h := range hits {
@@ -405,7 +424,7 @@ func (s *sumSearcher) prunedSegment(a *pruneArena, acc *accumulator, seg int, of
 	}
 	for j, c := range cand {
 		if top[j] >= kth {
-			out = append(out, taatHit{c.doc + off, top[j]})
+			out = append(out, taatHit{c.doc + lo, top[j]})
 		}
 	}
 	return out, next < len(order), nil
@@ -510,23 +529,56 @@ func kthLargest(v []float64, k int) float64 {
 	return v[want]
 }
 
-// readAll appends the clause's postings of a segment's iterator it in
-// [lo, hi) (the segment's own numbers), scored.
-func (c *termClause) readAll(it segment.PostingsIterator, lo, hi uint64, out []taatHit) ([]taatHit, error) {
-	var p segment.Posting
-	var err error
-	if lo > 0 {
-		p, err = it.Advance(lo)
-	} else {
-		p, err = it.Next()
+// pruneWindow is the most documents a pruned sum adds up at once: an
+// accumulator of 256 KB that stays in a core's cache (a segment of 1M
+// tools is 8 MB). A variable for tests.
+var pruneWindow uint64 = 1 << 15
+
+// cursor reads a segment's postings iterator a window after another:
+// the posting that ended a window is kept for the next.
+type cursor struct {
+	it          segment.PostingsIterator
+	count, docs uint64          // the segment's postings and documents
+	p           segment.Posting // read from it, not used yet
+	done        bool
+}
+
+// atOrAfter returns the first posting at or after n (the segment's own
+// numbers) not used yet, or nil at the end; n never goes back.
+func (c *cursor) atOrAfter(n uint64) (segment.Posting, error) {
+	if c.p != nil && c.p.Number() >= n {
+		return c.p, nil
 	}
-	for ; err == nil && p != nil; p, err = it.Next() {
+	if c.done {
+		return nil, nil
+	}
+	p, err := c.it.Advance(n)
+	c.p, c.done = p, p == nil
+	return p, err
+}
+
+// next uses the posting atOrAfter or next returned, and returns the one
+// after it.
+func (c *cursor) next() (segment.Posting, error) {
+	if c.done {
+		return nil, nil
+	}
+	p, err := c.it.Next()
+	c.p, c.done = p, p == nil
+	return p, err
+}
+
+// readAll appends the clause's postings of a segment's cursor in [zlo,
+// zhi) (the segment's own numbers), scored, numbered from zlo.
+func (c *termClause) readAll(cur *cursor, zlo, zhi uint64, out []taatHit) ([]taatHit, error) {
+	p, err := cur.atOrAfter(zlo)
+	for ; err == nil && p != nil; p, err = cur.next() {
 		n := p.Number()
-		if n >= hi {
-			break
+		if n >= zhi {
+			break // kept for the next window
 		}
 		freq, norm := freqNorm(p)
-		out = append(out, taatHit{n, c.score(freq, norm)})
+		out = append(out, taatHit{n - zlo, c.score(freq, norm)})
 	}
 	if err != nil {
 		return out, fmt.Errorf("keyword query: %w", err)
@@ -534,32 +586,24 @@ func (c *termClause) readAll(it segment.PostingsIterator, lo, hi uint64, out []t
 	return out, nil
 }
 
-// probe appends the clause's postings of a segment's iterator it (of
-// count postings) at the candidates' documents, scored, skipping to each
-// (cand in document order, the segment's own numbers).
-func (c *termClause) probe(it segment.PostingsIterator, count uint64, cand []taatHit, out []taatHit) ([]taatHit, error) {
-	if uint64(len(cand))*probeDensity > count {
-		return c.merge(it, cand, out)
+// probe appends the clause's postings of a segment's cursor at the
+// candidates' documents, scored, skipping to each (cand in document
+// order, numbered from zlo, in a window of docs documents).
+func (c *termClause) probe(cur *cursor, zlo, docs uint64, cand []taatHit, out []taatHit) ([]taatHit, error) {
+	// The window's share of the segment's postings.
+	if uint64(len(cand))*probeDensity*cur.docs > cur.count*docs {
+		return c.merge(cur, zlo, cand, out)
 	}
-	have := false
-	var at uint64
-	var score float64
 	for _, cd := range cand {
-		if !have || at < cd.doc {
-			p, err := it.Advance(cd.doc)
-			if err != nil {
-				return out, fmt.Errorf("keyword query: %w", err)
-			}
-			if p == nil {
-				break
-			}
-			have, at = true, p.Number()
-			if at >= cd.doc {
-				score = c.score(freqNorm(p))
-			}
+		p, err := cur.atOrAfter(cd.doc + zlo)
+		if err != nil {
+			return out, fmt.Errorf("keyword query: %w", err)
 		}
-		if at == cd.doc {
-			out = append(out, taatHit{at, score})
+		if p == nil {
+			break
+		}
+		if p.Number() == cd.doc+zlo {
+			out = append(out, taatHit{cd.doc, c.score(freqNorm(p))})
 		}
 	}
 	return out, nil
@@ -570,19 +614,19 @@ func (c *termClause) probe(it segment.PostingsIterator, count uint64, cand []taa
 // (Advance) to nearly every posting.
 const probeDensity = 32
 
-// merge appends the clause's postings of a segment's iterator it at the
-// candidates' documents, reading it through.
-func (c *termClause) merge(it segment.PostingsIterator, cand []taatHit, out []taatHit) ([]taatHit, error) {
+// merge appends the clause's postings of a segment's cursor at the
+// candidates' documents (numbered from zlo), reading it through.
+func (c *termClause) merge(cur *cursor, zlo uint64, cand []taatHit, out []taatHit) ([]taatHit, error) {
 	if len(cand) == 0 {
 		return out, nil
 	}
 	j := 0
-	p, err := it.Advance(cand[0].doc)
-	for ; err == nil && p != nil; p, err = it.Next() {
-		n := p.Number()
+	p, err := cur.atOrAfter(cand[0].doc + zlo)
+	for ; err == nil && p != nil; p, err = cur.next() {
+		n := p.Number() - zlo
 		for cand[j].doc < n {
 			if j++; j == len(cand) {
-				return out, nil
+				return out, nil // the posting kept for the next window
 			}
 		}
 		if cand[j].doc == n {
