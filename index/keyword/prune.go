@@ -87,7 +87,7 @@ type pruneLeaf struct {
 	tc    *termClause
 	other search.Searcher
 	bound float64
-	// lo, hi: its postings read in the segment, in document order, in
+	// lo, hi: its postings read in the window, in document order, in
 	// the shared list (an other leaf: in the arena's others).
 	lo, hi int
 	// olo, ohi: an other leaf's documents, in the arena's others.
@@ -222,7 +222,7 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 	a.order = order
 
 	out := getHits()
-	// kth is the k-th best full score of the segments read: no document
+	// kth is the k-th best full score of the windows read: no document
 	// below it is among the best k.
 	kth := math.Inf(-1)
 	pruned := false
