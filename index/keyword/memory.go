@@ -59,7 +59,9 @@ func (m *sumMemory) arena() *pruneArena {
 // searchers its leaves point to, and keeps it for the next search.
 func (m *sumMemory) putArena(a *pruneArena) {
 	clear(a.leaves) // the leaves hold the query's searchers
-	a.leaves, a.order, a.read, a.cand = a.leaves[:0], a.order[:0], a.read[:0], a.cand[:0]
+	clear(a.curs)   // and the cursors their iterators
+	a.curs = a.curs[:0]
+	a.leaves, a.order, a.read, a.others, a.cand = a.leaves[:0], a.order[:0], a.read[:0], a.others[:0], a.cand[:0]
 	a.scratch, a.top, a.field = a.scratch[:0], a.top[:0], a.field[:0]
 	if m != nil {
 		keep(&m.mu, &m.arenas, a)

@@ -37,6 +37,7 @@ type segmentPostings struct {
 	pls  []segment.PostingsList
 	its  []segment.PostingsIterator
 	offs []uint64 // each segment's first document number
+	ends []uint64 // each segment's end: the next one's first number
 	at   int      // the segment being read
 	// cur is the number of the posting handed out last (when started).
 	cur     uint64
@@ -49,9 +50,9 @@ var _ bleveindex.TermFieldReader = (*segmentPostings)(nil)
 // segmentDicts are the term dictionaries of a snapshot's segments by
 // field, looked up once per query for all its terms of the field.
 type segmentDicts struct {
-	segs  []*scorch.SegmentSnapshot
-	offs  []uint64
-	dicts map[string][]segment.TermDictionary
+	segs       []*scorch.SegmentSnapshot
+	offs, ends []uint64
+	dicts      map[string][]segment.TermDictionary
 }
 
 // newSegmentDicts returns the dictionaries of r's segments, or nil when r
@@ -64,11 +65,12 @@ func newSegmentDicts(r bleveindex.IndexReader) *segmentDicts {
 		return nil
 	}
 	segs := s.Segments()
-	d := &segmentDicts{segs: segs, offs: make([]uint64, len(segs)), dicts: map[string][]segment.TermDictionary{}}
+	d := &segmentDicts{segs: segs, offs: make([]uint64, len(segs)), ends: make([]uint64, len(segs)), dicts: map[string][]segment.TermDictionary{}}
 	var running uint64
 	for i, ss := range segs {
 		d.offs[i] = running
 		running += ss.Segment().Count() // deleted documents included, as scorch numbers them
+		d.ends[i] = running
 	}
 	return d
 }
@@ -87,7 +89,7 @@ func (d *segmentDicts) postings(term []byte, field string) (*segmentPostings, er
 		}
 		d.dicts[field] = dicts
 	}
-	p := &segmentPostings{pls: make([]segment.PostingsList, len(d.segs)), its: make([]segment.PostingsIterator, len(d.segs)), offs: d.offs}
+	p := &segmentPostings{pls: make([]segment.PostingsList, len(d.segs)), its: make([]segment.PostingsIterator, len(d.segs)), offs: d.offs, ends: d.ends}
 	for i, ss := range d.segs {
 		pl, err := dicts[i].PostingsList(term, ss.Deleted(), nil)
 		if err != nil {
@@ -152,13 +154,29 @@ func (p *segmentPostings) fill(next segment.Posting, rv *bleveindex.TermFieldDoc
 	}
 	p.cur, p.started = next.Number()+p.offs[p.at], true
 	rv.ID = binary.BigEndian.AppendUint64(rv.ID[:0], p.cur)
-	rv.Freq = next.Frequency()
-	if zp, ok := next.(*zap.Posting); ok {
-		rv.Norm = zapNorm(zp.NormUint64())
-	} else {
-		rv.Norm = next.Norm()
-	}
+	rv.Freq, rv.Norm = freqNorm(next)
 	return rv
+}
+
+// freqNorm is a posting's frequency and norm, as scorch's reader hands
+// them out.
+func freqNorm(next segment.Posting) (uint64, float64) {
+	if zp, ok := next.(*zap.Posting); ok {
+		return zp.Frequency(), zapNorm(zp.NormUint64())
+	}
+	return next.Frequency(), next.Norm()
+}
+
+// segments is the number of segments the postings span.
+func (p *segmentPostings) segments() int { return len(p.its) }
+
+// segment returns segment seg's postings iterator, which numbers its
+// documents from 0 (the segment's first, off in the index), and the
+// segment's range [off, end) of document numbers. A pruned sum
+// (prune.go) reads each segment's iterator once, forwards, and nothing
+// else reads the postings then.
+func (p *segmentPostings) segment(seg int) (it segment.PostingsIterator, off, end uint64) {
+	return p.its[seg], p.offs[seg], p.ends[seg]
 }
 
 // zapNorms are zap v16's norms of the field lengths below their count.

@@ -1,7 +1,6 @@
 package keyword
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	mathbits "math/bits"
@@ -9,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/search"
-	bleveindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // A search asks for its best few documents (Query.Size, twice over:
@@ -62,7 +61,9 @@ type pruneArena struct {
 	leaves     []pruneLeaf
 	order      []int
 	read       []taatHit
+	others     []taatHit
 	cand       []taatHit
+	curs       []cursor
 	scratch    []float64
 	top, field []float64
 }
@@ -74,8 +75,10 @@ func zeroed(buf []float64, n int) []float64 {
 	return buf
 }
 
-// prunedSums counts the sums that skipped postings, for tests.
-var prunedSums atomic.Int64
+// prunedSums counts the sums that skipped postings, and carriedWindows
+// the windows that skipped postings at the k-th best score carried from
+// the windows before them, for tests.
+var prunedSums, carriedWindows atomic.Int64
 
 // pruneLeaf is a clause of the pruned sum: a term clause, or another
 // searcher read whole.
@@ -84,8 +87,11 @@ type pruneLeaf struct {
 	tc    *termClause
 	other search.Searcher
 	bound float64
-	// lo, hi: its postings read, in document order, in the shared list.
+	// lo, hi: its postings read in the window, in document order, in
+	// the shared list (an other leaf: in the arena's others).
 	lo, hi int
+	// olo, ohi: an other leaf's documents, in the arena's others.
+	olo, ohi int
 }
 
 // prunable appends the leaves of s in clause order to leaves, or returns
@@ -134,6 +140,17 @@ func (s *sumSearcher) prunable(leaves []pruneLeaf) ([]pruneLeaf, bool) {
 
 // prunedDrain is drain for the documents that can be among the best
 // s.topK, or false (nothing read) when s cannot be pruned.
+//
+// It reads the index a window of documents at a time (pruneWindow of a
+// segment): a document lives in one window, so its sum is the same read
+// whole or window by window, and the window's accumulator, numbered from
+// its first document, stays in a core's cache (the index's whole array,
+// 8 MB at 1M tools, missed it and was a sixth of the keyword list's CPU:
+// docs/benchmarks/2026-12-06-1m-keyword-windows.md). Each segment's
+// iterators are read directly, once, forwards (cursor), without
+// scorch's 8-byte IDs and segment search. The k-th best full score of
+// the windows read is carried to the next: a window starts pruning at
+// it instead of at nothing, and reads fewer clauses whole.
 func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, error) {
 	a := s.mem.arena()
 	defer s.mem.putArena(a)
@@ -142,42 +159,51 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 	if !ok {
 		return nil, false, nil
 	}
+	var segs *segmentPostings
+	for _, l := range leaves {
+		if l.tc == nil {
+			continue
+		}
+		sp, ok := l.tc.reader.(*segmentPostings)
+		if !ok || (segs != nil && sp.segments() != segs.segments()) {
+			return nil, false, nil
+		}
+		segs = sp
+	}
+	if segs == nil {
+		return nil, false, nil
+	}
 	k := s.topK
-	// Every leaf's postings read, leaf after leaf, in the arena: a list
-	// as long as a query's postings.
-	read := a.read[:0]
-	defer func() { a.read = read }()
 	acc := s.mem.accumulator()
 	defer s.mem.putAccumulator(acc)
 
 	// Searchers other than terms first, whole: their bound is their best.
+	others := a.others[:0]
 	negative := false
 	for i := range leaves {
 		l := &leaves[i]
 		if l.other == nil {
 			continue
 		}
-		l.lo = len(read)
+		l.olo = len(others)
 		var err error
-		if read, err = s.readOther(ctx, l.other, read); err != nil {
+		if others, err = s.readOther(ctx, l.other, others); err != nil {
 			return nil, true, err
 		}
-		l.hi = len(read)
-		for _, h := range read[l.lo:l.hi] {
+		l.ohi = len(others)
+		a.others = others
+		for _, h := range others[l.olo:l.ohi] {
 			if h.score < 0 || math.IsNaN(h.score) {
 				negative = true // partial sums would not bound: no pruning
 			}
 			l.bound = max(l.bound, h.score*(1+pruneSlack))
-			acc.add(h.doc, h.score)
 		}
 	}
 
 	order := a.order[:0]
-	rem := 0.0
 	for i, l := range leaves {
 		if l.tc != nil {
 			order = append(order, i)
-			rem += l.bound
 		}
 	}
 	// Most bound per posting read first: the short lists of rare terms,
@@ -195,19 +221,116 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 	})
 	a.order = order
 
+	out := getHits()
+	// kth is the k-th best full score of the windows read: no document
+	// below it is among the best k.
+	kth := math.Inf(-1)
+	pruned := false
+	for seg := range segs.segments() {
+		_, off, end := segs.segment(seg)
+		lo, hi := max(off, s.part.lo), end
+		if s.part.hi > 0 {
+			hi = min(hi, s.part.hi)
+		}
+		if lo >= hi {
+			continue
+		}
+		curs := a.curs[:0]
+		for _, l := range leaves {
+			var c cursor
+			if l.tc != nil {
+				sp := l.tc.reader.(*segmentPostings)
+				c.it, _, _ = sp.segment(seg)
+				c.count, c.docs = sp.pls[seg].Count(), end-off
+			}
+			curs = append(curs, c)
+		}
+		a.curs = curs
+		for wlo := lo; wlo < hi; wlo += min(pruneWindow, hi-wlo) {
+			whi := wlo + min(pruneWindow, hi-wlo)
+			var err error
+			var cut bool
+			if out, cut, err = s.prunedWindow(a, acc, wlo-off, wlo, whi, negative, kth, out); err != nil {
+				putHits(out)
+				return nil, true, err
+			}
+			pruned = pruned || cut
+			if cut && !math.IsInf(kth, -1) {
+				carriedWindows.Add(1)
+			}
+			if len(out) < k {
+				continue
+			}
+			scratch := a.scratch[:0]
+			for _, h := range out {
+				scratch = append(scratch, h.score)
+			}
+			a.scratch = scratch
+			kth = kthLargest(scratch, k)
+			kept := out[:0]
+			for _, h := range out {
+				if h.score >= kth {
+					kept = append(kept, h)
+				}
+			}
+			out = kept
+		}
+	}
+	if pruned {
+		prunedSums.Add(1)
+	}
+	return out, true, nil
+}
+
+// prunedWindow appends to out, in document order, the documents in
+// [lo, hi) of a segment (lo is zlo in the segment's own numbers, its
+// cursors a.curs) that score at least kth, and says whether it skipped
+// postings. negative says the other leaves' scores do not bound (no
+// pruning). Documents are numbered from lo inside.
+func (s *sumSearcher) prunedWindow(a *pruneArena, acc *accumulator, zlo, lo, hi uint64, negative bool, kth float64, out []taatHit) ([]taatHit, bool, error) {
+	k := s.topK
+	leaves, order := a.leaves, a.order
+	// Every leaf's postings read in the window, leaf after leaf, in the
+	// arena.
+	read := a.read[:0]
+	defer func() { a.read = read }()
+
+	// The other leaves' documents of the window.
+	rem := 0.0
+	for i := range leaves {
+		l := &leaves[i]
+		if l.other == nil {
+			rem += l.bound
+			continue
+		}
+		hits := a.others[l.olo:l.ohi]
+		from, _ := slices.BinarySearchFunc(hits, lo, func(h taatHit, n uint64) int { return cmpDoc(h.doc, n) })
+		to, _ := slices.BinarySearchFunc(hits, hi, func(h taatHit, n uint64) int { return cmpDoc(h.doc, n) })
+		l.lo, l.hi = l.olo+from, l.olo+to
+		for _, h := range hits[from:to] {
+			acc.add(h.doc-lo, h.score)
+		}
+	}
+
 	// Read the clauses whole, best bound first, until the bounds left
 	// cannot lift a document not yet seen into the best k.
-	scratch := a.scratch[:0]
-	defer func() { a.scratch = scratch }()
-	theta, best := math.Inf(-1), 0.0
+	theta := kth * (1 - pruneSlack)
+	if negative {
+		theta = math.Inf(-1)
+	}
+	best := 0.0
 	sinceTheta := 0
 	next := len(order)
 	for oi, li := range order {
+		if remaining(rem) < theta {
+			next = oi
+			break
+		}
 		l := &leaves[li]
 		l.lo = len(read)
 		var err error
-		if read, err = l.tc.readAll(s.part, read); err != nil {
-			return nil, true, err
+		if read, err = l.tc.readAll(&a.curs[li], zlo, zlo+(hi-lo), read); err != nil {
+			return out, false, err
 		}
 		l.hi = len(read)
 		for _, h := range read[l.lo:l.hi] {
@@ -225,18 +348,9 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 			continue
 		}
 		sinceTheta = 0
-		scratch = acc.partials(scratch[:0])
-		theta = kthLargest(scratch, k) * (1 - pruneSlack)
-		if remaining(rem) < theta {
-			next = oi + 1
-			break
-		}
-	}
-	if next == len(order) {
-		// Nothing left to prune: every clause was read whole.
-		theta = math.Inf(-1)
-	} else {
-		prunedSums.Add(1)
+		scratch := acc.partials(a.scratch[:0])
+		a.scratch = scratch
+		theta = max(theta, kthLargest(scratch, k)*(1-pruneSlack))
 	}
 
 	// The candidates: documents seen whose partial sum and the bounds left
@@ -245,13 +359,12 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 	a.cand = cand
 
 	// The clauses left, probed at the candidates only.
-	var id [8]byte
 	for _, li := range order[next:] {
 		l := &leaves[li]
 		l.lo = len(read)
 		var err error
-		if read, err = l.tc.probe(cand, id[:], read); err != nil {
-			return nil, true, err
+		if read, err = l.tc.probe(&a.curs[li], zlo, hi-lo, cand, read); err != nil {
+			return out, true, err
 		}
 		l.hi = len(read)
 		// Add the scores found to the candidates' partial sums.
@@ -263,10 +376,11 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 			cand[j].score += h.score
 		}
 		rem -= l.bound
-		scratch = scratch[:0]
+		scratch := a.scratch[:0]
 		for _, c := range cand {
 			scratch = append(scratch, c.score)
 		}
+		a.scratch = scratch
 		if len(scratch) >= k {
 			theta = max(theta, kthLargest(scratch, k)*(1-pruneSlack))
 		}
@@ -283,15 +397,23 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 			if l.group != g {
 				continue
 			}
+			var hits []taatHit
+			var base uint64
+			if l.other != nil {
+				hits, base = a.others[l.lo:l.hi], lo
+			} else {
+				hits = read[l.lo:l.hi]
+			}
 			j := 0
-			for _, h := range read[l.lo:l.hi] {
-				for j < len(cand) && cand[j].doc < h.doc {
+			for _, h := range hits {
+				doc := h.doc - base
+				for j < len(cand) && cand[j].doc < doc {
 					j++
 				}
 				if j == len(cand) {
 					break
 				}
-				if cand[j].doc == h.doc {
+				if cand[j].doc == doc {
 					field[j] += h.score
 				}
 			}
@@ -300,18 +422,23 @@ func (s *sumSearcher) prunedDrain(ctx *search.SearchContext) ([]taatHit, bool, e
 			top[j] += field[j]
 		}
 	}
-	cut := math.Inf(-1)
-	if len(top) > k {
-		scratch = append(scratch[:0], top...)
-		cut = kthLargest(scratch, k)
-	}
-	out := getHits()
 	for j, c := range cand {
-		if top[j] >= cut {
-			out = append(out, taatHit{c.doc, top[j]})
+		if top[j] >= kth {
+			out = append(out, taatHit{c.doc + lo, top[j]})
 		}
 	}
-	return out, true, nil
+	return out, next < len(order), nil
+}
+
+// cmpDoc orders document numbers.
+func cmpDoc(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // tfBound bounds the term-frequency factor of the clause's BM25,
@@ -402,26 +529,56 @@ func kthLargest(v []float64, k int) float64 {
 	return v[want]
 }
 
-// readAll appends the clause's postings in part, scored.
-func (c *termClause) readAll(part partRange, out []taatHit) ([]taatHit, error) {
-	var tm *bleveindex.TermFieldDoc
-	var err error
-	if part.lo > 0 {
-		var id [8]byte
-		binary.BigEndian.PutUint64(id[:], part.lo)
-		tm, err = c.reader.Advance(id[:], c.tfd.Reset())
-	} else {
-		tm, err = c.reader.Next(c.tfd.Reset())
+// pruneWindow is the most documents a pruned sum adds up at once: an
+// accumulator of 256 KB that stays in a core's cache (a segment of 1M
+// tools is 8 MB). A variable for tests.
+var pruneWindow uint64 = 1 << 15
+
+// cursor reads a segment's postings iterator a window after another:
+// the posting that ended a window is kept for the next.
+type cursor struct {
+	it          segment.PostingsIterator
+	count, docs uint64          // the segment's postings and documents
+	p           segment.Posting // read from it, not used yet
+	done        bool
+}
+
+// atOrAfter returns the first posting at or after n (the segment's own
+// numbers) not used yet, or nil at the end; n never goes back.
+func (c *cursor) atOrAfter(n uint64) (segment.Posting, error) {
+	if c.p != nil && c.p.Number() >= n {
+		return c.p, nil
 	}
-	for ; err == nil && tm != nil; tm, err = c.reader.Next(c.tfd.Reset()) {
-		if len(tm.ID) != 8 {
-			return out, errNotScorch
+	if c.done {
+		return nil, nil
+	}
+	p, err := c.it.Advance(n)
+	c.p, c.done = p, p == nil
+	return p, err
+}
+
+// next uses the posting atOrAfter or next returned, and returns the one
+// after it.
+func (c *cursor) next() (segment.Posting, error) {
+	if c.done {
+		return nil, nil
+	}
+	p, err := c.it.Next()
+	c.p, c.done = p, p == nil
+	return p, err
+}
+
+// readAll appends the clause's postings of a segment's cursor in [zlo,
+// zhi) (the segment's own numbers), scored, numbered from zlo.
+func (c *termClause) readAll(cur *cursor, zlo, zhi uint64, out []taatHit) ([]taatHit, error) {
+	p, err := cur.atOrAfter(zlo)
+	for ; err == nil && p != nil; p, err = cur.next() {
+		n := p.Number()
+		if n >= zhi {
+			break // kept for the next window
 		}
-		n := binary.BigEndian.Uint64(tm.ID)
-		if part.hi > 0 && n >= part.hi {
-			break
-		}
-		out = append(out, taatHit{n, c.score(tm.Freq, tm.Norm)})
+		freq, norm := freqNorm(p)
+		out = append(out, taatHit{n - zlo, c.score(freq, norm)})
 	}
 	if err != nil {
 		return out, fmt.Errorf("keyword query: %w", err)
@@ -429,35 +586,24 @@ func (c *termClause) readAll(part partRange, out []taatHit) ([]taatHit, error) {
 	return out, nil
 }
 
-// probe appends the clause's postings at the candidates' documents,
-// scored, skipping to each (cand in document order).
-func (c *termClause) probe(cand []taatHit, id []byte, out []taatHit) ([]taatHit, error) {
-	if uint64(len(cand))*probeDensity > c.Count() {
-		return c.merge(cand, out)
+// probe appends the clause's postings of a segment's cursor at the
+// candidates' documents, scored, skipping to each (cand in document
+// order, numbered from zlo, in a window of docs documents).
+func (c *termClause) probe(cur *cursor, zlo, docs uint64, cand []taatHit, out []taatHit) ([]taatHit, error) {
+	// The window's share of the segment's postings.
+	if uint64(len(cand))*probeDensity*cur.docs > cur.count*docs {
+		return c.merge(cur, zlo, cand, out)
 	}
-	have := false
-	var at uint64
-	var score float64
 	for _, cd := range cand {
-		if !have || at < cd.doc {
-			binary.BigEndian.PutUint64(id, cd.doc)
-			tm, err := c.reader.Advance(id, c.tfd.Reset())
-			if err != nil {
-				return out, fmt.Errorf("keyword query: %w", err)
-			}
-			if tm == nil {
-				break
-			}
-			if len(tm.ID) != 8 {
-				return out, errNotScorch
-			}
-			have, at = true, binary.BigEndian.Uint64(tm.ID)
-			if at >= cd.doc {
-				score = c.score(tm.Freq, tm.Norm)
-			}
+		p, err := cur.atOrAfter(cd.doc + zlo)
+		if err != nil {
+			return out, fmt.Errorf("keyword query: %w", err)
 		}
-		if at == cd.doc {
-			out = append(out, taatHit{at, score})
+		if p == nil {
+			break
+		}
+		if p.Number() == cd.doc+zlo {
+			out = append(out, taatHit{cd.doc, c.score(freqNorm(p))})
 		}
 	}
 	return out, nil
@@ -468,28 +614,23 @@ func (c *termClause) probe(cand []taatHit, id []byte, out []taatHit) ([]taatHit,
 // (Advance) to nearly every posting.
 const probeDensity = 32
 
-// merge appends the clause's postings at the candidates' documents,
-// reading it through.
-func (c *termClause) merge(cand []taatHit, out []taatHit) ([]taatHit, error) {
+// merge appends the clause's postings of a segment's cursor at the
+// candidates' documents (numbered from zlo), reading it through.
+func (c *termClause) merge(cur *cursor, zlo uint64, cand []taatHit, out []taatHit) ([]taatHit, error) {
 	if len(cand) == 0 {
 		return out, nil
 	}
 	j := 0
-	var id [8]byte
-	binary.BigEndian.PutUint64(id[:], cand[0].doc)
-	tm, err := c.reader.Advance(id[:], c.tfd.Reset())
-	for ; err == nil && tm != nil; tm, err = c.reader.Next(c.tfd.Reset()) {
-		if len(tm.ID) != 8 {
-			return out, errNotScorch
-		}
-		n := binary.BigEndian.Uint64(tm.ID)
+	p, err := cur.atOrAfter(cand[0].doc + zlo)
+	for ; err == nil && p != nil; p, err = cur.next() {
+		n := p.Number() - zlo
 		for cand[j].doc < n {
 			if j++; j == len(cand) {
-				return out, nil
+				return out, nil // the posting kept for the next window
 			}
 		}
 		if cand[j].doc == n {
-			out = append(out, taatHit{n, c.score(tm.Freq, tm.Norm)})
+			out = append(out, taatHit{n, c.score(freqNorm(p))})
 		}
 	}
 	if err != nil {

@@ -2,12 +2,16 @@ package keyword
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"math/rand"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
 )
@@ -25,12 +29,21 @@ func twinIndex(t *testing.T, tools, twins int) (*Index, []string) {
 // twinIndexAt is twinIndex, and the index's folder.
 func twinIndexAt(t *testing.T, tools, twins int) (*Index, []string, string) {
 	t.Helper()
+	return twinIndexIn(t, tools, twins, 0)
+}
+
+// twinIndexIn is twinIndexAt written in batches of batch documents (0:
+// the index's own), each a segment: with batch set, a tenth of the tools
+// is then changed, leaving deleted documents in the segments.
+func twinIndexIn(t *testing.T, tools, twins, batch int) (*Index, []string, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "keyword.bleve")
 	kw, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kw.Close() })
+	kw.batchDocs = batch
 	specs := synth.Specs(tools, 40, 7)
 	twin := index.DomainSpec{Name: "twin", Description: "Twins"}
 	var words []string
@@ -49,6 +62,22 @@ func twinIndexAt(t *testing.T, tools, twins int) (*Index, []string, string) {
 	if _, err := kw.Sync(context.Background(), cat); err != nil {
 		t.Fatal(err)
 	}
+	if batch == 0 {
+		return kw, words, path
+	}
+	for d := range specs {
+		for i := range specs[d].Tools {
+			if (d+i)%10 == 0 {
+				specs[d].Tools[i].Description += " Changed to archive the invoice."
+			}
+		}
+	}
+	if cat, err = index.NewCatalog(append(specs, twin)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kw.Sync(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
 	return kw, words, path
 }
 
@@ -57,9 +86,54 @@ func twinIndexAt(t *testing.T, tools, twins int) (*Index, []string, string) {
 // the full sum: the same documents, scores to the last bit, in the same
 // order, ties at the cut included; on random queries of random lengths
 // and k, whole and divided in parts, sorted by score alone and by score
-// and ID; and Search answers the same with and without pruning.
+// and ID; and Search answers the same with and without pruning. On an
+// index of one segment, and of several with deleted documents, where
+// the sum reads a segment at a time and carries the k-th best score
+// from one segment to the next (prune.go).
 func TestPrunedSumIsTheFullSum(t *testing.T) {
-	kw, words := twinIndex(t, 1500, 300)
+	t.Run("one segment", func(t *testing.T) {
+		kw, words, _ := twinIndexIn(t, 1500, 300, 0)
+		prunedSumIsTheFullSum(t, kw, words)
+	})
+	for _, window := range []uint64{pruneWindow, 97} {
+		t.Run(fmt.Sprintf("several segments, windows of %d", window), func(t *testing.T) {
+			defer func(w uint64) { pruneWindow = w }(pruneWindow)
+			pruneWindow = window
+			severalSegments(t)
+		})
+	}
+}
+
+// severalSegments is TestPrunedSumIsTheFullSum on an index of several
+// segments.
+func severalSegments(t *testing.T) {
+	kw, words, _ := twinIndexIn(t, 1500, 300, 200)
+	r := indexReader(t, kw)
+	segs := r.(interface {
+		Segments() []*scorch.SegmentSnapshot
+	}).Segments()
+	deleted := 0
+	for _, s := range segs {
+		if d := s.Deleted(); d != nil {
+			deleted += int(d.GetCardinality())
+		}
+	}
+	r.Close()
+	// Deleted documents are there unless a merge in the background
+	// dropped them (logged below).
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, %d deleted documents: the test proves little", len(segs), deleted)
+	}
+	carried0 := carriedWindows.Load()
+	prunedSumIsTheFullSum(t, kw, words)
+	if carried := carriedWindows.Load() - carried0; carried == 0 {
+		t.Fatal("no window skipped postings at the k-th best score carried from the windows before it: the carry is not tested")
+	} else {
+		t.Logf("%d segments, %d deleted documents; %d windows pruned at a carried score", len(segs), deleted, carried)
+	}
+}
+
+func prunedSumIsTheFullSum(t *testing.T, kw *Index, words []string) {
 	defer func(n uint64) { minPrunePostings = n }(minPrunePostings)
 	minPrunePostings = 1024 // the test's catalog is small
 	rng := rand.New(rand.NewSource(1))
@@ -167,4 +241,98 @@ func TestPrunedSumIsTheFullSum(t *testing.T) {
 		t.Fatalf("%d of %d queries tie at the cut: the ties are not tested", ties, queries)
 	}
 	t.Logf("%d sums pruned; %d of %d queries tie at the cut", prunedSums.Load()-pruned0, ties, queries)
+}
+
+// TestPrunedSumKeepsTiesAcrossSegments: a sum read a segment at a time
+// hands out every document that ties the k-th best score carried from
+// the segments before, not only those above it. Every tool here scores
+// the same, and the tools with the first IDs are added last, in a
+// segment of their own: the best k by score and ID are all in a segment
+// read after the carried score was set.
+func TestPrunedSumKeepsTiesAcrossSegments(t *testing.T) {
+	defer func(n uint64) { minPrunePostings = n }(minPrunePostings)
+	minPrunePostings = 64
+	d := index.DomainSpec{Name: "same", Description: "Tools that all say the same"}
+	for i := range 1000 {
+		d.Tools = append(d.Tools, index.ToolSpec{
+			Name:        fmt.Sprintf("t%04d", i),
+			Description: "Archive the invoice records of an account.",
+			InputSchema: json.RawMessage(`{"type":"object"}`),
+		})
+	}
+	// build returns an index of the tools whose first 20 by ID were added
+	// last, and says whether the first of them lies after the first
+	// segment (scorch's merges, in the background, may have put them in
+	// one).
+	build := func() (*Index, bool) {
+		path := filepath.Join(t.TempDir(), "keyword.bleve")
+		var kw *Index
+		for i, tools := range [][]index.ToolSpec{d.Tools[20:], d.Tools} {
+			var err error
+			if kw, err = Open(path); err != nil {
+				t.Fatal(err)
+			}
+			kw.batchDocs = 250 // several segments, fewer than scorch merges at
+			cat, err := index.NewCatalog([]index.DomainSpec{{Name: d.Name, Description: d.Description, Tools: tools}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kw.Sync(context.Background(), cat); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				// Closed and opened again: its segments on disk, no longer
+				// merged with the next sync's.
+				if err := kw.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		t.Cleanup(func() { kw.Close() })
+		r := indexReader(t, kw)
+		defer r.Close()
+		segs := r.(interface {
+			Segments() []*scorch.SegmentSnapshot
+		}).Segments()
+		id, err := r.InternalID("same__t0000")
+		if err != nil || len(id) != 8 {
+			t.Fatalf("InternalID(same__t0000) = %v, %v", id, err)
+		}
+		return kw, len(segs) > 1 && binary.BigEndian.Uint64(id) >= uint64(segs[0].FullSize())
+	}
+	var kw *Index
+	for range 5 {
+		var apart bool
+		if kw, apart = build(); apart {
+			break
+		}
+		kw = nil
+	}
+	if kw == nil {
+		t.Fatal("the tools added last share the first segment in five builds: the test proves nothing")
+	}
+	for _, k := range []int{1, 3, 10} {
+		q := Query{Text: "archive invoice records", Size: k}
+		kw.fullSum = true
+		want, err := kw.Search(context.Background(), q)
+		kw.fullSum = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := kw.Search(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != k || want[0].ID != "same__t0000" {
+			t.Fatalf("Search k=%d in full = %v: not the ties the test means", k, want)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("Search k=%d: %d hits pruned, %d in full", k, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
+				t.Fatalf("Search k=%d: hit %d is %s %v pruned, %s %v in full", k, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+			}
+		}
+	}
 }
