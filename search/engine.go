@@ -204,6 +204,8 @@ type Engine struct {
 	// domWords is the word index of the domains' names of the catalog
 	// last searched (named.go).
 	domWords atomic.Pointer[domainWords]
+	// fusionMem keeps the fusions' scratch between searches (learned.go).
+	fusionMem kept[fusionScratch]
 }
 
 // NewEngine returns an engine over already-synced indexes.
@@ -728,11 +730,17 @@ type semanticList struct {
 	hits   []vector.Hit
 	sim    map[string]float32
 	domSim map[string]float32
+	// own, when not nil (and sim nil), is each hit's similarity before
+	// the domain vectors moved it (withDomainVector), by place in hits.
+	own []float32
 }
 
 // similarity returns the similarity of the i-th hit that confidence
 // judges.
 func (l semanticList) similarity(i int) float64 {
+	if l.own != nil {
+		return float64(l.own[i])
+	}
 	if l.sim != nil {
 		return float64(l.sim[l.hits[i].ID])
 	}
@@ -900,8 +908,7 @@ func (e *Engine) fusionBoosts(pl plan) (exact, named map[string]bool) {
 	for id := range pl.exclude {
 		delete(exact, id)
 	}
-	named = map[string]bool{}
-	if pl.req.Domain == "" && pl.p.DomainBoost > 0 {
+	if pl.req.Domain == "" && pl.p.DomainBoost > 0 { // else none: a nil map reads as empty
 		named = e.namedDomains(pl.cat, pl.q)
 	}
 	return exact, named
@@ -935,8 +942,8 @@ func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
 	}
 
 	exact, named := e.fusionBoosts(pl)
-	sc := getFusionScratch()
-	defer putFusionScratch(sc)
+	sc := e.fusionScratch()
+	defer e.putFusionScratch(sc)
 	// The ranks of the domains of the fused tools and of the exactly
 	// named ones: the only ones read (domainRanks).
 	for _, f := range fused {

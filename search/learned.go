@@ -186,8 +186,8 @@ func orderInto(scores []float64, buf []int) []int {
 // list sl, the domains' ranks and coverage and the boosts into a new
 // FusionInputs (what Engine.FusionInputs hands a fit).
 func (e *Engine) fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[string]bool) *FusionInputs {
-	sc := getFusionScratch()
-	defer putFusionScratch(sc)
+	sc := e.fusionScratch()
+	defer e.putFusionScratch(sc)
 	in := new(FusionInputs)
 	e.fusionInputsInto(in, sc, pl, kw, sl, exact, named)
 	return in
@@ -313,7 +313,7 @@ func (in *FusionInputs) reset(n int) {
 
 // fusionScratch is what a learned fusion reads and writes besides its
 // answer: the inputs of one request and the maps and lists that gather
-// them, kept between searches (fusionScratches) so that a fusion leaves
+// them, kept between searches (Engine.fusionMem) so that a fusion leaves
 // its answer and little else behind.
 type fusionScratch struct {
 	in     FusionInputs
@@ -326,15 +326,17 @@ type fusionScratch struct {
 	order  []int
 }
 
-var fusionScratches = sync.Pool{New: func() any {
+func newFusionScratch() *fusionScratch {
 	return &fusionScratch{pos: map[string]int{}, inKw: map[string]bool{}, qWords: map[string]bool{}}
-}}
+}
 
-func getFusionScratch() *fusionScratch { return fusionScratches.Get().(*fusionScratch) }
+// fusionScratch returns a fusion's scratch, one the engine kept or a new
+// one.
+func (e *Engine) fusionScratch() *fusionScratch { return e.fusionMem.take(newFusionScratch) }
 
 // putFusionScratch empties sc, keeping its memory but no names alive, and
-// gives it back.
-func putFusionScratch(sc *fusionScratch) {
+// keeps it for the next fusion.
+func (e *Engine) putFusionScratch(sc *fusionScratch) {
 	sc.in.reset(0)
 	clear(sc.pos)
 	clear(sc.inKw)
@@ -342,7 +344,7 @@ func putFusionScratch(sc *fusionScratch) {
 	clear(sc.doms)
 	sc.doms = sc.doms[:0]
 	sc.ranks.reset()
-	fusionScratches.Put(sc)
+	e.fusionMem.keep(sc)
 }
 
 // stems returns the stems of s's words (identifiers split), stopwords
@@ -400,18 +402,14 @@ func shapeOf(q string, kw []keyword.Hit, vec []vector.Hit) [numShape]float64 {
 	}
 	s[shWords] = math.Log1p(float64(len(strings.Fields(q))))
 	s[shSentences] = math.Log1p(float64(len(Sentences(q))))
-	top := func(n int, id func(int) string, l int) map[string]bool {
-		m := map[string]bool{}
-		for i := 0; i < min(n, l); i++ {
-			m[id(i)] = true
-		}
-		return m
-	}
-	kTop := top(10, func(i int) string { return kw[i].ID }, len(kw))
+	// The top 10s compared by a scan, not through a map of one.
 	shared := 0
 	for i := 0; i < min(10, len(vec)); i++ {
-		if kTop[vec[i].ID] {
-			shared++
+		for j := 0; j < min(10, len(kw)); j++ {
+			if kw[j].ID == vec[i].ID {
+				shared++
+				break
+			}
 		}
 	}
 	s[shAgree10] = float64(shared) / 10
@@ -468,8 +466,8 @@ func norm(s, lo, span float64) float64 {
 
 // fuseLearned ranks a hybrid request by the learned fusion.
 func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Result {
-	sc := getFusionScratch()
-	defer putFusionScratch(sc)
+	sc := e.fusionScratch()
+	defer e.putFusionScratch(sc)
 	exact, named := e.fusionBoosts(pl)
 	in := &sc.in
 	e.fusionInputsInto(in, sc, pl, kw, sl, exact, named)
