@@ -36,6 +36,10 @@ type domainText struct {
 	stems map[string]int32
 	off   []int32
 	post  []domainPosting
+	// scratch keeps the requests' dense scores between searches
+	// (coverageBuf; kept, not a sync.Pool, which made a new one for a
+	// search that resumed on the other core).
+	scratch kept[coverageBuf]
 }
 
 // domainPosting is one domain's count of a stem.
@@ -166,8 +170,8 @@ func (d *domainText) coverageInto(q string, dst map[string]float64) map[string]f
 	if len(d.names) < 2 || d.avg == 0 {
 		return nil
 	}
-	buf := coveragePool.Get().(*coverageBuf)
-	defer coveragePool.Put(buf)
+	buf := d.scratch.take(newCoverageBuf)
+	defer d.scratch.keep(buf)
 	attainable := d.score(q, buf)
 	var out map[string]float64
 	if attainable != 0 && len(buf.hit) > 0 {
@@ -194,8 +198,8 @@ func (d *domainText) coverageOf(q string, tools []*index.Tool, dst []float64) []
 	if len(d.names) < 2 || d.avg == 0 {
 		return dst
 	}
-	buf := coveragePool.Get().(*coverageBuf)
-	defer coveragePool.Put(buf)
+	buf := d.scratch.take(newCoverageBuf)
+	defer d.scratch.keep(buf)
 	attainable := d.score(q, buf)
 	if attainable != 0 && len(buf.hit) > 0 {
 		for i, t := range tools {
@@ -260,7 +264,7 @@ func (b *coverageBuf) reset() {
 	clear(b.qs)
 }
 
-var coveragePool = sync.Pool{New: func() any { return new(coverageBuf) }}
+func newCoverageBuf() *coverageBuf { return new(coverageBuf) }
 
 // coverageMaps recycles the coverage maps of keyword mode's domain
 // evidence (withDomainText), which never outlive its call: at 100k tools
