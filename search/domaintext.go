@@ -36,6 +36,10 @@ type domainText struct {
 	stems map[string]int32
 	off   []int32
 	post  []domainPosting
+	// scratch keeps the requests' dense scores between searches
+	// (coverageBuf; kept, not a sync.Pool, which made a new one for a
+	// search that resumed on the other core).
+	scratch kept[coverageBuf]
 }
 
 // domainPosting is one domain's count of a stem.
@@ -166,16 +170,64 @@ func (d *domainText) coverageInto(q string, dst map[string]float64) map[string]f
 	if len(d.names) < 2 || d.avg == 0 {
 		return nil
 	}
-	qs := stems(q)
-	var attainable float64
-	// Each domain's score in a dense slice reused across requests, not a
-	// map per request (issue 48 item 3: a map of a few hundred domains
-	// was the largest garbage of a hybrid query after Bleve's).
-	buf := coveragePool.Get().(*coverageBuf)
-	defer coveragePool.Put(buf)
+	buf := d.scratch.take(newCoverageBuf)
+	defer d.scratch.keep(buf)
+	attainable := d.score(q, buf)
+	var out map[string]float64
+	if attainable != 0 && len(buf.hit) > 0 {
+		if out = dst; out == nil {
+			out = make(map[string]float64, len(buf.hit))
+		}
+		clear(out)
+		for _, i := range buf.hit {
+			out[d.names[i]] = min(1, buf.score[i]/attainable)
+		}
+	}
+	buf.reset()
+	return out
+}
+
+// coverageOf is coverage of the domains of tools, one value a tool (0 for
+// a nil tool, a domain the index lacks or one q does not reach), into
+// dst[:0]: the fusion reads the coverage of its candidates' domains
+// only, and a map of every domain a request's words reach was up to
+// every domain of the catalog (10,000 at 1M tools).
+func (d *domainText) coverageOf(q string, tools []*index.Tool, dst []float64) []float64 {
+	dst = slices.Grow(dst[:0], len(tools))[:len(tools)]
+	clear(dst)
+	if len(d.names) < 2 || d.avg == 0 {
+		return dst
+	}
+	buf := d.scratch.take(newCoverageBuf)
+	defer d.scratch.keep(buf)
+	attainable := d.score(q, buf)
+	if attainable != 0 && len(buf.hit) > 0 {
+		for i, t := range tools {
+			if t == nil {
+				continue
+			}
+			if k, ok := slices.BinarySearch(d.names, t.Domain); ok && buf.seen[k] { // names in catalog order: sorted
+				dst[i] = min(1, buf.score[k]/attainable)
+			}
+		}
+	}
+	buf.reset()
+	return dst
+}
+
+// score adds up each domain's BM25 score of q's stems in buf (score,
+// seen and hit: the domains scored) and returns the attainable score.
+// Each domain's score is in a dense slice reused across requests, not a
+// map per request (issue 48 item 3: a map of a few hundred domains was
+// the largest garbage of a hybrid query after Bleve's).
+func (d *domainText) score(q string, buf *coverageBuf) (attainable float64) {
 	if len(buf.score) < len(d.names) {
 		buf.score, buf.seen = make([]float64, len(d.names)), make([]bool, len(d.names))
 	}
+	if buf.qs == nil {
+		buf.qs = map[string]bool{}
+	}
+	qs := stemsInto(q, buf.qs)
 	score, seen, hit := buf.score, buf.seen, buf.hit[:0]
 	for s := range qs {
 		idf := d.idf(s)
@@ -190,32 +242,29 @@ func (d *domainText) coverageInto(q string, dst map[string]float64) map[string]f
 			score[p.dom] += idf * f * (domainK1 + 1) / (f + norm)
 		}
 	}
-	var out map[string]float64
-	if attainable != 0 && len(hit) > 0 {
-		if out = dst; out == nil {
-			out = make(map[string]float64, len(hit))
-		}
-		clear(out)
-		for _, i := range hit {
-			out[d.names[i]] = min(1, score[i]/attainable)
-		}
-	}
-	for _, i := range hit {
-		score[i], seen[i] = 0, false
-	}
 	buf.hit = hit
-	return out
+	return attainable
 }
 
 // coverageBuf is coverage's scratch: a score and a mark per domain (all
-// zero between uses) and the domains marked.
+// zero between uses), the domains marked and the request's stems.
 type coverageBuf struct {
 	score []float64
 	seen  []bool
 	hit   []int32
+	qs    map[string]bool
 }
 
-var coveragePool = sync.Pool{New: func() any { return new(coverageBuf) }}
+// reset zeroes what score marked, keeping the memory.
+func (b *coverageBuf) reset() {
+	for _, i := range b.hit {
+		b.score[i], b.seen[i] = 0, false
+	}
+	b.hit = b.hit[:0]
+	clear(b.qs)
+}
+
+func newCoverageBuf() *coverageBuf { return new(coverageBuf) }
 
 // coverageMaps recycles the coverage maps of keyword mode's domain
 // evidence (withDomainText), which never outlive its call: at 100k tools
@@ -272,6 +321,18 @@ func (e *Engine) domainCoverageInto(pl plan, dst map[string]float64) map[string]
 		return nil
 	}
 	return e.domainTextOf(pl.cat).coverageInto(pl.q, dst)
+}
+
+// domainCoverageOf is domainCoverage of the domains of tools, one value a
+// tool, into dst (domainText.coverageOf); all 0 when domainCoverage is
+// nil.
+func (e *Engine) domainCoverageOf(pl plan, tools []*index.Tool, dst []float64) []float64 {
+	if pl.p.DomainText <= 0 || pl.req.Domain != "" || pl.cat == nil {
+		dst = slices.Grow(dst[:0], len(tools))[:len(tools)]
+		clear(dst)
+		return dst
+	}
+	return e.domainTextOf(pl.cat).coverageOf(pl.q, tools, dst)
 }
 
 // domainFill returns up to n tools, not in have, of the domains of cov,

@@ -26,6 +26,8 @@ type domainVectors struct {
 	emb embed.Info // the embedder, by its Info as embedQuery keys it: an interface compare panics on an embedder of a non-comparable type
 	cat *index.Catalog
 	vec map[string][]float32 // unit length (zero for a zero vector)
+	// scratch keeps withDomainVector's memory between searches.
+	scratch kept[domainVectorScratch]
 }
 
 // domainVectorText is what a domain's vector embeds: its name's words,
@@ -123,16 +125,13 @@ const (
 // request than any of its tools and the other server's tool leads by
 // less than that.
 func withDomainVector(l semanticList, cat *index.Catalog, dv *domainVectors, q []float32, w float64) semanticList {
-	qu := unit(q)
 	if len(l.hits) == 0 {
 		return l
 	}
-	if l.sim == nil {
-		l.sim = make(map[string]float32, len(l.hits))
-		for _, h := range l.hits {
-			l.sim[h.ID] = h.Similarity
-		}
-	}
+	sc := dv.scratch.take(newDomainVectorScratch)
+	defer sc.put(dv)
+	sc.q = unitInto(q, sc.q)
+	qu := sc.q
 	// A domain counts for what its text is nearer to the request than
 	// the best of its tools in the list (as the domain text counts
 	// beyond the best keyword match, domainExcess).
@@ -140,7 +139,7 @@ func withDomainVector(l semanticList, cat *index.Catalog, dv *domainVectors, q [
 	// request: a map of every domain's similarity was about 220 KB of
 	// each semantic and hybrid search's garbage at 100k tools in 2,500
 	// domains (docs/benchmarks/2026-12-06-latency-100k.md).
-	doms := make(map[string]domainNearness, len(l.hits))
+	doms := sc.doms
 	for _, h := range l.hits {
 		if t := cat.Tool(h.ID); t != nil {
 			if d, ok := doms[t.Domain]; !ok || h.Similarity > d.best {
@@ -154,17 +153,65 @@ func withDomainVector(l semanticList, cat *index.Catalog, dv *domainVectors, q [
 			doms[name] = d
 		}
 	}
-	out := make([]vector.Hit, len(l.hits))
-	for i, h := range l.hits {
-		out[i] = h
+	// Each hit shifted with its own similarity beside it (the evidence
+	// judged, semanticList.own, unless the sentences' map holds it),
+	// sorted together: no map of the list's similarities by name.
+	shifted := sc.shifted[:0]
+	for _, h := range l.hits {
+		own := h.Similarity
 		if t := cat.Tool(h.ID); t != nil {
 			d := doms[t.Domain]
-			out[i].Similarity += float32(w) * max(0, d.sim-d.best)
+			h.Similarity += float32(w) * max(0, d.sim-d.best)
+		}
+		shifted = append(shifted, shiftedHit{h, own})
+	}
+	slices.SortStableFunc(shifted, func(a, b shiftedHit) int { return bySimilarity(a.hit, b.hit) })
+	out := make([]vector.Hit, len(shifted))
+	var own []float32
+	if l.sim == nil && l.own == nil {
+		own = make([]float32, len(shifted))
+	}
+	for i, s := range shifted {
+		out[i] = s.hit
+		if own != nil {
+			own[i] = s.own
 		}
 	}
-	slices.SortStableFunc(out, bySimilarity)
+	sc.shifted = shifted
 	l.hits = out
+	if own != nil {
+		l.own = own
+	}
 	return l
+}
+
+// shiftedHit is a hit of a semantic list with its domain's shift added,
+// and its similarity before.
+type shiftedHit struct {
+	hit vector.Hit
+	own float32
+}
+
+// domainVectorScratch is withDomainVector's memory, kept between
+// searches (domainVectors.scratch): the request's unit vector, the
+// list's domains and its hits shifted.
+type domainVectorScratch struct {
+	q       []float32
+	doms    map[string]domainNearness
+	shifted []shiftedHit
+}
+
+func newDomainVectorScratch() *domainVectorScratch {
+	return &domainVectorScratch{doms: map[string]domainNearness{}}
+}
+
+// put empties sc, keeping its memory but no names alive, and keeps it
+// in dv for the next search.
+func (sc *domainVectorScratch) put(dv *domainVectors) {
+	clear(sc.doms)
+	clear(sc.shifted)
+	sc.shifted = sc.shifted[:0]
+	dv.scratch.keep(sc)
 }
 
 // domainNearness is, for a domain of a semantic list, its tools' best

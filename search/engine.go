@@ -204,6 +204,8 @@ type Engine struct {
 	// domWords is the word index of the domains' names of the catalog
 	// last searched (named.go).
 	domWords atomic.Pointer[domainWords]
+	// fusionMem keeps the fusions' scratch between searches (learned.go).
+	fusionMem kept[fusionScratch]
 }
 
 // NewEngine returns an engine over already-synced indexes.
@@ -690,8 +692,8 @@ func (e *Engine) FusionInputs(ctx context.Context, req Request) (*FusionInputs, 
 		return nil, err
 	}
 	defer putDomainSims(sl.domSim)
-	exact, named, domRank := e.fusionBoosts(pl, sl, nil)
-	return fusionInputs(pl, kw, sl, exact, named, domRank, e.domainCoverage(pl)), nil
+	exact, named := e.fusionBoosts(pl)
+	return e.fusionInputs(pl, kw, sl, exact, named), nil
 }
 
 // hybridLists returns the keyword and the semantic list of a hybrid
@@ -728,11 +730,17 @@ type semanticList struct {
 	hits   []vector.Hit
 	sim    map[string]float32
 	domSim map[string]float32
+	// own, when not nil (and sim nil), is each hit's similarity before
+	// the domain vectors moved it (withDomainVector), by place in hits.
+	own []float32
 }
 
 // similarity returns the similarity of the i-th hit that confidence
 // judges.
 func (l semanticList) similarity(i int) float64 {
+	if l.own != nil {
+		return float64(l.own[i])
+	}
 	if l.sim != nil {
 		return float64(l.sim[l.hits[i].ID])
 	}
@@ -893,19 +901,17 @@ func Sentences(q string) []string {
 	return out
 }
 
-// fusionBoosts returns the tools the request names exactly, the domains
-// it names, and the domains' ranking by centroid, written into ranks
-// when it is not nil (rankDomainsInto).
-func (e *Engine) fusionBoosts(pl plan, sl semanticList, ranks map[string]int) (exact, named map[string]bool, domRank map[string]int) {
+// fusionBoosts returns the tools the request names exactly and the
+// domains it names.
+func (e *Engine) fusionBoosts(pl plan) (exact, named map[string]bool) {
 	exact = exactMatches(pl.cat, pl.q, pl.req.Domain, pl.req.Group)
 	for id := range pl.exclude {
 		delete(exact, id)
 	}
-	named = map[string]bool{}
-	if pl.req.Domain == "" && pl.p.DomainBoost > 0 {
+	if pl.req.Domain == "" && pl.p.DomainBoost > 0 { // else none: a nil map reads as empty
 		named = e.namedDomains(pl.cat, pl.q)
 	}
-	return exact, named, rankDomainsInto(sl.domSim, ranks)
+	return exact, named
 }
 
 func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
@@ -935,20 +941,34 @@ func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
 			RankedList{IDs: vecIDs, Weight: p.SemanticWeight})
 	}
 
-	ranks := getDomainRanks()
-	defer putDomainRanks(ranks)
-	exact, named, domRank := e.fusionBoosts(pl, sl, ranks)
-	if len(domRank) > 1 {
+	exact, named := e.fusionBoosts(pl)
+	sc := e.fusionScratch()
+	defer e.putFusionScratch(sc)
+	// The ranks of the domains of the fused tools and of the exactly
+	// named ones: the only ones read (domainRanks).
+	for _, f := range fused {
+		if t := cat.Tool(f.ID); t != nil {
+			sc.doms = append(sc.doms, t.Domain)
+		}
+	}
+	for id := range exact {
+		if t := cat.Tool(id); t != nil {
+			sc.doms = append(sc.doms, t.Domain)
+		}
+	}
+	domRank := &sc.ranks
+	domRank.rank(sl.domSim, sc.doms)
+	if domRank.ranked() {
 		// Domain-level ranking: the domains, ranked by how well each as a
 		// whole (the centroid of its tools) matches the query, act as a
 		// third RRF list in which every tool takes its domain's rank.
 		for i := range fused {
-			if t := cat.Tool(fused[i].ID); t != nil && domRank[t.Domain] > 0 {
-				fused[i].Score += p.DomainWeight / (p.RRFK + float64(domRank[t.Domain]))
+			if t := cat.Tool(fused[i].ID); t != nil && domRank.of(t.Domain) > 0 {
+				fused[i].Score += p.DomainWeight / (p.RRFK + float64(domRank.of(t.Domain)))
 			}
 		}
 	}
-	if len(exact) > 0 || len(named) > 0 || len(domRank) > 1 {
+	if len(exact) > 0 || len(named) > 0 || domRank.ranked() {
 		seen := map[string]bool{}
 		for i := range fused {
 			if exact[fused[i].ID] {
@@ -981,9 +1001,7 @@ func (e *Engine) fuse(pl plan, kw []keyword.Hit, sl semanticList) []Result {
 		}
 		if req.Explain {
 			x := &Explanation{KeywordRank: f.Ranks[0], SemanticRank: f.Ranks[1], ExactName: exact[f.ID], DomainNamed: named[t.Domain]}
-			if len(domRank) > 1 {
-				x.DomainRank = domRank[t.Domain]
-			}
+			x.DomainRank = domRank.of(t.Domain)
 			if f.Ranks[0] > 0 {
 				x.KeywordScore, x.KeywordCoverage = kw[f.Ranks[0]-1].Score, r.coverage
 				x.BM25 = kw[f.Ranks[0]-1].Terms
@@ -1032,59 +1050,6 @@ func joinNotice(a, b string) string {
 	return a + "; " + b
 }
 
-// rankDomains returns each domain's 1-based rank by similarity, ties by
-// name.
-func rankDomains(sim map[string]float32) map[string]int {
-	return rankDomainsInto(sim, nil)
-}
-
-// rankDomainsInto is rankDomains written into dst (emptied first) when
-// dst is not nil: a map reused across requests (getDomainRanks).
-func rankDomainsInto(sim map[string]float32, dst map[string]int) map[string]int {
-	if len(sim) == 0 {
-		return nil
-	}
-	// Pairs, not names: a comparison that looked both similarities up in
-	// the map took 1.3 ms of a 100k-tool hybrid query (2,500 domains).
-	// Their slice is reused across queries (issue 48 item 3: 60 KB of a
-	// 100k-tool hybrid query's garbage).
-	buf := rankedDomainsPool.Get().(*[]rankedDomain)
-	defer func() {
-		clear(*buf) // no names kept alive by the pool
-		rankedDomainsPool.Put(buf)
-	}()
-	ds := (*buf)[:0]
-	for d, s := range sim {
-		ds = append(ds, rankedDomain{d, s})
-	}
-	*buf = ds
-	slices.SortFunc(ds, func(a, b rankedDomain) int { return bestFirst(a.sim, b.sim, a.name, b.name) })
-	out := dst
-	if out == nil {
-		out = make(map[string]int, len(ds))
-	}
-	clear(out)
-	for i, d := range ds {
-		out[d.name] = i + 1
-	}
-	return out
-}
-
-// domainRankMaps recycles the domains' ranks of a fusion, which never
-// outlive it: a map of every domain, at 100k tools in 2,500 domains
-// about 100 KB of each hybrid query's garbage
-// (docs/benchmarks/2026-12-06-hybrid-profile.md).
-var domainRankMaps = sync.Pool{New: func() any { return map[string]int{} }}
-
-func getDomainRanks() map[string]int { return domainRankMaps.Get().(map[string]int) }
-
-// putDomainRanks empties m (no names kept alive by the pool) and gives
-// it back.
-func putDomainRanks(m map[string]int) {
-	clear(m)
-	domainRankMaps.Put(m)
-}
-
 // domainSimMaps recycles the similarities of a request to every
 // domain's centroid (semanticList.domSim), which the fusion reads only
 // to rank the domains: a map of every domain, at 100k tools in 2,500
@@ -1103,15 +1068,6 @@ func putDomainSims(m map[string]float32) {
 	clear(m)
 	domainSimMaps.Put(m)
 }
-
-// rankedDomain is a domain and its similarity to a request, as
-// rankDomains sorts them.
-type rankedDomain struct {
-	name string
-	sim  float32
-}
-
-var rankedDomainsPool = sync.Pool{New: func() any { return new([]rankedDomain) }}
 
 // exactMatches returns the tools (inside the scope) whose name or
 // qualified name the query is, ignoring case and the form of separators.

@@ -1109,7 +1109,11 @@ func (f *Feedback) makeVectors(ctx context.Context, e *Engine, q string, budget 
 	return unit(qv), nil
 }
 
-func unit(v []float32) []float32 {
+func unit(v []float32) []float32 { return unitInto(v, nil) }
+
+// unitInto is unit written into buf when it is long enough (v itself
+// when v is zero).
+func unitInto(v, buf []float32) []float32 {
 	var n float64
 	for _, x := range v {
 		n += float64(x) * float64(x)
@@ -1117,7 +1121,7 @@ func unit(v []float32) []float32 {
 	if n == 0 {
 		return v
 	}
-	out := make([]float32, len(v))
+	out := slices.Grow(buf[:0], len(v))[:len(v)]
 	inv := float32(1 / math.Sqrt(n))
 	for i, x := range v {
 		out[i] = x * inv

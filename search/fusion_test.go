@@ -95,21 +95,3 @@ func TestSentences(t *testing.T) {
 		}
 	}
 }
-
-func TestRankDomains(t *testing.T) {
-	got := rankDomains(map[string]float32{"crm": 0.2, "git": 0.9, "aws": 0.2, "mail": -0.1, "docs": 0.5})
-	want := map[string]int{"git": 1, "docs": 2, "aws": 3, "crm": 4, "mail": 5}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("rankDomains = %v, want %v (by similarity, ties by name)", got, want)
-	}
-	if rankDomains(nil) != nil {
-		t.Fatal("no similarities should give no ranks")
-	}
-	// Written into a map reused from an earlier request: only this
-	// request's domains, with this request's ranks.
-	reused := map[string]int{"git": 7, "jira": 2, "docs": 1}
-	got = rankDomainsInto(map[string]float32{"git": 0.1, "crm": 0.3}, reused)
-	if want := map[string]int{"crm": 1, "git": 2}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("rankDomainsInto(reused map) = %v, want %v", got, want)
-	}
-}

@@ -1,9 +1,15 @@
 package search
 
 import (
+	"context"
+	"runtime"
 	"testing"
+	"unsafe"
+
+	"github.com/toolscout/toolscout/embed"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/synth"
 )
@@ -37,5 +43,58 @@ func TestDomainVectorGarbage(t *testing.T) {
 	}
 	if few, many := allocs(40), allocs(4000); many > few {
 		t.Errorf("withDomainVector of 20 hits: %v allocations with 4,000 domains, %v with 40; want no more", many, few)
+	}
+}
+
+// TestFusionGarbage: the learned fusion of a hybrid request leaves its
+// answer behind and little else: its inputs, the maps that gather them,
+// the domains' ranks and coverage, its scores and order are kept between
+// searches (fusionScratch). What a fusion allocates beyond its answer
+// (the request's words) does not grow with its candidates or the
+// catalog's domains; before, its inputs alone were about 250 bytes a
+// candidate, and the domains' ranks a map of every domain.
+func TestFusionGarbage(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _, err := Open(context.Background(), LiveOptions{Store: st, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, synth.Specs(2000, 10, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	eng := live.Engine()
+	ctx := context.Background()
+	for _, q := range synth.Queries(4, 1) {
+		extra := map[int]int{}
+		for _, limit := range []int{10, 100} {
+			pl, err := eng.plan(Request{Query: q, Limit: limit, Mode: Hybrid})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kw, sl, err := eng.hybridLists(ctx, pl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer := cap(eng.fuseLearned(pl, kw, sl)) * int(unsafe.Sizeof(Result{}))
+			const runs = 20
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for range runs {
+				eng.fuseLearned(pl, kw, sl)
+			}
+			runtime.ReadMemStats(&after)
+			ranked := len(sl.domSim)
+			putDomainSims(sl.domSim)
+			pl.ix.inflight.Done()
+			bytes := int(after.TotalAlloc-before.TotalAlloc) / runs
+			extra[limit] = bytes - answer
+			t.Logf("%q, limit %d: %d + %d hits, %d domains ranked; a fusion allocates %d bytes (answer %d) in %d allocations",
+				q, limit, len(kw), len(sl.hits), ranked, bytes, answer, int(after.Mallocs-before.Mallocs)/runs)
+		}
+		if extra[100] > extra[10]+1024 {
+			t.Errorf("fuseLearned(%q) allocates %d bytes beyond its answer with limit 100, %d with limit 10: want no more than 1 KB more", q, extra[100], extra[10])
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/keyword"
 	"github.com/toolscout/toolscout/index/vector"
 	"github.com/toolscout/toolscout/internal/text"
@@ -114,6 +115,11 @@ type FusionInputs struct {
 	boost    []float64
 	shape    [numShape]float64
 	strength float64
+	// Each candidate's tool (nil: not in the catalog), its domain's rank
+	// by centroid (0: not ranked) and coverage of the request.
+	tools   []*index.Tool
+	domRank []int
+	domCov  []float64
 }
 
 // IDs returns the candidates' qualified names.
@@ -164,8 +170,11 @@ func (in *FusionInputs) Scores(m *FusionModel, buf []float64) []float64 {
 
 // order returns the candidates' indexes by descending score, ties in
 // order of first appearance.
-func order(scores []float64) []int {
-	idx := make([]int, len(scores))
+func order(scores []float64) []int { return orderInto(scores, nil) }
+
+// orderInto is order written into buf when it is long enough.
+func orderInto(scores []float64, buf []int) []int {
+	idx := slices.Grow(buf[:0], len(scores))[:len(scores)]
 	for i := range idx {
 		idx[i] = i
 	}
@@ -174,16 +183,27 @@ func order(scores []float64) []int {
 }
 
 // fusionInputs gathers the evidence of the keyword list kw, the semantic
-// list sl, the domain ranking and the boosts.
-func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[string]bool, domRank map[string]int, domCov map[string]float64) *FusionInputs {
+// list sl, the domains' ranks and coverage and the boosts into a new
+// FusionInputs (what Engine.FusionInputs hands a fit).
+func (e *Engine) fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[string]bool) *FusionInputs {
+	sc := e.fusionScratch()
+	defer e.putFusionScratch(sc)
+	in := new(FusionInputs)
+	e.fusionInputsInto(in, sc, pl, kw, sl, exact, named)
+	return in
+}
+
+// fusionInputsInto is fusionInputs written into in, its lists emptied
+// first and their memory kept, with sc's scratch.
+func (e *Engine) fusionInputsInto(in *FusionInputs, sc *fusionScratch, pl plan, kw []keyword.Hit, sl semanticList, exact, named map[string]bool) {
 	p := pl.p
 	vec := sl.hits
 	// Sized for every candidate at once: growing them by appends left
 	// about as much garbage again per hybrid query (issue 48 item 3).
 	n := len(kw) + len(vec) + len(exact)
-	in := &FusionInputs{strength: keywordStrength(p, kw), ids: make([]string, 0, n), ev: make([][numEvidence]float64, 0, n),
-		ranks: make([][2]int, 0, n), boost: make([]float64, 0, n)}
-	pos := make(map[string]int, n)
+	in.reset(n)
+	in.strength = keywordStrength(p, kw)
+	pos := sc.pos
 	add := func(id string) int {
 		if i, ok := pos[id]; ok {
 			return i
@@ -198,7 +218,7 @@ func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[s
 	kLo, kSpan := minSpan(len(kw), func(i int) float64 { return kw[i].Score })
 	sLo, sSpan := minSpan(len(vec), func(i int) float64 { return float64(vec[i].Similarity) })
 	rr := func(rank int) float64 { return (p.RRFK + 1) / (p.RRFK + float64(rank)) }
-	inKw := make(map[string]bool, len(kw))
+	inKw := sc.inKw
 	for r := 0; r < max(len(kw), len(vec)); r++ {
 		if r < len(kw) && !inKw[kw[r].ID] {
 			i := add(kw[r].ID)
@@ -220,20 +240,35 @@ func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[s
 			}
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(exact)) { // map order would make ties random
-		add(id)
+	if len(exact) > 0 {
+		for _, id := range slices.Sorted(maps.Keys(exact)) { // map order would make ties random
+			add(id)
+		}
 	}
-	qWords := stems(pl.q)
+	// The candidates' tools and domains, then the domains' ranks and
+	// coverage of the request: only the candidates' domains are read
+	// (domainRanks, domainText.coverageOf), not a map of every domain.
+	sc.doms = sc.doms[:0]
+	for _, id := range in.ids {
+		t := pl.cat.Tool(id)
+		in.tools = append(in.tools, t)
+		if t != nil {
+			sc.doms = append(sc.doms, t.Domain)
+		}
+	}
+	sc.ranks.rank(sl.domSim, sc.doms)
+	in.domCov = e.domainCoverageOf(pl, in.tools, in.domCov)
+	qWords := stemsInto(pl.q, sc.qWords)
 	best := 0.0
 	if len(kw) > 0 {
 		best = kw[0].Coverage
 	}
-	for i, id := range in.ids {
+	for i, t := range in.tools {
 		e := &in.ev[i]
 		if e[evKeywordRank] > 0 && e[evSemanticRank] > 0 {
 			e[evBoth] = 1
 		}
-		t := pl.cat.Tool(id)
+		in.domRank = append(in.domRank, 0)
 		if t == nil {
 			continue
 		}
@@ -246,11 +281,12 @@ func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[s
 			}
 			e[evName] = float64(had) / float64(len(nw))
 		}
-		if len(domRank) > 1 && domRank[t.Domain] > 0 {
-			e[evDomain] = rr(domRank[t.Domain])
+		if r := sc.ranks.of(t.Domain); r > 0 {
+			e[evDomain] = rr(r)
+			in.domRank[i] = r
 		}
-		e[evDomainText] = domainExcess(domCov[t.Domain], best)
-		if exact[id] {
+		e[evDomainText] = domainExcess(in.domCov[i], best)
+		if exact[in.ids[i]] {
 			in.boost[i] += p.ExactBoost
 		}
 		if named[t.Domain] {
@@ -258,19 +294,73 @@ func fusionInputs(pl plan, kw []keyword.Hit, sl semanticList, exact, named map[s
 		}
 	}
 	in.shape = shapeOf(pl.q, kw, vec)
-	return in
+}
+
+// reset empties in's lists, keeping their memory, and makes room for n
+// candidates.
+func (in *FusionInputs) reset(n int) {
+	clear(in.ids) // no names kept alive
+	clear(in.tools)
+	in.ids = slices.Grow(in.ids[:0], n)
+	in.tools = slices.Grow(in.tools[:0], n)
+	in.ev = slices.Grow(in.ev[:0], n)
+	in.ranks = slices.Grow(in.ranks[:0], n)
+	in.boost = slices.Grow(in.boost[:0], n)
+	in.domRank = slices.Grow(in.domRank[:0], n)
+	in.domCov = in.domCov[:0]
+	in.shape, in.strength = [numShape]float64{}, 0
+}
+
+// fusionScratch is what a learned fusion reads and writes besides its
+// answer: the inputs of one request and the maps and lists that gather
+// them, kept between searches (Engine.fusionMem) so that a fusion leaves
+// its answer and little else behind.
+type fusionScratch struct {
+	in     FusionInputs
+	pos    map[string]int  // a candidate's place in in
+	inKw   map[string]bool // the keyword list's tools seen
+	qWords map[string]bool // the request's stems
+	doms   []string        // the candidates' domains
+	ranks  domainRanks
+	scores []float64
+	order  []int
+}
+
+func newFusionScratch() *fusionScratch {
+	return &fusionScratch{pos: map[string]int{}, inKw: map[string]bool{}, qWords: map[string]bool{}}
+}
+
+// fusionScratch returns a fusion's scratch, one the engine kept or a new
+// one.
+func (e *Engine) fusionScratch() *fusionScratch { return e.fusionMem.take(newFusionScratch) }
+
+// putFusionScratch empties sc, keeping its memory but no names alive, and
+// keeps it for the next fusion.
+func (e *Engine) putFusionScratch(sc *fusionScratch) {
+	sc.in.reset(0)
+	clear(sc.pos)
+	clear(sc.inKw)
+	clear(sc.qWords)
+	clear(sc.doms)
+	sc.doms = sc.doms[:0]
+	sc.ranks.reset()
+	e.fusionMem.keep(sc)
 }
 
 // stems returns the stems of s's words (identifiers split), stopwords
 // aside.
 func stems(s string) map[string]bool {
-	out := map[string]bool{}
+	return stemsInto(s, map[string]bool{})
+}
+
+// stemsInto is stems written into dst, which it returns.
+func stemsInto(s string, dst map[string]bool) map[string]bool {
 	for _, w := range text.SplitIdentifier(s) {
 		if !text.Stopword(w) {
-			out[text.Stem(w)] = true
+			dst[text.Stem(w)] = true
 		}
 	}
-	return out
+	return dst
 }
 
 // nameCache keeps tool names' distinct stems: stemming the names of a
@@ -312,18 +402,14 @@ func shapeOf(q string, kw []keyword.Hit, vec []vector.Hit) [numShape]float64 {
 	}
 	s[shWords] = math.Log1p(float64(len(strings.Fields(q))))
 	s[shSentences] = math.Log1p(float64(len(Sentences(q))))
-	top := func(n int, id func(int) string, l int) map[string]bool {
-		m := map[string]bool{}
-		for i := 0; i < min(n, l); i++ {
-			m[id(i)] = true
-		}
-		return m
-	}
-	kTop := top(10, func(i int) string { return kw[i].ID }, len(kw))
+	// The top 10s compared by a scan, not through a map of one.
 	shared := 0
 	for i := 0; i < min(10, len(vec)); i++ {
-		if kTop[vec[i].ID] {
-			shared++
+		for j := 0; j < min(10, len(kw)); j++ {
+			if kw[j].ID == vec[i].ID {
+				shared++
+				break
+			}
 		}
 	}
 	s[shAgree10] = float64(shared) / 10
@@ -380,24 +466,19 @@ func norm(s, lo, span float64) float64 {
 
 // fuseLearned ranks a hybrid request by the learned fusion.
 func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Result {
-	ranks := getDomainRanks()
-	defer putDomainRanks(ranks)
-	exact, named, domRank := e.fusionBoosts(pl, sl, ranks)
-	// The coverage map is read here and by fusionInputs, never kept: one
-	// from the pool (coverageMaps).
-	covMap := coverageMaps.Get().(map[string]float64)
-	defer func() {
-		clear(covMap)
-		coverageMaps.Put(covMap)
-	}()
-	domCov := e.domainCoverageInto(pl, covMap)
-	in := fusionInputs(pl, kw, sl, exact, named, domRank, domCov)
+	sc := e.fusionScratch()
+	defer e.putFusionScratch(sc)
+	exact, named := e.fusionBoosts(pl)
+	in := &sc.in
+	e.fusionInputsInto(in, sc, pl, kw, sl, exact, named)
 	m := modelFor(pl.p, pl.emb)
 	mk, ms := in.multipliers(m)
-	scores := in.Scores(m, nil)
+	sc.scores = in.Scores(m, sc.scores)
+	scores := sc.scores
+	sc.order = orderInto(scores, sc.order)
 	out := make([]Result, 0, len(in.ids))
-	for _, i := range order(scores) {
-		t := pl.cat.Tool(in.ids[i])
+	for _, i := range sc.order {
+		t := in.tools[i]
 		if t == nil {
 			continue
 		}
@@ -410,10 +491,7 @@ func (e *Engine) fuseLearned(pl plan, kw []keyword.Hit, sl semanticList) []Resul
 			r.similarity = sl.similarity(sr - 1)
 		}
 		if pl.req.Explain {
-			x := &Explanation{KeywordRank: kr, SemanticRank: sr, ExactName: exact[t.QualifiedName], DomainNamed: named[t.Domain], DomainRank: domRank[t.Domain], DomainCoverage: domCov[t.Domain]}
-			if len(domRank) < 2 {
-				x.DomainRank = 0
-			}
+			x := &Explanation{KeywordRank: kr, SemanticRank: sr, ExactName: exact[t.QualifiedName], DomainNamed: named[t.Domain], DomainRank: in.domRank[i], DomainCoverage: in.domCov[i]}
 			if kr > 0 {
 				x.KeywordScore, x.KeywordCoverage, x.BM25 = kw[kr-1].Score, r.coverage, kw[kr-1].Terms
 			}
