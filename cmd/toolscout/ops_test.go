@@ -130,6 +130,7 @@ func startServeHTTPAt(t *testing.T, bin string, env []string, pick func(*testing
 // it), startServeHTTPAt starts serve again on the next port picked
 // instead of failing the test that needed the address beforehand.
 func TestServeHTTPAtRetriesATakenPort(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
