@@ -453,6 +453,7 @@ func startListening(t *testing.T, cmd *exec.Cmd, what string) string {
 // drain timeout shorter than the call, the process exits at the bound
 // and the call is cut.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	serve := func(t *testing.T, cfg, drain string) *httpServe {
 		s := startServeHTTP(t, bin, nil, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--embedder", "builtin",
