@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -95,4 +96,22 @@ func seedFromMake(bin string) {
 	if cerr := dst.Close(); err != nil || cerr != nil {
 		os.Remove(bin)
 	}
+}
+
+// runBinary runs the built toolscout with args and env added to the
+// environment, and returns its stdout, stderr and exit status: for a
+// test whose command needs an environment of its own (t.Setenv would
+// keep the test serial: the environment is the process's).
+func runBinary(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	cmd := exec.Command(buildBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code == 0 {
+		t.Fatalf("toolscout %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
 }

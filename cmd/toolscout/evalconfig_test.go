@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,17 +29,8 @@ func agentViewRoot(t *testing.T) string {
 // run in parallel, and eval's concurrency is raced in its package.
 func evalConfig(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	root := agentViewRoot(t)
-	var stderr strings.Builder
-	cmd := exec.Command(buildBinary(t), append([]string{"eval"}, args...)...)
-	cmd.Env = append(os.Environ(), "TOOLSCOUT_ROOT="+root, "TMPDIR="+t.TempDir())
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	code := cmd.ProcessState.ExitCode()
-	if err != nil && code == 0 {
-		t.Fatalf("eval %v: %v", args, err)
-	}
-	return stderr.String(), code
+	_, stderr, code := runBinary(t, []string{"TOOLSCOUT_ROOT=" + agentViewRoot(t), "TMPDIR=" + t.TempDir()}, append([]string{"eval"}, args...)...)
+	return stderr, code
 }
 
 // TestEvalConfigAgentView runs the checked-in agent-view set end to end:
