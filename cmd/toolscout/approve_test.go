@@ -112,7 +112,13 @@ func notesFixture(t *testing.T) (cfg, descFile, data string, cli func(args ...st
 	descFile = filepath.Join(dir, "description.txt")
 	os.WriteFile(descFile, []byte("Read the notes kept about a topic."), 0o644)
 	cfg = filepath.Join(dir, "config.json")
-	os.WriteFile(cfg, []byte(`{"mcpServers": {"notes": {"command": "`+server+`", "args": ["-test.run=^$"], "env": {"`+pinServerEnv+`": "`+descFile+`"}}}}`), 0o644)
+	// GORACE: the server is race-built (this test binary), and the race
+	// detector's runtime sleeps atexit_sleep_ms (1000 by default) before
+	// a race-built program exits with status 0: every command, which
+	// starts the server and waits for it to exit, took 1.4 s more (0.1
+	// CPU s). The sleep lets goroutines still running at exit race;
+	// this server's are the go-sdk's, raced in its own tests.
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"notes": {"command": "`+server+`", "args": ["-test.run=^$"], "env": {"`+pinServerEnv+`": "`+descFile+`", "GORACE": "atexit_sleep_ms=0"}}}}`), 0o644)
 	data = filepath.Join(dir, "data")
 	cli = func(args ...string) (string, string, int) {
 		t.Helper()
@@ -139,6 +145,7 @@ func TestApproveDamagedPins(t *testing.T) {
 	for _, d := range damages {
 		for _, withPrev := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s, previous generation %v", d.name, withPrev), func(t *testing.T) {
+				t.Parallel()
 				_, descFile, data, cli := notesFixture(t)
 				if out, errOut, code := cli("index"); code != 0 {
 					t.Fatalf("index: exit %d\n%s%s", code, out, errOut)

@@ -83,6 +83,7 @@ func TestCodeFlags(t *testing.T) {
 // TestCodeFlagsOutsideCodeMode: --code-* flags given to a serve that is
 // not in code mode are said to be ignored, not silently dropped.
 func TestCodeFlagsOutsideCodeMode(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	cmd := exec.Command(bin, "serve", "--code-memory", "32", "--code-tool-calls", "5", "--embedder", "builtin", "--data-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "OLLAMA_HOST=127.0.0.1:9")

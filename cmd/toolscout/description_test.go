@@ -13,6 +13,7 @@ import (
 // mode finds no memory tool for "what is stored about Bob?" (no tool has
 // those words); with it, a memory tool is in the top 3.
 func TestConfigDescriptionRanks(t *testing.T) {
+	t.Parallel()
 	root := agentViewRoot(t)
 	dir := t.TempDir()
 	node := func(s string) string {

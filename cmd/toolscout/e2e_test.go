@@ -364,6 +364,7 @@ func runScript(t *testing.T, script, bin string, env, args []string, out any) {
 // TestExposeFromEnvironment: TOOLSCOUT_EXPOSE chooses the loading mode
 // when neither --expose nor the config does.
 func TestExposeFromEnvironment(t *testing.T) {
+	t.Parallel()
 	count, names, discover := e2eTools(t, []string{"TOOLSCOUT_EXPOSE=eager"}, "--embedder", "builtin", "--data-dir", t.TempDir())
 	if count != 302+3 || !slices.Contains(names, "kubernetes__rollout_restart") {
 		t.Errorf("TOOLSCOUT_EXPOSE=eager listed %d tools, want the 302 built-in ones and the 3 meta-tools", count)
@@ -378,6 +379,7 @@ func TestExposeFromEnvironment(t *testing.T) {
 // directly instead of stopping, and a client that never calls a
 // meta-tool loses nothing.
 func TestFallbackEager(t *testing.T) {
+	t.Parallel()
 	env := []string{"TOOLSCOUT_FALLBACK=eager", "OLLAMA_HOST=127.0.0.1:9"}
 	count, names, _ := e2eTools(t, env, "--embedder", "ollama", "--data-dir", t.TempDir())
 	if count != 302+3 || !slices.Contains(names, "weather__get_forecast") {

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// agentViewRoot returns the repository root for eval/agentview/mcp.json
-// (TOOLSCOUT_ROOT), or skips when the npm reference servers are missing.
+// agentViewRoot returns the repository root, or skips when the npm
+// reference servers of eval/agentview/mcp.json are missing.
 func agentViewRoot(t *testing.T) string {
 	t.Helper()
 	root, _ := filepath.Abs("../..")
@@ -18,19 +18,30 @@ func agentViewRoot(t *testing.T) string {
 			needNode(t, "npm packages are missing: run `npm ci` (make test does)")
 		}
 	}
-	t.Setenv("TOOLSCOUT_ROOT", root)
-	t.Setenv("TMPDIR", t.TempDir())
 	return root
+}
+
+// evalConfig runs the built toolscout's eval with args, the repository
+// root as TOOLSCOUT_ROOT (eval/agentview/mcp.json names its servers
+// under it) and a TMPDIR of the test's (eval --config's temporary data
+// dirs), and returns its stderr and exit status. A process, not
+// in-process under -race: the environment is its own, so these tests
+// run in parallel, and eval's concurrency is raced in its package.
+func evalConfig(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	_, stderr, code := runBinary(t, []string{"TOOLSCOUT_ROOT=" + agentViewRoot(t), "TMPDIR=" + t.TempDir()}, append([]string{"eval"}, args...)...)
+	return stderr, code
 }
 
 // TestEvalConfigAgentView runs the checked-in agent-view set end to end:
 // the three npm reference servers of eval/agentview/mcp.json connected as
 // serve connects them, every request scored against what they list.
 func TestEvalConfigAgentView(t *testing.T) {
+	t.Parallel()
 	root := agentViewRoot(t)
 	dir := t.TempDir()
 	out, perQuery := filepath.Join(dir, "report.json"), filepath.Join(dir, "q.jsonl")
-	_, stderr, code := runCLI(t, "eval", "--config", filepath.Join(root, "eval", "agentview", "mcp.json"),
+	stderr, code := evalConfig(t, "--config", filepath.Join(root, "eval", "agentview", "mcp.json"),
 		"--queries", filepath.Join(root, "eval", "agentview", "queries.jsonl"), "--embedder", "builtin",
 		"--modes", "keyword,hybrid", "--format", "json", "--out", out, "--per-query", perQuery)
 	if code != 0 {
@@ -77,6 +88,7 @@ func TestEvalConfigAgentView(t *testing.T) {
 }
 
 func TestEvalConfigErrors(t *testing.T) {
+	t.Parallel()
 	root := agentViewRoot(t)
 	memory := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js")
 	dir := t.TempDir()
@@ -107,7 +119,7 @@ func TestEvalConfigErrors(t *testing.T) {
 		{"domain no config names", []string{"--config", good, "--queries", unknownDomain}, []string{"domain.jsonl:1", `no domain "notes"`, "memory"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, stderr, code := runCLI(t, append([]string{"eval", "--embedder", "builtin", "--modes", "keyword"}, tc.args...)...)
+			stderr, code := evalConfig(t, append([]string{"--embedder", "builtin", "--modes", "keyword"}, tc.args...)...)
 			if code == 0 {
 				t.Fatalf("eval %v: exit 0, want an error", tc.args)
 			}
@@ -118,7 +130,7 @@ func TestEvalConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	_, stderr, code := runCLI(t, "eval", "--embedder", "builtin", "--modes", "keyword", "--config", good, "--queries", queries)
+	stderr, code := evalConfig(t, "--embedder", "builtin", "--modes", "keyword", "--config", good, "--queries", queries)
 	if code != 0 {
 		t.Errorf("eval with a good config: exit %d: %s", code, stderr)
 	}

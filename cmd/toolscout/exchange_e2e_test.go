@@ -31,6 +31,7 @@ import (
 // sign-in (credentials file). No token of anyone's nor the client
 // secret appears in an answer or the log.
 func TestCallerIdentityExchangeEndToEnd(t *testing.T) {
+	t.Parallel()
 	const clientID, clientSecret, own = "toolscout-exchanger", "exchanger-secret-0123456789abcdef", "toolscout-own-token-0123456789abcdef"
 	dir := t.TempDir()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 // result of that session's first search has a confidence (issue 46
 // items 3 and 4).
 func TestFirstSessionInstructions(t *testing.T) {
+	t.Parallel()
 	nodeClient(t)
 	root, _ := filepath.Abs("../..")
 	bin := buildBinary(t)
@@ -47,7 +49,37 @@ func TestFirstSessionInstructions(t *testing.T) {
 	if err := os.WriteFile(cfg, conf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	// serve, doctor and tokens each start the servers: they run side by
+	// side, as processes (the environment is theirs, so the test runs in
+	// parallel with others; toolscout not built with -race, as the
+	// commands' concurrency is raced in their packages).
+	env := append(os.Environ(), "OLLAMA_HOST=127.0.0.1:9")
+	type ran struct {
+		stdout, stderr string
+		code           int
+	}
+	var running sync.WaitGroup
+	t.Cleanup(running.Wait) // before the temp dir's removal
+	runBin := func(args ...string) <-chan ran {
+		c := make(chan ran, 1)
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			var stdout, stderr strings.Builder
+			cmd := exec.Command(bin, args...)
+			cmd.Env, cmd.Stdout, cmd.Stderr = env, &stdout, &stderr
+			err := cmd.Run()
+			code := cmd.ProcessState.ExitCode()
+			if err != nil && code == 0 {
+				code = -1
+				stderr.WriteString(err.Error())
+			}
+			c <- ran{stdout.String(), stderr.String(), code}
+		}()
+		return c
+	}
+	doctor := runBin("doctor", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "doctor"))
+	tokens := runBin("tokens", "--json", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "tokens"))
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	// initialize waits for the servers up to 5 s by default: enough for
@@ -56,6 +88,7 @@ func TestFirstSessionInstructions(t *testing.T) {
 	// What each server is for is what this test checks, so it waits
 	// until all have listed or failed (the broken one fails at once).
 	cmd := exec.Command(bin, "serve", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"), "--initialize-wait", "100s")
+	cmd.Env = env
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "first-session", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +112,8 @@ func TestFirstSessionInstructions(t *testing.T) {
 	}
 
 	// doctor previews exactly that text (and fails the broken server).
-	stdout, stderr, code := runCLI(t, "doctor", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "doctor"))
+	d := <-doctor
+	stdout, stderr, code := d.stdout, d.stderr, d.code
 	if code == 0 || !strings.Contains(stdout, "FAIL  upstream   broken") {
 		t.Fatalf("doctor: exit %d, want the broken server failed\n%s\n%s", code, stdout, stderr)
 	}
@@ -88,7 +122,8 @@ func TestFirstSessionInstructions(t *testing.T) {
 	}
 
 	// tokens --config counts what initialize returns.
-	stdout, stderr, code = runCLI(t, "tokens", "--json", "--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "tokens"))
+	tk := <-tokens
+	stdout, stderr, code = tk.stdout, tk.stderr, tk.code
 	if code != 0 {
 		t.Fatalf("tokens: exit %d\n%s", code, stderr)
 	}

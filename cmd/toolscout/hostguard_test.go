@@ -22,6 +22,7 @@ import (
 // their own names, and they say only "ok", "ready" or a reason that names
 // nothing, which the 403 of the other endpoints tells as much as.
 func TestServeHTTPHostGuard(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)

@@ -293,6 +293,7 @@ func postCall(t *testing.T, endpoint, token, name string, args map[string]any) (
 // or without the scopes are refused; no token appears in the log, the
 // answers, /metrics or doctor's report.
 func TestOAuthProtectedResource(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	nodeClient(t)
 	idp := newTestIdP(t)

@@ -13,9 +13,12 @@ import (
 )
 
 // fakeOllamaHost starts a fake Ollama v0.17.4 holding the given models
-// (name → capabilities; embedding models embed in 64 dims) and points
-// OLLAMA_HOST at it.
-func fakeOllamaHost(t *testing.T, installed map[string][]string) *ollamafake.Server {
+// (name → capabilities; embedding models embed in 64 dims) and returns
+// it with the environment that points OLLAMA_HOST at it. The tests run
+// the built binary with that environment (runBinary), not t.Setenv and
+// in-process under -race: they run in parallel, and the commands'
+// concurrency is raced in their packages.
+func fakeOllamaHost(t *testing.T, installed map[string][]string) (*ollamafake.Server, []string) {
 	t.Helper()
 	f := &ollamafake.Server{Models: map[string]int{}, Installed: installed, Vector: ollamafake.BagOfWords}
 	for name, caps := range installed {
@@ -28,17 +31,20 @@ func fakeOllamaHost(t *testing.T, installed map[string][]string) *ollamafake.Ser
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	t.Setenv("OLLAMA_HOST", srv.URL)
-	return f
+	return f, []string{"OLLAMA_HOST=" + srv.URL}
 }
 
+// ollamaDown is the environment of a machine where Ollama does not run.
+var ollamaDown = []string{"OLLAMA_HOST=127.0.0.1:9"}
+
 func TestAutoUsesTheInstalledEmbeddingModel(t *testing.T) {
-	f := fakeOllamaHost(t, map[string][]string{
+	t.Parallel()
+	f, env := fakeOllamaHost(t, map[string][]string{
 		"tiny-embed:latest": {"embedding"},
 		"llama3.2:latest":   {"completion", "tools"},
 	})
 	dir := t.TempDir()
-	stdout, stderr, code := runCLI(t, "search", "--data-dir", dir, "--json", "--limit", "3", "send an email to the team")
+	stdout, stderr, code := runBinary(t, env, "search", "--data-dir", dir, "--json", "--limit", "3", "send an email to the team")
 	if code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
 	}
@@ -62,7 +68,7 @@ func TestAutoUsesTheInstalledEmbeddingModel(t *testing.T) {
 			break
 		}
 	}
-	stdout, _, code = runCLI(t, "doctor", "--data-dir", dir)
+	stdout, _, code = runBinary(t, env, "doctor", "--data-dir", dir)
 	if code != 0 || !strings.Contains(stdout, "embedding models: tiny-embed") || !strings.Contains(stdout, "ok    model      ollama/tiny-embed") ||
 		!strings.Contains(stdout, "64 dimensions") {
 		t.Errorf("doctor: exit %d\n%s", code, stdout)
@@ -73,9 +79,10 @@ func TestAutoUsesTheInstalledEmbeddingModel(t *testing.T) {
 var progressLines = regexp.MustCompile(`(?m)^[^\n:]+: [0-9]+/[0-9]+\n`)
 
 func TestAutoFallsBackWithAReason(t *testing.T) {
-	fakeOllamaHost(t, map[string][]string{"llama3.2:latest": {"completion", "tools"}})
+	t.Parallel()
+	_, env := fakeOllamaHost(t, map[string][]string{"llama3.2:latest": {"completion", "tools"}})
 	dir := t.TempDir()
-	stdout, stderr, code := runCLI(t, "search", "--data-dir", dir, "--json", "--limit", "1", "send an email")
+	stdout, stderr, code := runBinary(t, env, "search", "--data-dir", dir, "--json", "--limit", "1", "send an email")
 	if code != 0 || !strings.Contains(stdout, `"embedder": "builtin/`) {
 		t.Fatalf("search: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -85,25 +92,25 @@ func TestAutoFallsBackWithAReason(t *testing.T) {
 	if rest := progressLines.ReplaceAllString(stderr, ""); rest != "" {
 		t.Errorf("search that fell back to the built-in embedder printed:\n%s\nwant nothing at the default log level", stderr)
 	}
-	_, stderr, _ = runCLI(t, "search", "--data-dir", dir, "--log-level", "info", "--limit", "1", "send an email")
+	_, stderr, _ = runBinary(t, env, "search", "--data-dir", dir, "--log-level", "info", "--limit", "1", "send an email")
 	if n := strings.Count(stderr, "answers but has no embedding model"); n != 1 || !strings.Contains(stderr, "ollama pull nomic-embed-text") || strings.Contains(stderr, "WARN") {
 		t.Errorf("stderr at --log-level info says why %d times, want once, at info, with what to pull:\n%s", n, stderr)
 	}
-	stdout, _, code = runCLI(t, "doctor", "--data-dir", dir)
+	stdout, _, code = runBinary(t, env, "doctor", "--data-dir", dir)
 	if code != 0 || !strings.Contains(stdout, "note  model      no embedding model installed") || !strings.Contains(stdout, "run `ollama pull nomic-embed-text`") {
 		t.Errorf("doctor: exit %d, want 0 with a note saying what to pull\n%s", code, stdout)
 	}
 	// --embedder ollama makes the same a failure.
-	stdout, _, code = runCLI(t, "doctor", "--data-dir", dir, "--embedder", "ollama")
+	stdout, _, code = runBinary(t, env, "doctor", "--data-dir", dir, "--embedder", "ollama")
 	if code != 1 || !strings.Contains(stdout, "FAIL  model") {
 		t.Errorf("doctor --embedder ollama: exit %d, want 1\n%s", code, stdout)
 	}
 }
 
 func TestDoctorOllamaDownIsANoteInAuto(t *testing.T) {
-	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	t.Parallel()
 	dir := t.TempDir()
-	stdout, _, code := runCLI(t, "doctor", "--data-dir", dir)
+	stdout, _, code := runBinary(t, ollamaDown, "doctor", "--data-dir", dir)
 	if code != 0 || !strings.Contains(stdout, "note  ollama") || !strings.Contains(stdout, "ollama serve") {
 		t.Errorf("doctor with Ollama down: exit %d, want 0 with a note\n%s", code, stdout)
 	}
@@ -112,20 +119,24 @@ func TestDoctorOllamaDownIsANoteInAuto(t *testing.T) {
 	for _, args := range [][]string{
 		{"search", "--data-dir", dir, "--limit", "1", "send an email"},
 		{"search", "--data-dir", dir, "--mode", "keyword", "--limit", "1", "send an email"},
-		{"eval", "--data-dir", dir, "--modes", "keyword", "--k", "1"},
+		// A dataset of two queries: what is checked is what eval says
+		// on its way, not how it ranks (the built-in datasets' 641
+		// queries under -race: about 2 CPU s).
+		{"eval", "--data-dir", dir, "--dataset", tinyDataset(t, t.TempDir()), "--modes", "keyword", "--k", "1"},
 	} {
-		if _, stderr, code := runCLI(t, args...); code != 0 || strings.Contains(stderr, "Ollama") {
+		if _, stderr, code := runBinary(t, ollamaDown, args...); code != 0 || strings.Contains(stderr, "Ollama") {
 			t.Errorf("%v with Ollama down: exit %d, stderr %q; want nothing said", args, code, stderr)
 		}
 	}
-	_, stderr, _ := runCLI(t, "search", "--data-dir", dir, "--log-level", "info", "--limit", "1", "send an email")
+	_, stderr, _ := runBinary(t, ollamaDown, "search", "--data-dir", dir, "--log-level", "info", "--limit", "1", "send an email")
 	if n := strings.Count(stderr, "Ollama not reachable at http://127.0.0.1:9"); n != 1 || !strings.Contains(stderr, "level=INFO") {
 		t.Errorf("search --log-level info with Ollama down: stderr %q, want the reason once, at info", stderr)
 	}
 }
 
 func TestEvalComparesInstalledModels(t *testing.T) {
-	fakeOllamaHost(t, map[string][]string{
+	t.Parallel()
+	_, env := fakeOllamaHost(t, map[string][]string{
 		"tiny-embed:latest":       {"embedding"},
 		"nomic-embed-text:latest": {"embedding"},
 		"llama3.2:latest":         {"completion"},
@@ -134,7 +145,7 @@ func TestEvalComparesInstalledModels(t *testing.T) {
 	out := filepath.Join(dir, "r.json")
 	// A dataset of two queries: the test is of which runs eval makes (the
 	// built-in datasets' 641 queries took 30 s of the package's time).
-	_, stderr, code := runCLI(t, "eval", "--data-dir", dir, "--dataset", tinyDataset(t, dir), "--models", "all-installed", "--format", "json", "--out", out)
+	_, stderr, code := runBinary(t, env, "eval", "--data-dir", dir, "--dataset", tinyDataset(t, dir), "--models", "all-installed", "--format", "json", "--out", out)
 	if code != 0 {
 		t.Fatalf("eval --models all-installed: exit %d\n%s", code, stderr)
 	}

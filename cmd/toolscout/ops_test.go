@@ -130,6 +130,7 @@ func startServeHTTPAt(t *testing.T, bin string, env []string, pick func(*testing
 // it), startServeHTTPAt starts serve again on the next port picked
 // instead of failing the test that needed the address beforehand.
 func TestServeHTTPAtRetriesATakenPort(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -452,6 +453,7 @@ func startListening(t *testing.T, cmd *exec.Cmd, what string) string {
 // drain timeout shorter than the call, the process exits at the bound
 // and the call is cut.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	serve := func(t *testing.T, cfg, drain string) *httpServe {
 		s := startServeHTTP(t, bin, nil, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--embedder", "builtin",

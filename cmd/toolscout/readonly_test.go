@@ -263,6 +263,7 @@ func TestReadOnlySwapsInANewerBuild(t *testing.T) {
 // it loads does not change what it opens (the build watcher sees the
 // switch and swaps it in), so the watcher's "serving" is the truth.
 func TestReadOnlyServesTheBuildItResolved(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	catalog := filepath.Join(root, "catalog.json")
 	os.WriteFile(catalog, []byte(`{"domains":[{"name":"reports","description":"Reports","tools":[{"name":"alpha_report","description":"Export the alpha report.","inputSchema":{"type":"object"}}]}]}`), 0o644)

@@ -19,6 +19,7 @@ import (
 // not stay on different builds (issue 34, defect 4: before, a refused
 // build was never looked at again).
 func TestReadOnlyRetriesARefusedBuild(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	root := t.TempDir()
 	catalog := filepath.Join(root, "catalog.json")

@@ -25,6 +25,7 @@ import (
 // the log says why); SIGHUP re-reads at once; a caller's lists changed
 // in the callers block apply too. No token is in the log or /metrics.
 func TestCallersRotateWithoutRestart(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	// replace writes a file as an operator should: a temporary file

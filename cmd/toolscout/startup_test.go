@@ -79,6 +79,7 @@ func checkWhole(t *testing.T, out firstList, want int) {
 // data dir, in eager, core, auto and compact mode and with the eager
 // fallback; no list in between is partial.
 func TestFirstListTypeScript(t *testing.T) {
+	t.Parallel()
 	nodeClient(t)
 	bin := buildBinary(t)
 	const builtin = 302 + 3
@@ -106,8 +107,8 @@ func TestFirstListTypeScript(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Each case waits most of its time for the client's settle
-			// (nothing more should come): two at once (go test's
-			// -parallel, GOMAXPROCS here) halve the test's time.
+			// (nothing more should come): several at once (go test's
+			// -parallel, parallelWaiting here) cut the test's time.
 			t.Parallel()
 			// A data dir for each transport: indexed once, the HTTP
 			// run's a copy made before the stdio run's server starts

@@ -17,6 +17,7 @@ import (
 // reference memory server's tools under their own names; serve's
 // --tool-names wins over it; without either they are domain__tool.
 func TestToolNamesSetting(t *testing.T) {
+	t.Parallel()
 	root, _ := filepath.Abs("../..")
 	memory := filepath.Join(root, "node_modules", ".bin", "mcp-server-memory")
 	if _, err := os.Stat(memory); err != nil {
@@ -34,6 +35,7 @@ func TestToolNamesSetting(t *testing.T) {
 		{"default", "", nil, "memory__create_entities"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			ts := map[string]any{"expose": "eager"}
 			if tc.key != "" {

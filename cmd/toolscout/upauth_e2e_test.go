@@ -191,6 +191,7 @@ func runBin(t *testing.T, bin string, args ...string) string {
 // server is unavailable with the sign-in message; status and logout say
 // what they should, and no token appears in any output.
 func TestAuthLoginTypeScriptOAuth(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		needNode(t, "node is not installed")
 	}
