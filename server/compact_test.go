@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/index/store"
-	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/condense"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -25,26 +22,6 @@ const (
 	builtinCompactBudget   = 45.0
 	referenceCompactBudget = 60.0
 )
-
-// builtinLive returns the built-in catalog and a live index of it in
-// memory, closed when the test ends.
-func builtinLive(t *testing.T) (*index.Catalog, *search.Live) {
-	t.Helper()
-	cat, err := index.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: st}, cat.Specs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { live.Close() })
-	return cat, live
-}
 
 // TestCompactListingBudgetBuiltin: the compact tools/list of the
 // built-in catalog, counted as a client receives it.

@@ -1,16 +1,11 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/index/store"
-	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/arguments"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -24,17 +19,7 @@ import (
 func TestSchemaAnswerBudget(t *testing.T) {
 	t.Parallel()
 	t.Run("builtin", func(t *testing.T) {
-		cat, err := index.BuiltinCatalog()
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := store.Open("")
-		live, _, err := search.Open(context.Background(), search.LiveOptions{Store: st, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, cat.Specs())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer live.Close()
-		checkSchemaBudget(t, New(Options{Live: live}))
+		checkSchemaBudget(t, builtinTokenReport(t))
 	})
 	t.Run("reference servers", func(t *testing.T) {
 		root := t.TempDir()
@@ -46,16 +31,16 @@ func TestSchemaAnswerBudget(t *testing.T) {
 		waitFor(t, "the reference servers' tools", func() bool {
 			return env.hasTool("memory__open_nodes") && env.hasTool("filesystem__read_media_file") && env.hasTool("everything__echo")
 		})
-		checkSchemaBudget(t, env.srv)
+		rep, err := env.srv.CountTokens(t.Context(), "create an issue for a bug")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSchemaBudget(t, rep)
 	})
 }
 
-func checkSchemaBudget(t *testing.T, srv *Server) {
+func checkSchemaBudget(t *testing.T, rep *TokenReport) {
 	t.Helper()
-	rep, err := srv.CountTokens(t.Context(), "create an issue for a bug")
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("largest get_tool_schema answer of %d tools: %s, %d tokens", rep.Tools, rep.SchemaMaxTool, rep.SchemaMax)
 	if rep.SchemaMax == 0 || rep.SchemaMax > SchemaBudget {
 		t.Errorf("get_tool_schema of %s = %d tokens, want at most %d", rep.SchemaMaxTool, rep.SchemaMax, SchemaBudget)
