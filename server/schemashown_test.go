@@ -22,12 +22,7 @@ func TestSchemaAnswerBudget(t *testing.T) {
 		checkSchemaBudget(t, builtinTokenReport(t))
 	})
 	t.Run("reference servers", func(t *testing.T) {
-		root := t.TempDir()
-		env := startGateway(t, []gateway.UpstreamConfig{
-			{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-			{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
-			{Domain: "filesystem", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
-		}, Exposure{Mode: ExposeMeta})
+		env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 		waitFor(t, "the reference servers' tools", func() bool {
 			return env.hasTool("memory__open_nodes") && env.hasTool("filesystem__read_media_file") && env.hasTool("everything__echo")
 		})
