@@ -119,7 +119,6 @@ func TestDirectCallByOwnName(t *testing.T) {
 // server's prompts, which no other server has, are listed and got under
 // their own names.
 func TestToolNamesServerGateway(t *testing.T) {
-	t.Parallel()
 	root := t.TempDir()
 	env := startGateway(t, []gateway.UpstreamConfig{
 		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
