@@ -2,12 +2,10 @@ package server
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolscout/toolscout/server/arguments"
-	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestSchemaAnswerBudget: get_tool_schema's answer for any one tool of
@@ -81,11 +79,9 @@ func TestSchemaShown(t *testing.T) {
 // internals, and runs nothing.
 func TestNestedErrorThroughExecute(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	env := startGateway(t, []gateway.UpstreamConfig{
-		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-	}, Exposure{Mode: ExposeMeta})
-	waitFor(t, "the memory server's tools", func() bool { return env.hasTool("memory__create_entities") })
+	// The call is refused before it reaches the memory server: the
+	// package's shared one (referenceGateway) is left as it was.
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "memory__create_entities",
 		"arguments": map[string]any{"entities": []any{map[string]any{"name": "Alice", "entityType": "person", "observations": "likes tea"}}}})
 	got := text(res)
