@@ -3,15 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/index/store"
-	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/condense"
-	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // Budgets of a compact tools/list, in o200k_base tokens a tool, the
@@ -25,26 +20,6 @@ const (
 	builtinCompactBudget   = 45.0
 	referenceCompactBudget = 60.0
 )
-
-// builtinLive returns the built-in catalog and a live index of it in
-// memory, closed when the test ends.
-func builtinLive(t *testing.T) (*index.Catalog, *search.Live) {
-	t.Helper()
-	cat, err := index.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: st}, cat.Specs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { live.Close() })
-	return cat, live
-}
 
 // TestCompactListingBudgetBuiltin: the compact tools/list of the
 // built-in catalog, counted as a client receives it.
@@ -118,15 +93,7 @@ func TestCompactListingBuiltinEntries(t *testing.T) {
 // gives the whole description.
 func TestCompactListingReferenceServers(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	env := startGateway(t, []gateway.UpstreamConfig{
-		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-		{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
-		{Domain: "files", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
-	}, Exposure{Mode: ExposeCompact})
-	waitFor(t, "tools of all three servers", func() bool {
-		return env.hasTool("memory__create_entities") && env.hasTool("everything__echo") && env.hasTool("files__write_file")
-	})
+	env := referenceGateway(t, Exposure{Mode: ExposeCompact})
 	cat := env.srv.eng.Catalog()
 	waitFor(t, "the compact list", func() bool {
 		res, err := env.cs.ListTools(context.Background(), nil)
@@ -152,7 +119,7 @@ func TestCompactListingReferenceServers(t *testing.T) {
 			t.Errorf("%s listed as %q (title %q, annotations %v, output schema %v), want %q alone", tl.Name, tl.Description, tl.Title, tl.Annotations, tl.OutputSchema, want)
 		}
 	}
-	const long = "files__read_text_file"
+	const long = "filesystem__read_text_file"
 	got := text(call(t, env.cs, GetToolSchema, map[string]any{"tool_name": long}))
 	var answer SchemaAnswer
 	if err := json.Unmarshal([]byte(got), &answer); err != nil || len(answer.Tools) != 1 {

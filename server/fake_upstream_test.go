@@ -33,7 +33,9 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	proctest.SetParallel(parallelWaiting)
-	os.Exit(m.Run())
+	code := m.Run()
+	closeShared()
+	os.Exit(code)
 }
 
 // parallelWaiting is how many of the package's parallel tests run at

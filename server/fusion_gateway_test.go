@@ -2,11 +2,8 @@ package server
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestGatewayCommonWordDoesNotOutrankMeaning: behind the gateway with the
@@ -19,15 +16,7 @@ import (
 // filesystem tools took the top places.
 func TestGatewayCommonWordDoesNotOutrankMeaning(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	env := startGateway(t, []gateway.UpstreamConfig{
-		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-		{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
-		{Domain: "filesystem", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
-	}, Exposure{Mode: ExposeMeta})
-	waitFor(t, "tools of all three servers", func() bool {
-		return env.hasTool("memory__create_entities") && env.hasTool("everything__echo") && env.hasTool("filesystem__write_file")
-	})
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 	works := 0
 	for _, tool := range env.srv.eng.Catalog().Tools() {
 		if tool.Domain == "filesystem" && strings.Contains(strings.ToLower(tool.Description), "works") {

@@ -53,24 +53,42 @@ func startGatewayServer(t testing.TB, opts gateway.Options, so Options) *gateway
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store, err := store.Open("")
+	gw, live, err := openGateway(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	so.Live, so.Executor = live, gw
+	srv := New(so)
+	gw.Start(ctx)
+	t.Cleanup(func() { gw.Close(); live.Close() })
+	return serveGateway(t, ctx, gw, srv)
+}
+
+// openGateway makes a gateway of opts and the live index (keywords and
+// the built-in embedder's vectors, in memory) that follows it, as serve
+// does; the gateway is not started.
+func openGateway(ctx context.Context, opts gateway.Options) (*gateway.Gateway, *search.Live, error) {
+	store, err := store.Open("")
+	if err != nil {
+		return nil, nil, err
+	}
 	live, _, err := search.Open(ctx, search.LiveOptions{Store: store, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, nil)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	if opts.WordFrequency == nil {
 		opts.WordFrequency = search.WordFrequency // as cmd does
 	}
 	gw := gateway.New(opts)
-	env := &gatewayEnv{gw: gw, progress: make(chan any, 100)}
 	live.Follow(ctx, gw, search.FollowOptions{})
-	so.Live, so.Executor = live, gw
-	env.srv = New(so)
-	gw.Start(ctx)
-	t.Cleanup(func() { gw.Close(); live.Close() })
+	return gw, live, nil
+}
+
+// serveGateway connects a client to srv, a server over gw, on in-memory
+// transports, closed when the test ends.
+func serveGateway(t testing.TB, ctx context.Context, gw *gateway.Gateway, srv *Server) *gatewayEnv {
+	t.Helper()
+	env := &gatewayEnv{gw: gw, srv: srv, progress: make(chan any, 100)}
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := env.srv.MCP().Connect(ctx, st, nil)
 	if err != nil {

@@ -1,18 +1,11 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/toolscout/toolscout/embed"
-	"github.com/toolscout/toolscout/index"
-	"github.com/toolscout/toolscout/index/store"
-	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/arguments"
-	"github.com/toolscout/toolscout/server/gateway"
 )
 
 // TestSchemaAnswerBudget: get_tool_schema's answer for any one tool of
@@ -24,38 +17,23 @@ import (
 func TestSchemaAnswerBudget(t *testing.T) {
 	t.Parallel()
 	t.Run("builtin", func(t *testing.T) {
-		cat, err := index.BuiltinCatalog()
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := store.Open("")
-		live, _, err := search.Open(context.Background(), search.LiveOptions{Store: st, Embedder: embed.NewBuiltin(embed.BuiltinOptions{})}, cat.Specs())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer live.Close()
-		checkSchemaBudget(t, New(Options{Live: live}))
+		checkSchemaBudget(t, builtinTokenReport(t))
 	})
 	t.Run("reference servers", func(t *testing.T) {
-		root := t.TempDir()
-		env := startGateway(t, []gateway.UpstreamConfig{
-			{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-			{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
-			{Domain: "filesystem", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
-		}, Exposure{Mode: ExposeMeta})
+		env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 		waitFor(t, "the reference servers' tools", func() bool {
 			return env.hasTool("memory__open_nodes") && env.hasTool("filesystem__read_media_file") && env.hasTool("everything__echo")
 		})
-		checkSchemaBudget(t, env.srv)
+		rep, err := env.srv.CountTokens(t.Context(), "create an issue for a bug")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSchemaBudget(t, rep)
 	})
 }
 
-func checkSchemaBudget(t *testing.T, srv *Server) {
+func checkSchemaBudget(t *testing.T, rep *TokenReport) {
 	t.Helper()
-	rep, err := srv.CountTokens(t.Context(), "create an issue for a bug")
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("largest get_tool_schema answer of %d tools: %s, %d tokens", rep.Tools, rep.SchemaMaxTool, rep.SchemaMax)
 	if rep.SchemaMax == 0 || rep.SchemaMax > SchemaBudget {
 		t.Errorf("get_tool_schema of %s = %d tokens, want at most %d", rep.SchemaMaxTool, rep.SchemaMax, SchemaBudget)
@@ -101,11 +79,9 @@ func TestSchemaShown(t *testing.T) {
 // internals, and runs nothing.
 func TestNestedErrorThroughExecute(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	env := startGateway(t, []gateway.UpstreamConfig{
-		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-	}, Exposure{Mode: ExposeMeta})
-	waitFor(t, "the memory server's tools", func() bool { return env.hasTool("memory__create_entities") })
+	// The call is refused before it reaches the memory server: the
+	// package's shared one (referenceGateway) is left as it was.
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "memory__create_entities",
 		"arguments": map[string]any{"entities": []any{map[string]any{"name": "Alice", "entityType": "person", "observations": "likes tea"}}}})
 	got := text(res)

@@ -405,20 +405,7 @@ func TestExecuteTool(t *testing.T) {
 
 func TestTokenBudget(t *testing.T) {
 	t.Parallel()
-	cat, err := index.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, _ := store.Open("")
-	live, _, err := search.Open(context.Background(), search.LiveOptions{Store: store}, cat.Specs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer live.Close()
-	rep, err := New(Options{Live: live}).CountTokens(context.Background(), "create an issue for a bug")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := builtinTokenReport(t)
 	// 349 before discover_tools took a cursor (paged listings), 352 after,
 	// 404 with a description for every parameter (issue 23 allows 420),
 	// 415 with include_disabled and include_examples (the binary counts
