@@ -118,50 +118,62 @@ const quantLevels = 3
 // estimate, at most (2^quantLevels − 1) × dims, is kept in 16 bits.
 const quantMaxDims = (1<<16 - 2) / (1<<quantLevels - 1)
 
-// qword is one 64-dimension word of a query's quantized form: its sign
-// bits and the bit planes of its rounded magnitudes.
-type qword struct {
-	at   int
-	sign uint64
-	p    [quantLevels]uint64
-}
-
-// quantQuery returns q's words where it is not zero (the others add
-// nothing to any row's estimate) for scanning sg's rows, and the highest
-// estimate a row can get.
-func quantQuery(sg *signs, q []float32) ([]qword, int) {
+// quantQuery returns q's quantized form for scanning sg's rows: for each
+// of a row's words, four: its sign bits and the bit planes of its
+// rounded magnitudes (zero where q is zero: such a word adds nothing to
+// any row's estimate); and the highest estimate a row can get. All zero
+// when q has no finite value above zero (every row's estimate is 0).
+func quantQuery(sg *signs, q []float32) ([]uint64, int) {
+	out := make([]uint64, 4*sg.Words)
 	var top float64
 	for _, x := range q {
 		top = max(top, math.Abs(float64(x)))
 	}
 	if top == 0 || math.IsNaN(top) || math.IsInf(top, 0) {
-		return nil, 0
+		return out, 0
 	}
 	const levels = 1<<quantLevels - 1
-	out := make([]qword, 0, sg.Words)
 	most := 0
-	for w := 0; w < sg.Words; w++ {
-		qw := qword{at: w}
-		var any uint64
-		for j := w * 64; j < min((w+1)*64, len(q)); j++ {
-			b := uint64(1) << (j % 64)
-			if q[j] > 0 {
-				qw.sign |= b
-			}
-			m := int(math.Round(math.Abs(float64(q[j])) / top * levels))
-			most += m
-			for l := range qw.p {
-				if m>>l&1 == 1 {
-					qw.p[l] |= b
-					any |= b
-				}
-			}
+	for j, x := range q[:min(len(q), 64*sg.Words)] {
+		w, b := out[4*(j/64):4*(j/64)+4], uint64(1)<<(j%64)
+		if x > 0 {
+			w[0] |= b
 		}
-		if any != 0 {
-			out = append(out, qw)
+		m := int(math.Round(math.Abs(float64(x)) / top * levels))
+		most += m
+		for l := range quantLevels {
+			if m>>l&1 == 1 {
+				w[1+l] |= b
+			}
 		}
 	}
 	return out, most
+}
+
+// quantRows writes est[i] = 1 + the estimate of row i of bs (len(est)
+// rows of words uint64) against the quantized query qw (quantQuery) and
+// counts hist[est[i]]++: by the kernel where the CPU has one
+// (quantrows_amd64.go), else in Go.
+func quantRows(bs []uint64, words int, qw []uint64, est []uint16, hist []int32) {
+	if !quantRowsKernel(bs, words, qw, est, hist) {
+		quantRowsGo(bs, words, qw, est, hist)
+	}
+}
+
+// quantRowsGo is quantRows in Go.
+func quantRowsGo(bs []uint64, words int, qw []uint64, est []uint16, hist []int32) {
+	qw = qw[:4*words]
+	for i := range est {
+		row := bs[i*words : (i+1)*words]
+		e := 1
+		for j, r := range row {
+			w := qw[4*j : 4*j+4]
+			a := ^(r ^ w[0])
+			e += bits.OnesCount64(a&w[1]) + 2*bits.OnesCount64(a&w[2]) + 4*bits.OnesCount64(a&w[3])
+		}
+		est[i] = uint16(e)
+		hist[e]++
+	}
 }
 
 // poolSize is the number of rows of the n in a layer the quantized pass
@@ -212,37 +224,24 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		go func() {
 			defer wg.Done()
 			words, bs := s.signs.Words, s.signs.Bits
-			// The query as columns, each as long as a row: the loop
-			// below runs without bounds checks.
-			nq := len(qws)
-			at, sign := make([]int, nq), make([]uint64, nq)
-			p0, p1, p2 := make([]uint64, nq), make([]uint64, nq), make([]uint64, nq)
-			for j, w := range qws {
-				at[j], sign[j], p0[j], p1[j], p2[j] = w.at, w.sign, w.p[0], w.p[1], w.p[2]
+			if keep == nil {
+				quantRows(bs[lo*words:hi*words], words, qws, est[lo:hi], hist)
+				return
 			}
-			dense := nq == words // every word: no indirection
-			for i := lo; i < hi; i++ {
-				if keep != nil && !keep(i) {
+			// The rows kept, a run of them at a time (a domain's rows are
+			// one run: IDs begin with the domain).
+			for i := lo; i < hi; {
+				if !keep(i) {
 					est[i] = 0
+					i++
 					continue
 				}
-				row := bs[i*words : (i+1)*words]
-				e := 1
-				if dense {
-					row = row[:nq]
-					sign, p0, p1, p2 := sign[:len(row)], p0[:len(row)], p1[:len(row)], p2[:len(row)]
-					for j, r := range row {
-						a := ^(r ^ sign[j])
-						e += bits.OnesCount64(a&p0[j]) + 2*bits.OnesCount64(a&p1[j]) + 4*bits.OnesCount64(a&p2[j])
-					}
-				} else {
-					for j, w := range at {
-						a := ^(row[w] ^ sign[j])
-						e += bits.OnesCount64(a&p0[j]) + 2*bits.OnesCount64(a&p1[j]) + 4*bits.OnesCount64(a&p2[j])
-					}
+				j := i + 1
+				for j < hi && keep(j) {
+					j++
 				}
-				est[i] = uint16(e)
-				hist[e]++
+				quantRows(bs[i*words:j*words], words, qws, est[i:j], hist)
+				i = j
 			}
 		}()
 	}

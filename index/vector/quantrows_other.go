@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package vector
+
+// quantRowsKernel: no kernel on this architecture, quantRows estimates
+// in Go.
+func quantRowsKernel(bs []uint64, words int, qw []uint64, est []uint16, hist []int32) bool {
+	return false
+}
