@@ -187,6 +187,7 @@ func poolSize(n, k int) int {
 type quantScratch struct {
 	est  []uint16  // per row: 0 left out, else 1 + its estimate
 	hist [][]int32 // per part: rows per value of est
+	pool [][]int32 // per part: the rows re-scored
 }
 
 var quantScratches = sync.Pool{New: func() any { return new(quantScratch) }}
@@ -270,12 +271,15 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 	}
 	qs := s.halfQuery(q)
 	tops := make([]topK, parts)
+	for len(sc.pool) < parts {
+		sc.pool = append(sc.pool, nil)
+	}
 	for part := 0; part < parts; part++ {
 		lo, hi := part*n/parts, (part+1)*n/parts
 		wg.Add(1)
-		go func(t *topK, take int) {
+		go func(t *topK, take int, pool *[]int32) {
 			defer wg.Done()
-			t.k = k
+			rows := (*pool)[:0]
 			for i := lo; i < hi; i++ {
 				e := int(est[i])
 				if e < cut || e == 0 {
@@ -287,9 +291,12 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 					}
 					take--
 				}
-				t.push(i, s.dotRow(q, qs, i))
+				rows = append(rows, int32(i))
 			}
-		}(&tops[part], atCut[part])
+			*pool = rows
+			t.k = k
+			s.rescore(q, qs, rows, t)
+		}(&tops[part], atCut[part], &sc.pool[part])
 	}
 	wg.Wait()
 	all := tops[0]
@@ -299,4 +306,29 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		}
 	}
 	return all
+}
+
+// rescorePrefetch is how many rows ahead rescore asks for a float16
+// row's cache lines: the pool's rows are scattered over the matrix (one
+// in 50), so the hardware prefetcher does not see the next one coming,
+// and the kernel waited on memory for most of a row's time (measured:
+// docs/benchmarks/2026-12-06-1m-semantic.md).
+const rescorePrefetch = 2
+
+// rescore pushes the exact similarity of each of rows (ascending) into t.
+func (s *snapshot) rescore(q, qs []float32, rows []int32, t *topK) {
+	if s.half == nil || qs != nil || !halfKernel(s.dims) {
+		for _, i := range rows {
+			t.push(int(i), s.dotRow(q, qs, int(i)))
+		}
+		return
+	}
+	d := s.dims
+	for x, i := range rows {
+		if x+rescorePrefetch < len(rows) {
+			j := int(rows[x+rescorePrefetch])
+			prefetchHalf(&s.half[j*d], d)
+		}
+		t.push(int(i), dotHalfKernel(q, s.half[int(i)*d:(int(i)+1)*d]))
+	}
 }
