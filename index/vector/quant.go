@@ -154,11 +154,23 @@ func quantQuery(sg *signs, q []float32) ([]uint64, int) {
 // rows of words uint64) against the quantized query qw (quantQuery) and
 // counts hist[est[i]]++: by the kernel where the CPU has one
 // (quantrows_amd64.go), else in Go.
+//
+// The kernel is called quantChunk rows at a time: the runtime does not
+// preempt assembly, and half of a million rows in one call would hold
+// off a garbage collection's stop for the whole pass (about 10 ms on a
+// loaded machine), where a chunk takes a fraction of a millisecond.
 func quantRows(bs []uint64, words int, qw []uint64, est []uint16, hist []int32) {
-	if !quantRowsKernel(bs, words, qw, est, hist) {
-		quantRowsGo(bs, words, qw, est, hist)
+	for len(est) > 0 {
+		c := min(len(est), quantChunk)
+		if !quantRowsKernel(bs[:c*words], words, qw, est[:c], hist) {
+			quantRowsGo(bs[:c*words], words, qw, est[:c], hist)
+		}
+		bs, est = bs[c*words:], est[c:]
 	}
 }
+
+// quantChunk is the number of rows quantRows gives the kernel at once.
+const quantChunk = 8192
 
 // quantRowsGo is quantRows in Go.
 func quantRowsGo(bs []uint64, words int, qw []uint64, est []uint16, hist []int32) {
@@ -279,6 +291,9 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		wg.Add(1)
 		go func(t *topK, take int, pool *[]int32) {
 			defer wg.Done()
+			if cap(*pool) < size {
+				*pool = make([]int32, 0, size) // at most the pool: no growth
+			}
 			rows := (*pool)[:0]
 			for i := lo; i < hi; i++ {
 				e := int(est[i])

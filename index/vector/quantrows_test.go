@@ -53,6 +53,24 @@ func TestQuantRows(t *testing.T) {
 			}
 		}
 	}
+	// quantRows, in chunks of quantChunk rows: as the Go loop over all.
+	const rows, dims = 2*quantChunk + 5, 640
+	sg := &snapfile.Signs{Words: dims / 64, Bits: make([]uint64, rows*dims/64)}
+	for i := range sg.Bits {
+		sg.Bits[i] = r.Uint64()
+	}
+	q := make([]float32, dims)
+	for j := range q {
+		q[j] = float32(r.NormFloat64())
+	}
+	qw, most := quantQuery(sg, q)
+	want, wantHist := make([]uint16, rows), make([]int32, most+2)
+	quantRowsGo(sg.Bits, sg.Words, qw, want, wantHist)
+	est, hist := make([]uint16, rows), make([]int32, most+2)
+	quantRows(sg.Bits, sg.Words, qw, est, hist)
+	if !slices.Equal(est, want) || !slices.Equal(hist, wantHist) {
+		t.Fatalf("quantRows of %d rows differs from the Go loop over all of them", rows)
+	}
 	if !hasQuantKernel {
 		t.Log("no quantized-pass kernel on this machine: the Go loop alone was checked")
 	}
