@@ -87,11 +87,12 @@ const (
 	// quantized pass: below it the exact scan is as fast (measured,
 	// docs/benchmarks/2026-12-06-quantized-vectors.md).
 	quantMinRows = 4096
-	// quantPool, quantPoolPerHit and quantPoolShare size the pool the
-	// quantized pass keeps for exact re-scoring (poolSize).
+	// quantPool, quantPoolPerHit, quantPoolShare and quantPoolMax size
+	// the pool the quantized pass keeps for exact re-scoring (poolSize).
 	quantPool       = 500
 	quantPoolPerHit = 20
 	quantPoolShare  = 50
+	quantPoolMax    = 10000
 	// quantParallelMin is the layer size from which the quantized pass
 	// is split across CPUs.
 	quantParallelMin = 16384
@@ -190,9 +191,18 @@ func quantRowsGo(bs []uint64, words int, qw []uint64, est []uint16, hist []int32
 
 // poolSize is the number of rows of the n in a layer the quantized pass
 // re-scores exactly for a query of k: max(quantPool, quantPoolPerHit × k,
-// n / quantPoolShare).
+// min(n / quantPoolShare, quantPoolMax)).
+//
+// The pool a recall needs grows far slower than the layer: on the
+// built-in embedder's vectors of benchscale's synthetic tools, 100
+// requests, the best 5,000 estimates held all of the exact top 10 at
+// 100k tools and at 1M, and 99.98% and 99.76% of the top 50; the best
+// 10,000 at 1M 100% and 99.90% (the worst request 48 of its 50), where
+// n/50 (20,000) re-scored twice the rows for the last 0.1%
+// (docs/benchmarks/2026-12-06-1m-semantic.md). Above 1M tools the cap is
+// not measured.
 func poolSize(n, k int) int {
-	return max(quantPool, quantPoolPerHit*k, n/quantPoolShare)
+	return max(quantPool, quantPoolPerHit*k, min(n/quantPoolShare, quantPoolMax))
 }
 
 // quantScratch is a query's working memory, reused (quantScratches).

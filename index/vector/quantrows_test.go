@@ -130,3 +130,20 @@ func BenchmarkQuantRows(b *testing.B) {
 		}
 	})
 }
+
+// TestPoolSize: the pool grows with the layer (n/50) up to 10,000 rows,
+// never below 500 or 20 per hit asked for.
+func TestPoolSize(t *testing.T) {
+	for _, c := range []struct{ n, k, want int }{
+		{n: 1000, k: 10, want: 500},
+		{n: 20000, k: 50, want: 1000},
+		{n: 100000, k: 50, want: 2000},
+		{n: 500000, k: 50, want: 10000},
+		{n: 1000000, k: 50, want: 10000},
+		{n: 1000000, k: 1000, want: 20000},
+	} {
+		if got := poolSize(c.n, c.k); got != c.want {
+			t.Errorf("poolSize(%d, %d) = %d, want %d", c.n, c.k, got, c.want)
+		}
+	}
+}
