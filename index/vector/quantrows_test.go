@@ -41,7 +41,10 @@ func TestQuantRows(t *testing.T) {
 				run  func(est []uint16, hist []int32) bool
 			}{
 				{"go", func(est []uint16, hist []int32) bool { quantRowsGo(sg.Bits, sg.Words, qw, est, hist); return true }},
-				{"kernel", func(est []uint16, hist []int32) bool { return quantRowsKernel(sg.Bits, sg.Words, qw, est, hist) }},
+				{"kernel", func(est []uint16, hist []int32) bool { return quantRowsBy(false, sg.Bits, sg.Words, qw, est, hist) }},
+				{"avx512", func(est []uint16, hist []int32) bool {
+					return hasQuantAVX512 && quantRowsBy(true, sg.Bits, sg.Words, qw, est, hist)
+				}},
 			} {
 				est, hist := make([]uint16, rows), make([]int32, most+2)
 				if !impl.run(est, hist) {
@@ -73,6 +76,8 @@ func TestQuantRows(t *testing.T) {
 	}
 	if !hasQuantKernel {
 		t.Log("no quantized-pass kernel on this machine: the Go loop alone was checked")
+	} else if !hasQuantAVX512 {
+		t.Log("no AVX-512 VPOPCNTQ on this machine: its kernel was not checked")
 	}
 }
 
@@ -102,7 +107,7 @@ func quantRef(sg *snapfile.Signs, mat []float32, rows, dims int, q []float32) ([
 }
 
 // BenchmarkQuantRows estimates 100,000 rows of 640 dimensions (10 words)
-// by the Go loop and by the kernel.
+// by the Go loop, the kernel and the AVX-512 kernel.
 func BenchmarkQuantRows(b *testing.B) {
 	const rows, dims = 100000, 640
 	r := rand.New(rand.NewPCG(7, 8))
@@ -126,7 +131,15 @@ func BenchmarkQuantRows(b *testing.B) {
 			b.Skip("no kernel on this machine")
 		}
 		for b.Loop() {
-			quantRowsKernel(sg.Bits, sg.Words, qw, est, hist)
+			quantRowsBy(false, sg.Bits, sg.Words, qw, est, hist)
+		}
+	})
+	b.Run("avx512", func(b *testing.B) {
+		if !hasQuantAVX512 {
+			b.Skip("no AVX-512 VPOPCNTQ on this machine")
+		}
+		for b.Loop() {
+			quantRowsBy(true, sg.Bits, sg.Words, qw, est, hist)
 		}
 	})
 }
