@@ -19,6 +19,11 @@ func cpuidF16C() bool
 //go:noescape
 func dotHalfF16C(q *float32, h *uint16, n int) float32
 
+// prefetchHalf asks for the cache lines of the n values at h.
+//
+//go:noescape
+func prefetchHalf(h *uint16, n int)
+
 // hasF16C: the kernel runs where the OS keeps the AVX registers
 // (x/sys/cpu checks XGETBV) and the CPU has FMA and F16C.
 var hasF16C = cpu.X86.HasAVX && cpu.X86.HasFMA && cpuidF16C()

@@ -48,3 +48,20 @@ done:
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
+
+// func prefetchHalf(h *uint16, n int)
+// Asks for the cache lines of the n float16 values at h (PREFETCHT0), n
+// at least 1.
+TEXT ·prefetchHalf(SB), NOSPLIT, $0-16
+	MOVQ h+0(FP), DI
+	MOVQ n+8(FP), CX
+	LEAQ -1(DI)(CX*2), CX // the last byte
+	ANDQ $-64, CX
+
+line:
+	PREFETCHT0 (DI)
+	ADDQ       $64, DI
+	CMPQ       DI, CX
+	JLE        line
+	PREFETCHT0 (CX)
+	RET

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -88,4 +89,51 @@ func BenchmarkDotHalf(b *testing.B) {
 		})
 	}
 	_ = sink
+}
+
+// BenchmarkRescorePrefetch scores 4,000 float16 rows scattered over
+// 200,000 (256 MB, evicted from the caches before each run) as the
+// quantized pass re-scores its pool, asking for the cache lines of the
+// row dist rows ahead (0: not at all).
+func BenchmarkRescorePrefetch(b *testing.B) {
+	const dims, rows, pool = 640, 200000, 4000
+	if !halfKernel(dims) {
+		b.Skip("no float16 kernel on this machine")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	h := make([]uint16, dims*rows)
+	for i := range h {
+		h[i] = uint16(r.Uint32()&0x3fff) | 0x2000
+	}
+	q := make([]float32, dims)
+	for i := range q {
+		q[i] = float32(r.NormFloat64() / 25)
+	}
+	var sel []int
+	for i := 0; i < rows; i++ {
+		if r.IntN(rows/pool) == 0 {
+			sel = append(sel, i)
+		}
+	}
+	big := make([]byte, 64<<20) // to evict between runs
+	for _, dist := range []int{0, 1, 2, 4} {
+		b.Run(fmt.Sprintf("dist=%d", dist), func(b *testing.B) {
+			var s float32
+			for b.Loop() {
+				b.StopTimer()
+				for i := range big {
+					big[i]++
+				}
+				b.StartTimer()
+				for x, i := range sel {
+					if dist > 0 && x+dist < len(sel) {
+						j := sel[x+dist]
+						prefetchHalf(&h[j*dims], dims)
+					}
+					s += dotHalfKernel(q, h[i*dims:(i+1)*dims])
+				}
+			}
+			_ = s
+		})
+	}
 }

@@ -87,11 +87,12 @@ const (
 	// quantized pass: below it the exact scan is as fast (measured,
 	// docs/benchmarks/2026-12-06-quantized-vectors.md).
 	quantMinRows = 4096
-	// quantPool, quantPoolPerHit and quantPoolShare size the pool the
-	// quantized pass keeps for exact re-scoring (poolSize).
+	// quantPool, quantPoolPerHit, quantPoolShare and quantPoolMax size
+	// the pool the quantized pass keeps for exact re-scoring (poolSize).
 	quantPool       = 500
 	quantPoolPerHit = 20
 	quantPoolShare  = 50
+	quantPoolMax    = 10000
 	// quantParallelMin is the layer size from which the quantized pass
 	// is split across CPUs.
 	quantParallelMin = 16384
@@ -118,63 +119,97 @@ const quantLevels = 3
 // estimate, at most (2^quantLevels − 1) × dims, is kept in 16 bits.
 const quantMaxDims = (1<<16 - 2) / (1<<quantLevels - 1)
 
-// qword is one 64-dimension word of a query's quantized form: its sign
-// bits and the bit planes of its rounded magnitudes.
-type qword struct {
-	at   int
-	sign uint64
-	p    [quantLevels]uint64
-}
-
-// quantQuery returns q's words where it is not zero (the others add
-// nothing to any row's estimate) for scanning sg's rows, and the highest
-// estimate a row can get.
-func quantQuery(sg *signs, q []float32) ([]qword, int) {
+// quantQuery returns q's quantized form for scanning sg's rows: for each
+// of a row's words, four: its sign bits and the bit planes of its
+// rounded magnitudes (zero where q is zero: such a word adds nothing to
+// any row's estimate); and the highest estimate a row can get. All zero
+// when q has no finite value above zero (every row's estimate is 0).
+func quantQuery(sg *signs, q []float32) ([]uint64, int) {
+	out := make([]uint64, 4*sg.Words)
 	var top float64
 	for _, x := range q {
 		top = max(top, math.Abs(float64(x)))
 	}
 	if top == 0 || math.IsNaN(top) || math.IsInf(top, 0) {
-		return nil, 0
+		return out, 0
 	}
 	const levels = 1<<quantLevels - 1
-	out := make([]qword, 0, sg.Words)
 	most := 0
-	for w := 0; w < sg.Words; w++ {
-		qw := qword{at: w}
-		var any uint64
-		for j := w * 64; j < min((w+1)*64, len(q)); j++ {
-			b := uint64(1) << (j % 64)
-			if q[j] > 0 {
-				qw.sign |= b
-			}
-			m := int(math.Round(math.Abs(float64(q[j])) / top * levels))
-			most += m
-			for l := range qw.p {
-				if m>>l&1 == 1 {
-					qw.p[l] |= b
-					any |= b
-				}
-			}
+	for j, x := range q[:min(len(q), 64*sg.Words)] {
+		w, b := out[4*(j/64):4*(j/64)+4], uint64(1)<<(j%64)
+		if x > 0 {
+			w[0] |= b
 		}
-		if any != 0 {
-			out = append(out, qw)
+		m := int(math.Round(math.Abs(float64(x)) / top * levels))
+		most += m
+		for l := range quantLevels {
+			if m>>l&1 == 1 {
+				w[1+l] |= b
+			}
 		}
 	}
 	return out, most
 }
 
+// quantRows writes est[i] = 1 + the estimate of row i of bs (len(est)
+// rows of words uint64) against the quantized query qw (quantQuery) and
+// counts hist[est[i]]++: by the kernel where the CPU has one
+// (quantrows_amd64.go), else in Go.
+//
+// The kernel is called quantChunk rows at a time: the runtime does not
+// preempt assembly, and half of a million rows in one call would hold
+// off a garbage collection's stop for the whole pass (about 10 ms on a
+// loaded machine), where a chunk takes a fraction of a millisecond.
+func quantRows(bs []uint64, words int, qw []uint64, est []uint16, hist []int32) {
+	for len(est) > 0 {
+		c := min(len(est), quantChunk)
+		if !quantRowsKernel(bs[:c*words], words, qw, est[:c], hist) {
+			quantRowsGo(bs[:c*words], words, qw, est[:c], hist)
+		}
+		bs, est = bs[c*words:], est[c:]
+	}
+}
+
+// quantChunk is the number of rows quantRows gives the kernel at once.
+const quantChunk = 8192
+
+// quantRowsGo is quantRows in Go.
+func quantRowsGo(bs []uint64, words int, qw []uint64, est []uint16, hist []int32) {
+	qw = qw[:4*words]
+	for i := range est {
+		row := bs[i*words : (i+1)*words]
+		e := 1
+		for j, r := range row {
+			w := qw[4*j : 4*j+4]
+			a := ^(r ^ w[0])
+			e += bits.OnesCount64(a&w[1]) + 2*bits.OnesCount64(a&w[2]) + 4*bits.OnesCount64(a&w[3])
+		}
+		est[i] = uint16(e)
+		hist[e]++
+	}
+}
+
 // poolSize is the number of rows of the n in a layer the quantized pass
 // re-scores exactly for a query of k: max(quantPool, quantPoolPerHit × k,
-// n / quantPoolShare).
+// min(n / quantPoolShare, quantPoolMax)).
+//
+// The pool a recall needs grows far slower than the layer: on the
+// built-in embedder's vectors of benchscale's synthetic tools, 100
+// requests, the best 5,000 estimates held all of the exact top 10 at
+// 100k tools and at 1M, and 99.98% and 99.76% of the top 50; the best
+// 10,000 at 1M 100% and 99.90% (the worst request 48 of its 50), where
+// n/50 (20,000) re-scored twice the rows for the last 0.1%
+// (docs/benchmarks/2026-12-06-1m-semantic.md). Above 1M tools the cap is
+// not measured.
 func poolSize(n, k int) int {
-	return max(quantPool, quantPoolPerHit*k, n/quantPoolShare)
+	return max(quantPool, quantPoolPerHit*k, min(n/quantPoolShare, quantPoolMax))
 }
 
 // quantScratch is a query's working memory, reused (quantScratches).
 type quantScratch struct {
 	est  []uint16  // per row: 0 left out, else 1 + its estimate
 	hist [][]int32 // per part: rows per value of est
+	pool [][]int32 // per part: the rows re-scored
 }
 
 var quantScratches = sync.Pool{New: func() any { return new(quantScratch) }}
@@ -212,37 +247,24 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		go func() {
 			defer wg.Done()
 			words, bs := s.signs.Words, s.signs.Bits
-			// The query as columns, each as long as a row: the loop
-			// below runs without bounds checks.
-			nq := len(qws)
-			at, sign := make([]int, nq), make([]uint64, nq)
-			p0, p1, p2 := make([]uint64, nq), make([]uint64, nq), make([]uint64, nq)
-			for j, w := range qws {
-				at[j], sign[j], p0[j], p1[j], p2[j] = w.at, w.sign, w.p[0], w.p[1], w.p[2]
+			if keep == nil {
+				quantRows(bs[lo*words:hi*words], words, qws, est[lo:hi], hist)
+				return
 			}
-			dense := nq == words // every word: no indirection
-			for i := lo; i < hi; i++ {
-				if keep != nil && !keep(i) {
+			// The rows kept, a run of them at a time (a domain's rows are
+			// one run: IDs begin with the domain).
+			for i := lo; i < hi; {
+				if !keep(i) {
 					est[i] = 0
+					i++
 					continue
 				}
-				row := bs[i*words : (i+1)*words]
-				e := 1
-				if dense {
-					row = row[:nq]
-					sign, p0, p1, p2 := sign[:len(row)], p0[:len(row)], p1[:len(row)], p2[:len(row)]
-					for j, r := range row {
-						a := ^(r ^ sign[j])
-						e += bits.OnesCount64(a&p0[j]) + 2*bits.OnesCount64(a&p1[j]) + 4*bits.OnesCount64(a&p2[j])
-					}
-				} else {
-					for j, w := range at {
-						a := ^(row[w] ^ sign[j])
-						e += bits.OnesCount64(a&p0[j]) + 2*bits.OnesCount64(a&p1[j]) + 4*bits.OnesCount64(a&p2[j])
-					}
+				j := i + 1
+				for j < hi && keep(j) {
+					j++
 				}
-				est[i] = uint16(e)
-				hist[e]++
+				quantRows(bs[i*words:j*words], words, qws, est[i:j], hist)
+				i = j
 			}
 		}()
 	}
@@ -271,12 +293,18 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 	}
 	qs := s.halfQuery(q)
 	tops := make([]topK, parts)
+	for len(sc.pool) < parts {
+		sc.pool = append(sc.pool, nil)
+	}
 	for part := 0; part < parts; part++ {
 		lo, hi := part*n/parts, (part+1)*n/parts
 		wg.Add(1)
-		go func(t *topK, take int) {
+		go func(t *topK, take int, pool *[]int32) {
 			defer wg.Done()
-			t.k = k
+			if cap(*pool) < size {
+				*pool = make([]int32, 0, size) // at most the pool: no growth
+			}
+			rows := (*pool)[:0]
 			for i := lo; i < hi; i++ {
 				e := int(est[i])
 				if e < cut || e == 0 {
@@ -288,9 +316,12 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 					}
 					take--
 				}
-				t.push(i, s.dotRow(q, qs, i))
+				rows = append(rows, int32(i))
 			}
-		}(&tops[part], atCut[part])
+			*pool = rows
+			t.k = k
+			s.rescore(q, qs, rows, t)
+		}(&tops[part], atCut[part], &sc.pool[part])
 	}
 	wg.Wait()
 	all := tops[0]
@@ -300,4 +331,29 @@ func (s *snapshot) scanQuant(q []float32, k int, keep func(i int) bool) topK {
 		}
 	}
 	return all
+}
+
+// rescorePrefetch is how many rows ahead rescore asks for a float16
+// row's cache lines: the pool's rows are scattered over the matrix (one
+// in 50), so the hardware prefetcher does not see the next one coming,
+// and the kernel waited on memory for most of a row's time (measured:
+// docs/benchmarks/2026-12-06-1m-semantic.md).
+const rescorePrefetch = 2
+
+// rescore pushes the exact similarity of each of rows (ascending) into t.
+func (s *snapshot) rescore(q, qs []float32, rows []int32, t *topK) {
+	if s.half == nil || qs != nil || !halfKernel(s.dims) {
+		for _, i := range rows {
+			t.push(int(i), s.dotRow(q, qs, int(i)))
+		}
+		return
+	}
+	d := s.dims
+	for x, i := range rows {
+		if x+rescorePrefetch < len(rows) {
+			j := int(rows[x+rescorePrefetch])
+			prefetchHalf(&s.half[j*d], d)
+		}
+		t.push(int(i), dotHalfKernel(q, s.half[int(i)*d:(int(i)+1)*d]))
+	}
 }
