@@ -91,18 +91,13 @@ func NewBuiltin(opts BuiltinOptions) *Builtin {
 	if dims <= 0 {
 		dims = 384
 	}
-	b := &Builtin{
-		dims:     dims,
-		concepts: map[string][]uint32{},
-		trans:    map[string]string{},
-		wh:       1,
-	}
-	cg, tr := conceptGroups, translations
-	b.model = BuiltinModel
+	b := &Builtin{dims: dims, wh: 1, model: BuiltinModel}
+	lex := builtinLexicon()
 	if opts.NoLexicon {
-		cg, tr = "", ""
+		lex = &noLexicon
 		b.model += "-nolexicon"
 	}
+	b.concepts, b.trans, b.cjk = lex.concepts, lex.trans, lex.cjk
 	share := opts.Learned
 	if share == 0 {
 		share = DefaultLearnedShare
@@ -120,13 +115,37 @@ func NewBuiltin(opts BuiltinOptions) *Builtin {
 		b.wl = float32(math.Sqrt(share))
 		b.wh = float32(math.Sqrt(1 - share))
 	}
-	b.fingerprint = fingerprint(cg, tr, max(share, 0))
+	b.fingerprint = lex.fingerprint(max(share, 0))
+	return b
+}
+
+// lexicon is the concept table and the translations of a built-in
+// embedder, made once a process and read-only after (NewBuiltin used to
+// stem the table and hash the 4.9 MB word-vector file on every call:
+// about 20 ms of CPU a call under -race, and the tests make dozens).
+type lexicon struct {
+	cg, tr   string              // the texts it was made from
+	concepts map[string][]uint32 // stem → concept ids
+	trans    map[string]string   // foreign word → English words
+	cjk      []cjkEntry
+
+	fingerprints sync.Map // float64 (learned share) → string
+}
+
+// builtinLexicon is the lexicon of conceptGroups and translations.
+var builtinLexicon = sync.OnceValue(func() *lexicon { return newLexicon(conceptGroups, translations) })
+
+// noLexicon is BuiltinOptions.NoLexicon's: no concepts, no translations.
+var noLexicon = lexicon{concepts: map[string][]uint32{}, trans: map[string]string{}}
+
+func newLexicon(cg, tr string) *lexicon {
+	l := &lexicon{cg: cg, tr: tr, concepts: map[string][]uint32{}, trans: map[string]string{}}
 	for i, line := range strings.Split(strings.TrimSpace(cg), "\n") {
 		for _, w := range strings.Fields(line) {
 			s := stem(w)
-			ids := b.concepts[s]
+			ids := l.concepts[s]
 			if len(ids) == 0 || ids[len(ids)-1] != uint32(i) {
-				b.concepts[s] = append(ids, uint32(i))
+				l.concepts[s] = append(ids, uint32(i))
 			}
 		}
 	}
@@ -136,12 +155,22 @@ func NewBuiltin(opts BuiltinOptions) *Builtin {
 			continue
 		}
 		if hasCJK(from) {
-			b.cjk = append(b.cjk, cjkEntry{from, to})
+			l.cjk = append(l.cjk, cjkEntry{from, to})
 		} else {
-			b.trans[from] = to
+			l.trans[from] = to
 		}
 	}
-	return b
+	return l
+}
+
+// fingerprint is fingerprint(l's texts, share), computed once per share.
+func (l *lexicon) fingerprint(share float64) string {
+	if f, ok := l.fingerprints.Load(share); ok {
+		return f.(string)
+	}
+	f := fingerprint(l.cg, l.tr, share)
+	l.fingerprints.Store(share, f)
+	return f
 }
 
 // Info reports provider "builtin" and model BuiltinModel ("wordvec-v2"),

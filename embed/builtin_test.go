@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -353,5 +354,31 @@ func TestLoadFitInPlace(t *testing.T) {
 		if err := inPlace.LoadFit(stableBytes{bytes.NewReader(bad), bad}); err == nil {
 			t.Errorf("LoadFit in place of %d bytes accepted damage", len(bad))
 		}
+	}
+}
+
+// TestNewBuiltinSharesItsLexicon checks that embedders share the concept
+// table and the translations made once a process, and that a share or
+// NoLexicon still gets its own fingerprint: NewBuiltin no longer stems
+// the table nor hashes the word-vector file on every call.
+func TestNewBuiltinSharesItsLexicon(t *testing.T) {
+	a, b := NewBuiltin(BuiltinOptions{}), NewBuiltin(BuiltinOptions{Dims: 128})
+	if reflect.ValueOf(a.concepts).UnsafePointer() != reflect.ValueOf(b.concepts).UnsafePointer() ||
+		reflect.ValueOf(a.trans).UnsafePointer() != reflect.ValueOf(b.trans).UnsafePointer() {
+		t.Fatal("two built-in embedders made their own concept tables")
+	}
+	if len(a.concepts) == 0 || len(a.trans) == 0 {
+		t.Fatalf("the lexicon is empty: %d concepts, %d translations", len(a.concepts), len(a.trans))
+	}
+	if a.Fingerprint() != fingerprint(conceptGroups, translations, DefaultLearnedShare) {
+		t.Fatalf("fingerprint %s, want %s", a.Fingerprint(), fingerprint(conceptGroups, translations, DefaultLearnedShare))
+	}
+	half := NewBuiltin(BuiltinOptions{Learned: 0.25})
+	if half.Fingerprint() != fingerprint(conceptGroups, translations, 0.25) || half.Fingerprint() == a.Fingerprint() {
+		t.Fatalf("learned share 0.25: fingerprint %s (default %s)", half.Fingerprint(), a.Fingerprint())
+	}
+	bare := NewBuiltin(BuiltinOptions{NoLexicon: true})
+	if len(bare.concepts) != 0 || len(bare.trans) != 0 || bare.Fingerprint() != fingerprint("", "", DefaultLearnedShare) {
+		t.Fatalf("NoLexicon: %d concepts, %d translations, fingerprint %s", len(bare.concepts), len(bare.trans), bare.Fingerprint())
 	}
 }
