@@ -49,17 +49,26 @@ func (d DomainSims) Of(name string) (float32, bool) {
 func (d DomainSims) Buffer() []float32 { return d.sim }
 
 // domainTable is a snapshot's domains in a fixed order (by name), each
-// one's place by name and its centroid: made once per snapshot
-// (snapshot.domainTable), read by every search.
+// one's place by name and their centroids in that order in one matrix:
+// made once per snapshot (snapshot.domainTable), read by every search.
+// The matrix, not the centroids' own vectors one by one: those lie in
+// memory in the order the centroids map was filled, and a search that
+// read them by name's order missed the cache at each one (the dot
+// products took 4.2 ms of CPU a hybrid search at 1M tools in 10,000
+// domains of 384 dimensions, against 0.65 ms in the map's order).
 type domainTable struct {
 	once  sync.Once
 	names []string
 	pos   map[string]int32 // read-only once made
-	cents [][]float32      // the centroids of domainCentroids, not copied
+	dims  int
+	mat   []float32 // len(names) × dims, row i domain names[i]'s centroid
 }
 
 // domainTable returns s's domains in their fixed order, made from its
-// centroids (domainCentroids) the first time.
+// centroids (domainCentroids) the first time. The centroids map's
+// vectors are then the matrix's rows, so that the snapshot holds each
+// centroid once: nothing else reads that map (DomainSimilarity reads
+// the table) but tests, which read it after.
 func (s *snapshot) domainTable() *domainTable {
 	t := &s.domTable
 	t.once.Do(func() {
@@ -70,10 +79,13 @@ func (s *snapshot) domainTable() *domainTable {
 		}
 		slices.Sort(t.names)
 		t.pos = make(map[string]int32, len(t.names))
-		t.cents = make([][]float32, len(t.names))
+		t.dims = s.dims
+		t.mat = make([]float32, len(t.names)*s.dims)
 		for i, d := range t.names {
 			t.pos[d] = int32(i)
-			t.cents[i] = c[d]
+			row := t.mat[i*s.dims : (i+1)*s.dims : (i+1)*s.dims]
+			copy(row, c[d])
+			c[d] = row
 		}
 	})
 	return t
@@ -94,9 +106,10 @@ func (v *Store) DomainSimilaritiesInto(ctx context.Context, col Collection, vec 
 	}
 	t := snap.domainTable()
 	q := normalized(vec)
-	sim := slices.Grow(buf[:0], len(t.cents))[:len(t.cents)]
-	for i, c := range t.cents {
-		sim[i] = dot(q, c)
+	n, dims := len(t.names), t.dims
+	sim := slices.Grow(buf[:0], n)[:n]
+	for i := range sim {
+		sim[i] = dot(q, t.mat[i*dims:(i+1)*dims])
 	}
 	return DomainSims{t: t, sim: sim}, nil
 }
