@@ -1,10 +1,14 @@
 package search
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/toolscout/toolscout/index/vector"
+)
 
 // domainRanks are the ranks of domains by how well each as a whole (the
 // centroid of its tools) matches a request: 1-based, greatest similarity
-// first, ties by name, among every domain of the similarity map
+// first, ties by name, among every domain of the similarities
 // (semanticList.domSim). A fusion reads the ranks of its candidates'
 // domains only, a hundred or so, so only theirs are found (rank): at 1M
 // tools in 10,000 domains, sorting every domain and writing each one's
@@ -12,10 +16,10 @@ import "slices"
 // the candidates' ranks, which compares each domain with a few of them,
 // takes 0.6 ms (docs/benchmarks/2026-12-06-fusion-1m.md).
 type domainRanks struct {
-	n      int            // the domains ranked: every domain of the similarity map
-	byName map[string]int // the rank of each domain given to rank that the map holds
+	n      int            // the domains ranked: every domain of the similarities
+	byName map[string]int // the rank of each domain given to rank that the similarities hold
 	// cand and before are rank's scratch: the domains given, best first,
-	// and how many domains of the map come before each.
+	// and how many domains of the similarities come before each.
 	cand   []rankedDomain
 	before []int
 }
@@ -45,9 +49,9 @@ func (r *domainRanks) ranked() bool { return r != nil && r.n > 1 }
 // domains before a given one are those counted at its place or earlier.
 // The order is rankDomains' (bestFirst), so that the ranks are those of
 // a sort of every domain.
-func (r *domainRanks) rank(sim map[string]float32, doms []string) {
+func (r *domainRanks) rank(sim vector.DomainSims, doms []string) {
 	r.reset()
-	r.n = len(sim)
+	r.n = sim.Len()
 	if r.byName == nil {
 		r.byName = map[string]int{}
 	}
@@ -55,7 +59,7 @@ func (r *domainRanks) rank(sim map[string]float32, doms []string) {
 		if _, ok := r.byName[d]; ok {
 			continue
 		}
-		if s, ok := sim[d]; ok {
+		if s, ok := sim.Of(d); ok {
 			r.byName[d] = 0
 			r.cand = append(r.cand, rankedDomain{d, s})
 		}
@@ -68,7 +72,8 @@ func (r *domainRanks) rank(sim map[string]float32, doms []string) {
 	before := slices.Grow(r.before[:0], len(cand)+1)[:len(cand)+1]
 	clear(before)
 	last := cand[len(cand)-1]
-	for name, s := range sim {
+	for i := range sim.Len() {
+		name, s := sim.Name(i), sim.At(i)
 		// Most domains of a large catalog come after every candidate.
 		if bestFirst(s, last.sim, name, last.name) >= 0 {
 			before[len(cand)]++

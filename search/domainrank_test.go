@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/toolscout/toolscout/index/vector"
 )
 
 func TestRankDomains(t *testing.T) {
@@ -23,7 +25,7 @@ func TestRankDomains(t *testing.T) {
 		{"no similarities", nil, []string{"git"}, map[string]int{"git": 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r.rank(tc.sim, tc.doms)
+			r.rank(vector.DomainSimsOf(tc.sim), tc.doms)
 			for d, want := range tc.want {
 				if got := r.of(d); got != want {
 					t.Errorf("rank(%v, %v).of(%q) = %d, want %d (by similarity, ties by name)", tc.sim, tc.doms, d, got, want)
@@ -65,7 +67,7 @@ func TestDomainRanksAsSort(t *testing.T) {
 		if round%3 == 0 {
 			doms = append(doms, sorted[0], sorted[n-1])
 		}
-		r.rank(sim, doms)
+		r.rank(vector.DomainSimsOf(sim), doms)
 		for _, d := range doms {
 			w := want[d]
 			if n < 2 {

@@ -206,6 +206,9 @@ type Engine struct {
 	domWords atomic.Pointer[domainWords]
 	// fusionMem keeps the fusions' scratch between searches (learned.go).
 	fusionMem kept[fusionScratch]
+	// domSimMem keeps the buffers of the requests' domain similarities
+	// between searches (putDomainSims).
+	domSimMem kept[[]float32]
 }
 
 // NewEngine returns an engine over already-synced indexes.
@@ -673,7 +676,7 @@ func (e *Engine) hybridResults(ctx context.Context, pl plan) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer putDomainSims(vec.domSim)
+	defer e.putDomainSims(vec)
 	return e.fuse(pl, kw, vec), nil
 }
 
@@ -691,7 +694,7 @@ func (e *Engine) FusionInputs(ctx context.Context, req Request) (*FusionInputs, 
 	if err != nil {
 		return nil, err
 	}
-	defer putDomainSims(sl.domSim)
+	defer e.putDomainSims(sl)
 	exact, named := e.fusionBoosts(pl)
 	return e.fusionInputs(pl, kw, sl, exact, named), nil
 }
@@ -725,11 +728,13 @@ func (e *Engine) hybridLists(ctx context.Context, pl plan) ([]keyword.Hit, seman
 // Similarity the score they rank by; sim, when not nil (the request's
 // sentences were scaled), each hit's similarity to its best sentence,
 // the evidence confidence judges instead of that score; and, when asked
-// for, domSim, the similarity of the request to each domain's centroid.
+// for, domSim, the similarity of the request to each domain's centroid,
+// written into domBuf (kept by the engine, Engine.putDomainSims).
 type semanticList struct {
 	hits   []vector.Hit
 	sim    map[string]float32
-	domSim map[string]float32
+	domSim vector.DomainSims
+	domBuf *[]float32
 	// own, when not nil (and sim nil), is each hit's similarity before
 	// the domain vectors moved it (withDomainVector), by place in hits.
 	own []float32
@@ -785,7 +790,9 @@ func (e *Engine) semanticTools(ctx context.Context, pl plan, domains bool) (sema
 	}
 	l := semanticList{hits: hits}
 	if domains {
-		if l.domSim, err = pl.ix.vs.DomainSimilarityInto(ctx, collectionOf(emb, len(v)), v, getDomainSims()); err != nil {
+		l.domBuf = e.domSimMem.take(newDomainSimBuf)
+		if l.domSim, err = pl.ix.vs.DomainSimilaritiesInto(ctx, collectionOf(emb, len(v)), v, *l.domBuf); err != nil {
+			e.putDomainSims(l)
 			return semanticList{}, nil, err
 		}
 	}
@@ -1050,23 +1057,24 @@ func joinNotice(a, b string) string {
 	return a + "; " + b
 }
 
-// domainSimMaps recycles the similarities of a request to every
-// domain's centroid (semanticList.domSim), which the fusion reads only
-// to rank the domains: a map of every domain, at 100k tools in 2,500
-// domains about 140 KB of each hybrid query's garbage
-// (docs/benchmarks/2026-12-06-latency-100k.md).
-var domainSimMaps = sync.Pool{New: func() any { return map[string]float32{} }}
+// newDomainSimBuf makes an empty buffer for the similarities of a
+// request to every domain's centroid (semanticList.domSim).
+func newDomainSimBuf() *[]float32 { return new([]float32) }
 
-func getDomainSims() map[string]float32 { return domainSimMaps.Get().(map[string]float32) }
-
-// putDomainSims empties m (no names kept alive by the pool) and gives it
-// back; nil is ignored.
-func putDomainSims(m map[string]float32) {
-	if m == nil {
+// putDomainSims keeps the buffer of l's domain similarities
+// (semanticList.domBuf; nil: none) for the next search, as the fusion's
+// scratch is kept (kept): a []float32 of every domain, which keeps no
+// name alive, instead of a map by name, which took about 70% of the
+// similarities' 5.3-5.9 ms of CPU a hybrid search at 1M tools in 10,000
+// domains (docs/benchmarks/2026-12-06-fusion-1m.md).
+func (e *Engine) putDomainSims(l semanticList) {
+	if l.domBuf == nil {
 		return
 	}
-	clear(m)
-	domainSimMaps.Put(m)
+	if b := l.domSim.Buffer(); cap(b) > cap(*l.domBuf) { // grown for this search
+		*l.domBuf = b[:0]
+	}
+	e.domSimMem.keep(l.domBuf)
 }
 
 // exactMatches returns the tools (inside the scope) whose name or

@@ -85,8 +85,8 @@ func TestFusionGarbage(t *testing.T) {
 				eng.fuseLearned(pl, kw, sl)
 			}
 			runtime.ReadMemStats(&after)
-			ranked := len(sl.domSim)
-			putDomainSims(sl.domSim)
+			ranked := sl.domSim.Len()
+			eng.putDomainSims(sl)
 			pl.ix.inflight.Done()
 			bytes := int(after.TotalAlloc-before.TotalAlloc) / runs
 			extra[limit] = bytes - answer
@@ -96,5 +96,53 @@ func TestFusionGarbage(t *testing.T) {
 		if extra[100] > extra[10]+1024 {
 			t.Errorf("fuseLearned(%q) allocates %d bytes beyond its answer with limit 100, %d with limit 10: want no more than 1 KB more", q, extra[100], extra[10])
 		}
+		domainSimsGarbage(t, eng, q)
+	}
+}
+
+// domainSimsGarbage: the similarities of request q to every domain's
+// centroid, which a hybrid search's semantic list carries for the
+// fusion (semanticList.domSim), cost a search no more than a few small
+// allocations (its normalised vector, its collection's name: at most 5
+// allocations, 512 bytes, with the noise of the measure) beyond a semantic list without them: they are written into
+// a []float32 the engine keeps between searches (putDomainSims), in the
+// snapshot's fixed order of the domains, not into a map by name (with
+// 200 domains, a map by name from a sync.Pool, which drops some of what
+// is put back (always a share under -race) cost about 1-2 KB a search).
+func domainSimsGarbage(t *testing.T, eng *Engine, q string) {
+	t.Helper()
+	ctx := context.Background()
+	pl, err := eng.plan(Request{Query: q, Limit: 10, Mode: Hybrid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.ix.inflight.Done()
+	const runs = 50
+	cost := func(domains bool) (bytes, allocs float64, n int) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for range runs {
+			l, _, err := eng.semanticTools(ctx, pl, domains)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n = l.domSim.Len()
+			eng.putDomainSims(l)
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.TotalAlloc-before.TotalAlloc) / runs, float64(after.Mallocs-before.Mallocs) / runs, n
+	}
+	cost(true) // the engine's buffer made, the domains' order
+	withB, withA, n := cost(true)
+	withoutB, withoutA, _ := cost(false)
+	t.Logf("%q: the semantic list with the similarities of its %d domains: %.0f bytes in %.1f allocations a search; without: %.0f bytes, %.1f allocations",
+		q, n, withB, withA, withoutB, withoutA)
+	if n < 100 {
+		t.Fatalf("%d domains' similarities; want the catalog's 200", n)
+	}
+	if withB-withoutB > 512 || withA-withoutA > 5 {
+		t.Errorf("the similarities of %q to %d domains cost %.0f bytes in %.1f allocations a search; want at most 512 bytes in 5",
+			q, n, withB-withoutB, withA-withoutA)
 	}
 }

@@ -2,18 +2,20 @@ package vector
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/indextest"
 )
 
-// TestDomainSimilarityInto: the similarities are DomainSimilarity's,
-// written into the map given (emptied first: a name left from an earlier
-// search is gone), and a search that reuses its map allocates no map of
-// the domains (only the request's normalised vector).
-func TestDomainSimilarityInto(t *testing.T) {
+// TestDomainSimilaritiesInto: the similarities are DomainSimilarity's,
+// one per domain, each found by its name (Of) and by its place (Name,
+// At); a name the collection lacks has none; the slice given is written
+// over (a value left from an earlier search is gone) and reused, so a
+// search that gives back its buffer allocates nothing of the domains
+// (only the request's normalised vector and the collection's name); the
+// domains' order and index are made once per snapshot, not per search.
+func TestDomainSimilaritiesInto(t *testing.T) {
 	ctx := context.Background()
 	vs, cat := syncedSmall(t)
 	q := indextest.HashVec(index.DocumentText(cat.Tool("slack__post_message")))
@@ -21,23 +23,54 @@ func TestDomainSimilarityInto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := map[string]float32{"stale": 9}
-	got, err := vs.DomainSimilarityInto(ctx, testCol, q, dst)
+	if len(want) != len(cat.Domains()) || len(want) < 2 {
+		t.Fatalf("DomainSimilarity gave %d domains, want %d (two or more)", len(want), len(cat.Domains()))
+	}
+	buf := make([]float32, 0, 64)
+	buf = append(buf, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9) // stale values
+	d, err := vs.DomainSimilaritiesInto(ctx, testCol, q, buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reflect.ValueOf(got).UnsafePointer() != reflect.ValueOf(dst).UnsafePointer() {
-		t.Error("DomainSimilarityInto returned another map than the one it was given")
+	if d.Len() != len(want) {
+		t.Fatalf("DomainSimilaritiesInto holds %d domains, want %d", d.Len(), len(want))
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("DomainSimilarityInto = %v, want %v (DomainSimilarity's, without the stale entry)", got, want)
+	if &d.Buffer()[0] != &buf[:1][0] {
+		t.Error("DomainSimilaritiesInto wrote into another slice than the one it was given, which had room")
 	}
-	fresh := testing.AllocsPerRun(50, func() { vs.DomainSimilarity(ctx, testCol, q) })
-	reused := testing.AllocsPerRun(50, func() { vs.DomainSimilarityInto(ctx, testCol, q, dst) })
-	if reused >= fresh || reused > 2 {
-		t.Errorf("DomainSimilarityInto with a reused map: %v allocations a search, DomainSimilarity %v; want at most 2 (the normalised request, the collection's name) and fewer", reused, fresh)
+	seen := map[string]bool{}
+	for i := range d.Len() {
+		name := d.Name(i)
+		if seen[name] {
+			t.Errorf("domain %q twice", name)
+		}
+		seen[name] = true
+		if w, ok := want[name]; !ok || d.At(i) != w {
+			t.Errorf("domain %d %q: %v, DomainSimilarity's %v (%v)", i, name, d.At(i), w, ok)
+		}
+		if s, ok := d.Of(name); !ok || s != want[name] {
+			t.Errorf("Of(%q) = %v, %v; want %v, true", name, s, ok, want[name])
+		}
 	}
-	if _, err := vs.DomainSimilarityInto(ctx, testCol, make([]float32, 3), dst); err == nil {
-		t.Error("DomainSimilarityInto with a 3-dimensional vector succeeded on a 16-dimensional collection")
+	if s, ok := d.Of("no_such_domain"); ok {
+		t.Errorf("Of(no_such_domain) = %v, true; want none", s)
+	}
+	if s, ok := (DomainSims{}).Of("slack"); ok || (DomainSims{}).Len() != 0 {
+		t.Errorf("the zero DomainSims holds slack (%v)", s)
+	}
+	d2, err := vs.DomainSimilaritiesInto(ctx, testCol, indextest.HashVec("open an issue"), d.Buffer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2.t != d.t {
+		t.Error("a second search made the domains' order again; want it made once per snapshot")
+	}
+	again := d2.Buffer()
+	reused := testing.AllocsPerRun(50, func() { d2, _ = vs.DomainSimilaritiesInto(ctx, testCol, q, again) })
+	if reused > 2 {
+		t.Errorf("DomainSimilaritiesInto with its buffer given back: %v allocations a search; want at most 2 (the normalised request, the collection's name)", reused)
+	}
+	if _, err := vs.DomainSimilaritiesInto(ctx, testCol, make([]float32, 3), nil); err == nil {
+		t.Error("DomainSimilaritiesInto with a 3-dimensional vector succeeded on a 16-dimensional collection")
 	}
 }

@@ -123,32 +123,17 @@ func (v *Store) Similarities(ctx context.Context, col Collection, vec []float32,
 
 // DomainSimilarity returns the cosine similarity of vec to each domain's
 // centroid in the collection (the normalised mean of its tools' vectors):
-// how well the domain as a whole matches a query.
+// how well the domain as a whole matches a query. A map by name, for
+// callers that read a few; a search reads DomainSimilaritiesInto's,
+// which writes no name (domainsims.go).
 func (v *Store) DomainSimilarity(ctx context.Context, col Collection, vec []float32) (map[string]float32, error) {
-	return v.DomainSimilarityInto(ctx, col, vec, nil)
-}
-
-// DomainSimilarityInto is DomainSimilarity written into dst (emptied
-// first) when dst is not nil, and dst returned: a caller that reuses
-// its map across searches leaves no map of every domain behind each
-// (about 140 KB a search at 100k tools in 2,500 domains,
-// docs/benchmarks/2026-12-06-latency-100k.md).
-func (v *Store) DomainSimilarityInto(ctx context.Context, col Collection, vec []float32, dst map[string]float32) (map[string]float32, error) {
-	if len(vec) != col.Dims {
-		return nil, fmt.Errorf("vector search: query has %d dimensions, collection %s has %d", len(vec), col.Name(), col.Dims)
-	}
-	snap, err := v.snapshot(ctx, col)
-	if err != nil || snap == nil {
+	d, err := v.DomainSimilaritiesInto(ctx, col, vec, nil)
+	if err != nil || d.t == nil {
 		return nil, err
 	}
-	q := normalized(vec)
-	out := dst
-	if out == nil {
-		out = make(map[string]float32, len(snap.domainCentroids()))
-	}
-	clear(out)
-	for d, c := range snap.domainCentroids() {
-		out[d] = dot(q, c)
+	out := make(map[string]float32, d.Len())
+	for i := range d.Len() {
+		out[d.Name(i)] = d.At(i)
 	}
 	return out, nil
 }

@@ -55,6 +55,7 @@ type snapshot struct {
 
 	centroidsOnce sync.Once
 	centroids     map[string][]float32 // domain → normalised mean of its rows
+	domTable      domainTable          // the domains in a fixed order (domainsims.go)
 }
 
 // labels is a column of strings that repeat from row to row (domains,

@@ -155,7 +155,7 @@ func OpenReadOnly(dir string) *Store {
 }
 
 // WarmOnRead makes the store compute each collection's domain centroids
-// as the collection is read from its file, beside the rest of a start,
+// (and their fixed order, domainTable) as the collection is read from its file, beside the rest of a start,
 // for a process whose first query should not wait for them (serve): from
 // the domain sums the file holds, or, for a collection with a delta or a
 // file of an earlier format, a pass over every vector (about 100 ms of
@@ -168,7 +168,7 @@ func (v *Store) WarmOnRead() {
 	// Those the open read (healDeltas) warm now.
 	for _, s := range v.snaps {
 		if s != nil {
-			go s.domainCentroids()
+			go s.domainTable()
 		}
 	}
 }
@@ -248,7 +248,7 @@ func (v *Store) readLocked(name string, heal bool) {
 		}
 		v.snaps[name] = s
 		if v.warm {
-			go s.domainCentroids()
+			go s.domainTable()
 		}
 		return
 	case errors.Is(err, os.ErrNotExist):
