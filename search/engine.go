@@ -546,14 +546,15 @@ func (s semanticError) Unwrap() error { return s.err }
 // keywordHits runs the keyword list. alone says it is the whole answer
 // (keyword mode): then it has fuzzy matches, and the cores to itself, so a
 // query over a large index runs in parts at once. Beside the semantic list
-// (hybrid mode) it has neither.
+// (hybrid mode) it runs in parts only from hybridPartDocs documents a part.
 func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]keyword.Hit, error) {
 	kq := keyword.Query{
 		Text: pl.q, Domain: pl.req.Domain, Group: pl.req.Group, Size: pl.depth + len(pl.exclude),
 		Weights: pl.p.Fields, Explain: pl.req.Explain, Scoring: pl.p.scoring(),
+		Divide: true, DividePart: hybridPartDocs,
 	}
 	if alone {
-		kq.Fuzzy, kq.Divide = pl.p.Fuzzy, true
+		kq.Fuzzy, kq.DividePart = pl.p.Fuzzy, 0
 	}
 	hits, err := pl.ix.kw.Search(ctx, kq)
 	if err != nil || len(pl.exclude) == 0 {
@@ -561,6 +562,15 @@ func (e *Engine) keywordHits(ctx context.Context, pl plan, alone bool) ([]keywor
 	}
 	return without(hits, pl.exclude, func(h keyword.Hit) string { return h.ID }, pl.depth), nil
 }
+
+// hybridPartDocs is the fewest documents a part of a hybrid search's
+// divided keyword list reads. The semantic list, beside it, ends first
+// and leaves a core idle; a part pays on that core at 1M tools (one
+// searcher's hybrid p99 49.0, 57.5 -> 36.8, 42.0 ms, quiet, answers
+// byte for byte the same), not at 100k, where the parts' set-up and
+// garbage (182 -> 337 KB a search) made one searcher's p99 8.7-9.5 ->
+// 12.9-13.5 ms (docs/benchmarks/2026-12-06-session-end-quiet-5.md).
+const hybridPartDocs = 250_000
 
 // without returns the first n of hits whose ID is not in exclude.
 func without[H any](hits []H, exclude map[string]bool, id func(H) string, n int) []H {

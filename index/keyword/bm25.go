@@ -625,6 +625,10 @@ type Query struct {
 	// once, one per core (split.go). Leave it off when other work runs
 	// beside the query: dividing costs some CPU of its own.
 	Divide bool
+	// DividePart, when above 0, is the fewest documents per part of a
+	// divided query in place of the index's (splitDocs): a query with
+	// other work beside it divides only a larger index.
+	DividePart int
 }
 
 // Hit is one keyword match.
@@ -811,7 +815,11 @@ func (k *Index) topHits(ctx context.Context, top query.Query, n int, kq Query, b
 		if r, err := adv.Reader(); err == nil {
 			defer r.Close()
 			if docs, err := r.DocCount(); err == nil {
-				if parts := slots.parts(splitParts(docs, k.partDocs)); parts > 1 {
+				per := k.partDocs
+				if kq.DividePart > 0 && per > 0 {
+					per = max(per, kq.DividePart)
+				}
+				if parts := slots.parts(splitParts(docs, per)); parts > 1 {
 					k.divided.Add(1)
 					hits, err := k.dividedHits(ctx, top, n, request, &snapshotPin{want: r}, parts)
 					if err != nil || hits != nil {

@@ -2,6 +2,7 @@ package keyword
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"runtime"
 	"sync"
@@ -120,5 +121,42 @@ func TestSearchesGiveCoresBack(t *testing.T) {
 	n := int64(runtime.GOMAXPROCS(0))
 	if cores := kw.searchCores(); !cores.TryAcquire(n) {
 		t.Errorf("after 16 searches, the %d cores cannot be taken at once: some were kept", n)
+	}
+}
+
+// TestDividePartRaisesTheSplit: a query's DividePart divides only an
+// index of at least two parts of that many documents, never below the
+// index's own part size, and never an index set not to divide; the
+// hits are those of the undivided query.
+func TestDividePartRaisesTheSplit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	kw := synthIndex(t, 600)
+	ctx := context.Background()
+	whole, err := kw.Search(ctx, Query{Text: "search files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		partDocs, dividePart int
+		want                 bool
+	}{
+		{100, 0, true},    // the index's parts
+		{100, 300, true},  // 600 documents: two parts of 300
+		{100, 301, false}, // fewer than two parts of 301
+		{100, 50, true},   // never below the index's own part size: still divided
+		{0, 100, false},   // an index set not to divide
+	} {
+		kw.SetPartDocs(c.partDocs)
+		before := kw.divided.Load()
+		got, err := kw.Search(ctx, Query{Text: "search files", Divide: true, DividePart: c.dividePart})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if divided := kw.divided.Load() > before; divided != c.want {
+			t.Errorf("part docs %d, DividePart %d: divided %v, want %v", c.partDocs, c.dividePart, divided, c.want)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(whole) {
+			t.Errorf("part docs %d, DividePart %d: hits differ from the undivided query's:\n got %v\nwant %v", c.partDocs, c.dividePart, got, whole)
+		}
 	}
 }
