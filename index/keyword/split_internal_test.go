@@ -2,8 +2,8 @@ package keyword
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
