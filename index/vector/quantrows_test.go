@@ -57,16 +57,8 @@ func TestQuantRows(t *testing.T) {
 		}
 	}
 	// quantRows, in chunks of quantChunk rows: as the Go loop over all.
-	const rows, dims = 2*quantChunk + 5, 640
-	sg := &snapfile.Signs{Words: dims / 64, Bits: make([]uint64, rows*dims/64)}
-	for i := range sg.Bits {
-		sg.Bits[i] = r.Uint64()
-	}
-	q := make([]float32, dims)
-	for j := range q {
-		q[j] = float32(r.NormFloat64())
-	}
-	qw, most := quantQuery(sg, q)
+	const rows = 2*quantChunk + 5
+	sg, qw, most := randomSigns(r, rows, 640)
 	want, wantHist := make([]uint16, rows), make([]int32, most+2)
 	quantRowsGo(sg.Bits, sg.Words, qw, want, wantHist)
 	est, hist := make([]uint16, rows), make([]int32, most+2)
@@ -109,17 +101,8 @@ func quantRef(sg *snapfile.Signs, mat []float32, rows, dims int, q []float32) ([
 // BenchmarkQuantRows estimates 100,000 rows of 640 dimensions (10 words)
 // by the Go loop, the kernel and the AVX-512 kernel.
 func BenchmarkQuantRows(b *testing.B) {
-	const rows, dims = 100000, 640
-	r := rand.New(rand.NewPCG(7, 8))
-	sg := &snapfile.Signs{Words: dims / 64, Bits: make([]uint64, rows*dims/64)}
-	for i := range sg.Bits {
-		sg.Bits[i] = r.Uint64()
-	}
-	q := make([]float32, dims)
-	for j := range q {
-		q[j] = float32(r.NormFloat64())
-	}
-	qw, most := quantQuery(sg, q)
+	const rows = 100000
+	sg, qw, most := randomSigns(rand.New(rand.NewPCG(7, 8)), rows, 640)
 	est, hist := make([]uint16, rows), make([]int32, most+2)
 	b.Run("go", func(b *testing.B) {
 		for b.Loop() {
@@ -159,4 +142,19 @@ func TestPoolSize(t *testing.T) {
 			t.Errorf("poolSize(%d, %d) = %d, want %d", c.n, c.k, got, c.want)
 		}
 	}
+}
+
+// randomSigns returns rows random sign-bit rows of dims dimensions and
+// a random query's words for them.
+func randomSigns(r *rand.Rand, rows, dims int) (*snapfile.Signs, []uint64, int) {
+	sg := &snapfile.Signs{Words: dims / 64, Bits: make([]uint64, rows*dims/64)}
+	for i := range sg.Bits {
+		sg.Bits[i] = r.Uint64()
+	}
+	q := make([]float32, dims)
+	for j := range q {
+		q[j] = float32(r.NormFloat64())
+	}
+	qw, most := quantQuery(sg, q)
+	return sg, qw, most
 }
