@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
@@ -51,15 +50,7 @@ func TestSegmentPostingsAsScorch(t *testing.T) {
 	}
 	r := indexReader(t, kw)
 	defer r.Close()
-	segs := r.(interface {
-		Segments() []*scorch.SegmentSnapshot
-	}).Segments()
-	deleted := 0
-	for _, s := range segs {
-		if d := s.Deleted(); d != nil {
-			deleted += int(d.GetCardinality())
-		}
-	}
+	segs, deleted := segmentsOf(r)
 	if len(segs) < 2 || deleted == 0 {
 		t.Fatalf("%d segments, %d deleted documents: the test proves nothing", len(segs), deleted)
 	}

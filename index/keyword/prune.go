@@ -1,6 +1,7 @@
 package keyword
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	mathbits "math/bits"
@@ -304,8 +305,8 @@ func (s *sumSearcher) prunedWindow(a *pruneArena, acc *accumulator, zlo, lo, hi 
 			continue
 		}
 		hits := a.others[l.olo:l.ohi]
-		from, _ := slices.BinarySearchFunc(hits, lo, func(h taatHit, n uint64) int { return cmpDoc(h.doc, n) })
-		to, _ := slices.BinarySearchFunc(hits, hi, func(h taatHit, n uint64) int { return cmpDoc(h.doc, n) })
+		from, _ := slices.BinarySearchFunc(hits, lo, func(h taatHit, n uint64) int { return cmp.Compare(h.doc, n) })
+		to, _ := slices.BinarySearchFunc(hits, hi, func(h taatHit, n uint64) int { return cmp.Compare(h.doc, n) })
 		l.lo, l.hi = l.olo+from, l.olo+to
 		for _, h := range hits[from:to] {
 			acc.add(h.doc-lo, h.score)
@@ -428,17 +429,6 @@ func (s *sumSearcher) prunedWindow(a *pruneArena, acc *accumulator, zlo, lo, hi 
 		}
 	}
 	return out, next < len(order), nil
-}
-
-// cmpDoc orders document numbers.
-func cmpDoc(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // tfBound bounds the term-frequency factor of the clause's BM25,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	bleveindex "github.com/blevesearch/bleve_index_api"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
 )
@@ -109,15 +110,7 @@ func TestPrunedSumIsTheFullSum(t *testing.T) {
 func severalSegments(t *testing.T) {
 	kw, words, _ := twinIndexIn(t, 1500, 300, 200)
 	r := indexReader(t, kw)
-	segs := r.(interface {
-		Segments() []*scorch.SegmentSnapshot
-	}).Segments()
-	deleted := 0
-	for _, s := range segs {
-		if d := s.Deleted(); d != nil {
-			deleted += int(d.GetCardinality())
-		}
-	}
+	segs, deleted := segmentsOf(r)
 	r.Close()
 	// Deleted documents are there unless a merge in the background
 	// dropped them (logged below).
@@ -335,4 +328,18 @@ func TestPrunedSumKeepsTiesAcrossSegments(t *testing.T) {
 			}
 		}
 	}
+}
+
+// segmentsOf returns r's segments and how many deleted documents they hold.
+func segmentsOf(r bleveindex.IndexReader) ([]*scorch.SegmentSnapshot, int) {
+	segs := r.(interface {
+		Segments() []*scorch.SegmentSnapshot
+	}).Segments()
+	deleted := 0
+	for _, s := range segs {
+		if d := s.Deleted(); d != nil {
+			deleted += int(d.GetCardinality())
+		}
+	}
+	return segs, deleted
 }
