@@ -254,7 +254,9 @@ func TestFeedbackBackgroundFollowsChanges(t *testing.T) {
 // background, and when that is done, with how many.
 func TestFeedbackLoadLogged(t *testing.T) {
 	eng := benchEngine(t, 200)
-	events := feedbackBenchEvents(eng.Catalog(), 2*fbLogLarge, fbNow)
+	// fbLogLarge requests, all different: the smallest pass that is
+	// logged (twice as many ranked twice the requests for nothing).
+	events := feedbackBenchEvents(eng.Catalog(), fbLogLarge, fbNow)
 	var buf logtest.Buffer
 	fb := NewFeedback(events, FeedbackOptions{Now: func() time.Time { return fbNow }})
 	fb.Attach(context.Background(), eng, slog.New(slog.NewTextHandler(&buf, nil)))
