@@ -273,7 +273,7 @@ func TestDomainCoverageReusesNoScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big, err := synth.Catalog(2000, 1)
+	big, err := synth3000()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestDomainCoverageReusesNoScore(t *testing.T) {
 // coverage of each request alone, nothing left of the one before, and
 // costs at least one allocation less than a fresh map.
 func TestCoverageIntoReusesTheMap(t *testing.T) {
-	cat, err := synth.Catalog(3000, 1)
+	cat, err := synth3000()
 	if err != nil {
 		t.Fatal(err)
 	}

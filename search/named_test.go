@@ -2,11 +2,18 @@ package search
 
 import (
 	"maps"
+	"sync"
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/synth"
 )
+
+// synth3000 is synth.Catalog(3000, 1), built once for the tests that
+// only read it (TestNamedDomains, TestCoverageIntoReusesTheMap,
+// TestDomainCoverageReusesNoScore): its build was most of each one's
+// CPU under -race.
+var synth3000 = sync.OnceValues(func() (*index.Catalog, error) { return synth.Catalog(3000, 1) })
 
 // namedDomainsScan is the reference: every domain's words read for the
 // request, as namedDomains did before its word index.
@@ -40,11 +47,7 @@ func TestNamedDomains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big, err := synth.Catalog(3000, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	large, err := index.NewCatalog(big.Specs())
+	large, err := synth3000()
 	if err != nil {
 		t.Fatal(err)
 	}
