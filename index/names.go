@@ -52,14 +52,53 @@ type keyed struct {
 }
 
 // sortKeyed sorts ks by hash, then by place in the catalog, and returns
-// the hashes and the tools in that order.
+// the hashes and the tools in that order. ks must come in catalog order:
+// a stable sort by hash alone keeps it among keys of one hash.
 func sortKeyed(ks []keyed, tools []*Tool) ([]uint64, []*Tool) {
-	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.at, b.at)) })
+	radixSortKeyed(ks)
 	hs, ts := make([]uint64, len(ks)), make([]*Tool, len(ks))
 	for i, k := range ks {
 		hs[i], ts[i] = k.h, tools[k.at]
 	}
 	return hs, ts
+}
+
+// radixSortKeyed sorts ks by hash, stably: a least significant digit
+// radix sort, a byte of the hash a pass, the passes' counts taken in one
+// read. At 100k tools a comparison sort of the 400k keys was 80% of the
+// lookups' build, on a start's way to its first answer.
+func radixSortKeyed(ks []keyed) {
+	if len(ks) < 64 {
+		slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.h, b.h) })
+		return
+	}
+	var counts [8][256]int
+	for _, k := range ks {
+		for d := range counts {
+			counts[d][byte(k.h>>(8*d))]++
+		}
+	}
+	src, dst := ks, make([]keyed, len(ks))
+	for d := range counts {
+		c := &counts[d]
+		if c[byte(src[0].h>>(8*d))] == len(src) {
+			continue // every key has this byte: the order stands
+		}
+		at := 0
+		for b, n := range c {
+			c[b] = at
+			at += n
+		}
+		for _, k := range src {
+			b := byte(k.h >> (8 * d))
+			dst[c[b]] = k
+			c[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &ks[0] {
+		copy(ks, src)
+	}
 }
 
 // build fills l from tools.
