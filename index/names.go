@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // nameLookups are a catalog's tools by bare name (Resolve) and by the
@@ -24,8 +25,9 @@ import (
 // subslice: no allocation, unless two keys share a hash (then a copy of
 // the tools of the asked key).
 type nameLookups struct {
-	once sync.Once
-	seed maphash.Seed
+	once  sync.Once
+	built atomic.Bool // once has run to its end
+	seed  maphash.Seed
 	// byName holds every tool sorted by the hash of its Name (nameHash),
 	// tools of the same name in catalog order.
 	nameHash []uint64
@@ -41,7 +43,10 @@ type nameLookups struct {
 // for concurrent use).
 func (c *Catalog) lookups() *nameLookups {
 	l := c.names
-	l.once.Do(func() { l.build(c.tools) })
+	l.once.Do(func() {
+		l.build(c.tools)
+		l.built.Store(true)
+	})
 	return l
 }
 
@@ -173,6 +178,11 @@ func (l *nameLookups) withWords(words string) []*Tool {
 // PrepareLookups builds the lookups by name that Resolve and ToolsNamed
 // build on first use, so that no query waits for them.
 func (c *Catalog) PrepareLookups() { c.lookups() }
+
+// LookupsPrepared reports whether the lookups by name are built, so that
+// a query asking them does not wait: a server's start builds them before
+// it answers.
+func (c *Catalog) LookupsPrepared() bool { return c.names.built.Load() }
 
 // nameForms returns the spellings ToolsNamed finds t by: its name, its
 // domain and name, and its qualified name, each split into words; those
