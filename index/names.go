@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // nameLookups are a catalog's tools by bare name (Resolve) and by the
@@ -24,8 +25,9 @@ import (
 // subslice: no allocation, unless two keys share a hash (then a copy of
 // the tools of the asked key).
 type nameLookups struct {
-	once sync.Once
-	seed maphash.Seed
+	once  sync.Once
+	built atomic.Bool // once has run to its end
+	seed  maphash.Seed
 	// byName holds every tool sorted by the hash of its Name (nameHash),
 	// tools of the same name in catalog order.
 	nameHash []uint64
@@ -41,7 +43,10 @@ type nameLookups struct {
 // for concurrent use).
 func (c *Catalog) lookups() *nameLookups {
 	l := c.names
-	l.once.Do(func() { l.build(c.tools) })
+	l.once.Do(func() {
+		l.build(c.tools)
+		l.built.Store(true)
+	})
 	return l
 }
 
@@ -52,14 +57,53 @@ type keyed struct {
 }
 
 // sortKeyed sorts ks by hash, then by place in the catalog, and returns
-// the hashes and the tools in that order.
+// the hashes and the tools in that order. ks must come in catalog order:
+// a stable sort by hash alone keeps it among keys of one hash.
 func sortKeyed(ks []keyed, tools []*Tool) ([]uint64, []*Tool) {
-	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.at, b.at)) })
+	radixSortKeyed(ks)
 	hs, ts := make([]uint64, len(ks)), make([]*Tool, len(ks))
 	for i, k := range ks {
 		hs[i], ts[i] = k.h, tools[k.at]
 	}
 	return hs, ts
+}
+
+// radixSortKeyed sorts ks by hash, stably: a least significant digit
+// radix sort, a byte of the hash a pass, the passes' counts taken in one
+// read. At 100k tools a comparison sort of the 400k keys was 80% of the
+// lookups' build, on a start's way to its first answer.
+func radixSortKeyed(ks []keyed) {
+	if len(ks) < 64 {
+		slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.h, b.h) })
+		return
+	}
+	var counts [8][256]int
+	for _, k := range ks {
+		for d := range counts {
+			counts[d][byte(k.h>>(8*d))]++
+		}
+	}
+	src, dst := ks, make([]keyed, len(ks))
+	for d := range counts {
+		c := &counts[d]
+		if c[byte(src[0].h>>(8*d))] == len(src) {
+			continue // every key has this byte: the order stands
+		}
+		at := 0
+		for b, n := range c {
+			c[b] = at
+			at += n
+		}
+		for _, k := range src {
+			b := byte(k.h >> (8 * d))
+			dst[c[b]] = k
+			c[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &ks[0] {
+		copy(ks, src)
+	}
 }
 
 // build fills l from tools.
@@ -134,6 +178,11 @@ func (l *nameLookups) withWords(words string) []*Tool {
 // PrepareLookups builds the lookups by name that Resolve and ToolsNamed
 // build on first use, so that no query waits for them.
 func (c *Catalog) PrepareLookups() { c.lookups() }
+
+// LookupsPrepared reports whether the lookups by name are built, so that
+// a query asking them does not wait: a server's start builds them before
+// it answers.
+func (c *Catalog) LookupsPrepared() bool { return c.names.built.Load() }
 
 // nameForms returns the spellings ToolsNamed finds t by: its name, its
 // domain and name, and its qualified name, each split into words; those

@@ -58,7 +58,11 @@ const (
 // newDomainText indexes cat's domains. Words are stemmed once each
 // (a catalog's vocabulary is small against its text: at 100k tools
 // stemming every word again took most of the time), and counted by
-// stem number in a dense array, not a map.
+// stem number in a dense array, not a map. Each word is looked up as
+// bytes (text.EachWord): a string is made only for a word not seen
+// before, not a slice of strings per text (at 100k tools 205k
+// allocations and 44 MB instead of 513k and 70 MB): the build is on a
+// start's way to its first answer.
 func newDomainText(cat *index.Catalog) *domainText {
 	doms := cat.Domains()
 	d := &domainText{cat: cat, names: make([]string, len(doms)), size: make([]float64, len(doms)), stems: map[string]int32{}}
@@ -69,31 +73,32 @@ func newDomainText(cat *index.Catalog) *domainText {
 		touched []int32 // the stems counted in this domain
 		hits    []stemHit
 		total   float64
+		buf     []byte
 	)
-	add := func(s string) {
-		for _, w := range text.SplitIdentifier(s) {
-			id, ok := stemOf[w]
-			if !ok {
-				id = -1
-				if !text.Stopword(w) {
-					if st := text.Stem(w); st != "" {
-						if id, ok = d.stems[st]; !ok {
-							id = int32(len(d.stems))
-							d.stems[st] = id
-							tf = append(tf, 0)
-						}
+	count := func(w []byte) {
+		id, ok := stemOf[string(w)]
+		if !ok {
+			ws := string(w)
+			id = -1
+			if !text.Stopword(ws) {
+				if st := text.Stem(ws); st != "" {
+					if id, ok = d.stems[st]; !ok {
+						id = int32(len(d.stems))
+						d.stems[st] = id
+						tf = append(tf, 0)
 					}
 				}
-				stemOf[w] = id
 			}
-			if id >= 0 {
-				if tf[id] == 0 {
-					touched = append(touched, id)
-				}
-				tf[id]++
+			stemOf[ws] = id
+		}
+		if id >= 0 {
+			if tf[id] == 0 {
+				touched = append(touched, id)
 			}
+			tf[id]++
 		}
 	}
+	add := func(s string) { buf = text.EachWord(s, buf, count) }
 	for i, dom := range doms {
 		add(dom.Name)
 		add(dom.Description)

@@ -209,14 +209,25 @@ func (l *Live) load(ctx context.Context, build func() (*index.Catalog, error), e
 		return store.Stats{}, err
 	}
 	l.emb = emb
-	if l.eng.Catalog() == nil {
-		// A first load: the domain text (the longest work of a start
+	if cur := l.eng.Catalog(); cur == nil || cur.Len() == 0 {
+		// A first load (over NewLive's empty catalog): the domain text (the longest work of a start
 		// after the catalog's decoding, 0.2 s of CPU at 100k tools) is
 		// built beside the indexes' opening rather than after the
 		// keyword index, so that the first search does not wait for it.
 		// Not on a reload: searches of the current catalog would
 		// rebuild theirs (Engine.domainTextOf keeps one).
 		l.eng.prepareDomainText(cat)
+		if l.serving {
+			// And the name lookups (a sort of 400k keys at 100k tools),
+			// which every query asks (exact names): built after the
+			// load, they were on a start's way to its first answer,
+			// alone on a core. Here they are built beside the indexes'
+			// opening, and Settled waits for them, so that a query never
+			// finds them half-way.
+			var lookups sync.WaitGroup
+			lookups.Go(cat.PrepareLookups)
+			defer lookups.Wait()
+		}
 	}
 	opts := store.SyncOptions{KeywordDone: func() {
 		l.eng.SetCatalog(cat)

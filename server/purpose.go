@@ -270,8 +270,21 @@ func KnownDomains(names []string, cat *index.Catalog, s Selves, specs ...[]index
 		}
 		return d
 	}
+	// Purposes are written for up to maxNamedDomains domains; past that
+	// the tools are only counted: their texts (a tool's warnings are
+	// decoded from catalog.bin when asked) were 5% of a 100k-tool
+	// serve's CPU before it answered, for nothing.
+	named := len(names) <= maxNamedDomains
 	if cat != nil {
 		for _, dom := range cat.Domains() {
+			if !named {
+				for _, t := range dom.Tools {
+					if !t.Disabled {
+						count[dom.Name]++
+					}
+				}
+				continue
+			}
 			d := textOf(dom, s)
 			texts[dom.Name] = &d
 			count[dom.Name] += len(d.tools)
@@ -279,6 +292,14 @@ func KnownDomains(names []string, cat *index.Catalog, s Selves, specs ...[]index
 	}
 	for _, ss := range specs {
 		for _, ds := range ss {
+			if !named {
+				for _, t := range ds.Tools {
+					if t.Enabled == nil || *t.Enabled {
+						count[ds.Name]++
+					}
+				}
+				continue
+			}
 			d := get(ds.Name, ds.Description)
 			for _, t := range ds.Tools {
 				if t.Enabled == nil || *t.Enabled {
@@ -291,10 +312,9 @@ func KnownDomains(names []string, cat *index.Catalog, s Selves, specs ...[]index
 	}
 	out := make([]DomainSize, len(names))
 	for i, name := range names {
-		d := get(name, "")
 		out[i] = DomainSize{Name: name, Tools: count[name]}
-		if len(names) <= maxNamedDomains { // more are named without
-			out[i].Purpose = purposeOf(*d)
+		if named { // more are named without
+			out[i].Purpose = purposeOf(*get(name, ""))
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,12 +96,36 @@ func setDir(dataDir string, src []string) (string, error) {
 		os.Remove(dir)
 		return "", fmt.Errorf("data dir: %w", err)
 	}
+	recordUse(dir, src)
+	return dir, nil
+}
+
+// useGrain is how old the last use sources.json records may be before an
+// open of the set records it again: --prune counts in days (pruneAge),
+// and writing it at every open (a synced write and a rename) was the
+// longest step of a server's start before it read its catalog (17 ms on
+// a loaded machine).
+const useGrain = time.Hour
+
+// recordUse writes dir's sources.json: its sources src and the time of
+// this use, unless it names src already with a use less than useGrain
+// ago.
+func recordUse(dir string, src []string) {
+	path := filepath.Join(dir, "sources.json")
+	var cur setSources
+	if f, err := os.Open(path); err == nil {
+		// A file of toolscout's is small: more is not one.
+		err = json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&cur)
+		f.Close()
+		if age := time.Since(cur.LastUsed); err == nil && slices.Equal(cur.Sources, src) && age >= 0 && age < useGrain {
+			return
+		}
+	}
 	data, _ := json.MarshalIndent(setSources{Sources: src, LastUsed: time.Now().UTC()}, "", "  ")
 	// Best effort: the file only helps --prune and people. Written whole
 	// or not at all, under a temporary name of its own: two processes
 	// opening the set at once do not write into each other's.
-	fileio.WriteFile(filepath.Join(dir, "sources.json"), data, 0o644)
-	return dir, nil
+	fileio.WriteFile(path, data, 0o644)
 }
 
 // setFolder returns the folder of set in dataDir: setDir, or read-only

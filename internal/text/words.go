@@ -30,37 +30,69 @@ func SplitIdentifier(s string) []string {
 // document with it: 1 s of CPU for 100k tools through splitRunes.
 func splitASCII(s string) []string {
 	var words []string
-	start := -1
-	flush := func(end int) {
-		if start >= 0 {
-			words = append(words, strings.ToLower(s[start:end]))
-			start = -1
-		}
+	for start, end := nextASCIIWord(s, 0); start < end; start, end = nextASCIIWord(s, end) {
+		words = append(words, strings.ToLower(s[start:end]))
 	}
+	return words
+}
+
+// nextASCIIWord returns the bounds of the first word of the ASCII text s
+// at or after i, by SplitIdentifier's rules: a run of letters and digits,
+// cut between a lower-case letter and an upper-case one, before the last
+// of a run of upper-case letters followed by a lower-case one, and
+// between a digit and an upper-case letter. start == end when there is
+// none.
+func nextASCIIWord(s string, i int) (start, end int) {
 	lower := func(c byte) bool { return c >= 'a' && c <= 'z' }
 	upper := func(c byte) bool { return c >= 'A' && c <= 'Z' }
 	digit := func(c byte) bool { return c >= '0' && c <= '9' }
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !lower(c) && !upper(c) && !digit(c) {
-			flush(i)
-			continue
-		}
-		if start >= 0 {
-			prev := s[i-1]
-			switch {
-			case lower(prev) && upper(c),
-				upper(prev) && upper(c) && i+1 < len(s) && lower(s[i+1]),
-				digit(prev) && upper(c):
-				flush(i)
-			}
-		}
-		if start < 0 {
-			start = i
+	for i < len(s) && !lower(s[i]) && !upper(s[i]) && !digit(s[i]) {
+		i++
+	}
+	if start = i; i == len(s) {
+		return start, start
+	}
+	for i++; i < len(s); i++ {
+		c, prev := s[i], s[i-1]
+		if !lower(c) && !upper(c) && !digit(c) ||
+			lower(prev) && upper(c) ||
+			upper(prev) && upper(c) && i+1 < len(s) && lower(s[i+1]) ||
+			digit(prev) && upper(c) {
+			break
 		}
 	}
-	flush(len(s))
-	return words
+	return start, i
+}
+
+// EachWord calls f with each word of s, as SplitIdentifier gives them,
+// in order. The word is in a buffer that the next word overwrites: f
+// must not keep it. buf is memory for that buffer (nil is fine); the
+// buffer, grown as needed, is returned for the next call. For ASCII text
+// nothing is allocated, so that a caller that looks each word up in a
+// map (m[string(w)], which Go does not allocate for) splits a catalog's
+// text without a string and a slice per word: a server's domain text
+// splits every tool's name and summary as it starts.
+func EachWord(s string, buf []byte, f func(w []byte)) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			for _, w := range splitRunes(s) {
+				buf = append(buf[:0], w...)
+				f(buf)
+			}
+			return buf
+		}
+	}
+	for start, end := nextASCIIWord(s, 0); start < end; start, end = nextASCIIWord(s, end) {
+		buf = buf[:0]
+		for _, c := range []byte(s[start:end]) {
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf = append(buf, c)
+		}
+		f(buf)
+	}
+	return buf
 }
 
 // splitRunes is SplitIdentifier for any text.

@@ -39,3 +39,23 @@ func TestSplitASCIIMatchesRunes(t *testing.T) {
 		}
 	}
 }
+
+// EachWord gives the words SplitIdentifier gives, in order, for ASCII
+// text and any other, with the buffer reused across calls.
+func TestEachWordMatchesSplit(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	pieces := []string{"a", "b", "Z", "Q", "7", "0", " ", "-", "_", ".", "/", "HTML", "Parser", "get", "ID", "s3", "x", "Y", "É", "ü", "東京", "Café"}
+	var buf []byte
+	for i := 0; i < 5000; i++ {
+		var b strings.Builder
+		for j := r.Intn(10); j >= 0; j-- {
+			b.WriteString(pieces[r.Intn(len(pieces))])
+		}
+		s := b.String()
+		var got []string
+		buf = EachWord(s, buf, func(w []byte) { got = append(got, string(w)) })
+		if want := SplitIdentifier(s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("EachWord(%q) gives %q, SplitIdentifier %q", s, got, want)
+		}
+	}
+}
