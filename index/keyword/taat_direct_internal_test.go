@@ -211,19 +211,28 @@ func sortedFields(w FieldWeights) []string {
 // tools, closed when the test ends.
 func synthIndex(t *testing.T, tools int) *Index {
 	t.Helper()
-	kw, err := Open("")
-	if err != nil {
-		t.Fatal(err)
+	kw, err := buildSynth(tools)
+	if kw != nil {
+		t.Cleanup(func() { kw.Close() })
 	}
-	t.Cleanup(func() { kw.Close() })
-	cat, err := synth.Catalog(tools, 1)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kw.Sync(context.Background(), cat); err != nil {
 		t.Fatal(err)
 	}
 	return kw
+}
+
+// buildSynth returns synthIndex's index, which the caller closes (also
+// after an error, when it is not nil).
+func buildSynth(tools int) (*Index, error) {
+	kw, err := Open("")
+	if err != nil {
+		return nil, err
+	}
+	cat, err := synth.Catalog(tools, 1)
+	if err == nil {
+		_, err = kw.Sync(context.Background(), cat)
+	}
+	return kw, err
 }
 
 // readOnlySynth returns an in-memory index of a synthetic catalog of
@@ -234,18 +243,7 @@ func synthIndex(t *testing.T, tools int) *Index {
 // memory, and goes with the test process.
 func readOnlySynth(t *testing.T) *Index {
 	t.Helper()
-	sharedSynth.once.Do(func() {
-		kw, err := Open("")
-		if err != nil {
-			sharedSynth.err = err
-			return
-		}
-		cat, err := synth.Catalog(1500, 1)
-		if err == nil {
-			_, err = kw.Sync(context.Background(), cat)
-		}
-		sharedSynth.kw, sharedSynth.err = kw, err
-	})
+	sharedSynth.once.Do(func() { sharedSynth.kw, sharedSynth.err = buildSynth(1500) })
 	if sharedSynth.err != nil {
 		t.Fatal(sharedSynth.err)
 	}
