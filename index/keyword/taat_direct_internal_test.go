@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
@@ -60,7 +61,7 @@ func directHits(t *testing.T, kw *Index, kq *keywordQuery, part, parts int, pin 
 // query, whole or divided in parts, scores the same to the last bit as
 // through Bleve's term searcher and ranks in the same place.
 func TestDirectTermsScoreAsBleve(t *testing.T) {
-	kw := synthIndex(t, 1500)
+	kw := readOnlySynth(t)
 	allFields := FieldWeights{}
 	for f := range DefaultFieldWeights() {
 		allFields[f] = 1
@@ -210,19 +211,50 @@ func sortedFields(w FieldWeights) []string {
 // tools, closed when the test ends.
 func synthIndex(t *testing.T, tools int) *Index {
 	t.Helper()
-	kw, err := Open("")
-	if err != nil {
-		t.Fatal(err)
+	kw, err := buildSynth(tools)
+	if kw != nil {
+		t.Cleanup(func() { kw.Close() })
 	}
-	t.Cleanup(func() { kw.Close() })
-	cat, err := synth.Catalog(tools, 1)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kw.Sync(context.Background(), cat); err != nil {
 		t.Fatal(err)
 	}
 	return kw
+}
+
+// buildSynth returns synthIndex's index, which the caller closes (also
+// after an error, when it is not nil).
+func buildSynth(tools int) (*Index, error) {
+	kw, err := Open("")
+	if err != nil {
+		return nil, err
+	}
+	cat, err := synth.Catalog(tools, 1)
+	if err == nil {
+		_, err = kw.Sync(context.Background(), cat)
+	}
+	return kw, err
+}
+
+// readOnlySynth returns an in-memory index of a synthetic catalog of
+// 1,500 tools (synthIndex's), built once for the package's tests that
+// only read it: TestDirectTermsScoreAsBleve and TestFuzzyClauseAsBleve
+// (a build and its merges are a CPU second under -race; issue 47, item
+// 5). Such a test sets nothing on it. It is never closed: it is in
+// memory, and goes with the test process.
+func readOnlySynth(t *testing.T) *Index {
+	t.Helper()
+	sharedSynth.once.Do(func() { sharedSynth.kw, sharedSynth.err = buildSynth(1500) })
+	if sharedSynth.err != nil {
+		t.Fatal(sharedSynth.err)
+	}
+	return sharedSynth.kw
+}
+
+// sharedSynth is readOnlySynth's index, built once.
+var sharedSynth struct {
+	once sync.Once
+	kw   *Index
+	err  error
 }
 
 // indexReader returns a reader of kw's current snapshot; the caller
