@@ -135,17 +135,15 @@ func npmBin(t *testing.T, name string) string {
 	return p
 }
 
+// TestGatewayReferenceServers: behind the package's gateway to the three
+// reference servers (referenceGateway), discover_tools finds tools of
+// each and execute_tool runs them. What it writes, an entity of memory's
+// graph and a file of the filesystem's root, no other test there lists
+// or reads.
 func TestGatewayReferenceServers(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	env := startGateway(t, []gateway.UpstreamConfig{
-		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-		{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
-		{Domain: "files", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
-	}, Exposure{Mode: ExposeMeta})
-	waitFor(t, "tools of all three servers", func() bool {
-		return env.hasTool("memory__create_entities") && env.hasTool("everything__echo") && env.hasTool("files__write_file")
-	})
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
+	root := referenceShared.root
 	// The upstream servers' own instructions reach a client that
 	// initializes now, bounded (issue 35 item 5): everything's start
 	// with a Markdown heading, shown without its marks.
@@ -162,7 +160,7 @@ func TestGatewayReferenceServers(t *testing.T) {
 	}
 	for q, want := range map[string]string{
 		"create entities in the knowledge graph": "memory__",
-		"write text to a file on disk":           "files__",
+		"write text to a file on disk":           "filesystem__",
 		"add two numbers":                        "everything__get-sum",
 	} {
 		res := call(t, env.cs, DiscoverTools, map[string]any{"query": q, "limit": 3})
@@ -184,14 +182,14 @@ func TestGatewayReferenceServers(t *testing.T) {
 
 	// Filesystem: write then read a file in the temp dir.
 	file := filepath.Join(root, "note.txt")
-	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "files__write_file", "arguments": map[string]any{"path": file, "content": "hello from toolscout"}})
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "filesystem__write_file", "arguments": map[string]any{"path": file, "content": "hello from toolscout"}})
 	if res.IsError {
 		t.Fatalf("write_file: %s", text(res))
 	}
 	if b, _ := os.ReadFile(file); string(b) != "hello from toolscout" {
 		t.Errorf("file holds %q", b)
 	}
-	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "files__read_text_file", "arguments": map[string]any{"path": file}})
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "filesystem__read_text_file", "arguments": map[string]any{"path": file}})
 	if res.IsError || !strings.Contains(text(res), "hello from toolscout") {
 		t.Errorf("read_text_file = %s", text(res))
 	}
@@ -244,9 +242,13 @@ func directClient(t *testing.T, bin string, args ...string) *mcp.ClientSession {
 	return cs
 }
 
+// TestGatewayProgressAndCancellation: on the package's gateway to the
+// reference servers (referenceGateway), progress of an everything call
+// reaches the client that made it, and a cancelled call ends at once
+// with the upstream usable after it.
 func TestGatewayProgressAndCancellation(t *testing.T) {
 	t.Parallel()
-	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 	waitFor(t, "tools", func() bool { return env.hasTool("everything__trigger-long-running-operation") })
 
 	// Progress notifications reach the client under the client's own token.

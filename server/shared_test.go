@@ -90,8 +90,9 @@ var referenceShared struct {
 
 // referenceGateway returns a server of exp over the package's gateway to
 // the reference servers, and a client of it, once their tools are
-// indexed. A test must not change what it serves: no tool that writes
-// (memory's graph, the filesystem's root), no approval or pin.
+// indexed. A test must not change what another test there sees: it
+// writes only what no other test lists or reads (an entity or a file of
+// its own), and sets no approval or pin.
 func referenceGateway(t *testing.T, exp Exposure) *gatewayEnv {
 	t.Helper()
 	bins := []string{npmBin(t, "mcp-server-memory"), npmBin(t, "mcp-server-everything"), npmBin(t, "mcp-server-filesystem")}
