@@ -490,57 +490,68 @@ func TestClientRequestsTypeScript(t *testing.T) {
 	if _, err := os.Stat(filepath.Join("..", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		needNodeModules(t, "npm packages are missing: run npm ci (make test does)")
 	}
-	for _, transport := range []string{"stdio", "http"} {
-		t.Run(transport, func(t *testing.T) {
-			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			report, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer report.Close()
-			var cmd *exec.Cmd
-			if transport == "http" {
-				hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
-				t.Cleanup(hs.Close)
-				cmd = exec.CommandContext(ctx, "node", script, hs.URL)
-			} else {
-				cmd = exec.CommandContext(ctx, "node", script, "stdio")
-				toServer, err := cmd.StdinPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				fromClient, err := cmd.StdoutPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				go func() {
-					_ = env.srv.ServeStdio(ctx, fromClient, toServer, nil)
-					toServer.Close()
-				}()
-			}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			cmd.ExtraFiles = []*os.File{w}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			var got struct {
-				Asked    []string `json:"asked"`
-				Progress []int    `json:"progress"`
-				Logs     []struct {
-					Logger string `json:"logger"`
-					Data   any    `json:"data"`
-				} `json:"logs"`
-				Results map[string]string `json:"results"`
-			}
-			derr := json.NewDecoder(report).Decode(&got)
+	// A gateway and an everything server for each transport (the
+	// everything server logs "Roots updated" once per session), one node
+	// process for both clients, over stdio first, then over HTTP: a node
+	// start with the SDK loaded is most of what a client costs.
+	transports := []string{"stdio", "http"}
+	viaStdio := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	viaHTTP := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	report, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer report.Close()
+	hs := httptest.NewServer(viaHTTP.srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	cmd := exec.CommandContext(ctx, "node", script, "stdio", hs.URL)
+	toServer, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromClient, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = viaStdio.srv.ServeStdio(ctx, fromClient, toServer, nil)
+		toServer.Close()
+	}()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	type seen struct {
+		Asked    []string `json:"asked"`
+		Progress []int    `json:"progress"`
+		Logs     []struct {
+			Logger string `json:"logger"`
+			Data   any    `json:"data"`
+		} `json:"logs"`
+		Results map[string]string `json:"results"`
+	}
+	var got []seen
+	dec := json.NewDecoder(report)
+	for range transports {
+		var s seen
+		if err := dec.Decode(&s); err != nil {
+			cmd.Process.Kill()
 			werr := cmd.Wait()
-			if derr != nil {
-				t.Fatalf("the client reported nothing (%v, %v):\n%s", derr, werr, stderr.String())
-			}
+			t.Fatalf("the client reported %d of %d transports (%v, %v):\n%s", len(got), len(transports), err, werr, stderr.String())
+		}
+		got = append(got, s)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("node: %v\n%s", err, stderr.String())
+	}
+	for i, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			got := got[i]
 			for key, want := range map[string]string{"elicitation": "ts user", "sampling": "sampled by ts", "roots": "file:///home/ts", "progress": "Long running operation completed"} {
 				if !strings.Contains(got.Results[key], want) {
 					t.Errorf("%s result = %q, want %q in it", key, got.Results[key], want)
