@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -184,41 +183,13 @@ func TestClientRequestsPassThrough(t *testing.T) {
 	}
 }
 
-// startEverythingHTTP starts the everything server over Streamable HTTP
-// and returns its endpoint.
-func startEverythingHTTP(t *testing.T) string {
-	t.Helper()
-	bin := npmBin(t, "mcp-server-everything")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-	waitFor(t, "the everything server over HTTP", func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return url
-}
-
 // TestClientRequestsTwoCallers: two clients of toolscout call a tool
 // that elicits at the same time, through one connection to the
 // everything server over HTTP: each answers only its own request. A
 // client that declared no capability gets the upstream's error, and the
 // audit trail records every call.
 func TestClientRequestsTwoCallers(t *testing.T) {
-	url := startEverythingHTTP(t)
+	url := everythingHTTP(t)
 	w := &lockedAudit{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{{Domain: "everything", URL: url}}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
 		Options{Expose: Exposure{Mode: ExposeMeta}, Audit: w})
@@ -382,7 +353,7 @@ func TestInputRequiredPassThrough(t *testing.T) {
 // subscribed to through toolscout as one over stdio is, and its updates
 // reach the client.
 func TestSubscribeOverHTTPUpstream(t *testing.T) {
-	url := startEverythingHTTP(t)
+	url := everythingHTTP(t)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", URL: url}}, Exposure{Mode: ExposeMeta})
 	for _, protocol := range []string{"2025-11-25", StatelessProtocol} {
 		t.Run(protocol, func(t *testing.T) {

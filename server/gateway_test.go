@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -289,25 +288,10 @@ func TestGatewayProgressAndCancellation(t *testing.T) {
 	}
 }
 
+// TestGatewayStreamableHTTPUpstream: an upstream over Streamable HTTP,
+// the package's everything server (everythingHTTP), is listed and runs.
 func TestGatewayStreamableHTTPUpstream(t *testing.T) {
-	bin := npmBin(t, "mcp-server-everything")
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+itoa(port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := "http://127.0.0.1:" + itoa(port) + "/mcp"
-	waitFor(t, "the HTTP server to listen", func() bool {
-		c, err := net.Dial("tcp", "127.0.0.1:"+itoa(port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	url := everythingHTTP(t)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "remote", URL: url, Headers: map[string]string{"X-Test": "1"}}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the remote server's tools", func() bool { return env.hasTool("remote__get-sum") })
 	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "remote__get-sum", "arguments": map[string]any{"a": 2, "b": 3}})
