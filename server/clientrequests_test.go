@@ -870,8 +870,10 @@ func TestClientRequestsNewProtocolClient(t *testing.T) {
 // TestBridgeRefusals: a client of 2026-07-28 without elicitation is
 // refused for it as the go-sdk refuses a server directly; a retry whose
 // requestState names no waiting call is an error that says what to do.
+// On the package's gateway to the reference servers (referenceGateway):
+// the refused elicitation changes nothing there.
 func TestBridgeRefusals(t *testing.T) {
-	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 	full := connectAsking(t, env.srv, "memory", "full", true)
 	waitTool(t, full, "everything__trigger-elicitation-request")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
