@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -184,41 +183,13 @@ func TestClientRequestsPassThrough(t *testing.T) {
 	}
 }
 
-// startEverythingHTTP starts the everything server over Streamable HTTP
-// and returns its endpoint.
-func startEverythingHTTP(t *testing.T) string {
-	t.Helper()
-	bin := npmBin(t, "mcp-server-everything")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-	waitFor(t, "the everything server over HTTP", func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return url
-}
-
 // TestClientRequestsTwoCallers: two clients of toolscout call a tool
 // that elicits at the same time, through one connection to the
 // everything server over HTTP: each answers only its own request. A
 // client that declared no capability gets the upstream's error, and the
 // audit trail records every call.
 func TestClientRequestsTwoCallers(t *testing.T) {
-	url := startEverythingHTTP(t)
+	url := everythingHTTP(t)
 	w := &lockedAudit{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{{Domain: "everything", URL: url}}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
 		Options{Expose: Exposure{Mode: ExposeMeta}, Audit: w})
@@ -382,7 +353,7 @@ func TestInputRequiredPassThrough(t *testing.T) {
 // subscribed to through toolscout as one over stdio is, and its updates
 // reach the client.
 func TestSubscribeOverHTTPUpstream(t *testing.T) {
-	url := startEverythingHTTP(t)
+	url := everythingHTTP(t)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", URL: url}}, Exposure{Mode: ExposeMeta})
 	for _, protocol := range []string{"2025-11-25", StatelessProtocol} {
 		t.Run(protocol, func(t *testing.T) {
@@ -490,57 +461,68 @@ func TestClientRequestsTypeScript(t *testing.T) {
 	if _, err := os.Stat(filepath.Join("..", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		needNodeModules(t, "npm packages are missing: run npm ci (make test does)")
 	}
-	for _, transport := range []string{"stdio", "http"} {
-		t.Run(transport, func(t *testing.T) {
-			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			report, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer report.Close()
-			var cmd *exec.Cmd
-			if transport == "http" {
-				hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
-				t.Cleanup(hs.Close)
-				cmd = exec.CommandContext(ctx, "node", script, hs.URL)
-			} else {
-				cmd = exec.CommandContext(ctx, "node", script, "stdio")
-				toServer, err := cmd.StdinPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				fromClient, err := cmd.StdoutPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				go func() {
-					_ = env.srv.ServeStdio(ctx, fromClient, toServer, nil)
-					toServer.Close()
-				}()
-			}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			cmd.ExtraFiles = []*os.File{w}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			var got struct {
-				Asked    []string `json:"asked"`
-				Progress []int    `json:"progress"`
-				Logs     []struct {
-					Logger string `json:"logger"`
-					Data   any    `json:"data"`
-				} `json:"logs"`
-				Results map[string]string `json:"results"`
-			}
-			derr := json.NewDecoder(report).Decode(&got)
+	// A gateway and an everything server for each transport (the
+	// everything server logs "Roots updated" once per session), one node
+	// process for both clients, over stdio first, then over HTTP: a node
+	// start with the SDK loaded is most of what a client costs.
+	transports := []string{"stdio", "http"}
+	viaStdio := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	viaHTTP := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	report, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer report.Close()
+	hs := httptest.NewServer(viaHTTP.srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	cmd := exec.CommandContext(ctx, "node", script, "stdio", hs.URL)
+	toServer, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromClient, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = viaStdio.srv.ServeStdio(ctx, fromClient, toServer, nil)
+		toServer.Close()
+	}()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	type seen struct {
+		Asked    []string `json:"asked"`
+		Progress []int    `json:"progress"`
+		Logs     []struct {
+			Logger string `json:"logger"`
+			Data   any    `json:"data"`
+		} `json:"logs"`
+		Results map[string]string `json:"results"`
+	}
+	var got []seen
+	dec := json.NewDecoder(report)
+	for range transports {
+		var s seen
+		if err := dec.Decode(&s); err != nil {
+			cmd.Process.Kill()
 			werr := cmd.Wait()
-			if derr != nil {
-				t.Fatalf("the client reported nothing (%v, %v):\n%s", derr, werr, stderr.String())
-			}
+			t.Fatalf("the client reported %d of %d transports (%v, %v):\n%s", len(got), len(transports), err, werr, stderr.String())
+		}
+		got = append(got, s)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("node: %v\n%s", err, stderr.String())
+	}
+	for i, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			got := got[i]
 			for key, want := range map[string]string{"elicitation": "ts user", "sampling": "sampled by ts", "roots": "file:///home/ts", "progress": "Long running operation completed"} {
 				if !strings.Contains(got.Results[key], want) {
 					t.Errorf("%s result = %q, want %q in it", key, got.Results[key], want)
@@ -888,8 +870,10 @@ func TestClientRequestsNewProtocolClient(t *testing.T) {
 // TestBridgeRefusals: a client of 2026-07-28 without elicitation is
 // refused for it as the go-sdk refuses a server directly; a retry whose
 // requestState names no waiting call is an error that says what to do.
+// On the package's gateway to the reference servers (referenceGateway):
+// the refused elicitation changes nothing there.
 func TestBridgeRefusals(t *testing.T) {
-	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 	full := connectAsking(t, env.srv, "memory", "full", true)
 	waitTool(t, full, "everything__trigger-elicitation-request")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -44,6 +44,12 @@ func TestMain(m *testing.M) {
 // server's startup delay), the CPU mostly idle.
 const parallelWaiting = 4
 
+// bigAnswer is the size of the text the big tool answers: just over the
+// go-sdk's 16 MiB default limit, which TestBigUpstreamResult passes. The
+// bytes are made, encoded, read and decoded under -race: each MiB more
+// cost about 0.1 CPU s and tested nothing more.
+const bigAnswer = 17 << 20
+
 func fakeUpstream(mode string) {
 	if p := os.Getenv("TOOLSCOUT_FAKE_STARTS"); p != "" {
 		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
@@ -71,7 +77,7 @@ func fakeUpstream(mode string) {
 	}
 	if mode == "big" {
 		tools = append(tools,
-			map[string]any{"name": "big", "description": "Answer with 20 MB of text.", "inputSchema": map[string]any{"type": "object"}},
+			map[string]any{"name": "big", "description": "Answer with bigAnswer bytes of text.", "inputSchema": map[string]any{"type": "object"}},
 			map[string]any{"name": "pid", "description": "The server's process ID.", "inputSchema": map[string]any{"type": "object"}},
 		)
 	}
@@ -160,7 +166,7 @@ func fakeUpstream(mode string) {
 			case "crash":
 				os.Exit(3)
 			case "big":
-				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 20<<20)}}})
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", bigAnswer)}}})
 			case "blob":
 				text, _ := req.Params.Arguments["text"].(float64)
 				image, _ := req.Params.Arguments["image"].(float64)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -135,17 +134,15 @@ func npmBin(t *testing.T, name string) string {
 	return p
 }
 
+// TestGatewayReferenceServers: behind the package's gateway to the three
+// reference servers (referenceGateway), discover_tools finds tools of
+// each and execute_tool runs them. What it writes, an entity of memory's
+// graph and a file of the filesystem's root, no other test there lists
+// or reads.
 func TestGatewayReferenceServers(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	env := startGateway(t, []gateway.UpstreamConfig{
-		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-		{Domain: "everything", Command: npmBin(t, "mcp-server-everything")},
-		{Domain: "files", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{root}},
-	}, Exposure{Mode: ExposeMeta})
-	waitFor(t, "tools of all three servers", func() bool {
-		return env.hasTool("memory__create_entities") && env.hasTool("everything__echo") && env.hasTool("files__write_file")
-	})
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
+	root := referenceShared.root
 	// The upstream servers' own instructions reach a client that
 	// initializes now, bounded (issue 35 item 5): everything's start
 	// with a Markdown heading, shown without its marks.
@@ -162,7 +159,7 @@ func TestGatewayReferenceServers(t *testing.T) {
 	}
 	for q, want := range map[string]string{
 		"create entities in the knowledge graph": "memory__",
-		"write text to a file on disk":           "files__",
+		"write text to a file on disk":           "filesystem__",
 		"add two numbers":                        "everything__get-sum",
 	} {
 		res := call(t, env.cs, DiscoverTools, map[string]any{"query": q, "limit": 3})
@@ -184,14 +181,14 @@ func TestGatewayReferenceServers(t *testing.T) {
 
 	// Filesystem: write then read a file in the temp dir.
 	file := filepath.Join(root, "note.txt")
-	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "files__write_file", "arguments": map[string]any{"path": file, "content": "hello from toolscout"}})
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "filesystem__write_file", "arguments": map[string]any{"path": file, "content": "hello from toolscout"}})
 	if res.IsError {
 		t.Fatalf("write_file: %s", text(res))
 	}
 	if b, _ := os.ReadFile(file); string(b) != "hello from toolscout" {
 		t.Errorf("file holds %q", b)
 	}
-	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "files__read_text_file", "arguments": map[string]any{"path": file}})
+	res = call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "filesystem__read_text_file", "arguments": map[string]any{"path": file}})
 	if res.IsError || !strings.Contains(text(res), "hello from toolscout") {
 		t.Errorf("read_text_file = %s", text(res))
 	}
@@ -244,9 +241,13 @@ func directClient(t *testing.T, bin string, args ...string) *mcp.ClientSession {
 	return cs
 }
 
+// TestGatewayProgressAndCancellation: on the package's gateway to the
+// reference servers (referenceGateway), progress of an everything call
+// reaches the client that made it, and a cancelled call ends at once
+// with the upstream usable after it.
 func TestGatewayProgressAndCancellation(t *testing.T) {
 	t.Parallel()
-	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
+	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 	waitFor(t, "tools", func() bool { return env.hasTool("everything__trigger-long-running-operation") })
 
 	// Progress notifications reach the client under the client's own token.
@@ -287,25 +288,10 @@ func TestGatewayProgressAndCancellation(t *testing.T) {
 	}
 }
 
+// TestGatewayStreamableHTTPUpstream: an upstream over Streamable HTTP,
+// the package's everything server (everythingHTTP), is listed and runs.
 func TestGatewayStreamableHTTPUpstream(t *testing.T) {
-	bin := npmBin(t, "mcp-server-everything")
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+itoa(port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := "http://127.0.0.1:" + itoa(port) + "/mcp"
-	waitFor(t, "the HTTP server to listen", func() bool {
-		c, err := net.Dial("tcp", "127.0.0.1:"+itoa(port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	url := everythingHTTP(t)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "remote", URL: url, Headers: map[string]string{"X-Test": "1"}}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the remote server's tools", func() bool { return env.hasTool("remote__get-sum") })
 	res := call(t, env.cs, ExecuteTool, map[string]any{"tool_name": "remote__get-sum", "arguments": map[string]any{"a": 2, "b": 3}})

@@ -132,7 +132,7 @@ func TestFallbackAfterSearchFailures(t *testing.T) {
 	}
 }
 
-// TestBigUpstreamResult: a 20 MB result (over the SDK's 16 MiB default)
+// TestBigUpstreamResult: a 17 MiB result (over the SDK's 16 MiB default)
 // comes through the gateway, and the upstream's session goes on: the same
 // process answers the next call. (The gateway is called directly: the
 // in-memory test client has the SDK's own 16 MiB limit.)
@@ -150,8 +150,8 @@ func TestBigUpstreamResult(t *testing.T) {
 		return res
 	}
 	before := text(exec("fake__pid"))
-	if res := exec("fake__big"); res.IsError || len(text(res)) != 20<<20 {
-		t.Fatalf("big result: error %v, %d bytes; want 20 MiB", res.IsError, len(text(res)))
+	if res := exec("fake__big"); res.IsError || len(text(res)) != bigAnswer {
+		t.Fatalf("big result: error %v, %d bytes; want %d", res.IsError, len(text(res)), bigAnswer)
 	}
 	if after := text(exec("fake__pid")); before == "" || before != after {
 		t.Errorf("server process %q before the big result, %q after: the session was restarted", before, after)

@@ -2,8 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -90,8 +94,9 @@ var referenceShared struct {
 
 // referenceGateway returns a server of exp over the package's gateway to
 // the reference servers, and a client of it, once their tools are
-// indexed. A test must not change what it serves: no tool that writes
-// (memory's graph, the filesystem's root), no approval or pin.
+// indexed. A test must not change what another test there sees: it
+// writes only what no other test lists or reads (an entity or a file of
+// its own), and sets no approval or pin.
 func referenceGateway(t *testing.T, exp Exposure) *gatewayEnv {
 	t.Helper()
 	bins := []string{npmBin(t, "mcp-server-memory"), npmBin(t, "mcp-server-everything"), npmBin(t, "mcp-server-filesystem")}
@@ -121,6 +126,59 @@ func referenceGateway(t *testing.T, exp Exposure) *gatewayEnv {
 	return env
 }
 
+// everythingShared is the everything server over Streamable HTTP, one
+// process for the tests that connect to it by URL: each of its sessions
+// is a server of its own (the state its tools keep, subscriptions and
+// updates, is by session id), and each test's gateway opens its own
+// session.
+var everythingShared struct {
+	once sync.Once
+	cmd  *exec.Cmd
+	url  string
+	err  error
+}
+
+// everythingHTTP returns the endpoint of the package's everything server
+// over Streamable HTTP, started by the first test that asks and listening.
+func everythingHTTP(t *testing.T) string {
+	t.Helper()
+	bin := npmBin(t, "mcp-server-everything")
+	e := &everythingShared
+	e.once.Do(func() {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			e.err = err
+			return
+		}
+		addr := l.Addr().String()
+		l.Close()
+		e.cmd = exec.Command(bin, "streamableHttp")
+		e.cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		if e.err = e.cmd.Start(); e.err != nil {
+			e.cmd = nil
+			return
+		}
+		e.url = "http://" + addr + "/mcp"
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, err := net.Dial("tcp", addr)
+			if err == nil {
+				c.Close()
+				return
+			}
+			if time.Now().After(deadline) {
+				e.err = fmt.Errorf("the everything server over HTTP does not listen on %s after 30 s: %w", addr, err)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	if e.err != nil {
+		t.Fatalf("start the everything server over HTTP: %v", e.err)
+	}
+	return e.url
+}
+
 // closeShared closes the shared fixtures that were made.
 func closeShared() {
 	if builtinShared.live != nil {
@@ -131,5 +189,9 @@ func closeShared() {
 		r.live.Close()
 		r.cancel()
 		os.RemoveAll(r.root)
+	}
+	if e := &everythingShared; e.cmd != nil {
+		e.cmd.Process.Kill()
+		e.cmd.Wait()
 	}
 }

@@ -96,32 +96,43 @@ func TestStructuredAnswersTypeScript(t *testing.T) {
 	srv := New(Options{Live: testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
-	for _, tt := range []struct {
-		args  []string
-		short bool
+	cases := []struct {
+		client string // the script's CLIENT: a name, ":capable" after it for the capability
+		short  bool
 	}{
-		{[]string{"cursor"}, false},
-		{[]string{"claude-code"}, true},
-		{[]string{"my-agent", "capable"}, true},
-	} {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, "node", append([]string{script, hs.URL}, tt.args...)...).Output()
-			if err != nil {
-				t.Fatalf("node: %v\n%s", err, out)
-			}
+		{"cursor", false},
+		{"claude-code", true},
+		{"my-agent:capable", true},
+	}
+	// One node process for all the clients, each its own session: a node
+	// start with the SDK loaded is most of this test's CPU.
+	args := []string{script, hs.URL}
+	for _, tc := range cases {
+		args = append(args, tc.client)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "node", args...).Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("node printed %d lines, want one a client (%d):\n%s", len(lines), len(cases), out)
+	}
+	for i, tc := range cases {
+		t.Run(tc.client, func(t *testing.T) {
 			var got struct {
 				Content    []struct{ Text string } `json:"content"`
 				Structured map[string]any          `json:"structured"`
 			}
-			if err := json.Unmarshal(out, &got); err != nil || len(got.Content) != 1 || got.Structured == nil {
-				t.Fatalf("answer %s (%v): want one text and structuredContent", out, err)
+			if err := json.Unmarshal([]byte(lines[i]), &got); err != nil || len(got.Content) != 1 || got.Structured == nil {
+				t.Fatalf("answer %s (%v): want one text and structuredContent", lines[i], err)
 			}
 			full, _ := json.Marshal(got.Structured)
-			if tt.short != (got.Content[0].Text == "Schemas of github__create_issue (the answer is in structuredContent)") ||
-				!tt.short && normalize(t, got.Content[0].Text) != normalize(t, string(full)) {
-				t.Errorf("content text = %q (short: want %v)", got.Content[0].Text, tt.short)
+			if tc.short != (got.Content[0].Text == "Schemas of github__create_issue (the answer is in structuredContent)") ||
+				!tc.short && normalize(t, got.Content[0].Text) != normalize(t, string(full)) {
+				t.Errorf("content text = %q (short: want %v)", got.Content[0].Text, tc.short)
 			}
 		})
 	}
