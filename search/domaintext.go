@@ -234,8 +234,17 @@ func (d *domainText) score(q string, buf *coverageBuf) (attainable float64) {
 		buf.qs = map[string]bool{}
 	}
 	qs := stemsInto(q, buf.qs)
-	score, seen, hit := buf.score, buf.seen, buf.hit[:0]
+	// In one order, sorted: summed in the map's order, the same request
+	// scored differently in its last bits from one search to the next
+	// (and could swap two domains that tie).
+	order := buf.order[:0]
 	for s := range qs {
+		order = append(order, s)
+	}
+	slices.Sort(order)
+	buf.order = order
+	score, seen, hit := buf.score, buf.seen, buf.hit[:0]
+	for _, s := range order {
 		idf := d.idf(s)
 		attainable += idf
 		for _, p := range d.postings(s) {
@@ -259,6 +268,7 @@ type coverageBuf struct {
 	seen  []bool
 	hit   []int32
 	qs    map[string]bool
+	order []string // qs's stems, sorted
 }
 
 // reset zeroes what score marked, keeping the memory.
@@ -268,6 +278,8 @@ func (b *coverageBuf) reset() {
 	}
 	b.hit = b.hit[:0]
 	clear(b.qs)
+	clear(b.order) // the strings are the request's
+	b.order = b.order[:0]
 }
 
 func newCoverageBuf() *coverageBuf { return new(coverageBuf) }
