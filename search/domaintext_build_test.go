@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/indextest"
 	"github.com/toolscout/toolscout/internal/synth"
 	"github.com/toolscout/toolscout/internal/text"
 )
@@ -115,8 +116,8 @@ func TestDomainTextBuiltAsBefore(t *testing.T) {
 		cat  *index.Catalog
 	}{
 		{"builtin", builtin},
-		{"reference servers", catalogOf(t, referenceServers)},
-		{"mixed forms", catalogOf(t, mixedCatalog)},
+		{"reference servers", indextest.MustCatalog(t, referenceServers)},
+		{"mixed forms", indextest.MustCatalog(t, mixedCatalog)},
 		{"synthetic 20k", synthetic},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -143,18 +144,4 @@ func TestDomainTextBuiltAsBefore(t *testing.T) {
 			}
 		})
 	}
-}
-
-// catalogOf returns the catalog of a catalog file's text.
-func catalogOf(t *testing.T, js string) *index.Catalog {
-	t.Helper()
-	specs, err := index.ParseCatalog("test catalog", []byte(js))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := index.NewCatalog(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
 }
