@@ -97,12 +97,7 @@ func TestKnownDomains(t *testing.T) {
 		t.Fatal(err)
 	}
 	specs = specs[:6] // up to maxNamedDomains, each gets its line
-	off := false
-	specs[0].Tools[0].Enabled = &off
-	cat, err := index.NewCatalog(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogFirstToolOff(t, specs)
 	var names []string
 	sizes, purposes := map[string]int{}, map[string]string{}
 	for _, d := range domainSizes(cat, nil) {
