@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -342,9 +343,9 @@ func e2eTools(t *testing.T, env []string, args ...string) (count int, names []st
 }
 
 // runScript runs the node script of testdata against `bin serve
-// args...`, with env added to the environment, and decodes the JSON it
-// prints into out.
-func runScript(t *testing.T, script, bin string, env, args []string, out any) {
+// args...`, with env added to the environment, and decodes the JSON
+// values it prints into outs, one each, in order.
+func runScript(t *testing.T, script, bin string, env, args []string, outs ...any) {
 	t.Helper()
 	script = filepath.Join(filepath.Dir(nodeClient(t)), script)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -356,8 +357,14 @@ func runScript(t *testing.T, script, bin string, env, args []string, out any) {
 	if err != nil {
 		t.Fatalf("node client: %v\n%s", err, raw)
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("client output %.300s: %v", raw, err)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for _, out := range outs {
+		if err := dec.Decode(out); err != nil {
+			t.Fatalf("client output %.300s: %v", raw, err)
+		}
+	}
+	if dec.More() {
+		t.Fatalf("client output %.300s: more than %d JSON values", raw, len(outs))
 	}
 }
 

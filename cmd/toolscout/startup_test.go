@@ -111,8 +111,8 @@ func TestFirstListTypeScript(t *testing.T) {
 			// -parallel, parallelWaiting here) cut the test's time.
 			t.Parallel()
 			// A data dir for each transport: indexed once, the HTTP
-			// run's a copy made before the stdio run's server starts
-			// (the same files a second index of the same catalog wrote).
+			// run's a copy made before either server starts (the same
+			// files a second index of the same catalog wrote).
 			data, overHTTP := t.TempDir(), t.TempDir()
 			if tc.indexed {
 				if out, err := exec.Command(bin, "index", "--data-dir", data, "--embedder", "builtin").CombinedOutput(); err != nil {
@@ -124,13 +124,16 @@ func TestFirstListTypeScript(t *testing.T) {
 			if !slices.Contains(args, "--embedder") {
 				args = append(args, "--embedder", "builtin")
 			}
-			checkWhole(t, runFirstList(t, bin, tc.env, args...), tc.want)
-			// Over HTTP, a client that connects as the server starts.
-			args[1] = overHTTP
-			url := startHTTP(t, bin, tc.env, args...)
-			var out firstList
-			runScript(t, "e2e_first_list.mjs", bin, append(tc.env, "SETTLE_MS=1000", "HTTP_URL="+url), nil, &out)
-			checkWhole(t, out, tc.want)
+			// Over HTTP, a client that connects as the server starts;
+			// the same node process (one SDK load) runs both clients at
+			// once, the stdio one starting its own server.
+			httpArgs := slices.Clone(args)
+			httpArgs[1] = overHTTP
+			url := startHTTP(t, bin, tc.env, httpArgs...)
+			var viaStdio, viaHTTP firstList
+			runScript(t, "e2e_first_list.mjs", bin, append(tc.env, "SETTLE_MS=1000", "HTTP_URL="+url), args, &viaStdio, &viaHTTP)
+			t.Run("stdio", func(t *testing.T) { checkWhole(t, viaStdio, tc.want) })
+			t.Run("http", func(t *testing.T) { checkWhole(t, viaHTTP, tc.want) })
 		})
 	}
 }
