@@ -152,22 +152,10 @@ func checkE2E(t *testing.T, raw []byte) {
 	}
 }
 
-func TestEndToEndStdio(t *testing.T) {
-	t.Parallel()
-	client := nodeClient(t)
-	bin := buildBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", client, "stdio", bin, "serve", "--embedder", "builtin", "--data-dir", t.TempDir())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client over stdio: %v\n%s", err, out)
-	}
-	checkE2E(t, out)
-}
-
-func TestEndToEndHTTP(t *testing.T) {
+// TestEndToEndStdioAndHTTP: the TypeScript SDK client's fixed script
+// against a serve over stdio and one over HTTP, both sessions in one node
+// process (one SDK load), at once.
+func TestEndToEndStdioAndHTTP(t *testing.T) {
 	t.Parallel()
 	client := nodeClient(t)
 	bin := buildBinary(t)
@@ -201,11 +189,18 @@ func TestEndToEndHTTP(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	out, err := exec.CommandContext(ctx, "node", client, "http", url).Output()
+	cmd := exec.CommandContext(ctx, "node", client, "http", url, "stdio", bin, "serve", "--embedder", "builtin", "--data-dir", t.TempDir())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node client over HTTP: %v\n%s", err, out)
+		t.Fatalf("node client over HTTP and stdio: %v\n%s", err, out)
 	}
-	checkE2E(t, out)
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if len(lines) != 2 {
+		t.Fatalf("node client printed %d lines, want one for HTTP and one for stdio:\n%s", len(lines), out)
+	}
+	t.Run("http", func(t *testing.T) { checkE2E(t, lines[0]) })
+	t.Run("stdio", func(t *testing.T) { checkE2E(t, lines[1]) })
 }
 
 func TestEndToEndGateway(t *testing.T) {
