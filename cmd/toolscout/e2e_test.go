@@ -339,11 +339,11 @@ func e2eTools(t *testing.T, env []string, args ...string) (count int, names []st
 
 // runScript runs the node script of testdata against `bin serve
 // args...`, with env added to the environment, and decodes the JSON
-// values it prints into outs, one each, in order.
+// values it prints into outs, one each, in order (90 s for each).
 func runScript(t *testing.T, script, bin string, env, args []string, outs ...any) {
 	t.Helper()
 	script = filepath.Join(filepath.Dir(nodeClient(t)), script)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(outs))*90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", append([]string{script, bin, "serve"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)

@@ -17,6 +17,14 @@
 //   SETTLE_MS=1500 node e2e_first_list.mjs BINARY ARG...
 //   HTTP_URL=http://127.0.0.1:PORT/mcp node e2e_first_list.mjs
 //   HTTP_URL=http://127.0.0.1:PORT/mcp node e2e_first_list.mjs BINARY ARG...
+//
+// With SESSIONS set (a JSON array of {"env": {...}, "args": [...]}) it
+// runs one stdio session of BINARY after the other instead, each with
+// its variables added to the environment (QUERY, CALL and CALL_ARGS
+// among them) and its args, a line each: one node start for a test's
+// several starts of the server.
+//
+//   SESSIONS='[{"env": {"QUERY": "..."}, "args": [...]}, ...]' node e2e_first_list.mjs BINARY
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -25,7 +33,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 const [bin, ...args] = process.argv.slice(2);
 const settle = Number(process.env.SETTLE_MS ?? 1500);
 
-async function session(transport) {
+async function session(transport, env = process.env) {
   const start = Date.now();
   const out = { lists: [], names: [], notices: 0, progress: [] };
   const client = new Client({ name: "claude-desktop-like", version: "1.0.0" });
@@ -38,16 +46,16 @@ async function session(transport) {
   });
   await client.connect(transport());
   const pending = [];
-  if (process.env.QUERY) {
-    pending.push(client.callTool({ name: "discover_tools", arguments: { query: process.env.QUERY, limit: 5 } }).then((r) => {
+  if (env.QUERY) {
+    pending.push(client.callTool({ name: "discover_tools", arguments: { query: env.QUERY, limit: 5 } }).then((r) => {
       out.discover = { ms: Date.now() - start, result: r.structuredContent ?? r.content };
     }));
     pending.push(client.callTool({ name: "discover_tools", arguments: {} }).then((r) => {
       out.contents = r.structuredContent ?? r.content;
     }));
   }
-  if (process.env.CALL) {
-    pending.push(client.callTool({ name: process.env.CALL, arguments: JSON.parse(process.env.CALL_ARGS ?? "{}") }).then(
+  if (env.CALL) {
+    pending.push(client.callTool({ name: env.CALL, arguments: JSON.parse(env.CALL_ARGS ?? "{}") }).then(
       (r) => { out.call = { ms: Date.now() - start, result: r }; },
       (e) => { out.call = { ms: Date.now() - start, error: String(e) }; }));
   }
@@ -63,13 +71,21 @@ async function session(transport) {
   return out;
 }
 
-const sessions = [];
-if (bin) {
-  sessions.push(session(() => new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" })));
-}
-if (process.env.HTTP_URL) {
-  sessions.push(session(() => new StreamableHTTPClientTransport(new URL(process.env.HTTP_URL))));
-}
-for (const out of await Promise.all(sessions)) {
-  console.log(JSON.stringify(out));
+if (process.env.SESSIONS) {
+  for (const run of JSON.parse(process.env.SESSIONS)) {
+    const env = { ...process.env, ...run.env };
+    delete env.SESSIONS;
+    console.log(JSON.stringify(await session(() => new StdioClientTransport({ command: bin, args: run.args, env, stderr: "inherit" }), env)));
+  }
+} else {
+  const sessions = [];
+  if (bin) {
+    sessions.push(session(() => new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" })));
+  }
+  if (process.env.HTTP_URL) {
+    sessions.push(session(() => new StreamableHTTPClientTransport(new URL(process.env.HTTP_URL))));
+  }
+  for (const out of await Promise.all(sessions)) {
+    console.log(JSON.stringify(out));
+  }
 }
