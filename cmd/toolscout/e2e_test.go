@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -151,22 +152,10 @@ func checkE2E(t *testing.T, raw []byte) {
 	}
 }
 
-func TestEndToEndStdio(t *testing.T) {
-	t.Parallel()
-	client := nodeClient(t)
-	bin := buildBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", client, "stdio", bin, "serve", "--embedder", "builtin", "--data-dir", t.TempDir())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client over stdio: %v\n%s", err, out)
-	}
-	checkE2E(t, out)
-}
-
-func TestEndToEndHTTP(t *testing.T) {
+// TestEndToEndStdioAndHTTP: the TypeScript SDK client's fixed script
+// against a serve over stdio and one over HTTP, both sessions in one node
+// process (one SDK load), at once.
+func TestEndToEndStdioAndHTTP(t *testing.T) {
 	t.Parallel()
 	client := nodeClient(t)
 	bin := buildBinary(t)
@@ -200,11 +189,18 @@ func TestEndToEndHTTP(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	out, err := exec.CommandContext(ctx, "node", client, "http", url).Output()
+	cmd := exec.CommandContext(ctx, "node", client, "http", url, "stdio", bin, "serve", "--embedder", "builtin", "--data-dir", t.TempDir())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node client over HTTP: %v\n%s", err, out)
+		t.Fatalf("node client over HTTP and stdio: %v\n%s", err, out)
 	}
-	checkE2E(t, out)
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if len(lines) != 2 {
+		t.Fatalf("node client printed %d lines, want one for HTTP and one for stdio:\n%s", len(lines), out)
+	}
+	t.Run("http", func(t *testing.T) { checkE2E(t, lines[0]) })
+	t.Run("stdio", func(t *testing.T) { checkE2E(t, lines[1]) })
 }
 
 func TestEndToEndGateway(t *testing.T) {
@@ -342,12 +338,12 @@ func e2eTools(t *testing.T, env []string, args ...string) (count int, names []st
 }
 
 // runScript runs the node script of testdata against `bin serve
-// args...`, with env added to the environment, and decodes the JSON it
-// prints into out.
-func runScript(t *testing.T, script, bin string, env, args []string, out any) {
+// args...`, with env added to the environment, and decodes the JSON
+// values it prints into outs, one each, in order (90 s for each).
+func runScript(t *testing.T, script, bin string, env, args []string, outs ...any) {
 	t.Helper()
 	script = filepath.Join(filepath.Dir(nodeClient(t)), script)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(outs))*90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", append([]string{script, bin, "serve"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -356,8 +352,14 @@ func runScript(t *testing.T, script, bin string, env, args []string, out any) {
 	if err != nil {
 		t.Fatalf("node client: %v\n%s", err, raw)
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("client output %.300s: %v", raw, err)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for _, out := range outs {
+		if err := dec.Decode(out); err != nil {
+			t.Fatalf("client output %.300s: %v", raw, err)
+		}
+	}
+	if dec.More() {
+		t.Fatalf("client output %.300s: more than %d JSON values", raw, len(outs))
 	}
 }
 

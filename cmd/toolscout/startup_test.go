@@ -45,12 +45,40 @@ type firstList struct {
 	} `json:"call"`
 }
 
-// runFirstList runs e2e_first_list.mjs against `bin serve args...` with
-// env added to the environment.
-func runFirstList(t *testing.T, bin string, env []string, args ...string) firstList {
+// firstRun is one start of `bin serve args...` with env added to the
+// environment, for runFirstLists.
+type firstRun struct {
+	env  []string
+	args []string
+}
+
+// runFirstLists runs e2e_first_list.mjs against each run in turn, in one
+// node process (one SDK load for them all), and returns what each got.
+func runFirstLists(t *testing.T, bin string, runs ...firstRun) []firstList {
 	t.Helper()
-	var out firstList
-	runScript(t, "e2e_first_list.mjs", bin, append(env, "SETTLE_MS=1000"), args, &out)
+	type session struct {
+		Env  map[string]string `json:"env"`
+		Args []string          `json:"args"`
+	}
+	var sessions []session
+	for _, r := range runs {
+		s := session{Env: map[string]string{}, Args: append([]string{"serve"}, r.args...)}
+		for _, kv := range r.env {
+			k, v, _ := strings.Cut(kv, "=")
+			s.Env[k] = v
+		}
+		sessions = append(sessions, s)
+	}
+	spec, err := json.Marshal(sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]firstList, len(runs))
+	outs := make([]any, len(runs))
+	for i := range out {
+		outs[i] = &out[i]
+	}
+	runScript(t, "e2e_first_list.mjs", bin, []string{"SETTLE_MS=1000", "SESSIONS=" + string(spec)}, nil, outs...)
 	return out
 }
 
@@ -111,8 +139,8 @@ func TestFirstListTypeScript(t *testing.T) {
 			// -parallel, parallelWaiting here) cut the test's time.
 			t.Parallel()
 			// A data dir for each transport: indexed once, the HTTP
-			// run's a copy made before the stdio run's server starts
-			// (the same files a second index of the same catalog wrote).
+			// run's a copy made before either server starts (the same
+			// files a second index of the same catalog wrote).
 			data, overHTTP := t.TempDir(), t.TempDir()
 			if tc.indexed {
 				if out, err := exec.Command(bin, "index", "--data-dir", data, "--embedder", "builtin").CombinedOutput(); err != nil {
@@ -124,13 +152,16 @@ func TestFirstListTypeScript(t *testing.T) {
 			if !slices.Contains(args, "--embedder") {
 				args = append(args, "--embedder", "builtin")
 			}
-			checkWhole(t, runFirstList(t, bin, tc.env, args...), tc.want)
-			// Over HTTP, a client that connects as the server starts.
-			args[1] = overHTTP
-			url := startHTTP(t, bin, tc.env, args...)
-			var out firstList
-			runScript(t, "e2e_first_list.mjs", bin, append(tc.env, "SETTLE_MS=1000", "HTTP_URL="+url), nil, &out)
-			checkWhole(t, out, tc.want)
+			// Over HTTP, a client that connects as the server starts;
+			// the same node process (one SDK load) runs both clients at
+			// once, the stdio one starting its own server.
+			httpArgs := slices.Clone(args)
+			httpArgs[1] = overHTTP
+			url := startHTTP(t, bin, tc.env, httpArgs...)
+			var viaStdio, viaHTTP firstList
+			runScript(t, "e2e_first_list.mjs", bin, append(tc.env, "SETTLE_MS=1000", "HTTP_URL="+url), args, &viaStdio, &viaHTTP)
+			t.Run("stdio", func(t *testing.T) { checkWhole(t, viaStdio, tc.want) })
+			t.Run("http", func(t *testing.T) { checkWhole(t, viaHTTP, tc.want) })
 		})
 	}
 }
@@ -250,9 +281,14 @@ func TestGatewayStartTypeScript(t *testing.T) {
 	// relays those requests (issue 51); 14 otherwise.
 	const all = 3 + 9 + 14 + 17 + 9 // meta-tools, memory, files, everything, slow
 
-	// The first list's own wait: initialize waits (at most
+	// The three starts, one after the other, from one node process. The
+	// first list's own wait: initialize waits (at most
 	// --initialize-wait) for the same servers, so here it does not.
-	fresh := runFirstList(t, bin, []string{"SLOW_DELAY_MS=2000"}, append(slices.Clip(serve), "--initialize-wait", "1ms")...)
+	runs := runFirstLists(t, bin,
+		firstRun{[]string{"SLOW_DELAY_MS=2000"}, append(slices.Clip(serve), "--initialize-wait", "1ms")},
+		firstRun{[]string{"SLOW_DELAY_MS=30000", "QUERY=create entities in the knowledge graph"}, serve},
+		firstRun{[]string{"SLOW_DELAY_MS=2000", "CALL=slow__read_graph"}, serve})
+	fresh, known, call := runs[0], runs[1], runs[2]
 	checkWhole(t, fresh, all)
 	if !slices.Contains(fresh.Names, "slow__read_graph") || slices.ContainsFunc(fresh.Names, func(n string) bool { return strings.HasPrefix(n, "late__") }) {
 		t.Errorf("fresh start listed %v, want slow's tools and none of late's", fresh.Names)
@@ -261,7 +297,6 @@ func TestGatewayStartTypeScript(t *testing.T) {
 		t.Errorf("progress while the first list waited = %q, want the servers it waits for", fresh.Progress)
 	}
 
-	known := runFirstList(t, bin, []string{"SLOW_DELAY_MS=30000", "QUERY=create entities in the knowledge graph"}, serve...)
 	checkWhole(t, known, all)
 	if known.Discover == nil || len(known.Discover.Result.Results) == 0 {
 		t.Fatalf("discover_tools on an indexed start = %+v", known.Discover)
@@ -275,7 +310,6 @@ func TestGatewayStartTypeScript(t *testing.T) {
 	}
 	t.Logf("indexed start: first list after %d ms, discover_tools after %d ms", known.FirstMs, known.Discover.Ms)
 
-	call := runFirstList(t, bin, []string{"SLOW_DELAY_MS=2000", "CALL=slow__read_graph"}, serve...)
 	if call.Call == nil || call.Call.Error != "" || call.Call.Result.IsError {
 		t.Errorf("a call of the slow server's tool at start = %+v, want it to wait for the server and run", call.Call)
 	}
@@ -347,7 +381,10 @@ func TestFirstCallsTypeScript(t *testing.T) {
 		return out.Call.Result.Content[0].Text
 	}
 
-	enable := runFirstList(t, bin, []string{"SLOW_DELAY_MS=1000", "CALL=enable_domain", `CALL_ARGS={"domain":"slow"}`}, serve("dynamic")...)
+	runs := runFirstLists(t, bin,
+		firstRun{[]string{"SLOW_DELAY_MS=1000", "CALL=enable_domain", `CALL_ARGS={"domain":"slow"}`}, serve("dynamic")},
+		firstRun{[]string{"SLOW_DELAY_MS=0", "CALL=memory__create_entities", `CALL_ARGS={"entities":[]}`}, serve("meta")})
+	enable, direct := runs[0], runs[1]
 	if enable.Call == nil || enable.Call.Error != "" || enable.Call.Result.IsError || !strings.Contains(text(enable), "slow__read_graph") {
 		t.Errorf("enable_domain as the first call = %+v, want the slow server's tools", enable.Call)
 	}
@@ -355,7 +392,6 @@ func TestFirstCallsTypeScript(t *testing.T) {
 		t.Errorf("lists after enable_domain = %v, want the 5 tools of dynamic mode and slow's 9 last", enable.Lists)
 	}
 
-	direct := runFirstList(t, bin, []string{"SLOW_DELAY_MS=0", "CALL=memory__create_entities", `CALL_ARGS={"entities":[]}`}, serve("meta")...)
 	want := `call execute_tool with {"arguments":{"entities":[]},"tool_name":"memory__create_entities"}`
 	if direct.Call == nil || !direct.Call.Result.IsError || !strings.Contains(text(direct), want) {
 		t.Errorf("a direct call in meta mode = %+v, want an error naming %s", direct.Call, want)

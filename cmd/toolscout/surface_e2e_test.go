@@ -18,44 +18,47 @@ func TestEndToEndPromptsAndResources(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	everything := filepath.Join(root, "node_modules", ".bin", "mcp-server-everything")
 	bin := buildBinary(t)
-	for _, transport := range []string{"stdio", "http"} {
+	serveArgs := func() []string {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "servers.json")
+		if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"everything": {"command": "`+everything+`"}}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"), "--log-level", "warn"}
+	}
+	type surface struct {
+		Capabilities struct {
+			Prompts   *struct{ ListChanged bool }
+			Resources *struct{ ListChanged, Subscribe bool }
+		}
+		Prompts []string
+		Prompt  struct {
+			Messages []struct {
+				Content struct{ Text string }
+			}
+		}
+		UnknownPrompt, UnknownResource *struct {
+			Code    int
+			Message string
+		}
+		Resources, Templates, ResourcesAfter []string
+		Read, ReadTemplate, ReadRaw          []struct {
+			URI   string
+			Chars int
+		}
+		Completion                []string
+		GotUpdate, GotListChanged bool
+		Updated                   []string
+	}
+	// One node process (one SDK load) runs both sessions at once: over
+	// stdio with a server of its own, and over HTTP with one the test
+	// starts; each server has its own everything server and data dir.
+	url := startHTTP(t, bin, []string{"OLLAMA_HOST=127.0.0.1:9"}, serveArgs()...)
+	var viaStdio, viaHTTP surface
+	runScript(t, "e2e_surface.mjs", bin, []string{"HTTP_URL=" + url, "OLLAMA_HOST=127.0.0.1:9"}, serveArgs(), &viaStdio, &viaHTTP)
+	for i, transport := range []string{"stdio", "http"} {
+		out := []surface{viaStdio, viaHTTP}[i]
 		t.Run(transport, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := filepath.Join(dir, "servers.json")
-			if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"everything": {"command": "`+everything+`"}}}`), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			args := []string{"--config", cfg, "--embedder", "builtin", "--data-dir", filepath.Join(dir, "data"), "--log-level", "warn"}
-			var env []string
-			if transport == "http" {
-				env = append(env, "HTTP_URL="+startHTTP(t, bin, []string{"OLLAMA_HOST=127.0.0.1:9"}, args...))
-			}
-			var out struct {
-				Capabilities struct {
-					Prompts   *struct{ ListChanged bool }
-					Resources *struct{ ListChanged, Subscribe bool }
-				}
-				Prompts []string
-				Prompt  struct {
-					Messages []struct {
-						Content struct{ Text string }
-					}
-				}
-				UnknownPrompt, UnknownResource *struct {
-					Code    int
-					Message string
-				}
-				Resources, Templates, ResourcesAfter []string
-				Read, ReadTemplate, ReadRaw          []struct {
-					URI   string
-					Chars int
-				}
-				Completion                []string
-				GotUpdate, GotListChanged bool
-				Updated                   []string
-			}
-			runScript(t, "e2e_surface.mjs", bin, append(env, "OLLAMA_HOST=127.0.0.1:9"), args, &out)
-
 			if c := out.Capabilities; c.Prompts == nil || !c.Prompts.ListChanged || c.Resources == nil || !c.Resources.Subscribe || !c.Resources.ListChanged {
 				t.Errorf("capabilities = %+v, want prompts and resources with listChanged and subscribe", c)
 			}

@@ -7,10 +7,14 @@
 // Go test.
 //
 // With HTTP_URL set it connects to that Streamable HTTP endpoint (a
-// server started by the test) instead of starting BINARY over stdio.
+// server started by the test) instead of starting BINARY over stdio;
+// with both BINARY and HTTP_URL, it runs the two sessions at once (one
+// node start and SDK load for both) and prints the stdio session's
+// object, then the HTTP session's, a line each.
 //
 //   node e2e_surface.mjs BINARY ARG...
 //   HTTP_URL=http://127.0.0.1:PORT/mcp node e2e_surface.mjs
+//   HTTP_URL=http://127.0.0.1:PORT/mcp node e2e_surface.mjs BINARY ARG...
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -18,24 +22,6 @@ import {
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-
-const [bin, ...args] = process.argv.slice(2);
-const client = new Client({ name: "toolscout-e2e-surface", version: "1.0.0" });
-const out = { updated: [], listChanged: 0 };
-let onUpdate = () => {};
-let onListChanged = () => {};
-client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-  out.updated.push(n.params.uri);
-  onUpdate();
-});
-client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
-  out.listChanged++;
-  onListChanged();
-});
-await client.connect(process.env.HTTP_URL
-  ? new StreamableHTTPClientTransport(new URL(process.env.HTTP_URL))
-  : new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" }));
-out.capabilities = client.getServerCapabilities();
 
 // all follows nextCursor to the end of a list.
 async function all(list, key) {
@@ -65,28 +51,57 @@ const waitFor = (what, setter, ms) =>
     });
   });
 
-out.prompts = (await all((p) => client.listPrompts(p), "prompts")).map((p) => p.name);
-out.prompt = await client.getPrompt({ name: "everything__args-prompt", arguments: { city: "Lyon" } });
-out.unknownPrompt = await failure(client.getPrompt({ name: "no-such-prompt" }));
-out.completion = (await client.complete({ ref: { type: "ref/prompt", name: "everything__completable-prompt" }, argument: { name: "department", value: "Eng" } })).completion.values;
-out.resources = (await all((p) => client.listResources(p), "resources")).map((r) => r.uri);
-out.templates = (await all((p) => client.listResourceTemplates(p), "resourceTemplates")).map((t) => t.uriTemplate);
-const doc = "toolscout://everything/demo://resource/static/document/architecture.md";
-out.read = (await client.readResource({ uri: doc })).contents.map((c) => ({ uri: c.uri, chars: (c.text ?? "").length }));
-out.readTemplate = (await client.readResource({ uri: "toolscout://everything/demo://resource/dynamic/text/3" })).contents.map((c) => ({ uri: c.uri, chars: (c.text ?? "").length }));
-out.readRaw = (await client.readResource({ uri: "demo://resource/dynamic/text/3" })).contents.map((c) => ({ uri: c.uri, chars: (c.text ?? "").length }));
-out.unknownResource = await failure(client.readResource({ uri: "toolscout://everything/demo://nothing/here" }));
+async function session(transport) {
+  const client = new Client({ name: "toolscout-e2e-surface", version: "1.0.0" });
+  const out = { updated: [], listChanged: 0 };
+  let onUpdate = () => {};
+  let onListChanged = () => {};
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    out.updated.push(n.params.uri);
+    onUpdate();
+  });
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+    out.listChanged++;
+    onListChanged();
+  });
+  await client.connect(transport());
+  out.capabilities = client.getServerCapabilities();
 
-await client.subscribeResource({ uri: doc });
-const updated = waitFor("resources/updated", (f) => (onUpdate = f), 15000);
-await client.callTool({ name: "execute_tool", arguments: { tool_name: "everything__toggle-subscriber-updates", arguments: {} } });
-out.gotUpdate = await updated;
-await client.unsubscribeResource({ uri: doc });
+  out.prompts = (await all((p) => client.listPrompts(p), "prompts")).map((p) => p.name);
+  out.prompt = await client.getPrompt({ name: "everything__args-prompt", arguments: { city: "Lyon" } });
+  out.unknownPrompt = await failure(client.getPrompt({ name: "no-such-prompt" }));
+  out.completion = (await client.complete({ ref: { type: "ref/prompt", name: "everything__completable-prompt" }, argument: { name: "department", value: "Eng" } })).completion.values;
+  out.resources = (await all((p) => client.listResources(p), "resources")).map((r) => r.uri);
+  out.templates = (await all((p) => client.listResourceTemplates(p), "resourceTemplates")).map((t) => t.uriTemplate);
+  const doc = "toolscout://everything/demo://resource/static/document/architecture.md";
+  out.read = (await client.readResource({ uri: doc })).contents.map((c) => ({ uri: c.uri, chars: (c.text ?? "").length }));
+  out.readTemplate = (await client.readResource({ uri: "toolscout://everything/demo://resource/dynamic/text/3" })).contents.map((c) => ({ uri: c.uri, chars: (c.text ?? "").length }));
+  out.readRaw = (await client.readResource({ uri: "demo://resource/dynamic/text/3" })).contents.map((c) => ({ uri: c.uri, chars: (c.text ?? "").length }));
+  out.unknownResource = await failure(client.readResource({ uri: "toolscout://everything/demo://nothing/here" }));
 
-out.listChanged = 0;
-const changed = waitFor("resources/list_changed", (f) => (onListChanged = f), 15000);
-await client.callTool({ name: "execute_tool", arguments: { tool_name: "everything__gzip-file-as-resource", arguments: { name: "note.gz", data: "data:text/plain;base64,aGVsbG8=" } } });
-out.gotListChanged = await changed;
-out.resourcesAfter = (await all((p) => client.listResources(p), "resources")).map((r) => r.uri);
-console.log(JSON.stringify(out));
-await client.close();
+  await client.subscribeResource({ uri: doc });
+  const updated = waitFor("resources/updated", (f) => (onUpdate = f), 15000);
+  await client.callTool({ name: "execute_tool", arguments: { tool_name: "everything__toggle-subscriber-updates", arguments: {} } });
+  out.gotUpdate = await updated;
+  await client.unsubscribeResource({ uri: doc });
+
+  out.listChanged = 0;
+  const changed = waitFor("resources/list_changed", (f) => (onListChanged = f), 15000);
+  await client.callTool({ name: "execute_tool", arguments: { tool_name: "everything__gzip-file-as-resource", arguments: { name: "note.gz", data: "data:text/plain;base64,aGVsbG8=" } } });
+  out.gotListChanged = await changed;
+  out.resourcesAfter = (await all((p) => client.listResources(p), "resources")).map((r) => r.uri);
+  await client.close();
+  return out;
+}
+
+const [bin, ...args] = process.argv.slice(2);
+const sessions = [];
+if (bin) {
+  sessions.push(session(() => new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" })));
+}
+if (process.env.HTTP_URL) {
+  sessions.push(session(() => new StreamableHTTPClientTransport(new URL(process.env.HTTP_URL))));
+}
+for (const out of await Promise.all(sessions)) {
+  console.log(JSON.stringify(out));
+}
