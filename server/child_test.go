@@ -23,12 +23,15 @@ const childTestEnv = "TOOLSCOUT_TEST_CHILD"
 // binary's own -timeout ends sooner.
 const childLimit = 5 * time.Minute
 
-// inOwnProcess runs the calling top-level test in a child process of the
-// test binary, alone there, so that what the test measures of its process
-// (the live heap, the goroutines, process-wide counters such as
-// relay.HTTPStats) is its own while the test runs in parallel with the
-// package's others (issue 47: such tests ran serially, before every
-// parallel one).
+// inOwnProcess runs the calling test in a child process of the test
+// binary, alone there, so that what the test measures of its process
+// (the live heap, the goroutines, testing.AllocsPerRun, process-wide
+// counters such as relay.HTTPStats, the environment, a package variable)
+// is its own while the test runs in parallel with the package's others
+// (issue 47: such tests ran serially, before every parallel one). A
+// subtest may call it, each case then in a process of its own; its
+// parent test then calls t.Parallel() too, or the package's serial tests
+// wait for the cases.
 //
 // In the parent it marks the test parallel, runs the child (runChild),
 // relays the child's output into the test's log, fails the test with it
@@ -48,9 +51,6 @@ func inOwnProcess(t *testing.T) bool {
 	name := t.Name()
 	if os.Getenv(childTestEnv) == name {
 		return true
-	}
-	if strings.Contains(name, "/") {
-		t.Fatalf("inOwnProcess runs top-level tests, not %s", name)
 	}
 	t.Parallel()
 	limit := childLimit
@@ -85,7 +85,7 @@ const (
 	childRanNone = "ran no such test"
 )
 
-// runChild runs the top-level test name in a child process of the test
+// runChild runs the test name (a subtest's full name) in a child process of the test
 // binary, with limit as its -test.timeout (past it the child panics with
 // every goroutine's stack) and killed a little after it,
 // and extra added to its environment. The child gets -test.run naming
@@ -96,7 +96,12 @@ const (
 func runChild(name string, limit time.Duration, extra ...string) childResult {
 	ctx, cancel := context.WithTimeout(context.Background(), limit+10*time.Second)
 	defer cancel()
-	args := []string{"-test.run=^" + regexp.QuoteMeta(name) + "$", "-test.count=1", "-test.v=true", "-test.timeout=" + limit.String()}
+	// -test.run matches each level of a subtest's name on its own.
+	levels := strings.Split(name, "/")
+	for i, l := range levels {
+		levels[i] = "^" + regexp.QuoteMeta(l) + "$"
+	}
+	args := []string{"-test.run=" + strings.Join(levels, "/"), "-test.count=1", "-test.v=true", "-test.timeout=" + limit.String()}
 	keep := map[string]bool{"test.short": true, "test.parallel": true, "test.fullpath": true, "test.paniconexit0": true}
 	flag.Visit(func(f *flag.Flag) {
 		if keep[f.Name] || !strings.HasPrefix(f.Name, "test.") {
@@ -118,9 +123,9 @@ func runChild(name string, limit time.Duration, extra ...string) childResult {
 		r.outcome = childHung
 	case err != nil:
 		r.outcome = childFailed
-	case strings.Contains(r.log, "--- SKIP: "+name+" "):
+	case strings.Contains(r.log, "--- SKIP: "+name+" ("):
 		r.outcome = childSkipped
-	case strings.Contains(r.log, "--- PASS: "+name+" "):
+	case strings.Contains(r.log, "--- PASS: "+name+" ("):
 		r.outcome = childPassed
 	default:
 		r.outcome = childRanNone
@@ -133,11 +138,13 @@ const childDoEnv = "TOOLSCOUT_TEST_CHILD_DO"
 
 // TestOwnProcessFixture is the test TestRunChild runs in child processes:
 // it logs the flags it sees and passes, fails, skips, hangs or races as
-// childDoEnv says. Run any other way it skips.
+// childDoEnv says; its subtest logs that it ran. Run any other way it
+// skips.
 func TestOwnProcessFixture(t *testing.T) {
-	if os.Getenv(childTestEnv) != t.Name() {
+	if !strings.HasPrefix(os.Getenv(childTestEnv), t.Name()) {
 		t.Skip("TestRunChild runs it in child processes")
 	}
+	t.Run("a case/of it", func(t *testing.T) { t.Logf("%s ran", t.Name()) })
 	t.Logf("short=%v GOMAXPROCS=%d", testing.Short(), runtime.GOMAXPROCS(0))
 	switch os.Getenv(childDoEnv) {
 	case "fail":
@@ -156,7 +163,8 @@ func TestOwnProcessFixture(t *testing.T) {
 
 // TestRunChild: a child process's pass, failure, skip, hang and data race
 // come back to the parent with the child's log, the flags the parent runs
-// with reach the child, and a name no test has is no pass.
+// with reach the child, a subtest runs by its full name, and a name no
+// test has is no pass.
 func TestRunChild(t *testing.T) {
 	t.Parallel()
 	race := childPassed
@@ -174,13 +182,14 @@ func TestRunChild(t *testing.T) {
 		{"skip", "skip", time.Minute, childSkipped, "skipped on purpose"},
 		{"hang", "hang", 2 * time.Second, childHung, "goroutine"},
 		{"race", "race", time.Minute, race, map[bool]string{true: "WARNING: DATA RACE", false: "--- PASS"}[raceBuild]},
+		{"subtest", "", time.Minute, childPassed, "TestOwnProcessFixture/a_case/of_it ran"},
 		{"none", "", time.Minute, childRanNone, "no tests to run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			name := "TestOwnProcessFixture"
-			if c.name == "none" {
-				name = "TestNoSuchTest"
+			name := map[string]string{"none": "TestNoSuchTest", "subtest": "TestOwnProcessFixture/a_case/of_it"}[c.name]
+			if name == "" {
+				name = "TestOwnProcessFixture"
 			}
 			start := time.Now()
 			r := runChild(name, c.limit, childDoEnv+"="+c.do)
