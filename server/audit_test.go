@@ -208,6 +208,7 @@ func TestAuditUpstreamUnavailable(t *testing.T) {
 
 // TestAuditFailClass: the gateway's errors map to their classes.
 func TestAuditFailClass(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		err  error
@@ -265,6 +266,7 @@ func TestAuditArguments(t *testing.T) {
 // TestAuditBoundArguments: arguments of every shape come out as valid
 // JSON (and UTF-8) of at most the bound, with their whole size.
 func TestAuditBoundArguments(t *testing.T) {
+	t.Parallel()
 	deep := map[string]any{"leaf": strings.Repeat("x", 3000)}
 	for range 50 {
 		deep = map[string]any{"d": deep}
@@ -385,6 +387,7 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 // TestAuditWriteFails: a trail that cannot be written fails no call, and
 // the log says so once, then once when it works again.
 func TestAuditWriteFails(t *testing.T) {
+	t.Parallel()
 	var logBuf bytes.Buffer
 	w := &failingWriter{}
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Audit: w,
@@ -427,6 +430,7 @@ func (d *fullDisk) Write(p []byte) (int, error) {
 // reader). The fragment is a line of its own; every record written
 // whole reads as JSON.
 func TestAuditTornLine(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

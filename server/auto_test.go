@@ -12,6 +12,7 @@ import (
 // changes; a caller's view of it is decided by its own cost, without a
 // log line.
 func TestAutoModeDecides(t *testing.T) {
+	t.Parallel()
 	full := testLive(t, testCatalog, nil).Engine().Catalog()
 	cost, _ := listingCost(full, 1<<30)
 	sub := testLive(t, visibleCatalog, nil).Engine().Catalog() // stands for a caller's view

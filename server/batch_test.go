@@ -30,6 +30,7 @@ func (c *countingBody) Close() error { return nil }
 // before refusing it, and without a version header answered 200 with
 // error code 0). Single requests still pass.
 func TestBatchRefusedFromItsFirstBytes(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil)})
 	h := srv.HTTPHandler(HTTPOptions{})
 	one := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + newProtocolMeta + `}}`
@@ -82,6 +83,7 @@ func TestBatchRefusedFromItsFirstBytes(t *testing.T) {
 // a request without a session 200 with error code 0). A string id, an
 // integer id and an initialize still pass.
 func TestRequestsTheGoSDKMisread(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil)})
 	h := srv.HTTPHandler(HTTPOptions{})
 	stateless := map[string]string{"Mcp-Protocol-Version": StatelessProtocol, "Mcp-Method": "tools/list"}

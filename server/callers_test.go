@@ -190,6 +190,7 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // answers only the caller that opened it, and /metrics seen by a caller
 // names no server it may not see.
 func TestCallersHTTPGuard(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Callers: testCallers(t), Metrics: NewMetrics()})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
@@ -278,6 +279,7 @@ func metricLine(scrape, series string) string {
 // (issue 52, item 7: it was served as the first copy's caller). One copy
 // still passes.
 func TestAuthorizationGivenTwice(t *testing.T) {
+	t.Parallel()
 	const token = "shared-token-0123456789abcdef"
 	withCallers := New(Options{Live: testLive(t, testCatalog, nil), Callers: testCallers(t), Metrics: NewMetrics()})
 	plain := New(Options{Live: testLive(t, testCatalog, nil)})
@@ -341,6 +343,7 @@ func TestAuthorizationGivenTwice(t *testing.T) {
 // toolset view of the same toolset included, with no restart; a caller whose
 // definition did not change is the same Caller as before.
 func TestCallersReplacedWhileServing(t *testing.T) {
+	t.Parallel()
 	set := testCallers(t)
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: ExposeDynamic}, Callers: set})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))

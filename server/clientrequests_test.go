@@ -115,6 +115,7 @@ func waitTool(t *testing.T, c *askingClient, name string) {
 // transports, and progress and log messages of the call come back
 // under the client's own token and filtered by its level.
 func TestClientRequestsPassThrough(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"memory", "stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
@@ -189,6 +190,7 @@ func TestClientRequestsPassThrough(t *testing.T) {
 // client that declared no capability gets the upstream's error, and the
 // audit trail records every call.
 func TestClientRequestsTwoCallers(t *testing.T) {
+	t.Parallel()
 	url := everythingHTTP(t)
 	w := &lockedAudit{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{{Domain: "everything", URL: url}}, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
@@ -272,6 +274,7 @@ func inputUpstream(t *testing.T) (url string, caps chan bool) {
 // session. The upstream learns the capabilities of the client of each
 // call, not toolscout's.
 func TestInputRequiredPassThrough(t *testing.T) {
+	t.Parallel()
 	url, caps := inputUpstream(t)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "input", URL: url}}, Exposure{Mode: ExposeMeta})
 	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))
@@ -353,6 +356,7 @@ func TestInputRequiredPassThrough(t *testing.T) {
 // subscribed to through toolscout as one over stdio is, and its updates
 // reach the client.
 func TestSubscribeOverHTTPUpstream(t *testing.T) {
+	t.Parallel()
 	url := everythingHTTP(t)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", URL: url}}, Exposure{Mode: ExposeMeta})
 	for _, protocol := range []string{"2025-11-25", StatelessProtocol} {
@@ -417,6 +421,7 @@ func goSubscribeUpstream(t *testing.T, stateless bool) string {
 // stateless (where the go-sdk client subscribes with
 // subscriptions/listen), and its updates reach the client.
 func TestSubscribeGoSDKUpstream(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		stateless bool
 		protocol  string
@@ -454,6 +459,7 @@ func TestSubscribeGoSDKUpstream(t *testing.T) {
 // (over stdio) for a sample, a form and its roots, and gets the progress
 // and log messages of its calls, as it would directly.
 func TestClientRequestsTypeScript(t *testing.T) {
+	t.Parallel()
 	script, _ := filepath.Abs(filepath.Join("testdata", "asking_client.mjs"))
 	if _, err := exec.LookPath("node"); err != nil {
 		needNodeModules(t, "node is not installed")
@@ -570,6 +576,7 @@ func logUpstream(t *testing.T, stateless bool) string {
 // toolscout sets one for all), with the logger naming the server; a
 // client that set no level gets none.
 func TestLogMessagesPassThrough(t *testing.T) {
+	t.Parallel()
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("upstream stateless=%v", stateless), func(t *testing.T) {
 			env := startGateway(t, []gateway.UpstreamConfig{{Domain: "logs", URL: logUpstream(t, stateless)}}, Exposure{Mode: ExposeMeta})
@@ -614,6 +621,7 @@ func TestLogMessagesPassThrough(t *testing.T) {
 // answers input-required (2026-07-28), which a program cannot wait for,
 // throws an error that says so and names execute_tool.
 func TestRunCodeClientRequests(t *testing.T) {
+	t.Parallel()
 	url, _ := inputUpstream(t)
 	w := &lockedAudit{}
 	env := startGatewayServer(t, gateway.Options{Upstreams: []gateway.UpstreamConfig{
@@ -643,6 +651,7 @@ func TestRunCodeClientRequests(t *testing.T) {
 // the wrong client; alone, each client's call is answered by it. A
 // direct call (eager mode) is routed as execute_tool is.
 func TestClientRequestsStdioTwoCallers(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeEager})
 	alice := connectAsking(t, env.srv, "memory", "alice", true)
 	bob := connectAsking(t, env.srv, "memory", "bob", true)
@@ -704,6 +713,7 @@ func TestClientRequestsStdioTwoCallers(t *testing.T) {
 // TestCancellationReachesUpstream: a client that cancels its call (here
 // by its context) ends the call on the upstream too.
 func TestCancellationReachesUpstream(t *testing.T) {
+	t.Parallel()
 	stopped := make(chan struct{}, 1)
 	s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "wait", Description: "Wait until cancelled.", InputSchema: &jsonschema.Schema{Type: "object"}},
@@ -739,6 +749,7 @@ func TestCancellationReachesUpstream(t *testing.T) {
 // header's value, say) that an upstream puts in a request to the client
 // reaches the client replaced, as in the upstream's results.
 func TestClientRequestsRedacted(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cr3t-value-0123456789"
 	s := mcp.NewServer(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the user.", InputSchema: &jsonschema.Schema{Type: "object"}},
@@ -783,6 +794,7 @@ func TestClientRequestsRedacted(t *testing.T) {
 // answers prompts/get (an elicitation, here) goes to the client that
 // asked for the prompt, as during a tool call.
 func TestPromptClientRequests(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, nil)
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greet the user by the name they give."},
 		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -820,6 +832,7 @@ func TestPromptClientRequests(t *testing.T) {
 // an input-required result, and its retry answers the server, which
 // then finishes its call.
 func TestClientRequestsNewProtocolClient(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "everything", Command: npmBin(t, "mcp-server-everything")}}, Exposure{Mode: ExposeMeta})
 	for _, transport := range []string{"memory", "http"} {
 		t.Run(transport, func(t *testing.T) {
@@ -873,6 +886,7 @@ func TestClientRequestsNewProtocolClient(t *testing.T) {
 // On the package's gateway to the reference servers (referenceGateway):
 // the refused elicitation changes nothing there.
 func TestBridgeRefusals(t *testing.T) {
+	t.Parallel()
 	env := referenceGateway(t, Exposure{Mode: ExposeMeta})
 	full := connectAsking(t, env.srv, "memory", "full", true)
 	waitTool(t, full, "everything__trigger-elicitation-request")

@@ -134,6 +134,7 @@ func TestCompactListingReferenceServers(t *testing.T) {
 // its whole schema and a condensed description; the server's own
 // meta-tools and get_tool_schema are as without.
 func TestCondensedEager(t *testing.T) {
+	t.Parallel()
 	cat := `{"domains":[{"name":"files","tools":[
 	  {"name":"read_text_file","title":"Read Text File","description":"Read the complete contents of a file from the file system as text. Handles various text encodings. Only works within allowed directories.",
 	   "inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"where"}},"required":["path"]},"annotations":{"readOnlyHint":true}}]}]}`

@@ -21,6 +21,7 @@ import (
 // keeps it: index.checkObjectSchema stores schemas re-encoded from a Go
 // map, so that their keys are sorted before any answer is made.
 func TestSchemaTypeScript(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	tests := []struct {
 		name      string
@@ -95,6 +96,7 @@ func TestSchemaTypeScript(t *testing.T) {
 // TestSchemaTypeScriptStructured: a client that reads structuredContent
 // gets the declarations there and one line of text.
 func TestSchemaTypeScriptStructured(t *testing.T) {
+	t.Parallel()
 	caps := &mcp.ClientCapabilities{Experimental: map[string]any{StructuredCapability: map[string]any{}}}
 	cs := connectWith(t, New(Options{Live: testLive(t, testCatalog, nil)}), &mcp.ClientOptions{Capabilities: caps})
 	res := call(t, cs, GetToolSchema, map[string]any{"tool_name": "weather__get_forecast", "format": "typescript"})
@@ -115,6 +117,7 @@ func TestSchemaTypeScriptStructured(t *testing.T) {
 // in its typescript field, the content text as the JSON answer without
 // them and then the declarations.
 func TestDiscoverTypeScript(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	tests := []struct {
 		name    string
@@ -180,6 +183,7 @@ func TestDiscoverTypeScript(t *testing.T) {
 // large tools stay within DeclarationsBudget tokens, and the tools left
 // out are named, never dropped silently.
 func TestDiscoverTypeScriptBudget(t *testing.T) {
+	t.Parallel()
 	var tools []string
 	for i := range 40 {
 		var props []string
@@ -216,6 +220,7 @@ func TestDiscoverTypeScriptBudget(t *testing.T) {
 // the domain, not only those declared: of get-sum and get_sum, get-sum
 // is get_sum_2 whether or not get_sum is in the answer.
 func TestTypeScriptIdentifiers(t *testing.T) {
+	t.Parallel()
 	cat := `{"domains":[{"name":"calc","description":"Calculator","tools":[
 	 {"name":"get_sum","description":"Add two numbers.","inputSchema":{"type":"object"}},
 	 {"name":"get-sum","description":"Add two numbers, the old way.","inputSchema":{"type":"object"}}]}]}`
@@ -234,6 +239,7 @@ func TestTypeScriptIdentifiers(t *testing.T) {
 // detail is accepted and not listed in any mode: in code mode a search's
 // results carry their signatures.
 func TestTypeScriptArgumentsListed(t *testing.T) {
+	t.Parallel()
 	t.Run("meta mode", func(t *testing.T) {
 		cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 		list, err := cs.ListTools(t.Context(), nil)
@@ -304,6 +310,7 @@ func (d *domainsExecutor) Executable(domain string) bool { return slices.Contain
 // without an executor; a listing, and a search in meta mode, carry
 // none; with detail "typescript" the declarations replace them.
 func TestDiscoverSignatures(t *testing.T) {
+	t.Parallel()
 	cat := `{"domains":[{"name":"calc","description":"Calculator","tools":[
 	 {"name":"get_sum","description":"Add two numbers.","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}},
 	 {"name":"get-sum","description":"Add two numbers, the old way.","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}},
@@ -371,6 +378,7 @@ func TestDiscoverSignatures(t *testing.T) {
 // tools stay within the declarations' budget; those past it have none
 // (get_tool_schema declares them).
 func TestDiscoverSignaturesBudget(t *testing.T) {
+	t.Parallel()
 	var tools []string
 	for i := range 100 {
 		var props []string

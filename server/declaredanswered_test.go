@@ -23,6 +23,7 @@ import (
 // lists); with an upstream that has prompts, prompts are declared and
 // listed.
 func TestDeclaredIsAnswered(t *testing.T) {
+	t.Parallel()
 	tools := mcp.NewServer(&mcp.Implementation{Name: "tools", Version: "1"}, nil)
 	tools.AddTool(&mcp.Tool{Name: "ping_host", Description: "Ping a host.", InputSchema: &jsonschema.Schema{Type: "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -9,6 +9,7 @@ import (
 // function of the catalog, the servers without tools and the enabled
 // set: no server.
 func TestDomainContents(t *testing.T) {
+	t.Parallel()
 	cat := modeTestCatalog(t)
 	tests := []struct {
 		name        string
@@ -62,6 +63,7 @@ func TestDomainContents(t *testing.T) {
 
 // TestDomainTools runs discover_tools' listing of a domain's tools.
 func TestDomainTools(t *testing.T) {
+	t.Parallel()
 	cat := modeTestCatalog(t)
 	tests := []struct {
 		name        string
@@ -102,6 +104,7 @@ func TestDomainTools(t *testing.T) {
 
 // TestDisabledOutcome: what disable_domain says it took off the list.
 func TestDisabledOutcome(t *testing.T) {
+	t.Parallel()
 	cat := modeTestCatalog(t)
 	gh := cat.Domain("github")
 	tests := []struct {

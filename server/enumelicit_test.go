@@ -30,6 +30,7 @@ const enumSchema = `{"type":"object","properties":{
 // schema as the upstream wrote it: toolscout's go-sdk client does not
 // refuse it first.
 func TestElicitationEnumsPassThrough(t *testing.T) {
+	t.Parallel()
 	var schema map[string]any
 	if err := json.Unmarshal([]byte(enumSchema), &schema); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSchemaHasRelatedTools(t *testing.T) {
+	t.Parallel()
 	live := testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))
 	cs := connect(t, New(Options{Live: live}))
 	var ans SchemaAnswer

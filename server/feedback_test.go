@@ -43,6 +43,7 @@ func (m *memSink) events() []store.FeedbackEvent {
 // a failed run, a run without a search before it, and a run of the same
 // tool again are not; each recorded event joins the channel at once.
 func TestFeedbackRecorded(t *testing.T) {
+	t.Parallel()
 	sink := &memSink{}
 	fb := search.NewFeedback(nil, search.FeedbackOptions{})
 	srv := New(Options{Live: testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{})), Executor: &fakeExecutor{},

@@ -291,6 +291,7 @@ func TestGatewayProgressAndCancellation(t *testing.T) {
 // TestGatewayStreamableHTTPUpstream: an upstream over Streamable HTTP,
 // the package's everything server (everythingHTTP), is listed and runs.
 func TestGatewayStreamableHTTPUpstream(t *testing.T) {
+	t.Parallel()
 	url := everythingHTTP(t)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "remote", URL: url, Headers: map[string]string{"X-Test": "1"}}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the remote server's tools", func() bool { return env.hasTool("remote__get-sum") })

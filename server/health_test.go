@@ -47,6 +47,7 @@ func unloadedLive(t *testing.T) *search.Live {
 // index already answers), 200 once both are loaded, 503 again from the
 // moment the server drains. /healthz answers 200 throughout.
 func TestReadiness(t *testing.T) {
+	t.Parallel()
 	live := unloadedLive(t)
 	m := NewMetrics()
 	srv := New(Options{Live: live, Metrics: m})
@@ -99,6 +100,7 @@ func TestReadiness(t *testing.T) {
 // TestReadyInFallback: a server whose index failed to load and that
 // lists every tool directly instead (the eager fallback) is ready.
 func TestReadyInFallback(t *testing.T) {
+	t.Parallel()
 	live := unloadedLive(t)
 	srv := New(Options{Live: live, Fallback: string(ExposeEager)})
 	if err := srv.Ready(); !errors.Is(err, ErrIndexLoading) {

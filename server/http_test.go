@@ -266,6 +266,7 @@ func TestStatelessReplicas(t *testing.T) {
 // have (made before the catalog changed) is healed with a warning; a
 // handle that no answer gave is refused with what to do.
 func TestToolsetHealsAndRefuses(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Expose: Exposure{Mode: ExposeDynamic}})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
@@ -322,6 +323,9 @@ func (t *viewTable) keptToolsets() int {
 // for the requests that carry it again, follows catalog changes while
 // kept, and at most maxToolsetViews are kept.
 func TestToolsetViewsAreKept(t *testing.T) {
+	if !inOwnProcess(t) { // it sets maxToolsetViews, which every server reads
+		return
+	}
 	env, hs := serveHTTPGateway(t, Exposure{Mode: ExposeDynamic})
 	cs := connectURL(t, hs.URL, nil, StatelessProtocol)
 	ctx := context.Background()
@@ -360,6 +364,7 @@ func TestToolsetViewsAreKept(t *testing.T) {
 // one client's enable_domain is private and not cached; a list the same
 // for everyone is public.
 func TestCacheHints(t *testing.T) {
+	t.Parallel()
 	live := testLive(t, testCatalog, nil)
 	ttl := int(ListTTL.Milliseconds())
 	tests := []struct {
@@ -468,6 +473,7 @@ func readAnswer(t *testing.T, resp *http.Response) map[string]any {
 // match the body (SEP-2243); a mismatch is refused with 400 and
 // HeaderMismatch (-32020) before anything runs.
 func TestRoutingHeaders(t *testing.T) {
+	t.Parallel()
 	ex := &fakeExecutor{}
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: ex})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
@@ -521,6 +527,7 @@ func TestRoutingHeaders(t *testing.T) {
 // TestServerDiscover: server/discover (SEP-2575) names both generations,
 // the server and its instructions, and is cacheable by anyone.
 func TestServerDiscover(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Version: "1.2.3"})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
@@ -557,6 +564,7 @@ func TestServerDiscover(t *testing.T) {
 // TestMaxSessionsIgnoresStateless: stateless requests open no session, so
 // they neither count toward --max-sessions nor are refused by it.
 func TestMaxSessionsIgnoresStateless(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil)})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{MaxSessions: 1}))
 	t.Cleanup(hs.Close)
@@ -612,6 +620,7 @@ func (b *blockingExecutor) Execute(ctx context.Context, _ *mcp.CallToolRequest, 
 // TestStatelessCancel: a stateless client that gives up on a call (closes
 // its request) cancels the call on the server.
 func TestStatelessCancel(t *testing.T) {
+	t.Parallel()
 	ex := &blockingExecutor{cancelled: make(chan struct{})}
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: ex})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
@@ -634,6 +643,7 @@ func TestStatelessCancel(t *testing.T) {
 // connection is closed after the answer rather than kept for a client
 // that may still be sending the rest.
 func TestBodyTooLargeClosesTheConnection(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil)})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)
@@ -679,6 +689,7 @@ func postRPC(t *testing.T, url, body string, headers map[string]string) *http.Re
 // request is of the stateless protocol and served as one, its stale
 // session id ignored.
 func TestLegacySessionWithModernMeta(t *testing.T) {
+	t.Parallel()
 	ex := &fakeExecutor{}
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: ex})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))

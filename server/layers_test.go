@@ -18,6 +18,7 @@ import (
 // That holds for its sub-packages too (server/gateway, server/stdio, ...),
 // and none of them may import the server: it sits on top of them.
 func TestServerImportsNoEmbedder(t *testing.T) {
+	t.Parallel()
 	const module = "github.com/toolscout/toolscout/"
 	fset := token.NewFileSet()
 	pkgs := map[string]bool{}
@@ -67,6 +68,7 @@ func TestServerImportsNoEmbedder(t *testing.T) {
 // internal/text; the word frequencies the gateway weighs a server's
 // words by come in its Options.
 func TestGatewayAndArgumentsImportNoSearch(t *testing.T) {
+	t.Parallel()
 	const module = "github.com/toolscout/toolscout/"
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -117,6 +119,7 @@ const maxServerMethods = 20
 // TestServerHasFewMethods counts the methods declared on Server or
 // *Server in the package's non-test files.
 func TestServerHasFewMethods(t *testing.T) {
+	t.Parallel()
 	var methods []string
 	for _, m := range srccheck.Methods(t, ".", "Server", false) {
 		methods = append(methods, m.File+": "+m.Name)
@@ -142,6 +145,7 @@ var overMethods = map[string]int{}
 // TestNoTypeHasManyMethods counts the methods of each type in the
 // package's non-test files.
 func TestNoTypeHasManyMethods(t *testing.T) {
+	t.Parallel()
 	byType := srccheck.MethodsByType(t, ".")
 	if len(byType["exposure"]) == 0 || len(byType["Server"]) == 0 {
 		t.Fatalf("no methods of exposure or Server found: the count is broken (%d types)", len(byType))
@@ -185,6 +189,7 @@ const maxComplexity = 25
 // TestFunctionsAreSimple counts the cyclomatic complexity of each
 // function of the package's non-test files.
 func TestFunctionsAreSimple(t *testing.T) {
+	t.Parallel()
 	funcs := srccheck.Complexities(t, ".")
 	if len(funcs) < 100 {
 		t.Fatalf("only %d functions found: the count is broken", len(funcs))

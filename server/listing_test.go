@@ -25,6 +25,7 @@ func manyDomains(n int) string {
 }
 
 func TestDomainListingPages(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, manyDomains(120), nil)}))
 	seen := map[string]bool{}
 	cursor := ""
@@ -107,6 +108,7 @@ func TestDownServerIsListed(t *testing.T) {
 // TestFallbackAfterSearchFailures: with Fallback "eager", searches that
 // keep failing (not bad requests) switch tools/list to every tool.
 func TestFallbackAfterSearchFailures(t *testing.T) {
+	t.Parallel()
 	for _, fallback := range []string{"", string(ExposeEager)} {
 		live, st := testLiveStore(t, "", testCatalog, nil)
 		cs := connect(t, New(Options{Live: live, Fallback: fallback}))

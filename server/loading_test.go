@@ -18,6 +18,7 @@ import (
 // keyword index, then at most SemanticGrace for the vectors, and is ranked
 // by keyword with a notice; once loaded, it is ranked by hybrid.
 func TestServeBeforeTheIndexLoads(t *testing.T) {
+	t.Parallel()
 	live := unloadedLive(t)
 	srv := New(Options{Live: live, Domains: []DomainSize{{Name: "github", Tools: 3, Purpose: "repositories and issues"}, {Name: "jira", Tools: 1}, {Name: "weather", Tools: 1}}})
 	// arrived is closed when the server gets the first tools/call.

@@ -63,6 +63,7 @@ func TestShutdownSaysShuttingDown(t *testing.T) {
 // opened no GET stream (the specification makes it optional) cannot be
 // sent a list change: that is no warning.
 func TestUndeliverableNotificationIsNoWarning(t *testing.T) {
+	t.Parallel()
 	logs := &logBuffer{}
 	live := testLive(t, testCatalog, nil)
 	srv := New(Options{Live: live, Expose: Exposure{Mode: ExposeEager}, Logger: logs.logger()})
@@ -102,6 +103,7 @@ func TestUndeliverableNotificationIsNoWarning(t *testing.T) {
 // info lines a request (a "session" connected and disconnected, with no
 // id) came to 770 MB a day.
 func TestStatelessRequestsLogNothing(t *testing.T) {
+	t.Parallel()
 	logs := &logBuffer{}
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Logger: logs.logger()})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))

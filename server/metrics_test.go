@@ -102,6 +102,7 @@ func sample(fams map[string]*dto.MetricFamily, name, labels string) (v float64, 
 // and tool, with its errors and latency, and reports the index, the
 // session and readiness.
 func TestMetricsCountRequests(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics()
 	srv := New(Options{Live: diskLive(t, testCatalog), Metrics: m, Version: "9.9.9"})
 	before := scrape(t, m)
@@ -184,6 +185,7 @@ func TestMetricsCountRequests(t *testing.T) {
 // catalog of 100k tools listed directly nor a client making up names can
 // grow the series without bound.
 func TestMetricsToolLabelIsBounded(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, want string }{
 		{DiscoverTools, DiscoverTools},
 		{GetToolSchema, GetToolSchema},
@@ -204,6 +206,7 @@ func TestMetricsToolLabelIsBounded(t *testing.T) {
 // TestMetricsHandlerServesText: a scraper without an Accept header gets
 // the Prometheus text format.
 func TestMetricsHandlerServesText(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics()
 	New(Options{Live: diskLive(t, testCatalog), Metrics: m})
 	hs := httptest.NewServer(m.Handler())

@@ -59,6 +59,7 @@ func qualifiedNames(tools []*index.Tool) []string {
 // catalog, the caller, the enabled domains and the exposure: no server,
 // no session.
 func TestModeLists(t *testing.T) {
+	t.Parallel()
 	cat := modeTestCatalog(t)
 	issues := modeTestCaller(t)
 	every := []string{"github__create_issue", "github__get_repo", "github__list_issues", "weather__get_forecast"}
@@ -114,6 +115,7 @@ func TestModeLists(t *testing.T) {
 // TestAutoListAsksOncePerList: auto mode asks fits about the caller's
 // catalog, once.
 func TestAutoListAsksOncePerList(t *testing.T) {
+	t.Parallel()
 	cat := modeTestCatalog(t)
 	var asked []*index.Catalog
 	ExposeAuto.lists(listInput{cat: cat, expose: Exposure{Mode: ExposeAuto}, fits: func(c *index.Catalog) bool { asked = append(asked, c); return true }})
@@ -123,6 +125,7 @@ func TestAutoListAsksOncePerList(t *testing.T) {
 }
 
 func TestParseMode(t *testing.T) {
+	t.Parallel()
 	for _, m := range ExposeModes {
 		if got, err := ParseMode(string(m)); err != nil || got != m {
 			t.Errorf("ParseMode(%q) = %q, %v; want %q", m, got, err, m)
@@ -143,6 +146,7 @@ func TestParseMode(t *testing.T) {
 // TestModesRegistered: every mode has its policy, under its own name,
 // once; the strings are those of --expose.
 func TestModesRegistered(t *testing.T) {
+	t.Parallel()
 	want := []Mode{"meta", "eager", "core", "dynamic", "auto", "compact", "code"}
 	if !slices.Equal(ExposeModes, want) {
 		t.Errorf("ExposeModes = %v, want %v", ExposeModes, want)

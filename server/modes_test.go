@@ -16,6 +16,7 @@ import (
 // domains (and groups) this client enabled, and disable_domain says
 // which tools it took off the list.
 func TestDynamicModeShowsItsState(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Expose: Exposure{Mode: ExposeDynamic}}))
 	contents := func() map[string]DomainEntry {
 		var c Contents
@@ -90,6 +91,7 @@ const stateCatalog = `{"domains":[
 // marked; a deprecated tool is marked everywhere, its listed description
 // first of all.
 func TestToolState(t *testing.T) {
+	t.Parallel()
 	ex := &fakeExecutor{}
 	cs := connect(t, New(Options{Live: testLive(t, stateCatalog, nil), Executor: ex, Expose: Exposure{Mode: ExposeEager}}))
 	res, err := cs.ListTools(context.Background(), nil)
@@ -161,6 +163,7 @@ func TestToolState(t *testing.T) {
 // TestIncludeExamples: include_examples false leaves the examples out of
 // get_tool_schema and nothing else.
 func TestIncludeExamples(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	with := text(call(t, cs, GetToolSchema, map[string]any{"tool_name": "weather__get_forecast"}))
 	without := text(call(t, cs, GetToolSchema, map[string]any{"tool_name": "weather__get_forecast", "include_examples": false}))
@@ -179,6 +182,7 @@ func TestIncludeExamples(t *testing.T) {
 // output schema; calls are checked against the whole schema;
 // get_tool_schema gives it.
 func TestCompactMode(t *testing.T) {
+	t.Parallel()
 	cat := `{"domains":[{"name":"github","tools":[
 	  {"name":"create_issue","title":"Create Issue","description":"Open a new issue (a bug, a task) in a repository. Labels must exist.","annotations":{"readOnlyHint":false,"openWorldHint":true},
 	   "inputSchema":{"type":"object","properties":{
@@ -211,6 +215,7 @@ func TestCompactMode(t *testing.T) {
 // the budget, and the meta-tools alone above it; a catalog that grows
 // past the budget takes them off the list (one tools/list_changed).
 func TestAutoMode(t *testing.T) {
+	t.Parallel()
 	eagerCost, under := listingCost(testLive(t, testCatalog, nil).Engine().Catalog(), 1<<30)
 	if !under || eagerCost < 100 {
 		t.Fatalf("the test catalog's listing costs %d tokens", eagerCost)
@@ -252,6 +257,7 @@ func TestAutoMode(t *testing.T) {
 // TestCompactListingCosts: on the built-in catalog, no tool's compact
 // entry is larger than its whole one, and the listing is smaller.
 func TestCompactListingCosts(t *testing.T) {
+	t.Parallel()
 	cat, err := index.BuiltinCatalog()
 	if err != nil {
 		t.Fatal(err)

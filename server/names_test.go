@@ -19,6 +19,7 @@ import (
 // tool qualified. A call by a qualified name that is listed under the
 // own name says which name to call.
 func TestToolNamesListing(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		names string
@@ -77,6 +78,7 @@ func TestToolNamesListing(t *testing.T) {
 // name two domains share answers with both qualified names and runs
 // neither; a disabled tool's name does not run.
 func TestDirectCallByOwnName(t *testing.T) {
+	t.Parallel()
 	for _, exp := range []Exposure{
 		{Mode: ExposeMeta},
 		{Mode: ExposeEager},
@@ -119,6 +121,7 @@ func TestDirectCallByOwnName(t *testing.T) {
 // server's prompts, which no other server has, are listed and got under
 // their own names.
 func TestToolNamesServerGateway(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	env := startGateway(t, []gateway.UpstreamConfig{
 		{Domain: "memory", Command: npmBin(t, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},

@@ -44,6 +44,7 @@ func progressUpstream(t *testing.T) string {
 // log level (which once replaced it: the upstream saw no token and sent
 // no progress).
 func TestProgressNewProtocolUpstream(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "progress", URL: progressUpstream(t)}}, Exposure{Mode: ExposeEager})
 	waitFor(t, "progress__work", func() bool { return env.hasTool("progress__work") })
 	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))

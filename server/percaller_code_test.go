@@ -15,6 +15,7 @@ import (
 // program runs the tool as alice, bob's as bob, over both protocol
 // generations; never as toolscout.
 func TestCallerIdentityRunCode(t *testing.T) {
+	t.Parallel()
 	up := startIdentityUpstream(t)
 	set, err := callers.New(callers.Options{Callers: []callers.Config{
 		{Name: "alice", Tokens: []string{aliceToken}, Allow: []string{"*"}},
@@ -42,6 +43,7 @@ func TestCallerIdentityRunCode(t *testing.T) {
 // as execute_tool's is: alice's program runs the tool as alice, bob's
 // as bob.
 func TestCallerIdentityExchangeRunCode(t *testing.T) {
+	t.Parallel()
 	keys, jwts := callerJWTs(t)
 	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob"})
 	upURL := startExchangeUpstream(t, as, true)

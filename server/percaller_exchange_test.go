@@ -108,6 +108,7 @@ func leaks(t *testing.T, out string, secrets ...string) {
 // toolscout's) nor the client secret appears in any answer, log line or
 // /metrics.
 func TestCallerIdentityExchange(t *testing.T) {
+	t.Parallel()
 	keys, jwts := callerJWTs(t)
 	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob", jwts[exchangetest.Forbidden]: exchangetest.Forbidden})
 	upURL := startExchangeUpstream(t, as, true)
@@ -169,6 +170,7 @@ func TestCallerIdentityExchange(t *testing.T) {
 // upstream with no metadata to find its authorization server by is one
 // that says to set auth.token_endpoint.
 func TestCallerIdentityExchangeRefused(t *testing.T) {
+	t.Parallel()
 	keys, jwts := callerJWTs(t)
 	as := startExchangeAS(t, map[string]string{jwts["alice"]: "alice", jwts["bob"]: "bob"})
 	upURL := startExchangeUpstream(t, as, true)

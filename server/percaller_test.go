@@ -179,6 +179,7 @@ func whoami(t *testing.T, url, token string) (string, bool) {
 // credential. No token of a caller's appears in the log, an answer or
 // /metrics.
 func TestCallerIdentityForward(t *testing.T) {
+	t.Parallel()
 	url, up, logs, metrics := serveIdentityGateway(t, gateway.IdentityForward)
 	var out strings.Builder
 	for _, tc := range []struct{ token, want string }{{aliceToken, "you are alice"}, {bobToken, "you are bob"}, {aliceToken, "you are alice"}} {
@@ -225,6 +226,7 @@ func TestCallerIdentityForward(t *testing.T) {
 // TestCallerIdentityNotByDefault: without identity "caller" no caller's
 // token goes upstream: every call runs as toolscout's own credential.
 func TestCallerIdentityNotByDefault(t *testing.T) {
+	t.Parallel()
 	url, _, _, _ := serveIdentityGateway(t, "")
 	for _, tok := range []string{aliceToken, bobToken} {
 		if got, isErr := whoami(t, url, tok); isErr || got != "you are toolscout" {
@@ -237,6 +239,7 @@ func TestCallerIdentityNotByDefault(t *testing.T) {
 // process, as code mode or stdio makes) is refused with what to do,
 // never sent with toolscout's own credential.
 func TestCallerIdentityNoToken(t *testing.T) {
+	t.Parallel()
 	up := startIdentityUpstream(t)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "id", URL: up.url, Transport: "http", Auth: staticToken(ownUpToken), CallerIdentity: gateway.IdentityForward}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "the identity server's tools", func() bool { return env.hasTool("id__whoami") })

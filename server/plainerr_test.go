@@ -9,6 +9,7 @@ import (
 // schema is answered in plain words, bounded, whatever the SDK's
 // validator said; so is execute_tool's check of the tool's own schema.
 func TestMetaToolArgumentErrors(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}}))
 	tests := []struct {
 		tool string

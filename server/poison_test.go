@@ -13,6 +13,7 @@ const poisonedCatalog = `{"domains":[{"name":"calc","description":"Arithmetic","
 // A poisoned description is flagged wherever the tool is shown, even where
 // its summary (the harmless first sentence) hides the injection.
 func TestPoisoningWarnings(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, poisonedCatalog, nil)}))
 	var listing DomainListing
 	json.Unmarshal([]byte(structured(t, call(t, cs, DiscoverTools, map[string]any{"domain": "calc"}))), &listing)

@@ -11,6 +11,7 @@ import (
 // cached catalog and from specs alike, disabled tools left out: the
 // counts the loaded catalog gives.
 func TestKnownDomainsManyCounted(t *testing.T) {
+	t.Parallel()
 	specs, err := index.BuiltinSpecs()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // the domain's name and the phrase its tools' summaries share; then the
 // first tools it lists, one per leading verb, deprecated ones left out.
 func TestPurpose(t *testing.T) {
+	t.Parallel()
 	memory := []toolText{
 		{name: "create_entities", summary: "Create multiple new entities in the knowledge graph"},
 		{name: "create_relations", summary: "Create multiple new relations between entities in the knowledge graph."},
@@ -60,6 +61,7 @@ func TestPurpose(t *testing.T) {
 // description, not the one the gateway derived for ranking (the catalog
 // domain's), and its title; a catalog file's domain reads its own.
 func TestPurposeOfUpstreams(t *testing.T) {
+	t.Parallel()
 	obj := json.RawMessage(`{"type":"object"}`)
 	cat, err := index.NewCatalog([]index.DomainSpec{
 		{Name: "memory", Description: "memory server. Tools about delete, entities.", Tools: []index.ToolSpec{
@@ -92,6 +94,7 @@ func TestPurposeOfUpstreams(t *testing.T) {
 // index has loaded gets the instructions of the clients after it;
 // disabled tools count in neither.
 func TestKnownDomains(t *testing.T) {
+	t.Parallel()
 	specs, err := index.BuiltinSpecs()
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +140,7 @@ func TestKnownDomains(t *testing.T) {
 // client on one line each, cut, within the total bound, in domain order;
 // poisoned ones are left out.
 func TestRelayedInstructions(t *testing.T) {
+	t.Parallel()
 	if got := relayedInstructions(nil); got != "" {
 		t.Errorf("no upstream instructions: %q, want nothing", got)
 	}

@@ -12,6 +12,7 @@ import (
 // answer at each state of the start's readiness, moved by its owner: the
 // server reads that state, not the live index (nothing is loaded here).
 func TestEachStateAnswers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		state    boot.State
 		draining bool

@@ -61,6 +61,7 @@ func refusingUpstream(t *testing.T) string {
 // model's, answers the refusal as a failed tool, saying what the server
 // said.
 func TestUpstreamRefusalPassThrough(t *testing.T) {
+	t.Parallel()
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "refusing", URL: refusingUpstream(t)}}, Exposure{Mode: ExposeEager})
 	waitFor(t, "refusing__guarded", func() bool { return env.hasTool("refusing__guarded") })
 	hs := httptest.NewServer(env.srv.HTTPHandler(HTTPOptions{}))

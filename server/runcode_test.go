@@ -193,6 +193,7 @@ out`
 // TestRunCodeTimeout: timeout_ms shortens the program's time limit,
 // and a program past it ends with the time limit named.
 func TestRunCodeTimeout(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: ExposeCode},
 		Code: &Code{Runner: codeRunner(t), Limits: codemode.Limits{CPU: 30 * time.Second}}})
 	cs := connect(t, srv)
@@ -256,6 +257,7 @@ func TestRunCodeHeld(t *testing.T) {
 // ("<" and "&" as they are, not "\u003c"); a client that reads
 // structuredContent gets a line saying what it holds.
 func TestRunCodeAnswerText(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil), Executor: &fakeExecutor{}, Expose: Exposure{Mode: ExposeCode},
 		Code: &Code{Runner: codeRunner(t)}})
 	const code = `console.log("x"); const a = await tools.github.list_issues({state: "open"}); "a<b && c>d " + a.state`

@@ -44,6 +44,7 @@ func checkSchemaBudget(t *testing.T, rep *TokenReport) {
 // "$schema" and, in an output schema, additionalProperties false; the
 // tool keeps its schemas whole for validation.
 func TestSchemaShown(t *testing.T) {
+	t.Parallel()
 	in := json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","additionalProperties":false,"properties":{"a":{"type":"string","description":"<b>"}},"type":"object"}`)
 	if got := string(shownInput(in)); got != `{"additionalProperties":false,"properties":{"a":{"description":"<b>","type":"string"}},"type":"object"}` {
 		t.Errorf("shownInput = %s", got)

@@ -128,6 +128,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 func TestToolsList(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -156,6 +157,7 @@ func TestToolsList(t *testing.T) {
 }
 
 func TestDiscover(t *testing.T) {
+	t.Parallel()
 	live := testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))
 	cs := connect(t, New(Options{Live: live}))
 	// The first result's confidence is the engine's, rounded to two
@@ -207,6 +209,7 @@ func TestDiscover(t *testing.T) {
 // the engine's confidence in it, rounded to two places, none above the
 // one before it, and low_confidence is the engine's.
 func TestDiscoverConfidenceEveryResult(t *testing.T) {
+	t.Parallel()
 	live := testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))
 	cs := connect(t, New(Options{Live: live}))
 	for _, mode := range []string{"hybrid", "keyword", "semantic"} {
@@ -234,6 +237,7 @@ func TestDiscoverConfidenceEveryResult(t *testing.T) {
 }
 
 func TestDiscoverHybridFallback(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	res := call(t, cs, DiscoverTools, map[string]any{"query": "will it rain", "search_mode": "semantic"})
 	var got SearchAnswer
@@ -358,6 +362,7 @@ func (f *fakeExecutor) Execute(ctx context.Context, req *mcp.CallToolRequest, t 
 }
 
 func TestExecuteTool(t *testing.T) {
+	t.Parallel()
 	ex := &fakeExecutor{}
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Executor: ex}))
 	res := call(t, cs, ExecuteTool, map[string]any{"tool_name": "github__create_issue", "arguments": map[string]any{"repo": "a/b", "title": "Crash"}})
@@ -430,6 +435,7 @@ func TestTokenBudget(t *testing.T) {
 // first, then how to use what the mode lists: no workflow through the
 // meta-tools where every tool is listed, and no "1 domains".
 func TestInstructions(t *testing.T) {
+	t.Parallel()
 	three := []DomainSize{{Name: "github", Tools: 3}, {Name: "jira", Tools: 1}, {Name: "weather", Tools: 1}}
 	var ten []DomainSize
 	for i := range 10 {
@@ -501,6 +507,7 @@ func emptyCatalog(t *testing.T) *index.Catalog {
 // (Options.Instructions) follow the generated instructions in what a
 // client gets at initialize, after them and whole.
 func TestOperatorInstructions(t *testing.T) {
+	t.Parallel()
 	extra := "Use the staging servers unless the user says production."
 	cs := connect(t, New(Options{Live: testLive(t, testCatalog, nil), Instructions: "  " + extra + "\n"}))
 	got := cs.InitializeResult().Instructions

@@ -25,7 +25,7 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens thousands of sessions")
 	}
-	live := testLive(t, testCatalog, nil)
+	t.Parallel()
 	// Sizes fit -race on two cores; a leak of the size issue 26 found
 	// (about 200 kB per session) shows after a few sessions, one of 5 kB
 	// after a few hundred: 400 sessions after the warm-up moved the live
@@ -61,6 +61,12 @@ func TestHTTPSessionsAreReleased(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case measures the heap and the goroutines of a
+			// process of its own.
+			if !inOwnProcess(t) {
+				return
+			}
+			live := testLive(t, testCatalog, nil)
 			if tc.idle < 0 {
 				defer func(n int) { maxToolsetViews = n }(maxToolsetViews)
 				maxToolsetViews = 4

@@ -11,6 +11,7 @@ import (
 )
 
 func TestMaxSessions(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, nil)})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{MaxSessions: 2}))
 	t.Cleanup(hs.Close)

@@ -236,6 +236,7 @@ func (w *listChanges) settle(t *testing.T, srv *Server, l *lister) {
 // (not the meta-tools alone); a call of a directly listed tool made then
 // waits too, instead of failing as an unknown tool.
 func TestFirstListIsComplete(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		exp  Exposure
@@ -324,6 +325,7 @@ func TestLongWaitsAreTold(t *testing.T) {
 // the middle (a busy machine) is announced once, and no client lists
 // part of it.
 func TestListChangedOncePerChange(t *testing.T) {
+	t.Parallel()
 	live := emptyLive(t)
 	srv := New(Options{Live: live, Expose: Exposure{Mode: ExposeEager}})
 	// A pause after every 25th tool, and after the first of the second
@@ -715,6 +717,7 @@ func TestSlowServerConnects(t *testing.T) {
 // hold; not for one whose tools it holds from the last run, nor for one
 // that failed or lists none.
 func TestServersKnown(t *testing.T) {
+	t.Parallel()
 	obj := json.RawMessage(`{"type":"object"}`)
 	cat, err := index.NewCatalog([]index.DomainSpec{{Name: "memory", Tools: []index.ToolSpec{{Name: "read_graph", InputSchema: obj}}}})
 	if err != nil {

@@ -279,6 +279,7 @@ func TestStdioBadLines(t *testing.T) {
 // Calls before initialize and a second initialize are refused with a real
 // JSON-RPC code (-32600), not the go-sdk's 0; ping is allowed before.
 func TestStdioLifecycleCodes(t *testing.T) {
+	t.Parallel()
 	p := startStdio(t, New(Options{Live: testLive(t, testCatalog, nil)}))
 	steps := []struct {
 		name, line string
@@ -310,6 +311,7 @@ func TestStdioLifecycleCodes(t *testing.T) {
 // number (1.5 and 1) stay two calls; a cancellation names the call by the
 // id the client sent; the id is free again once answered.
 func TestStdioInFlightIDs(t *testing.T) {
+	t.Parallel()
 	live := unloadedLive(t)
 	// Nothing is ever loaded: discover_tools waits (MaxStartupWait) until
 	// it is cancelled.

@@ -24,6 +24,7 @@ import (
 // StructuredCapability, over a session or the stateless protocol) gets
 // a one-line text instead.
 func TestStructuredAnswers(t *testing.T) {
+	t.Parallel()
 	srv := New(Options{Live: testLive(t, testCatalog, embed.NewBuiltin(embed.BuiltinOptions{}))})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestToolsetRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, keys := range []map[string]bool{
 		{},
 		{"github": true},

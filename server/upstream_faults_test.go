@@ -41,6 +41,9 @@ func (b *logBuffer) records(msg string) []map[string]any {
 // allow-listed variables, never the rest of toolscout's environment (the
 // bearer token above all).
 func TestUpstreamEnvironment(t *testing.T) {
+	if !inOwnProcess(t) { // it sets the process's environment
+		return
+	}
 	t.Setenv("TOOLSCOUT_AUTH_TOKEN", "bearer-secret")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
 	t.Setenv("HTTPS_PROXY", "http://proxy.test:3128")

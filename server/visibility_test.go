@@ -22,6 +22,7 @@ func (d *downExecutor) Unavailable() map[string]string { return d.down }
 // caller's rules; nil sees everything; a request without a caller sees
 // nothing when callers are configured.
 func TestCallerScope(t *testing.T) {
+	t.Parallel()
 	live := testLive(t, testCatalog, nil)
 	set := testCallers(t)
 	gh := set.Caller("gh")
