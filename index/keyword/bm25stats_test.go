@@ -60,11 +60,7 @@ func TestFieldLengthsAsDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	syn, err := synth.Catalog(3000, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	synCat, err := index.NewCatalog(syn.Specs())
+	synCat, err := synth.Catalog(3000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
