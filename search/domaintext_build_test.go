@@ -6,7 +6,6 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/indextest"
-	"github.com/toolscout/toolscout/internal/synth"
 	"github.com/toolscout/toolscout/internal/text"
 )
 
@@ -107,7 +106,7 @@ func TestDomainTextBuiltAsBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	synthetic, err := synth.Catalog(20_000, 1)
+	synthetic, err := synth20k()
 	if err != nil {
 		t.Fatal(err)
 	}

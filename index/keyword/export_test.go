@@ -11,6 +11,26 @@ import (
 // query (zero or less: never divided).
 func (k *Index) SetPartDocs(n int) { k.partDocs = n }
 
+// SetBatchDocs sets the number of documents per batch, and so per
+// segment, that Sync writes (zero: the index's own).
+func (k *Index) SetBatchDocs(n int) { k.batchDocs = n }
+
+// Segments returns the number of segments of the index's current
+// snapshot and the deleted documents they hold.
+func (k *Index) Segments() (int, int, error) {
+	adv, err := k.idx.Advanced()
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	segs, deleted := segmentsOf(r)
+	return len(segs), deleted, nil
+}
+
 // PartDocs returns the number of documents per part of a divided keyword
 // query.
 func (k *Index) PartDocs() int { return k.partDocs }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -14,16 +13,19 @@ import (
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
-// splitIndex returns an on-disk keyword index of 3,000 synthetic tools
-// whose second sync changes every seventh tool and drops every eleventh
-// (segments with deleted documents, until Bleve's merges purge them,
-// within a second). The index is built once for the package's tests,
-// which only read it (issue 47: three builds were a fifth of their
-// time); a test that changes its part size sets it back (Cleanup).
-// TestMain closes it and removes its directory.
+// splitIndex returns an in-memory keyword index of 3,000 synthetic
+// tools, written in batches of 1,000 (an index on disk's), whose second
+// sync changes every seventh tool and drops every eleventh: four
+// segments, the first three with deleted documents. In memory scorch
+// merges nothing, so they stay so (on disk the merges purged them
+// within a second, and writing and merging the index was a third of the
+// three tests' CPU under -race; issue 47, item 5). The index is built
+// once for the package's tests, which only read it (issue 47: three
+// builds were a fifth of their time); a test that changes its part size
+// sets it back (Cleanup). TestMain closes it.
 func splitIndex(t *testing.T) *keyword.Index {
 	t.Helper()
-	split.once.Do(func() { split.kw, split.dir, split.err = buildSplitIndex() })
+	split.once.Do(func() { split.kw, split.err = buildSplitIndex() })
 	if split.err != nil {
 		t.Fatal(split.err)
 	}
@@ -34,7 +36,6 @@ func splitIndex(t *testing.T) *keyword.Index {
 var split struct {
 	once sync.Once
 	kw   *keyword.Index
-	dir  string
 	err  error
 }
 
@@ -43,28 +44,22 @@ func TestMain(m *testing.M) {
 	if split.kw != nil {
 		split.kw.Close()
 	}
-	if split.dir != "" {
-		os.RemoveAll(split.dir)
-	}
 	os.Exit(code)
 }
 
-func buildSplitIndex() (*keyword.Index, string, error) {
-	dir, err := os.MkdirTemp("", "toolscout-split-")
+func buildSplitIndex() (*keyword.Index, error) {
+	kw, err := keyword.Open("")
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	kw, err := keyword.Open(filepath.Join(dir, "kw"))
-	if err != nil {
-		return nil, dir, err
-	}
+	kw.SetBatchDocs(1000)
 	specs := synth.Specs(3000, 40, 1)
 	cat, err := index.NewCatalog(specs)
 	if err != nil {
-		return kw, dir, err
+		return kw, err
 	}
 	if _, err := kw.Sync(context.Background(), cat); err != nil {
-		return kw, dir, err
+		return kw, err
 	}
 	n := 0
 	for d := range specs {
@@ -82,16 +77,19 @@ func buildSplitIndex() (*keyword.Index, string, error) {
 		specs[d].Tools = keep
 	}
 	if cat, err = index.NewCatalog(specs); err != nil {
-		return kw, dir, err
+		return kw, err
 	}
 	st, err := kw.Sync(context.Background(), cat)
 	if err != nil {
-		return kw, dir, err
+		return kw, err
 	}
 	if st.Changed == 0 || st.Removed == 0 {
-		return kw, dir, fmt.Errorf("second sync: %+v, want changed and removed tools", st)
+		return kw, fmt.Errorf("second sync: %+v, want changed and removed tools", st)
 	}
-	return kw, dir, nil
+	if segs, deleted, err := kw.Segments(); err != nil || segs < 2 || deleted == 0 {
+		return kw, fmt.Errorf("%d segments, %d deleted documents (%v): want several, with deleted documents", segs, deleted, err)
+	}
+	return kw, nil
 }
 
 func splitQueries() []keyword.Query {
