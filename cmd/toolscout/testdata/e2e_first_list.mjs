@@ -27,7 +27,7 @@
 //   SESSIONS='[{"env": {"QUERY": "..."}, "args": [...]}, ...]' node e2e_first_list.mjs BINARY
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { bothSessions } from "./both_sessions.mjs";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [bin, ...args] = process.argv.slice(2);
@@ -78,14 +78,5 @@ if (process.env.SESSIONS) {
     console.log(JSON.stringify(await session(() => new StdioClientTransport({ command: bin, args: run.args, env, stderr: "inherit" }), env)));
   }
 } else {
-  const sessions = [];
-  if (bin) {
-    sessions.push(session(() => new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" })));
-  }
-  if (process.env.HTTP_URL) {
-    sessions.push(session(() => new StreamableHTTPClientTransport(new URL(process.env.HTTP_URL))));
-  }
-  for (const out of await Promise.all(sessions)) {
-    console.log(JSON.stringify(out));
-  }
+  await bothSessions(session, bin, args);
 }

@@ -16,8 +16,7 @@
 //   HTTP_URL=http://127.0.0.1:PORT/mcp node e2e_surface.mjs
 //   HTTP_URL=http://127.0.0.1:PORT/mcp node e2e_surface.mjs BINARY ARG...
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { bothSessions } from "./both_sessions.mjs";
 import {
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
@@ -95,13 +94,4 @@ async function session(transport) {
 }
 
 const [bin, ...args] = process.argv.slice(2);
-const sessions = [];
-if (bin) {
-  sessions.push(session(() => new StdioClientTransport({ command: bin, args, env: process.env, stderr: "inherit" })));
-}
-if (process.env.HTTP_URL) {
-  sessions.push(session(() => new StreamableHTTPClientTransport(new URL(process.env.HTTP_URL))));
-}
-for (const out of await Promise.all(sessions)) {
-  console.log(JSON.stringify(out));
-}
+await bothSessions(session, bin, args);
