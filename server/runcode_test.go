@@ -66,10 +66,7 @@ func TestRunCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var listed []string
-	for _, tool := range lt.Tools {
-		listed = append(listed, tool.Name)
-	}
+	listed := toolNames(lt)
 	slices.Sort(listed)
 	if strings.Join(listed, ",") != "discover_tools,get_tool_schema,run_code" {
 		t.Fatalf("code mode lists %v, want discover_tools, get_tool_schema and run_code", listed)

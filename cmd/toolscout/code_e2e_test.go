@@ -93,14 +93,7 @@ func TestCodeModeEndToEnd(t *testing.T) {
 // checkCodeMode takes the model's three steps in code mode through cs.
 func checkCodeMode(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
-	lt, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range lt.Tools {
-		names = append(names, tool.Name)
-	}
+	names := listedNames(ctx, t, cs)
 	slices.Sort(names)
 	if strings.Join(names, ",") != "discover_tools,get_tool_schema,run_code" {
 		t.Fatalf("tools/list = %v", names)
@@ -157,4 +150,18 @@ func contentText(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// listedNames returns the names of the tools cs's tools/list answers.
+func listedNames(ctx context.Context, t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
 }

@@ -58,14 +58,7 @@ func TestToolNamesSetting(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
-			lt, err := cs.ListTools(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tl := range lt.Tools {
-				names = append(names, tl.Name)
-			}
+			names := listedNames(ctx, t, cs)
 			if !slices.Contains(names, tc.want) {
 				t.Errorf("tools/list = %v, want %s in it", names, tc.want)
 			}
