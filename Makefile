@@ -166,10 +166,31 @@ TEST_TIMEOUT ?= 20m
 # server/codemode runs once more without -race: its sandbox's
 # address-space limit is off in race builds (the race detector maps
 # terabytes of shadow memory), so that is where the limit is tested.
-# index/vector's TestQuantizedRecall runs only without -race: recall is
-# arithmetic over 20,000 embedded tools, 22 CPU s under the race
-# detector and 4.4 without (its split scans' goroutines are raced by
-# TestSplitScansSameAnswer); the packages it needs are built by `build`.
+# PLAIN_TESTS run only without -race, in a second pass: tests whose
+# subject is arithmetic on one goroutine (scores to the bit, a ranking
+# as recorded, a recall, bytes as written, a heap or an allocation
+# count) took five to ten times their CPU under the race detector and
+# found no race the tests beside them do not (the concurrent paths they
+# pass through are raced by tests of their own); internal/racetest says
+# which, and internal/srccheck's TestPlainTestsListed keeps this list
+# and the tests that skip themselves under -race (racetest.Plain) alike.
+# The packages they need are built plain by `build`. Measured from an
+# empty build cache: docs/benchmarks/2026-12-07-build-modes.md.
+PLAIN_TESTS := ./index/vector:TestQuantizedRecall ./index/vector:TestColdSyncMatrixNotResident \
+	./index/vector:TestColdSyncCheckpointsCopyNoMatrix ./index/vector:TestDamagedQuantizedRowsRecomputed \
+	./index/vector:TestDamagedMatrixSalvaged \
+	./index/keyword:TestPrunedSumIsTheFullSum ./index/keyword:TestDirectTermsScoreAsBleve \
+	./index/keyword:TestFuzzyClauseAsBleve ./index/keyword:TestTermAtATimeScoresAsHeap \
+	./index/keyword:TestQueryPartsPartitionTheIndex ./index/keyword:TestIncrementalLengthsAsCold \
+	./search:TestFeedbackRankingUnchanged ./search:TestDomainTextBuiltAsBefore ./search:TestFusionGarbage \
+	./index:TestStreamCatalogCacheHeap ./index:TestStreamCatalogCacheSameFile ./index:TestParseCatalogFromMutations \
+	./index:TestCachedExtrasOnDemand ./index:TestCachedParamsOnDemand ./index:TestCatalogDelta \
+	./eval:TestBaseline ./eval:TestConfidenceReport ./eval:TestKeywordDeterministic ./eval:TestFusionObjectiveWorst
+empty :=
+space := $(empty) $(empty)
+PLAIN_PKGS := $(sort $(foreach t,$(PLAIN_TESTS),$(firstword $(subst :, ,$(t)))))
+PLAIN_PKGS := $(if $(filter ./...,$(PKGS)),$(PLAIN_PKGS),$(filter $(PKGS),$(PLAIN_PKGS)))
+PLAIN_RUN := ^($(subst $(space),|,$(strip $(foreach t,$(PLAIN_TESTS),$(lastword $(subst :, ,$(t)))))))$$
 #
 # go test starts the packages' test binaries in the order of its command
 # line (./... is sorted by path), each once every earlier one has started,
@@ -185,7 +206,7 @@ UNIT_FIRST := $(if $(filter ./...,$(PKGS)),./cmd/toolscout ./server ./server/gat
 unit:
 	$(GO) test -race -vet=off -count=1 -p $(UNIT_P) -timeout $(TEST_TIMEOUT) $(UNIT_FIRST) $(PKGS)
 	$(GO) test -vet=off -count=1 -timeout 5m ./server/codemode
-	$(GO) test -vet=off -count=1 -timeout 5m -run '^TestQuantizedRecall$$' ./index/vector
+	$(if $(PLAIN_PKGS),$(GO) test -vet=off -count=1 -timeout 5m -run '$(PLAIN_RUN)' $(PLAIN_PKGS))
 
 # The concurrency-sensitive tests many times over, beside two busy loops
 # that take both cores (each ends by itself, and with the target): what

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -104,6 +105,7 @@ func TestChooseThreshold(t *testing.T) {
 // confidence model reports it, splits included, and FitConfidence fits a
 // model per run from the same judgements.
 func TestConfidenceReport(t *testing.T) {
+	racetest.Plain(t)
 	ds, _ := Builtin()
 	rep, err := Evaluate(context.Background(), []*Dataset{ds}, Options{
 		Runs:       ModeRuns([]search.Mode{search.Keyword, search.Hybrid}),

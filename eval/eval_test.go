@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -131,6 +132,7 @@ func TestReportJSONShape(t *testing.T) {
 // baseline. Run with -update to rewrite the baseline after a deliberate
 // change (say why in the commit).
 func TestBaseline(t *testing.T) {
+	racetest.Plain(t)
 	ds, err := Builtin()
 	if err != nil {
 		t.Fatal(err)
@@ -220,6 +222,7 @@ func TestBaseline(t *testing.T) {
 // last bits still move: the name and domain evidence added to Bleve's
 // rounded score is summed in map order.)
 func TestKeywordDeterministic(t *testing.T) {
+	racetest.Plain(t)
 	ds, err := Builtin()
 	if err != nil {
 		t.Fatal(err)

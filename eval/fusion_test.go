@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/embed"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/search"
 )
 
@@ -64,6 +65,7 @@ func TestFusionFit(t *testing.T) {
 // Two real sets: the built-in dataset's short requests and its
 // multi-step tasks, captured once over the built-in catalog.
 func TestFusionObjectiveWorst(t *testing.T) {
+	racetest.Plain(t)
 	ctx := context.Background()
 	emb := embed.NewBuiltin(embed.BuiltinOptions{})
 	var sets []*FusionSet

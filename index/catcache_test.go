@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/toolscout/toolscout/internal/checksum"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"hash/crc32"
 	"math/rand"
 	"os"
@@ -364,6 +365,7 @@ type deltaTool struct {
 // gives each time what a build from scratch gives, whether it was
 // patched or built, saved whole or as a delta.
 func TestCatalogDelta(t *testing.T) {
+	racetest.Plain(t)
 	r := rand.New(rand.NewSource(7))
 	var doc deltaDoc
 	next := 0

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"runtime"
 	"slices"
 	"sync"
@@ -64,6 +65,7 @@ func decodedPerTool(t *testing.T, built *Catalog) (*Catalog, float64, []byte) {
 // tool's parameters as the build did, and holds no decoded parameters
 // (a server asks them of no tool): its heap per tool is the Tool alone.
 func TestCachedParamsOnDemand(t *testing.T) {
+	racetest.Plain(t)
 	built, err := paramCatalog()
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +223,7 @@ func sameExtras(got, want *Tool) string {
 // asked: a server reads them of the tools it answers about), also after
 // an edit and through a file written from it again.
 func TestCachedExtrasOnDemand(t *testing.T) {
+	racetest.Plain(t)
 	built, err := NewCatalog(extraSpecs(20_000))
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -210,6 +211,7 @@ func TestParseCatalogFromReusesUnchangedTools(t *testing.T) {
 // taken from it), give what a build from scratch of the edited document
 // gives: the same error or the same catalog.
 func TestParseCatalogFromMutations(t *testing.T) {
+	racetest.Plain(t)
 	base := indented(t, richCatalog)
 	prev, err := buildFrom(base, nil)
 	if err != nil {

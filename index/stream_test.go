@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"math/rand"
 	"os"
 	"reflect"
@@ -133,6 +134,7 @@ func repetitiveCatalog(n int, seed int64) string {
 // whatever its batches and however much of its regions is on disk
 // when it looks back for a string written before.
 func TestStreamCatalogCacheSameFile(t *testing.T) {
+	racetest.Plain(t)
 	key := bytes.Repeat([]byte{7}, 32)
 	small := streamOptions{batch: 5, spillAt: 64}
 	for _, tc := range []struct {
@@ -255,6 +257,7 @@ func TestStreamCatalogCacheErrors(t *testing.T) {
 // where a build that held its tools, or their specs, would hold more
 // than the file.
 func TestStreamCatalogCacheHeap(t *testing.T) {
+	racetest.Plain(t)
 	const n = 3000
 	var b strings.Builder
 	b.WriteString(`{"domains": [`)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/indextest"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/text"
 )
 
@@ -102,6 +103,7 @@ const mixedCatalog = `{"domains":[
 // their numbers, postings, sizes, average), on real catalogs, a
 // synthetic one and one of every form of word.
 func TestDomainTextBuiltAsBefore(t *testing.T) {
+	racetest.Plain(t)
 	builtin, err := index.BuiltinCatalog()
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -29,6 +30,7 @@ var updateFeedback = flag.Bool("update-feedback", false, "rewrite testdata/feedb
 // events ranks up to 16 recorded requests: most of the package's time
 // under -race).
 func TestFeedbackRankingUnchanged(t *testing.T) {
+	racetest.Plain(t)
 	eng := benchEngine(t, 300)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	events := feedbackBenchEvents(eng.Catalog(), 2000, now)

@@ -11,6 +11,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
 	"github.com/toolscout/toolscout/index/vector"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -54,6 +55,7 @@ func TestDomainVectorGarbage(t *testing.T) {
 // catalog's domains; before, its inputs alone were about 250 bytes a
 // candidate, and the domains' ranks a map of every domain.
 func TestFusionGarbage(t *testing.T) {
+	racetest.Plain(t)
 	st, err := store.Open("")
 	if err != nil {
 		t.Fatal(err)

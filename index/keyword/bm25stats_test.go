@@ -14,6 +14,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/keyword/manifest"
 	"github.com/toolscout/toolscout/internal/indextest"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 	"github.com/toolscout/toolscout/internal/text"
 )
@@ -116,6 +117,7 @@ func BenchmarkFieldLengths(b *testing.B) {
 // build, the yardstick, is one batch in memory: its 30 batches on disk
 // and their merges were a fifth of the test's CPU (issue 47, item 5).
 func TestIncrementalLengthsAsCold(t *testing.T) {
+	racetest.Plain(t)
 	ctx := context.Background()
 	base := synth.Specs(210, 30, 7)
 	base[0].Tools[0].Group, base[0].Tools[0].Tags = "admin", []string{"read", "slow"}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -42,6 +43,7 @@ func misspelt(queries []string) []string {
 // before: the long ones are made of the short ones' words, and were two
 // thirds of the test's 7 s under -race (issue 47, item 5).
 func TestFuzzyClauseAsBleve(t *testing.T) {
+	racetest.Plain(t)
 	kw := readOnlySynth(t)
 	queries := directQueries()
 	queries = append(queries, misspelt(queries[:26])...)

@@ -14,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	"github.com/toolscout/toolscout/index"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -112,6 +113,7 @@ func twinIndexIn(t *testing.T, path string, tools, twins, batch int) (*Index, []
 // deleted documents included. The sums read the same zap segments in
 // memory as on disk.
 func TestPrunedSumIsTheFullSum(t *testing.T) {
+	racetest.Plain(t)
 	const queries = 24
 	t.Run("one segment", func(t *testing.T) {
 		kw, words := twinIndexIn(t, "", 1500, 300, 0)

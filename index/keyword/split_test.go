@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/keyword"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -110,6 +111,7 @@ func splitQueries() []keyword.Query {
 // TestQueryPartsPartitionTheIndex: the parts of a divided query match every
 // document the whole query matches exactly once, with the same score.
 func TestQueryPartsPartitionTheIndex(t *testing.T) {
+	racetest.Plain(t)
 	kw := splitIndex(t)
 	ctx := context.Background()
 	for _, q := range splitQueries() {
@@ -185,6 +187,7 @@ func TestDividedSearchRanksAsWhole(t *testing.T) {
 // at a time (which an explanation asks for), over segments with deleted
 // documents, whole and divided.
 func TestTermAtATimeScoresAsHeap(t *testing.T) {
+	racetest.Plain(t)
 	kw := splitIndex(t)
 	ctx := context.Background()
 	long := keyword.Query{Text: synth.Queries(1, 5)[0] + " and then " + synth.Queries(1, 6)[0] + ", after that " + synth.Queries(1, 7)[0]}

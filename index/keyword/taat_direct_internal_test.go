@@ -11,6 +11,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -61,6 +62,7 @@ func directHits(t *testing.T, kw *Index, kq *keywordQuery, part, parts int, pin 
 // query, whole or divided in parts, scores the same to the last bit as
 // through Bleve's term searcher and ranks in the same place.
 func TestDirectTermsScoreAsBleve(t *testing.T) {
+	racetest.Plain(t)
 	kw := readOnlySynth(t)
 	allFields := FieldWeights{}
 	for f := range DefaultFieldWeights() {

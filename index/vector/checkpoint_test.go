@@ -11,6 +11,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/fileio"
 	"github.com/toolscout/toolscout/internal/indextest"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -94,6 +95,7 @@ func TestColdSyncCheckpointKilled(t *testing.T) {
 // under -race); smaller batches would make the buffers, not the
 // matrix, the most of what is allocated.
 func TestColdSyncCheckpointsCopyNoMatrix(t *testing.T) {
+	racetest.Plain(t)
 	ctx := context.Background()
 	const batch = 200
 	c := coldSync(t, 5, SyncOptions{BatchSize: batch, Concurrency: 1, CheckpointEvery: time.Nanosecond}, false)

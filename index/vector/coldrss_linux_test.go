@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -20,6 +21,7 @@ import (
 // mapping that every row was written into: at 100k tools 256 MB of the
 // cold index's peak RSS, at 1M 2.56 GB.
 func TestColdSyncMatrixNotResident(t *testing.T) {
+	racetest.Plain(t)
 	// Writing 5 resets the process's VmHWM (Linux 4.0 and later).
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Skipf("cannot reset the peak resident memory: %v", err)

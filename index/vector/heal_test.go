@@ -9,6 +9,7 @@ import (
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/indextest"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -231,6 +232,7 @@ func syncedVectors(t *testing.T) string {
 // the other rows keep their vectors; a byte changed in the strings (the
 // first MiB here) costs the whole collection.
 func TestDamagedMatrixSalvaged(t *testing.T) {
+	racetest.Plain(t)
 	col := Collection{Provider: "test", Model: "big", Dims: 128}
 	want := snapFixture(5000, col.Dims) // 2.5 MiB of matrix
 	for _, tc := range []struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/toolscout/toolscout/index/vector/snapfile"
 	"github.com/toolscout/toolscout/internal/checksum"
 	"github.com/toolscout/toolscout/internal/indextest"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -41,9 +42,7 @@ func TestQuantizedRecall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("embeds 20,000 tools")
 	}
-	if raceBuild {
-		t.Skip("recall is measured without -race (make unit: go test -run TestQuantizedRecall ./index/vector)")
-	}
+	racetest.Plain(t) // recall is measured without -race
 	n := 20000
 	if env := os.Getenv("TOOLSCOUT_RECALL_TOOLS"); env != "" {
 		var err error
@@ -419,6 +418,7 @@ func TestScanEnv(t *testing.T) {
 // the vectors, which are whole, and writes the file again: no tool lost,
 // one warning, and the bits read back as the vectors' own.
 func TestDamagedQuantizedRowsRecomputed(t *testing.T) {
+	racetest.Plain(t)
 	// One dimension: 8 bytes of bits a row against 2 of matrix, so that
 	// the last MiB of the file holds bits only: 160,000 rows are 1.28 MB
 	// of bits, more than a chunk (1 MiB) whatever the rest of the file.

@@ -1,6 +1,0 @@
-//go:build race
-
-package vector
-
-// raceBuild: this test binary has the race detector (go test -race).
-const raceBuild = true

@@ -1,0 +1,6 @@
+//go:build race
+
+package racetest
+
+// Enabled: this binary has the race detector.
+const Enabled = true
