@@ -69,39 +69,50 @@ func TestFuzzTargetsAreLight(t *testing.T) {
 }
 
 // fuzzPackages returns the packages of the Makefile's FUZZ_TARGETS
-// ("./pkg:FuzzName" each, over continued lines), each once.
+// ("./pkg:FuzzName" each), each once.
 func fuzzPackages(t *testing.T, makefile string) []string {
+	t.Helper()
+	var (
+		pkgs []string
+		seen = map[string]bool{}
+	)
+	for _, f := range makeListEntries(t, makefile, "FUZZ_TARGETS") {
+		pkg, _, ok := strings.Cut(f, ":")
+		if !ok || !strings.HasPrefix(pkg, "./") {
+			t.Fatalf("FUZZ_TARGETS entry %q is not ./pkg:FuzzName", f)
+		}
+		if !seen[pkg] {
+			seen[pkg] = true
+			pkgs = append(pkgs, pkg)
+		}
+	}
+	return pkgs
+}
+
+// makeListEntries returns the words of the Makefile variable name,
+// assigned with ":=" and continued over lines ending in a backslash.
+func makeListEntries(t *testing.T, makefile, name string) []string {
 	t.Helper()
 	data, err := os.ReadFile(makefile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var (
-		pkgs []string
-		in   bool
-		seen = map[string]bool{}
+		out []string
+		in  bool
 	)
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "FUZZ_TARGETS :="); ok {
+		if rest, ok := strings.CutPrefix(line, name+" :="); ok {
 			line, in = rest, true
 		} else if !in {
 			continue
 		}
-		for _, f := range strings.Fields(strings.TrimSuffix(line, "\\")) {
-			pkg, _, ok := strings.Cut(f, ":")
-			if !ok || !strings.HasPrefix(pkg, "./") {
-				t.Fatalf("FUZZ_TARGETS entry %q is not ./pkg:FuzzName", f)
-			}
-			if !seen[pkg] {
-				seen[pkg] = true
-				pkgs = append(pkgs, pkg)
-			}
-		}
+		out = append(out, strings.Fields(strings.TrimSuffix(line, "\\"))...)
 		in = strings.HasSuffix(line, "\\")
 	}
-	return pkgs
+	return out
 }
 
 // moduleRoot returns the folder of go.mod above the test's.

@@ -1,13 +1,10 @@
 package srccheck_test
 
 import (
-	"bufio"
-	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,33 +39,15 @@ func TestPlainTestsListed(t *testing.T) {
 }
 
 // plainTests returns the entries of the Makefile's PLAIN_TESTS
-// ("./pkg:TestName" each, over continued lines).
+// ("./pkg:TestName" each).
 func plainTests(t *testing.T, makefile string) []string {
 	t.Helper()
-	data, err := os.ReadFile(makefile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		out []string
-		in  bool
-	)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "PLAIN_TESTS :="); ok {
-			line, in = rest, true
-		} else if !in {
-			continue
+	out := makeListEntries(t, makefile, "PLAIN_TESTS")
+	for _, f := range out {
+		pkg, name, ok := strings.Cut(f, ":")
+		if !ok || !strings.HasPrefix(pkg, "./") || !strings.HasPrefix(name, "Test") {
+			t.Fatalf("PLAIN_TESTS entry %q is not ./pkg:TestName", f)
 		}
-		for _, f := range strings.Fields(strings.TrimSuffix(line, "\\")) {
-			pkg, name, ok := strings.Cut(f, ":")
-			if !ok || !strings.HasPrefix(pkg, "./") || !strings.HasPrefix(name, "Test") {
-				t.Fatalf("PLAIN_TESTS entry %q is not ./pkg:TestName", f)
-			}
-			out = append(out, f)
-		}
-		in = strings.HasSuffix(line, "\\")
 	}
 	return out
 }
