@@ -205,8 +205,21 @@ UNIT_P ?= 4
 # (With PKGS set to fewer packages, only those.)
 UNIT_FIRST := $(if $(filter ./...,$(PKGS)),./cmd/toolscout ./server ./server/gateway ./index/keyword \
 	./index/vector ./search ./eval ./index/store ./server/codemode)
-unit:
-	$(GO) test -race -vet=off -count=1 -p $(UNIT_P) -timeout $(TEST_TIMEOUT) $(UNIT_FIRST) $(PKGS)
+#
+# The tests' Node.js peers (the reference servers toolscout starts as
+# upstreams, the TypeScript SDK's clients) run on the Node that
+# conformance/package.json pins (22.23.3), first on unit's PATH, not on
+# the machine's (Node 20 here), with V8's compile cache
+# (NODE_COMPILE_CACHE, Node 22.1 and newer; Node 20 ignores it): a
+# reference server's start took 0.35-0.40 CPU s on Node 20 and 0.20-0.25
+# on the pinned Node with the cache, and cmd/toolscout's tests start 95
+# node processes (docs/benchmarks/2026-12-07-beside-unit.md). The peers are
+# the same on every machine, as their npm packages already were. A test
+# run by hand with go test uses the machine's node.
+PINNED_NODE := $(CURDIR)/conformance/node_modules/node/bin
+export NODE_COMPILE_CACHE ?= $(CURDIR)/node_modules/.cache/node-compile
+unit: npm conformance-npm
+	PATH="$(PINNED_NODE):$$PATH" $(GO) test -race -vet=off -count=1 -p $(UNIT_P) -timeout $(TEST_TIMEOUT) $(UNIT_FIRST) $(PKGS)
 	$(GO) test -vet=off -count=1 -timeout 5m ./server/codemode
 	$(if $(PLAIN_PKGS),$(GO) test -vet=off -count=1 -timeout 5m -run '$(PLAIN_RUN)' $(PLAIN_PKGS))
 
