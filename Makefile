@@ -129,7 +129,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 # system's Node. 83 s and 18 CPU s on 2 heavily loaded cores, all four
 # suites (docs/benchmarks/2026-12-06-test-cpu-3.md).
 conformance: build conformance-npm
-	$(GO) run ./cmd/conformance -bin $(BIN)
+	NODE_COMPILE_CACHE="$(NODE_CACHE)" $(GO) run ./cmd/conformance -bin $(BIN)
 
 conformance-npm: conformance/node_modules/.package-lock.json
 
@@ -216,10 +216,13 @@ UNIT_FIRST := $(if $(filter ./...,$(PKGS)),./cmd/toolscout ./server ./server/gat
 # node processes (docs/benchmarks/2026-12-07-beside-unit.md). The peers are
 # the same on every machine, as their npm packages already were. A test
 # run by hand with go test uses the machine's node.
+# The cache is set for unit's and conformance's commands only, not for
+# npm (which may run on a Node that reads it while npm ci rewrites
+# node_modules).
 PINNED_NODE := $(CURDIR)/conformance/node_modules/node/bin
-export NODE_COMPILE_CACHE ?= $(CURDIR)/node_modules/.cache/node-compile
+NODE_CACHE ?= $(CURDIR)/node_modules/.cache/node-compile
 unit: npm conformance-npm
-	PATH="$(PINNED_NODE):$$PATH" $(GO) test -race -vet=off -count=1 -p $(UNIT_P) -timeout $(TEST_TIMEOUT) $(UNIT_FIRST) $(PKGS)
+	PATH="$(PINNED_NODE):$$PATH" NODE_COMPILE_CACHE="$(NODE_CACHE)" $(GO) test -race -vet=off -count=1 -p $(UNIT_P) -timeout $(TEST_TIMEOUT) $(UNIT_FIRST) $(PKGS)
 	$(GO) test -vet=off -count=1 -timeout 5m ./server/codemode
 	$(if $(PLAIN_PKGS),$(GO) test -vet=off -count=1 -timeout 5m -run '$(PLAIN_RUN)' $(PLAIN_PKGS))
 
