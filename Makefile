@@ -125,8 +125,8 @@ node_modules/.package-lock.json: package.json package-lock.json
 # a scenario lost through toolscout that conformance/lost.txt does not
 # list, and on a listed one that passes now. The suite needs Node 22 or
 # newer: conformance/package.json pins it as the npm package `node`,
-# installed there with the suite (no sudo), so the other tests keep the
-# system's Node. 83 s and 18 CPU s on 2 heavily loaded cores, all four
+# installed there with the suite (no sudo); unit runs the other tests'
+# Node.js peers on it too (PINNED_NODE below). 83 s and 18 CPU s on 2 heavily loaded cores, all four
 # suites (docs/benchmarks/2026-12-06-test-cpu-3.md).
 conformance: build conformance-npm
 	NODE_COMPILE_CACHE="$(NODE_CACHE)" $(GO) run ./cmd/conformance -bin $(BIN)
@@ -211,7 +211,7 @@ UNIT_FIRST := $(if $(filter ./...,$(PKGS)),./cmd/toolscout ./server ./server/gat
 # conformance/package.json pins (22.23.3), first on unit's PATH, not on
 # the machine's (Node 20 here), with V8's compile cache
 # (NODE_COMPILE_CACHE, Node 22.1 and newer; Node 20 ignores it): a
-# reference server's start took 0.35-0.40 CPU s on Node 20 and 0.20-0.25
+# reference server's start took 0.33-0.45 CPU s on Node 20 and 0.20-0.25
 # on the pinned Node with the cache, and cmd/toolscout's tests start 95
 # node processes (docs/benchmarks/2026-12-07-beside-unit.md). The peers are
 # the same on every machine, as their npm packages already were. A test
