@@ -41,8 +41,12 @@ func TestMain(m *testing.M) {
 // parallelWaiting is how many of the package's parallel tests run at
 // once unless -parallel says otherwise: they are the ones that wait for
 // other processes (fake upstreams, the npm reference servers, a
-// server's startup delay), the CPU mostly idle.
-const parallelWaiting = 4
+// server's startup delay), the CPU mostly idle. With both cores taken by
+// two busy loops, as inside make test, the package's race test binary
+// took 92.8 and 95.5 s at 4, 76.9 and 81.2 at 8, 80.2 at 12 and 79.3 at
+// 16; CPU 86-90 s at 4, 88-96 at 8 and more
+// (docs/benchmarks/2026-12-07-long-poles.md).
+const parallelWaiting = 8
 
 // bigAnswer is the size of the text the big tool answers: just over the
 // go-sdk's 16 MiB default limit, which TestBigUpstreamResult passes. The
