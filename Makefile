@@ -182,7 +182,8 @@ PLAIN_TESTS := ./index/vector:TestQuantizedRecall ./index/vector:TestColdSyncMat
 	./index/keyword:TestPrunedSumIsTheFullSum ./index/keyword:TestDirectTermsScoreAsBleve \
 	./index/keyword:TestFuzzyClauseAsBleve ./index/keyword:TestTermAtATimeScoresAsHeap \
 	./index/keyword:TestQueryPartsPartitionTheIndex ./index/keyword:TestIncrementalLengthsAsCold \
-	./search:TestFeedbackRankingUnchanged ./search:TestDomainTextBuiltAsBefore ./search:TestFusionGarbage \
+	./search:TestFeedbackRankingUnchanged ./search:TestDomainTextBuiltAsBefore ./search:TestDomainTextHeldCompact \
+	./search:TestFusionGarbage \
 	./index:TestStreamCatalogCacheHeap ./index:TestStreamCatalogCacheSameFile ./index:TestParseCatalogFromMutations \
 	./index:TestCachedExtrasOnDemand ./index:TestCachedParamsOnDemand ./index:TestCatalogDelta \
 	./eval:TestBaseline ./eval:TestConfidenceReport ./eval:TestKeywordDeterministic ./eval:TestFusionObjectiveWorst

@@ -12,6 +12,7 @@ import (
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/internal/racetest"
 	"github.com/toolscout/toolscout/internal/synth"
 )
 
@@ -344,8 +345,9 @@ func TestCoverageIntoReusesTheMap(t *testing.T) {
 // TestDomainTextBuiltAsBefore) share it, in either order, and it is not
 // held after both have it (a catalog kept to the end of the run is marked
 // by every collection of the tests after, many of which force one). Its
-// build was most of each test's CPU under -race (issue 47, item 5).
-// TestDomainTextHeldCompact measures the heap the domain text adds to
+// build was most of each test's CPU under -race (issue 47, item 5); both
+// run in make unit's plain pass only (racetest.Plain), so a race build
+// builds it not at all. TestDomainTextHeldCompact measures the heap the domain text adds to
 // it, which is the same whether the catalog was built just before or by
 // the other test.
 func synth20k() (*index.Catalog, error) {
@@ -377,6 +379,7 @@ var shared20k struct {
 // held 129 bytes a tool of this catalog, one array of postings 90: the
 // stems themselves are most of it, a synthetic tool's words being rare).
 func TestDomainTextHeldCompact(t *testing.T) {
+	racetest.Plain(t)
 	cat, err := synth20k()
 	if err != nil {
 		t.Fatal(err)
