@@ -346,10 +346,10 @@ func TestCoverageIntoReusesTheMap(t *testing.T) {
 // held after both have it (a catalog kept to the end of the run is marked
 // by every collection of the tests after, many of which force one). Its
 // build was most of each test's CPU under -race (issue 47, item 5); both
-// run in make unit's plain pass only (racetest.Plain), so a race build
-// builds it not at all. TestDomainTextHeldCompact measures the heap the domain text adds to
-// it, which is the same whether the catalog was built just before or by
-// the other test.
+// tests run in make unit's plain pass only (racetest.Plain), so a race
+// build does not build it. TestDomainTextHeldCompact measures the heap
+// the domain text adds to it, which is the same whether the catalog was
+// built just before or by the other test.
 func synth20k() (*index.Catalog, error) {
 	shared20k.mu.Lock()
 	defer shared20k.mu.Unlock()
