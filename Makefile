@@ -111,8 +111,10 @@ fuzz:
 	  fi; \
 	done
 
+# npm ci through .ci/npm-ci: each attempt bounded (NPM_CI_TIMEOUT, 300 s),
+# a stalled one stopped and tried once more (see the script).
 node_modules/.package-lock.json: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	bash .ci/npm-ci .
 
 # The official MCP conformance suite (issue 51): its server scenarios
 # against the go-sdk's own conformance server (built from the module
@@ -134,7 +136,7 @@ conformance: build conformance-npm
 conformance-npm: conformance/node_modules/.package-lock.json
 
 conformance/node_modules/.package-lock.json: conformance/package.json conformance/package-lock.json
-	npm ci --prefix conformance --no-audit --no-fund
+	bash .ci/npm-ci conformance
 
 # No executables, object files or files over 5 MB in the repository.
 tracked:
