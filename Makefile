@@ -240,7 +240,8 @@ STRESS_TESTS ?= ./server/surface:TestResubscribeAfterRestart$$ ./server/codemode
 	./server:TestListChangedOncePerChange$$ ./cmd/toolscout:TestFeedbackForgetReachesServe$$ \
 	./cmd/toolscout:TestReadOnlySwapsInANewerBuild$$ ./cmd/toolscout:TestCallersRotateWithoutRestart$$ \
 	./cmd/toolscout:TestReadOnlyRetriesARefusedBuild$$ ./cmd/toolscout:TestServeOperationsEndpoints$$ \
-	./server/gateway:TestStdioTwoClients$$ ./server:TestClientRequestsTypeScript$$ ./server:TestClientRequestsPassThrough$$
+	./server/gateway:TestStdioTwoClients$$ ./server:TestClientRequestsTypeScript$$ ./server:TestClientRequestsPassThrough$$ \
+	./server:TestCancellationReachesUpstream$$
 test-stress:
 	@timeout 3600 sh -c 'while :; do :; done' & b1=$$!; \
 	timeout 3600 sh -c 'while :; do :; done' & b2=$$!; \

@@ -714,10 +714,11 @@ func TestClientRequestsStdioTwoCallers(t *testing.T) {
 // by its context) ends the call on the upstream too.
 func TestCancellationReachesUpstream(t *testing.T) {
 	t.Parallel()
-	stopped := make(chan struct{}, 1)
+	started, stopped := make(chan struct{}, 1), make(chan struct{}, 1)
 	s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "wait", Description: "Wait until cancelled.", InputSchema: &jsonschema.Schema{Type: "object"}},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			started <- struct{}{}
 			select {
 			case <-ctx.Done():
 				stopped <- struct{}{}
@@ -730,9 +731,16 @@ func TestCancellationReachesUpstream(t *testing.T) {
 	t.Cleanup(hs.Close)
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "slow", URL: hs.URL}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "slow__wait", func() bool { return env.hasTool("slow__wait") })
+	// The client cancels once the call is running upstream: a cancel
+	// after a fixed delay could come first on a loaded machine (CI, once
+	// after 4 s), before toolscout had sent the call on, and then no
+	// upstream call ran to be stopped.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second):
+		}
 		cancel()
 	}()
 	if _, err := env.cs.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": "slow__wait"}}); err == nil {
