@@ -111,7 +111,7 @@ fuzz:
 	  fi; \
 	done
 
-# npm ci through .ci/npm-ci: each attempt bounded (NPM_CI_TIMEOUT, 300 s),
+# npm ci through .ci/npm-ci: each attempt bounded (NPM_CI_TIMEOUT, 600 s),
 # a stalled one stopped and tried once more (see the script).
 node_modules/.package-lock.json: package.json package-lock.json
 	bash .ci/npm-ci .
