@@ -718,7 +718,10 @@ func TestCancellationReachesUpstream(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "wait", Description: "Wait until cancelled.", InputSchema: &jsonschema.Schema{Type: "object"}},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			started <- struct{}{}
+			select {
+			case started <- struct{}{}:
+			default:
+			}
 			select {
 			case <-ctx.Done():
 				stopped <- struct{}{}
@@ -732,18 +735,25 @@ func TestCancellationReachesUpstream(t *testing.T) {
 	env := startGateway(t, []gateway.UpstreamConfig{{Domain: "slow", URL: hs.URL}}, Exposure{Mode: ExposeMeta})
 	waitFor(t, "slow__wait", func() bool { return env.hasTool("slow__wait") })
 	// The client cancels once the call is running upstream: a cancel
-	// after a fixed delay could come first on a loaded machine (CI, once
-	// after 4 s), before toolscout had sent the call on, and then no
+	// after a fixed delay (200 ms, before) came first once on a loaded
+	// machine, before toolscout had sent the call on, and then no
 	// upstream call ran to be stopped.
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
 	go func() {
-		select {
-		case <-started:
-		case <-time.After(30 * time.Second):
-		}
-		cancel()
+		_, err := env.cs.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": "slow__wait"}})
+		errc <- err
 	}()
-	if _, err := env.cs.CallTool(ctx, &mcp.CallToolParams{Name: ExecuteTool, Arguments: map[string]any{"tool_name": "slow__wait"}}); err == nil {
+	select {
+	case <-started:
+	case err := <-errc:
+		t.Fatalf("the call ended (%v) before it reached the upstream", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not reach the upstream in 30 s")
+	}
+	cancel()
+	if err := <-errc; err == nil {
 		t.Error("a cancelled call answered")
 	}
 	select {

@@ -69,6 +69,23 @@ func runNPMCI(t *testing.T, mode, limit string) (string, int, string) {
 	return dir, code, stderr.String()
 }
 
+// wantRun fails t unless npm-ci exited with code after attempts tries
+// of npm ci and its stderr holds each of says.
+func wantRun(t *testing.T, dir string, code int, stderr string, wantCode, wantAttempts int, says ...string) {
+	t.Helper()
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, wantCode, stderr)
+	}
+	if n := attempts(t, dir); n != wantAttempts {
+		t.Fatalf("%d attempts, want %d", n, wantAttempts)
+	}
+	for _, want := range says {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
 func attempts(t *testing.T, dir string) int {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "attempts"))
@@ -115,15 +132,7 @@ func markOf(dir string) string {
 func TestNPMCIRetriesAStall(t *testing.T) {
 	t.Parallel()
 	dir, code, stderr := runNPMCI(t, "hang-once", "1")
-	if code != 0 {
-		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
-	}
-	if n := attempts(t, dir); n != 2 {
-		t.Fatalf("%d attempts, want 2", n)
-	}
-	if !strings.Contains(stderr, "did not finish in 1s: stopped, trying once more") {
-		t.Errorf("stderr does not say the first attempt was stopped and retried:\n%s", stderr)
-	}
+	wantRun(t, dir, code, stderr, 0, 2, "did not finish in 1s: stopped, trying once more")
 	assertGone(t, dir, 1)
 	if got := markOf(dir); got != "installed" {
 		t.Errorf("mark %q, want the second attempt's", got)
@@ -135,17 +144,7 @@ func TestNPMCIRetriesAStall(t *testing.T) {
 func TestNPMCIStallsTwice(t *testing.T) {
 	t.Parallel()
 	dir, code, stderr := runNPMCI(t, "hang", "1")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
-	}
-	if n := attempts(t, dir); n != 2 {
-		t.Fatalf("%d attempts, want 2", n)
-	}
-	for _, want := range []string{"did not finish in 1s twice", "npm config get registry", "NPM_CI_TIMEOUT="} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
-		}
-	}
+	wantRun(t, dir, code, stderr, 1, 2, "did not finish in 1s twice", "npm config get registry", "NPM_CI_TIMEOUT=")
 	assertGone(t, dir, 1)
 	assertGone(t, dir, 2)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); !os.IsNotExist(err) {
@@ -158,15 +157,7 @@ func TestNPMCIStallsTwice(t *testing.T) {
 func TestNPMCIFailureNotRetried(t *testing.T) {
 	t.Parallel()
 	dir, code, stderr := runNPMCI(t, "fail", "30")
-	if code != 3 {
-		t.Fatalf("exit %d, want npm's 3; stderr:\n%s", code, stderr)
-	}
-	if n := attempts(t, dir); n != 1 {
-		t.Fatalf("%d attempts, want 1", n)
-	}
-	if !strings.Contains(stderr, "failed (exit 3)") {
-		t.Errorf("stderr does not name the failure:\n%s", stderr)
-	}
+	wantRun(t, dir, code, stderr, 3, 1, "failed (exit 3)")
 	if got := markOf(dir); got != "" {
 		t.Errorf("make's mark %q left after a failed install", got)
 	}
