@@ -241,7 +241,7 @@ STRESS_TESTS ?= ./server/surface:TestResubscribeAfterRestart$$ ./server/codemode
 	./cmd/toolscout:TestReadOnlySwapsInANewerBuild$$ ./cmd/toolscout:TestCallersRotateWithoutRestart$$ \
 	./cmd/toolscout:TestReadOnlyRetriesARefusedBuild$$ ./cmd/toolscout:TestServeOperationsEndpoints$$ \
 	./server/gateway:TestStdioTwoClients$$ ./server:TestClientRequestsTypeScript$$ ./server:TestClientRequestsPassThrough$$ \
-	./server:TestCancellationReachesUpstream$$
+	./server:TestCancellationReachesUpstream$$ ./server/gateway:TestCloseWhileListing$$
 test-stress:
 	@timeout 3600 sh -c 'while :; do :; done' & b1=$$!; \
 	timeout 3600 sh -c 'while :; do :; done' & b2=$$!; \

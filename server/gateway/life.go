@@ -115,7 +115,14 @@ func (u *upstream) run(ctx context.Context) {
 			u.mu.Unlock()
 			u.readyOnce()
 			env.log.Info("upstream connected", "domain", u.cfg.Domain, "tools", tools, "protocol", session.InitializeResult().ProtocolVersion, "latency", connected.Sub(start).Round(time.Millisecond))
+			// A shutdown closes the session itself: Close closes the
+			// sessions it finds in u.session, and one whose listing
+			// was still being read when Close looked is not there yet
+			// (u.list stores it after the tools arrive), so it would be
+			// waited for forever (a test's Close hung 11 minutes).
+			stop := context.AfterFunc(ctx, func() { session.Close() })
 			werr := session.Wait()
+			stop()
 			if env.shuttingDown(ctx) {
 				return
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -152,6 +153,62 @@ func TestUpstreamCallErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCloseWhileListing: a Close that comes while the first listing of
+// a server is being read (the tools arrived, the session not yet stored
+// where Close finds it) still ends that session, and Close returns. The
+// listing is held at its pinning step, Close runs and takes its look,
+// then the listing goes on: before the fix the session stayed open and
+// Close waited for it forever (a server test's cleanup hung 11 minutes
+// in a loaded make test).
+//
+// Not parallel: waitStack reads every goroutine's stack, and another
+// test's listing or Close must not stand for this one's.
+func TestCloseWhileListing(t *testing.T) {
+	g := New(Options{Upstreams: []UpstreamConfig{testUpstream(t, "test", "")}})
+	u := g.fleet.ups[0]
+	u.pins.order.Lock()
+	held := true
+	defer func() {
+		if held {
+			u.pins.order.Unlock()
+		}
+	}()
+	g.Start(context.Background())
+	waitStack(t, "the listing to wait at its pinning", "gateway.(*upstream).list(")
+	closed := make(chan struct{})
+	go func() {
+		g.Close()
+		close(closed)
+	}()
+	waitStack(t, "Close to wait for the upstream's run", "gateway.(*Gateway).Close(")
+	held = false
+	u.pins.order.Unlock()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return 20 s after the listing it came during went on")
+	}
+}
+
+// waitStack waits (up to 20 s) until a goroutine's stack holds frame,
+// then 50 ms more for it to park; it fails t, naming what, otherwise.
+func waitStack(t *testing.T, what, frame string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n := runtime.Stack(buf, true)
+		if strings.Contains(string(buf[:n]), frame) {
+			time.Sleep(50 * time.Millisecond)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20 s for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
