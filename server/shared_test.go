@@ -15,6 +15,7 @@ import (
 	"github.com/toolscout/toolscout/embed"
 	"github.com/toolscout/toolscout/index"
 	"github.com/toolscout/toolscout/index/store"
+	"github.com/toolscout/toolscout/internal/proctest"
 	"github.com/toolscout/toolscout/search"
 	"github.com/toolscout/toolscout/server/gateway"
 )
@@ -154,6 +155,7 @@ func everythingHTTP(t *testing.T) string {
 		l.Close()
 		e.cmd = exec.Command(bin, "streamableHttp")
 		e.cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		proctest.DieWithParent(e.cmd) // closeShared does not run when the binary is killed
 		if e.err = e.cmd.Start(); e.err != nil {
 			e.cmd = nil
 			return
