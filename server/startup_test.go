@@ -100,9 +100,16 @@ func connectLister(t *testing.T, srv *Server) *lister {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.cs.Close() })
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) }) // before the session's Close: cleanups run last first
 	go func() {
-		for range l.relist {
-			l.list(nil)
+		for {
+			select {
+			case <-l.relist:
+				l.list(nil)
+			case <-done:
+				return
+			}
 		}
 	}()
 	return l
